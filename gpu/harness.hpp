@@ -1,0 +1,99 @@
+// The harness: runs one variant on one problem under one memory mode — it owns the
+// memory modes, the copies, the NaN-poisoned checked run and the timing — and returns
+// what the CSV row needs.
+//
+// Memory modes (the study's names in brackets):
+//   pageable          cudaMemcpy from ordinary host memory ("Mcpy")
+//   pinned            cudaMemcpyAsync from cudaMallocHost memory
+//   managed           cudaMallocManaged; pages migrate on first touch inside the kernel
+//                     ("UM"); between repeats the pages are sent back to the host, so
+//                     kernel_ms includes the migration the study measured
+//   managed-prefetch  managed, with cudaMemPrefetchAsync to the device first (h2d_ms)
+//   streams           pinned, the batch cut into chunks over several streams so copies
+//                     of one chunk overlap the kernels of another
+//
+// Timing: CUDA events on the run's stream; warm-ups, then repeats; median, min, max.
+// L2 is flushed before each timed interval unless RunOptions::flush_l2 is false.
+// kernel_ms covers every kernel of the variant (it is one Plan::run). h2d_ms / d2h_ms
+// are the copies the memory mode makes (managed: the prefetch back to the host for
+// d2h, none for h2d). total_ms = h2d + kernel + d2h, except in `streams`, where it is
+// the overlapped wall time of the whole pipeline (its h2d/kernel/d2h are the same
+// chunks timed one after another on one stream, so the overlap is their sum / total).
+// Allocation and plan set-up are timed apart (setup_ms), never inside.
+#pragma once
+
+#include "device.hpp"
+#include "tolerance.hpp"
+#include "variant.hpp"
+
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cs::gpu {
+
+enum class MemoryMode { pageable, pinned, managed, managed_prefetch, streams };
+std::string_view to_string(MemoryMode m);
+std::optional<MemoryMode> parse_memory_mode(std::string_view s);
+const std::vector<MemoryMode>& all_memory_modes();
+std::string memory_mode_names();  // "pageable, pinned, managed, managed-prefetch, streams"
+
+struct RunOptions {
+    int warmup = 3;
+    int repeats = 20;
+    bool flush_l2 = true;
+    // Workspace limit for plans: 0 means workspace_fraction of the device memory free
+    // after the tensors are allocated.
+    std::size_t workspace_limit = 0;
+    double workspace_fraction = 0.5;
+    int streams = 4;   // streams mode: number of streams
+    int chunks = 0;    // streams mode: number of chunks (0: 2 per stream, at most N)
+    bool keep_output = false;  // RunResult::output gets the (float) output of the checked run
+};
+
+// The problem's host data (float32) and what to check against.
+struct HostData {
+    const float* in = nullptr;       // N*C*H*W
+    const float* w = nullptr;        // M*C*R*S
+    const float* golden = nullptr;   // N*M*E*F, or null to use the sample below
+    // Sampled check (batches without golden files): out[sample_index[i]] vs sample_value[i].
+    const std::int64_t* sample_index = nullptr;
+    const double* sample_value = nullptr;
+    std::int64_t sample_count = 0;
+    double sample_max_abs = 0;       // max|golden| estimate for max_rel_err
+};
+
+enum class Status { pass, fail, skip, error };
+std::string_view to_string(Status s);
+
+struct Stat {
+    double median = NAN, min = NAN, max = NAN;
+    int count = 0;
+    static Stat of(std::vector<double> v);
+};
+
+struct RunResult {
+    Status status = Status::error;
+    std::string reason;         // why SKIP / FAIL / ERROR
+    std::string check;          // "golden", "sampled(K)" or "none"
+    ErrorStats err;
+    double threshold = 0;
+    Stat kernel, h2d, d2h, total;
+    double setup_ms = NAN;      // allocation + plan set-up (host clock)
+    std::size_t workspace_bytes = 0;
+    std::size_t device_bytes = 0;  // tensors + workspace on the device
+    std::string detail;            // the plan's description
+    int streams = 0, chunks = 0;   // streams mode
+    std::vector<float> output;     // with RunOptions::keep_output
+    bool fatal = false;            // the CUDA context is unusable after this (sticky error)
+};
+
+// Runs and checks one (variant, memory mode, problem). Never throws for a problem of the
+// variant (CUDA errors, unsupported shapes, memory): those become ERROR / SKIP results.
+RunResult run_variant(DeviceContext& ctx, const Variant& v, MemoryMode mode, const Problem& p,
+                      const HostData& data, const RunOptions& opt);
+
+}  // namespace cs::gpu

@@ -1,0 +1,129 @@
+// The registry: every variant convstudy knows, in one table. The CLI, the tests and the
+// CSV take names from here; nothing else lists variants.
+//
+// Columns: name, study aliases (an alias may imply a memory mode), family, precision,
+// element type on the bus, the idea in one line, deterministic?, supports(), make_plan().
+#include "variant.hpp"
+#include "variants/variants.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+namespace cs::gpu {
+
+namespace v = variants;
+
+const std::vector<Variant>& registry() {
+    static const std::vector<Variant> table = {
+        {"baseline", {{"Mcpy", "pageable"}, {"UM", "managed"}}, "baseline", Precision::fp32, DType::f32,
+         "one thread per output, sum kept in global memory (study: Mcpy, UM in managed memory)", true,
+         v::baseline_supports, v::baseline_plan},
+        // ---- single-kernel family (issue 3) ----
+        // gpu/variants/single_kernel.cu and half_baseline.cu. Each has an `-uncoalesced`
+        // twin (Table 8): each thread on an adjacent t x t patch of outputs; identical to
+        // the coalesced one where a plane fits a block (t = 1: conv2-5).
+        {"register-acc", {{"rla2m", ""}}, "single-kernel", Precision::fp32, DType::f32,
+         "sum in a register, one coalesced store per output, filter read from global memory", true,
+         v::register_acc_supports, v::register_acc_plan},
+        {"register-acc-uncoalesced", {{"rla2m-nc", ""}}, "single-kernel", Precision::fp32, DType::f32,
+         "register-acc with each thread on an adjacent t x t output patch (t=1: same as coalesced)", true,
+         v::register_acc_supports, v::register_acc_uncoalesced_plan},
+        {"shared-weights-one-loader", {{"rswbdl2m", ""}, {"rswbdla2m", ""}}, "single-kernel", Precision::fp32,
+         DType::f32, "filter in shared memory copied by ONE thread while the block waits; sum in a register", true,
+         v::shared_weights_one_loader_supports, v::shared_weights_one_loader_plan},
+        {"shared-weights-one-loader-uncoalesced", {{"rswbdl2m-nc", ""}, {"rswbdla2m-nc", ""}}, "single-kernel",
+         Precision::fp32, DType::f32,
+         "shared-weights-one-loader with each thread on an adjacent t x t output patch (t=1: same as coalesced)",
+         true, v::shared_weights_one_loader_supports, v::shared_weights_one_loader_uncoalesced_plan},
+        {"shared-weights-many-loaders", {{"rswmtla2m", ""}}, "single-kernel", Precision::fp32, DType::f32,
+         "filter in shared memory copied by C*R*S threads (K <= block) or R*S threads (a tap each); sum in a register",
+         true, v::shared_weights_many_loaders_supports, v::shared_weights_many_loaders_plan},
+        {"shared-weights-many-loaders-uncoalesced", {{"rswmtla2m-nc", ""}}, "single-kernel", Precision::fp32,
+         DType::f32,
+         "shared-weights-many-loaders with each thread on an adjacent t x t output patch (t=1: same as coalesced)",
+         true, v::shared_weights_many_loaders_supports, v::shared_weights_many_loaders_uncoalesced_plan},
+        {"shared-weights-shared-out", {{"swso", ""}}, "single-kernel", Precision::fp32, DType::f32,
+         "filter in shared memory (one loader) and each running sum in a shared-memory slot, not a register", true,
+         v::shared_weights_shared_out_supports, v::shared_weights_shared_out_plan},
+        {"shared-weights-shared-out-uncoalesced", {{"swso-nc", ""}}, "single-kernel", Precision::fp32, DType::f32,
+         "shared-weights-shared-out with each thread on an adjacent t x t output patch (t=1: same as coalesced)",
+         true, v::shared_weights_shared_out_supports, v::shared_weights_shared_out_uncoalesced_plan},
+        {"half-baseline", {{"halfprecision", ""}, {"half-precision", ""}}, "single-kernel", Precision::fp16acc,
+         DType::f16, "the baseline on half data: half copies, half sum kept in global memory (host converts in set-up)",
+         true, v::half_baseline_supports, v::half_baseline_plan},
+        {"half-baseline-uncoalesced", {{"halfprecision-nc", ""}, {"half-precision-nc", ""}}, "single-kernel",
+         Precision::fp16acc, DType::f16,
+         "half-baseline with each thread on an adjacent t x t output patch (t=1: same as coalesced)", true,
+         v::half_baseline_supports, v::half_baseline_uncoalesced_plan},
+        // ---- multi-kernel family (issue 4) ----
+        // gpu/variants/multi_kernel.cu, multi_kernel_vec.cu (shared code: multi_kernel.cuh).
+        // Workspace C*N*M*E*F partials, cut into chunks of images (and channel groups when
+        // one image does not fit) to stay under the plan's workspace limit.
+        {"mk", {{"Mk", ""}}, "multi-kernel", Precision::fp32, DType::f32,
+         "N x M x C blocks each write one channel's partial plane to a workspace; a 2nd kernel sums over C in "
+         "fixed order",
+         true, v::mk_supports, v::mk_plan},
+        {"mk-sw-mt", {{"Mk-sw-mt", ""}}, "multi-kernel", Precision::fp32, DType::f32,
+         "mk + the channel's R x S filter slice in shared memory, staged by all threads", true, v::mk_sw_mt_supports,
+         v::mk_sw_mt_plan},
+        {"mk-sw-mt-si-c", {{"Mk-sw-mt-si-c", ""}}, "multi-kernel", Precision::fp32, DType::f32,
+         "mk-sw-mt + the channel's input plane in shared memory where the device's opt-in limit allows; coalesced "
+         "conv1 mapping",
+         true, v::mk_sw_mt_si_c_supports, v::mk_sw_mt_si_c_plan},
+        {"mk-sw-mt-si-c-vec", {{"Mk-sw-mt-si-c-vec", ""}}, "multi-kernel", Precision::fp32, DType::f32,
+         "mk-sw-mt-si-c + float4 loads (alignment checked at run time), float4 filter rows, unrolled rows", true,
+         v::mk_sw_mt_si_c_vec_supports, v::mk_sw_mt_si_c_vec_plan},
+        {"mk-sw-mt-si-c-half", {{"Mk-sw-mt-si-c-half", ""}}, "multi-kernel", Precision::fp16, DType::f16,
+         "mk-sw-mt-si-c on half data: float products and sums, half workspace, half output", true,
+         v::mk_sw_mt_si_c_half_supports, v::mk_sw_mt_si_c_half_plan},
+        {"exp-mk-sw-mt-si-c-vec", {{"exp-Mk-sw-mt-si-c-vec", ""}}, "multi-kernel", Precision::fp32, DType::f32,
+         "single kernel: mk-sw-mt-si-c-vec's per-channel partials atomicAdd-ed into the zeroed output, no workspace",
+         false, v::exp_mk_sw_mt_si_c_vec_supports, v::exp_mk_sw_mt_si_c_vec_plan},
+    };
+    return table;
+}
+
+std::string_view to_string(Precision p) {
+    switch (p) {
+        case Precision::fp32: return "fp32";
+        case Precision::tf32: return "tf32";
+        case Precision::fp16: return "fp16";
+        case Precision::fp16acc: return "fp16acc";
+    }
+    return "?";
+}
+
+std::string_view to_string(DType d) { return d == DType::f32 ? "f32" : "f16"; }
+
+namespace {
+bool iequal(std::string_view a, std::string_view b) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+               return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+           });
+}
+}  // namespace
+
+VariantRef find_variant(std::string_view name) {
+    for (const auto& v : registry()) {
+        if (iequal(v.name, name)) return {&v, ""};
+        for (const auto& a : v.aliases)
+            if (iequal(a.name, name)) return {&v, a.memory};
+    }
+    return {};
+}
+
+std::string variant_names_for_help() {
+    std::string s;
+    for (const auto& v : registry()) {
+        if (!s.empty()) s += ", ";
+        s += v.name;
+        if (!v.aliases.empty()) {
+            s += " (";
+            for (std::size_t i = 0; i < v.aliases.size(); ++i) s += (i ? ", " : "") + v.aliases[i].name;
+            s += ")";
+        }
+    }
+    return s;
+}
+
+}  // namespace cs::gpu

@@ -1,0 +1,108 @@
+// What a variant is, as the harness, the CLI and the tests see it.
+//
+// A variant is a kernel strategy with its precision. It never allocates its inputs or
+// outputs and never copies to or from the host: the harness owns memory modes, copies,
+// timing and checking. A variant answers supports() (or throws cs::Skip while planning),
+// builds a Plan outside the timed region (workspace, function attributes, library
+// handles), and the Plan enqueues all of its kernels on the stream it is given.
+//
+// Every variant is one row of the table in registry.cpp; no other place lists them.
+#pragma once
+
+#include "layer.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cs::gpu {
+
+// Precision class: decides the pass threshold (tolerance.hpp).
+enum class Precision {
+    fp32,     // float inputs, float accumulation
+    tf32,     // float inputs rounded to tf32 inside the matrix units, float accumulation
+    fp16,     // half inputs and weights, float accumulation
+    fp16acc,  // half inputs and weights, half accumulation (at least in part)
+};
+std::string_view to_string(Precision p);
+
+// Element type that crosses the bus and lives in device memory for in/w/out.
+enum class DType { f32, f16 };
+std::string_view to_string(DType d);
+inline std::size_t dtype_bytes(DType d) { return d == DType::f32 ? 4 : 2; }
+
+struct Problem {
+    Layer layer;
+    std::int64_t N = 1;
+};
+
+// Device-visible tensors for one (sub-)batch, in the variant's DType, NCHW / MCRS.
+struct DeviceIO {
+    const void* in = nullptr;   // N*C*H*W
+    const void* w = nullptr;    // M*C*R*S
+    void* out = nullptr;        // N*M*E*F
+    std::int64_t N = 0;         // images in this call (a chunk of the problem's batch)
+};
+
+struct PlanContext {
+    const cudaDeviceProp& prop;
+    int device = 0;
+    // Largest workspace a plan may allocate (bytes); a plan that needs more must chunk
+    // its work to fit, or throw cs::Skip with the reason.
+    std::size_t workspace_limit = 0;
+    // The largest batch one run() call will be given (the streams mode cuts batches).
+    std::int64_t max_chunk_N = 0;
+};
+
+class Plan {
+public:
+    virtual ~Plan() = default;
+    // Enqueue every kernel of the variant on `stream`. No allocation, no host sync.
+    virtual void run(const DeviceIO& io, cudaStream_t stream) = 0;
+    // Device memory the plan holds beside the tensors.
+    virtual std::size_t workspace_bytes() const { return 0; }
+    // What the plan chose (launch geometry, chunks, algorithm), for the CSV.
+    virtual std::string detail() const { return {}; }
+};
+
+// A study abbreviation accepted on the command line. `memory` set means the alias also
+// selects a memory mode (the study's "UM" is the baseline in managed memory).
+struct Alias {
+    std::string name;
+    std::string memory;  // empty: no memory mode implied
+};
+
+struct Variant {
+    std::string name;            // canonical name, lower-case with dashes
+    std::vector<Alias> aliases;  // the study's abbreviations
+    std::string family;          // "baseline", "single-kernel", "multi-kernel", ...
+    Precision precision = Precision::fp32;
+    DType io = DType::f32;
+    std::string idea;            // one line: what it studies
+    bool deterministic = true;   // false: result depends on the order of atomics
+    // Empty when the variant can run the problem on this device, else why not.
+    std::function<std::optional<std::string>(const Problem&, const cudaDeviceProp&)> supports;
+    // Builds the plan (outside timing). May throw cs::Skip.
+    std::function<std::unique_ptr<Plan>(const Problem&, const PlanContext&)> make_plan;
+};
+
+// The registry: one table, in registry.cpp.
+const std::vector<Variant>& registry();
+
+struct VariantRef {
+    const Variant* variant = nullptr;
+    std::string memory;  // memory mode the name implied ("" if none)
+};
+// Finds by canonical name or alias, case-insensitively; nullptr variant if none.
+VariantRef find_variant(std::string_view name);
+// "baseline (Mcpy, UM), rla2m ..." for error messages.
+std::string variant_names_for_help();
+
+}  // namespace cs::gpu

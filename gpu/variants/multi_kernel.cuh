@@ -1,0 +1,652 @@
+// multi-kernel family — the shared machinery of multi_kernel.cu and multi_kernel_vec.cu:
+// one templated partial-sum kernel, one templated reduction kernel, the workspace policy
+// and the Plan that runs them. The variants differ only in the template flags, i.e. in
+// what they study (see the table in multi_kernel.cu); everything else is this code.
+//
+// Kernel 1 (mk_partial_kernel), one block per (image n, filter m, channel group g): the
+// logical N x M x Cg grid is flattened onto blockIdx.x = m + M*(g + Cg*n) (y and z are
+// limited to 65535; x to 2^31-1, which supports()/make_plan check). m runs fastest, so
+// the blocks in flight share one input plane (n, c) and read it from L2. The block has
+// plane_tiling(E, F) threads, t x t outputs per thread (conv1: 28x28 threads, 2x2 each);
+// each thread sums, in registers, the products of its outputs over the group's channels
+// c = g*G .. min(C, g*G+G)-1 (in that order, then r, then s) and writes the partial sums
+// either to the workspace (plane stride EFp = E*F rounded up to 4 elements, so every
+// workspace plane starts 16-byte aligned) or, in the atomic variant, atomicAdd-s them
+// into the output. Every thread, with or without an output, runs every iteration of the
+// channel loop, so every thread reaches every __syncthreads(); threads whose (clamped)
+// outputs fall outside E x F compute on the clamped position and store nothing.
+//
+// Kernel 2 (mk_reduce_kernel), one block per (n, m) of the chunk: out[n][m][p] = sum over
+// g = 0..Cg-1 in that fixed order of ws[n][g][m][p], in float; deterministic.
+//
+// Workspace layout [n][g][m][EFp] (elements of Wt: float, or __half for the half variant);
+// the pad elements p in [E*F, EFp) are never written: make_plan zeroes the buffer once so
+// the vectorised reduction never reads uninitialised memory.
+#pragma once
+
+#include "buffers.hpp"
+#include "conv_shape.hpp"
+#include "cuda_check.hpp"
+#include "error.hpp"
+#include "variants.hpp"
+
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+#include <type_traits>
+
+namespace cs::gpu::variants::multi_kernel {
+
+// Everything the kernels need, by value.
+struct MkArgs {
+    ConvShape s;
+    int t = 1;         // outputs per thread per dimension (<= the kernel's kT)
+    int G = 1;         // channels per group (one block sums G channels)
+    int Cg = 1;        // groups per image: ceil(C / G)
+    int EFp = 4;       // workspace plane stride in elements: E*F rounded up to 4
+    int Hp = 0, Wp = 0;  // shared input plane: rows (H + 2 pad) and row stride (>= W + 2 pad)
+    int Sw = 1;        // shared filter row stride (S, or S rounded up to 4 for float4 rows)
+    int w_floats = 0;  // shared floats before the input plane (filter slice, multiple of 4)
+};
+
+constexpr int round_up4(int x) { return (x + 3) / 4 * 4; }
+
+#ifdef __CUDACC__
+
+template <class T>
+__device__ __forceinline__ float to_float(T v) {
+    if constexpr (std::is_same_v<T, __half>)
+        return __half2float(v);
+    else
+        return v;
+}
+
+template <class W>
+__device__ __forceinline__ W from_float(float v) {
+    if constexpr (std::is_same_v<W, __half>)
+        return __float2half_rn(v);
+    else
+        return v;
+}
+
+// Copies n contiguous elements of src (global) into shared memory through put(k, value),
+// converted to float. kVec with float data: scalar loads up to the first 16-byte boundary
+// (src's alignment is read at run time: a plane or filter slice starts 16-byte aligned
+// only when its element offset is a multiple of 4), float4 loads for the body, scalar
+// loads for the tail. Every element 0..n-1 is put exactly once.
+template <bool kVec, class T, class Put>
+__device__ __forceinline__ void stage_flat(const T* __restrict__ src, int n, int tid, int nth, Put put) {
+    if constexpr (kVec && std::is_same_v<T, float>) {
+        const int mis = int((reinterpret_cast<std::uintptr_t>(src) >> 2) & 3u);  // float index mod 4
+        const int head = min((4 - mis) & 3, n);
+        const int nvec = (n - head) >> 2;
+        const int tail0 = head + 4 * nvec;
+        const float4* src4 = reinterpret_cast<const float4*>(src + head);
+        for (int k = tid; k < nvec; k += nth) {
+            const float4 v = src4[k];
+            const int e = head + 4 * k;
+            put(e, v.x);
+            put(e + 1, v.y);
+            put(e + 2, v.z);
+            put(e + 3, v.w);
+        }
+        const int extra = head + (n - tail0);
+        for (int k = tid; k < extra; k += nth) {
+            const int e = k < head ? k : tail0 + (k - head);
+            put(e, src[e]);
+        }
+    } else {
+        for (int k = tid; k < n; k += nth) put(k, to_float(src[k]));
+    }
+}
+
+// Copies one H x W input plane into the interior of the shared plane (row stride Wp,
+// interior origin at (pad, pad)), converted to float. Rows and columns are tracked
+// incrementally, so there is one integer division per thread per call, not per element.
+// kVec with float data: as stage_flat, float4 loads for the 16-byte-aligned body.
+template <bool kVec, class T>
+__device__ __forceinline__ void stage_plane(const T* __restrict__ src, float* __restrict__ plane, int H, int W,
+                                            int Wp, int pad, int tid, int nth) {
+    float* const d0 = plane + pad * Wp + pad;
+    const int n = H * W;
+    if constexpr (kVec && std::is_same_v<T, float>) {
+        const int mis = int((reinterpret_cast<std::uintptr_t>(src) >> 2) & 3u);
+        const int head = min((4 - mis) & 3, n);
+        const int nvec = (n - head) >> 2;
+        const int tail0 = head + 4 * nvec;
+        const float4* src4 = reinterpret_cast<const float4*>(src + head);
+        if (tid < nvec) {
+            const int e0 = head + 4 * tid;
+            int r = e0 / W, q = e0 - r * W;
+            const int step = 4 * nth, dr = step / W, dq = step - dr * W;
+            for (int k = tid; k < nvec; k += nth) {
+                const float4 v = src4[k];
+                const float vals[4] = {v.x, v.y, v.z, v.w};
+                int rr = r, qq = q;
+#pragma unroll
+                for (int u = 0; u < 4; ++u) {
+                    d0[rr * Wp + qq] = vals[u];
+                    if (++qq == W) {
+                        qq = 0;
+                        ++rr;
+                    }
+                }
+                r += dr;
+                q += dq;
+                if (q >= W) {
+                    q -= W;
+                    ++r;
+                }
+            }
+        }
+        const int extra = head + (n - tail0);
+        for (int k = tid; k < extra; k += nth) {
+            const int e = k < head ? k : tail0 + (k - head);
+            const int r = e / W;
+            d0[r * Wp + (e - r * W)] = src[e];
+        }
+    } else {
+        if (tid < n) {
+            int r = tid / W, q = tid - r * W;
+            const int dr = nth / W, dq = nth - dr * W;
+            for (int k = tid; k < n; k += nth) {
+                d0[r * Wp + q] = to_float(src[k]);
+                r += dr;
+                q += dq;
+                if (q >= W) {
+                    q -= W;
+                    ++r;
+                }
+            }
+        }
+    }
+}
+
+// Kernel 1. Template flags = what each variant studies:
+//   T        element type of in / w (float, or __half: loaded and converted to float)
+//   Wt       what is stored: workspace element (float / __half) or, kAtomic, the output
+//   kSW      the channel's R x S filter slice staged in shared memory by all threads
+//   kSI      the channel's whole input plane staged in shared memory, with a zero halo
+//            of `pad` (and any extra columns up to the row stride), so the inner loop
+//            has no bounds checks; else the input is read from global memory with checks
+//   kVec     float4 staging loads; filter rows read from shared memory as float4 into
+//            registers (row stride Sw = S rounded up to 4); the filter row loop fully
+//            unrolled for kS in {3, 5, 11}; with a shared plane and stride % 4 == 0
+//            (conv1) the input row is read from shared memory as float4 as well
+//   kAtomic  atomicAdd the partial sums into the (zeroed) output instead of a workspace
+//   kMap     output mapping of a thread's t x t outputs (uncoalesced for Mk, Mk-sw-mt)
+//   kT       compile-time bound on t (1, 2 or 4; the run-time t <= kT)
+//   kS       compile-time S (3, 5, 11) for the unrolled rows, 0: run-time S
+template <class T, class Wt, bool kSW, bool kSI, bool kVec, bool kAtomic, PlaneMapping kMap, int kT, int kS>
+__global__ void __launch_bounds__(1024, 1)
+    mk_partial_kernel(const T* __restrict__ in, const T* __restrict__ w, Wt* __restrict__ dst, const MkArgs a) {
+    static_assert(!kVec || std::is_same_v<T, float>, "vector loads are written for float data");
+    static_assert(!kAtomic || std::is_same_v<Wt, float>, "atomic accumulation is into a float output");
+    static_assert(kS == 0 || kVec, "compile-time S is only instantiated for the vector variants");
+    constexpr bool kRows4 = kVec && kS > 0;  // filter rows in registers, read as float4
+    constexpr int kSp = kS > 0 ? round_up4(kS) : 4;
+    extern __shared__ float4 mk_smem[];
+    float* const w_s = reinterpret_cast<float*>(mk_smem);
+    float* const in_s = w_s + a.w_floats;  // 16-byte aligned: w_floats is a multiple of 4
+
+    const int C = a.s.C, H = a.s.H, W = a.s.W, M = a.s.M, R = a.s.R;
+    const int S = kS > 0 ? kS : a.s.S;
+    const int st = a.s.stride, pad = a.s.pad, E = a.s.E, F = a.s.F;
+    const int RS = R * S;
+    const int t = a.t, Wp = a.Wp;
+
+    const unsigned b = blockIdx.x;
+    const int m = int(b % unsigned(M));
+    const unsigned rest = b / unsigned(M);
+    const int g = int(rest % unsigned(a.Cg));
+    const int n = int(rest / unsigned(a.Cg));  // image within this call's chunk
+    const int c0 = g * a.G;
+    const int c1 = min(C, c0 + a.G);
+    const int tid = int(threadIdx.y * blockDim.x + threadIdx.x);
+    const int nth = int(blockDim.x * blockDim.y);
+
+    // Output rows of i and columns of j (each depends on one index only), and the same
+    // clamped into the plane for the loads of threads that have nothing to store.
+    int eo[kT], fo[kT], ec[kT], fc[kT];
+#pragma unroll
+    for (int i = 0; i < kT; ++i) {
+        int e, f;
+        plane_coord<kMap>(t, i, i, e, f);
+        eo[i] = e;
+        fo[i] = f;
+        ec[i] = min(e, E - 1);
+        fc[i] = min(f, F - 1);
+    }
+
+    if constexpr (kSI) {
+        // Zero halo, once: the staging below writes only the interior, every channel.
+        if (pad > 0 || Wp > W) {
+            const int Hp = a.Hp;
+            for (int k = tid; k < Hp * Wp; k += nth) {
+                const int r = k / Wp, q = k - r * Wp;
+                if (r < pad || r >= pad + H || q < pad || q >= pad + W) in_s[k] = 0.0f;
+            }
+        }
+    }
+
+    float acc[kT][kT];
+#pragma unroll
+    for (int i = 0; i < kT; ++i)
+#pragma unroll
+        for (int j = 0; j < kT; ++j) acc[i][j] = 0.0f;
+
+    for (int c = c0; c < c1; ++c) {  // block-uniform trip count: barriers below are safe
+        const T* const in_c = in + (std::int64_t(n) * C + c) * (std::int64_t(H) * W);
+        const T* const w_c = w + (std::int64_t(m) * C + c) * RS;
+        if constexpr (kSW || kSI) {
+            if (c != c0) __syncthreads();  // every read of the previous channel is done
+            if constexpr (kSW) {
+                // Row stride kSp (rows 16-byte aligned for float4 reads) or S (packed).
+                stage_flat<kVec>(w_c, RS, tid, nth, [&](int k, float v) {
+                    if constexpr (kRows4)
+                        w_s[(k / kS) * kSp + (k % kS)] = v;
+                    else
+                        w_s[k] = v;
+                });
+            }
+            if constexpr (kSI) stage_plane<kVec>(in_c, in_s, H, W, Wp, pad, tid, nth);
+            __syncthreads();
+        }
+        for (int r = 0; r < R; ++r) {
+            [[maybe_unused]] float wr[kSp];
+            if constexpr (kRows4) {
+                const float4* row4 = reinterpret_cast<const float4*>(w_s + r * kSp);
+#pragma unroll
+                for (int u = 0; u < kSp / 4; ++u) {
+                    const float4 v = row4[u];
+                    wr[4 * u] = v.x;
+                    wr[4 * u + 1] = v.y;
+                    wr[4 * u + 2] = v.z;
+                    wr[4 * u + 3] = v.w;
+                }
+            }
+            [[maybe_unused]] auto weight = [&](int q) -> float {
+                if constexpr (kSW)
+                    return w_s[r * S + q];
+                else
+                    return to_float(w_c[r * S + q]);
+            };
+#pragma unroll
+            for (int i = 0; i < kT; ++i) {
+                if (i >= t) continue;       // block-uniform
+                const int ih = ec[i] * st + r;  // row in padded coordinates
+#pragma unroll
+                for (int j = 0; j < kT; ++j) {
+                    if (j >= t) continue;   // block-uniform
+                    const int iw = fc[j] * st;  // column of q = 0 in padded coordinates
+                    float sum = acc[i][j];
+                    if constexpr (kSI) {
+                        const float* p = in_s + ih * Wp + iw;
+                        if constexpr (kRows4) {
+                            if ((st & 3) == 0) {
+                                // iw and Wp are multiples of 4: p is 16-byte aligned, and the
+                                // row stride leaves room for the kSp-wide read (make_plan).
+                                const float4* p4 = reinterpret_cast<const float4*>(p);
+#pragma unroll
+                                for (int u = 0; u < kSp / 4; ++u) {
+                                    const float4 v = p4[u];
+                                    if (4 * u + 0 < kS) sum = fmaf(v.x, wr[4 * u + 0], sum);
+                                    if (4 * u + 1 < kS) sum = fmaf(v.y, wr[4 * u + 1], sum);
+                                    if (4 * u + 2 < kS) sum = fmaf(v.z, wr[4 * u + 2], sum);
+                                    if (4 * u + 3 < kS) sum = fmaf(v.w, wr[4 * u + 3], sum);
+                                }
+                            } else {
+#pragma unroll
+                                for (int q = 0; q < kS; ++q) sum = fmaf(p[q], wr[q], sum);
+                            }
+                        } else {
+                            for (int q = 0; q < S; ++q) sum = fmaf(p[q], weight(q), sum);
+                        }
+                    } else {
+                        const int gh = ih - pad;
+                        if (gh >= 0 && gh < H) {
+                            const T* p = in_c + gh * W;
+                            const int gw0 = iw - pad;
+                            if constexpr (kRows4) {
+#pragma unroll
+                                for (int q = 0; q < kS; ++q) {
+                                    const int gw = gw0 + q;
+                                    if (gw >= 0 && gw < W) sum = fmaf(to_float(p[gw]), wr[q], sum);
+                                }
+                            } else {
+                                for (int q = 0; q < S; ++q) {
+                                    const int gw = gw0 + q;
+                                    if (gw >= 0 && gw < W) sum = fmaf(to_float(p[gw]), weight(q), sum);
+                                }
+                            }
+                        }
+                    }
+                    acc[i][j] = sum;
+                }
+            }
+        }
+    }
+
+#pragma unroll
+    for (int i = 0; i < kT; ++i) {
+#pragma unroll
+        for (int j = 0; j < kT; ++j) {
+            if (i < t && j < t && eo[i] < E && fo[j] < F) {
+                const int p = eo[i] * F + fo[j];
+                if constexpr (kAtomic)
+                    atomicAdd(dst + (std::int64_t(n) * M + m) * (std::int64_t(E) * F) + p, acc[i][j]);
+                else
+                    dst[((std::int64_t(n) * a.Cg + g) * M + m) * a.EFp + p] = from_float<Wt>(acc[i][j]);
+            }
+        }
+    }
+}
+
+// Kernel 2: one block per output plane (n, m) of the chunk; the sum over the groups in the
+// fixed order g = 0, 1, .., Cg-1, in float. kVec: float4 loads of the workspace (planes are
+// 16-byte aligned, EFp a multiple of 4), scalar stores (output planes are not aligned when
+// E*F is odd); the pad lanes p >= E*F are summed (zeros) and dropped.
+template <class Wt, class T, bool kVec>
+__global__ void __launch_bounds__(1024, 1)
+    mk_reduce_kernel(const Wt* __restrict__ ws, T* __restrict__ out, const MkArgs a) {
+    static_assert(!kVec || std::is_same_v<Wt, float>, "the vector reduction reads a float workspace");
+    const unsigned plane = blockIdx.x;
+    const unsigned M = unsigned(a.s.M);
+    const unsigned n = plane / M, m = plane % M;
+    const int EF = a.s.E * a.s.F;
+    const std::int64_t gstride = std::int64_t(M) * a.EFp;  // elements between groups
+    const Wt* const src = ws + (std::int64_t(n) * a.Cg * M + m) * a.EFp;
+    T* const dst = out + std::int64_t(plane) * EF;
+    if constexpr (kVec) {
+        const int nv = a.EFp / 4;
+        const std::int64_t gstride4 = gstride / 4;
+        for (int p4 = int(threadIdx.x); p4 < nv; p4 += int(blockDim.x)) {
+            const float4* s4 = reinterpret_cast<const float4*>(src) + p4;
+            float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#pragma unroll 4
+            for (int g = 0; g < a.Cg; ++g) {
+                const float4 v = s4[g * gstride4];
+                sum.x += v.x;
+                sum.y += v.y;
+                sum.z += v.z;
+                sum.w += v.w;
+            }
+            const int p = 4 * p4;
+            if (p + 0 < EF) dst[p + 0] = from_float<T>(sum.x);
+            if (p + 1 < EF) dst[p + 1] = from_float<T>(sum.y);
+            if (p + 2 < EF) dst[p + 2] = from_float<T>(sum.z);
+            if (p + 3 < EF) dst[p + 3] = from_float<T>(sum.w);
+        }
+    } else {
+        for (int p = int(threadIdx.x); p < EF; p += int(blockDim.x)) {
+            float sum = 0.0f;
+#pragma unroll 4
+            for (int g = 0; g < a.Cg; ++g) sum += to_float(src[g * gstride + p]);
+            dst[p] = from_float<T>(sum);
+        }
+    }
+}
+
+#endif  // __CUDACC__
+
+// ---------------------------------------------------------------------------------------
+// Host side.
+
+// Flags of one variant; the kernels are instantiated from them.
+template <class T_, class Wt_, bool kSW_, bool kSI_, bool kVec_, bool kAtomic_, PlaneMapping kMap_>
+struct Spec {
+    using T = T_;
+    using Wt = Wt_;
+    static constexpr bool kSW = kSW_, kSI = kSI_, kVec = kVec_, kAtomic = kAtomic_;
+    static constexpr PlaneMapping kMap = kMap_;
+};
+
+inline std::string kib(double bytes) {
+    char b[48];
+    if (bytes >= 1024.0 * 1024.0 * 1024.0)
+        std::snprintf(b, sizeof b, "%.2f GiB", bytes / (1024.0 * 1024.0 * 1024.0));
+    else if (bytes >= 1024.0 * 1024.0)
+        std::snprintf(b, sizeof b, "%.1f MiB", bytes / (1024.0 * 1024.0));
+    else
+        std::snprintf(b, sizeof b, "%.1f KiB", bytes / 1024.0);
+    return b;
+}
+
+// Largest t the kernels are instantiated for (kT in {1, 2, 4}).
+constexpr int kMaxT = 4;
+
+template <class Sp>
+int filter_row_stride(const ConvShape& s) {
+    const bool rows4 = Sp::kVec && (s.S == 3 || s.S == 5 || s.S == 11);
+    return rows4 ? round_up4(s.S) : s.S;
+}
+
+template <class Sp>
+std::optional<std::string> supports(const Problem& p, const cudaDeviceProp& prop) {
+    const ConvShape s = conv_shape(p.layer);
+    const PlaneTiling tl = plane_tiling(s.E, s.F, prop.maxThreadsPerBlock);
+    if (tl.t > kMaxT)
+        return "the " + std::to_string(s.E) + "x" + std::to_string(s.F) +
+               " output plane needs more than 4x4 outputs per thread in one block (kernels are built for t <= 4)";
+    const std::int64_t gx = prop.maxGridSize[0];
+    // Kernel 1's N x M x C grid is flattened onto x; y and z (65535) are not used.
+    if (Sp::kAtomic && std::int64_t(s.C) * s.M > gx)
+        return "C*M = " + std::to_string(std::int64_t(s.C) * s.M) + " blocks per image exceed the grid's x limit";
+    if (!Sp::kAtomic && s.M > gx) return "M exceeds the grid's x limit";
+    if (Sp::kSW) {
+        const std::size_t bytes = std::size_t(round_up4(s.R * filter_row_stride<Sp>(s))) * 4;
+        if (bytes > prop.sharedMemPerBlockOptin)
+            return "the " + std::to_string(s.R) + "x" + std::to_string(s.S) + " filter slice needs " + kib(double(bytes)) +
+                   " of shared memory, more than the device's " + kib(double(prop.sharedMemPerBlockOptin));
+    }
+    return std::nullopt;
+}
+
+#ifdef __CUDACC__
+
+template <class Sp>
+struct Kernels {
+    using T = typename Sp::T;
+    using Wt = typename Sp::Wt;
+    using K1 = void (*)(const T*, const T*, Wt*, MkArgs);
+    using K2 = void (*)(const Wt*, T*, MkArgs);
+
+    template <bool kSI, int kT>
+    static K1 by_s(int S) {
+        if constexpr (Sp::kVec) {
+            switch (S) {
+                case 3: return &mk_partial_kernel<T, Wt, Sp::kSW, kSI, true, Sp::kAtomic, Sp::kMap, kT, 3>;
+                case 5: return &mk_partial_kernel<T, Wt, Sp::kSW, kSI, true, Sp::kAtomic, Sp::kMap, kT, 5>;
+                case 11: return &mk_partial_kernel<T, Wt, Sp::kSW, kSI, true, Sp::kAtomic, Sp::kMap, kT, 11>;
+                default: break;
+            }
+        }
+        return &mk_partial_kernel<T, Wt, Sp::kSW, kSI, Sp::kVec, Sp::kAtomic, Sp::kMap, kT, 0>;
+    }
+    template <bool kSI>
+    static K1 pick(int t, int S) {
+        if (t <= 1) return by_s<kSI, 1>(S);
+        if (t == 2) return by_s<kSI, 2>(S);
+        return by_s<kSI, 4>(S);
+    }
+    static K2 reduce() { return &mk_reduce_kernel<Wt, T, Sp::kVec>; }
+};
+
+template <class Sp>
+class MkPlan final : public Plan {
+public:
+    using T = typename Sp::T;
+    using Wt = typename Sp::Wt;
+    using K1 = typename Kernels<Sp>::K1;
+    using K2 = typename Kernels<Sp>::K2;
+
+    MkPlan(const MkArgs& a, K1 k1, dim3 block1, std::size_t smem1, K2 k2, int red_threads, std::int64_t chunk,
+           Buffer ws, std::string detail)
+        : a_(a), k1_(k1), block1_(block1), smem1_(smem1), k2_(k2), red_threads_(red_threads), chunk_(chunk),
+          ws_(std::move(ws)), detail_(std::move(detail)) {}
+
+    void run(const DeviceIO& io, cudaStream_t stream) override {
+        const ConvShape& s = a_.s;
+        const T* in = static_cast<const T*>(io.in);
+        const T* w = static_cast<const T*>(io.w);
+        T* out = static_cast<T*>(io.out);
+        const std::int64_t in_img = std::int64_t(s.C) * s.H * s.W;
+        const std::int64_t out_img = std::int64_t(s.M) * s.E * s.F;
+        if constexpr (Sp::kAtomic)
+            CS_CUDA_CHECK(cudaMemsetAsync(out, 0, std::size_t(io.N * out_img) * sizeof(T), stream));
+        for (std::int64_t first = 0; first < io.N; first += chunk_) {
+            const std::int64_t cnt = std::min(chunk_, io.N - first);
+            const T* in_c = in + first * in_img;
+            T* out_c = out + first * out_img;
+            const dim3 grid1(unsigned(cnt * a_.Cg * s.M));
+            if constexpr (Sp::kAtomic) {
+                k1_<<<grid1, block1_, smem1_, stream>>>(in_c, w, out_c, a_);
+                CS_CUDA_CHECK_LAUNCH();
+            } else {
+                Wt* ws = ws_.as<Wt>();
+                k1_<<<grid1, block1_, smem1_, stream>>>(in_c, w, ws, a_);
+                CS_CUDA_CHECK_LAUNCH();
+                k2_<<<dim3(unsigned(cnt * s.M)), dim3(unsigned(red_threads_)), 0, stream>>>(ws, out_c, a_);
+                CS_CUDA_CHECK_LAUNCH();
+            }
+        }
+    }
+    std::size_t workspace_bytes() const override { return ws_.bytes(); }
+    std::string detail() const override { return detail_; }
+
+private:
+    MkArgs a_;
+    K1 k1_;
+    dim3 block1_;
+    std::size_t smem1_;
+    K2 k2_;
+    int red_threads_;
+    std::int64_t chunk_;
+    Buffer ws_;
+    std::string detail_;
+};
+
+// Builds the plan: tiling, the shared-input decision (from the device's opt-in limit, at
+// run time), the group size G and chunk of images that keep the workspace under
+// ctx.workspace_limit, the workspace itself. Throws cs::Skip when even one image with
+// all C channels summed in one block (G = C) cannot fit.
+template <class Sp>
+std::unique_ptr<Plan> make_plan(const Problem& p, const PlanContext& ctx) {
+    if (auto why = supports<Sp>(p, ctx.prop)) throw Skip(*why);
+    using Wt = typename Sp::Wt;
+    const ConvShape s = conv_shape(p.layer);
+    const PlaneTiling tl = plane_tiling(s.E, s.F, ctx.prop.maxThreadsPerBlock);
+    const std::int64_t EF = std::int64_t(s.E) * s.F;
+
+    MkArgs a{};
+    a.s = s;
+    a.t = tl.t;
+    a.EFp = int((EF + 3) / 4 * 4);
+    a.Sw = filter_row_stride<Sp>(s);
+    a.w_floats = Sp::kSW ? round_up4(s.R * a.Sw) : 0;
+    a.Hp = s.H + 2 * s.pad;
+    a.Wp = s.W + 2 * s.pad;
+    if (Sp::kVec && a.Sw != s.S && s.stride % 4 == 0) {
+        // float4 reads of kSp = round_up(S, 4) columns from column f*stride: the row stride
+        // must cover the last such read and keep rows 16-byte aligned.
+        a.Wp = round_up4(std::max(a.Wp, (s.F - 1) * s.stride + a.Sw));
+    }
+
+    // --- shared input plane: decided from this device's opt-in limit ---
+    typename Kernels<Sp>::K1 k1 = nullptr;
+    std::size_t smem = std::size_t(a.w_floats) * 4;
+    std::string input_note;
+    if constexpr (Sp::kSI) {
+        const std::size_t need = (std::size_t(a.w_floats) + std::size_t(a.Hp) * std::size_t(a.Wp)) * 4;
+        const std::size_t optin = ctx.prop.sharedMemPerBlockOptin;
+        if (need <= optin) {
+            auto cand = Kernels<Sp>::template pick<true>(tl.t, s.S);
+            bool ok = true;
+            if (need > ctx.prop.sharedMemPerBlock)
+                ok = cudaFuncSetAttribute(cand, cudaFuncAttributeMaxDynamicSharedMemorySize, int(need)) == cudaSuccess;
+            int blocks = 0;
+            if (ok)
+                ok = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, cand, tl.threads(), need) == cudaSuccess &&
+                     blocks >= 1;
+            if (ok) {
+                k1 = cand;
+                smem = need;
+                input_note = "input plane in shared memory (" + kib(double(need)) + " per block of the device's " +
+                             kib(double(optin)) + " opt-in, " + std::to_string(blocks) + " block(s)/SM)";
+            } else {
+                (void)cudaGetLastError();
+                input_note = "input read from global memory (the device refused " + kib(double(need)) +
+                             " of shared memory per block)";
+            }
+        } else {
+            input_note = "input read from global memory (the plane needs " + kib(double(need)) +
+                         " of shared memory, more than the device's opt-in " + kib(double(optin)) + ")";
+        }
+    }
+    if (!k1) {
+        k1 = Kernels<Sp>::template pick<false>(tl.t, s.S);
+        if (smem > ctx.prop.sharedMemPerBlock)
+            CS_CUDA_CHECK(cudaFuncSetAttribute(k1, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+        if (input_note.empty()) input_note = "input read from global memory";
+    }
+
+    // --- channel groups and chunks of images ---
+    const std::int64_t gx = ctx.prop.maxGridSize[0];
+    const std::int64_t max_n = std::max<std::int64_t>(1, ctx.max_chunk_N);
+    std::int64_t chunk = 1;
+    Buffer ws;
+    std::string mem_note;
+    if constexpr (Sp::kAtomic) {
+        a.G = 1;
+        a.Cg = s.C;
+        chunk = std::max<std::int64_t>(1, std::min(max_n, gx / (std::int64_t(s.C) * s.M)));
+        mem_note = "no workspace: partials atomicAdd-ed into the zeroed output, chunk " + std::to_string(chunk) +
+                   " images/launch";
+    } else {
+        const std::size_t group_plane = std::size_t(a.EFp) * sizeof(Wt) * std::size_t(s.M);  // one group, one image
+        const std::size_t limit = ctx.workspace_limit;
+        std::int64_t cg_max = std::int64_t(limit / group_plane);
+        cg_max = std::min<std::int64_t>(cg_max, gx / s.M);
+        if (cg_max < 1)
+            throw Skip("multi-kernel workspace: one image with all " + std::to_string(s.C) +
+                       " channels summed in one block still needs M*E*F = " + kib(double(group_plane)) +
+                       ", more than the workspace limit " + kib(double(limit)));
+        // The study's form, G = 1, whenever one image fits; else the fewest channels per
+        // block that fit: G = ceil(C / cg_max), then Cg = ceil(C / G) <= cg_max groups.
+        const int G = cg_max >= s.C ? 1 : int((s.C + cg_max - 1) / cg_max);
+        a.G = G;
+        a.Cg = (s.C + G - 1) / G;
+        const std::size_t per_image = std::size_t(a.Cg) * group_plane;
+        chunk = std::min<std::int64_t>(max_n, std::int64_t(limit / per_image));
+        chunk = std::min<std::int64_t>(chunk, gx / (std::int64_t(a.Cg) * s.M));
+        chunk = std::max<std::int64_t>(1, chunk);
+        ws = Buffer(MemKind::device, std::size_t(chunk) * per_image);
+        CS_CUDA_CHECK(cudaMemset(ws.get(), 0, ws.bytes()));  // the pad lanes stay zero
+        mem_note = "workspace " + kib(double(ws.bytes())) + " (" + (sizeof(Wt) == 2 ? "half" : "float") +
+                   ", plane stride " + std::to_string(a.EFp) + ") for chunks of " + std::to_string(chunk) +
+                   " images, " + std::to_string(G) + " channel(s) per group, " + std::to_string(a.Cg) +
+                   " groups/image";
+    }
+
+    const int red_items = Sp::kVec ? a.EFp / 4 : int(EF);
+    const int red_threads = std::min(1024, std::max(32, (red_items + 31) / 32 * 32));
+    const dim3 block1(unsigned(tl.bx), unsigned(tl.by));
+    std::string detail = "kernel 1: block " + std::to_string(tl.bx) + "x" + std::to_string(tl.by) + ", " +
+                         std::to_string(tl.t) + "x" + std::to_string(tl.t) + " outputs/thread " +
+                         (Sp::kMap == PlaneMapping::coalesced ? "coalesced" : "uncoalesced") + ", grid chunk*" +
+                         std::to_string(a.Cg) + "*" + std::to_string(s.M) + " on x; " + mem_note;
+    if (Sp::kSI) detail += "; " + input_note;
+    if (!Sp::kAtomic) detail += "; kernel 2: " + std::to_string(red_threads) + " threads per (n, m), fixed order";
+    return std::make_unique<MkPlan<Sp>>(a, k1, block1, smem, Kernels<Sp>::reduce(), red_threads, chunk, std::move(ws),
+                                        std::move(detail));
+}
+
+#endif  // __CUDACC__
+
+}  // namespace cs::gpu::variants::multi_kernel

@@ -1,0 +1,148 @@
+#include "layer.hpp"
+
+#include "error.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cctype>
+#include <fstream>
+#include <limits>
+#include <set>
+#include <sstream>
+
+namespace cs {
+
+namespace {
+
+constexpr std::int64_t kMaxDim = 1 << 20;  // no dimension of a sane layer is larger
+
+[[noreturn]] void fail(const std::string& source, const std::string& where, const std::string& what) {
+    throw Error(source + ": " + where + what);
+}
+
+int read_int(const nlohmann::json& obj, const char* field, const std::string& source,
+             const std::string& where) {
+    auto it = obj.find(field);
+    if (it == obj.end()) fail(source, where, std::string("missing field '") + field + "'");
+    if (!it->is_number_integer())
+        fail(source, where, std::string("field '") + field + "' must be an integer, got " + it->dump());
+    const auto v = it->get<std::int64_t>();
+    if (v > kMaxDim || v < -kMaxDim)
+        fail(source, where, std::string("field '") + field + "' = " + std::to_string(v) + " is out of range");
+    return int(v);
+}
+
+}  // namespace
+
+// Defined in the file CMake generates from layers/alexnet.json.
+const char* builtin_alexnet_json();
+
+std::string Layer::shape_string() const {
+    std::ostringstream s;
+    s << "C=" << C << " H=" << H << " W=" << W << " M=" << M << " R=" << R << " S=" << S
+      << " stride=" << stride << " pad=" << pad << " E=" << E() << " F=" << F();
+    return s.str();
+}
+
+const Layer* LayerTable::find(std::string_view layer_name) const {
+    for (const auto& l : layers)
+        if (l.name == layer_name) return &l;
+    return nullptr;
+}
+
+std::vector<std::string> LayerTable::names() const {
+    std::vector<std::string> out;
+    for (const auto& l : layers) out.push_back(l.name);
+    return out;
+}
+
+void validate_layer(const Layer& l, const std::string& source) {
+    const std::string where = "layer '" + l.name + "': ";
+    auto positive = [&](int v, const char* f) {
+        if (v <= 0) fail(source, where, std::string("field '") + f + "' must be positive, got " + std::to_string(v));
+    };
+    positive(l.C, "C");
+    positive(l.H, "H");
+    positive(l.W, "W");
+    positive(l.M, "M");
+    positive(l.R, "R");
+    positive(l.S, "S");
+    if (l.stride <= 0) fail(source, where, "field 'stride' must be positive, got " + std::to_string(l.stride));
+    if (l.pad < 0) fail(source, where, "field 'pad' must not be negative, got " + std::to_string(l.pad));
+    if (l.R > l.H + 2 * l.pad)
+        fail(source, where, "field 'R' = " + std::to_string(l.R) + " is larger than the padded input height H+2*pad = " +
+                                std::to_string(l.H + 2 * l.pad));
+    if (l.S > l.W + 2 * l.pad)
+        fail(source, where, "field 'S' = " + std::to_string(l.S) + " is larger than the padded input width W+2*pad = " +
+                                std::to_string(l.W + 2 * l.pad));
+    // Per-image tensors must index with 32-bit offsets inside a kernel's plane arithmetic.
+    const auto lim = std::int64_t(std::numeric_limits<std::int32_t>::max());
+    if (l.input_elems(1) > lim || l.output_elems(1) > lim || l.weight_elems() > lim)
+        fail(source, where, "one image's tensors exceed 2^31 elements");
+}
+
+LayerTable parse_layer_table(std::string_view json_text, const std::string& source) {
+    nlohmann::json doc;
+    try {
+        doc = nlohmann::json::parse(json_text.begin(), json_text.end());
+    } catch (const nlohmann::json::parse_error& e) {
+        throw Error(source + ": not valid JSON: " + e.what());
+    }
+    if (!doc.is_object()) throw Error(source + ": the table must be a JSON object with a 'layers' array");
+    LayerTable t;
+    t.source = source;
+    if (auto it = doc.find("name"); it != doc.end()) {
+        if (!it->is_string()) throw Error(source + ": field 'name' must be a string");
+        t.name = it->get<std::string>();
+    }
+    auto layers = doc.find("layers");
+    if (layers == doc.end()) throw Error(source + ": missing field 'layers'");
+    if (!layers->is_array() || layers->empty())
+        throw Error(source + ": field 'layers' must be a non-empty array");
+    static const std::set<std::string> known = {"name", "C", "H", "W", "M", "R", "S", "stride", "pad"};
+    std::set<std::string> seen;
+    for (std::size_t i = 0; i < layers->size(); ++i) {
+        const auto& o = (*layers)[i];
+        std::string where = "layers[" + std::to_string(i) + "]: ";
+        if (!o.is_object()) fail(source, where, "must be an object");
+        auto nit = o.find("name");
+        if (nit == o.end()) fail(source, where, "missing field 'name'");
+        if (!nit->is_string() || nit->get<std::string>().empty())
+            fail(source, where, "field 'name' must be a non-empty string");
+        Layer l;
+        l.name = nit->get<std::string>();
+        for (char ch : l.name)
+            if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-' || ch == '.'))
+                fail(source, where, "field 'name' = '" + l.name + "' may hold only letters, digits, '_', '-' and '.'");
+        where = "layer '" + l.name + "': ";
+        for (auto it = o.begin(); it != o.end(); ++it)
+            if (!known.count(it.key())) fail(source, where, "unknown field '" + it.key() + "'");
+        if (!seen.insert(l.name).second) fail(source, where, "duplicate layer name");
+        l.C = read_int(o, "C", source, where);
+        l.H = read_int(o, "H", source, where);
+        l.W = read_int(o, "W", source, where);
+        l.M = read_int(o, "M", source, where);
+        l.R = read_int(o, "R", source, where);
+        l.S = read_int(o, "S", source, where);
+        l.stride = o.contains("stride") ? read_int(o, "stride", source, where) : 1;
+        l.pad = o.contains("pad") ? read_int(o, "pad", source, where) : 0;
+        validate_layer(l, source);
+        t.layers.push_back(std::move(l));
+    }
+    return t;
+}
+
+LayerTable load_layer_table(const std::filesystem::path& path) {
+    std::ifstream f(path, std::ios::binary);
+    if (!f) throw Error(path.string() + ": cannot open the layer table");
+    std::ostringstream ss;
+    ss << f.rdbuf();
+    return parse_layer_table(ss.str(), path.string());
+}
+
+const LayerTable& default_layer_table() {
+    static const LayerTable t = parse_layer_table(builtin_alexnet_json(), "<built-in layers/alexnet.json>");
+    return t;
+}
+
+}  // namespace cs

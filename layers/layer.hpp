@@ -1,0 +1,58 @@
+// A convolution layer's shape and the arithmetic every other part needs from it:
+// output size, FLOPs and the fewest bytes a kernel must move. Layer tables are JSON
+// (layers/alexnet.json is the default, built into the program); a bad table is refused
+// with a message that names the file, the layer and the field.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cs {
+
+struct Layer {
+    std::string name;
+    int C = 0, H = 0, W = 0;   // input channels and size
+    int M = 0;                 // filters (output channels)
+    int R = 0, S = 0;          // filter height and width
+    int stride = 1, pad = 0;
+
+    int E() const { return (H + 2 * pad - R) / stride + 1; }  // output height
+    int F() const { return (W + 2 * pad - S) / stride + 1; }  // output width
+    std::int64_t K() const { return std::int64_t(C) * R * S; }  // reduction length
+
+    std::int64_t input_elems(std::int64_t N) const { return N * C * std::int64_t(H) * W; }
+    std::int64_t weight_elems() const { return std::int64_t(M) * K(); }
+    std::int64_t output_elems(std::int64_t N) const { return N * M * std::int64_t(E()) * F(); }
+
+    // 2 FLOPs (multiply + add) per filter tap per output element.
+    double flops(std::int64_t N) const { return 2.0 * double(output_elems(N)) * double(K()); }
+    // Each input, weight and output element moved once, at elem_bytes per element.
+    double min_bytes(std::int64_t N, int elem_bytes) const {
+        return double(input_elems(N) + weight_elems() + output_elems(N)) * elem_bytes;
+    }
+    // "C=96 H=27 W=27 M=256 R=5 S=5 stride=1 pad=2 E=27 F=27"
+    std::string shape_string() const;
+};
+
+struct LayerTable {
+    std::string name;     // the table's "name" field
+    std::string source;   // file path, or "<built-in alexnet.json>"
+    std::vector<Layer> layers;
+
+    const Layer* find(std::string_view layer_name) const;
+    std::vector<std::string> names() const;
+};
+
+// Parses a table; `source` names it in error messages. Throws cs::Error.
+LayerTable parse_layer_table(std::string_view json_text, const std::string& source);
+// Reads and parses a file. Throws cs::Error naming the file.
+LayerTable load_layer_table(const std::filesystem::path& path);
+// The AlexNet table compiled into the program from layers/alexnet.json.
+const LayerTable& default_layer_table();
+// Checks one layer's shape; throws cs::Error "<source>: layer '<name>': <field> ...".
+void validate_layer(const Layer& layer, const std::string& source);
+
+}  // namespace cs

@@ -1,0 +1,484 @@
+// The convstudy commands. Exit codes (README.md): 0 success (every row PASS or SKIP),
+// 1 a row FAILed or hit a CUDA error, 2 bad input (options, files), 3 `run` skipped
+// the variant (its reason is printed), 4 no CUDA device for a GPU command.
+#include "commands.hpp"
+
+#include "cpu_anchor.hpp"
+#include "device.hpp"
+#include "error.hpp"
+#include "golden.hpp"
+#include "harness.hpp"
+#include "progress.hpp"
+#include "results.hpp"
+#include "tolerance.hpp"
+#include "version.hpp"
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <iostream>
+#include <set>
+
+namespace cs::cli {
+
+namespace {
+
+constexpr int kExitFail = 1;
+constexpr int kExitInput = 2;
+constexpr int kExitSkipped = 3;
+constexpr int kExitNoDevice = 4;
+constexpr std::int64_t kMaxBatch = 1 << 20;
+
+class NoDevice : public Error {
+public:
+    using Error::Error;
+};
+
+struct TableOpt {
+    std::string path;  // empty: the built-in AlexNet table
+    LayerTable load() const { return path.empty() ? default_layer_table() : load_layer_table(path); }
+};
+
+struct TimingOpts {
+    int warmup = 3;
+    int repeats = 20;
+    bool no_flush = false;
+    double workspace_limit_gib = 0;
+    int streams = 4;
+    int chunks = 0;
+    gpu::RunOptions to_run_options() const {
+        gpu::RunOptions o;
+        o.warmup = warmup;
+        o.repeats = repeats;
+        o.flush_l2 = !no_flush;
+        o.workspace_limit = std::size_t(workspace_limit_gib * double(1ull << 30));
+        o.streams = streams;
+        o.chunks = chunks;
+        return o;
+    }
+};
+
+void add_timing_options(CLI::App* c, TimingOpts& t) {
+    c->add_option("--warmup", t.warmup, "untimed runs before timing")->check(CLI::Range(0, 1000));
+    c->add_option("--repeats", t.repeats, "timed runs (median, min, max reported)")->check(CLI::Range(1, 100000));
+    c->add_flag("--no-flush", t.no_flush, "do not flush L2 before each timed interval");
+    c->add_option("--workspace-limit", t.workspace_limit_gib,
+                  "largest workspace a variant may allocate, GiB (default: half the free device memory)")
+        ->check(CLI::NonNegativeNumber);
+    c->add_option("--streams", t.streams, "streams memory mode: number of streams")->check(CLI::Range(1, 64));
+    c->add_option("--chunks", t.chunks, "streams memory mode: chunks of the batch (default 2 per stream)")
+        ->check(CLI::Range(0, 1 << 20));
+}
+
+std::string now_utc() {
+    const std::time_t t = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char b[32];
+    std::strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return b;
+}
+
+std::string join(const std::vector<std::string>& v) {
+    std::string s;
+    for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+    return s;
+}
+
+void check_batches(const std::vector<std::int64_t>& batches) {
+    if (batches.empty()) throw Error("--batch: give at least one batch size");
+    for (auto n : batches)
+        if (n < 1 || n > kMaxBatch)
+            throw Error("--batch: " + std::to_string(n) + " is not a valid batch size (1 to " +
+                        std::to_string(kMaxBatch) + ")");
+}
+
+const Layer& find_layer(const LayerTable& t, const std::string& name) {
+    const Layer* l = t.find(name);
+    if (!l) throw Error("unknown layer '" + name + "' in " + t.source + "; valid layers: " + join(t.names()));
+    return *l;
+}
+
+gpu::VariantRef find_variant_or_throw(const std::string& name) {
+    auto ref = gpu::find_variant(name);
+    if (!ref.variant) throw Error("unknown variant '" + name + "'; valid variants: " + gpu::variant_names_for_help());
+    return ref;
+}
+
+gpu::MemoryMode parse_mode_or_throw(const std::string& s) {
+    auto m = gpu::parse_memory_mode(s);
+    if (!m) throw Error("unknown memory mode '" + s + "'; valid modes: " + gpu::memory_mode_names());
+    return *m;
+}
+
+std::unique_ptr<gpu::DeviceContext> open_device() {
+    try {
+        return std::make_unique<gpu::DeviceContext>(0);
+    } catch (const gpu::CudaError& e) {
+        throw NoDevice(e.what());
+    } catch (const Error& e) {
+        throw NoDevice(e.what());
+    }
+}
+
+RunMeta make_meta(gpu::DeviceContext& ctx, const gpu::RunOptions& o) {
+    RunMeta m;
+    m.timestamp = now_utc();
+    const auto& i = ctx.info();
+    m.device = i.name;
+    m.cc = i.compute_capability();
+    m.sms = i.sms;
+    m.cuda_runtime = gpu::DeviceInfo::version_string(i.runtime_version);
+    m.driver = gpu::DeviceInfo::version_string(i.driver_version);
+    m.peak_tflops = ctx.fp32_peak_tflops();
+    m.git_rev = kGitRevision;
+    m.tool_version = kToolVersion;
+    m.l2_flush = o.flush_l2;
+    m.warmup = o.warmup;
+    m.repeats = o.repeats;
+    return m;
+}
+
+Row run_one(gpu::DeviceContext& ctx, const gpu::Variant& v, gpu::MemoryMode mode, const GoldenSet& g,
+            const gpu::RunOptions& opt) {
+    gpu::HostData data;
+    data.in = g.input.data();
+    data.w = g.weights.data();
+    data.golden = g.output.data();
+    Row row;
+    row.layer = g.layer;
+    row.N = g.N;
+    row.variant = v.name;
+    row.family = v.family;
+    row.precision = std::string(gpu::to_string(v.precision));
+    row.io_dtype = std::string(gpu::to_string(v.io));
+    row.memory = std::string(gpu::to_string(mode));
+    row.result = gpu::run_variant(ctx, v, mode, gpu::Problem{g.layer, g.N}, data, opt);
+    if (g.cpu.repeats > 0) {
+        row.cpu_ms = g.cpu.ms;
+        row.cpu_threads = g.cpu.threads;
+    }
+    row.cpu_model = g.cpu_model;
+    if (g.onednn) row.cpu_onednn_ms = g.onednn->ms;
+    return row;
+}
+
+std::string summary_line(const Row& row) {
+    const auto& r = row.result;
+    char b[512];
+    if (r.status == gpu::Status::pass) {
+        std::snprintf(b, sizeof b,
+                      "%-6s N=%-5lld %-24s %-16s PASS  kernel %9.4f ms (min %.4f, max %.4f)  total %9.3f ms  "
+                      "max_rel_err %.2e  speedup %.1fx",
+                      row.layer.name.c_str(), static_cast<long long>(row.N), row.variant.c_str(), row.memory.c_str(),
+                      r.kernel.median, r.kernel.min, r.kernel.max, r.total.median, r.err.max_rel_err,
+                      row.cpu_ms / r.kernel.median);
+    } else {
+        std::snprintf(b, sizeof b, "%-6s N=%-5lld %-24s %-16s %-5s %s", row.layer.name.c_str(),
+                      static_cast<long long>(row.N), row.variant.c_str(), row.memory.c_str(),
+                      std::string(gpu::to_string(r.status)).c_str(), r.reason.c_str());
+    }
+    return b;
+}
+
+// ---- list ------------------------------------------------------------------------------
+
+int cmd_list(const TableOpt& topt, bool json) {
+    const LayerTable table = topt.load();
+    if (json) {
+        nlohmann::json j;
+        for (const auto& v : gpu::registry()) {
+            nlohmann::json a = nlohmann::json::array();
+            for (const auto& al : v.aliases) a.push_back({{"name", al.name}, {"memory", al.memory}});
+            j["variants"].push_back({{"name", v.name},
+                                     {"aliases", a},
+                                     {"family", v.family},
+                                     {"precision", gpu::to_string(v.precision)},
+                                     {"io_dtype", gpu::to_string(v.io)},
+                                     {"deterministic", v.deterministic},
+                                     {"idea", v.idea}});
+        }
+        for (auto m : gpu::all_memory_modes()) j["memory_modes"].push_back(gpu::to_string(m));
+        for (const auto& l : table.layers) j["layers"].push_back({{"name", l.name}, {"shape", l.shape_string()}});
+        std::cout << j.dump(2) << "\n";
+        return 0;
+    }
+    std::printf("Variants (%zu):\n", gpu::registry().size());
+    std::printf("  %-26s %-18s %-14s %-8s %-4s %s\n", "name", "aliases", "family", "precision", "io", "idea");
+    for (const auto& v : gpu::registry()) {
+        std::string al;
+        for (const auto& a : v.aliases) al += (al.empty() ? "" : ",") + a.name;
+        std::printf("  %-26s %-18s %-14s %-8s %-4s %s%s\n", v.name.c_str(), al.c_str(), v.family.c_str(),
+                    std::string(gpu::to_string(v.precision)).c_str(), std::string(gpu::to_string(v.io)).c_str(),
+                    v.idea.c_str(), v.deterministic ? "" : " [order-dependent]");
+    }
+    std::printf("\nMemory modes: %s\n", gpu::memory_mode_names().c_str());
+    std::printf("\nPass thresholds on max_rel_err = max|out - golden| / max|golden|:\n");
+    for (auto p : {gpu::Precision::fp32, gpu::Precision::tf32, gpu::Precision::fp16, gpu::Precision::fp16acc})
+        std::printf("  %-8s %.0e  %s\n", std::string(gpu::to_string(p)).c_str(), gpu::threshold(p),
+                    gpu::threshold_reason(p));
+    std::printf("\nLayers (%s):\n", table.source.c_str());
+    for (const auto& l : table.layers)
+        std::printf("  %-8s %s  %.3f GFLOP/image\n", l.name.c_str(), l.shape_string().c_str(), l.flops(1) * 1e-9);
+    return 0;
+}
+
+// ---- generate --------------------------------------------------------------------------
+
+struct GenerateArgs {
+    TableOpt table;
+    std::vector<std::int64_t> batches{1, 32, 128};
+    std::string out = "golden";
+    std::uint64_t seed = kDefaultSeed;
+    std::vector<std::string> only;
+    bool quiet = false, no_cpu_timing = false, no_onednn = false;
+};
+
+int cmd_generate(const GenerateArgs& a) {
+    check_batches(a.batches);
+    const LayerTable table = a.table.load();
+    for (const auto& n : a.only) find_layer(table, n);
+    GenerateOptions o;
+    o.batches = a.batches;
+    o.root = a.out;
+    o.seed = a.seed;
+    o.quiet = a.quiet;
+    o.time_cpu = !a.no_cpu_timing;
+    o.time_onednn = !a.no_onednn;
+    o.layers = a.only;
+    generate_golden(table, o);
+    if (!a.quiet)
+        std::fprintf(stderr, "golden files written under %s\n", golden_table_dir(o.root, table).string().c_str());
+    return 0;
+}
+
+// ---- run -------------------------------------------------------------------------------
+
+struct RunArgs {
+    TableOpt table;
+    std::string variant, layer, memory, csv, golden = "golden";
+    std::int64_t batch = 0;
+    TimingOpts timing;
+};
+
+int cmd_run(const RunArgs& a) {
+    check_batches({a.batch});
+    const LayerTable table = a.table.load();
+    const Layer& layer = find_layer(table, a.layer);
+    const auto ref = find_variant_or_throw(a.variant);
+    std::string mode_name = a.memory.empty() ? (ref.memory.empty() ? "pageable" : ref.memory) : a.memory;
+    const gpu::MemoryMode mode = parse_mode_or_throw(mode_name);
+    if (!a.csv.empty()) check_writable(a.csv);
+    auto ctx = open_device();
+    const GoldenSet g = load_golden(a.golden, table, layer, a.batch);
+    const auto opt = a.timing.to_run_options();
+    const RunMeta meta = make_meta(*ctx, opt);
+    Row row = run_one(*ctx, *ref.variant, mode, g, opt);
+    std::printf("%s\n", summary_line(row).c_str());
+    if (!row.result.detail.empty()) std::printf("  plan: %s\n", row.result.detail.c_str());
+    if (!a.csv.empty()) write_csv(a.csv, meta, {row});
+    switch (row.result.status) {
+        case gpu::Status::pass: return 0;
+        case gpu::Status::skip: return kExitSkipped;
+        default: return kExitFail;
+    }
+}
+
+// ---- sweep -----------------------------------------------------------------------------
+
+struct SweepArgs {
+    TableOpt table;
+    std::vector<std::string> variants{"all"}, layers, memory{"pageable"};
+    std::vector<std::int64_t> batches{1, 32, 128};
+    std::string csv, golden = "golden";
+    bool quiet = false;
+    TimingOpts timing;
+};
+
+int cmd_sweep(const SweepArgs& a) {
+    check_batches(a.batches);
+    const LayerTable table = a.table.load();
+    std::vector<const Layer*> layers;
+    if (a.layers.empty())
+        for (const auto& l : table.layers) layers.push_back(&l);
+    else
+        for (const auto& n : a.layers) layers.push_back(&find_layer(table, n));
+
+    std::vector<gpu::MemoryMode> modes;
+    for (const auto& m : a.memory) {
+        if (m == "all") {
+            modes = gpu::all_memory_modes();
+            break;
+        }
+        modes.push_back(parse_mode_or_throw(m));
+    }
+    // (variant, memory modes): an alias that implies a mode (UM) brings only that mode.
+    std::vector<std::pair<const gpu::Variant*, std::vector<gpu::MemoryMode>>> plan;
+    for (const auto& name : a.variants) {
+        if (name == "all") {
+            for (const auto& v : gpu::registry()) plan.push_back({&v, modes});
+            continue;
+        }
+        const auto ref = find_variant_or_throw(name);
+        if (!ref.memory.empty())
+            plan.push_back({ref.variant, {*gpu::parse_memory_mode(ref.memory)}});
+        else
+            plan.push_back({ref.variant, modes});
+    }
+    check_writable(a.csv);
+    // Every golden set must be there before hours of work start.
+    for (auto N : a.batches)
+        for (const Layer* l : layers) {
+            const auto have = golden_batches(a.golden, table, *l);
+            if (std::find(have.begin(), have.end(), N) == have.end())
+                throw Error("no golden set for " + l->name + " at N=" + std::to_string(N) + " under " +
+                            golden_table_dir(a.golden, table).string() +
+                            "; generate it with: " + regenerate_command(a.golden, table, N));
+        }
+
+    auto ctx = open_device();
+    const auto opt = a.timing.to_run_options();
+    const RunMeta meta = make_meta(*ctx, opt);
+    if (!a.quiet)
+        std::fprintf(stderr, "device: %s (cc %s, %d SMs), fp32 FMA ceiling measured %.1f TFLOP/s\n",
+                     meta.device.c_str(), meta.cc.c_str(), meta.sms, meta.peak_tflops);
+
+    double total_work = 0;
+    for (auto N : a.batches)
+        for (const Layer* l : layers)
+            for (const auto& [v, ms] : plan) total_work += l->flops(N) * double(ms.size());
+    Progress progress("sweep", total_work, a.quiet);
+    double done = 0;
+    std::vector<Row> rows;
+    bool any_fail = false;
+    for (auto N : a.batches) {
+        for (const Layer* l : layers) {
+            progress.update(done, l->name + " N=" + std::to_string(N) + ": loading golden files");
+            const GoldenSet g = load_golden(a.golden, table, *l, N);
+            for (const auto& [v, ms] : plan) {
+                for (auto mode : ms) {
+                    progress.update(done, l->name + " N=" + std::to_string(N) + ": " + v->name + " " +
+                                              std::string(gpu::to_string(mode)));
+                    rows.push_back(run_one(*ctx, *v, mode, g, opt));
+                    const auto& r = rows.back().result;
+                    progress.message(summary_line(rows.back()));
+                    if (a.quiet) std::printf("%s\n", summary_line(rows.back()).c_str());
+                    done += l->flops(N);
+                    if (r.status == gpu::Status::fail || r.status == gpu::Status::error) any_fail = true;
+                    if (r.fatal) {
+                        fill_vs_cudnn(rows);
+                        write_csv(a.csv, meta, rows);
+                        progress.finish("stopped");
+                        std::fprintf(stderr,
+                                     "error: %s\nthe CUDA context is unusable after this error; the sweep stopped "
+                                     "and %s holds the %zu rows run so far\n",
+                                     r.reason.c_str(), a.csv.c_str(), rows.size());
+                        return kExitFail;
+                    }
+                }
+            }
+            // Rewritten (atomically) after each (layer, N): an interrupted sweep keeps its rows.
+            write_csv(a.csv, meta, rows);
+        }
+    }
+    fill_vs_cudnn(rows);
+    write_csv(a.csv, meta, rows);
+    std::size_t npass = 0, nfail = 0, nskip = 0;
+    for (const auto& r : rows) {
+        if (r.result.status == gpu::Status::pass) ++npass;
+        else if (r.result.status == gpu::Status::skip) ++nskip;
+        else ++nfail;
+    }
+    progress.finish(std::to_string(npass) + " passed, " + std::to_string(nfail) + " failed, " +
+                    std::to_string(nskip) + " skipped");
+    std::printf("%zu passed, %zu failed, %zu skipped; results in %s\n", npass, nfail, nskip, a.csv.c_str());
+    return any_fail ? kExitFail : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"convstudy: AlexNet's convolution layers on the GPU, one optimisation at a time.\n"
+                 "Generate golden files once, run a variant per layer, sweep everything, plot."};
+    app.set_version_flag("--version", std::string(kToolVersion) + " (" + kGitRevision + ")");
+    app.require_subcommand(1);
+
+    bool list_json = false;
+    TableOpt list_table;
+    auto* list = app.add_subcommand("list", "list the variants, memory modes, thresholds and layers");
+    list->add_flag("--json", list_json, "machine-readable output");
+    list->add_option("--table", list_table.path, "layer table (JSON); default: built-in AlexNet");
+
+    GenerateArgs gen;
+    auto* g = app.add_subcommand("generate", "compute the golden outputs on the CPU and store them (.npy)");
+    g->add_option("--batch", gen.batches, "batch sizes, comma separated")->delimiter(',')->expected(1, -1);
+    g->add_option("--layers,--table", gen.table.path, "layer table (JSON); default: built-in AlexNet");
+    g->add_option("--only", gen.only, "only these layers of the table, comma separated")->delimiter(',');
+    g->add_option("--out", gen.out, "root directory of the golden files");
+    g->add_option("--seed", gen.seed, "generator seed");
+    g->add_flag("--quiet", gen.quiet, "no progress on stderr");
+    g->add_flag("--no-cpu-timing", gen.no_cpu_timing, "do not time the float32 CPU reference");
+    g->add_flag("--no-onednn", gen.no_onednn, "do not time oneDNN");
+
+    RunArgs run;
+    auto* r = app.add_subcommand("run", "check and time one variant on one layer and batch");
+    r->add_option("--variant", run.variant, "variant name or study abbreviation (see `list`)")->required();
+    r->add_option("--layer", run.layer, "layer name (see `list`)")->required();
+    r->add_option("--batch", run.batch, "batch size N")->required();
+    r->add_option("--memory", run.memory, "memory mode: " + gpu::memory_mode_names() + " (default pageable)");
+    r->add_option("--csv", run.csv, "write the result row to this CSV file");
+    r->add_option("--golden", run.golden, "root directory of the golden files");
+    r->add_option("--table", run.table.path, "layer table (JSON); default: built-in AlexNet");
+    add_timing_options(r, run.timing);
+
+    SweepArgs sw;
+    auto* s = app.add_subcommand("sweep", "check and time many variants, layers, batches and memory modes");
+    s->add_option("--variants", sw.variants, "variants, comma separated, or all")->delimiter(',');
+    s->add_option("--layers", sw.layers, "layer names, comma separated (default: every layer)")->delimiter(',');
+    s->add_option("--batch", sw.batches, "batch sizes, comma separated")->delimiter(',');
+    s->add_option("--memory", sw.memory, "memory modes, comma separated, or all")->delimiter(',');
+    s->add_option("--csv", sw.csv, "results CSV (written atomically, after each layer and batch)")->required();
+    s->add_option("--golden", sw.golden, "root directory of the golden files");
+    s->add_option("--table", sw.table.path, "layer table (JSON); default: built-in AlexNet");
+    s->add_flag("--quiet", sw.quiet, "no progress on stderr; one line per result on stdout");
+    add_timing_options(s, sw.timing);
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        app.exit(e);
+        return kExitInput;
+    }
+
+    try {
+        if (*list) return cmd_list(list_table, list_json);
+        if (*g) return cmd_generate(gen);
+        if (*r) return cmd_run(run);
+        if (*s) return cmd_sweep(sw);
+    } catch (const NoDevice& e) {
+        std::fprintf(stderr, "error: %s\n", e.what());
+        return kExitNoDevice;
+    } catch (const Error& e) {
+        std::fprintf(stderr, "error: %s\n", e.what());
+        return kExitInput;
+    } catch (const std::bad_alloc&) {
+        std::fprintf(stderr, "error: out of host memory\n");
+        return kExitInput;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "error: %s\n", e.what());
+        return kExitFail;
+    }
+    return kExitInput;
+}
+
+}  // namespace cs::cli

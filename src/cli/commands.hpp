@@ -1,0 +1,6 @@
+// The convstudy command-line program: list, generate, run, sweep.
+#pragma once
+
+namespace cs::cli {
+int main(int argc, char** argv);
+}

@@ -1,0 +1,129 @@
+#include "results.hpp"
+
+#include "atomic_file.hpp"
+#include "error.hpp"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <sstream>
+
+namespace cs::cli {
+
+const std::vector<std::string>& csv_columns() {
+    static const std::vector<std::string> cols = {
+        "timestamp", "device", "cc", "sms", "cuda_runtime", "driver", "git_rev", "tool_version",
+        "layer", "C", "H", "W", "M", "R", "S", "stride", "pad", "E", "F", "N",
+        "variant", "family", "precision", "io_dtype", "memory", "status", "reason", "check",
+        "max_abs_err", "max_rel_err", "rel_l2_err", "threshold",
+        "kernel_ms", "kernel_min_ms", "kernel_max_ms", "repeats", "warmup", "l2_flush",
+        "h2d_ms", "d2h_ms", "total_ms", "total_min_ms", "total_max_ms", "setup_ms",
+        "streams", "chunks", "overlap",
+        "cpu_ms", "cpu_threads", "cpu_model", "cpu_onednn_ms",
+        "speedup_kernel", "speedup_total", "vs_cudnn",
+        "gflop", "tflops", "pct_peak", "peak_tflops",
+        "workspace_bytes", "device_bytes", "detail"};
+    return cols;
+}
+
+namespace {
+
+std::string num(double v, int prec = 6) {
+    if (!std::isfinite(v)) return "";
+    char b[64];
+    std::snprintf(b, sizeof b, "%.*g", prec, v);
+    return b;
+}
+
+std::string quote(const std::string& s) {
+    if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+    std::string q = "\"";
+    for (char c : s) {
+        if (c == '"') q += '"';
+        q += (c == '\n' || c == '\r') ? ' ' : c;
+    }
+    return q + "\"";
+}
+
+}  // namespace
+
+std::vector<std::string> csv_fields(const RunMeta& m, const Row& row) {
+    const auto& r = row.result;
+    const auto& l = row.layer;
+    const bool pass = r.status == gpu::Status::pass;
+    const bool checked = r.check == "golden" || r.check.rfind("sampled", 0) == 0;
+    const double gflop = l.flops(row.N) * 1e-9;
+    const double kernel = pass ? r.kernel.median : NAN;
+    const double total = pass ? r.total.median : NAN;
+    const double tflops = pass ? gflop / kernel : NAN;  // GFLOP / ms = TFLOP/s
+    const bool streams = row.memory == "streams";
+    const double overlap = pass && streams ? (r.h2d.median + r.kernel.median + r.d2h.median) / total : NAN;
+    std::vector<std::string> f = {
+        m.timestamp, m.device, m.cc, std::to_string(m.sms), m.cuda_runtime, m.driver, m.git_rev, m.tool_version,
+        l.name, std::to_string(l.C), std::to_string(l.H), std::to_string(l.W), std::to_string(l.M),
+        std::to_string(l.R), std::to_string(l.S), std::to_string(l.stride), std::to_string(l.pad),
+        std::to_string(l.E()), std::to_string(l.F()), std::to_string(row.N),
+        row.variant, row.family, row.precision, row.io_dtype, row.memory,
+        std::string(gpu::to_string(r.status)), r.reason, r.check,
+        checked ? num(r.err.max_abs_err) : "", checked ? num(r.err.max_rel_err) : "",
+        checked ? num(r.err.rel_l2_err) : "", num(r.threshold),
+        num(kernel), pass ? num(r.kernel.min) : "", pass ? num(r.kernel.max) : "",
+        pass ? std::to_string(r.kernel.count) : "", std::to_string(m.warmup), m.l2_flush ? "1" : "0",
+        pass ? num(r.h2d.median) : "", pass ? num(r.d2h.median) : "", num(total),
+        pass ? num(r.total.min) : "", pass ? num(r.total.max) : "", num(r.setup_ms),
+        r.streams ? std::to_string(r.streams) : "", r.chunks ? std::to_string(r.chunks) : "", num(overlap),
+        num(row.cpu_ms), row.cpu_threads ? std::to_string(row.cpu_threads) : "", row.cpu_model,
+        num(row.cpu_onednn_ms),
+        pass ? num(row.cpu_ms / kernel) : "", pass ? num(row.cpu_ms / total) : "",
+        row.vs_cudnn && pass ? num(*row.vs_cudnn) : "",
+        num(gflop), num(tflops), pass && m.peak_tflops > 0 ? num(100.0 * tflops / m.peak_tflops) : "",
+        num(m.peak_tflops),
+        std::to_string(r.workspace_bytes), std::to_string(r.device_bytes), r.detail};
+    return f;
+}
+
+void write_csv(const std::filesystem::path& path, const RunMeta& meta, const std::vector<Row>& rows) {
+    write_file_atomic(path, [&](std::ostream& os) {
+        const auto& cols = csv_columns();
+        for (std::size_t i = 0; i < cols.size(); ++i) os << (i ? "," : "") << cols[i];
+        os << '\n';
+        for (const auto& row : rows) {
+            const auto f = csv_fields(meta, row);
+            for (std::size_t i = 0; i < f.size(); ++i) os << (i ? "," : "") << quote(f[i]);
+            os << '\n';
+        }
+    });
+}
+
+void check_writable(const std::filesystem::path& path) {
+    namespace fs = std::filesystem;
+    const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec))
+        throw Error("cannot write " + path.string() + ": directory " + dir.string() + " does not exist");
+    if (fs::is_directory(path, ec)) throw Error("cannot write " + path.string() + ": it is a directory");
+    if (::access(dir.c_str(), W_OK) != 0)
+        throw Error("cannot write " + path.string() + ": directory " + dir.string() + " is not writable");
+}
+
+void fill_vs_cudnn(std::vector<Row>& rows) {
+    // (layer, N, memory, anchor precision) -> cuDNN kernel_ms
+    std::map<std::string, double> anchor;
+    auto key = [](const Row& r, const std::string& prec) {
+        return r.layer.name + "|" + std::to_string(r.N) + "|" + r.memory + "|" + prec;
+    };
+    for (const auto& r : rows)
+        if (r.family == "cudnn" && r.result.status == gpu::Status::pass &&
+            (r.variant == "cudnn-fp32" || r.variant == "cudnn-fp16"))
+            anchor[key(r, r.precision)] = r.result.kernel.median;
+    for (auto& r : rows) {
+        if (r.result.status != gpu::Status::pass) continue;
+        const std::string prec = (r.precision == "fp16" || r.precision == "fp16acc") ? "fp16" : "fp32";
+        auto it = anchor.find(key(r, prec));
+        if (it != anchor.end()) r.vs_cudnn = it->second / r.result.kernel.median;
+    }
+}
+
+}  // namespace cs::cli

@@ -1,0 +1,103 @@
+// Golden files: the inputs, weights and double-accumulated reference outputs of each layer
+// for a few batch sizes, stored as NumPy .npy (float32, C order) with a manifest, and the
+// verified loading that every check against them goes through.
+//
+// Layout (table = LayerTable::name, or the stem of its source file when the name is empty):
+//
+//   <root>/<table>/manifest.json
+//   <root>/<table>/n<N>/<layer>.input.npy     (N, C, H, W)
+//   <root>/<table>/n<N>/<layer>.weights.npy   (M, C, R, S)   the same bytes for every N,
+//   <root>/<table>/n<N>/<layer>.output.npy    (N, M, E, F)   stored in each n<N> directory so
+//                                                            one directory is a complete set
+//
+// manifest.json (format_version 1) records the tool (name, version, git revision), when it
+// was created and last updated, the generator (name, description, seed), the layer table
+// (name, source, every layer's shape), every file (path relative to the manifest's
+// directory, layer, N, tensor, shape, dtype, bytes, sha256) and the CPU timings of each
+// (layer, N) under "cpu": {"<layer>/n<N>": {float32_ms, ..., onednn_max_abs_diff}} with
+// null where a value was not measured.
+//
+// Every file and the manifest are written atomically (temporary + rename). The manifest is
+// rewritten after each (layer, N), so an interrupted run leaves a manifest that lists
+// exactly the complete sets. Generating more batches later merges into the manifest when
+// the generator, seed and shared layer shapes agree; otherwise the manifest starts afresh.
+#pragma once
+
+#include "conv_ref.hpp"
+#include "cpu_anchor.hpp"
+#include "datagen.hpp"
+#include "layer.hpp"
+#include "npy.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cs {
+
+inline constexpr int kGoldenFormatVersion = 1;
+
+enum class GoldenTensor { input, weights, output };
+// "input", "weights", "output"
+const char* golden_tensor_name(GoldenTensor t);
+
+struct GenerateOptions {
+    std::vector<std::int64_t> batches{1, 32, 128};
+    std::filesystem::path root{"golden"};
+    std::uint64_t seed = kDefaultSeed;
+    bool quiet = false;        // no progress on stderr
+    bool time_cpu = true;      // time conv2d_ref<float> (time_cpu_reference)
+    bool time_onednn = true;   // time oneDNN too, when it was built in
+    std::vector<std::string> layers;  // names of the layers to generate; empty: all of the table
+};
+
+// The directory name of a table: its name, or its source file's stem; characters other
+// than letters, digits, '_', '-' and '.' become '_'.
+std::string golden_table_name(const LayerTable& table);
+std::filesystem::path golden_table_dir(const std::filesystem::path& root, const LayerTable& table);
+std::filesystem::path golden_manifest_path(const std::filesystem::path& root, const LayerTable& table);
+std::filesystem::path golden_batch_dir(const std::filesystem::path& root, const LayerTable& table, std::int64_t N);
+std::filesystem::path golden_file_path(const std::filesystem::path& root, const LayerTable& table,
+                                       const std::string& layer, std::int64_t N, GoldenTensor t);
+// (N, C, H, W), (M, C, R, S) or (N, M, E, F).
+NpyShape golden_shape(const Layer& layer, std::int64_t N, GoldenTensor t);
+
+// Generates, writes and records the golden sets of every (batch, layer), with progress on
+// stderr. Throws cs::Error for bad options (no batches, N < 1, an unknown layer), too little
+// free disk space, or a directory that cannot be written.
+void generate_golden(const LayerTable& table, const GenerateOptions& options);
+
+struct GoldenSet {
+    Layer layer;
+    std::int64_t N = 0;
+    std::uint64_t seed = 0;
+    std::vector<float> input, weights, output;  // NCHW, MCRS, NMEF
+    CpuTiming cpu;                  // the float32 reference; all zero when it was not timed
+    std::optional<CpuTiming> onednn;  // nullopt when oneDNN was not timed
+    double onednn_max_abs_diff = 0;   // oneDNN's largest |difference| from the golden output
+    std::string cpu_model;
+    std::filesystem::path dir;      // <root>/<table>/n<N>
+};
+
+// Loads and verifies one golden set: the manifest exists, parses and has format_version 1
+// and the current generator; the seed equals expected_seed when one is given; (layer, N) is
+// recorded; the recorded layer shape equals `layer` (a set made from another table or shape
+// is refused); each file exists and its header, dtype, shape, size and SHA-256 match the
+// manifest. Every failure is a cs::Error that names the file and ends with
+// "; regenerate with: <regenerate_command(...)>".
+GoldenSet load_golden(const std::filesystem::path& root, const LayerTable& table, const Layer& layer,
+                      std::int64_t N, std::optional<std::uint64_t> expected_seed = std::nullopt);
+
+// The batch sizes the manifest records for this layer with this exact shape, ascending
+// (files are not verified). Empty when there is no manifest; cs::Error when it is corrupt.
+std::vector<std::int64_t> golden_batches(const std::filesystem::path& root, const LayerTable& table,
+                                         const Layer& layer);
+
+// "convstudy generate --batch 128 --out golden", plus "--layers FILE" when the table is not
+// the built-in one and "--seed S" when seed is not kDefaultSeed; paths shell-quoted.
+std::string regenerate_command(const std::filesystem::path& root, const LayerTable& table, std::int64_t N,
+                               std::uint64_t seed = kDefaultSeed);
+
+}  // namespace cs

@@ -1,0 +1,69 @@
+// Shared pieces of the GPU tests: a problem with its CPU reference (double accumulation)
+// and a one-call runner.
+#pragma once
+
+#include "conv_ref.hpp"
+#include "datagen.hpp"
+#include "harness.hpp"
+#include "layer.hpp"
+
+#include <vector>
+
+namespace cs::test {
+
+struct RefProblem {
+    gpu::Problem problem;
+    std::vector<float> in, w, golden;
+};
+
+inline RefProblem make_ref_problem(const Layer& l, std::int64_t N, std::uint64_t seed = 7) {
+    RefProblem r;
+    r.problem = gpu::Problem{l, N};
+    r.in.resize(std::size_t(l.input_elems(N)));
+    r.w.resize(std::size_t(l.weight_elems()));
+    r.golden.resize(std::size_t(l.output_elems(N)));
+    make_input(l, N, seed, r.in.data());
+    make_weights(l, seed, r.w.data());
+    conv2d_ref<double>(l, N, r.in.data(), r.w.data(), r.golden.data());
+    return r;
+}
+
+inline gpu::RunResult run_checked(gpu::DeviceContext& ctx, const gpu::Variant& v, gpu::MemoryMode mode,
+                                  const RefProblem& rp, int repeats = 1, bool keep_output = false) {
+    gpu::HostData data;
+    data.in = rp.in.data();
+    data.w = rp.w.data();
+    data.golden = rp.golden.data();
+    gpu::RunOptions opt;
+    opt.warmup = 0;
+    opt.repeats = repeats;
+    opt.keep_output = keep_output;
+    return gpu::run_variant(ctx, v, mode, rp.problem, data, opt);
+}
+
+inline gpu::DeviceContext& device() {
+    static gpu::DeviceContext ctx(0);
+    return ctx;
+}
+
+// Small shapes that are multiples of nothing: C=3, strides, padding, non-square filters,
+// planes that need several outputs per thread.
+inline std::vector<Layer> odd_layers() {
+    auto L = [](const char* n, int C, int H, int W, int M, int R, int S, int st, int pad) {
+        Layer l;
+        l.name = n;
+        l.C = C, l.H = H, l.W = W, l.M = M, l.R = R, l.S = S, l.stride = st, l.pad = pad;
+        return l;
+    };
+    return {
+        L("odd_c3_s2", 3, 19, 23, 5, 5, 3, 2, 1),
+        L("odd_c7_p1", 7, 9, 9, 4, 3, 3, 1, 1),
+        L("odd_tile2", 2, 40, 37, 3, 4, 4, 1, 0),   // 37x34 outputs: 2 per thread per dim
+        L("odd_1x1", 5, 6, 7, 6, 1, 1, 1, 0),
+        L("odd_tile3", 1, 70, 70, 2, 3, 3, 1, 1),   // 70x70 outputs: 3 per thread per dim
+        L("odd_s4_c3", 3, 35, 31, 7, 11, 11, 4, 0), // conv1-like: C=3, 11x11, stride 4
+        L("odd_c33_5x5", 33, 11, 13, 9, 5, 5, 1, 2),
+    };
+}
+
+}  // namespace cs::test

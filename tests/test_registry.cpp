@@ -1,0 +1,118 @@
+// The registry table (gpu/registry.cpp), checked without a GPU: names and aliases are
+// unique case-insensitively, every row is complete, and the single-kernel family has its
+// coalesced / uncoalesced pairs and the study's abbreviations.
+#include "catch.hpp"
+#include "variant.hpp"
+
+#include <cctype>
+#include <map>
+#include <string>
+#include <vector>
+
+using namespace cs::gpu;
+
+namespace {
+
+std::string lower(std::string s) {
+    for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+
+bool has_alias(const Variant& v, const std::string& name) {
+    for (const auto& a : v.aliases)
+        if (lower(a.name) == lower(name)) return true;
+    return false;
+}
+
+const std::string kUncoalesced = "-uncoalesced";
+
+}  // namespace
+
+TEST_CASE("registry names and aliases are unique, case-insensitively", "[registry]") {
+    REQUIRE(!registry().empty());
+    std::map<std::string, std::string> owner;  // lower-cased name or alias -> variant
+    for (const auto& v : registry()) {
+        std::vector<std::string> names{v.name};
+        for (const auto& a : v.aliases) names.push_back(a.name);
+        for (const auto& n : names) {
+            INFO("'" << n << "' of variant " << v.name);
+            REQUIRE(!n.empty());
+            const auto [it, fresh] = owner.emplace(lower(n), v.name);
+            INFO("already used by variant " << it->second);
+            REQUIRE(fresh);
+        }
+    }
+}
+
+TEST_CASE("every registry row is complete", "[registry]") {
+    for (const auto& v : registry()) {
+        INFO(v.name);
+        REQUIRE(!v.name.empty());
+        // Canonical names are lower-case with dashes (they are CSV values and CLI words).
+        for (char c : v.name) REQUIRE((std::islower(static_cast<unsigned char>(c)) || std::isdigit(c) || c == '-'));
+        REQUIRE(!v.family.empty());
+        REQUIRE(!v.idea.empty());
+        REQUIRE(static_cast<bool>(v.supports));
+        REQUIRE(static_cast<bool>(v.make_plan));
+        // Every name finds its own row.
+        REQUIRE(find_variant(v.name).variant == &v);
+        for (const auto& a : v.aliases) REQUIRE(find_variant(a.name).variant == &v);
+    }
+}
+
+// Every single-kernel variant computes several outputs per thread on planes larger than a
+// block (conv1), so every one has both mappings: `<name>` (coalesced) and
+// `<name>-uncoalesced`, with the same family, precision and element type, and each study
+// alias `a` of the coalesced one has `a-nc` on the twin.
+TEST_CASE("single-kernel variants come in coalesced / uncoalesced pairs", "[registry][single-kernel]") {
+    int pairs = 0;
+    for (const auto& v : registry()) {
+        if (v.family != "single-kernel") continue;
+        INFO(v.name);
+        const bool nc = v.name.ends_with(kUncoalesced);
+        const std::string other = nc ? v.name.substr(0, v.name.size() - kUncoalesced.size()) : v.name + kUncoalesced;
+        const Variant* t = find_variant(other).variant;
+        INFO("twin " << other);
+        REQUIRE(t != nullptr);
+        REQUIRE(t->name == other);
+        REQUIRE(t->family == v.family);
+        REQUIRE(t->precision == v.precision);
+        REQUIRE(t->io == v.io);
+        REQUIRE(t->deterministic == v.deterministic);
+        const Variant& coalesced = nc ? *t : v;
+        const Variant& uncoalesced = nc ? v : *t;
+        for (const auto& a : coalesced.aliases) {
+            INFO("alias " << a.name);
+            REQUIRE(has_alias(uncoalesced, a.name + "-nc"));
+        }
+        if (!nc) ++pairs;
+    }
+    REQUIRE(pairs >= 5);
+}
+
+TEST_CASE("the study's single-kernel abbreviations select the family, no memory mode", "[registry][single-kernel]") {
+    for (const char* abbr : {"rla2m", "rswbdl2m", "rswbdla2m", "rswmtla2m", "swso", "halfprecision", "Swso",
+                             "Halfprecision", "RLA2M"}) {
+        INFO(abbr);
+        const VariantRef r = find_variant(abbr);
+        REQUIRE(r.variant != nullptr);
+        REQUIRE(r.variant->family == "single-kernel");
+        REQUIRE(r.memory.empty());
+        REQUIRE(!r.variant->name.ends_with(kUncoalesced));
+    }
+    for (const char* abbr : {"rla2m-nc", "rswbdl2m-nc", "rswbdla2m-nc", "rswmtla2m-nc", "swso-nc", "halfprecision-nc"}) {
+        INFO(abbr);
+        const VariantRef r = find_variant(abbr);
+        REQUIRE(r.variant != nullptr);
+        REQUIRE(r.variant->name.ends_with(kUncoalesced));
+    }
+    REQUIRE(find_variant("rswbdl2m").variant == find_variant("rswbdla2m").variant);
+    const Variant* half = find_variant("halfprecision").variant;
+    REQUIRE(half->io == DType::f16);
+    REQUIRE(half->precision == Precision::fp16acc);
+    for (const char* f32 : {"rla2m", "rswbdl2m", "rswmtla2m", "swso"}) {
+        INFO(f32);
+        REQUIRE(find_variant(f32).variant->io == DType::f32);
+        REQUIRE(find_variant(f32).variant->precision == Precision::fp32);
+    }
+}
