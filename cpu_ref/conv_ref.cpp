@@ -46,8 +46,11 @@
 //   6. AVX-512 MR=8 x NR=48, KC=256 (B micro-panel 48 KiB = all of L1): 1-thread ratio 1.23.
 //      KC from a 24 KiB B-panel budget (128): 1.31 (noise), MR=12 x NR=32 with KC=128: 1.15
 //      (conv1 106 vs 111 GFLOP/s, conv2-5 137-152 vs 164-172); MR=14 x NR=32: 1.16. Kept 12x32.
-//      16 threads, all five layers at N=32: ours ~50-56 ms (~1.2-1.3 TFLOP/s), oneDNN
-//      43-57 ms: ratio 0.97-1.13. Double: ~105 ms.
+//      Final (12x32, KC=128), 1 thread: 117/173/166/161/147 GFLOP/s vs oneDNN
+//      128/209/184/181/177: ratio 1.16. 16 threads, all five layers at N=32: ours
+//      42-44 ms (~1.6 TFLOP/s) vs oneDNN 46-50 ms: ratio 0.88-0.90. Double: 80 ms.
+//      (Earlier runs of the same build on another host of that kind: 50-56 vs 43-57 ms.)
+//      Golden set there (generate + double + float timing for N = 1, 32, 128): 2.3 s.
 
 #include "conv_ref.hpp"
 

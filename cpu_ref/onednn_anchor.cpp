@@ -1,4 +1,6 @@
 // oneDNN's fp32 convolution on the reference's buffers (compiled only with oneDNN).
+// Written against oneDNN 2.6 (Debian 12); the 3.x branch follows the v3 API but was not
+// compiled here.
 #include "onednn_internal.hpp"
 
 #include "error.hpp"
@@ -57,11 +59,18 @@ std::function<void()> make_onednn_conv(const Layer& l, std::int64_t N, const flo
         c->user_wei = memory(user_wei_md, c->eng, const_cast<float*>(w));
         c->user_dst = memory(user_dst_md, c->eng, out);
 
-        const dnnl::convolution_forward::desc desc(
-            dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-            memory::desc(src_dims, dt::f32, tag::any), memory::desc(wei_dims, dt::f32, tag::any),
-            memory::desc(dst_dims, dt::f32, tag::any), strides, pad, pad);
+        const memory::desc src_any(src_dims, dt::f32, tag::any), wei_any(wei_dims, dt::f32, tag::any),
+            dst_any(dst_dims, dt::f32, tag::any);
+#if DNNL_VERSION_MAJOR >= 3  // v3 dropped op descriptors (Ubuntu 24.04 ships 3.x, Debian 12 2.6)
+        const dnnl::convolution_forward::primitive_desc pd(c->eng, dnnl::prop_kind::forward_inference,
+                                                           dnnl::algorithm::convolution_direct, src_any, wei_any,
+                                                           dst_any, strides, pad, pad);
+#else
+        const dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference,
+                                                   dnnl::algorithm::convolution_direct, src_any, wei_any, dst_any,
+                                                   strides, pad, pad);
         const dnnl::convolution_forward::primitive_desc pd(desc, c->eng);
+#endif
         c->conv = dnnl::convolution_forward(pd);
 
         c->reorder_src = pd.src_desc() != user_src_md;

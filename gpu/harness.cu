@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <memory>
 #include <new>
@@ -344,6 +345,19 @@ void Run::checked_run() {
         r_.err = compare_sampled(outf.data(), data_.sample_index, data_.sample_value, data_.sample_count,
                                  data_.sample_max_abs);
         r_.check = "sampled(" + std::to_string(data_.sample_count) + ")";
+        // The sample checks values; the NaN poison is checked on every element, so an
+        // output element that no thread wrote fails even when no sample falls on it.
+        std::int64_t nonfinite = 0, first_bad = -1;
+#pragma omp parallel for reduction(+ : nonfinite)
+        for (std::int64_t i = 0; i < out_elems_; ++i)
+            if (!std::isfinite(outf[std::size_t(i)])) ++nonfinite;
+        if (nonfinite) {
+            for (std::int64_t i = 0; i < out_elems_ && first_bad < 0; ++i)
+                if (!std::isfinite(outf[std::size_t(i)])) first_bad = i;
+            r_.err.nonfinite = nonfinite;
+            r_.err.worst_index = first_bad;
+            r_.err.max_abs_err = r_.err.max_rel_err = r_.err.rel_l2_err = INFINITY;
+        }
     } else {
         r_.check = "none";
     }

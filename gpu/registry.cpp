@@ -56,6 +56,66 @@ const std::vector<Variant>& registry() {
          "half-baseline with each thread on an adjacent t x t output patch (t=1: same as coalesced)", true,
          v::half_baseline_supports, v::half_baseline_uncoalesced_plan},
         // ---- multi-kernel family (issue 4) ----
+        // ---- GEMM family (issue 5) ----
+        // gpu/variants/gemm_*.cu (shared: gemm_common.cuh, gemm_wmma.cuh). GEMM view: W (M x K)
+        // times the unrolled input (K x N*E*F); tiles chosen per layer and batch in make_plan.
+        {"im2col-gemm", {}, "gemm", Precision::fp32, DType::f32,
+         "im2col kernel writes the K x N*E*F matrix (workspace, chunked over the batch), then our shared-memory "
+         "tiled SGEMM writes NCHW",
+         true, v::im2col_gemm_supports, v::im2col_gemm_plan},
+        {"implicit-gemm", {}, "gemm", Precision::fp32, DType::f32,
+         "the same tiled SGEMM with the unroll folded into its B-tile loads (no buffer), indices decoded by division "
+         "per element",
+         true, v::implicit_gemm_supports, v::implicit_gemm_plan},
+        {"implicit-gemm-idx", {}, "gemm", Precision::fp32, DType::f32,
+         "implicit-gemm with index reuse: (n,e,f) once per thread, each k-tile's (c,r,s) once per block in a shared "
+         "table",
+         true, v::implicit_gemm_idx_supports, v::implicit_gemm_idx_plan},
+        {"wmma-fp16", {}, "gemm", Precision::fp16, DType::f16,
+         "implicit GEMM with index reuse on tensor cores: WMMA 16x16x16 half fragments, fp32 accumulation",
+         true, v::wmma_fp16_supports, v::wmma_fp16_plan},
+        {"wmma-tf32", {}, "gemm", Precision::tf32, DType::f32,
+         "implicit GEMM with index reuse on tensor cores: WMMA 16x16x8 tf32 fragments, fp32 accumulation",
+         true, v::wmma_tf32_supports, v::wmma_tf32_plan},
+        // ---- direct-convolution course-project ideas (issue 5) ----
+        // gpu/variants/direct_*.cu: the course reports' constant-memory mask, restrict +
+        // unrolling, and shared-memory input tiling, each on the direct convolution.
+        {"const-weights", {}, "direct", Precision::fp32, DType::f32,
+         "filters in __constant__ memory (broadcast reads), in chunks of M that fit 64 KB: a device-to-device "
+         "copy + a launch per chunk",
+         true, v::const_weights_supports, v::const_weights_plan},
+        {"restrict-unroll", {}, "direct", Precision::fp32, DType::f32,
+         "register-acc with __restrict__ pointers and the filter size compile-time (11, 5, 3: loops fully "
+         "unrolled), a generic fallback",
+         true, v::restrict_unroll_supports, v::restrict_unroll_plan},
+        {"tiled-input", {}, "direct", Precision::fp32, DType::f32,
+         "a block stages its input tile + halo and the filters' channel slices in shared memory; 2 rows x 8-16 "
+         "filters per thread",
+         true, v::tiled_input_supports, v::tiled_input_plan},
+        // ---- anchors (issue 6) ----
+        // gpu/variants/cudnn.cu (only when cuDNN was found: CONVSTUDY_HAVE_CUDNN) and
+        // gpu/variants/cublas_im2col.cu. The libraries people use, in the same harness;
+        // vs_cudnn divides cudnn-fp32's (fp16 rows: cudnn-fp16's) kernel_ms by each row's.
+#ifdef CONVSTUDY_HAVE_CUDNN
+        {"cudnn-fp32", {}, "cudnn", Precision::fp32, DType::f32,
+         "cuDNN forward, algorithm picked by cudnnFindConvolutionForwardAlgorithmEx, FMA math only (TF32 off)",
+         false, v::cudnn_fp32_supports, v::cudnn_fp32_plan},
+        {"cudnn-tf32", {}, "cudnn", Precision::tf32, DType::f32,
+         "cuDNN forward on float tensors with tensor-op math (TF32 allowed), fastest algorithm found", false,
+         v::cudnn_tf32_supports, v::cudnn_tf32_plan},
+        {"cudnn-fp16", {}, "cudnn", Precision::fp16, DType::f16,
+         "cuDNN forward on half tensors, float accumulation, tensor-op math, fastest algorithm found", false,
+         v::cudnn_fp16_supports, v::cudnn_fp16_plan},
+#endif
+        {"cublas-im2col", {}, "cublas", Precision::fp32, DType::f32,
+         "our im2col unroll, then one cublasSgemm per chunk of images (no TF32) and a permute to NCHW", true,
+         v::cublas_im2col_supports, v::cublas_im2col_plan},
+        {"cublas-im2col-tf32", {}, "cublas", Precision::tf32, DType::f32,
+         "our im2col unroll, then cublasGemmEx with CUBLAS_COMPUTE_32F_FAST_TF32 and a permute to NCHW", true,
+         v::cublas_im2col_tf32_supports, v::cublas_im2col_tf32_plan},
+        {"cublas-im2col-fp16", {}, "cublas", Precision::fp16, DType::f16,
+         "our im2col unroll on half data, then cublasGemmEx (half in/out, float accumulation) and a permute", true,
+         v::cublas_im2col_fp16_supports, v::cublas_im2col_fp16_plan},
         // gpu/variants/multi_kernel.cu, multi_kernel_vec.cu (shared code: multi_kernel.cuh).
         // Workspace C*N*M*E*F partials, cut into chunks of images (and channel groups when
         // one image does not fit) to stay under the plan's workspace limit.
@@ -123,6 +183,9 @@ std::string variant_names_for_help() {
             s += ")";
         }
     }
+#ifndef CONVSTUDY_HAVE_CUDNN
+    s += "; unavailable in this build: cudnn-fp32, cudnn-tf32, cudnn-fp16 (cuDNN was not found when it was configured)";
+#endif
     return s;
 }
 

@@ -149,22 +149,26 @@ std::optional<Json> read_manifest(const fs::path& path, const std::string& suffi
 // Why an existing manifest cannot be merged into; empty when it can.
 std::string merge_conflict(const Json& m, const LayerTable& table, std::uint64_t seed) {
     try {
-        if (m.at("format_version").get<int>() != kGoldenFormatVersion) return "it has another format_version";
+        if (m.at("format_version").get<int>() != kGoldenFormatVersion) return "has another format_version";
         const auto& g = m.at("generator");
-        if (g.at("name").get<std::string>() != kGeneratorName) return "it was made by another generator";
+        if (g.at("name").get<std::string>() != kGeneratorName) return "was made by another generator";
         if (g.at("description").get<std::string>() != generator_description())
-            return "it was made by another version of the generator";
+            return "was made by another version of the generator";
         if (g.at("seed").get<std::uint64_t>() != seed)
-            return "it was made with seed " + std::to_string(g.at("seed").get<std::uint64_t>());
+            return "was made with seed " + std::to_string(g.at("seed").get<std::uint64_t>());
         for (const auto& lj : m.at("layer_table").at("layers")) {
             const Layer old = layer_from_json(lj);
             if (const Layer* now = table.find(old.name); now && !same_shape(*now, old))
-                return "layer '" + old.name + "' had another shape (" + old.shape_string() + ")";
+                return "records layer '" + old.name + "' with another shape (" + old.shape_string() + ")";
         }
-        m.at("files").get_ref<const Json::array_t&>();
+        for (const auto& f : m.at("files").get_ref<const Json::array_t&>()) {
+            (void)f.at("layer").get<std::string>();
+            (void)f.at("N").get<std::int64_t>();
+            (void)f.at("tensor").get<std::string>();
+        }
         m.at("cpu").get_ref<const Json::object_t&>();
     } catch (const Json::exception& e) {
-        return std::string("it is malformed (") + e.what() + ")";
+        return std::string("is malformed (") + e.what() + ")";
     }
     return {};
 }
@@ -345,13 +349,20 @@ void generate_golden(const LayerTable& table, const GenerateOptions& opt) {
 
     // The manifest: merge into an existing one when compatible, else start afresh.
     Json manifest;
-    const auto existing = read_manifest(manifest_path, "");  // a corrupt one throws: the user should look at it
-    const std::string conflict = existing ? merge_conflict(*existing, table, opt.seed) : "";
+    std::optional<Json> existing;
+    std::string conflict;
+    try {
+        existing = read_manifest(manifest_path, "");
+        if (existing) conflict = merge_conflict(*existing, table, opt.seed);
+    } catch (const Error& e) {  // unreadable or corrupt: this run replaces it
+        existing = Json::object();
+        conflict = std::string("cannot be used (") + e.what() + ")";
+    }
     if (existing && conflict.empty()) {
         manifest = *existing;
     } else {
         if (existing)
-            progress.message("generate: " + manifest_path.string() + ": " + conflict +
+            progress.message("generate: the existing " + manifest_path.string() + " " + conflict +
                              "; starting a new manifest (its other entries are dropped)");
         manifest = Json::object();
         manifest["format_version"] = kGoldenFormatVersion;

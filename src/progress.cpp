@@ -36,16 +36,32 @@ Progress::Progress(std::string what, double total_units, bool quiet, std::ostrea
     if (quiet_) return;
     if (terminal_) {
         draw_terminal();
+        ticker_ = std::thread([this] {
+            std::unique_lock lock(mutex_);
+            while (!wake_.wait_for(lock, std::chrono::seconds(1), [this] { return stopping_; }))
+                if (!finished_) draw_terminal();
+        });
     } else {
         out_ << what_ << ": started" << std::endl;
     }
 }
 
 Progress::~Progress() {
+    stop_ticker();
     if (!quiet_ && terminal_ && line_open_) {
         out_ << '\n';
         out_.flush();
     }
+}
+
+void Progress::stop_ticker() {
+    if (!ticker_.joinable()) return;
+    {
+        std::lock_guard lock(mutex_);
+        stopping_ = true;
+    }
+    wake_.notify_all();
+    ticker_.join();
 }
 
 double Progress::elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
@@ -93,7 +109,9 @@ void Progress::draw_terminal() {
 }
 
 void Progress::update(double done_units, std::string current) {
-    if (quiet_ || finished_) return;
+    if (quiet_) return;
+    std::lock_guard lock(mutex_);
+    if (finished_) return;
     const bool changed = current != current_;
     done_ = done_units;
     current_ = std::move(current);
@@ -108,6 +126,7 @@ void Progress::update(double done_units, std::string current) {
 
 void Progress::message(const std::string& text) {
     if (quiet_) return;
+    std::lock_guard lock(mutex_);
     if (terminal_ && line_open_) {
         out_ << '\r' << std::string(last_len_, ' ') << '\r' << text << '\n';
         last_len_ = 0;
@@ -120,7 +139,10 @@ void Progress::message(const std::string& text) {
 }
 
 void Progress::finish(const std::string& summary) {
-    if (quiet_ || finished_) return;
+    if (quiet_) return;
+    stop_ticker();
+    std::lock_guard lock(mutex_);
+    if (finished_) return;
     finished_ = true;
     std::string line = what_ + ": done in " + format_duration(elapsed());
     if (!summary.empty()) line += ", " + summary;

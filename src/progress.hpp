@@ -3,7 +3,8 @@
 // When stderr is a terminal: one line, rewritten in place with \r, showing what is
 // running, the percentage, the elapsed time and an estimate of the time left. Otherwise
 // (a log file, a pipe, CI): plain lines, a start line, at most one line every ~2 s, and a
-// finish line. quiet = true prints nothing.
+// finish line. quiet = true prints nothing. On a terminal the line is also redrawn once a
+// second by a small thread, so the elapsed time moves during a long step.
 //
 //   Progress p("generate", total_flops, quiet);
 //   p.update(done, "conv2 N=128: reference (double)");
@@ -12,8 +13,11 @@
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <ostream>
 #include <string>
+#include <thread>
 
 namespace cs {
 
@@ -46,7 +50,8 @@ private:
     using Clock = std::chrono::steady_clock;
     double elapsed() const;
     std::string status_text() const;
-    void draw_terminal();
+    void draw_terminal();  // with mutex_ held
+    void stop_ticker();
 
     std::string what_;
     double total_;
@@ -61,6 +66,10 @@ private:
     std::size_t last_len_ = 0;
     bool line_open_ = false;  // a terminal line is on screen without its newline
     bool finished_ = false;
+    std::mutex mutex_;
+    std::condition_variable wake_;
+    bool stopping_ = false;
+    std::thread ticker_;
 };
 
 }  // namespace cs

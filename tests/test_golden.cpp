@@ -12,7 +12,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <signal.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <cstring>
 #include <filesystem>
@@ -91,6 +94,17 @@ std::vector<std::string> temp_files_under(const fs::path& root) {
     for (const auto& e : fs::recursive_directory_iterator(root))
         if (e.path().filename().string().find(".tmp.") != std::string::npos) out.push_back(e.path().string());
     return out;
+}
+
+// One generated golden set per test run; tests that damage files work on a copy.
+const fs::path& pristine_golden() {
+    static TempDir dir;
+    static const bool made = [] {
+        cs::generate_golden(tiny_table(), options(dir.path));
+        return true;
+    }();
+    (void)made;
+    return dir.path;
 }
 
 struct FaultGuard {
@@ -191,6 +205,33 @@ TEST_CASE("generating more batches merges; another seed starts afresh", "[golden
     CHECK(g.seed == 7);
 }
 
+TEST_CASE("generate replaces a corrupt or incompatible manifest and removes stale temporaries", "[golden]") {
+    TempDir dir;
+    const auto table = tiny_table();
+    fs::copy(pristine_golden(), dir.path, fs::copy_options::recursive);
+    const fs::path manifest = dir.path / "tiny" / "manifest.json";
+    spit(manifest, "{ this is not json");
+    // A temporary left by a killed run (a pid that is not running) is removed.
+    pid_t dead = 4000000;
+    while (::kill(dead, 0) == 0 || errno != ESRCH) --dead;
+    const fs::path stale = dir.path / "tiny" / "n1" / ("a.output.npy.tmp." + std::to_string(dead) + ".1234abcd");
+    spit(stale, "half");
+    cs::generate_golden(table, options(dir.path, {1}));
+    CHECK_FALSE(fs::exists(stale));
+    CHECK(read_json(manifest)["files"].size() == 9);
+    CHECK_NOTHROW(cs::load_golden(dir.path, table, table.layers[0], 1));
+
+    // The same table name with a changed layer: the old entries are dropped.
+    auto changed = cs::parse_layer_table(R"({"name": "tiny", "layers": [
+        {"name": "a", "C": 3, "H": 9, "W": 7, "M": 5, "R": 3, "S": 2, "stride": 2, "pad": 1}]})", "changed.json");
+    cs::generate_golden(changed, options(dir.path, {2}));
+    const auto m = read_json(manifest);
+    CHECK(m["files"].size() == 3);
+    CHECK(m["layer_table"]["source"] == "changed.json");
+    CHECK_NOTHROW(cs::load_golden(dir.path, changed, changed.layers[0], 2));
+    CHECK_HAS(error_message([&] { cs::load_golden(dir.path, table, table.layers[0], 1); }), "were made for shape");
+}
+
 TEST_CASE("an interrupted generate leaves a consistent manifest and no temporaries", "[golden]") {
     TempDir dir;
     FaultGuard guard;
@@ -212,7 +253,7 @@ TEST_CASE("load_golden refuses bad golden sets with the file and the command", "
     TempDir dir;
     const auto table = tiny_table();
     const cs::Layer& b = table.layers[1];
-    cs::generate_golden(table, options(dir.path));
+    fs::copy(pristine_golden(), dir.path, fs::copy_options::recursive);
     const fs::path tdir = dir.path / "tiny";
     const fs::path manifest = tdir / "manifest.json";
     const fs::path out2 = tdir / "n2" / "b.output.npy";
@@ -273,7 +314,7 @@ TEST_CASE("load_golden refuses bad golden sets with the file and the command", "
         CHECK_HAS(m, regen2);
     }
     SECTION("a header with the wrong shape") {
-        std::vector<float> v(2 * 3 * 6 * 6);
+        std::vector<float> v(2 * 3 * 36 * 6);
         cs::write_npy(out2, v.data(), {2, 3, 36, 6});
         const auto m = load();
         CHECK_HAS(m, out2.string());

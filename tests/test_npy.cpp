@@ -135,7 +135,7 @@ TEST_CASE("npy round trip keeps shape and every bit", "[npy]") {
         CHECK(sha == w.sha256);
         REQUIRE(a.shape == shape);
         REQUIRE(a.data.size() == v.size());
-        CHECK(std::memcmp(a.data.data(), v.data(), v.size() * sizeof(float)) == 0);
+        if (!v.empty()) CHECK(std::memcmp(a.data.data(), v.data(), v.size() * sizeof(float)) == 0);
     }
 }
 

@@ -43,6 +43,24 @@
 
 namespace cs::gpu::variants::multi_kernel {
 
+// Division by a run-time divisor d >= 1 without the divide sequence: q = x / d for every
+// x < 2^31 as (umulhi(x, m) + x) >> s, with 2^(s-1) < d <= 2^s and m = floor(2^32 (2^s - d)
+// / d) + 1 (the round-up multiplier; hi <= x keeps hi + x below 2^32). Checked on the host
+// against x / d for divisors 1..2^32-1 and x over the 32-bit range.
+struct FastDiv {
+    unsigned d = 1, m = 1, s = 0;
+    static FastDiv make(unsigned d) {
+        FastDiv f;
+        f.d = d;
+        while ((std::uint64_t(1) << f.s) < d) ++f.s;
+        f.m = unsigned(((std::uint64_t(1) << 32) * ((std::uint64_t(1) << f.s) - d)) / d + 1);
+        return f;
+    }
+#ifdef __CUDACC__
+    __device__ __forceinline__ unsigned div(unsigned x) const { return (__umulhi(x, m) + x) >> s; }
+#endif
+};
+
 // Everything the kernels need, by value.
 struct MkArgs {
     ConvShape s;
@@ -53,6 +71,7 @@ struct MkArgs {
     int Hp = 0, Wp = 0;  // shared input plane: rows (H + 2 pad) and row stride (>= W + 2 pad)
     int Sw = 1;        // shared filter row stride (S, or S rounded up to 4 for float4 rows)
     int w_floats = 0;  // shared floats before the input plane (filter slice, multiple of 4)
+    FastDiv by_M, by_Cg, by_W, by_Wp;  // the block index and plane positions are divided by these
 };
 
 constexpr int round_up4(int x) { return (x + 3) / 4 * 4; }
@@ -112,7 +131,7 @@ __device__ __forceinline__ void stage_flat(const T* __restrict__ src, int n, int
 // kVec with float data: as stage_flat, float4 loads for the 16-byte-aligned body.
 template <bool kVec, class T>
 __device__ __forceinline__ void stage_plane(const T* __restrict__ src, float* __restrict__ plane, int H, int W,
-                                            int Wp, int pad, int tid, int nth) {
+                                            const FastDiv by_W, int Wp, int pad, int tid, int nth) {
     float* const d0 = plane + pad * Wp + pad;
     const int n = H * W;
     if constexpr (kVec && std::is_same_v<T, float>) {
@@ -123,8 +142,8 @@ __device__ __forceinline__ void stage_plane(const T* __restrict__ src, float* __
         const float4* src4 = reinterpret_cast<const float4*>(src + head);
         if (tid < nvec) {
             const int e0 = head + 4 * tid;
-            int r = e0 / W, q = e0 - r * W;
-            const int step = 4 * nth, dr = step / W, dq = step - dr * W;
+            int r = int(by_W.div(unsigned(e0))), q = e0 - r * W;
+            const int step = 4 * nth, dr = int(by_W.div(unsigned(step))), dq = step - dr * W;
             for (int k = tid; k < nvec; k += nth) {
                 const float4 v = src4[k];
                 const float vals[4] = {v.x, v.y, v.z, v.w};
@@ -148,13 +167,13 @@ __device__ __forceinline__ void stage_plane(const T* __restrict__ src, float* __
         const int extra = head + (n - tail0);
         for (int k = tid; k < extra; k += nth) {
             const int e = k < head ? k : tail0 + (k - head);
-            const int r = e / W;
+            const int r = int(by_W.div(unsigned(e)));
             d0[r * Wp + (e - r * W)] = src[e];
         }
     } else {
         if (tid < n) {
-            int r = tid / W, q = tid - r * W;
-            const int dr = nth / W, dq = nth - dr * W;
+            int r = int(by_W.div(unsigned(tid))), q = tid - r * W;
+            const int dr = int(by_W.div(unsigned(nth))), dq = nth - dr * W;
             for (int k = tid; k < n; k += nth) {
                 d0[r * Wp + q] = to_float(src[k]);
                 r += dr;
@@ -176,15 +195,17 @@ __device__ __forceinline__ void stage_plane(const T* __restrict__ src, float* __
 //            of `pad` (and any extra columns up to the row stride), so the inner loop
 //            has no bounds checks; else the input is read from global memory with checks
 //   kVec     float4 staging loads; filter rows read from shared memory as float4 into
-//            registers (row stride Sw = S rounded up to 4); the filter row loop fully
-//            unrolled for kS in {3, 5, 11}; with a shared plane and stride % 4 == 0
-//            (conv1) the input row is read from shared memory as float4 as well
+//            registers (row stride Sw = S rounded up to 4); the tap loop fully unrolled
+//            for kS in {3, 5, 11} (and the row loop too when kT = 1); with a shared plane
+//            and stride % 4 == 0 (conv1) the input row is read as float4 as well
 //   kAtomic  atomicAdd the partial sums into the (zeroed) output instead of a workspace
 //   kMap     output mapping of a thread's t x t outputs (uncoalesced for Mk, Mk-sw-mt)
-//   kT       compile-time bound on t (1, 2 or 4; the run-time t <= kT)
-//   kS       compile-time S (3, 5, 11) for the unrolled rows, 0: run-time S
+//   kT       compile-time bound on t (1, 2 or 4; the run-time t <= kT). kT = 1 kernels are
+//            limited to 32 registers (launch bounds 1024 x 2): at G = 1 their blocks are
+//            tiny and many, and resident blocks per SM hide each block's fixed latency
+//   kS       compile-time R = S (3, 5, 11) for the unrolled rows, 0: run-time R and S
 template <class T, class Wt, bool kSW, bool kSI, bool kVec, bool kAtomic, PlaneMapping kMap, int kT, int kS>
-__global__ void __launch_bounds__(1024, 1)
+__global__ void __launch_bounds__(1024, kT == 1 ? 2 : 1)
     mk_partial_kernel(const T* __restrict__ in, const T* __restrict__ w, Wt* __restrict__ dst, const MkArgs a) {
     static_assert(!kVec || std::is_same_v<T, float>, "vector loads are written for float data");
     static_assert(!kAtomic || std::is_same_v<Wt, float>, "atomic accumulation is into a float output");
@@ -195,17 +216,19 @@ __global__ void __launch_bounds__(1024, 1)
     float* const w_s = reinterpret_cast<float*>(mk_smem);
     float* const in_s = w_s + a.w_floats;  // 16-byte aligned: w_floats is a multiple of 4
 
-    const int C = a.s.C, H = a.s.H, W = a.s.W, M = a.s.M, R = a.s.R;
+    // kS > 0 is instantiated only for square filters (R == S == kS): both loops unroll.
+    const int C = a.s.C, H = a.s.H, W = a.s.W, M = a.s.M, R = kS > 0 ? kS : a.s.R;
     const int S = kS > 0 ? kS : a.s.S;
     const int st = a.s.stride, pad = a.s.pad, E = a.s.E, F = a.s.F;
     const int RS = R * S;
     const int t = a.t, Wp = a.Wp;
 
-    const unsigned b = blockIdx.x;
-    const int m = int(b % unsigned(M));
-    const unsigned rest = b / unsigned(M);
-    const int g = int(rest % unsigned(a.Cg));
-    const int n = int(rest / unsigned(a.Cg));  // image within this call's chunk
+    const unsigned b = blockIdx.x;  // = m + M * (g + Cg * n) < 2^31
+    const unsigned rest = a.by_M.div(b);
+    const int m = int(b - rest * unsigned(M));
+    const unsigned nn = a.by_Cg.div(rest);
+    const int g = int(rest - nn * unsigned(a.Cg));
+    const int n = int(nn);  // image within this call's chunk
     const int c0 = g * a.G;
     const int c1 = min(C, c0 + a.G);
     const int tid = int(threadIdx.y * blockDim.x + threadIdx.x);
@@ -226,11 +249,17 @@ __global__ void __launch_bounds__(1024, 1)
 
     if constexpr (kSI) {
         // Zero halo, once: the staging below writes only the interior, every channel.
-        if (pad > 0 || Wp > W) {
-            const int Hp = a.Hp;
-            for (int k = tid; k < Hp * Wp; k += nth) {
-                const int r = k / Wp, q = k - r * Wp;
+        if ((pad > 0 || Wp > W) && tid < a.Hp * Wp) {
+            int r = int(a.by_Wp.div(unsigned(tid))), q = tid - r * Wp;
+            const int dr = int(a.by_Wp.div(unsigned(nth))), dq = nth - dr * Wp;
+            for (int k = tid; k < a.Hp * Wp; k += nth) {
                 if (r < pad || r >= pad + H || q < pad || q >= pad + W) in_s[k] = 0.0f;
+                r += dr;
+                q += dq;
+                if (q >= Wp) {
+                    q -= Wp;
+                    ++r;
+                }
             }
         }
     }
@@ -255,79 +284,95 @@ __global__ void __launch_bounds__(1024, 1)
                         w_s[k] = v;
                 });
             }
-            if constexpr (kSI) stage_plane<kVec>(in_c, in_s, H, W, Wp, pad, tid, nth);
+            if constexpr (kSI) stage_plane<kVec>(in_c, in_s, H, W, a.by_W, Wp, pad, tid, nth);
             __syncthreads();
         }
+        // Rows fully unrolled for one output per thread (conv2-5); with 2x2 or more outputs
+        // the unrolled rows' hoisted loads would spill, so the row loop stays a loop there.
+        constexpr int kRowUnroll = (kS > 0 && kT == 1) ? kS : 1;
+#pragma unroll kRowUnroll
         for (int r = 0; r < R; ++r) {
-            [[maybe_unused]] float wr[kSp];
             if constexpr (kRows4) {
+                // Filter row r in chunks of 4 taps: one float4 shared load (a broadcast) per
+                // chunk, used by all t x t outputs of the thread before the next chunk, so
+                // few registers hold weights. Each output still sums q = 0, 1, .. in order.
                 const float4* row4 = reinterpret_cast<const float4*>(w_s + r * kSp);
 #pragma unroll
                 for (int u = 0; u < kSp / 4; ++u) {
-                    const float4 v = row4[u];
-                    wr[4 * u] = v.x;
-                    wr[4 * u + 1] = v.y;
-                    wr[4 * u + 2] = v.z;
-                    wr[4 * u + 3] = v.w;
-                }
-            }
-            [[maybe_unused]] auto weight = [&](int q) -> float {
-                if constexpr (kSW)
-                    return w_s[r * S + q];
-                else
-                    return to_float(w_c[r * S + q]);
-            };
+                    const float4 wv = row4[u];
+                    const float wq[4] = {wv.x, wv.y, wv.z, wv.w};
 #pragma unroll
-            for (int i = 0; i < kT; ++i) {
-                if (i >= t) continue;       // block-uniform
-                const int ih = ec[i] * st + r;  // row in padded coordinates
+                    for (int i = 0; i < kT; ++i) {
+                        if (i >= t) continue;  // block-uniform
+                        const int ih = ec[i] * st + r;  // row in padded coordinates
 #pragma unroll
-                for (int j = 0; j < kT; ++j) {
-                    if (j >= t) continue;   // block-uniform
-                    const int iw = fc[j] * st;  // column of q = 0 in padded coordinates
-                    float sum = acc[i][j];
-                    if constexpr (kSI) {
-                        const float* p = in_s + ih * Wp + iw;
-                        if constexpr (kRows4) {
-                            if ((st & 3) == 0) {
-                                // iw and Wp are multiples of 4: p is 16-byte aligned, and the
-                                // row stride leaves room for the kSp-wide read (make_plan).
-                                const float4* p4 = reinterpret_cast<const float4*>(p);
+                        for (int j = 0; j < kT; ++j) {
+                            if (j >= t) continue;  // block-uniform
+                            const int iw = fc[j] * st + 4 * u;  // padded column of tap q = 4u
+                            float sum = acc[i][j];
+                            if constexpr (kSI) {
+                                const float* p = in_s + ih * Wp + iw;
+                                if ((st & 3) == 0) {
+                                    // iw and Wp are multiples of 4, so p is 16-byte aligned;
+                                    // make_plan made the row stride cover the last column read.
+                                    const float4 v = *reinterpret_cast<const float4*>(p);
+                                    const float vq[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
-                                for (int u = 0; u < kSp / 4; ++u) {
-                                    const float4 v = p4[u];
-                                    if (4 * u + 0 < kS) sum = fmaf(v.x, wr[4 * u + 0], sum);
-                                    if (4 * u + 1 < kS) sum = fmaf(v.y, wr[4 * u + 1], sum);
-                                    if (4 * u + 2 < kS) sum = fmaf(v.z, wr[4 * u + 2], sum);
-                                    if (4 * u + 3 < kS) sum = fmaf(v.w, wr[4 * u + 3], sum);
+                                    for (int k = 0; k < 4; ++k)
+                                        if (4 * u + k < kS) sum = fmaf(vq[k], wq[k], sum);
+                                } else {
+#pragma unroll
+                                    for (int k = 0; k < 4; ++k)
+                                        if (4 * u + k < kS) sum = fmaf(p[k], wq[k], sum);
                                 }
                             } else {
+                                const int gh = ih - pad;
+                                if (gh >= 0 && gh < H) {
+                                    const T* p = in_c + gh * W;
 #pragma unroll
-                                for (int q = 0; q < kS; ++q) sum = fmaf(p[q], wr[q], sum);
+                                    for (int k = 0; k < 4; ++k) {
+                                        const int gw = iw - pad + k;
+                                        if (4 * u + k < kS && gw >= 0 && gw < W)
+                                            sum = fmaf(to_float(p[gw]), wq[k], sum);
+                                    }
+                                }
                             }
-                        } else {
-                            for (int q = 0; q < S; ++q) sum = fmaf(p[q], weight(q), sum);
+                            acc[i][j] = sum;
                         }
-                    } else {
-                        const int gh = ih - pad;
-                        if (gh >= 0 && gh < H) {
-                            const T* p = in_c + gh * W;
-                            const int gw0 = iw - pad;
-                            if constexpr (kRows4) {
+                    }
+                }
+            } else {
+                auto weight = [&](int q) -> float {
+                    if constexpr (kSW)
+                        return w_s[r * S + q];
+                    else
+                        return to_float(w_c[r * S + q]);
+                };
 #pragma unroll
-                                for (int q = 0; q < kS; ++q) {
-                                    const int gw = gw0 + q;
-                                    if (gw >= 0 && gw < W) sum = fmaf(to_float(p[gw]), wr[q], sum);
-                                }
-                            } else {
+                for (int i = 0; i < kT; ++i) {
+                    if (i >= t) continue;  // block-uniform
+                    const int ih = ec[i] * st + r;  // row in padded coordinates
+#pragma unroll
+                    for (int j = 0; j < kT; ++j) {
+                        if (j >= t) continue;  // block-uniform
+                        const int iw = fc[j] * st;  // padded column of tap q = 0
+                        float sum = acc[i][j];
+                        if constexpr (kSI) {
+                            const float* p = in_s + ih * Wp + iw;
+                            for (int q = 0; q < S; ++q) sum = fmaf(p[q], weight(q), sum);
+                        } else {
+                            const int gh = ih - pad;
+                            if (gh >= 0 && gh < H) {
+                                const T* p = in_c + gh * W;
+                                const int gw0 = iw - pad;
                                 for (int q = 0; q < S; ++q) {
                                     const int gw = gw0 + q;
                                     if (gw >= 0 && gw < W) sum = fmaf(to_float(p[gw]), weight(q), sum);
                                 }
                             }
                         }
+                        acc[i][j] = sum;
                     }
-                    acc[i][j] = sum;
                 }
             }
         }
@@ -356,9 +401,9 @@ template <class Wt, class T, bool kVec>
 __global__ void __launch_bounds__(1024, 1)
     mk_reduce_kernel(const Wt* __restrict__ ws, T* __restrict__ out, const MkArgs a) {
     static_assert(!kVec || std::is_same_v<Wt, float>, "the vector reduction reads a float workspace");
-    const unsigned plane = blockIdx.x;
+    const unsigned plane = blockIdx.x;  // = m + M * n < 2^31
     const unsigned M = unsigned(a.s.M);
-    const unsigned n = plane / M, m = plane % M;
+    const unsigned n = a.by_M.div(plane), m = plane - n * M;
     const int EF = a.s.E * a.s.F;
     const std::int64_t gstride = std::int64_t(M) * a.EFp;  // elements between groups
     const Wt* const src = ws + (std::int64_t(n) * a.Cg * M + m) * a.EFp;
@@ -423,7 +468,7 @@ constexpr int kMaxT = 4;
 
 template <class Sp>
 int filter_row_stride(const ConvShape& s) {
-    const bool rows4 = Sp::kVec && (s.S == 3 || s.S == 5 || s.S == 11);
+    const bool rows4 = Sp::kVec && s.R == s.S && (s.S == 3 || s.S == 5 || s.S == 11);
     return rows4 ? round_up4(s.S) : s.S;
 }
 
@@ -457,10 +502,13 @@ struct Kernels {
     using K1 = void (*)(const T*, const T*, Wt*, MkArgs);
     using K2 = void (*)(const Wt*, T*, MkArgs);
 
+    // The unrolled float4 rows are instantiated for square R = S in {3, 5, 11}; not for the global-
+    // input fallback with 4x4 outputs per thread, where the unrolled global loads of 16
+    // outputs spill registers (it takes the run-time-S kernel: same sums, same order).
     template <bool kSI, int kT>
-    static K1 by_s(int S) {
-        if constexpr (Sp::kVec) {
-            switch (S) {
+    static K1 by_s(int R, int S) {
+        if constexpr (Sp::kVec && (kSI || kT <= 2)) {
+            if (R == S) switch (S) {
                 case 3: return &mk_partial_kernel<T, Wt, Sp::kSW, kSI, true, Sp::kAtomic, Sp::kMap, kT, 3>;
                 case 5: return &mk_partial_kernel<T, Wt, Sp::kSW, kSI, true, Sp::kAtomic, Sp::kMap, kT, 5>;
                 case 11: return &mk_partial_kernel<T, Wt, Sp::kSW, kSI, true, Sp::kAtomic, Sp::kMap, kT, 11>;
@@ -470,10 +518,10 @@ struct Kernels {
         return &mk_partial_kernel<T, Wt, Sp::kSW, kSI, Sp::kVec, Sp::kAtomic, Sp::kMap, kT, 0>;
     }
     template <bool kSI>
-    static K1 pick(int t, int S) {
-        if (t <= 1) return by_s<kSI, 1>(S);
-        if (t == 2) return by_s<kSI, 2>(S);
-        return by_s<kSI, 4>(S);
+    static K1 pick(int t, int R, int S) {
+        if (t <= 1) return by_s<kSI, 1>(R, S);
+        if (t == 2) return by_s<kSI, 2>(R, S);
+        return by_s<kSI, 4>(R, S);
     }
     static K2 reduce() { return &mk_reduce_kernel<Wt, T, Sp::kVec>; }
 };
@@ -552,11 +600,15 @@ std::unique_ptr<Plan> make_plan(const Problem& p, const PlanContext& ctx) {
     a.w_floats = Sp::kSW ? round_up4(s.R * a.Sw) : 0;
     a.Hp = s.H + 2 * s.pad;
     a.Wp = s.W + 2 * s.pad;
+    a.by_M = FastDiv::make(unsigned(s.M));
+    a.by_W = FastDiv::make(unsigned(s.W));
     if (Sp::kVec && a.Sw != s.S && s.stride % 4 == 0) {
         // float4 reads of kSp = round_up(S, 4) columns from column f*stride: the row stride
         // must cover the last such read and keep rows 16-byte aligned.
         a.Wp = round_up4(std::max(a.Wp, (s.F - 1) * s.stride + a.Sw));
     }
+
+    a.by_Wp = FastDiv::make(unsigned(a.Wp));
 
     // --- shared input plane: decided from this device's opt-in limit ---
     typename Kernels<Sp>::K1 k1 = nullptr;
@@ -566,7 +618,7 @@ std::unique_ptr<Plan> make_plan(const Problem& p, const PlanContext& ctx) {
         const std::size_t need = (std::size_t(a.w_floats) + std::size_t(a.Hp) * std::size_t(a.Wp)) * 4;
         const std::size_t optin = ctx.prop.sharedMemPerBlockOptin;
         if (need <= optin) {
-            auto cand = Kernels<Sp>::template pick<true>(tl.t, s.S);
+            auto cand = Kernels<Sp>::template pick<true>(tl.t, s.R, s.S);
             bool ok = true;
             if (need > ctx.prop.sharedMemPerBlock)
                 ok = cudaFuncSetAttribute(cand, cudaFuncAttributeMaxDynamicSharedMemorySize, int(need)) == cudaSuccess;
@@ -590,7 +642,7 @@ std::unique_ptr<Plan> make_plan(const Problem& p, const PlanContext& ctx) {
         }
     }
     if (!k1) {
-        k1 = Kernels<Sp>::template pick<false>(tl.t, s.S);
+        k1 = Kernels<Sp>::template pick<false>(tl.t, s.R, s.S);
         if (smem > ctx.prop.sharedMemPerBlock)
             CS_CUDA_CHECK(cudaFuncSetAttribute(k1, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
         if (input_note.empty()) input_note = "input read from global memory";
@@ -605,6 +657,7 @@ std::unique_ptr<Plan> make_plan(const Problem& p, const PlanContext& ctx) {
     if constexpr (Sp::kAtomic) {
         a.G = 1;
         a.Cg = s.C;
+        a.by_Cg = FastDiv::make(unsigned(a.Cg));
         chunk = std::max<std::int64_t>(1, std::min(max_n, gx / (std::int64_t(s.C) * s.M)));
         mem_note = "no workspace: partials atomicAdd-ed into the zeroed output, chunk " + std::to_string(chunk) +
                    " images/launch";
@@ -622,6 +675,7 @@ std::unique_ptr<Plan> make_plan(const Problem& p, const PlanContext& ctx) {
         const int G = cg_max >= s.C ? 1 : int((s.C + cg_max - 1) / cg_max);
         a.G = G;
         a.Cg = (s.C + G - 1) / G;
+        a.by_Cg = FastDiv::make(unsigned(a.Cg));
         const std::size_t per_image = std::size_t(a.Cg) * group_plane;
         chunk = std::min<std::int64_t>(max_n, std::int64_t(limit / per_image));
         chunk = std::min<std::int64_t>(chunk, gx / (std::int64_t(a.Cg) * s.M));

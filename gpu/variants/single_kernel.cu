@@ -46,6 +46,9 @@
 //  - uncoalesced (conv1 only): neighbouring threads read inputs 2*stride*4 = 32 bytes
 //    apart instead of 16 and write every other output, so each warp load touches twice
 //    the sectors: expect the L1-bound variants 1.3-2x slower on conv1, identical elsewhere.
+//  (A first H200 check contradicted the rswbdl2m line: from N=32 up the other resident
+//  blocks hide the one-thread staging and it is as fast as rswmtla2m; only at N=1, with
+//  nothing to hide it, do the many loaders win, by ~10% on conv2-5.)
 // Measured on H200: see NOTES.md
 //
 // Resources (nvcc 13.0, sm_90, -Xptxas -v; no spills, no stack/local memory in any):

@@ -54,4 +54,48 @@ std::unique_ptr<Plan> mk_sw_mt_si_c_half_plan(const Problem&, const PlanContext&
 std::optional<std::string> exp_mk_sw_mt_si_c_vec_supports(const Problem&, const cudaDeviceProp&);
 std::unique_ptr<Plan> exp_mk_sw_mt_si_c_vec_plan(const Problem&, const PlanContext&);
 
+// ---- GEMM family and course-project ideas (issue 5) ----
+// gemm_im2col.cu, gemm_implicit.cu, gemm_implicit_idx.cu (SIMT tiled GEMM), gemm_wmma_fp16.cu,
+// gemm_wmma_tf32.cu (tensor cores). Shared code: gemm_common.cuh, gemm_wmma.cuh.
+std::optional<std::string> im2col_gemm_supports(const Problem&, const cudaDeviceProp&);
+std::unique_ptr<Plan> im2col_gemm_plan(const Problem&, const PlanContext&);
+std::optional<std::string> implicit_gemm_supports(const Problem&, const cudaDeviceProp&);
+std::unique_ptr<Plan> implicit_gemm_plan(const Problem&, const PlanContext&);
+std::optional<std::string> implicit_gemm_idx_supports(const Problem&, const cudaDeviceProp&);
+std::unique_ptr<Plan> implicit_gemm_idx_plan(const Problem&, const PlanContext&);
+std::optional<std::string> wmma_fp16_supports(const Problem&, const cudaDeviceProp&);
+std::unique_ptr<Plan> wmma_fp16_plan(const Problem&, const PlanContext&);
+std::optional<std::string> wmma_tf32_supports(const Problem&, const cudaDeviceProp&);
+std::unique_ptr<Plan> wmma_tf32_plan(const Problem&, const PlanContext&);
+
+// ---- direct-convolution course-project ideas (issue 5): constant memory, restrict+unroll, tiled input ----
+// direct_const_weights.cu — filters in __constant__ memory, in chunks of M that fit 64 KB.
+std::optional<std::string> const_weights_supports(const Problem&, const cudaDeviceProp&);
+std::unique_ptr<Plan> const_weights_plan(const Problem&, const PlanContext&);
+// direct_restrict_unroll.cu — __restrict__ + compile-time filter size (11, 5, 3), generic fallback.
+std::optional<std::string> restrict_unroll_supports(const Problem&, const cudaDeviceProp&);
+std::unique_ptr<Plan> restrict_unroll_plan(const Problem&, const PlanContext&);
+// direct_tiled_input.cu — input tile + halo and filter slices in shared memory, register tile.
+std::optional<std::string> tiled_input_supports(const Problem&, const cudaDeviceProp&);
+std::unique_ptr<Plan> tiled_input_plan(const Problem&, const PlanContext&);
+
+// ---- anchors (issue 6): cuDNN, cuBLAS ----
+#ifdef CONVSTUDY_HAVE_CUDNN
+// cudnn.cu — cuDNN forward with the algorithm cuDNN's benchmark picks: fp32 (FMA math, no
+// TF32), tf32 (tensor-op math on float tensors), fp16 (half tensors, float accumulation).
+std::optional<std::string> cudnn_fp32_supports(const Problem&, const cudaDeviceProp&);
+std::unique_ptr<Plan> cudnn_fp32_plan(const Problem&, const PlanContext&);
+std::optional<std::string> cudnn_tf32_supports(const Problem&, const cudaDeviceProp&);
+std::unique_ptr<Plan> cudnn_tf32_plan(const Problem&, const PlanContext&);
+std::optional<std::string> cudnn_fp16_supports(const Problem&, const cudaDeviceProp&);
+std::unique_ptr<Plan> cudnn_fp16_plan(const Problem&, const PlanContext&);
+#endif
+// cublas_im2col.cu — our im2col unroll + one cuBLAS GEMM per chunk of images + permute.
+std::optional<std::string> cublas_im2col_supports(const Problem&, const cudaDeviceProp&);
+std::unique_ptr<Plan> cublas_im2col_plan(const Problem&, const PlanContext&);
+std::optional<std::string> cublas_im2col_tf32_supports(const Problem&, const cudaDeviceProp&);
+std::unique_ptr<Plan> cublas_im2col_tf32_plan(const Problem&, const PlanContext&);
+std::optional<std::string> cublas_im2col_fp16_supports(const Problem&, const cudaDeviceProp&);
+std::unique_ptr<Plan> cublas_im2col_fp16_plan(const Problem&, const PlanContext&);
+
 }  // namespace cs::gpu::variants

@@ -8,6 +8,7 @@
 #include "error.hpp"
 #include "golden.hpp"
 #include "harness.hpp"
+#include "problem_data.hpp"
 #include "progress.hpp"
 #include "results.hpp"
 #include "tolerance.hpp"
@@ -143,28 +144,60 @@ RunMeta make_meta(gpu::DeviceContext& ctx, const gpu::RunOptions& o) {
     return m;
 }
 
-Row run_one(gpu::DeviceContext& ctx, const gpu::Variant& v, gpu::MemoryMode mode, const GoldenSet& g,
+Row run_one(gpu::DeviceContext& ctx, const gpu::Variant& v, gpu::MemoryMode mode, const ProblemData& d,
             const gpu::RunOptions& opt) {
-    gpu::HostData data;
-    data.in = g.input.data();
-    data.w = g.weights.data();
-    data.golden = g.output.data();
     Row row;
-    row.layer = g.layer;
-    row.N = g.N;
+    row.layer = d.layer;
+    row.N = d.N;
     row.variant = v.name;
     row.family = v.family;
     row.precision = std::string(gpu::to_string(v.precision));
     row.io_dtype = std::string(gpu::to_string(v.io));
     row.memory = std::string(gpu::to_string(mode));
-    row.result = gpu::run_variant(ctx, v, mode, gpu::Problem{g.layer, g.N}, data, opt);
-    if (g.cpu.repeats > 0) {
-        row.cpu_ms = g.cpu.ms;
-        row.cpu_threads = g.cpu.threads;
+    row.result = gpu::run_variant(ctx, v, mode, gpu::Problem{d.layer, d.N}, d.host(), opt);
+    if (d.cpu.repeats > 0) {
+        row.cpu_ms = d.cpu.ms;
+        row.cpu_threads = d.cpu.threads;
     }
-    row.cpu_model = g.cpu_model;
-    if (g.onednn) row.cpu_onednn_ms = g.onednn->ms;
+    row.cpu_model = d.cpu_model;
+    if (d.onednn) row.cpu_onednn_ms = d.onednn->ms;
     return row;
+}
+
+struct CheckOpts {
+    std::string mode = "golden";
+    std::int64_t samples = kDefaultSamples;
+    std::uint64_t seed = kDefaultSeed;
+    bool no_cpu_timing = false;
+    CheckMode parse() const {
+        if (mode == "golden") return CheckMode::golden;
+        if (mode == "sampled") return CheckMode::sampled;
+        if (mode == "auto") return CheckMode::automatic;
+        throw Error("unknown check mode '" + mode + "'; valid modes: golden, sampled, auto");
+    }
+};
+
+void add_check_options(CLI::App* c, CheckOpts& o) {
+    c->add_option("--check", o.mode,
+                  "golden: compare every element with the golden files (default); sampled: generate the inputs "
+                  "and compare --samples elements computed on the CPU (plus a NaN scan of every element), for "
+                  "batches without golden files; auto: golden where the files exist, else sampled");
+    c->add_option("--samples", o.samples, "sampled check: output elements compared")->check(CLI::Range(16, 1 << 24));
+    c->add_option("--seed", o.seed, "generator seed (must match the golden files')");
+    c->add_flag("--no-cpu-timing", o.no_cpu_timing, "sampled check: do not time the CPU reference (no speedups)");
+}
+
+bool have_golden(const std::string& root, const LayerTable& table, const Layer& l, std::int64_t N) {
+    const auto have = golden_batches(root, table, l);
+    return std::find(have.begin(), have.end(), N) != have.end();
+}
+
+ProblemData load_problem(const std::string& root, const LayerTable& table, const Layer& l, std::int64_t N,
+                         const CheckOpts& c) {
+    const CheckMode m = c.parse();
+    if (m == CheckMode::golden || (m == CheckMode::automatic && have_golden(root, table, l, N)))
+        return from_golden(load_golden(root, table, l, N, c.seed));
+    return make_sampled(l, N, c.seed, c.samples, !c.no_cpu_timing);
 }
 
 std::string summary_line(const Row& row) {
@@ -263,21 +296,23 @@ struct RunArgs {
     std::string variant, layer, memory, csv, golden = "golden";
     std::int64_t batch = 0;
     TimingOpts timing;
+    CheckOpts check;
 };
 
-int cmd_run(const RunArgs& a) {
+int cmd_run(RunArgs a) {
     check_batches({a.batch});
     const LayerTable table = a.table.load();
     const Layer& layer = find_layer(table, a.layer);
     const auto ref = find_variant_or_throw(a.variant);
     std::string mode_name = a.memory.empty() ? (ref.memory.empty() ? "pageable" : ref.memory) : a.memory;
     const gpu::MemoryMode mode = parse_mode_or_throw(mode_name);
+    a.check.parse();
     if (!a.csv.empty()) check_writable(a.csv);
     auto ctx = open_device();
-    const GoldenSet g = load_golden(a.golden, table, layer, a.batch);
+    const ProblemData d = load_problem(a.golden, table, layer, a.batch, a.check);
     const auto opt = a.timing.to_run_options();
     const RunMeta meta = make_meta(*ctx, opt);
-    Row row = run_one(*ctx, *ref.variant, mode, g, opt);
+    Row row = run_one(*ctx, *ref.variant, mode, d, opt);
     std::printf("%s\n", summary_line(row).c_str());
     if (!row.result.detail.empty()) std::printf("  plan: %s\n", row.result.detail.c_str());
     if (!a.csv.empty()) write_csv(a.csv, meta, {row});
@@ -297,6 +332,7 @@ struct SweepArgs {
     std::string csv, golden = "golden";
     bool quiet = false;
     TimingOpts timing;
+    CheckOpts check;
 };
 
 int cmd_sweep(const SweepArgs& a) {
@@ -331,10 +367,11 @@ int cmd_sweep(const SweepArgs& a) {
     }
     check_writable(a.csv);
     // Every golden set must be there before hours of work start.
+    const CheckMode check = a.check.parse();
     for (auto N : a.batches)
         for (const Layer* l : layers) {
-            const auto have = golden_batches(a.golden, table, *l);
-            if (std::find(have.begin(), have.end(), N) == have.end())
+            if (check != CheckMode::golden) break;
+            if (!have_golden(a.golden, table, *l, N))
                 throw Error("no golden set for " + l->name + " at N=" + std::to_string(N) + " under " +
                             golden_table_dir(a.golden, table).string() +
                             "; generate it with: " + regenerate_command(a.golden, table, N));
@@ -357,8 +394,8 @@ int cmd_sweep(const SweepArgs& a) {
     bool any_fail = false;
     for (auto N : a.batches) {
         for (const Layer* l : layers) {
-            progress.update(done, l->name + " N=" + std::to_string(N) + ": loading golden files");
-            const GoldenSet g = load_golden(a.golden, table, *l, N);
+            progress.update(done, l->name + " N=" + std::to_string(N) + ": loading the reference data");
+            const ProblemData g = load_problem(a.golden, table, *l, N, a.check);
             for (const auto& [v, ms] : plan) {
                 for (auto mode : ms) {
                     progress.update(done, l->name + " N=" + std::to_string(N) + ": " + v->name + " " +
@@ -434,6 +471,7 @@ int main(int argc, char** argv) {
     r->add_option("--golden", run.golden, "root directory of the golden files");
     r->add_option("--table", run.table.path, "layer table (JSON); default: built-in AlexNet");
     add_timing_options(r, run.timing);
+    add_check_options(r, run.check);
 
     SweepArgs sw;
     auto* s = app.add_subcommand("sweep", "check and time many variants, layers, batches and memory modes");
@@ -446,6 +484,7 @@ int main(int argc, char** argv) {
     s->add_option("--table", sw.table.path, "layer table (JSON); default: built-in AlexNet");
     s->add_flag("--quiet", sw.quiet, "no progress on stderr; one line per result on stdout");
     add_timing_options(s, sw.timing);
+    add_check_options(s, sw.check);
 
     try {
         app.parse(argc, argv);

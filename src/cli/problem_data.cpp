@@ -1,0 +1,93 @@
+#include "problem_data.hpp"
+
+#include "conv_ref.hpp"
+#include "cpu_anchor.hpp"
+#include "datagen.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <set>
+
+namespace cs::cli {
+
+gpu::HostData ProblemData::host() const {
+    gpu::HostData d;
+    d.in = input.data();
+    d.w = weights.data();
+    if (!golden.empty()) {
+        d.golden = golden.data();
+    } else {
+        d.sample_index = sample_index.data();
+        d.sample_value = sample_value.data();
+        d.sample_count = std::int64_t(sample_index.size());
+        d.sample_max_abs = sample_max_abs;
+    }
+    return d;
+}
+
+std::vector<std::int64_t> sample_indices(const Layer& l, std::int64_t N, std::int64_t count, std::uint64_t seed) {
+    const std::int64_t E = l.E(), F = l.F();
+    const std::int64_t total = l.output_elems(N);
+    std::vector<std::int64_t> idx;
+    if (2 * count >= total) {  // a sample that large might as well be everything
+        idx.resize(std::size_t(total));
+        for (std::int64_t i = 0; i < total; ++i) idx[std::size_t(i)] = i;
+        return idx;
+    }
+    std::set<std::int64_t> picked;
+    for (std::int64_t n : {std::int64_t(0), N - 1})
+        for (std::int64_t m : {std::int64_t(0), std::int64_t(l.M) - 1})
+            for (std::int64_t e : {std::int64_t(0), E - 1})
+                for (std::int64_t f : {std::int64_t(0), F - 1}) picked.insert(((n * l.M + m) * E + e) * F + f);
+    std::mt19937_64 rng(seed ^ 0x5a3c9e1d2b4f6071ull);
+    std::uniform_int_distribution<std::int64_t> pick(0, total - 1);
+    while (std::int64_t(picked.size()) < count) picked.insert(pick(rng));
+    return {picked.begin(), picked.end()};
+}
+
+ProblemData make_sampled(const Layer& l, std::int64_t N, std::uint64_t seed, std::int64_t samples, bool time_cpu) {
+    ProblemData d;
+    d.layer = l;
+    d.N = N;
+    d.input.resize(std::size_t(l.input_elems(N)));
+    d.weights.resize(std::size_t(l.weight_elems()));
+    make_input(l, N, seed, d.input.data());
+    make_weights(l, seed, d.weights.data());
+    d.sample_index = sample_indices(l, N, samples, seed);
+    d.sample_value.resize(d.sample_index.size());
+    const std::int64_t E = l.E(), F = l.F();
+#pragma omp parallel for schedule(dynamic, 16)
+    for (std::int64_t i = 0; i < std::int64_t(d.sample_index.size()); ++i) {
+        std::int64_t x = d.sample_index[std::size_t(i)];
+        const int f = int(x % F);
+        x /= F;
+        const int e = int(x % E);
+        x /= E;
+        const int m = int(x % l.M);
+        const std::int64_t n = x / l.M;
+        d.sample_value[std::size_t(i)] = conv2d_element(l, d.input.data(), d.weights.data(), n, m, e, f);
+    }
+    for (double v : d.sample_value) d.sample_max_abs = std::max(d.sample_max_abs, std::fabs(v));
+    d.cpu_model = cpu_model();
+    if (time_cpu) {
+        std::vector<float> out(std::size_t(l.output_elems(N)));
+        d.cpu = time_cpu_reference(l, N, d.input.data(), d.weights.data(), out.data(), 0.0, 1);
+    }
+    return d;
+}
+
+ProblemData from_golden(GoldenSet&& g) {
+    ProblemData d;
+    d.layer = g.layer;
+    d.N = g.N;
+    d.input = std::move(g.input);
+    d.weights = std::move(g.weights);
+    d.golden = std::move(g.output);
+    d.cpu = g.cpu;
+    d.onednn = g.onednn;
+    d.cpu_model = g.cpu_model;
+    return d;
+}
+
+}  // namespace cs::cli

@@ -1,0 +1,49 @@
+// The host data of one (layer, N) that a sweep checks against: a verified golden set, or,
+// for batches without golden files (the scaling sweep up to N=2048, ~8 GB of golden files
+// otherwise), inputs made by the generator plus a sample of output elements computed on
+// the CPU in double. A sampled check compares those elements and the harness also scans
+// the whole output for NaN poison, so unwritten elements still fail.
+#pragma once
+
+#include "golden.hpp"
+#include "harness.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cs::cli {
+
+enum class CheckMode { golden, sampled, automatic };
+
+struct ProblemData {
+    Layer layer;
+    std::int64_t N = 0;
+    std::vector<float> input, weights, golden;  // golden empty in sampled mode
+    std::vector<std::int64_t> sample_index;
+    std::vector<double> sample_value;
+    double sample_max_abs = 0;
+    CpuTiming cpu;                 // repeats == 0: not measured
+    std::optional<CpuTiming> onednn;
+    std::string cpu_model;
+
+    gpu::HostData host() const;
+};
+
+// Default number of sampled output elements.
+inline constexpr std::int64_t kDefaultSamples = 4096;
+
+// Picks `count` output indices: every corner of every plane of the first and last image
+// and filter, then uniformly random ones (deterministic for the seed), sorted and unique.
+std::vector<std::int64_t> sample_indices(const Layer& layer, std::int64_t N, std::int64_t count,
+                                         std::uint64_t seed);
+
+// Builds the sampled data: generator inputs, sampled reference values (double), and the
+// float32 CPU reference time when time_cpu is set (it computes the whole output once).
+ProblemData make_sampled(const Layer& layer, std::int64_t N, std::uint64_t seed, std::int64_t samples,
+                         bool time_cpu);
+
+// Loads a golden set (verified) into ProblemData.
+ProblemData from_golden(GoldenSet&& g);
+
+}  // namespace cs::cli

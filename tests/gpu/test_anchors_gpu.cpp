@@ -1,0 +1,216 @@
+// The anchors (issue 6: gpu/variants/cudnn.cu, cublas_im2col.cu), beyond what
+// test_variants_gpu.cpp checks for every variant: each cuDNN row names the algorithm
+// cuDNN's benchmark picked, cudnn-fp32 never runs a tensor-op (TF32) algorithm, the
+// algorithm search and the cuBLAS chunking respect the workspace limit, and the streams
+// mode's shorter, misaligned last chunk works.
+#include "catch.hpp"
+#include "gpu_test_util.hpp"
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+using namespace cs;
+using namespace cs::gpu;
+using cs::test::device;
+using cs::test::make_ref_problem;
+using cs::test::RefProblem;
+
+namespace {
+
+Layer odd_layer(const std::string& name) {
+    for (const auto& l : test::odd_layers())
+        if (l.name == name) return l;
+    FAIL("no odd layer named " << name);
+    return {};
+}
+
+std::vector<const Variant*> family(const std::string& f) {
+    std::vector<const Variant*> out;
+    for (const auto& v : registry())
+        if (v.family == f) out.push_back(&v);
+    return out;
+}
+
+RunResult run_with(const Variant& v, const RefProblem& rp, MemoryMode mode, std::size_t limit, int streams = 4,
+                   int chunks = 0) {
+    HostData data;
+    data.in = rp.in.data();
+    data.w = rp.w.data();
+    data.golden = rp.golden.data();
+    RunOptions opt;
+    opt.warmup = 0;
+    opt.repeats = 1;
+    opt.workspace_limit = limit;
+    opt.streams = streams;
+    opt.chunks = chunks;
+    return run_variant(device(), v, mode, rp.problem, data, opt);
+}
+
+std::string describe(const Variant& v, const RefProblem& rp, MemoryMode m, std::size_t limit, const RunResult& r) {
+    return v.name + " on " + rp.problem.layer.name + " (" + rp.problem.layer.shape_string() +
+           ") N=" + std::to_string(rp.problem.N) + " " + std::string(to_string(m)) +
+           " limit=" + std::to_string(limit) + ": " + std::string(to_string(r.status)) + " " + r.reason + " [" +
+           r.detail + "] workspace=" + std::to_string(r.workspace_bytes) +
+           " max_rel_err=" + std::to_string(r.err.max_rel_err);
+}
+
+void require_pass(const Variant& v, const RefProblem& rp, MemoryMode m, std::size_t limit, const RunResult& r) {
+    INFO(describe(v, rp, m, limit, r));
+    REQUIRE(r.status == Status::pass);
+    REQUIRE(r.check == "golden");
+    REQUIRE(r.err.nonfinite == 0);
+    REQUIRE(r.err.max_rel_err <= r.threshold);
+    if (limit) REQUIRE(r.workspace_bytes <= limit);
+}
+
+#ifdef CONVSTUDY_HAVE_CUDNN
+// The math type the plan chose: detail() reads "<algorithm>, math <type>, ws ...".
+std::string chosen_math(const std::string& detail) {
+    const auto a = detail.find(", math ");
+    if (a == std::string::npos) return {};
+    const auto b = detail.find(',', a + 7);
+    return detail.substr(a + 7, b == std::string::npos ? std::string::npos : b - (a + 7));
+}
+#endif
+
+std::size_t cublas_col_bytes(const Variant& v, const Layer& l) {
+    return std::size_t(l.K()) * std::size_t(l.E()) * std::size_t(l.F()) * (v.io == DType::f16 ? 2 : 4);
+}
+std::size_t cublas_tmp_bytes(const Variant& v, const Layer& l) {
+    return std::size_t(l.M) * std::size_t(l.E()) * std::size_t(l.F()) * (v.io == DType::f16 ? 2 : 4);
+}
+
+}  // namespace
+
+TEST_CASE("the anchor families are registered", "[gpu][anchors]") {
+    REQUIRE(family("cublas").size() == 3);
+    REQUIRE(find_variant("cublas-im2col").variant->precision == Precision::fp32);
+    REQUIRE(find_variant("cublas-im2col-tf32").variant->precision == Precision::tf32);
+    REQUIRE(find_variant("cublas-im2col-fp16").variant->io == DType::f16);
+#ifdef CONVSTUDY_HAVE_CUDNN
+    REQUIRE(family("cudnn").size() == 3);
+    // fill_vs_cudnn (src/cli/results.cpp) looks these two up by name and precision.
+    REQUIRE(find_variant("cudnn-fp32").variant->precision == Precision::fp32);
+    REQUIRE(find_variant("cudnn-fp16").variant->precision == Precision::fp16);
+    REQUIRE(find_variant("cudnn-fp16").variant->io == DType::f16);
+    REQUIRE(find_variant("cudnn-tf32").variant->precision == Precision::tf32);
+#else
+    REQUIRE(family("cudnn").empty());
+    WARN("built without cuDNN: the cudnn family is not tested");
+#endif
+}
+
+#ifdef CONVSTUDY_HAVE_CUDNN
+TEST_CASE("cuDNN rows name their algorithm and workspace", "[gpu][anchors][cudnn]") {
+    const Layer* conv2 = default_layer_table().find("conv2");
+    REQUIRE(conv2 != nullptr);
+    for (const Layer& l : {*conv2, odd_layer("odd_c3_s2")}) {
+        const auto rp = make_ref_problem(l, 3);
+        for (const Variant* v : family("cudnn")) {
+            const auto r = run_with(*v, rp, MemoryMode::pageable, 0);
+            require_pass(*v, rp, MemoryMode::pageable, 0, r);
+            INFO(describe(*v, rp, MemoryMode::pageable, 0, r));
+            std::printf("%s on %s N=3: %s\n", v->name.c_str(), l.name.c_str(), r.detail.c_str());
+            CHECK(r.detail.rfind("CUDNN_CONVOLUTION_FWD_ALGO_", 0) == 0);
+            CHECK(!chosen_math(r.detail).empty());
+            CHECK(r.detail.find(", ws ") != std::string::npos);
+        }
+    }
+}
+
+TEST_CASE("cudnn-fp32 never picks a tensor-op (TF32) algorithm", "[gpu][anchors][cudnn]") {
+    const Variant* v = find_variant("cudnn-fp32").variant;
+    REQUIRE(v != nullptr);
+    for (const auto& l : default_layer_table().layers) {
+        const auto rp = make_ref_problem(l, 2);
+        const auto r = run_with(*v, rp, MemoryMode::pageable, 0);
+        require_pass(*v, rp, MemoryMode::pageable, 0, r);
+        INFO(describe(*v, rp, MemoryMode::pageable, 0, r));
+        const std::string math = chosen_math(r.detail);
+        REQUIRE(!math.empty());
+        CHECK(math.find("TENSOR_OP") == std::string::npos);
+        // Its fp32 threshold (1e-4) is below TF32's rounding error (~3e-4 relative on these
+        // data), so a TF32 result that slipped through would also fail the check above.
+    }
+}
+
+TEST_CASE("a tiny workspace limit keeps cuDNN to algorithms without workspace", "[gpu][anchors][cudnn]") {
+    const Layer* conv3 = default_layer_table().find("conv3");
+    REQUIRE(conv3 != nullptr);
+    for (const Layer& l : {*conv3, odd_layer("odd_c33_5x5")}) {
+        const auto rp = make_ref_problem(l, 3);
+        for (const Variant* v : family("cudnn")) {
+            const std::size_t limit = 1;  // 0 would mean "the default"
+            const auto r = run_with(*v, rp, MemoryMode::pageable, limit);
+            require_pass(*v, rp, MemoryMode::pageable, limit, r);
+            INFO(describe(*v, rp, MemoryMode::pageable, limit, r));
+            CHECK(r.workspace_bytes == 0);
+            CHECK(r.detail.find("ws 0.0 MB") != std::string::npos);
+        }
+    }
+}
+#endif
+
+TEST_CASE("cuBLAS im2col chunks the batch to fit the workspace limit", "[gpu][anchors][cublas]") {
+    const Layer l = odd_layer("odd_c33_5x5");
+    const auto rp = make_ref_problem(l, 5);
+    for (const Variant* v : family("cublas")) {
+        const std::size_t col = cublas_col_bytes(*v, l), tmp = cublas_tmp_bytes(*v, l);
+        // Room for one image's col only: five GEMMs of one image, each straight into NCHW.
+        {
+            const std::size_t limit = col + tmp / 2;
+            const auto r = run_with(*v, rp, MemoryMode::pageable, limit);
+            require_pass(*v, rp, MemoryMode::pageable, limit, r);
+            INFO(describe(*v, rp, MemoryMode::pageable, limit, r));
+            CHECK(r.detail.find("1 images per GEMM (5 chunks") != std::string::npos);
+            CHECK(r.workspace_bytes == col);
+        }
+        // Room for 2.5 images' col + tmp: chunks of 2, 2 and 1 (the last without the permute).
+        {
+            const std::size_t limit = (col + tmp) * 5 / 2;
+            const auto r = run_with(*v, rp, MemoryMode::pageable, limit);
+            require_pass(*v, rp, MemoryMode::pageable, limit, r);
+            INFO(describe(*v, rp, MemoryMode::pageable, limit, r));
+            CHECK(r.detail.find("2 images per GEMM (3 chunks") != std::string::npos);
+            CHECK(r.workspace_bytes == 2 * (col + tmp));
+        }
+        // Less than one image's col: SKIP, saying why.
+        {
+            const std::size_t limit = col - 1;
+            const auto r = run_with(*v, rp, MemoryMode::pageable, limit);
+            INFO(describe(*v, rp, MemoryMode::pageable, limit, r));
+            REQUIRE(r.status == Status::skip);
+            CHECK(r.reason.find("workspace limit") != std::string::npos);
+        }
+        // The default limit: the whole batch in one GEMM, and cuBLAS gets its own workspace.
+        {
+            const auto r = run_with(*v, rp, MemoryMode::pageable, 0);
+            require_pass(*v, rp, MemoryMode::pageable, 0, r);
+            INFO(describe(*v, rp, MemoryMode::pageable, 0, r));
+            CHECK(r.detail.find("5 images per GEMM (1 chunk") != std::string::npos);
+            CHECK(r.workspace_bytes > 5 * (col + tmp));
+        }
+    }
+}
+
+TEST_CASE("the anchors pass the streams mode's short, misaligned last chunk", "[gpu][anchors][memory]") {
+    // C=3, 19x23 input: 1311 elements an image, so the second chunk (3 images in) starts at
+    // an address that is only 2- (half) or 4-byte (float) aligned; 5 images in 2 chunks of
+    // 3 and 2 give the plans a batch size other than their largest.
+    const auto rp = make_ref_problem(odd_layer("odd_c3_s2"), 5);
+    std::vector<const Variant*> anchors = family("cublas");
+    for (const Variant* v : family("cudnn")) anchors.push_back(v);
+    for (const Variant* v : anchors) {
+        for (int streams : {1, 2}) {
+            const auto r = run_with(*v, rp, MemoryMode::streams, 0, streams, 2);
+            require_pass(*v, rp, MemoryMode::streams, 0, r);
+            INFO(describe(*v, rp, MemoryMode::streams, 0, r));
+            CHECK(r.chunks == 2);
+        }
+        for (MemoryMode m : {MemoryMode::pinned, MemoryMode::managed}) {
+            const auto r = run_with(*v, rp, m, 0);
+            require_pass(*v, rp, m, 0, r);
+        }
+    }
+}

@@ -1,0 +1,208 @@
+// The multi-kernel family (issue 4), beyond what test_variants_gpu.cpp checks for every
+// variant: the workspace policy (chunks of images, channel groups, SKIP when even one
+// image cannot fit), the atomic variant's run-to-run spread, and the shared-input
+// decision on conv1's 227x227 plane.
+#include "catch.hpp"
+#include "gpu_test_util.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+using namespace cs;
+using namespace cs::gpu;
+using cs::test::device;
+using cs::test::make_ref_problem;
+using cs::test::RefProblem;
+
+namespace {
+
+Layer make_layer(const char* name, int C, int H, int W, int M, int R, int S, int stride, int pad) {
+    Layer l;
+    l.name = name;
+    l.C = C, l.H = H, l.W = W, l.M = M, l.R = R, l.S = S, l.stride = stride, l.pad = pad;
+    return l;
+}
+
+Layer odd_layer(const std::string& name) {
+    for (const auto& l : test::odd_layers())
+        if (l.name == name) return l;
+    FAIL("no odd layer named " << name);
+    return {};
+}
+
+std::vector<const Variant*> family() {
+    std::vector<const Variant*> out;
+    for (const auto& v : registry())
+        if (v.family == "multi-kernel") out.push_back(&v);
+    return out;
+}
+
+bool has_workspace(const Variant& v) { return v.deterministic; }  // the atomic variant has none
+
+// Bytes of one image's workspace with G channels per group: ceil(C/G) planes of M x EFp
+// elements (EFp = E*F rounded up to 4), float or half as the variant's data.
+std::size_t per_image_bytes(const Variant& v, const Layer& l, int G) {
+    const std::size_t efp = (std::size_t(l.E()) * std::size_t(l.F()) + 3) / 4 * 4;
+    const std::size_t groups = std::size_t((l.C + G - 1) / G);
+    return groups * std::size_t(l.M) * efp * (v.io == DType::f16 ? 2 : 4);
+}
+
+RunResult run_with(const Variant& v, const RefProblem& rp, MemoryMode mode, std::size_t limit, int repeats = 1,
+                   bool keep = false) {
+    HostData data;
+    data.in = rp.in.data();
+    data.w = rp.w.data();
+    data.golden = rp.golden.data();
+    RunOptions opt;
+    opt.warmup = 0;
+    opt.repeats = repeats;
+    opt.workspace_limit = limit;
+    opt.keep_output = keep;
+    return run_variant(device(), v, mode, rp.problem, data, opt);
+}
+
+std::string describe(const Variant& v, const RefProblem& rp, std::size_t limit, const RunResult& r) {
+    return v.name + " on " + rp.problem.layer.name + " (" + rp.problem.layer.shape_string() +
+           ") N=" + std::to_string(rp.problem.N) + " limit=" + std::to_string(limit) + ": " +
+           std::string(to_string(r.status)) + " " + r.reason + " [" + r.detail + "] workspace=" +
+           std::to_string(r.workspace_bytes) + " max_rel_err=" + std::to_string(r.err.max_rel_err);
+}
+
+void require_pass_within(const Variant& v, const RefProblem& rp, std::size_t limit, const RunResult& r) {
+    INFO(describe(v, rp, limit, r));
+    REQUIRE(r.status == Status::pass);
+    REQUIRE(r.check == "golden");
+    REQUIRE(r.err.nonfinite == 0);
+    REQUIRE(r.err.max_rel_err <= r.threshold);
+    REQUIRE(r.workspace_bytes <= limit);
+    if (!has_workspace(v)) REQUIRE(r.workspace_bytes == 0);
+}
+
+}  // namespace
+
+TEST_CASE("multi-kernel variants chunk and group to fit a small workspace limit", "[gpu][multi-kernel]") {
+    const auto fam = family();
+    REQUIRE(fam.size() == 6);
+    const std::vector<Layer> layers = {
+        odd_layer("odd_c33_5x5"),
+        odd_layer("odd_s4_c3"),
+        odd_layer("odd_tile2"),
+        // One image at G = 1 needs 37*19*444*4 = 1.19 MiB: above 1 MiB, so it must group.
+        make_layer("mk_c37_group", 37, 21, 21, 19, 3, 3, 1, 1),
+    };
+    constexpr std::int64_t N = 5;
+    for (const auto& l : layers) {
+        const auto rp = make_ref_problem(l, N);
+        for (const Variant* v : fam) {
+            // The brief's 1 MiB.
+            const std::size_t mib = std::size_t(1) << 20;
+            require_pass_within(*v, rp, mib, run_with(*v, rp, MemoryMode::pageable, mib));
+            if (!has_workspace(*v)) continue;
+            const std::size_t one = per_image_bytes(*v, l, 1);
+            // Room for 2.5 images at G = 1: chunks of 2 images (2 + 2 + 1), the study's G = 1.
+            const std::size_t two = one * 5 / 2;
+            const auto r2 = run_with(*v, rp, MemoryMode::pageable, two);
+            require_pass_within(*v, rp, two, r2);
+            {
+                INFO(describe(*v, rp, two, r2));
+                CHECK(r2.detail.find("chunks of 2 images, 1 channel(s) per group") != std::string::npos);
+                CHECK(r2.workspace_bytes == 2 * one);
+            }
+            // Room for half an image at G = 1: channels grouped (G >= 2), one image a chunk.
+            if (l.C >= 2) {
+                const std::size_t half = std::max(one / 2, per_image_bytes(*v, l, l.C));
+                const auto rh = run_with(*v, rp, MemoryMode::pageable, half);
+                require_pass_within(*v, rp, half, rh);
+                INFO(describe(*v, rp, half, rh));
+                CHECK(rh.detail.find("chunks of 1 images") != std::string::npos);
+                CHECK(rh.detail.find(" 1 channel(s) per group") == std::string::npos);
+            }
+            // The smallest limit that can work: one image with every channel in one group.
+            const std::size_t min_limit = per_image_bytes(*v, l, l.C);
+            require_pass_within(*v, rp, min_limit, run_with(*v, rp, MemoryMode::pageable, min_limit));
+        }
+    }
+}
+
+TEST_CASE("multi-kernel variants keep each stream's workspace under the limit", "[gpu][multi-kernel][memory]") {
+    const auto rp = make_ref_problem(odd_layer("odd_c33_5x5"), 5);
+    const std::size_t limit = std::size_t(1) << 20;
+    for (const Variant* v : family()) {
+        for (MemoryMode m : {MemoryMode::streams, MemoryMode::managed}) {
+            const auto r = run_with(*v, rp, m, limit);
+            require_pass_within(*v, rp, limit, r);
+        }
+    }
+}
+
+TEST_CASE("a workspace limit too small for one image is a SKIP with its reason", "[gpu][multi-kernel]") {
+    const Layer l = odd_layer("odd_c33_5x5");
+    const auto rp = make_ref_problem(l, 5);
+    for (const Variant* v : family()) {
+        const std::size_t limit = per_image_bytes(*v, l, l.C) - 1;
+        const auto r = run_with(*v, rp, MemoryMode::pageable, limit);
+        INFO(describe(*v, rp, limit, r));
+        if (has_workspace(*v)) {
+            REQUIRE(r.status == Status::skip);
+            REQUIRE(!r.reason.empty());
+            REQUIRE(r.reason.find("workspace") != std::string::npos);
+        } else {
+            REQUIRE(r.status == Status::pass);  // no workspace: any limit will do
+            REQUIRE(r.workspace_bytes == 0);
+        }
+    }
+}
+
+TEST_CASE("the atomic variant's run-to-run spread stays within the fp32 threshold on conv3", "[gpu][multi-kernel]") {
+    const Variant* v = find_variant("exp-Mk-sw-mt-si-c-vec").variant;
+    REQUIRE(v != nullptr);
+    REQUIRE(!v->deterministic);
+    REQUIRE(v->precision == Precision::fp32);
+    const Layer* l = default_layer_table().find("conv3");
+    REQUIRE(l != nullptr);
+    const auto rp = make_ref_problem(*l, 1);
+    const auto a = run_with(*v, rp, MemoryMode::pageable, 0, 0, true);
+    const auto b = run_with(*v, rp, MemoryMode::pageable, 0, 0, true);
+    require_pass_within(*v, rp, std::size_t(-1), a);
+    require_pass_within(*v, rp, std::size_t(-1), b);
+    REQUIRE(a.output.size() == b.output.size());
+    double spread = 0, max_golden = 0;
+    std::size_t differ = 0;
+    for (std::size_t i = 0; i < a.output.size(); ++i) {
+        const double d = std::fabs(double(a.output[i]) - double(b.output[i]));
+        spread = std::max(spread, d);
+        differ += d != 0;
+        max_golden = std::max(max_golden, std::fabs(double(rp.golden[i])));
+    }
+    const double rel = spread / max_golden;
+    std::printf("exp-mk-sw-mt-si-c-vec on conv3 N=1: two runs differ by max %.3g (%.3g of max|golden|) in %zu of %zu "
+                "outputs; errors vs golden %.3g and %.3g; fp32 threshold %.3g\n",
+                spread, rel, differ, a.output.size(), a.err.max_rel_err, b.err.max_rel_err, threshold(Precision::fp32));
+    REQUIRE(rel <= threshold(Precision::fp32));
+}
+
+TEST_CASE("the shared-input variants pass conv1 and say which input path they took", "[gpu][multi-kernel]") {
+    const Layer* l = default_layer_table().find("conv1");
+    REQUIRE(l != nullptr);
+    const auto rp = make_ref_problem(*l, 1);
+    const std::size_t optin = device().prop().sharedMemPerBlockOptin;
+    const std::size_t plane = std::size_t(l->H + 2 * l->pad) * std::size_t(l->W + 2 * l->pad) * 4;
+    for (const Variant* v : family()) {
+        if (v->name.find("-si-") == std::string::npos) continue;
+        const auto r = run_with(*v, rp, MemoryMode::pageable, 0);
+        INFO(describe(*v, rp, 0, r));
+        std::printf("%s on conv1 N=1 (opt-in %zu bytes): %s [%s]\n", v->name.c_str(), optin,
+                    std::string(to_string(r.status)).c_str(), r.detail.c_str());
+        REQUIRE(r.status == Status::pass);
+        const bool shared = r.detail.find("input plane in shared memory") != std::string::npos;
+        const bool global = r.detail.find("input read from global memory") != std::string::npos;
+        REQUIRE(shared != global);
+        // The plane plus a filter slice (and, for float4 rows, one padded column) must fit
+        // the device's opt-in limit: well under it, shared; over it, global.
+        if (optin >= plane + 8192) CHECK(shared);
+        if (optin < plane) CHECK(global);
+    }
+}
