@@ -76,16 +76,18 @@ void validate_layer(const Layer& l, const std::string& source) {
         fail(source, where, "field 'S' = " + std::to_string(l.S) + " is larger than the padded input width W+2*pad = " +
                                 std::to_string(l.W + 2 * l.pad));
     // Per-image tensors must index with 32-bit offsets inside a kernel's plane arithmetic.
-    const auto lim = std::int64_t(std::numeric_limits<std::int32_t>::max());
-    if (l.input_elems(1) > lim || l.output_elems(1) > lim || l.weight_elems() > lim)
-        fail(source, where, "one image's tensors exceed 2^31 elements");
+    // Counted in double: M*C*R*S and M*E*F of fields up to 2^20 overflow 64-bit integers.
+    const auto lim = double(std::numeric_limits<std::int32_t>::max());
+    const double input = double(l.C) * l.H * l.W, weights = double(l.M) * l.C * l.R * l.S,
+                 output = double(l.M) * l.E() * l.F();
+    if (input > lim || output > lim || weights > lim) fail(source, where, "one image's tensors exceed 2^31 elements");
 }
 
 LayerTable parse_layer_table(std::string_view json_text, const std::string& source) {
     nlohmann::json doc;
     try {
         doc = nlohmann::json::parse(json_text.begin(), json_text.end());
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for 1e3000
         throw Error(source + ": not valid JSON: " + e.what());
     }
     if (!doc.is_object()) throw Error(source + ": the table must be a JSON object with a 'layers' array");

@@ -513,14 +513,14 @@ def fig_coalescing(d, out):
                     ax.barh(i + off, r["kernel_ms"], height=0.38, color=col, zorder=2)
                     txt = fnum(r["kernel_ms"])
                     if r is rb and ra:
-                        txt += f"  ({rb['kernel_ms'] / ra['kernel_ms']:.2f}× the coalesced time)"
+                        txt += f"  ({rb['kernel_ms'] / ra['kernel_ms']:.2f}×)"
                     ax.annotate(txt, (r["kernel_ms"], i + off), xytext=(2, 0),
                                 textcoords="offset points", va="center", fontsize=7, color="0.25")
                     xmax = max(xmax, r["kernel_ms"])
                     used.append(r)
-        ax.set_xlim(0, xmax * 1.9 if xmax else 1)
+        ax.set_xlim(0, xmax * 1.6 if xmax else 1)
         ax.set_title(f"N = {n}", fontsize=9)
-        ax.set_xlabel("kernel time (ms)")
+        ax.set_xlabel("kernel time (ms); (×): uncoalesced / coalesced", fontsize=9)
         ax.grid(axis="x", alpha=0.3, zorder=1)
     ax0 = axes[0][0]
     ax0.set_yticks(range(len(pairs)))

@@ -7,13 +7,20 @@
 #     scripts/device_run.sh
 #
 # Environment:
-#   OUT       where results go (default out/device); at most 8 files come back from the
-#             device tool, so this script writes: log.txt, build.log, gpu_tests.log,
-#             one <name>.csv per sweep, and whatever an extra stage adds
+#   OUT       where results go (default out/device). At most 8 files come back from the
+#             device tool (a 9th is dropped silently: it happened once), so this script
+#             writes only log.txt (everything printed, sweeps' lines included),
+#             build.log, gpu_tests.log, one <name>.csv per sweep and sanitizer.log:
+#             keep SWEEPS to at most 3 entries
 #   STAGES    any of: build tests golden sweep sanitize ncu (default: build tests golden sweep)
 #   BATCHES   golden batch sizes (default 1,32,128)
-#   SWEEPS    ';'-separated "name:convstudy sweep arguments" (default: every variant,
-#             pageable, N=1,32,128 -> sweep.csv)
+#   SWEEPS    ';'-separated "name:seconds:convstudy sweep arguments" (default: every
+#             variant, pageable, N=1,32,128 -> sweep.csv); a sweep past its seconds is
+#             stopped, and its CSV keeps every (layer, N) finished by then
+#   CONVSTUDY_GIT_REV the revision to record in CSV rows when the tree came without .git
+#             (the device tool copies files, not the repository):
+#             CONVSTUDY_GIT_REV=$(git describe --always --dirty) in the command
+#   SANITIZE_SECONDS  time limit of the compute-sanitizer stage (default 300)
 #   SANITIZE_ARGS, NCU_ARGS   extra arguments for those stages
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -21,7 +28,7 @@ OUT=${OUT:-out/device}
 mkdir -p "$OUT"
 STAGES=${STAGES:-"build tests golden sweep"}
 BATCHES=${BATCHES:-1,32,128}
-SWEEPS=${SWEEPS:-"sweep:--variants all --memory pageable --batch 1,32,128"}
+SWEEPS=${SWEEPS:-"sweep:1200:--variants all --memory pageable --batch 1,32,128"}
 B=build-device
 LOG="$OUT/log.txt"
 exec > >(tee -a "$LOG") 2>&1
@@ -30,7 +37,7 @@ t0=$(date +%s)
 stamp() { echo "[$(($(date +%s) - t0))s] $*"; }
 
 stamp "device: $(nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader)"
-stamp "git: $(git describe --always --dirty 2>/dev/null || echo unknown)"
+stamp "git: $(git describe --always --dirty 2>/dev/null || echo "${CONVSTUDY_GIT_REV:-unknown}")"
 status=0
 
 if has build; then
@@ -48,7 +55,7 @@ fi
 
 if has tests; then
     stamp "GPU tests"
-    ctest --test-dir $B -L gpu -V --timeout 900 >"$OUT/gpu_tests.log" 2>&1 || status=1
+    ctest --test-dir $B -L gpu -V --timeout "${TEST_SECONDS:-600}" >"$OUT/gpu_tests.log" 2>&1 || status=1
     grep -E "test cases|assertions|tests passed|tests failed|FAILED|REQUIRE|CHECK\(" "$OUT/gpu_tests.log" | tail -25
 fi
 
@@ -62,18 +69,25 @@ if has sweep; then
     IFS=';' read -ra specs <<<"$SWEEPS"
     for spec in "${specs[@]}"; do
         name=${spec%%:*}
-        args=${spec#*:}
-        stamp "sweep $name: $args"
+        rest=${spec#*:}
+        secs=${rest%%:*}
+        args=${rest#*:}
+        stamp "sweep $name (${secs}s at most): $args"
         # shellcheck disable=SC2086
-        $B/convstudy sweep $args --csv "$OUT/$name.csv" --quiet >"$OUT/$name.txt" 2>&1 || status=1
-        tail -2 "$OUT/$name.txt"
-        grep -E " (FAIL|ERROR) " "$OUT/$name.txt" | head -20
+        timeout "$secs" $B/convstudy sweep $args --csv "$OUT/$name.csv" --quiet >"/tmp/$name.txt" 2>&1
+        rc=$?
+        ((rc == 124)) && echo "sweep $name: stopped at its time limit; the CSV holds the finished (layer, N) groups"
+        ((rc)) && status=1
+        sed "s/^/  [$name] /" "/tmp/$name.txt" >>"$LOG.sweeps"
+        tail -2 "/tmp/$name.txt"
+        grep -E " (FAIL|ERROR) " "/tmp/$name.txt" | head -20
     done
 fi
 
 if has sanitize; then
     stamp "compute-sanitizer"
-    scripts/sanitize.sh $B "$OUT/sanitizer.log" ${SANITIZE_ARGS:-} || status=1
+    # shellcheck disable=SC2086
+    SANITIZE_SECONDS=${SANITIZE_SECONDS:-300} scripts/sanitize.sh $B "$OUT/sanitizer.log" ${SANITIZE_ARGS:-} || status=1
     tail -15 "$OUT/sanitizer.log"
 fi
 
@@ -84,5 +98,12 @@ if has ncu; then
     tail -5 "$OUT/ncu.txt"
 fi
 
+if [[ -f "$LOG.sweeps" ]]; then
+    echo "---- every sweep line ----" >>"$LOG"
+    cat "$LOG.sweeps" >>"$LOG"
+    rm -f "$LOG.sweeps"
+fi
+n=$(find "$OUT" -type f | wc -l)
+((n > 8)) && echo "warning: $n files in $OUT: the device tool brings back only 8"
 stamp "done, status $status"
 exit $status

@@ -5,6 +5,8 @@
 # process each) and their logs are concatenated into one file with a summary at the end.
 #
 #   scripts/sanitize.sh BUILD_DIR LOG [catch2 test filter]
+# SANITIZE_SECONDS (default 600) bounds each tool's run; a tool stopped there is reported
+# as such, with the errors it had found by then.
 set -uo pipefail
 B=${1:-build-device}
 LOG=${2:-sanitizer.log}
@@ -16,8 +18,7 @@ pids=()
 for tool in memcheck racecheck initcheck synccheck; do
     extra=()
     [[ $tool == memcheck ]] && extra=(--leak-check full)
-    [[ $tool == initcheck ]] && extra=(--track-unused-memory no)
-    compute-sanitizer --tool "$tool" "${extra[@]}" --error-exitcode 99 --print-limit 20 \
+    timeout "${SANITIZE_SECONDS:-600}" compute-sanitizer --tool "$tool" "${extra[@]}" --error-exitcode 99 --print-limit 20 \
         "$EXE" "$FILTER" --reporter compact >"$tmp/$tool.log" 2>&1 &
     pids+=($!)
 done
@@ -30,7 +31,9 @@ for tool in memcheck racecheck initcheck synccheck; do
     i=$((i + 1))
     summary=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$tmp/$tool.log" | tail -1)
     tests=$(grep -E "test cases|All tests passed|assertions" "$tmp/$tool.log" | tail -1)
-    echo "== $tool: exit $rc; ${summary:-no summary}; ${tests:-no test summary}" >>"$LOG.summary"
+    note=""
+    ((rc == 124)) && note=" (stopped at the time limit)"
+    echo "== $tool: exit $rc$note; ${summary:-no summary}; ${tests:-no test summary}" >>"$LOG.summary"
     { echo "================ $tool (exit $rc)"; cat "$tmp/$tool.log"; } >>"$LOG"
     ((rc)) && status=1
 done

@@ -16,10 +16,12 @@
 #include <ctime>
 #include <fstream>
 #include <future>
+#include <limits>
 #include <map>
 #include <memory>
 #include <set>
 #include <sstream>
+#include <utility>
 
 namespace cs {
 
@@ -71,18 +73,44 @@ Json layer_json(const Layer& l) {
                 {"stride", l.stride}, {"pad", l.pad}, {"E", l.E()}, {"F", l.F()}};
 }
 
-// The shape fields of a manifest layer entry; throws nlohmann exceptions when malformed.
+// A manifest value that is not what it must be (see json_int); a Json::exception, so it
+// is reported wherever nlohmann's own type errors are.
+class BadManifestValue : public Json::exception {
+public:
+    explicit BadManifestValue(const std::string& what) : Json::exception(302, what.c_str()) {}
+};
+
+// An integer of type T. nlohmann's get<int>() converts a floating-point number, and one out
+// of range (1e300) is undefined behaviour: every integer of a manifest is read through here.
+template <class T>
+T json_int(const Json& j) {
+    if (j.is_number_unsigned()) {
+        if (const auto v = j.get<std::uint64_t>(); std::in_range<T>(v)) return T(v);
+    } else if (j.is_number_integer()) {
+        if (const auto v = j.get<std::int64_t>(); std::in_range<T>(v)) return T(v);
+    }
+    throw BadManifestValue("expected an integer from " + std::to_string(std::numeric_limits<T>::min()) + " to " +
+                           std::to_string(std::numeric_limits<T>::max()) + ", got " + j.dump());
+}
+
+// The shape fields of a manifest layer entry; throws Json exceptions when malformed or when
+// the shape is impossible (a stride of 0 would divide by zero in E()).
 Layer layer_from_json(const Json& j) {
     Layer l;
     l.name = j.at("name").get<std::string>();
-    l.C = j.at("C").get<int>();
-    l.H = j.at("H").get<int>();
-    l.W = j.at("W").get<int>();
-    l.M = j.at("M").get<int>();
-    l.R = j.at("R").get<int>();
-    l.S = j.at("S").get<int>();
-    l.stride = j.at("stride").get<int>();
-    l.pad = j.at("pad").get<int>();
+    l.C = json_int<int>(j.at("C"));
+    l.H = json_int<int>(j.at("H"));
+    l.W = json_int<int>(j.at("W"));
+    l.M = json_int<int>(j.at("M"));
+    l.R = json_int<int>(j.at("R"));
+    l.S = json_int<int>(j.at("S"));
+    l.stride = json_int<int>(j.at("stride"));
+    l.pad = json_int<int>(j.at("pad"));
+    try {
+        validate_layer(l, "the manifest");
+    } catch (const Error& e) {
+        throw BadManifestValue(e.what());
+    }
     return l;
 }
 
@@ -139,7 +167,7 @@ std::optional<Json> read_manifest(const fs::path& path, const std::string& suffi
     Json j;
     try {
         j = Json::parse(ss.str());
-    } catch (const Json::parse_error& e) {
+    } catch (const Json::exception& e) {  // parse_error, or out_of_range for a number like 1e3000
         throw Error(path.string() + ": the golden manifest is not valid JSON (" + e.what() + ")" + suffix);
     }
     if (!j.is_object()) throw Error(path.string() + ": the golden manifest is not a JSON object" + suffix);
@@ -149,13 +177,13 @@ std::optional<Json> read_manifest(const fs::path& path, const std::string& suffi
 // Why an existing manifest cannot be merged into; empty when it can.
 std::string merge_conflict(const Json& m, const LayerTable& table, std::uint64_t seed) {
     try {
-        if (m.at("format_version").get<int>() != kGoldenFormatVersion) return "has another format_version";
+        if (json_int<int>(m.at("format_version")) != kGoldenFormatVersion) return "has another format_version";
         const auto& g = m.at("generator");
         if (g.at("name").get<std::string>() != kGeneratorName) return "was made by another generator";
         if (g.at("description").get<std::string>() != generator_description())
             return "was made by another version of the generator";
-        if (g.at("seed").get<std::uint64_t>() != seed)
-            return "was made with seed " + std::to_string(g.at("seed").get<std::uint64_t>());
+        if (json_int<std::uint64_t>(g.at("seed")) != seed)
+            return "was made with seed " + std::to_string(json_int<std::uint64_t>(g.at("seed")));
         for (const auto& lj : m.at("layer_table").at("layers")) {
             const Layer old = layer_from_json(lj);
             if (const Layer* now = table.find(old.name); now && !same_shape(*now, old))
@@ -163,7 +191,7 @@ std::string merge_conflict(const Json& m, const LayerTable& table, std::uint64_t
         }
         for (const auto& f : m.at("files").get_ref<const Json::array_t&>()) {
             (void)f.at("layer").get<std::string>();
-            (void)f.at("N").get<std::int64_t>();
+            (void)json_int<std::int64_t>(f.at("N"));
             (void)f.at("tensor").get<std::string>();
         }
         m.at("cpu").get_ref<const Json::object_t&>();
@@ -298,28 +326,40 @@ void generate_golden(const LayerTable& table, const GenerateOptions& opt) {
         }
     }
     if (layers.empty()) throw Error("generate: " + table.source + " has no layers");
+    // Sizes in double: N * C * H * W overflows 64 bits for an absurd N.
+    auto tensor_bytes = [](const Layer& l, std::int64_t N, GoldenTensor t) {
+        return t == GoldenTensor::input     ? 4.0 * double(N) * double(l.input_elems(1))
+               : t == GoldenTensor::weights ? 4.0 * double(l.weight_elems())
+                                            : 4.0 * double(N) * double(l.output_elems(1));
+    };
     for (const Layer* l : layers) {
         validate_layer(*l, table.source);
         for (auto N : batches)
-            if (double(l->input_elems(N)) * 4 > 64e9 || double(l->output_elems(N)) * 4 > 64e9)
+            if (tensor_bytes(*l, N, GoldenTensor::input) > 64e9 || tensor_bytes(*l, N, GoldenTensor::output) > 64e9)
                 throw Error("generate: " + l->name + " at N=" + std::to_string(N) +
                             " needs more than 64 GB for one tensor; use a smaller batch");
     }
+    // Memory: two sets are in memory at once (one written while the next is computed), plus
+    // an output-sized scratch for the timings. Refused here rather than killed by the kernel.
+    if (const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE); pages > 0 && page > 0) {
+        const double phys = double(pages) * double(page);
+        for (const Layer* l : layers)
+            for (auto N : batches) {
+                double set = 0;
+                for (auto t : kTensors) set += tensor_bytes(*l, N, t);
+                const double need = 2 * set + tensor_bytes(*l, N, GoldenTensor::output);
+                if (need > phys)
+                    throw Error("generate: " + l->name + " at N=" + std::to_string(N) + " needs about " +
+                                sizes_mb(need) + " of memory, this machine has " + sizes_mb(phys) +
+                                "; use a smaller batch");
+            }
+    }
 
-    // Directories.
     const fs::path table_dir = golden_table_dir(opt.root, table);
     const fs::path manifest_path = table_dir / "manifest.json";
-    auto make_dir = [](const fs::path& d) {
-        std::error_code ec;
-        fs::create_directories(d, ec);
-        if (ec || !fs::is_directory(d)) throw Error("cannot create directory " + d.string() + " (" + ec.message() + ")");
-    };
-    make_dir(table_dir);
-    for (auto N : batches) make_dir(golden_batch_dir(opt.root, table, N));
-    remove_stale_temps(table_dir);
-    for (auto N : batches) remove_stale_temps(golden_batch_dir(opt.root, table, N));
-
-    // Disk space: the files that grow, plus room for the largest temporary beside its old file.
+    // Disk space, before anything is created: the files that grow, plus room for the largest
+    // temporary beside its old file. Measured on the nearest existing ancestor of the table's
+    // directory; a filesystem that reports no capacity (/proc) is left to fail on writing.
     {
         double grow = 0, largest = 0;
         for (auto N : batches)
@@ -332,11 +372,25 @@ void generate_golden(const LayerTable& table, const GenerateOptions& opt) {
                     largest = std::max(largest, bytes);
                 }
         std::error_code ec;
-        const auto sp = fs::space(table_dir, ec);
-        if (!ec && double(sp.available) < grow + largest)
+        fs::path probe = table_dir;
+        while (!probe.empty() && !fs::exists(probe, ec) && probe != probe.parent_path()) probe = probe.parent_path();
+        const auto sp = fs::space(probe.empty() ? fs::path(".") : probe, ec);
+        if (!ec && sp.capacity > 0 && double(sp.available) < grow + largest)
             throw Error("generate: " + table_dir.string() + " needs about " + sizes_mb(grow + largest) +
-                        " of free space, " + sizes_mb(double(sp.available)) + " are available");
+                        " of free space, " + sizes_mb(double(sp.available)) +
+                        " are available; free some space or choose another --out");
     }
+
+    // Directories.
+    auto make_dir = [](const fs::path& d) {
+        std::error_code ec;
+        fs::create_directories(d, ec);
+        if (ec || !fs::is_directory(d)) throw Error("cannot create directory " + d.string() + " (" + ec.message() + ")");
+    };
+    make_dir(table_dir);
+    for (auto N : batches) make_dir(golden_batch_dir(opt.root, table, N));
+    remove_stale_temps(table_dir);
+    for (auto N : batches) remove_stale_temps(golden_batch_dir(opt.root, table, N));
 
     // Work units for the progress estimate: FLOPs of the double reference, plus about one
     // float32 call per timing (warm-up and repeats are bounded by time).
@@ -544,8 +598,13 @@ CpuTiming timing_from(const Json& j, const char* ms, const char* min_ms, const c
     auto num = [&](const char* k) { return j.contains(k) && j[k].is_number() ? j[k].get<double>() : 0.0; };
     t.ms = num(ms);
     t.min_ms = num(min_ms);
-    t.repeats = repeats ? int(num(repeats)) : 0;
-    t.threads = int(num(threads));
+    // Counts outside int's range (only a damaged manifest has them) read as unknown, 0.
+    auto count = [&](const char* k) {
+        const double v = num(k);
+        return v >= 0 && v <= double(std::numeric_limits<int>::max()) ? int(v) : 0;
+    };
+    t.repeats = repeats ? count(repeats) : 0;
+    t.threads = count(threads);
     return t;
 }
 
@@ -583,7 +642,7 @@ GoldenSet load_golden(const fs::path& root, const LayerTable& table, const Layer
             throw fail(manifest_path, "format_version " + mj["format_version"].dump() + ", this convstudy reads " +
                                           std::to_string(kGoldenFormatVersion));
         const auto& g = mj.at("generator");
-        gs.seed = g.at("seed").get<std::uint64_t>();
+        gs.seed = json_int<std::uint64_t>(g.at("seed"));
         if (!expected_seed) seed_for_command = gs.seed;
         const std::string gen = g.at("name").get<std::string>();
         if (gen != kGeneratorName)
@@ -606,7 +665,7 @@ GoldenSet load_golden(const fs::path& root, const LayerTable& table, const Layer
         std::set<std::int64_t> generated;
         for (const auto& f : mj.at("files")) {
             if (f.at("layer").get<std::string>() != layer.name) continue;
-            const auto n = f.at("N").get<std::int64_t>();
+            const auto n = json_int<std::int64_t>(f.at("N"));
             generated.insert(n);
             if (n != N) continue;
             const std::string t = f.at("tensor").get<std::string>();
@@ -642,12 +701,14 @@ GoldenSet load_golden(const fs::path& root, const LayerTable& table, const Layer
                 throw fail(manifest_path, "records path '" + e.at("path").get<std::string>() + "' for " + rel);
             if (e.at("dtype").get<std::string>() != kDtype)
                 throw fail(file, "the manifest records dtype " + e.at("dtype").get<std::string>() + ", expected " + kDtype);
-            const auto recorded_shape = e.at("shape").get<NpyShape>();
+            NpyShape recorded_shape;
+            for (const auto& d : e.at("shape").get_ref<const Json::array_t&>())
+                recorded_shape.push_back(json_int<std::int64_t>(d));
             if (recorded_shape != shape)
                 throw fail(file, "the manifest records shape " + npy_shape_string(recorded_shape) + ", expected " +
                                      npy_shape_string(shape));
             want_sha = e.at("sha256").get<std::string>();
-            want_bytes = e.at("bytes").get<std::uint64_t>();
+            want_bytes = json_int<std::uint64_t>(e.at("bytes"));
         } catch (const Json::exception& ex) {
             throw fail(manifest_path, "malformed entry for " + rel + " (" + ex.what() + ")");
         }
@@ -684,22 +745,26 @@ GoldenSet load_golden(const fs::path& root, const LayerTable& table, const Layer
 
 std::vector<std::int64_t> golden_batches(const fs::path& root, const LayerTable& table, const Layer& layer) {
     const fs::path manifest_path = golden_manifest_path(root, table);
-    const auto m = read_manifest(manifest_path, "");
+    // What to do about a manifest that cannot be read: the command, without --batch.
+    std::string hint = regenerate_command(root, table, 1);
+    hint.erase(hint.find(" --batch 1"), 10);
+    hint = "; regenerate the golden files with: " + hint + " --batch <sizes>";
+    const auto m = read_manifest(manifest_path, hint);
     if (!m) return {};
     std::set<std::int64_t> out;
     try {
-        if ((*m).at("format_version").get<int>() != kGoldenFormatVersion) return {};
+        if (json_int<int>(m->at("format_version")) != kGoldenFormatVersion) return {};
         bool shape_ok = false;
         for (const auto& lj : m->at("layer_table").at("layers"))
             if (lj.at("name").get<std::string>() == layer.name) shape_ok = same_shape(layer_from_json(lj), layer);
         if (!shape_ok) return {};
         std::map<std::int64_t, int> count;
         for (const auto& f : m->at("files"))
-            if (f.at("layer").get<std::string>() == layer.name) ++count[f.at("N").get<std::int64_t>()];
+            if (f.at("layer").get<std::string>() == layer.name) ++count[json_int<std::int64_t>(f.at("N"))];
         for (const auto& [n, c] : count)
             if (c == 3) out.insert(n);
     } catch (const Json::exception& e) {
-        throw Error(manifest_path.string() + ": malformed golden manifest (" + e.what() + ")");
+        throw Error(manifest_path.string() + ": malformed golden manifest (" + e.what() + ")" + hint);
     }
     return {out.begin(), out.end()};
 }

@@ -225,7 +225,11 @@ std::uint64_t file_size_of(const std::filesystem::path& path) {
 
 void check_size(const std::filesystem::path& path, NpyHeader& h) {
     h.file_bytes = file_size_of(path);
-    const std::uint64_t want = std::uint64_t(h.count()) * h.itemsize;
+    const auto count = std::uint64_t(h.count());
+    // count * itemsize could wrap around 2^64 (itemsize is up to 1024) and match a short file.
+    if (count > std::numeric_limits<std::uint64_t>::max() / h.itemsize)
+        fail(path, "shape " + npy_shape_string(h.shape) + " of " + h.descr + " has too many elements");
+    const std::uint64_t want = count * h.itemsize;
     const std::uint64_t have = h.file_bytes - std::min(h.file_bytes, h.data_offset);
     if (have < want)
         fail(path, "truncated: expected " + std::to_string(want) + " bytes of data, found " + std::to_string(have));

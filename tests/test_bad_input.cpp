@@ -538,36 +538,93 @@ TEST_CASE("repeatable: generating twice gives byte-identical golden files", "[go
     CHECK(strip(ma) == strip(mb));
 }
 
-// ---- regressions found by the fuzz targets (fuzz/) -------------------------------------------
+// ---- regressions: what the fuzz targets (fuzz/) and their invariants brought up -------
 
-TEST_CASE("fuzz regression: non-integer numbers in a manifest are refused, not converted", "[bad-input][golden]") {
+TEST_CASE("fuzz regression: a number too large for a double is bad JSON, not another exception",
+          "[bad-input][layers][golden]") {
+    // nlohmann throws out_of_range (not parse_error) for 1e3000: it escaped as a
+    // non-cs::Error (the program said "error: [json.exception...]" and exited 1, not 2).
+    CHECK_HAS(error_message([] {
+                  cs::parse_layer_table(R"({"layers": [{"name": "a", "C": 1e3000, "H": 1, "W": 1, "M": 1, "R": 1, "S": 1}]})",
+                                        "t.json");
+              }),
+              "t.json: not valid JSON");
+    TempDir d;
+    const fs::path table = d.path / "t.json";
+    spit(table, R"({"layers": [{"name": "a", "C": 1, "H": 1, "W": 1, "M": 1, "R": 1, "S": 1, "pad": 1e3000}]})");
+    const auto r = cli("list --table " + quoted(table));
+    CHECK(r.code == 2);
+    CHECK_HAS(r.out, table.string() + ": not valid JSON");
+
+    const auto tiny = cs::parse_layer_table(kTinyTable, "tiny.json");
+    cs::generate_golden(tiny, quiet_options(d.path, {1}));
+    const fs::path manifest = d.path / "tiny" / "manifest.json";
+    spit(manifest, R"({"format_version": 1e3000})");
+    CHECK_HAS(error_message([&] { cs::load_golden(d.path, tiny, tiny.layers[0], 1); }), "not valid JSON");
+    CHECK_HAS(error_message([&] { cs::golden_batches(d.path, tiny, tiny.layers[0]); }), "not valid JSON");
+    CHECK_NOTHROW(cs::generate_golden(tiny, quiet_options(d.path, {1})));  // replaced
+}
+
+TEST_CASE("fuzz regression: a manifest recording stride 0 is refused, not a division by zero",
+          "[bad-input][golden]") {
+    // The fuzz target's first finding: load_golden and generate (merging) printed the recorded
+    // shape, whose E() divided by the stride: SIGFPE, exit 136, on `convstudy generate`.
+    TempDir d;
+    const auto table = cs::parse_layer_table(kTinyTable, "tiny.json");
+    cs::generate_golden(table, quiet_options(d.path, {1}));
+    const fs::path manifest = d.path / "tiny" / "manifest.json";
+    auto j = nlohmann::ordered_json::parse(slurp(manifest));
+    j["layer_table"]["layers"][0]["stride"] = 0;
+    spit(manifest, j.dump());
+    const auto m = error_message([&] { cs::load_golden(d.path, table, table.layers[0], 1); });
+    CHECK_HAS(m, manifest.string());
+    CHECK_HAS(m, "malformed golden manifest");
+    CHECK_HAS(m, "'stride' must be positive");
+    CHECK_HAS(m, "regenerate with");
+    CHECK_HAS(error_message([&] { cs::golden_batches(d.path, table, table.layers[0]); }),
+              "regenerate the golden files with: convstudy generate --out " + d.path.string());
+    const fs::path tfile = d.path / "tiny.json";
+    spit(tfile, kTinyTable);
+    const auto r = cli("generate --quiet --no-cpu-timing --no-onednn --batch 1 --layers " + quoted(tfile) +
+                       " --out " + quoted(d.path));
+    INFO(r.out);
+    CHECK(r.code == 0);  // the malformed manifest is replaced
+    CHECK_NOTHROW(cs::load_golden(d.path, table, table.layers[0], 1));
+}
+
+TEST_CASE("regression: non-integer numbers in a manifest are refused, not converted", "[bad-input][golden]") {
     TempDir d;
     const auto table = cs::parse_layer_table(kTinyTable, "tiny.json");
     cs::generate_golden(table, quiet_options(d.path, {1}));
     const fs::path manifest = d.path / "tiny" / "manifest.json";
     const auto good = nlohmann::ordered_json::parse(slurp(manifest));
-    using P = nlohmann::json::json_pointer;
-    // Each of these was undefined behaviour (a double out of int's range cast to int).
-    const char* pointers[] = {"/format_version", "/generator/seed", "/layer_table/layers/0/C",
-                              "/layer_table/layers/1/pad", "/files/0/N", "/files/1/shape/2", "/files/2/bytes"};
-    for (const char* p : pointers) {
+    using P = nlohmann::ordered_json::json_pointer;
+    // Converting 1e300 to an integer was undefined behaviour (nlohmann's get<int>); 2.5
+    // was silently read as 2. Files 0..2 are layer a's (N=1: input, weights, output).
+    struct Where {
+        const char* pointer;
+        std::size_t layer;
+    };
+    const Where wheres[] = {{"/format_version", 0}, {"/generator/seed", 0}, {"/layer_table/layers/0/C", 0},
+                            {"/layer_table/layers/1/pad", 1}, {"/files/0/N", 0}, {"/files/1/shape/2", 0},
+                            {"/files/2/bytes", 0}};
+    for (const auto& w : wheres) {
         for (double v : {1e300, -1e300, 2.5}) {
-            INFO(p << " = " << v);
+            INFO(w.pointer << " = " << v);
             auto j = good;
-            j[P(p)] = v;
+            j[P(w.pointer)] = v;
             spit(manifest, j.dump());
-            const auto m = error_message([&] { cs::load_golden(d.path, table, table.layers[0], 1); });
+            const auto m = error_message([&] { cs::load_golden(d.path, table, table.layers[w.layer], 1); });
             CHECK_HAS(m, manifest.string());
             CHECK_HAS(m, "regenerate with");
-            // golden_batches either refuses the manifest or finds no usable set; it never converts.
             try {
-                (void)cs::golden_batches(d.path, table, table.layers[1]);
+                (void)cs::golden_batches(d.path, table, table.layers[w.layer]);  // may find no set instead
             } catch (const cs::Error& e) {
                 CHECK_HAS(e.what(), manifest.string());
             }
         }
     }
-    // Absurd CPU timings (only informative) are ignored, not converted.
+    // Absurd CPU timing counts (informative only) read as unknown.
     auto j = good;
     j["cpu"]["a/n1"]["repeats"] = 1e300;
     j["cpu"]["a/n1"]["threads"] = -1e300;
@@ -575,7 +632,7 @@ TEST_CASE("fuzz regression: non-integer numbers in a manifest are refused, not c
     const auto g = cs::load_golden(d.path, table, table.layers[0], 1);
     CHECK(g.cpu.repeats == 0);
     CHECK(g.cpu.threads == 0);
-    // generate merges into such a manifest only when it is well-formed; here it starts afresh.
+    // generate merges only into a well-formed manifest; this one is replaced.
     j = good;
     j["layer_table"]["layers"][0]["M"] = 1e300;
     spit(manifest, j.dump());
@@ -583,19 +640,16 @@ TEST_CASE("fuzz regression: non-integer numbers in a manifest are refused, not c
     CHECK_NOTHROW(cs::load_golden(d.path, table, table.layers[0], 1));
 }
 
-TEST_CASE("fuzz regression: a layer whose tensor sizes overflow 64 bits is refused", "[bad-input][layers]") {
-    // C*R*S*M and M*E*F overflowed std::int64_t (undefined behaviour) before the 2^31 check.
-    const char* tables[] = {
-        R"({"layers": [{"name": "x", "C": 1048576, "H": 1048576, "W": 1048576, "M": 1048576, "R": 1048576, "S": 1048576}]})",
-        R"({"layers": [{"name": "x", "C": 1, "H": 1048576, "W": 1048576, "M": 1048576, "R": 1, "S": 1, "pad": 1048576}]})",
-    };
-    for (const char* t : tables) {
-        const auto m = error_message([&] { cs::parse_layer_table(t, "huge.json"); });
-        CHECK_HAS(m, "huge.json: layer 'x': one image's tensors exceed 2^31 elements");
-    }
+TEST_CASE("regression: a layer whose weight count overflows 64 bits is refused", "[bad-input][layers]") {
+    // M*C*R*S = 2^80 overflowed std::int64_t (undefined behaviour; in practice it wrapped to
+    // 0 and the layer was accepted) while the input (2^20) and output (2^22) are small.
+    const char* t = R"({"layers": [{"name": "x", "C": 1048576, "H": 1, "W": 1, "M": 1048576,
+                                     "R": 1048576, "S": 1048576, "pad": 524288}]})";
+    CHECK_HAS(error_message([&] { cs::parse_layer_table(t, "huge.json"); }),
+              "huge.json: layer 'x': one image's tensors exceed 2^31 elements");
 }
 
-TEST_CASE("fuzz regression: a .npy header whose data size overflows 64 bits is refused", "[bad-input][npy]") {
+TEST_CASE("regression: a .npy header whose data size overflows 64 bits is refused", "[bad-input][npy]") {
     TempDir d;
     // 2^54 elements of 1024 bytes: 2^64 bytes, which wrapped to 0 and matched an empty file.
     const fs::path p = d.path / "wrap.npy";

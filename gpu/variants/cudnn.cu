@@ -9,9 +9,15 @@
 //   - needs no more workspace than PlanContext::workspace_limit (for every batch size the
 //     plan will be given: the full chunk and the streams mode's shorter last chunk),
 //   - has the row's math (cudnn-fp32: never a tensor-op result, i.e. no TF32),
-//   - and runs on the chunk start addresses the harness will pass (in the streams mode a
+//   - runs on the chunk start addresses the harness will pass (in the streams mode a
 //     chunk can start at an address that is only 2- or 4-byte aligned; every such
-//     alignment is tried once on the scratch tensors, which also warms cuDNN's caches).
+//     alignment is tried once on the scratch tensors, which also warms cuDNN's caches),
+//   - and is accurate enough for the row's precision class: on random data distributed
+//     like the study's, its output is within half the class's threshold (tolerance.hpp) of
+//     cuDNN's implicit GEMM with FMA math. Seen on the H200 (cuDNN 9.14): for conv2's 5x5
+//     filter at N=3, Find's fastest fp32 result was WINOGRAD_NONFUSED, 1e-2 off the
+//     golden output, 100x the fp32 threshold; PyTorch's benchmark mode would take it.
+//     Rejected algorithms are listed in detail() ("passed over: ...").
 // Its workspace is allocated then. Plan::run only sets the stream and enqueues the
 // convolution. detail() names the algorithm, its math type, workspace and found time.
 //
@@ -46,12 +52,15 @@
 #include "buffers.hpp"
 #include "cuda_check.hpp"
 #include "error.hpp"
+#include "tolerance.hpp"
 #include "variants.hpp"
 
+#include <cuda_fp16.h>
 #include <cudnn.h>
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -148,6 +157,79 @@ private:
     cudnnConvolutionDescriptor_t d_ = nullptr;
 };
 
+// ---- the accuracy screen's kernels ----------------------------------------------------
+
+__device__ __forceinline__ float to_float(float v) { return v; }
+__device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
+template <typename T>
+__device__ __forceinline__ T from_float(float v);
+template <>
+__device__ __forceinline__ float from_float<float>(float v) { return v; }
+template <>
+__device__ __forceinline__ __half from_float<__half>(float v) { return __float2half(v); }
+
+// p[i] = scale * uniform[-1, 1) from a hash of (seed, i): the data's distribution (DESIGN.md).
+template <typename T>
+__global__ void fill_uniform_kernel(T* p, std::int64_t n, float scale, unsigned long long seed) {
+    for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
+         i += std::int64_t(gridDim.x) * blockDim.x) {
+        unsigned long long z = seed + static_cast<unsigned long long>(i) * 0x9E3779B97F4A7C15ull;
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        z ^= z >> 31;
+        const float u = float(z >> 40) * (2.0f / 16777216.0f) - 1.0f;
+        p[i] = from_float<T>(u * scale);
+    }
+}
+
+// out[0] = max |a - ref|, out[1] = max |ref|, as float bits (non-negative floats order like
+// their bits); a non-finite difference counts as +inf.
+template <typename T>
+__global__ void max_diff_kernel(const T* a, const T* ref, std::int64_t n, unsigned* out) {
+    float d = 0.0f, m = 0.0f;
+    for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
+         i += std::int64_t(gridDim.x) * blockDim.x) {
+        const float r = to_float(ref[i]);
+        float x = fabsf(to_float(a[i]) - r);
+        if (!(x <= 3.0e38f)) x = __int_as_float(0x7f800000);
+        d = fmaxf(d, x);
+        m = fmaxf(m, fabsf(r));
+    }
+    for (int off = 16; off > 0; off /= 2) {
+        d = fmaxf(d, __shfl_down_sync(0xffffffffu, d, off));
+        m = fmaxf(m, __shfl_down_sync(0xffffffffu, m, off));
+    }
+    if ((threadIdx.x & 31) == 0) {
+        atomicMax(&out[0], __float_as_uint(d));
+        atomicMax(&out[1], __float_as_uint(m));
+    }
+}
+
+unsigned grid_for(std::int64_t n) { return unsigned(std::clamp<std::int64_t>((n + 255) / 256, 1, 4096)); }
+
+void fill_uniform(void* p, bool half, std::int64_t n, float scale, unsigned long long seed) {
+    if (half)
+        fill_uniform_kernel<<<grid_for(n), 256>>>(static_cast<__half*>(p), n, scale, seed);
+    else
+        fill_uniform_kernel<<<grid_for(n), 256>>>(static_cast<float*>(p), n, scale, seed);
+    CS_CUDA_CHECK_LAUNCH();
+}
+
+// max |a - ref| / max |ref| over n elements (synchronises: set-up only).
+double rel_diff(const void* a, const void* ref, bool half, std::int64_t n, const Buffer& scratch) {
+    CS_CUDA_CHECK(cudaMemset(scratch.get(), 0, 2 * sizeof(unsigned)));
+    if (half)
+        max_diff_kernel<<<grid_for(n), 256>>>(static_cast<const __half*>(a), static_cast<const __half*>(ref), n,
+                                              scratch.as<unsigned>());
+    else
+        max_diff_kernel<<<grid_for(n), 256>>>(static_cast<const float*>(a), static_cast<const float*>(ref), n,
+                                              scratch.as<unsigned>());
+    CS_CUDA_CHECK_LAUNCH();
+    float v[2] = {0, 0};
+    CS_CUDA_CHECK(cudaMemcpy(v, scratch.get(), sizeof v, cudaMemcpyDeviceToHost));
+    return v[1] > 0 ? double(v[0]) / double(v[1]) : double(v[0]);
+}
+
 // ---- the three rows -----------------------------------------------------------------
 
 enum class Row { fp32, tf32, fp16 };
@@ -158,15 +240,16 @@ struct RowSpec {
     cudnnMathType_t math;     // what the convolution descriptor permits
     bool allow_tensor_op;     // accept Find results whose mathType is a tensor-op one
     std::size_t elem_bytes;
+    Precision precision;      // the row's class: its threshold screens the algorithms
 };
 
 RowSpec spec_of(Row r) {
     switch (r) {
-        case Row::fp32: return {CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, CUDNN_FMA_MATH, false, 4};
-        case Row::tf32: return {CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, CUDNN_TENSOR_OP_MATH, true, 4};
-        case Row::fp16: return {CUDNN_DATA_HALF, CUDNN_DATA_FLOAT, CUDNN_TENSOR_OP_MATH, true, 2};
+        case Row::fp32: return {CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, CUDNN_FMA_MATH, false, 4, Precision::fp32};
+        case Row::tf32: return {CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, CUDNN_TENSOR_OP_MATH, true, 4, Precision::tf32};
+        case Row::fp16: return {CUDNN_DATA_HALF, CUDNN_DATA_FLOAT, CUDNN_TENSOR_OP_MATH, true, 2, Precision::fp16};
     }
-    return {CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, CUDNN_FMA_MATH, false, 4};
+    return {CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, CUDNN_FMA_MATH, false, 4, Precision::fp32};
 }
 
 const char* algo_name(cudnnConvolutionFwdAlgo_t a) {
@@ -321,9 +404,32 @@ CudnnPlan::CudnnPlan(const Problem& p, const PlanContext& ctx, Row row) : layer_
     Buffer sw(MemKind::device, std::size_t(l.weight_elems()) * eb);
     Buffer sy(MemKind::device, std::size_t(l.output_elems(nmax)) * eb + 256);
     Buffer sws(MemKind::device, scratch_ws);
+    Buffer sref(MemKind::device, std::size_t(l.output_elems(nmax)) * eb);
+    Buffer sdiff(MemKind::device, 2 * sizeof(unsigned));
+    const bool half = sp_.data == CUDNN_DATA_HALF;
     CS_CUDA_CHECK(cudaMemset(sx.get(), 0, sx.bytes()));
-    CS_CUDA_CHECK(cudaMemset(sw.get(), 0, sw.bytes()));
+    fill_uniform(sx.get(), half, l.input_elems(nmax), 1.0f, 0x5eed0001ull);
+    fill_uniform(sw.get(), half, l.weight_elems(), float(std::sqrt(3.0 / double(l.K()))), 0x5eed0002ull);
     CS_CUDA_CHECK(cudaDeviceSynchronize());
+
+    // The accuracy reference: the same data through cuDNN's implicit GEMM with FMA math
+    // (no Winograd / FFT transforms, no tensor cores). Without it, no screening.
+    const float alpha = 1.0f, beta = 0.0f;
+    ConvDesc ref_conv;
+    CS_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(ref_conv.get(), l.pad, l.pad, l.stride, l.stride, 1, 1,
+                                                   CUDNN_CROSS_CORRELATION, sp_.compute));
+    CS_CUDNN_CHECK(cudnnSetConvolutionMathType(ref_conv.get(), CUDNN_FMA_MATH));
+    const cudnnConvolutionFwdAlgo_t ref_algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+    bool have_ref = false;
+    if (const auto ref_ws = workspace_for(h, full, w_, ref_conv, ref_algo); ref_ws && *ref_ws <= sws.bytes()) {
+        have_ref = cudnnConvolutionForward(h, &alpha, full.x.get(), sx.get(), w_.get(), sw.get(), ref_conv.get(),
+                                           ref_algo, sws.get(), *ref_ws, &beta, full.y.get(),
+                                           sref.get()) == CUDNN_STATUS_SUCCESS;
+        if (!have_ref) (void)cudaGetLastError();
+    }
+    CS_CUDA_CHECK(cudaDeviceSynchronize());
+    // Screen at half the row's threshold: these data are like the study's, not the same.
+    const double screen = 0.5 * threshold(sp_.precision);
 
     std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(static_cast<std::size_t>(max_algos));
     int returned = 0;
@@ -333,7 +439,8 @@ CudnnPlan::CudnnPlan(const Problem& p, const PlanContext& ctx, Row row) : layer_
     perf.resize(std::size_t(std::max(returned, 0)));
 
     // Results come sorted by time; take the first that meets every condition.
-    const float alpha = 1.0f, beta = 0.0f;
+    int successes = 0;
+    for (const auto& r : perf) successes += r.status == CUDNN_STATUS_SUCCESS;
     std::string passed_over;  // the first few faster results that were rejected, and why
     int rejected = 0;
     auto reject = [&](const cudnnConvolutionFwdAlgoPerf_t& r, const std::string& why) {
@@ -348,10 +455,9 @@ CudnnPlan::CudnnPlan(const Problem& p, const PlanContext& ctx, Row row) : layer_
     };
     const cudnnConvolutionFwdAlgoPerf_t* chosen = nullptr;
     std::size_t chosen_ws = 0;
-    int successes = 0;
+    double chosen_err = -1;
     for (const auto& r : perf) {
         if (r.status != CUDNN_STATUS_SUCCESS) continue;
-        ++successes;
         if (!sp_.allow_tensor_op && is_tensor_op(r.mathType)) {
             reject(r, std::string("(") + math_name(r.mathType) + ": tensor cores, not fp32)");
             continue;
@@ -392,8 +498,24 @@ CudnnPlan::CudnnPlan(const Problem& p, const PlanContext& ctx, Row row) : layer_
             }
         }
         if (!ok) continue;
+        // Accuracy: Winograd and FFT trade precision for speed (on a 5x5 filter cuDNN's
+        // Winograd is ~1e-2 off in fp32); an algorithm outside the row's precision class
+        // is not an anchor for it.
+        double err = -1;
+        if (have_ref) {
+            CS_CUDNN_CHECK(cudnnConvolutionForward(h, &alpha, full.x.get(), sx.get(), w_.get(), sw.get(), conv_.get(),
+                                                   r.algo, sws.get(), need, &beta, full.y.get(), sy.get()));
+            err = rel_diff(sy.get(), sref.get(), half, l.output_elems(nmax), sdiff);
+            if (!(err <= screen)) {
+                char e[96];
+                std::snprintf(e, sizeof e, "(error %.2g vs FMA implicit GEMM > %.2g)", err, screen);
+                reject(r, e);
+                continue;
+            }
+        }
         chosen = &r;
         chosen_ws = need;
+        chosen_err = err;
         break;
     }
     CS_CUDA_CHECK(cudaDeviceSynchronize());
@@ -409,8 +531,13 @@ CudnnPlan::CudnnPlan(const Problem& p, const PlanContext& ctx, Row row) : layer_
 
     char t[64];
     std::snprintf(t, sizeof t, ", find %.3f ms", double(chosen->time));
+    char e[64];
+    if (chosen_err >= 0)
+        std::snprintf(e, sizeof e, ", err %.1e vs FMA implicit GEMM", chosen_err);
+    else
+        std::snprintf(e, sizeof e, ", accuracy not screened");
     detail_ = std::string(algo_name(algo_)) + ", math " + math_name(chosen->mathType) + ", ws " + mb(chosen_ws) + t +
-              " (" + std::to_string(successes) + " algorithms ran, " +
+              e + " (" + std::to_string(successes) + " algorithms ran, " +
               (chosen->determinism == CUDNN_DETERMINISTIC ? "deterministic" : "non-deterministic") + ")";
     if (!passed_over.empty()) detail_ += "; passed over: " + passed_over;
 }

@@ -206,3 +206,28 @@ TEST_CASE("the shared-input variants pass conv1 and say which input path they to
         if (optin < plane) CHECK(global);
     }
 }
+
+TEST_CASE("the shared-input variants read global memory when a plane exceeds the opt-in limit",
+          "[gpu][multi-kernel]") {
+    // Planes of 250-264 KB, above the 227 KB an H100/H200 block can opt in to: the global-
+    // input kernels of si-c, -half, -vec and exp, with 2x2 (11x11 filter, stride 4) and one
+    // (5x5 and 3x3 filters, stride 8-9) outputs per thread.
+    const std::vector<Layer> layers = {
+        make_layer("mk_big_s4_11x11", 2, 250, 250, 3, 11, 11, 4, 0),  // 60x60 outputs: 2x2 each
+        make_layer("mk_big_s9_5x5", 2, 260, 260, 3, 5, 5, 9, 1),      // 29x29
+        make_layer("mk_big_s8_3x3", 2, 256, 256, 3, 3, 3, 8, 0),      // 32x32
+    };
+    const std::size_t optin = device().prop().sharedMemPerBlockOptin;
+    for (const auto& l : layers) {
+        const auto rp = make_ref_problem(l, 2);
+        const std::size_t plane = std::size_t(l.H + 2 * l.pad) * std::size_t(l.W + 2 * l.pad) * 4;
+        for (const Variant* v : family()) {
+            if (v->name.find("-si-") == std::string::npos) continue;
+            const auto r = run_with(*v, rp, MemoryMode::pageable, 0);
+            INFO(describe(*v, rp, 0, r));
+            REQUIRE(r.status == Status::pass);
+            REQUIRE(r.err.max_rel_err <= r.threshold);
+            if (plane > optin) CHECK(r.detail.find("input read from global memory") != std::string::npos);
+        }
+    }
+}
