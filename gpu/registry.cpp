@@ -98,13 +98,13 @@ const std::vector<Variant>& registry() {
         // vs_cudnn divides cudnn-fp32's (fp16 rows: cudnn-fp16's) kernel_ms by each row's.
 #ifdef CONVSTUDY_HAVE_CUDNN
         {"cudnn-fp32", {}, "cudnn", Precision::fp32, DType::f32,
-         "cuDNN forward, algorithm picked by cudnnFindConvolutionForwardAlgorithmEx, FMA math only (TF32 off)",
+         "cuDNN forward: fastest of cudnnFindConvolutionForwardAlgorithmEx that is FMA math (TF32 off) and fp32-accurate",
          false, v::cudnn_fp32_supports, v::cudnn_fp32_plan},
         {"cudnn-tf32", {}, "cudnn", Precision::tf32, DType::f32,
-         "cuDNN forward on float tensors with tensor-op math (TF32 allowed), fastest algorithm found", false,
+         "cuDNN forward on float tensors, tensor-op math (TF32 allowed): fastest tf32-accurate algorithm found", false,
          v::cudnn_tf32_supports, v::cudnn_tf32_plan},
         {"cudnn-fp16", {}, "cudnn", Precision::fp16, DType::f16,
-         "cuDNN forward on half tensors, float accumulation, tensor-op math, fastest algorithm found", false,
+         "cuDNN forward on half tensors, float accumulation, tensor-op math: fastest fp16-accurate algorithm found", false,
          v::cudnn_fp16_supports, v::cudnn_fp16_plan},
 #endif
         {"cublas-im2col", {}, "cublas", Precision::fp32, DType::f32,

@@ -43,7 +43,10 @@
 // would take 2*M*K*P / 50.9e12 s: conv2 at N=128 ~2.3 ms vs cuDNN's 0.469 ms (Winograd /
 // FFT do fewer FLOPs), plus im2col writing K*P floats (0.9 GB on conv2 at N=128: ~0.4 ms at
 // HBM speed). tf32 and fp16 shrink the GEMM by ~8x and ~15x, so there im2col's traffic
-// dominates. Measured: see plots/h200/.
+// dominates. Measured on the H200 (2026-11-23, L2 flushed, N=128, fp32 / tf32 / fp16 ms):
+// conv1 2.37 / 2.00 / 1.66, conv2 4.78 / 2.70 / 2.13, conv3 1.35 / 0.72 / 0.52, conv4 2.02 /
+// 1.06 / 0.75, conv5 1.60 / 0.92 / 0.71 - the fp32 GEMM well short of the FMA ceiling
+// (conv2: ~27 TFLOP/s counting im2col's time in). Full results: plots/h200/.
 #include "buffers.hpp"
 #include "conv_shape.hpp"
 #include "cuda_check.hpp"

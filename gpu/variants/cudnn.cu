@@ -47,6 +47,15 @@
 // numbers were warm: expect ours a little slower on the small problems (N=1), within the
 // 1.5x the issue allows.
 //
+// Measured on the H200 (cuDNN 9.14, L2 flushed before each repeat, 2026-11-23, sweep with
+// --check sampled): cudnn-fp32 N=128 1.33 / 0.52-0.61 / 0.56-0.66 / 0.73-0.82 / 0.48-0.54 ms
+// (1.1-1.3x PyTorch's), N=32 0.86-1.15x PyTorch's; but N=1 conv2 0.20 ms and conv3 0.18 ms,
+// 2.3-2.4x PyTorch's. At N=1 Find's own (warm) time for its best legacy algorithm was
+// already 0.144 ms on conv2: the legacy API reaches 8 algorithm families, PyTorch's
+// cudnn-frontend path benchmarks cuDNN's engine configurations, a larger set (and it had
+// cuDNN 9.19) - a likely but unverified reason; the cold L2 adds the rest. cudnn-fp16 N=128:
+// 1.14 / 0.44 / 0.23 / 0.27 / 0.22 ms (1.06-1.76x PyTorch's).
+//
 // The row is marked non-deterministic: each plan runs its own benchmark, and two plans
 // can pick different algorithms (different summation orders) when their times are close.
 #include "buffers.hpp"
