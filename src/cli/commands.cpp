@@ -374,7 +374,7 @@ int cmd_sweep(const SweepArgs& a) {
             if (!have_golden(a.golden, table, *l, N))
                 throw Error("no golden set for " + l->name + " at N=" + std::to_string(N) + " under " +
                             golden_table_dir(a.golden, table).string() +
-                            "; generate it with: " + regenerate_command(a.golden, table, N));
+                            "; generate it with: " + regenerate_command(a.golden, table, N, a.check.seed));
         }
 
     auto ctx = open_device();

@@ -3,6 +3,9 @@
 #include "conv_ref.hpp"
 #include "cpu_anchor.hpp"
 #include "datagen.hpp"
+#include "error.hpp"
+
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -47,6 +50,14 @@ std::vector<std::int64_t> sample_indices(const Layer& l, std::int64_t N, std::in
 }
 
 ProblemData make_sampled(const Layer& l, std::int64_t N, std::uint64_t seed, std::int64_t samples, bool time_cpu) {
+    // Host memory: inputs, and the whole output when the CPU reference is timed.
+    const double need = 4.0 * double(l.input_elems(N) + l.weight_elems() + (time_cpu ? l.output_elems(N) : 0));
+    const double have = double(::sysconf(_SC_PHYS_PAGES)) * double(::sysconf(_SC_PAGE_SIZE));
+    if (have > 0 && need > 0.8 * have)
+        throw Error("the sampled check of " + l.name + " at N=" + std::to_string(N) + " needs about " +
+                    std::to_string(std::int64_t(need / 1e6)) + " MB of host memory and this machine has " +
+                    std::to_string(std::int64_t(have / 1e6)) + " MB; use a smaller batch" +
+                    (time_cpu ? " or --no-cpu-timing" : ""));
     ProblemData d;
     d.layer = l;
     d.N = N;

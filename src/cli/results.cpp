@@ -3,7 +3,11 @@
 #include "atomic_file.hpp"
 #include "error.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <cmath>
 #include <cstdio>
@@ -101,11 +105,22 @@ void check_writable(const std::filesystem::path& path) {
     namespace fs = std::filesystem;
     const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
     std::error_code ec;
+    const std::string hint = "; choose another --csv path";
+    if (!fs::exists(dir, ec))
+        throw Error("cannot write " + path.string() + ": directory " + dir.string() + " does not exist (create it" +
+                    " first)" + hint);
     if (!fs::is_directory(dir, ec))
-        throw Error("cannot write " + path.string() + ": directory " + dir.string() + " does not exist");
-    if (fs::is_directory(path, ec)) throw Error("cannot write " + path.string() + ": it is a directory");
-    if (::access(dir.c_str(), W_OK) != 0)
-        throw Error("cannot write " + path.string() + ": directory " + dir.string() + " is not writable");
+        throw Error("cannot write " + path.string() + ": " + dir.string() + " is not a directory" + hint);
+    if (fs::is_directory(path, ec)) throw Error("cannot write " + path.string() + ": it is a directory" + hint);
+    // access() says yes to root for any directory; only a real file creation tells (a
+    // read-only mount, /proc, a full disk). The probe is removed at once.
+    const fs::path probe = dir / (".convstudy-write-probe." + std::to_string(::getpid()));
+    const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
+    if (fd < 0)
+        throw Error("cannot write " + path.string() + ": directory " + dir.string() + " is not writable (" +
+                    std::strerror(errno) + ")" + hint);
+    ::close(fd);
+    ::unlink(probe.c_str());
 }
 
 void fill_vs_cudnn(std::vector<Row>& rows) {
