@@ -7,6 +7,11 @@
 #include "harness.hpp"
 #include "layer.hpp"
 
+#include "catch.hpp"
+
+#include <string>
+#include <string_view>
+
 #include <vector>
 
 namespace cs::test {
@@ -64,6 +69,36 @@ inline std::vector<Layer> odd_layers() {
         L("odd_s4_c3", 3, 35, 31, 7, 11, 11, 4, 0), // conv1-like: C=3, 11x11, stride 4
         L("odd_c33_5x5", 33, 11, 13, 9, 5, 5, 1, 2),
     };
+}
+
+// A layer of any shape, for tests that need one the tables do not have.
+inline Layer make_layer(const char* name, int C, int H, int W, int M, int R, int S, int stride, int pad) {
+    Layer l;
+    l.name = name;
+    l.C = C, l.H = H, l.W = W, l.M = M, l.R = R, l.S = S, l.stride = stride, l.pad = pad;
+    return l;
+}
+
+inline Layer odd_layer(const std::string& name) {
+    for (const auto& l : odd_layers())
+        if (l.name == name) return l;
+    FAIL("no odd layer named " << name);
+    return {};
+}
+
+inline Layer alexnet(const char* name) {
+    const Layer* l = default_layer_table().find(name);
+    REQUIRE(l != nullptr);
+    return *l;
+}
+
+// The registered variant of that name (or alias). Takes a string_view by value so that a
+// call with a literal binds no temporary to a reference (gcc 13 -Wdangling-reference).
+inline const gpu::Variant& variant(std::string_view name) {
+    const gpu::Variant* v = gpu::find_variant(name).variant;
+    INFO("variant " << name);
+    REQUIRE(v != nullptr);
+    return *v;
 }
 
 }  // namespace cs::test

@@ -13,17 +13,11 @@
 using namespace cs;
 using namespace cs::gpu;
 using cs::test::device;
+using cs::test::odd_layer;
 using cs::test::make_ref_problem;
 using cs::test::RefProblem;
 
 namespace {
-
-Layer odd_layer(const std::string& name) {
-    for (const auto& l : test::odd_layers())
-        if (l.name == name) return l;
-    FAIL("no odd layer named " << name);
-    return {};
-}
 
 std::vector<const Variant*> family(const std::string& f) {
     std::vector<const Variant*> out;

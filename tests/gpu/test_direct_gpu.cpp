@@ -16,35 +16,12 @@ using namespace cs::gpu;
 using cs::test::device;
 using cs::test::make_ref_problem;
 using cs::test::run_checked;
+using cs::test::make_layer;
+using cs::test::odd_layer;
+using cs::test::alexnet;
+using cs::test::variant;
 
 namespace {
-
-Layer make_layer(const char* name, int C, int H, int W, int M, int R, int S, int stride, int pad) {
-    Layer l;
-    l.name = name;
-    l.C = C, l.H = H, l.W = W, l.M = M, l.R = R, l.S = S, l.stride = stride, l.pad = pad;
-    return l;
-}
-
-Layer odd_layer(const std::string& name) {
-    for (const auto& l : test::odd_layers())
-        if (l.name == name) return l;
-    FAIL("no odd layer named " << name);
-    return {};
-}
-
-Layer alexnet(const char* name) {
-    const Layer* l = default_layer_table().find(name);
-    REQUIRE(l != nullptr);
-    return *l;
-}
-
-const Variant& variant(const std::string& name) {
-    const Variant* v = find_variant(name).variant;
-    INFO("variant " << name);
-    REQUIRE(v != nullptr);
-    return *v;
-}
 
 std::string describe(const Variant& v, const Layer& l, std::int64_t N, const RunResult& r) {
     return v.name + " on " + l.name + " (" + l.shape_string() + ") N=" + std::to_string(N) + ": " +

@@ -15,31 +15,13 @@
 using namespace cs;
 using namespace cs::gpu;
 using cs::test::device;
+using cs::test::odd_layer;
+using cs::test::make_layer;
+using cs::test::variant;
 using cs::test::make_ref_problem;
 using cs::test::RefProblem;
 
 namespace {
-
-Layer make_layer(const char* name, int C, int H, int W, int M, int R, int S, int stride, int pad) {
-    Layer l;
-    l.name = name;
-    l.C = C, l.H = H, l.W = W, l.M = M, l.R = R, l.S = S, l.stride = stride, l.pad = pad;
-    return l;
-}
-
-Layer odd_layer(const std::string& name) {
-    for (const auto& l : test::odd_layers())
-        if (l.name == name) return l;
-    FAIL("no odd layer named " << name);
-    return {};
-}
-
-const Variant& variant(const char* name) {
-    const Variant* v = find_variant(name).variant;
-    INFO("variant " << name);
-    REQUIRE(v != nullptr);
-    return *v;
-}
 
 RunResult run_with(const Variant& v, const RefProblem& rp, MemoryMode mode, std::size_t limit = 0,
                    bool keep = false) {

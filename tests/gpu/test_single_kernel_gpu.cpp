@@ -16,28 +16,11 @@ using namespace cs::gpu;
 using cs::test::device;
 using cs::test::make_ref_problem;
 using cs::test::run_checked;
+using cs::test::make_layer;
+using cs::test::odd_layer;
+using cs::test::alexnet;
 
 namespace {
-
-Layer make_layer(const char* name, int C, int H, int W, int M, int R, int S, int stride, int pad) {
-    Layer l;
-    l.name = name;
-    l.C = C, l.H = H, l.W = W, l.M = M, l.R = R, l.S = S, l.stride = stride, l.pad = pad;
-    return l;
-}
-
-Layer odd_layer(const std::string& name) {
-    for (const auto& l : test::odd_layers())
-        if (l.name == name) return l;
-    FAIL("no odd layer named " << name);
-    return {};
-}
-
-Layer alexnet(const char* name) {
-    const Layer* l = default_layer_table().find(name);
-    REQUIRE(l != nullptr);
-    return *l;
-}
 
 // A pointer, not a reference: gcc 13 warns (-Wdangling-reference) about a reference
 // returned from a call that was given a temporary string.
