@@ -1,6 +1,7 @@
 // Atomic file writes: complete files or the old file, never a half-written one, and no
 // temporaries left behind.
 #include "catch.hpp"
+#include "test_util.hpp"
 
 #include "atomic_file.hpp"
 #include "error.hpp"
@@ -17,44 +18,16 @@
 
 namespace fs = std::filesystem;
 
+using cs::test::TempDir;
+using cs::test::slurp;
+using cs::test::error_message;
+
 namespace {
-
-struct TempDir {
-    fs::path path;
-    TempDir() {
-        std::random_device rd;
-        path = fs::temp_directory_path() /
-               ("convstudy-atomic-" + std::to_string(::getpid()) + "-" + std::to_string(rd()));
-        fs::create_directories(path);
-    }
-    ~TempDir() {
-        std::error_code ec;
-        fs::permissions(path, fs::perms::owner_all, fs::perm_options::add, ec);
-        fs::remove_all(path, ec);
-    }
-};
-
-std::string slurp(const fs::path& p) {
-    std::ifstream f(p, std::ios::binary);
-    std::ostringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
-}
 
 std::vector<std::string> dir_entries(const fs::path& d) {
     std::vector<std::string> out;
     for (const auto& e : fs::directory_iterator(d)) out.push_back(e.path().filename().string());
     return out;
-}
-
-template <class F>
-std::string error_message(F&& f) {
-    try {
-        f();
-    } catch (const cs::Error& e) {
-        return e.what();
-    }
-    return "<no cs::Error was thrown>";
 }
 
 struct FaultGuard {

@@ -4,6 +4,7 @@
 // bytes. The command line is driven through popen like test_cli.cpp; the library directly
 // where that is simpler. The regression tests of the fuzz targets' findings are at the end.
 #include "catch.hpp"
+#include "test_util.hpp"
 
 #include "atomic_file.hpp"
 #include "device.hpp"
@@ -31,64 +32,16 @@
 
 namespace fs = std::filesystem;
 
+using cs::test::TempDir;
+using cs::test::slurp;
+using cs::test::spit;
+using cs::test::error_message;
+using cs::test::CliResult;
+using cs::test::cli;
+
 namespace {
 
-struct CliResult {
-    int code = -1;
-    std::string out;  // stdout and stderr together
-};
-
 std::string quoted(const fs::path& p) { return "'" + p.string() + "'"; }
-
-CliResult cli(const std::string& args) {
-    const std::string cmd = std::string(CS_CONVSTUDY_EXE) + " " + args + " 2>&1";
-    CliResult r;
-    FILE* p = popen(cmd.c_str(), "r");
-    REQUIRE(p != nullptr);
-    std::array<char, 4096> buf{};
-    std::size_t n;
-    while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-    const int st = pclose(p);
-    r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;  // -1: killed by a signal (a crash)
-    return r;
-}
-
-struct TempDir {
-    fs::path path;
-    TempDir() {
-        std::random_device rd;
-        path = fs::temp_directory_path() /
-               ("convstudy-badinput-" + std::to_string(::getpid()) + "-" + std::to_string(rd()));
-        fs::create_directories(path);
-    }
-    ~TempDir() {
-        std::error_code ec;
-        fs::permissions(path, fs::perms::owner_all, fs::perm_options::add, ec);
-        fs::remove_all(path, ec);
-    }
-};
-
-std::string slurp(const fs::path& p) {
-    std::ifstream f(p, std::ios::binary);
-    std::ostringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
-}
-
-void spit(const fs::path& p, const std::string& bytes) {
-    std::ofstream f(p, std::ios::binary | std::ios::trunc);
-    f.write(bytes.data(), std::streamsize(bytes.size()));
-}
-
-template <class F>
-std::string error_message(F&& f) {
-    try {
-        f();
-    } catch (const cs::Error& e) {
-        return e.what();
-    }
-    return "<no cs::Error was thrown>";
-}
 
 // Every regular file under root, relative path -> bytes.
 std::map<std::string, std::string> snapshot(const fs::path& root) {

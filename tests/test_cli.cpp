@@ -1,6 +1,7 @@
 // The command-line program end to end: help, listing, and every kind of bad input gives a
 // clear message and the documented non-zero exit code (2 bad input, 4 no CUDA device).
 #include "catch.hpp"
+#include "test_util.hpp"
 
 #include "device.hpp"
 
@@ -13,25 +14,10 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+using cs::test::CliResult;
+using cs::test::cli;
+
 namespace {
-
-struct CliResult {
-    int code = -1;
-    std::string out;  // stdout and stderr together
-};
-
-CliResult cli(const std::string& args) {
-    const std::string cmd = std::string(CS_CONVSTUDY_EXE) + " " + args + " 2>&1";
-    CliResult r;
-    FILE* p = popen(cmd.c_str(), "r");
-    REQUIRE(p != nullptr);
-    std::array<char, 4096> buf{};
-    std::size_t n;
-    while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-    const int st = pclose(p);
-    r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    return r;
-}
 
 bool has(const CliResult& r, const std::string& s) { return r.out.find(s) != std::string::npos; }
 

@@ -1,6 +1,7 @@
 // Golden files: a small generate + load round trip on a tiny table, the manifest, merging,
 // an interrupted run, and every refusal with its message and regenerate command.
 #include "catch.hpp"
+#include "test_util.hpp"
 
 #include "atomic_file.hpp"
 #include "conv_ref.hpp"
@@ -27,43 +28,12 @@
 
 namespace fs = std::filesystem;
 
+using cs::test::TempDir;
+using cs::test::slurp;
+using cs::test::spit;
+using cs::test::error_message;
+
 namespace {
-
-struct TempDir {
-    fs::path path;
-    TempDir() {
-        std::random_device rd;
-        path = fs::temp_directory_path() /
-               ("convstudy-golden-" + std::to_string(::getpid()) + "-" + std::to_string(rd()));
-        fs::create_directories(path);
-    }
-    ~TempDir() {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
-};
-
-std::string slurp(const fs::path& p) {
-    std::ifstream f(p, std::ios::binary);
-    std::ostringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
-}
-
-void spit(const fs::path& p, const std::string& bytes) {
-    std::ofstream f(p, std::ios::binary | std::ios::trunc);
-    f.write(bytes.data(), std::streamsize(bytes.size()));
-}
-
-template <class F>
-std::string error_message(F&& f) {
-    try {
-        f();
-    } catch (const cs::Error& e) {
-        return e.what();
-    }
-    return "<no cs::Error was thrown>";
-}
 
 // Odd small shapes: stride 2 with padding, non-square filters, a 1x1 layer.
 const char* kTinyTable = R"({

@@ -1,6 +1,7 @@
 // .npy files: round trips, numpy reading ours and us reading numpy's, strict refusals,
 // and the SHA-256 helper.
 #include "catch.hpp"
+#include "test_util.hpp"
 
 #include "checksum.hpp"
 #include "error.hpp"
@@ -24,42 +25,12 @@
 
 namespace fs = std::filesystem;
 
+using cs::test::TempDir;
+using cs::test::slurp;
+using cs::test::spit;
+using cs::test::error_message;
+
 namespace {
-
-struct TempDir {
-    fs::path path;
-    TempDir() {
-        std::random_device rd;
-        path = fs::temp_directory_path() / ("convstudy-npy-" + std::to_string(::getpid()) + "-" + std::to_string(rd()));
-        fs::create_directories(path);
-    }
-    ~TempDir() {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
-};
-
-std::string slurp(const fs::path& p) {
-    std::ifstream f(p, std::ios::binary);
-    std::ostringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
-}
-
-void spit(const fs::path& p, const std::string& bytes) {
-    std::ofstream f(p, std::ios::binary | std::ios::trunc);
-    f.write(bytes.data(), std::streamsize(bytes.size()));
-}
-
-template <class F>
-std::string error_message(F&& f) {
-    try {
-        f();
-    } catch (const cs::Error& e) {
-        return e.what();
-    }
-    return "<no cs::Error was thrown>";
-}
 
 std::vector<float> values(std::int64_t n, unsigned seed) {
     std::mt19937 rng(seed);

@@ -1,0 +1,85 @@
+// Helpers shared by the CPU-side tests: a temporary directory, whole-file reads and
+// writes, the message of the cs::Error a call throws, and running the convstudy program.
+#pragma once
+
+#include "catch.hpp"
+#include "error.hpp"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+
+namespace cs::test {
+
+namespace fs = std::filesystem;
+
+// A fresh directory under the system's temporary directory, removed (permissions
+// restored first) when it goes out of scope.
+struct TempDir {
+    fs::path path;
+    explicit TempDir(const std::string& prefix = "convstudy-test") {
+        std::random_device rd;
+        path = fs::temp_directory_path() / (prefix + "-" + std::to_string(::getpid()) + "-" + std::to_string(rd()));
+        fs::create_directories(path);
+    }
+    ~TempDir() {
+        std::error_code ec;
+        fs::permissions(path, fs::perms::owner_all, fs::perm_options::add, ec);
+        fs::remove_all(path, ec);
+    }
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
+};
+
+inline std::string slurp(const fs::path& p) {
+    std::ifstream f(p, std::ios::binary);
+    std::ostringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+}
+
+inline void spit(const fs::path& p, const std::string& bytes) {
+    std::ofstream f(p, std::ios::binary | std::ios::trunc);
+    f.write(bytes.data(), std::streamsize(bytes.size()));
+}
+
+// The message of the cs::Error that f() throws, or a marker when it throws none.
+template <class F>
+std::string error_message(F&& f) {
+    try {
+        f();
+    } catch (const cs::Error& e) {
+        return e.what();
+    }
+    return "<no cs::Error was thrown>";
+}
+
+#ifdef CS_CONVSTUDY_EXE
+struct CliResult {
+    int code = -1;    // exit code; -1 when killed by a signal (a crash)
+    std::string out;  // stdout and stderr together
+};
+
+// Runs `convstudy ARGS` (the built program) and captures its output and exit code.
+inline CliResult cli(const std::string& args) {
+    const std::string cmd = std::string(CS_CONVSTUDY_EXE) + " " + args + " 2>&1";
+    CliResult r;
+    FILE* p = popen(cmd.c_str(), "r");
+    REQUIRE(p != nullptr);
+    std::array<char, 4096> buf{};
+    std::size_t n;
+    while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+    const int st = pclose(p);
+    r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return r;
+}
+#endif
+
+}  // namespace cs::test
