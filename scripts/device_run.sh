@@ -12,7 +12,9 @@
 #             writes only log.txt (everything printed, sweeps' lines included),
 #             build.log, gpu_tests.log, one <name>.csv per sweep and sanitizer.log:
 #             keep SWEEPS to at most 3 entries
-#   STAGES    any of: build tests golden sweep sanitize ncu (default: build tests golden sweep)
+#   STAGES    any of: build tests golden sweep plots sanitize ncu (default: build tests
+#             golden sweep); `plots` draws every sweep CSV of this call with plots/plot.sh
+#             and packs the figures and report.md into one file, figures.tgz
 #   BATCHES   golden batch sizes (default 1,32,128)
 #   SWEEPS    ';'-separated "name:seconds:convstudy sweep arguments" (default: every
 #             variant, pageable, N=1,32,128 -> sweep.csv); a sweep past its seconds is
@@ -82,6 +84,18 @@ if has sweep; then
         tail -2 "/tmp/$name.txt"
         grep -E " (FAIL|ERROR) " "/tmp/$name.txt" | head -20
     done
+fi
+
+if has plots; then
+    stamp "plots"
+    csvs=("$OUT"/*.csv)
+    if [[ -e ${csvs[0]} ]]; then
+        plots/plot.sh "${csvs[@]}" /tmp/figures >/tmp/plots.txt 2>&1 || status=1
+        tail -3 /tmp/plots.txt
+        tar czf "$OUT/figures.tgz" -C /tmp figures
+    else
+        echo "plots: no CSV in $OUT"
+    fi
 fi
 
 if has sanitize; then
