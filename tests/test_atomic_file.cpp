@@ -19,6 +19,7 @@
 namespace fs = std::filesystem;
 
 using cs::test::TempDir;
+using cs::test::FaultGuard;
 using cs::test::slurp;
 using cs::test::error_message;
 
@@ -30,17 +31,7 @@ std::vector<std::string> dir_entries(const fs::path& d) {
     return out;
 }
 
-struct FaultGuard {
-    ~FaultGuard() { cs::testing::set_atomic_write_fault(std::nullopt); }
-};
-
 }  // namespace
-
-#define CHECK_HAS(msg, sub)                                      \
-    do {                                                         \
-        INFO("message: " << (msg));                              \
-        CHECK(std::string(msg).find(sub) != std::string::npos);  \
-    } while (0)
 
 TEST_CASE("atomic write creates and replaces files", "[atomic]") {
     TempDir dir;

@@ -33,6 +33,7 @@
 namespace fs = std::filesystem;
 
 using cs::test::TempDir;
+using cs::test::FaultGuard;
 using cs::test::slurp;
 using cs::test::spit;
 using cs::test::error_message;
@@ -61,10 +62,6 @@ std::vector<std::string> temp_files_under(const fs::path& root) {
 
 bool no_device() { return cs::gpu::cuda_device_count() == 0; }
 
-struct FaultGuard {
-    ~FaultGuard() { cs::testing::set_atomic_write_fault(std::nullopt); }
-};
-
 const char* kTinyTable = R"({"name": "tiny", "layers": [
   {"name": "a", "C": 3, "H": 9, "W": 7, "M": 4, "R": 3, "S": 2, "stride": 2, "pad": 1},
   {"name": "b", "C": 2, "H": 5, "W": 5, "M": 3, "R": 1, "S": 1}]})";
@@ -80,12 +77,6 @@ cs::GenerateOptions quiet_options(const fs::path& root, std::vector<std::int64_t
 }
 
 }  // namespace
-
-#define CHECK_HAS(text, sub)                                      \
-    do {                                                          \
-        INFO("text: " << (text));                                 \
-        CHECK(std::string(text).find(sub) != std::string::npos);  \
-    } while (0)
 
 // ---- precision ------------------------------------------------------------------------
 

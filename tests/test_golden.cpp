@@ -29,6 +29,7 @@
 namespace fs = std::filesystem;
 
 using cs::test::TempDir;
+using cs::test::FaultGuard;
 using cs::test::slurp;
 using cs::test::spit;
 using cs::test::error_message;
@@ -77,17 +78,7 @@ const fs::path& pristine_golden() {
     return dir.path;
 }
 
-struct FaultGuard {
-    ~FaultGuard() { cs::testing::set_atomic_write_fault(std::nullopt); }
-};
-
 }  // namespace
-
-#define CHECK_HAS(msg, sub)                                      \
-    do {                                                         \
-        INFO("message: " << (msg));                              \
-        CHECK(std::string(msg).find(sub) != std::string::npos);  \
-    } while (0)
 
 TEST_CASE("golden round trip: load returns bit-identical data", "[golden]") {
     TempDir dir;

@@ -80,12 +80,6 @@ void require_numpy() {
 
 }  // namespace
 
-#define CHECK_HAS(msg, sub)                                      \
-    do {                                                         \
-        INFO("message: " << (msg));                              \
-        CHECK(std::string(msg).find(sub) != std::string::npos);  \
-    } while (0)
-
 TEST_CASE("npy round trip keeps shape and every bit", "[npy]") {
     TempDir dir;
     const std::vector<cs::NpyShape> shapes = {{}, {0}, {1}, {7}, {3, 5}, {2, 3, 4, 5}, {1, 3, 5, 1}, {2, 1, 1, 1, 3}};

@@ -3,6 +3,7 @@
 // each expected figure is a real PNG of some size, and report.md has each of its tables. A
 // missing matplotlib is a failure, not a skip: the output carries the apt-get line.
 #include "catch.hpp"
+#include "test_util.hpp"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -20,10 +21,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Run {
-    int code = -1;
-    std::string out;  // stdout and stderr together
-};
+using Run = cs::test::CliResult;
 
 std::string shell_quote(const std::string& s) {
     std::string q = "'";
@@ -38,16 +36,7 @@ Run plot(const std::vector<std::string>& args) {
     cmd += ' ';
     cmd += shell_quote(std::string(CS_SOURCE_DIR) + "/plots/plot.sh");
     for (const auto& a : args) (cmd += ' ') += shell_quote(a);
-    cmd += " 2>&1";
-    Run r;
-    FILE* p = popen(cmd.c_str(), "r");
-    REQUIRE(p != nullptr);
-    std::array<char, 4096> buf{};
-    std::size_t n;
-    while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-    const int st = pclose(p);
-    r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    return r;
+    return cs::test::run_command(cmd);
 }
 
 void require_ran(const Run& r) {

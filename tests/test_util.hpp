@@ -3,6 +3,7 @@
 #pragma once
 
 #include "catch.hpp"
+#include "atomic_file.hpp"
 #include "error.hpp"
 
 #include <sys/wait.h>
@@ -12,6 +13,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -19,6 +21,18 @@
 namespace cs::test {
 
 namespace fs = std::filesystem;
+
+// CHECK that `text` contains `sub`, showing the whole text when it does not.
+#define CHECK_HAS(text, sub)                                      \
+    do {                                                          \
+        INFO("text: " << (text));                                 \
+        CHECK(std::string(text).find(sub) != std::string::npos);  \
+    } while (0)
+
+// Clears an injected write fault (testing::set_atomic_write_fault) when it goes out of scope.
+struct FaultGuard {
+    ~FaultGuard() { cs::testing::set_atomic_write_fault(std::nullopt); }
+};
 
 // A fresh directory under the system's temporary directory, removed (permissions
 // restored first) when it goes out of scope.
@@ -61,15 +75,14 @@ std::string error_message(F&& f) {
     return "<no cs::Error was thrown>";
 }
 
-#ifdef CS_CONVSTUDY_EXE
 struct CliResult {
     int code = -1;    // exit code; -1 when killed by a signal (a crash)
     std::string out;  // stdout and stderr together
 };
 
-// Runs `convstudy ARGS` (the built program) and captures its output and exit code.
-inline CliResult cli(const std::string& args) {
-    const std::string cmd = std::string(CS_CONVSTUDY_EXE) + " " + args + " 2>&1";
+// Runs a shell command line and captures its output (stderr too) and exit code.
+inline CliResult run_command(const std::string& command) {
+    const std::string cmd = command + " 2>&1";
     CliResult r;
     FILE* p = popen(cmd.c_str(), "r");
     REQUIRE(p != nullptr);
@@ -80,6 +93,10 @@ inline CliResult cli(const std::string& args) {
     r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
     return r;
 }
+
+#ifdef CS_CONVSTUDY_EXE
+// Runs `convstudy ARGS` (the built program).
+inline CliResult cli(const std::string& args) { return run_command(std::string(CS_CONVSTUDY_EXE) + " " + args); }
 #endif
 
 }  // namespace cs::test

@@ -33,17 +33,36 @@ inline RefProblem make_ref_problem(const Layer& l, std::int64_t N, std::uint64_t
     return r;
 }
 
-inline gpu::RunResult run_checked(gpu::DeviceContext& ctx, const gpu::Variant& v, gpu::MemoryMode mode,
-                                  const RefProblem& rp, int repeats = 1, bool keep_output = false) {
-    gpu::HostData data;
-    data.in = rp.in.data();
-    data.w = rp.w.data();
-    data.golden = rp.golden.data();
+// Run options for tests: no warm-up, `repeats` timed runs.
+inline gpu::RunOptions test_options(int repeats = 1, bool keep_output = false) {
     gpu::RunOptions opt;
     opt.warmup = 0;
     opt.repeats = repeats;
     opt.keep_output = keep_output;
+    return opt;
+}
+
+// Runs v on the problem with its inputs and checks the output against the reference.
+inline gpu::RunResult run_checked(gpu::DeviceContext& ctx, const gpu::Variant& v, gpu::MemoryMode mode,
+                                  const RefProblem& rp, const gpu::RunOptions& opt) {
+    gpu::HostData data;
+    data.in = rp.in.data();
+    data.w = rp.w.data();
+    data.golden = rp.golden.data();
     return gpu::run_variant(ctx, v, mode, rp.problem, data, opt);
+}
+
+inline gpu::RunResult run_checked(gpu::DeviceContext& ctx, const gpu::Variant& v, gpu::MemoryMode mode,
+                                  const RefProblem& rp, int repeats = 1, bool keep_output = false) {
+    return run_checked(ctx, v, mode, rp, test_options(repeats, keep_output));
+}
+
+// The registered variants of one family, in registry order.
+inline std::vector<const gpu::Variant*> family_variants(std::string_view family) {
+    std::vector<const gpu::Variant*> out;
+    for (const auto& v : gpu::registry())
+        if (v.family == family) out.push_back(&v);
+    return out;
 }
 
 inline gpu::DeviceContext& device() {

@@ -19,26 +19,15 @@ using cs::test::RefProblem;
 
 namespace {
 
-std::vector<const Variant*> family(const std::string& f) {
-    std::vector<const Variant*> out;
-    for (const auto& v : registry())
-        if (v.family == f) out.push_back(&v);
-    return out;
-}
+std::vector<const Variant*> family(const std::string& f) { return cs::test::family_variants(f); }
 
 RunResult run_with(const Variant& v, const RefProblem& rp, MemoryMode mode, std::size_t limit, int streams = 4,
                    int chunks = 0) {
-    HostData data;
-    data.in = rp.in.data();
-    data.w = rp.w.data();
-    data.golden = rp.golden.data();
-    RunOptions opt;
-    opt.warmup = 0;
-    opt.repeats = 1;
+    RunOptions opt = cs::test::test_options();
     opt.workspace_limit = limit;
     opt.streams = streams;
     opt.chunks = chunks;
-    return run_variant(device(), v, mode, rp.problem, data, opt);
+    return cs::test::run_checked(device(), v, mode, rp, opt);
 }
 
 std::string describe(const Variant& v, const RefProblem& rp, MemoryMode m, std::size_t limit, const RunResult& r) {

@@ -25,16 +25,9 @@ namespace {
 
 RunResult run_with(const Variant& v, const RefProblem& rp, MemoryMode mode, std::size_t limit = 0,
                    bool keep = false) {
-    HostData data;
-    data.in = rp.in.data();
-    data.w = rp.w.data();
-    data.golden = rp.golden.data();
-    RunOptions opt;
-    opt.warmup = 0;
-    opt.repeats = 1;
+    RunOptions opt = cs::test::test_options(1, keep);
     opt.workspace_limit = limit;
-    opt.keep_output = keep;
-    return run_variant(device(), v, mode, rp.problem, data, opt);
+    return cs::test::run_checked(device(), v, mode, rp, opt);
 }
 
 std::string describe(const Variant& v, const RefProblem& rp, const RunResult& r) {

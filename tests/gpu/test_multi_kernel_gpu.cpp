@@ -21,12 +21,7 @@ using cs::test::RefProblem;
 
 namespace {
 
-std::vector<const Variant*> family() {
-    std::vector<const Variant*> out;
-    for (const auto& v : registry())
-        if (v.family == "multi-kernel") out.push_back(&v);
-    return out;
-}
+std::vector<const Variant*> family() { return cs::test::family_variants("multi-kernel"); }
 
 bool has_workspace(const Variant& v) { return v.deterministic; }  // the atomic variant has none
 
@@ -40,16 +35,9 @@ std::size_t per_image_bytes(const Variant& v, const Layer& l, int G) {
 
 RunResult run_with(const Variant& v, const RefProblem& rp, MemoryMode mode, std::size_t limit, int repeats = 1,
                    bool keep = false) {
-    HostData data;
-    data.in = rp.in.data();
-    data.w = rp.w.data();
-    data.golden = rp.golden.data();
-    RunOptions opt;
-    opt.warmup = 0;
-    opt.repeats = repeats;
+    RunOptions opt = cs::test::test_options(repeats, keep);
     opt.workspace_limit = limit;
-    opt.keep_output = keep;
-    return run_variant(device(), v, mode, rp.problem, data, opt);
+    return cs::test::run_checked(device(), v, mode, rp, opt);
 }
 
 std::string describe(const Variant& v, const RefProblem& rp, std::size_t limit, const RunResult& r) {
