@@ -69,6 +69,21 @@ DPI = 110
 # ----------------------------------------------------------------------------------------
 # loading
 
+
+def grouped_barh(ax, vs, j, h, row_of, field, used, height_frac, **bar_kw):
+    """One group of horizontal bars: bar j (of width h) in each variant's row i, from
+    row_of(variant)[field] where the row exists and the field is set. Rows drawn are
+    appended to `used`; returns the bars' positions and values."""
+    ys, xs = [], []
+    for i, v in enumerate(vs):
+        r = row_of(v)
+        if r and r[field]:
+            ys.append(i - 0.4 + h * (j + 0.5))
+            xs.append(r[field])
+            used.append(r)
+    ax.barh(ys, xs, height=h * height_frac, zorder=2, **bar_kw)
+    return ys, xs
+
 def _num(s):
     if s is None:
         return None
@@ -332,15 +347,9 @@ def fig_speedup(d, out, layer):
     fig, ax = plt.subplots(figsize=(10, 1.6 + len(vs) * (0.16 * nb + 0.12)))
     used, vals = [], []
     for j, n in enumerate(Ns):
-        ys, xs = [], []
-        for i, v in enumerate(vs):
-            r = d.getok(layer, n, v)
-            if r and r["speedup_kernel"]:
-                ys.append(i - 0.4 + h * (j + 0.5))
-                xs.append(r["speedup_kernel"])
-                used.append(r)
+        ys, xs = grouped_barh(ax, vs, j, h, lambda v: d.getok(layer, n, v), "speedup_kernel", used,
+                              height_frac=0.92, color=cols[n], label=f"N = {n}")
         vals += xs
-        ax.barh(ys, xs, height=h * 0.92, color=cols[n], label=f"N = {n}", zorder=2)
         for y, x in zip(ys, xs):
             ax.annotate(fnum(x), (x, y), xytext=(2, 0), textcoords="offset points", va="center",
                         fontsize=6.5, color="0.25")
@@ -755,15 +764,8 @@ def fig_tflops(d, out):
     vals = []
     for ax, n in zip(axes[0], Ns):
         for j, l in enumerate(d.layers):
-            ys, xs = [], []
-            for i, v in enumerate(vs):
-                r = d.getok(l, n, v)
-                if r and r["tflops"]:
-                    ys.append(i - 0.4 + h * (j + 0.5))
-                    xs.append(r["tflops"])
-                    used.append(r)
-            vals += xs
-            ax.barh(ys, xs, height=h * 0.9, color=lc[l], label=l, zorder=2)
+            vals += grouped_barh(ax, vs, j, h, lambda v: d.getok(l, n, v), "tflops", used,
+                                 height_frac=0.9, color=lc[l], label=l)[1]
         if d.peak:
             ax.axvline(d.peak, color="k", ls="--", lw=1.2, zorder=4)
         ax.set_title(f"N = {n}", fontsize=9)
