@@ -448,4 +448,29 @@ double conv2d_element(const Layer& layer, const float* in, const float* w, std::
     return sum;
 }
 
+void conv2d_bound(const Layer& layer, std::int64_t N, const float* in, const float* w, float* bound) {
+    std::vector<float> in_abs(static_cast<std::size_t>(layer.input_elems(N)));
+    std::vector<float> w_abs(static_cast<std::size_t>(layer.weight_elems()));
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < std::int64_t(in_abs.size()); ++i) in_abs[std::size_t(i)] = std::fabs(in[i]);
+    for (std::size_t i = 0; i < w_abs.size(); ++i) w_abs[i] = std::fabs(w[i]);
+    conv2d_ref<double>(layer, N, in_abs.data(), w_abs.data(), bound);
+}
+
+double conv2d_element_bound(const Layer& layer, const float* in, const float* w, std::int64_t n, int m, int e,
+                            int f) {
+    const Geometry g = geometry(layer, n + 1);
+    double sum = 0;
+    for (std::int64_t c = 0; c < g.C; ++c)
+        for (std::int64_t r = 0; r < g.R; ++r)
+            for (std::int64_t s = 0; s < g.S; ++s) {
+                const std::int64_t ih = e * g.stride + r - g.pad;
+                const std::int64_t iw = f * g.stride + s - g.pad;
+                if (ih < 0 || ih >= g.H || iw < 0 || iw >= g.W) continue;
+                sum += std::fabs(double(in[n * g.CHW + c * g.HW + ih * g.W + iw]) *
+                                 double(w[((m * g.C + c) * g.R + r) * g.S + s]));
+            }
+    return sum;
+}
+
 }  // namespace cs

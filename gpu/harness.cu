@@ -1,10 +1,10 @@
 #include "harness.hpp"
 
 #include "buffers.hpp"
+#include "convert.hpp"
+#include "layout.hpp"
 #include "cuda_check.hpp"
 #include "error.hpp"
-
-#include <cuda_fp16.h>
 
 #include <algorithm>
 #include <chrono>
@@ -80,16 +80,6 @@ std::string gib(double bytes) {
     return b;
 }
 
-void to_half(const float* src, __half* dst, std::int64_t n) {
-#pragma omp parallel for schedule(static)
-    for (std::int64_t i = 0; i < n; ++i) dst[i] = __float2half_rn(src[i]);
-}
-
-void from_half(const __half* src, float* dst, std::int64_t n) {
-#pragma omp parallel for schedule(static)
-    for (std::int64_t i = 0; i < n; ++i) dst[i] = __half2float(src[i]);
-}
-
 bool is_sticky(cudaError_t e) {
     switch (e) {
         case cudaErrorIllegalAddress:
@@ -120,6 +110,10 @@ cudaMemLocation device_location(int dev) {
 }
 
 // Everything one run allocates, released when it goes out of scope.
+//
+// Buffers: x_* are what the copies (or the host, in managed memory) fill and drain: float
+// tensors in the problem's layout. k_* are the variant's own tensors when its element
+// type is not float (converted on the GPU); otherwise the variant works on x_* directly.
 class Run {
 public:
     Run(DeviceContext& ctx, const Variant& v, MemoryMode mode, const Problem& p, const HostData& data,
@@ -127,24 +121,36 @@ public:
         : ctx_(ctx), v_(v), mode_(mode), p_(p), data_(data), opt_(opt), r_(r) {}
 
     void execute();
+    // True once a kernel of the run may have been enqueued: a failure after that is ERROR.
+    bool started() const { return started_; }
 
 private:
     bool managed() const { return mode_ == MemoryMode::managed || mode_ == MemoryMode::managed_prefetch; }
+    bool converts() const { return v_.io != DType::f32; }
     void sizes();  // element counts and bytes; SKIP when the tensors cannot fit
     void stage_host();
     void allocate();
     void make_plans();
     void checked_run();
-    void time_copies_mode();
+    std::vector<float> output_nchw() const;
+
+    const void* k_in() const { return converts() ? k_in_.get() : x_in_.get(); }
+    const void* k_w() const { return converts() ? k_w_.get() : x_w_.get(); }
+    void* k_out() const { return converts() ? k_out_.get() : x_out_.get(); }
+    DeviceIO io_full() const { return DeviceIO{k_in(), k_w(), k_out(), p_.N}; }
+    DeviceIO io_chunk(std::int64_t first, std::int64_t count) const;
+    void h2d_weights(cudaStream_t s);
+    void h2d_input(cudaStream_t s, std::int64_t first, std::int64_t count);
+    void d2h_output(cudaStream_t s, std::int64_t first, std::int64_t count);
+    void convert_weights(cudaStream_t s);
+    void convert_input(cudaStream_t s, std::int64_t first, std::int64_t count);
+    void convert_output(cudaStream_t s, std::int64_t first, std::int64_t count);
+    void kernels(cudaStream_t s, bool chunked);
+    void stream_pipeline();
+    void prefetch(const Buffer& b, cudaMemLocation loc, cudaStream_t s);
+    void time_copies_mode(bool chunked);
     void time_managed_mode();
     void time_streams_mode();
-
-    DeviceIO io_full() const { return DeviceIO{d_in_.get(), d_w_.get(), d_out_.get(), p_.N}; }
-    DeviceIO io_chunk(std::int64_t first, std::int64_t count) const;
-    void h2d(cudaStream_t s);
-    void d2h(cudaStream_t s);
-    void stream_pipeline(bool overlapped);
-    void prefetch(const Buffer& b, cudaMemLocation loc, cudaStream_t s);
 
     DeviceContext& ctx_;
     const Variant& v_;
@@ -153,16 +159,18 @@ private:
     const HostData& data_;
     const RunOptions& opt_;
     RunResult& r_;
+    bool started_ = false;
 
-    std::size_t eb_ = 4, in_bytes_ = 0, w_bytes_ = 0, out_bytes_ = 0;
+    std::size_t eb_ = 4;                       // bytes per element of the variant's tensors
     std::int64_t in_elems_ = 0, w_elems_ = 0, out_elems_ = 0;
-    std::vector<__half> in16_, w16_;      // host staging for f16 variants
-    const void* h_in_ = nullptr;          // host source in the variant's dtype
-    const void* h_w_ = nullptr;
-    Buffer pin_in_, pin_w_, pin_out_;     // pinned / streams host buffers
-    std::vector<std::byte> page_out_;     // pageable host output
-    void* h_out_ = nullptr;
-    Buffer d_in_, d_w_, d_out_;           // device or managed tensors
+    std::vector<float> in_perm_, w_perm_;      // host inputs in the problem's layout (nhwc)
+    const float* h_in_ = nullptr;              // host source, float, problem's layout
+    const float* h_w_ = nullptr;
+    Buffer pin_in_, pin_w_, pin_out_;          // pinned / streams host buffers
+    std::vector<float> page_out_;              // pageable host output
+    float* h_out_ = nullptr;
+    Buffer x_in_, x_w_, x_out_;                // float tensors: device or managed
+    Buffer k_in_, k_w_, k_out_;                // the variant's half / bf16 tensors
     std::vector<std::unique_ptr<Plan>> plans_;
     std::vector<Stream> streams_;
     std::int64_t chunk_n_ = 0;
@@ -174,10 +182,8 @@ void Run::sizes() {
     w_elems_ = l.weight_elems();
     out_elems_ = l.output_elems(p_.N);
     eb_ = dtype_bytes(v_.io);
-    in_bytes_ = std::size_t(in_elems_) * eb_;
-    w_bytes_ = std::size_t(w_elems_) * eb_;
-    out_bytes_ = std::size_t(out_elems_) * eb_;
-    const std::size_t tensors = in_bytes_ + w_bytes_ + out_bytes_;
+    const std::size_t elems = std::size_t(in_elems_ + w_elems_ + out_elems_);
+    const std::size_t tensors = elems * 4 + (converts() ? elems * eb_ : 0);
     const std::size_t free = ctx_.free_bytes();
     const std::size_t margin = std::size_t(256) << 20;
     if (tensors + margin > free)
@@ -186,15 +192,14 @@ void Run::sizes() {
 }
 
 void Run::stage_host() {
-    if (v_.io == DType::f16) {
-        // Half variants: the float data is converted on the host before any copy, so the
-        // copies carry half values; this conversion is set-up (setup_ms), not kernel time.
-        in16_.resize(std::size_t(in_elems_));
-        w16_.resize(std::size_t(w_elems_));
-        to_half(data_.in, in16_.data(), in_elems_);
-        to_half(data_.w, w16_.data(), w_elems_);
-        h_in_ = in16_.data();
-        h_w_ = w16_.data();
+    if (p_.layout == Layout::nhwc) {
+        const Layer& l = p_.layer;
+        in_perm_.resize(std::size_t(in_elems_));
+        w_perm_.resize(std::size_t(w_elems_));
+        nchw_to_nhwc(data_.in, in_perm_.data(), p_.N, l.C, l.H, l.W);
+        nchw_to_nhwc(data_.w, w_perm_.data(), l.M, l.C, l.R, l.S);
+        h_in_ = in_perm_.data();
+        h_w_ = w_perm_.data();
     } else {
         h_in_ = data_.in;
         h_w_ = data_.w;
@@ -202,26 +207,26 @@ void Run::stage_host() {
 }
 
 void Run::allocate() {
-    if (managed()) {
-        d_in_ = Buffer(MemKind::managed, in_bytes_);
-        d_w_ = Buffer(MemKind::managed, w_bytes_);
-        d_out_ = Buffer(MemKind::managed, out_bytes_);
-    } else {
-        d_in_ = Buffer(MemKind::device, in_bytes_);
-        d_w_ = Buffer(MemKind::device, w_bytes_);
-        d_out_ = Buffer(MemKind::device, out_bytes_);
+    const MemKind kind = managed() ? MemKind::managed : MemKind::device;
+    x_in_ = Buffer(kind, std::size_t(in_elems_) * 4);
+    x_w_ = Buffer(kind, std::size_t(w_elems_) * 4);
+    x_out_ = Buffer(kind, std::size_t(out_elems_) * 4);
+    if (converts()) {
+        k_in_ = Buffer(MemKind::device, std::size_t(in_elems_) * eb_);
+        k_w_ = Buffer(MemKind::device, std::size_t(w_elems_) * eb_);
+        k_out_ = Buffer(MemKind::device, std::size_t(out_elems_) * eb_);
     }
     if (mode_ == MemoryMode::pinned || mode_ == MemoryMode::streams) {
-        pin_in_ = Buffer(MemKind::pinned, in_bytes_);
-        pin_w_ = Buffer(MemKind::pinned, w_bytes_);
-        pin_out_ = Buffer(MemKind::pinned, out_bytes_);
-        std::memcpy(pin_in_.get(), h_in_, in_bytes_);
-        std::memcpy(pin_w_.get(), h_w_, w_bytes_);
-        h_in_ = pin_in_.get();
-        h_w_ = pin_w_.get();
-        h_out_ = pin_out_.get();
+        pin_in_ = Buffer(MemKind::pinned, x_in_.bytes());
+        pin_w_ = Buffer(MemKind::pinned, x_w_.bytes());
+        pin_out_ = Buffer(MemKind::pinned, x_out_.bytes());
+        std::memcpy(pin_in_.get(), h_in_, x_in_.bytes());
+        std::memcpy(pin_w_.get(), h_w_, x_w_.bytes());
+        h_in_ = pin_in_.as<float>();
+        h_w_ = pin_w_.as<float>();
+        h_out_ = pin_out_.as<float>();
     } else if (mode_ == MemoryMode::pageable) {
-        page_out_.resize(out_bytes_);
+        page_out_.resize(std::size_t(out_elems_));
         h_out_ = page_out_.data();
     }
 }
@@ -246,104 +251,146 @@ void Run::make_plans() {
     for (int i = 0; i < nplans; ++i) plans_.push_back(v_.make_plan(p_, pc));
     for (const auto& pl : plans_) r_.workspace_bytes += pl->workspace_bytes();
     r_.detail = plans_.front()->detail();
-    r_.device_bytes = in_bytes_ + w_bytes_ + out_bytes_ + r_.workspace_bytes;
+    const std::string a = plans_.front()->algo();
+    r_.algo = a.empty() ? v_.algo : a;
+    r_.device_bytes = x_in_.bytes() + x_w_.bytes() + x_out_.bytes() + k_in_.bytes() + k_w_.bytes() +
+                      k_out_.bytes() + r_.workspace_bytes;
 }
 
 DeviceIO Run::io_chunk(std::int64_t first, std::int64_t count) const {
     const Layer& l = p_.layer;
-    const auto* in = static_cast<const std::byte*>(d_in_.get()) + std::size_t(l.input_elems(first)) * eb_;
-    auto* out = static_cast<std::byte*>(d_out_.get()) + std::size_t(l.output_elems(first)) * eb_;
-    return DeviceIO{in, d_w_.get(), out, count};
+    const auto* in = static_cast<const std::byte*>(k_in()) + std::size_t(l.input_elems(first)) * eb_;
+    auto* out = static_cast<std::byte*>(k_out()) + std::size_t(l.output_elems(first)) * eb_;
+    return DeviceIO{in, k_w(), out, count};
 }
 
-void Run::h2d(cudaStream_t s) {
-    CS_CUDA_CHECK(cudaMemcpyAsync(d_w_.get(), h_w_, w_bytes_, cudaMemcpyHostToDevice, s));
-    CS_CUDA_CHECK(cudaMemcpyAsync(d_in_.get(), h_in_, in_bytes_, cudaMemcpyHostToDevice, s));
+void Run::h2d_weights(cudaStream_t s) {
+    CS_CUDA_CHECK(cudaMemcpyAsync(x_w_.get(), h_w_, x_w_.bytes(), cudaMemcpyHostToDevice, s));
 }
 
-void Run::d2h(cudaStream_t s) {
-    CS_CUDA_CHECK(cudaMemcpyAsync(h_out_, d_out_.get(), out_bytes_, cudaMemcpyDeviceToHost, s));
+void Run::h2d_input(cudaStream_t s, std::int64_t first, std::int64_t count) {
+    const std::int64_t off = p_.layer.input_elems(first);
+    CS_CUDA_CHECK(cudaMemcpyAsync(x_in_.as<float>() + off, h_in_ + off, std::size_t(p_.layer.input_elems(count)) * 4,
+                                  cudaMemcpyHostToDevice, s));
+}
+
+void Run::d2h_output(cudaStream_t s, std::int64_t first, std::int64_t count) {
+    const std::int64_t off = p_.layer.output_elems(first);
+    CS_CUDA_CHECK(cudaMemcpyAsync(h_out_ + off, x_out_.as<float>() + off,
+                                  std::size_t(p_.layer.output_elems(count)) * 4, cudaMemcpyDeviceToHost, s));
+}
+
+void Run::convert_weights(cudaStream_t s) {
+    if (converts()) convert_from_float(x_w_.as<float>(), k_w_.get(), v_.io, w_elems_, s);
+}
+
+void Run::convert_input(cudaStream_t s, std::int64_t first, std::int64_t count) {
+    if (!converts()) return;
+    const std::int64_t off = p_.layer.input_elems(first);
+    convert_from_float(x_in_.as<float>() + off, static_cast<std::byte*>(k_in_.get()) + std::size_t(off) * eb_, v_.io,
+                       p_.layer.input_elems(count), s);
+}
+
+void Run::convert_output(cudaStream_t s, std::int64_t first, std::int64_t count) {
+    if (!converts()) return;
+    const std::int64_t off = p_.layer.output_elems(first);
+    convert_to_float(static_cast<const std::byte*>(k_out_.get()) + std::size_t(off) * eb_, v_.io,
+                     x_out_.as<float>() + off, p_.layer.output_elems(count), s);
+}
+
+// The variant's kernels on the whole batch: one Plan::run, or (chunked: the streams
+// mode's serial reference) one per chunk.
+void Run::kernels(cudaStream_t s, bool chunked) {
+    if (!chunked) {
+        plans_[0]->run(io_full(), s);
+        return;
+    }
+    for (std::int64_t first = 0; first < p_.N; first += chunk_n_)
+        plans_[0]->run(io_chunk(first, std::min(chunk_n_, p_.N - first)), s);
 }
 
 void Run::prefetch(const Buffer& b, cudaMemLocation loc, cudaStream_t s) {
     CS_CUDA_CHECK(cudaMemPrefetchAsync(b.get(), b.bytes(), loc, 0, s));
 }
 
-// The streams pipeline: weights first, then each chunk's copy in, kernels and copy out
-// on stream (chunk % streams); `overlapped` false runs the same work on one stream.
-void Run::stream_pipeline(bool overlapped) {
+// The streams pipeline: weights first, then each chunk's copy in, conversion, kernels,
+// conversion back and copy out on stream (chunk % streams).
+void Run::stream_pipeline() {
     const cudaStream_t main = ctx_.stream();
-    const Layer& l = p_.layer;
-    CS_CUDA_CHECK(cudaMemcpyAsync(d_w_.get(), h_w_, w_bytes_, cudaMemcpyHostToDevice, main));
+    h2d_weights(main);
+    convert_weights(main);
     Event weights_done;
     weights_done.record(main);
     const int ns = int(streams_.size());
-    for (int i = 0; i < ns && overlapped; ++i)
+    for (int i = 0; i < ns; ++i)
         CS_CUDA_CHECK(cudaStreamWaitEvent(streams_[std::size_t(i)].get(), weights_done.get(), 0));
     int k = 0;
     for (std::int64_t first = 0; first < p_.N; first += chunk_n_, ++k) {
         const std::int64_t count = std::min(chunk_n_, p_.N - first);
         const int si = k % ns;
-        const cudaStream_t s = overlapped ? streams_[std::size_t(si)].get() : main;
-        const std::size_t in_off = std::size_t(l.input_elems(first)) * eb_;
-        const std::size_t out_off = std::size_t(l.output_elems(first)) * eb_;
-        CS_CUDA_CHECK(cudaMemcpyAsync(static_cast<std::byte*>(d_in_.get()) + in_off,
-                                      static_cast<const std::byte*>(h_in_) + in_off,
-                                      std::size_t(l.input_elems(count)) * eb_, cudaMemcpyHostToDevice, s));
-        plans_[std::size_t(overlapped ? si : 0)]->run(io_chunk(first, count), s);
-        CS_CUDA_CHECK(cudaMemcpyAsync(static_cast<std::byte*>(h_out_) + out_off,
-                                      static_cast<const std::byte*>(d_out_.get()) + out_off,
-                                      std::size_t(l.output_elems(count)) * eb_, cudaMemcpyDeviceToHost, s));
+        const cudaStream_t s = streams_[std::size_t(si)].get();
+        h2d_input(s, first, count);
+        convert_input(s, first, count);
+        plans_[std::size_t(si)]->run(io_chunk(first, count), s);
+        convert_output(s, first, count);
+        d2h_output(s, first, count);
     }
-    if (overlapped) {
-        for (int i = 0; i < ns; ++i) {
-            Event done;
-            done.record(streams_[std::size_t(i)].get());
-            CS_CUDA_CHECK(cudaStreamWaitEvent(main, done.get(), 0));
-        }
+    for (int i = 0; i < ns; ++i) {
+        Event done;
+        done.record(streams_[std::size_t(i)].get());
+        CS_CUDA_CHECK(cudaStreamWaitEvent(main, done.get(), 0));
     }
 }
 
 void Run::checked_run() {
     const cudaStream_t s = ctx_.stream();
+    started_ = true;
     if (managed()) {
         // Host writes put every page on the host, as a program filling its buffers would.
-        std::memcpy(d_in_.get(), h_in_, in_bytes_);
-        std::memcpy(d_w_.get(), h_w_, w_bytes_);
-        std::memset(d_out_.get(), 0xFF, out_bytes_);  // NaN poison (float and half)
+        std::memcpy(x_in_.get(), h_in_, x_in_.bytes());
+        std::memcpy(x_w_.get(), h_w_, x_w_.bytes());
+        std::memset(x_out_.get(), 0xFF, x_out_.bytes());  // NaN poison
+        if (converts()) CS_CUDA_CHECK(cudaMemsetAsync(k_out_.get(), 0xFF, k_out_.bytes(), s));
         if (mode_ == MemoryMode::managed_prefetch) {
             const auto dev = device_location(ctx_.info().device);
-            prefetch(d_in_, dev, s);
-            prefetch(d_w_, dev, s);
-            prefetch(d_out_, dev, s);
+            prefetch(x_in_, dev, s);
+            prefetch(x_w_, dev, s);
+            prefetch(x_out_, dev, s);
         }
-        plans_[0]->run(io_full(), s);
+        convert_weights(s);
+        convert_input(s, 0, p_.N);
+        kernels(s, false);
+        convert_output(s, 0, p_.N);
         CS_CUDA_CHECK(cudaStreamSynchronize(s));
-        h_out_ = d_out_.get();
+        h_out_ = x_out_.as<float>();
     } else {
-        CS_CUDA_CHECK(cudaMemsetAsync(d_out_.get(), 0xFF, out_bytes_, s));  // NaN poison
+        // NaN poison (0xFF bytes are NaN in float, half and bf16) on the device and on
+        // the host: an element that no kernel or copy wrote fails the check.
+        CS_CUDA_CHECK(cudaMemsetAsync(x_out_.get(), 0xFF, x_out_.bytes(), s));
+        if (converts()) CS_CUDA_CHECK(cudaMemsetAsync(k_out_.get(), 0xFF, k_out_.bytes(), s));
+        std::memset(h_out_, 0xFF, std::size_t(out_elems_) * 4);
         if (mode_ == MemoryMode::streams) {
-            std::memset(h_out_, 0, out_bytes_);
-            stream_pipeline(true);
+            CS_CUDA_CHECK(cudaStreamSynchronize(s));
+            stream_pipeline();
         } else {
-            h2d(s);
-            plans_[0]->run(io_full(), s);
-            d2h(s);
+            h2d_weights(s);
+            h2d_input(s, 0, p_.N);
+            convert_weights(s);
+            convert_input(s, 0, p_.N);
+            kernels(s, false);
+            convert_output(s, 0, p_.N);
+            d2h_output(s, 0, p_.N);
         }
         CS_CUDA_CHECK(cudaStreamSynchronize(s));
     }
-    std::vector<float> outf(static_cast<std::size_t>(out_elems_));
-    if (v_.io == DType::f16)
-        from_half(static_cast<const __half*>(h_out_), outf.data(), out_elems_);
-    else
-        std::memcpy(outf.data(), h_out_, out_bytes_);
+    std::vector<float> outf = output_nchw();
 
     if (data_.golden) {
-        r_.err = compare(outf.data(), data_.golden, out_elems_);
+        r_.err = compare(outf.data(), data_.golden, out_elems_, data_.bound, v_.precision);
         r_.check = "golden";
     } else if (data_.sample_count > 0) {
-        r_.err = compare_sampled(outf.data(), data_.sample_index, data_.sample_value, data_.sample_count,
-                                 data_.sample_max_abs);
+        r_.err = compare_sampled(outf.data(), data_.sample_index, data_.sample_value, data_.sample_bound,
+                                 data_.sample_count, data_.sample_max_abs, v_.precision);
         r_.check = "sampled(" + std::to_string(data_.sample_count) + ")";
         // The sample checks values; the NaN poison is checked on every element, so an
         // output element that no thread wrote fails even when no sample falls on it.
@@ -364,29 +411,53 @@ void Run::checked_run() {
     if (opt_.keep_output) r_.output = std::move(outf);
 }
 
-void Run::time_copies_mode() {
+// The checked run's host output in the golden files' layout (NCHW), as float.
+std::vector<float> Run::output_nchw() const {
+    std::vector<float> outf(static_cast<std::size_t>(out_elems_));
+    if (p_.layout == Layout::nhwc) {
+        const Layer& l = p_.layer;
+        nhwc_to_nchw(h_out_, outf.data(), p_.N, l.M, l.E(), l.F());
+    } else {
+        std::memcpy(outf.data(), h_out_, outf.size() * 4);
+    }
+    return outf;
+}
+
+// Copies in, conversion, kernels, conversion back and copies out one after another on
+// one stream, each part between its own events; L2 flushed before the copies and again
+// before the kernels (outside every interval). `chunked`: the kernels run chunk by chunk
+// (the streams mode's serial reference).
+void Run::time_copies_mode(bool chunked) {
     const cudaStream_t s = ctx_.stream();
-    Event e0, e1, e2, e3, e4;
-    std::vector<double> th, tk, td, tt;
+    Event e0, e1, e2, e3, e4, e5, e6;
+    std::vector<double> th, tc, tk, td, tt;
     for (int it = 0; it < opt_.warmup + opt_.repeats; ++it) {
         if (opt_.flush_l2) ctx_.flush_l2(s);
         e0.record(s);
-        h2d(s);
+        h2d_weights(s);
+        h2d_input(s, 0, p_.N);
         e1.record(s);
-        if (opt_.flush_l2) ctx_.flush_l2(s);
+        convert_weights(s);
+        convert_input(s, 0, p_.N);
         e2.record(s);
-        plans_[0]->run(io_full(), s);
+        if (opt_.flush_l2) ctx_.flush_l2(s);
         e3.record(s);
-        d2h(s);
+        kernels(s, chunked);
         e4.record(s);
+        convert_output(s, 0, p_.N);
+        e5.record(s);
+        d2h_output(s, 0, p_.N);
+        e6.record(s);
         CS_CUDA_CHECK(cudaStreamSynchronize(s));
         if (it < opt_.warmup) continue;
         th.push_back(elapsed_ms(e0, e1));
-        tk.push_back(elapsed_ms(e2, e3));
-        td.push_back(elapsed_ms(e3, e4));
-        tt.push_back(th.back() + tk.back() + td.back());
+        tc.push_back(converts() ? elapsed_ms(e1, e2) + elapsed_ms(e4, e5) : 0.0);
+        tk.push_back(elapsed_ms(e3, e4));
+        td.push_back(elapsed_ms(e5, e6));
+        tt.push_back(th.back() + tc.back() + tk.back() + td.back());
     }
     r_.h2d = Stat::of(th);
+    r_.convert = Stat::of(tc);
     r_.kernel = Stat::of(tk);
     r_.d2h = Stat::of(td);
     r_.total = Stat::of(tt);
@@ -396,79 +467,71 @@ void Run::time_managed_mode() {
     const cudaStream_t s = ctx_.stream();
     const auto host = host_location();
     const auto dev = device_location(ctx_.info().device);
-    Event e0, e1, e2, e3;
-    std::vector<double> th, tk, td, tt;
+    Event e0, e1, e2, e3, e4, e5;
+    std::vector<double> th, tc, tk, td, tt;
     for (int it = 0; it < opt_.warmup + opt_.repeats; ++it) {
         // Untimed: every page back on the host, as after the host wrote the inputs.
-        prefetch(d_in_, host, s);
-        prefetch(d_w_, host, s);
-        prefetch(d_out_, host, s);
+        prefetch(x_in_, host, s);
+        prefetch(x_w_, host, s);
+        prefetch(x_out_, host, s);
         if (opt_.flush_l2) ctx_.flush_l2(s);
         CS_CUDA_CHECK(cudaStreamSynchronize(s));
         e0.record(s);
         if (mode_ == MemoryMode::managed_prefetch) {
-            prefetch(d_in_, dev, s);
-            prefetch(d_w_, dev, s);
-            prefetch(d_out_, dev, s);
+            prefetch(x_in_, dev, s);
+            prefetch(x_w_, dev, s);
+            prefetch(x_out_, dev, s);
         }
         e1.record(s);
-        plans_[0]->run(io_full(), s);
+        convert_weights(s);
+        convert_input(s, 0, p_.N);
         e2.record(s);
-        prefetch(d_out_, host, s);
+        kernels(s, false);
         e3.record(s);
+        convert_output(s, 0, p_.N);
+        e4.record(s);
+        prefetch(x_out_, host, s);
+        e5.record(s);
         CS_CUDA_CHECK(cudaStreamSynchronize(s));
         if (it < opt_.warmup) continue;
         th.push_back(mode_ == MemoryMode::managed_prefetch ? elapsed_ms(e0, e1) : 0.0);
-        tk.push_back(elapsed_ms(e1, e2));
-        td.push_back(elapsed_ms(e2, e3));
-        tt.push_back(th.back() + tk.back() + td.back());
+        tc.push_back(converts() ? elapsed_ms(e1, e2) + elapsed_ms(e3, e4) : 0.0);
+        tk.push_back(elapsed_ms(e2, e3));
+        td.push_back(elapsed_ms(e4, e5));
+        tt.push_back(th.back() + tc.back() + tk.back() + td.back());
     }
     r_.h2d = Stat::of(th);
+    r_.convert = Stat::of(tc);
     r_.kernel = Stat::of(tk);
     r_.d2h = Stat::of(td);
     r_.total = Stat::of(tt);
 }
 
 void Run::time_streams_mode() {
-    const cudaStream_t s = ctx_.stream();
-    Event e0, e1, e2, e3, e4;
-    std::vector<double> th, tk, td, tt;
-    // The parts one after another on one stream: what the overlap has to hide.
-    for (int it = 0; it < opt_.warmup + opt_.repeats; ++it) {
-        if (opt_.flush_l2) ctx_.flush_l2(s);
-        e0.record(s);
-        h2d(s);
-        e1.record(s);
-        if (opt_.flush_l2) ctx_.flush_l2(s);
-        e2.record(s);
-        for (std::int64_t first = 0; first < p_.N; first += chunk_n_)
-            plans_[0]->run(io_chunk(first, std::min(chunk_n_, p_.N - first)), s);
-        e3.record(s);
-        d2h(s);
-        e4.record(s);
-        CS_CUDA_CHECK(cudaStreamSynchronize(s));
-        if (it < opt_.warmup) continue;
-        th.push_back(elapsed_ms(e0, e1));
-        tk.push_back(elapsed_ms(e2, e3));
-        td.push_back(elapsed_ms(e3, e4));
-    }
+    // The parts one after another on one stream, chunk by chunk: what the overlap has to hide.
+    time_copies_mode(true);
     // The overlapped pipeline, end to end.
+    const cudaStream_t s = ctx_.stream();
+    Event e0, e1;
+    std::vector<double> tt;
     for (int it = 0; it < opt_.warmup + opt_.repeats; ++it) {
         if (opt_.flush_l2) ctx_.flush_l2(s);
         e0.record(s);
-        stream_pipeline(true);
+        stream_pipeline();
         e1.record(s);
         CS_CUDA_CHECK(cudaStreamSynchronize(s));
         if (it < opt_.warmup) continue;
         tt.push_back(elapsed_ms(e0, e1));
     }
-    r_.h2d = Stat::of(th);
-    r_.kernel = Stat::of(tk);
-    r_.d2h = Stat::of(td);
     r_.total = Stat::of(tt);
 }
 
 void Run::execute() {
+    if (std::find(v_.layouts.begin(), v_.layouts.end(), p_.layout) == v_.layouts.end()) {
+        std::string ls;
+        for (auto l : v_.layouts) ls += (ls.empty() ? "" : ", ") + std::string(to_string(l));
+        throw Skip("runs only in layout " + ls + ", not " + std::string(to_string(p_.layout)));
+    }
     if (auto why = v_.supports(p_, ctx_.prop())) throw Skip(*why);
     if (managed() && !ctx_.info().concurrent_managed)
         throw Skip("this device has no concurrent managed access, so managed pages cannot be prefetched");
@@ -500,7 +563,7 @@ void Run::execute() {
         else if (mode_ == MemoryMode::streams)
             time_streams_mode();
         else
-            time_copies_mode();
+            time_copies_mode(false);
     }
     r_.status = Status::pass;
 }
@@ -511,23 +574,36 @@ RunResult run_variant(DeviceContext& ctx, const Variant& v, MemoryMode mode, con
                       const RunOptions& opt) {
     RunResult r;
     r.threshold = threshold(v.precision);
+    r.algo = v.algo;
+    bool started = false;
+    // SKIP is for a variant that refused, or tensors that cannot be had, before any of its
+    // kernels ran; once one may have run, every failure is an ERROR (a SKIP would hide it).
+    auto skip_or_error = [&](std::string why) {
+        if (started) {
+            r.status = Status::error;
+            r.reason = "after the variant's kernels started: " + why;
+        } else {
+            r.status = Status::skip;
+            r.reason = std::move(why);
+        }
+    };
     try {
         Run run(ctx, v, mode, p, data, opt, r);
-        run.execute();
+        try {
+            run.execute();
+        } catch (...) {
+            started = run.started();
+            throw;
+        }
     } catch (const Skip& e) {
-        r.status = Status::skip;
-        r.reason = e.what();
+        skip_or_error(e.what());
     } catch (const CudaError& e) {
         r.status = Status::error;
         r.reason = e.what();
         r.fatal = is_sticky(e.code());
-        if (!r.fatal && e.code() == cudaErrorMemoryAllocation) {
-            r.status = Status::skip;
-            r.reason = std::string("out of device memory: ") + e.what();
-        }
+        if (!r.fatal && e.code() == cudaErrorMemoryAllocation) skip_or_error(std::string("out of device memory: ") + e.what());
     } catch (const std::bad_alloc&) {
-        r.status = Status::skip;
-        r.reason = "out of host memory";
+        skip_or_error("out of host memory");
     } catch (const std::exception& e) {
         r.status = Status::error;
         r.reason = e.what();

@@ -12,14 +12,26 @@
 //   streams           pinned, the batch cut into chunks over several streams so copies
 //                     of one chunk overlap the kernels of another
 //
+// Layouts (Problem::layout): the host data and the golden output are NCHW; for `nhwc` the
+// harness permutes input and weights on the host in set-up and the output back before
+// checking (untimed). A variant runs only the layouts its registry row lists.
+//
+// Element types: the host always holds float data. For a variant whose tensors are half
+// or bf16 (Variant::io) the copies carry float, and GPU kernels convert input and weights
+// after the copy in and the output before the copy out: that is convert_ms.
+//
 // Timing: CUDA events on the run's stream; warm-ups, then repeats; median, min, max.
-// L2 is flushed before each timed interval unless RunOptions::flush_l2 is false.
-// kernel_ms covers every kernel of the variant (it is one Plan::run). h2d_ms / d2h_ms
-// are the copies the memory mode makes (managed: the prefetch back to the host for
-// d2h, none for h2d). total_ms = h2d + kernel + d2h, except in `streams`, where it is
-// the overlapped wall time of the whole pipeline (its h2d/kernel/d2h are the same
-// chunks timed one after another on one stream, so the overlap is their sum / total).
-// Allocation and plan set-up are timed apart (setup_ms), never inside.
+// L2 is flushed before each timed interval unless RunOptions::flush_l2 is false (the
+// flush itself is never inside an interval). kernel_ms covers every kernel of the variant
+// (it is one Plan::run). h2d_ms / d2h_ms are the copies the memory mode makes (managed:
+// the prefetch back to the host for d2h, none for h2d). total_ms = h2d + convert + kernel
+// + d2h, except in `streams`, where it is the overlapped wall time of the whole pipeline
+// (its parts are the same chunks timed one after another on one stream, so the overlap
+// is their sum / total). Allocation and plan set-up are timed apart (setup_ms).
+//
+// Status: SKIP only when the variant refused (supports(), the layout, planning) or the
+// tensors cannot be allocated, before any kernel ran; any failure after the first kernel
+// was enqueued is ERROR.
 #pragma once
 
 #include "device.hpp"
@@ -59,9 +71,13 @@ struct HostData {
     const float* in = nullptr;       // N*C*H*W
     const float* w = nullptr;        // M*C*R*S
     const float* golden = nullptr;   // N*M*E*F, or null to use the sample below
+    // B = sum|w*x| of each golden element (N*M*E*F, the golden set's bound file), for the
+    // per-element rule of tolerance.hpp; null: that rule is not applied.
+    const float* bound = nullptr;
     // Sampled check (batches without golden files): out[sample_index[i]] vs sample_value[i].
     const std::int64_t* sample_index = nullptr;
     const double* sample_value = nullptr;
+    const double* sample_bound = nullptr;  // B of each sample, or null
     std::int64_t sample_count = 0;
     double sample_max_abs = 0;       // max|golden| estimate for max_rel_err
 };
@@ -82,6 +98,8 @@ struct RunResult {
     ErrorStats err;
     double threshold = 0;
     Stat kernel, h2d, d2h, total;
+    Stat convert;               // float <-> half/bf16 kernels (0 for float variants)
+    std::string algo;           // how it computed: the plan's choice, else the registry's
     double setup_ms = NAN;      // allocation + plan set-up (host clock)
     std::size_t workspace_bytes = 0;
     std::size_t device_bytes = 0;  // tensors + workspace on the device

@@ -73,10 +73,18 @@ void launch_im2col(const float* in, float* col, const ConvShape& s, std::int64_t
 void launch_im2col(const __half* in, __half* col, const ConvShape& s, std::int64_t nc, cudaStream_t stream) {
     im2col_impl(in, col, s, nc, stream);
 }
+void launch_im2col(const __nv_bfloat16* in, __nv_bfloat16* col, const ConvShape& s, std::int64_t nc,
+                   cudaStream_t stream) {
+    im2col_impl(in, col, s, nc, stream);
+}
 void launch_mnef_to_nmef(const float* tmp, float* out, const ConvShape& s, std::int64_t nc, cudaStream_t stream) {
     permute_impl(tmp, out, s, nc, stream);
 }
 void launch_mnef_to_nmef(const __half* tmp, __half* out, const ConvShape& s, std::int64_t nc,
+                         cudaStream_t stream) {
+    permute_impl(tmp, out, s, nc, stream);
+}
+void launch_mnef_to_nmef(const __nv_bfloat16* tmp, __nv_bfloat16* out, const ConvShape& s, std::int64_t nc,
                          cudaStream_t stream) {
     permute_impl(tmp, out, s, nc, stream);
 }

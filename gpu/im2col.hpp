@@ -12,6 +12,7 @@
 
 #include "conv_shape.hpp"
 
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime_api.h>
 
@@ -27,10 +28,14 @@ inline std::size_t im2col_bytes(const ConvShape& s, std::int64_t nc, std::size_t
 // in: the first of nc images (NCHW); col: K x (nc*E*F). Launch errors are checked.
 void launch_im2col(const float* in, float* col, const ConvShape& s, std::int64_t nc, cudaStream_t stream);
 void launch_im2col(const __half* in, __half* col, const ConvShape& s, std::int64_t nc, cudaStream_t stream);
+void launch_im2col(const __nv_bfloat16* in, __nv_bfloat16* col, const ConvShape& s, std::int64_t nc,
+                   cudaStream_t stream);
 
 // out[n][m][e][f] = tmp[m][n][e][f] for nc images: the permute after one GEMM over a chunk.
 void launch_mnef_to_nmef(const float* tmp, float* out, const ConvShape& s, std::int64_t nc, cudaStream_t stream);
 void launch_mnef_to_nmef(const __half* tmp, __half* out, const ConvShape& s, std::int64_t nc,
+                         cudaStream_t stream);
+void launch_mnef_to_nmef(const __nv_bfloat16* tmp, __nv_bfloat16* out, const ConvShape& s, std::int64_t nc,
                          cudaStream_t stream);
 
 }  // namespace cs::gpu

@@ -18,7 +18,7 @@ const std::vector<Variant>& registry() {
         {"baseline", {{"Mcpy", "pageable"}, {"UM", "managed"}}, "baseline", Precision::fp32, DType::f32,
          "one thread per output, sum kept in global memory (study: Mcpy, UM in managed memory)", true,
          v::baseline_supports, v::baseline_plan},
-        // ---- single-kernel family (issue 3) ----
+        // ---- single-kernel family ----
         // gpu/variants/single_kernel.cu and half_baseline.cu. Each has an `-uncoalesced`
         // twin (Table 8): each thread on an adjacent t x t patch of outputs; identical to
         // the coalesced one where a plane fits a block (t = 1: conv2-5).
@@ -55,29 +55,29 @@ const std::vector<Variant>& registry() {
          Precision::fp16acc, DType::f16,
          "half-baseline with each thread on an adjacent t x t output patch (t=1: same as coalesced)", true,
          v::half_baseline_supports, v::half_baseline_uncoalesced_plan},
-        // ---- multi-kernel family (issue 4) ----
-        // ---- GEMM family (issue 5) ----
+        // ---- multi-kernel family ----
+        // ---- GEMM family ----
         // gpu/variants/gemm_*.cu (shared: gemm_common.cuh, gemm_wmma.cuh). GEMM view: W (M x K)
         // times the unrolled input (K x N*E*F); tiles chosen per layer and batch in make_plan.
         {"im2col-gemm", {}, "gemm", Precision::fp32, DType::f32,
          "im2col kernel writes the K x N*E*F matrix (workspace, chunked over the batch), then our shared-memory "
          "tiled SGEMM writes NCHW",
-         true, v::im2col_gemm_supports, v::im2col_gemm_plan},
+         true, v::im2col_gemm_supports, v::im2col_gemm_plan, "gemm"},
         {"implicit-gemm", {}, "gemm", Precision::fp32, DType::f32,
          "the same tiled SGEMM with the unroll folded into its B-tile loads (no buffer), indices decoded by division "
          "per element",
-         true, v::implicit_gemm_supports, v::implicit_gemm_plan},
+         true, v::implicit_gemm_supports, v::implicit_gemm_plan, "gemm"},
         {"implicit-gemm-idx", {}, "gemm", Precision::fp32, DType::f32,
          "implicit-gemm with index reuse: (n,e,f) once per thread, each k-tile's (c,r,s) once per block in a shared "
          "table",
-         true, v::implicit_gemm_idx_supports, v::implicit_gemm_idx_plan},
+         true, v::implicit_gemm_idx_supports, v::implicit_gemm_idx_plan, "gemm"},
         {"wmma-fp16", {}, "gemm", Precision::fp16, DType::f16,
          "implicit GEMM with index reuse on tensor cores: WMMA 16x16x16 half fragments, fp32 accumulation",
-         true, v::wmma_fp16_supports, v::wmma_fp16_plan},
+         true, v::wmma_fp16_supports, v::wmma_fp16_plan, "gemm"},
         {"wmma-tf32", {}, "gemm", Precision::tf32, DType::f32,
          "implicit GEMM with index reuse on tensor cores: WMMA 16x16x8 tf32 fragments, fp32 accumulation",
-         true, v::wmma_tf32_supports, v::wmma_tf32_plan},
-        // ---- direct-convolution course-project ideas (issue 5) ----
+         true, v::wmma_tf32_supports, v::wmma_tf32_plan, "gemm"},
+        // ---- direct-convolution course-project ideas ----
         // gpu/variants/direct_*.cu: the course reports' constant-memory mask, restrict +
         // unrolling, and shared-memory input tiling, each on the direct convolution.
         {"const-weights", {}, "direct", Precision::fp32, DType::f32,
@@ -92,30 +92,66 @@ const std::vector<Variant>& registry() {
          "a block stages its input tile + halo and the filters' channel slices in shared memory; 2 rows x 8-16 "
          "filters per thread",
          true, v::tiled_input_supports, v::tiled_input_plan},
-        // ---- anchors (issue 6) ----
+        // ---- anchors ----
         // gpu/variants/cudnn.cu (only when cuDNN was found: CONVSTUDY_HAVE_CUDNN) and
         // gpu/variants/cublas_im2col.cu. The libraries people use, in the same harness;
         // vs_cudnn divides cudnn-fp32's (fp16 rows: cudnn-fp16's) kernel_ms by each row's.
 #ifdef CONVSTUDY_HAVE_CUDNN
+        // gpu/variants/cudnn_graph.cu: cuDNN 9's graph API, the fastest accurate engine config.
         {"cudnn-fp32", {}, "cudnn", Precision::fp32, DType::f32,
-         "cuDNN forward: fastest of cudnnFindConvolutionForwardAlgorithmEx that is FMA math (TF32 off) and fp32-accurate",
-         false, v::cudnn_fp32_supports, v::cudnn_fp32_plan},
+         "cuDNN graph API on float tensors: fastest fp32-accurate engine config of heuristics A/B, fallback and the "
+         "global list, no tensor cores (TF32 off)",
+         false, v::cudnn_fp32_supports, v::cudnn_fp32_plan, "library", {Layout::nchw, Layout::nhwc}},
         {"cudnn-tf32", {}, "cudnn", Precision::tf32, DType::f32,
-         "cuDNN forward on float tensors, tensor-op math (TF32 allowed): fastest tf32-accurate algorithm found", false,
-         v::cudnn_tf32_supports, v::cudnn_tf32_plan},
+         "cuDNN graph API on float tensors, tensor cores (TF32) allowed: fastest tf32-accurate engine config", false,
+         v::cudnn_tf32_supports, v::cudnn_tf32_plan, "library", {Layout::nchw, Layout::nhwc}},
         {"cudnn-fp16", {}, "cudnn", Precision::fp16, DType::f16,
-         "cuDNN forward on half tensors, float accumulation, tensor-op math: fastest fp16-accurate algorithm found", false,
-         v::cudnn_fp16_supports, v::cudnn_fp16_plan},
+         "cuDNN graph API on half tensors, float compute: fastest fp16-accurate engine config", false,
+         v::cudnn_fp16_supports, v::cudnn_fp16_plan, "library", {Layout::nchw, Layout::nhwc}},
+        {"cudnn-bf16", {}, "cudnn", Precision::bf16, DType::bf16,
+         "cuDNN graph API on bfloat16 tensors, float compute: fastest bf16-accurate engine config", false,
+         v::cudnn_bf16_supports, v::cudnn_bf16_plan, "library", {Layout::nchw, Layout::nhwc}},
+        // gpu/variants/cudnn.cu: the legacy API's Find (8 algorithm families), NCHW only.
+        {"cudnn-legacy-fp32", {}, "cudnn-legacy", Precision::fp32, DType::f32,
+         "cuDNN legacy API: fastest of cudnnFindConvolutionForwardAlgorithmEx that is FMA math (TF32 off) and "
+         "fp32-accurate",
+         false, v::cudnn_legacy_fp32_supports, v::cudnn_legacy_fp32_plan, "library"},
+        {"cudnn-legacy-tf32", {}, "cudnn-legacy", Precision::tf32, DType::f32,
+         "cuDNN legacy API on float tensors, tensor-op math (TF32 allowed): fastest tf32-accurate algorithm found",
+         false, v::cudnn_legacy_tf32_supports, v::cudnn_legacy_tf32_plan, "library"},
+        {"cudnn-legacy-fp16", {}, "cudnn-legacy", Precision::fp16, DType::f16,
+         "cuDNN legacy API on half tensors, float accumulation, tensor-op math: fastest fp16-accurate algorithm found",
+         false, v::cudnn_legacy_fp16_supports, v::cudnn_legacy_fp16_plan, "library"},
 #endif
         {"cublas-im2col", {}, "cublas", Precision::fp32, DType::f32,
          "our im2col unroll, then one cublasSgemm per chunk of images (no TF32) and a permute to NCHW", true,
-         v::cublas_im2col_supports, v::cublas_im2col_plan},
+         v::cublas_im2col_supports, v::cublas_im2col_plan, "gemm"},
         {"cublas-im2col-tf32", {}, "cublas", Precision::tf32, DType::f32,
          "our im2col unroll, then cublasGemmEx with CUBLAS_COMPUTE_32F_FAST_TF32 and a permute to NCHW", true,
-         v::cublas_im2col_tf32_supports, v::cublas_im2col_tf32_plan},
+         v::cublas_im2col_tf32_supports, v::cublas_im2col_tf32_plan, "gemm"},
         {"cublas-im2col-fp16", {}, "cublas", Precision::fp16, DType::f16,
          "our im2col unroll on half data, then cublasGemmEx (half in/out, float accumulation) and a permute", true,
-         v::cublas_im2col_fp16_supports, v::cublas_im2col_fp16_plan},
+         v::cublas_im2col_fp16_supports, v::cublas_im2col_fp16_plan, "gemm"},
+        {"cublas-im2col-bf16", {}, "cublas", Precision::bf16, DType::bf16,
+         "our im2col unroll on bfloat16 data, then cublasGemmEx (bf16 in/out, float accumulation) and a permute",
+         true, v::cublas_im2col_bf16_supports, v::cublas_im2col_bf16_plan, "gemm"},
+        // ---- Hopper family (issue 14) ----
+        // gpu/variants/hopper/*.cu (shared: hopper_core.cuh), sm_90a only: implicit GEMM in NHWC
+        // (rows = output pixels, K = R*S*C), warpgroup MMA. conv1 (C=3) by space-to-depth, NCHW
+        // by transform kernels inside run(); the epilogue writes either layout.
+        {"hopper-wgmma-fp16", {}, "hopper", Precision::fp16, DType::f16,
+         "implicit GEMM on warpgroup MMA (wgmma m64nNk16, fp32 accumulation) from swizzled shared memory filled by "
+         "cp.async, multi-stage",
+         true, v::hopper_wgmma_fp16_supports, v::hopper_wgmma_fp16_plan, "gemm", {Layout::nhwc, Layout::nchw}},
+        {"hopper-wgmma-bf16", {}, "hopper", Precision::bf16, DType::bf16,
+         "hopper-wgmma-fp16 on bfloat16 operands (fp32 accumulation)", true, v::hopper_wgmma_bf16_supports,
+         v::hopper_wgmma_bf16_plan, "gemm", {Layout::nhwc, Layout::nchw}},
+        {"hopper-tma-fp16", {}, "hopper", Precision::fp16, DType::f16,
+         "hopper-wgmma-fp16 fed by TMA (im2col input map, tiled weight map) through an mbarrier pipeline", true,
+         v::hopper_tma_fp16_supports, v::hopper_tma_fp16_plan, "gemm", {Layout::nhwc, Layout::nchw}},
+        {"hopper-tma-bf16", {}, "hopper", Precision::bf16, DType::bf16,
+         "hopper-tma-fp16 on bfloat16 operands (fp32 accumulation)", true, v::hopper_tma_bf16_supports,
+         v::hopper_tma_bf16_plan, "gemm", {Layout::nhwc, Layout::nchw}},
         // gpu/variants/multi_kernel.cu, multi_kernel_vec.cu (shared code: multi_kernel.cuh).
         // Workspace C*N*M*E*F partials, cut into chunks of images (and channel groups when
         // one image does not fit) to stay under the plan's workspace limit.
@@ -148,12 +184,33 @@ std::string_view to_string(Precision p) {
         case Precision::fp32: return "fp32";
         case Precision::tf32: return "tf32";
         case Precision::fp16: return "fp16";
+        case Precision::bf16: return "bf16";
         case Precision::fp16acc: return "fp16acc";
     }
     return "?";
 }
 
-std::string_view to_string(DType d) { return d == DType::f32 ? "f32" : "f16"; }
+std::string_view to_string(DType d) {
+    switch (d) {
+        case DType::f32: return "f32";
+        case DType::f16: return "f16";
+        case DType::bf16: return "bf16";
+    }
+    return "?";
+}
+
+std::string_view to_string(Layout l) { return l == Layout::nchw ? "nchw" : "nhwc"; }
+
+const std::vector<Layout>& all_layouts() {
+    static const std::vector<Layout> l = {Layout::nchw, Layout::nhwc};
+    return l;
+}
+
+std::optional<Layout> parse_layout(std::string_view s) {
+    for (auto l : all_layouts())
+        if (to_string(l) == s) return l;
+    return std::nullopt;
+}
 
 namespace {
 bool iequal(std::string_view a, std::string_view b) {
@@ -184,7 +241,8 @@ std::string variant_names_for_help() {
         }
     }
 #ifndef CONVSTUDY_HAVE_CUDNN
-    s += "; unavailable in this build: cudnn-fp32, cudnn-tf32, cudnn-fp16 (cuDNN was not found when it was configured)";
+    s += "; unavailable in this build: cudnn-fp32, cudnn-tf32, cudnn-fp16, cudnn-bf16, cudnn-legacy-fp32, "
+         "cudnn-legacy-tf32, cudnn-legacy-fp16 (cuDNN was not found when it was configured)";
 #endif
     return s;
 }

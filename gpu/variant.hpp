@@ -29,25 +29,39 @@ enum class Precision {
     fp32,     // float inputs, float accumulation
     tf32,     // float inputs rounded to tf32 inside the matrix units, float accumulation
     fp16,     // half inputs and weights, float accumulation
+    bf16,     // bfloat16 inputs and weights, float accumulation
     fp16acc,  // half inputs and weights, half accumulation (at least in part)
 };
 std::string_view to_string(Precision p);
 
-// Element type that crosses the bus and lives in device memory for in/w/out.
-enum class DType { f32, f16 };
+// Element type of in/w/out in device memory, as the variant's kernels see them. The host
+// always holds float data: for f16 and bf16 the harness converts on the GPU (convert_ms).
+enum class DType { f32, f16, bf16 };
 std::string_view to_string(DType d);
 inline std::size_t dtype_bytes(DType d) { return d == DType::f32 ? 4 : 2; }
+
+// Memory layout of the tensors a variant is given (a harness axis, like memory modes).
+//   nchw  input N*C*H*W, weights M*C*R*S (KCRS), output N*M*E*F — the golden files' layout
+//   nhwc  input N*H*W*C, weights M*R*S*C (KRSC), output N*E*F*M — channels last, what
+//         tensor-core kernels and PyTorch's channels_last use
+enum class Layout { nchw, nhwc };
+std::string_view to_string(Layout l);
+std::optional<Layout> parse_layout(std::string_view s);
+const std::vector<Layout>& all_layouts();
 
 struct Problem {
     Layer layer;
     std::int64_t N = 1;
+    Layout layout = Layout::nchw;
 };
 
-// Device-visible tensors for one (sub-)batch, in the variant's DType, NCHW / MCRS.
+// Device-visible tensors for one (sub-)batch, in the variant's DType and the problem's
+// layout (see Layout). A chunk of images starts at image `first` of the batch in either
+// layout, since N is the outermost dimension of both.
 struct DeviceIO {
-    const void* in = nullptr;   // N*C*H*W
-    const void* w = nullptr;    // M*C*R*S
-    void* out = nullptr;        // N*M*E*F
+    const void* in = nullptr;   // N*C*H*W elements
+    const void* w = nullptr;    // M*C*R*S elements
+    void* out = nullptr;        // N*M*E*F elements
     std::int64_t N = 0;         // images in this call (a chunk of the problem's batch)
 };
 
@@ -70,6 +84,9 @@ public:
     virtual std::size_t workspace_bytes() const { return 0; }
     // What the plan chose (launch geometry, chunks, algorithm), for the CSV.
     virtual std::string detail() const { return {}; }
+    // How the plan computes when it decides at plan time (a library's engine: "gemm",
+    // "winograd", "fft"); empty: the registry's Variant::algo.
+    virtual std::string algo() const { return {}; }
 };
 
 // A study abbreviation accepted on the command line. `memory` set means the alias also
@@ -91,6 +108,12 @@ struct Variant {
     std::function<std::optional<std::string>(const Problem&, const cudaDeviceProp&)> supports;
     // Builds the plan (outside timing). May throw cs::Skip.
     std::function<std::unique_ptr<Plan>(const Problem&, const PlanContext&)> make_plan;
+    // How it computes, for the CSV's `algo` column: "direct", "gemm" (explicit or implicit
+    // GEMM), "winograd", "fft", or "library" (an engine the library chooses: the row's
+    // detail names it; a library row may overwrite it through Plan::algo()).
+    std::string algo = "direct";
+    // Layouts it runs; the harness skips the others with the reason.
+    std::vector<Layout> layouts = {Layout::nchw};
 };
 
 // The registry: one table, in registry.cpp.

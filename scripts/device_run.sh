@@ -12,8 +12,9 @@
 #             writes only log.txt (everything printed, sweeps' lines included),
 #             build.log, gpu_tests.log, one <name>.csv per sweep and sanitizer.log:
 #             keep SWEEPS to at most 3 entries
-#   STAGES    any of: build tests golden sweep plots sanitize ncu (default: build tests
-#             golden sweep); `plots` draws every sweep CSV of this call with plots/plot.sh
+#   STAGES    any of: build tests golden sweep pytorch plots sanitize ncu (default: build
+#             tests golden sweep); `pytorch` times PyTorch's cuDNN on the same layers
+#             (scripts/pytorch_anchors.py -> pytorch.csv), the anchors' reference; `plots` draws every sweep CSV of this call with plots/plot.sh
 #             and packs the figures and report.md into one file, figures.tgz
 #   BATCHES   golden batch sizes (default 1,32,128)
 #   SWEEPS    ';'-separated "name:seconds:convstudy sweep arguments" (default: every
@@ -57,7 +58,9 @@ fi
 
 if has tests; then
     stamp "GPU tests"
-    ctest --test-dir $B -L gpu -V --timeout "${TEST_SECONDS:-600}" >"$OUT/gpu_tests.log" 2>&1 || status=1
+    # On the GPU machine a missing device is a failure, not a skip.
+    CONVSTUDY_REQUIRE_GPU=1 ctest --test-dir $B -L gpu -V --timeout "${TEST_SECONDS:-600}" \
+        >"$OUT/gpu_tests.log" 2>&1 || status=1
     grep -E "test cases|assertions|tests passed|tests failed|FAILED|REQUIRE|CHECK\(" "$OUT/gpu_tests.log" | tail -25
 fi
 
@@ -84,6 +87,13 @@ if has sweep; then
         tail -2 "/tmp/$name.txt"
         grep -E " (FAIL|ERROR) " "/tmp/$name.txt" | head -20
     done
+fi
+
+if has pytorch; then
+    stamp "PyTorch cuDNN anchors"
+    PYTHONUNBUFFERED=1 timeout "${PYTORCH_SECONDS:-300}" python3 scripts/pytorch_anchors.py "$OUT/pytorch.csv" \
+        >/tmp/pytorch.txt 2>&1 || status=1
+    tail -30 /tmp/pytorch.txt
 fi
 
 if has plots; then

@@ -30,7 +30,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr GoldenTensor kTensors[] = {GoldenTensor::input, GoldenTensor::weights, GoldenTensor::output};
+constexpr GoldenTensor kTensors[] = {GoldenTensor::input, GoldenTensor::weights, GoldenTensor::output,
+                                     GoldenTensor::bound};
 constexpr const char* kDtype = "<f4";
 
 std::string utc_now() {
@@ -259,6 +260,7 @@ const char* golden_tensor_name(GoldenTensor t) {
         case GoldenTensor::input: return "input";
         case GoldenTensor::weights: return "weights";
         case GoldenTensor::output: return "output";
+        case GoldenTensor::bound: return "bound";
     }
     return "?";
 }
@@ -288,7 +290,8 @@ NpyShape golden_shape(const Layer& l, std::int64_t N, GoldenTensor t) {
     switch (t) {
         case GoldenTensor::input: return {N, l.C, l.H, l.W};
         case GoldenTensor::weights: return {l.M, l.C, l.R, l.S};
-        case GoldenTensor::output: return {N, l.M, l.E(), l.F()};
+        case GoldenTensor::output:
+        case GoldenTensor::bound: return {N, l.M, l.E(), l.F()};
     }
     return {};
 }
@@ -301,16 +304,33 @@ std::string regenerate_command(const fs::path& root, const LayerTable& table, st
 }
 
 // ---------------------------------------------------------------------------------------
-// generate
+// generate: the steps of generate_golden, in the order it takes them
 
-void generate_golden(const LayerTable& table, const GenerateOptions& opt) {
-    // Options.
+namespace {
+
+// Size of one tensor in bytes, in double: N * C * H * W overflows 64 bits for an absurd N.
+double tensor_bytes(const Layer& l, std::int64_t N, GoldenTensor t) {
+    return t == GoldenTensor::input     ? 4.0 * double(N) * double(l.input_elems(1))
+           : t == GoldenTensor::weights ? 4.0 * double(l.weight_elems())
+                                        : 4.0 * double(N) * double(l.output_elems(1));  // output, bound
+}
+
+// The batch sizes, sorted and unique; cs::Error for none or one below 1.
+std::vector<std::int64_t> checked_batches(const GenerateOptions& opt) {
     if (opt.batches.empty()) throw Error("generate: no batch sizes given");
     std::vector<std::int64_t> batches = opt.batches;
     for (auto N : batches)
         if (N < 1) throw Error("generate: batch size " + std::to_string(N) + " must be at least 1");
     std::sort(batches.begin(), batches.end());
     batches.erase(std::unique(batches.begin(), batches.end()), batches.end());
+    return batches;
+}
+
+// The layers to generate (all of the table, or the named ones in the order given, each
+// once); cs::Error for an unknown name, an empty table, an invalid shape or a tensor over
+// 64 GB.
+std::vector<const Layer*> checked_layers(const LayerTable& table, const GenerateOptions& opt,
+                                         const std::vector<std::int64_t>& batches) {
     std::vector<const Layer*> layers;
     if (opt.layers.empty()) {
         for (const auto& l : table.layers) layers.push_back(&l);
@@ -326,12 +346,6 @@ void generate_golden(const LayerTable& table, const GenerateOptions& opt) {
         }
     }
     if (layers.empty()) throw Error("generate: " + table.source + " has no layers");
-    // Sizes in double: N * C * H * W overflows 64 bits for an absurd N.
-    auto tensor_bytes = [](const Layer& l, std::int64_t N, GoldenTensor t) {
-        return t == GoldenTensor::input     ? 4.0 * double(N) * double(l.input_elems(1))
-               : t == GoldenTensor::weights ? 4.0 * double(l.weight_elems())
-                                            : 4.0 * double(N) * double(l.output_elems(1));
-    };
     for (const Layer* l : layers) {
         validate_layer(*l, table.source);
         for (auto N : batches)
@@ -339,69 +353,73 @@ void generate_golden(const LayerTable& table, const GenerateOptions& opt) {
                 throw Error("generate: " + l->name + " at N=" + std::to_string(N) +
                             " needs more than 64 GB for one tensor; use a smaller batch");
     }
-    // Memory: two sets are in memory at once (one written while the next is computed), plus
-    // an output-sized scratch for the timings. Refused here rather than killed by the kernel.
-    if (const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE); pages > 0 && page > 0) {
-        const double phys = double(pages) * double(page);
-        for (const Layer* l : layers)
-            for (auto N : batches) {
-                double set = 0;
-                for (auto t : kTensors) set += tensor_bytes(*l, N, t);
-                const double need = 2 * set + tensor_bytes(*l, N, GoldenTensor::output);
-                if (need > phys)
-                    throw Error("generate: " + l->name + " at N=" + std::to_string(N) + " needs about " +
-                                sizes_mb(need) + " of memory, this machine has " + sizes_mb(phys) +
-                                "; use a smaller batch");
-            }
-    }
+    return layers;
+}
 
+// Memory: two sets are in memory at once (one written while the next is computed), plus an
+// output-sized scratch for the timings. Refused here rather than killed by the kernel.
+void check_memory(const std::vector<const Layer*>& layers, const std::vector<std::int64_t>& batches) {
+    const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0) return;
+    const double phys = double(pages) * double(page);
+    for (const Layer* l : layers)
+        for (auto N : batches) {
+            double set = 0;
+            for (auto t : kTensors) set += tensor_bytes(*l, N, t);
+            const double need = 2 * set + tensor_bytes(*l, N, GoldenTensor::output);
+            if (need > phys)
+                throw Error("generate: " + l->name + " at N=" + std::to_string(N) + " needs about " + sizes_mb(need) +
+                            " of memory, this machine has " + sizes_mb(phys) + "; use a smaller batch");
+        }
+}
+
+// Disk space, before anything is created: the files that grow, plus room for the largest
+// temporary beside its old file. Measured on the nearest existing ancestor of the table's
+// directory; a filesystem that reports no capacity (/proc) is left to fail on writing.
+void check_disk_space(const GenerateOptions& opt, const LayerTable& table, const std::vector<const Layer*>& layers,
+                      const std::vector<std::int64_t>& batches) {
     const fs::path table_dir = golden_table_dir(opt.root, table);
-    const fs::path manifest_path = table_dir / "manifest.json";
-    // Disk space, before anything is created: the files that grow, plus room for the largest
-    // temporary beside its old file. Measured on the nearest existing ancestor of the table's
-    // directory; a filesystem that reports no capacity (/proc) is left to fail on writing.
-    {
-        double grow = 0, largest = 0;
-        for (auto N : batches)
-            for (const Layer* l : layers)
-                for (auto t : kTensors) {
-                    const double bytes = double(npy_element_count(golden_shape(*l, N, t))) * 4 + 128;
-                    std::error_code ec;
-                    const auto old = fs::file_size(golden_file_path(opt.root, table, l->name, N, t), ec);
-                    grow += std::max(0.0, bytes - (ec ? 0.0 : double(old)));
-                    largest = std::max(largest, bytes);
-                }
-        std::error_code ec;
-        fs::path probe = table_dir;
-        while (!probe.empty() && !fs::exists(probe, ec) && probe != probe.parent_path()) probe = probe.parent_path();
-        const auto sp = fs::space(probe.empty() ? fs::path(".") : probe, ec);
-        if (!ec && sp.capacity > 0 && double(sp.available) < grow + largest)
-            throw Error("generate: " + table_dir.string() + " needs about " + sizes_mb(grow + largest) +
-                        " of free space, " + sizes_mb(double(sp.available)) +
-                        " are available; free some space or choose another --out");
-    }
+    double grow = 0, largest = 0;
+    for (auto N : batches)
+        for (const Layer* l : layers)
+            for (auto t : kTensors) {
+                const double bytes = double(npy_element_count(golden_shape(*l, N, t))) * 4 + 128;
+                std::error_code ec;
+                const auto old = fs::file_size(golden_file_path(opt.root, table, l->name, N, t), ec);
+                grow += std::max(0.0, bytes - (ec ? 0.0 : double(old)));
+                largest = std::max(largest, bytes);
+            }
+    std::error_code ec;
+    fs::path probe = table_dir;
+    while (!probe.empty() && !fs::exists(probe, ec) && probe != probe.parent_path()) probe = probe.parent_path();
+    const auto sp = fs::space(probe.empty() ? fs::path(".") : probe, ec);
+    if (!ec && sp.capacity > 0 && double(sp.available) < grow + largest)
+        throw Error("generate: " + table_dir.string() + " needs about " + sizes_mb(grow + largest) +
+                    " of free space, " + sizes_mb(double(sp.available)) +
+                    " are available; free some space or choose another --out");
+}
 
-    // Directories.
+// The table's directory and one per batch, with temporaries of killed runs removed.
+void make_directories(const GenerateOptions& opt, const LayerTable& table, const std::vector<std::int64_t>& batches) {
     auto make_dir = [](const fs::path& d) {
         std::error_code ec;
         fs::create_directories(d, ec);
         if (ec || !fs::is_directory(d)) throw Error("cannot create directory " + d.string() + " (" + ec.message() + ")");
     };
+    const fs::path table_dir = golden_table_dir(opt.root, table);
     make_dir(table_dir);
     for (auto N : batches) make_dir(golden_batch_dir(opt.root, table, N));
     remove_stale_temps(table_dir);
     for (auto N : batches) remove_stale_temps(golden_batch_dir(opt.root, table, N));
+}
 
-    // Work units for the progress estimate: FLOPs of the double reference, plus about one
-    // float32 call per timing (warm-up and repeats are bounded by time).
-    const bool do_onednn = opt.time_onednn && onednn_available();
-    const double per_flop = 1.0 + (opt.time_cpu ? 1.0 : 0.0) + (do_onednn ? 1.0 : 0.0);
-    double total = 0;
-    for (auto N : batches)
-        for (const Layer* l : layers) total += l->flops(N) * per_flop;
-    Progress progress("generate", total, opt.quiet);
-
-    // The manifest: merge into an existing one when compatible, else start afresh.
+// The manifest this run starts from: the existing one when it can be merged into (with the
+// entries of the sets about to be regenerated dropped, so an interrupted run never lists a
+// set whose files are half replaced), else a new one; either with this run's tool,
+// generator and layer table. `note` receives why an existing manifest was not merged.
+Json start_manifest(const fs::path& manifest_path, const LayerTable& table, const GenerateOptions& opt,
+                    const std::vector<const Layer*>& layers, const std::vector<std::int64_t>& batches,
+                    std::string& note) {
     Json manifest;
     std::optional<Json> existing;
     std::string conflict;
@@ -412,12 +430,13 @@ void generate_golden(const LayerTable& table, const GenerateOptions& opt) {
         existing = Json::object();
         conflict = std::string("cannot be used (") + e.what() + ")";
     }
-    if (existing && conflict.empty()) {
+    const bool merge = existing && conflict.empty();
+    if (merge) {
         manifest = *existing;
     } else {
         if (existing)
-            progress.message("generate: the existing " + manifest_path.string() + " " + conflict +
-                             "; starting a new manifest (its other entries are dropped)");
+            note = "generate: the existing " + manifest_path.string() + " " + conflict +
+                   "; starting a new manifest (its other entries are dropped)";
         manifest = Json::object();
         manifest["format_version"] = kGoldenFormatVersion;
         manifest["created"] = utc_now();
@@ -429,158 +448,209 @@ void generate_golden(const LayerTable& table, const GenerateOptions& opt) {
     manifest["generator"] = Json{{"name", kGeneratorName}, {"description", generator_description()}, {"seed", opt.seed}};
     // The table: this table's layers first, then layers only the old manifest knew (kept
     // with their entries).
-    {
-        Json layers_json = Json::array();
-        std::set<std::string> names;
-        for (const auto& l : table.layers) {
-            layers_json.push_back(layer_json(l));
-            names.insert(l.name);
-        }
-        if (existing && conflict.empty())
-            for (const auto& lj : manifest.at("layer_table").at("layers"))
-                if (!names.count(lj.at("name").get<std::string>())) layers_json.push_back(lj);
-        manifest["layer_table"] = Json{{"name", table.name}, {"source", table.source}, {"layers", layers_json}};
+    Json layers_json = Json::array();
+    std::set<std::string> names;
+    for (const auto& l : table.layers) {
+        layers_json.push_back(layer_json(l));
+        names.insert(l.name);
     }
-    // Keep the key order readable: move files and cpu to the end.
-    {
-        Json files = manifest["files"], cpu = manifest["cpu"];
-        manifest.erase("files");
-        manifest.erase("cpu");
-        manifest["files"] = files;
-        manifest["cpu"] = cpu;
-    }
-
-    // Drop the entries about to be regenerated, so an interrupted run never lists a set
-    // whose files are half replaced.
+    if (merge)
+        for (const auto& lj : manifest.at("layer_table").at("layers"))
+            if (!names.count(lj.at("name").get<std::string>())) layers_json.push_back(lj);
+    manifest["layer_table"] = Json{{"name", table.name}, {"source", table.source}, {"layers", layers_json}};
+    // Keep the key order readable: files and cpu at the end.
+    Json files = manifest["files"], cpu = manifest["cpu"];
+    manifest.erase("files");
+    manifest.erase("cpu");
+    // Drop the entries about to be regenerated.
     std::set<std::string> regenerating;
     for (auto N : batches)
         for (const Layer* l : layers) regenerating.insert(batch_key(l->name, N));
-    {
-        Json kept = Json::array();
-        for (const auto& f : manifest["files"])
-            if (!regenerating.count(batch_key(f.value("layer", ""), f.value("N", std::int64_t(0))))) kept.push_back(f);
-        manifest["files"] = kept;
-        for (const auto& key : regenerating) manifest["cpu"].erase(key);
-    }
-    auto save_manifest = [&] {
-        manifest["updated"] = utc_now();
-        // Files in a stable order: by N, then the table's layer order, then tensor.
-        std::map<std::string, std::size_t> order;
-        for (std::size_t i = 0; i < manifest["layer_table"]["layers"].size(); ++i)
-            order[manifest["layer_table"]["layers"][i].value("name", "")] = i;
-        auto& files = manifest["files"];
-        std::vector<Json> v(files.begin(), files.end());
-        auto tensor_rank = [](const std::string& t) { return t == "input" ? 0 : t == "weights" ? 1 : 2; };
-        std::stable_sort(v.begin(), v.end(), [&](const Json& a, const Json& b) {
-            const auto ka = std::make_tuple(a.value("N", std::int64_t(0)), order[a.value("layer", "")],
-                                            tensor_rank(a.value("tensor", "")));
-            const auto kb = std::make_tuple(b.value("N", std::int64_t(0)), order[b.value("layer", "")],
-                                            tensor_rank(b.value("tensor", "")));
-            return ka < kb;
-        });
-        files = Json(v);
-        write_file_atomic(manifest_path, readable_json(manifest));
+    Json kept = Json::array();
+    for (const auto& f : files)
+        if (!regenerating.count(batch_key(f.value("layer", ""), f.value("N", std::int64_t(0))))) kept.push_back(f);
+    for (const auto& key : regenerating) cpu.erase(key);
+    manifest["files"] = kept;
+    manifest["cpu"] = cpu;
+    return manifest;
+}
+
+// Writes the manifest atomically, its files sorted by N, then the table's layer order,
+// then tensor.
+void save_manifest(const fs::path& manifest_path, Json& manifest) {
+    manifest["updated"] = utc_now();
+    std::map<std::string, std::size_t> order;
+    for (std::size_t i = 0; i < manifest["layer_table"]["layers"].size(); ++i)
+        order[manifest["layer_table"]["layers"][i].value("name", "")] = i;
+    auto& files = manifest["files"];
+    std::vector<Json> v(files.begin(), files.end());
+    auto tensor_rank = [](const std::string& t) {
+        for (std::size_t i = 0; i < std::size(kTensors); ++i)
+            if (t == golden_tensor_name(kTensors[i])) return int(i);
+        return int(std::size(kTensors));
     };
-    save_manifest();
+    std::stable_sort(v.begin(), v.end(), [&](const Json& a, const Json& b) {
+        const auto ka = std::make_tuple(a.value("N", std::int64_t(0)), order[a.value("layer", "")],
+                                        tensor_rank(a.value("tensor", "")));
+        const auto kb = std::make_tuple(b.value("N", std::int64_t(0)), order[b.value("layer", "")],
+                                        tensor_rank(b.value("tensor", "")));
+        return ka < kb;
+    });
+    files = Json(v);
+    write_file_atomic(manifest_path, readable_json(manifest));
+}
+
+// One (layer, N) golden set in memory, and its manifest entries once written.
+struct GoldenItem {
+    const Layer* layer = nullptr;
+    std::int64_t N = 0;
+    std::vector<float> input, weights, output, bound;
+    Json entries = Json::array();
+    double bytes = 0;
+
+    const std::vector<float>& tensor(GoldenTensor t) const {
+        switch (t) {
+            case GoldenTensor::input: return input;
+            case GoldenTensor::weights: return weights;
+            case GoldenTensor::output: return output;
+            case GoldenTensor::bound: return bound;
+        }
+        return output;
+    }
+};
+
+// Generator data, the double reference output and its per-element bound.
+void compute_item(GoldenItem& it, std::uint64_t seed) {
+    const Layer& l = *it.layer;
+    it.input.resize(std::size_t(l.input_elems(it.N)));
+    it.weights.resize(std::size_t(l.weight_elems()));
+    it.output.resize(std::size_t(l.output_elems(it.N)));
+    it.bound.resize(it.output.size());
+    make_input(l, it.N, seed, it.input.data());
+    make_weights(l, seed, it.weights.data());
+    conv2d_ref<double>(l, it.N, it.input.data(), it.weights.data(), it.output.data());
+    conv2d_bound(l, it.N, it.input.data(), it.weights.data(), it.bound.data());
+}
+
+// Writes the set's files and records their manifest entries (not yet in the manifest).
+void write_item(GoldenItem& it, const fs::path& root, const LayerTable& table) {
+    const Layer& l = *it.layer;
+    for (auto t : kTensors) {
+        const NpyShape shape = golden_shape(l, it.N, t);
+        const auto w = write_npy(golden_file_path(root, table, l.name, it.N, t), it.tensor(t).data(), shape);
+        it.entries.push_back(Json{{"path", relative_file(l.name, it.N, t)}, {"layer", l.name}, {"N", it.N},
+                                  {"tensor", golden_tensor_name(t)}, {"shape", shape}, {"dtype", kDtype},
+                                  {"bytes", w.bytes}, {"sha256", w.sha256}});
+        it.bytes += double(w.bytes);
+    }
+}
+
+// The set's "cpu" manifest entry: the float32 reference and oneDNN timed (when asked),
+// each with its largest difference from the golden output; null where not measured.
+// `step(what)` reports progress before each timing, `done(flops)` after it.
+template <class Step, class Done>
+Json time_item(const GoldenItem& it, const GenerateOptions& opt, bool do_onednn, const std::string& host_cpu,
+               Step step, Done done) {
+    const Layer& l = *it.layer;
+    const double flops = l.flops(it.N);
+    Json cpu = Json{{"float32_ms", nullptr}, {"float32_min_ms", nullptr}, {"repeats", nullptr},
+                    {"threads", nullptr}, {"float32_max_abs_diff", nullptr}, {"cpu_model", host_cpu},
+                    {"onednn_ms", nullptr}, {"onednn_min_ms", nullptr}, {"onednn_threads", nullptr},
+                    {"onednn_version", nullptr}, {"onednn_max_abs_diff", nullptr}};
+    if (!opt.time_cpu && !do_onednn) return cpu;
+    std::vector<float> scratch(it.output.size());
+    if (opt.time_cpu) {
+        step("timing the float32 reference");
+        const CpuTiming t = time_cpu_reference(l, it.N, it.input.data(), it.weights.data(), scratch.data());
+        cpu["float32_ms"] = t.ms;
+        cpu["float32_min_ms"] = t.min_ms;
+        cpu["repeats"] = t.repeats;
+        cpu["threads"] = t.threads;
+        cpu["float32_max_abs_diff"] = max_abs_diff(scratch, it.output);
+        done(flops);
+    }
+    if (do_onednn) {
+        step("timing oneDNN");
+        std::fill(scratch.begin(), scratch.end(), std::nanf(""));
+        if (const auto t = time_onednn(l, it.N, it.input.data(), it.weights.data(), scratch.data())) {
+            cpu["onednn_ms"] = t->ms;
+            cpu["onednn_min_ms"] = t->min_ms;
+            cpu["onednn_threads"] = t->threads;
+            cpu["onednn_version"] = onednn_version();
+            cpu["onednn_max_abs_diff"] = max_abs_diff(scratch, it.output);
+        }
+        done(flops);
+    }
+    return cpu;
+}
+
+}  // namespace
+
+void generate_golden(const LayerTable& table, const GenerateOptions& opt) {
+    const std::vector<std::int64_t> batches = checked_batches(opt);
+    const std::vector<const Layer*> layers = checked_layers(table, opt, batches);
+    check_memory(layers, batches);
+    check_disk_space(opt, table, layers, batches);
+    make_directories(opt, table, batches);
+
+    // Work units for the progress estimate: FLOPs of the double reference and of the bound
+    // (both in compute_item), plus about one float32 call per timing (warm-up and repeats
+    // are bounded by time).
+    const bool do_onednn = opt.time_onednn && onednn_available();
+    const double per_flop = 2.0 + (opt.time_cpu ? 1.0 : 0.0) + (do_onednn ? 1.0 : 0.0);
+    double total = 0;
+    for (auto N : batches)
+        for (const Layer* l : layers) total += l->flops(N) * per_flop;
+    Progress progress("generate", total, opt.quiet);
+
+    const fs::path table_dir = golden_table_dir(opt.root, table);
+    const fs::path manifest_path = table_dir / "manifest.json";
+    std::string note;
+    Json manifest = start_manifest(manifest_path, table, opt, layers, batches, note);
+    if (!note.empty()) progress.message(note);
+    save_manifest(manifest_path, manifest);
 
     // The pipeline: while one (layer, N) set is written and hashed on a second thread, the
     // next one is generated and computed. Its CPU timings run only after its files are
     // written, with nothing else running, and then its manifest entries are saved.
-    struct Item {
-        const Layer* layer = nullptr;
-        std::int64_t N = 0;
-        std::vector<float> input, weights, output;
-        Json entries = Json::array();
-        double bytes = 0;
-    };
     const std::string host_cpu = cpu_model();
     double done = 0, written_bytes = 0;
     int written_files = 0;
-
-    auto write_item = [&opt, &table](Item& it) {
-        const Layer& l = *it.layer;
-        for (auto t : kTensors) {
-            const auto& data = t == GoldenTensor::input ? it.input : t == GoldenTensor::weights ? it.weights : it.output;
-            const NpyShape shape = golden_shape(l, it.N, t);
-            const auto w = write_npy(golden_file_path(opt.root, table, l.name, it.N, t), data.data(), shape);
-            it.entries.push_back(Json{{"path", relative_file(l.name, it.N, t)}, {"layer", l.name}, {"N", it.N},
-                                      {"tensor", golden_tensor_name(t)}, {"shape", shape}, {"dtype", kDtype},
-                                      {"bytes", w.bytes}, {"sha256", w.sha256}});
-            it.bytes += double(w.bytes);
-        }
-    };
-
-    auto time_and_record = [&](Item& it) {
-        const Layer& l = *it.layer;
-        const std::string tag = l.name + " N=" + std::to_string(it.N) + ": ";
-        const double flops = l.flops(it.N);
-        Json cpu = Json{{"float32_ms", nullptr}, {"float32_min_ms", nullptr}, {"repeats", nullptr},
-                        {"threads", nullptr}, {"float32_max_abs_diff", nullptr}, {"cpu_model", host_cpu},
-                        {"onednn_ms", nullptr}, {"onednn_min_ms", nullptr}, {"onednn_threads", nullptr},
-                        {"onednn_version", nullptr}, {"onednn_max_abs_diff", nullptr}};
-        if (opt.time_cpu || do_onednn) {
-            std::vector<float> scratch(it.output.size());
-            if (opt.time_cpu) {
-                progress.update(done, tag + "timing the float32 reference");
-                const CpuTiming t = time_cpu_reference(l, it.N, it.input.data(), it.weights.data(), scratch.data());
-                cpu["float32_ms"] = t.ms;
-                cpu["float32_min_ms"] = t.min_ms;
-                cpu["repeats"] = t.repeats;
-                cpu["threads"] = t.threads;
-                cpu["float32_max_abs_diff"] = max_abs_diff(scratch, it.output);
-                done += flops;
-            }
-            if (do_onednn) {
-                progress.update(done, tag + "timing oneDNN");
-                std::fill(scratch.begin(), scratch.end(), std::nanf(""));
-                if (const auto t = time_onednn(l, it.N, it.input.data(), it.weights.data(), scratch.data())) {
-                    cpu["onednn_ms"] = t->ms;
-                    cpu["onednn_min_ms"] = t->min_ms;
-                    cpu["onednn_threads"] = t->threads;
-                    cpu["onednn_version"] = onednn_version();
-                    cpu["onednn_max_abs_diff"] = max_abs_diff(scratch, it.output);
-                }
-                done += flops;
-            }
-        }
+    auto record = [&](GoldenItem& it) {
+        const std::string tag = it.layer->name + " N=" + std::to_string(it.N) + ": ";
+        const Json cpu = time_item(
+            it, opt, do_onednn, host_cpu, [&](const char* what) { progress.update(done, tag + what); },
+            [&](double flops) { done += flops; });
         for (auto& e : it.entries) manifest["files"].push_back(std::move(e));
-        manifest["cpu"][batch_key(l.name, it.N)] = cpu;
-        save_manifest();
+        manifest["cpu"][batch_key(it.layer->name, it.N)] = cpu;
+        save_manifest(manifest_path, manifest);
         written_bytes += it.bytes;
-        written_files += 3;
+        written_files += int(std::size(kTensors));
     };
 
     // `pending` is declared before `writing` so the future (whose destructor waits for the
     // thread) goes first and the buffers outlive the thread even when an exception unwinds.
-    std::shared_ptr<Item> pending;
+    std::shared_ptr<GoldenItem> pending;
     std::future<void> writing;
     auto complete_pending = [&] {
         if (!pending) return;
         progress.update(done, pending->layer->name + " N=" + std::to_string(pending->N) + ": writing files");
         writing.get();  // rethrows a write failure
-        time_and_record(*pending);
+        record(*pending);
         pending.reset();
     };
     for (auto N : batches) {
         for (const Layer* lp : layers) {
-            const Layer& l = *lp;
-            const std::string tag = l.name + " N=" + std::to_string(N) + ": ";
-            auto item = std::make_shared<Item>();
+            auto item = std::make_shared<GoldenItem>();
             item->layer = lp;
             item->N = N;
-            progress.update(done, tag + "inputs and weights");
-            item->input.resize(std::size_t(l.input_elems(N)));
-            item->weights.resize(std::size_t(l.weight_elems()));
-            item->output.resize(std::size_t(l.output_elems(N)));
-            make_input(l, N, opt.seed, item->input.data());
-            make_weights(l, opt.seed, item->weights.data());
-            progress.update(done, tag + "reference (double)");
-            conv2d_ref<double>(l, N, item->input.data(), item->weights.data(), item->output.data());
-            done += l.flops(N);
+            progress.update(done, lp->name + " N=" + std::to_string(N) + ": reference and bound (double)");
+            compute_item(*item, opt.seed);
+            done += 2 * lp->flops(N);
 
             complete_pending();
             pending = item;
-            writing = std::async(std::launch::async, [item, &write_item] { write_item(*item); });
+            writing = std::async(std::launch::async, [item, &opt, &table] { write_item(*item, opt.root, table); });
         }
     }
     complete_pending();
@@ -726,8 +796,10 @@ GoldenSet load_golden(const fs::path& root, const LayerTable& table, const Layer
         if (sha != want_sha)
             throw fail(file, "SHA-256 mismatch: the file has " + sha + ", the manifest records " + want_sha +
                                  " (the file is corrupt or was changed)");
-        (kt == GoldenTensor::input ? gs.input : kt == GoldenTensor::weights ? gs.weights : gs.output) =
-            std::move(a.data);
+        (kt == GoldenTensor::input     ? gs.input
+         : kt == GoldenTensor::weights ? gs.weights
+         : kt == GoldenTensor::output  ? gs.output
+                                       : gs.bound) = std::move(a.data);
     }
 
     if (cpu_entry.is_object()) {
@@ -762,7 +834,7 @@ std::vector<std::int64_t> golden_batches(const fs::path& root, const LayerTable&
         for (const auto& f : m->at("files"))
             if (f.at("layer").get<std::string>() == layer.name) ++count[json_int<std::int64_t>(f.at("N"))];
         for (const auto& [n, c] : count)
-            if (c == 3) out.insert(n);
+            if (c == int(std::size(kTensors))) out.insert(n);
     } catch (const Json::exception& e) {
         throw Error(manifest_path.string() + ": malformed golden manifest (" + e.what() + ")" + hint);
     }

@@ -9,11 +9,16 @@
 //   <root>/<table>/n<N>/<layer>.weights.npy   (M, C, R, S)   the same bytes for every N,
 //   <root>/<table>/n<N>/<layer>.output.npy    (N, M, E, F)   stored in each n<N> directory so
 //                                                            one directory is a complete set
+//   <root>/<table>/n<N>/<layer>.bound.npy     (N, M, E, F)   B = sum |w*x| of each output, in
+//                                                            double, rounded to float: the
+//                                                            scale of the per-element check
+//                                                            (gpu/tolerance.hpp)
 //
-// manifest.json (format_version 1) records the tool (name, version, git revision), when it
-// was created and last updated, the generator (name, description, seed), the layer table
-// (name, source, every layer's shape), every file (path relative to the manifest's
-// directory, layer, N, tensor, shape, dtype, bytes, sha256) and the CPU timings of each
+// manifest.json (format_version 2; version 1 had no bound files) records the tool (name,
+// version, git revision), when it was created and last updated, the generator (name,
+// description, seed), the layer table (name, source, every layer's shape), every file (path
+// relative to the manifest's directory, layer, N, tensor, shape, dtype, bytes, sha256) and
+// the CPU timings of each
 // (layer, N) under "cpu": {"<layer>/n<N>": {float32_ms, ..., onednn_max_abs_diff}} with
 // null where a value was not measured.
 //
@@ -37,10 +42,10 @@
 
 namespace cs {
 
-inline constexpr int kGoldenFormatVersion = 1;
+inline constexpr int kGoldenFormatVersion = 2;
 
-enum class GoldenTensor { input, weights, output };
-// "input", "weights", "output"
+enum class GoldenTensor { input, weights, output, bound };
+// "input", "weights", "output", "bound"
 const char* golden_tensor_name(GoldenTensor t);
 
 struct GenerateOptions {
@@ -61,7 +66,7 @@ std::filesystem::path golden_manifest_path(const std::filesystem::path& root, co
 std::filesystem::path golden_batch_dir(const std::filesystem::path& root, const LayerTable& table, std::int64_t N);
 std::filesystem::path golden_file_path(const std::filesystem::path& root, const LayerTable& table,
                                        const std::string& layer, std::int64_t N, GoldenTensor t);
-// (N, C, H, W), (M, C, R, S) or (N, M, E, F).
+// (N, C, H, W), (M, C, R, S) or (N, M, E, F) (output and bound).
 NpyShape golden_shape(const Layer& layer, std::int64_t N, GoldenTensor t);
 
 // Generates, writes and records the golden sets of every (batch, layer), with progress on
@@ -74,6 +79,7 @@ struct GoldenSet {
     std::int64_t N = 0;
     std::uint64_t seed = 0;
     std::vector<float> input, weights, output;  // NCHW, MCRS, NMEF
+    std::vector<float> bound;       // NMEF: sum |w*x| of each output
     CpuTiming cpu;                  // the float32 reference; all zero when it was not timed
     std::optional<CpuTiming> onednn;  // nullopt when oneDNN was not timed
     double onednn_max_abs_diff = 0;   // oneDNN's largest |difference| from the golden output
@@ -81,10 +87,10 @@ struct GoldenSet {
     std::filesystem::path dir;      // <root>/<table>/n<N>
 };
 
-// Loads and verifies one golden set: the manifest exists, parses and has format_version 1
+// Loads and verifies one golden set: the manifest exists, parses and has format_version 2
 // and the current generator; the seed equals expected_seed when one is given; (layer, N) is
 // recorded; the recorded layer shape equals `layer` (a set made from another table or shape
-// is refused); each file exists and its header, dtype, shape, size and SHA-256 match the
+// is refused); each of its four files exists and its header, dtype, shape, size and SHA-256 match the
 // manifest. Every failure is a cs::Error that names the file and ends with
 // "; regenerate with: <regenerate_command(...)>".
 GoldenSet load_golden(const std::filesystem::path& root, const LayerTable& table, const Layer& layer,

@@ -1,7 +1,8 @@
-// vs_cudnn (issue 6), without a GPU: fill_vs_cudnn (src/cli/results.cpp) gives every
-// passing row cuDNN's kernel_ms / its own, taking cudnn-fp32 for fp32 and tf32 rows and
-// cudnn-fp16 for fp16 and fp16acc rows, from the same (layer, N, memory mode) only; rows
-// with no such anchor, failed rows, and rows whose anchor failed stay empty.
+// vs_cudnn, vs_cudnn_best and pct_peak without a GPU (src/cli/results.cpp): every passing
+// row is divided into the fastest cuDNN row of its own precision class (fp16acc: fp16) and
+// memory mode, in its own layout (vs_cudnn) and in either layout (vs_cudnn_best); rows
+// with no such anchor, failed rows, and anchors that failed give empty cells; pct_peak
+// divides by the ceiling of the row's own class.
 #include "catch.hpp"
 #include "results.hpp"
 
@@ -16,7 +17,7 @@ namespace {
 
 Row make_row(const std::string& layer, std::int64_t N, const std::string& variant, const std::string& family,
              const std::string& precision, const std::string& memory, double kernel_ms,
-             gpu::Status status = gpu::Status::pass) {
+             gpu::Status status = gpu::Status::pass, const std::string& layout = "nchw") {
     Row r;
     r.layer.name = layer;
     r.layer.C = 3, r.layer.H = 8, r.layer.W = 8, r.layer.M = 4, r.layer.R = 3, r.layer.S = 3;
@@ -24,8 +25,9 @@ Row make_row(const std::string& layer, std::int64_t N, const std::string& varian
     r.variant = variant;
     r.family = family;
     r.precision = precision;
-    r.io_dtype = (precision == "fp16" || precision == "fp16acc") ? "f16" : "f32";
+    r.io_dtype = precision == "bf16" ? "bf16" : (precision == "fp16" || precision == "fp16acc") ? "f16" : "f32";
     r.memory = memory;
+    r.layout = layout;
     r.result.status = status;
     r.result.kernel.median = kernel_ms;
     r.result.kernel.count = 1;
@@ -33,16 +35,17 @@ Row make_row(const std::string& layer, std::int64_t N, const std::string& varian
 }
 
 const Row& by(const std::vector<Row>& rows, const std::string& variant, const std::string& layer, std::int64_t N,
-              const std::string& memory) {
+              const std::string& memory, const std::string& layout = "nchw") {
     for (const auto& r : rows)
-        if (r.variant == variant && r.layer.name == layer && r.N == N && r.memory == memory) return r;
-    FAIL("no row " << variant << " " << layer << " N=" << N << " " << memory);
+        if (r.variant == variant && r.layer.name == layer && r.N == N && r.memory == memory && r.layout == layout)
+            return r;
+    FAIL("no row " << variant << " " << layer << " N=" << N << " " << memory << " " << layout);
     return rows.front();
 }
 
-std::string field(const Row& row, const std::string& column) {
+std::string field(const Row& row, const std::string& column, const RunMeta& meta = RunMeta{}) {
     const auto& cols = csv_columns();
-    const auto fields = csv_fields(RunMeta{}, row);
+    const auto fields = csv_fields(meta, row);
     for (std::size_t i = 0; i < cols.size(); ++i)
         if (cols[i] == column) return fields[i];
     FAIL("no CSV column " << column);
@@ -51,15 +54,22 @@ std::string field(const Row& row, const std::string& column) {
 
 }  // namespace
 
-TEST_CASE("vs_cudnn: fp32 and tf32 rows against cudnn-fp32, fp16 rows against cudnn-fp16", "[results][anchors]") {
+TEST_CASE("vs_cudnn: the fastest cuDNN row of the row's own class, layout and memory mode", "[results][anchors]") {
     std::vector<Row> rows = {
         make_row("conv2", 128, "cudnn-fp32", "cudnn", "fp32", "pageable", 0.5),
+        // The legacy-API rows are their own family: never the anchor, even when faster.
+        make_row("conv2", 128, "cudnn-legacy-fp32", "cudnn-legacy", "fp32", "pageable", 0.3),
+        make_row("conv2", 128, "cudnn-fp32", "cudnn", "fp32", "pageable", 0.4, gpu::Status::pass, "nhwc"),
         make_row("conv2", 128, "cudnn-tf32", "cudnn", "tf32", "pageable", 0.25),
         make_row("conv2", 128, "cudnn-fp16", "cudnn", "fp16", "pageable", 0.2),
+        make_row("conv2", 128, "cudnn-fp16", "cudnn", "fp16", "pageable", 0.1, gpu::Status::pass, "nhwc"),
+        make_row("conv2", 128, "cudnn-bf16", "cudnn", "bf16", "pageable", 0.3),
         make_row("conv2", 128, "baseline", "baseline", "fp32", "pageable", 5.0),
         make_row("conv2", 128, "cublas-im2col-tf32", "cublas", "tf32", "pageable", 1.0),
         make_row("conv2", 128, "cublas-im2col-fp16", "cublas", "fp16", "pageable", 0.8),
+        make_row("conv2", 128, "cublas-im2col-bf16", "cublas", "bf16", "pageable", 0.9),
         make_row("conv2", 128, "half-baseline", "single-kernel", "fp16acc", "pageable", 4.0),
+        make_row("conv2", 128, "hopper-fp16", "hopper", "fp16", "pageable", 0.05, gpu::Status::pass, "nhwc"),
         // Same variant, other N / memory mode / layer: no cuDNN row there.
         make_row("conv2", 32, "baseline", "baseline", "fp32", "pageable", 1.5),
         make_row("conv2", 128, "baseline", "baseline", "fp32", "pinned", 5.0),
@@ -69,46 +79,77 @@ TEST_CASE("vs_cudnn: fp32 and tf32 rows against cudnn-fp32, fp16 rows against cu
     };
     fill_vs_cudnn(rows);
 
-    auto vs = [&](const std::string& v, const std::string& layer, std::int64_t N, const std::string& mem) {
-        return by(rows, v, layer, N, mem).vs_cudnn;
+    auto vs = [&](const std::string& v, const std::string& layer, std::int64_t N, const std::string& mem,
+                  const std::string& layout = "nchw") { return by(rows, v, layer, N, mem, layout).vs_cudnn; };
+    auto best = [&](const std::string& v, const std::string& layout = "nchw") {
+        return by(rows, v, "conv2", 128, "pageable", layout).vs_cudnn_best;
     };
+    // The fastest cuDNN row of the class and layout is the anchor.
     REQUIRE(vs("cudnn-fp32", "conv2", 128, "pageable"));
     CHECK(*vs("cudnn-fp32", "conv2", 128, "pageable") == Approx(1.0));
-    CHECK(*vs("cudnn-fp16", "conv2", 128, "pageable") == Approx(1.0));
-    REQUIRE(vs("baseline", "conv2", 128, "pageable"));
+    CHECK(*vs("cudnn-legacy-fp32", "conv2", 128, "pageable") == Approx(0.5 / 0.3));
     CHECK(*vs("baseline", "conv2", 128, "pageable") == Approx(0.5 / 5.0));
-    // tf32 rows (cuDNN's own too) are measured against cuDNN fp32.
-    REQUIRE(vs("cudnn-tf32", "conv2", 128, "pageable"));
-    CHECK(*vs("cudnn-tf32", "conv2", 128, "pageable") == Approx(0.5 / 0.25));
-    CHECK(*vs("cublas-im2col-tf32", "conv2", 128, "pageable") == Approx(0.5 / 1.0));
-    // fp16 and fp16acc rows against cuDNN fp16.
-    REQUIRE(vs("cublas-im2col-fp16", "conv2", 128, "pageable"));
+    // ... and vs_cudnn_best takes the other layout's where it is faster.
+    CHECK(*best("baseline") == Approx(0.4 / 5.0));
+    CHECK(*best("cudnn-fp32") == Approx(0.4 / 0.5));
+    // tf32 rows against cuDNN tf32 (never the fp32 anchor).
+    REQUIRE(vs("cublas-im2col-tf32", "conv2", 128, "pageable"));
+    CHECK(*vs("cublas-im2col-tf32", "conv2", 128, "pageable") == Approx(0.25 / 1.0));
+    CHECK(*vs("cudnn-tf32", "conv2", 128, "pageable") == Approx(1.0));
+    // fp16 and fp16acc rows against cuDNN fp16; bf16 against bf16.
     CHECK(*vs("cublas-im2col-fp16", "conv2", 128, "pageable") == Approx(0.2 / 0.8));
-    REQUIRE(vs("half-baseline", "conv2", 128, "pageable"));
+    CHECK(*best("cublas-im2col-fp16") == Approx(0.1 / 0.8));
     CHECK(*vs("half-baseline", "conv2", 128, "pageable") == Approx(0.2 / 4.0));
+    CHECK(*vs("cublas-im2col-bf16", "conv2", 128, "pageable") == Approx(0.3 / 0.9));
+    // An NHWC row against the NHWC anchor, and the best of both.
+    CHECK(*vs("hopper-fp16", "conv2", 128, "pageable", "nhwc") == Approx(0.1 / 0.05));
+    CHECK(*best("hopper-fp16", "nhwc") == Approx(0.1 / 0.05));
     // No anchor at that (layer, N, memory mode); a failed row.
     CHECK(!vs("baseline", "conv2", 32, "pageable"));
     CHECK(!vs("baseline", "conv2", 128, "pinned"));
     CHECK(!vs("baseline", "conv3", 128, "pageable"));
     CHECK(!vs("register-acc", "conv2", 128, "pageable"));
 
-    // The CSV carries the ratio for passing rows and leaves the cell empty otherwise.
+    // The CSV carries the ratios for passing rows and leaves the cells empty otherwise.
     CHECK(std::stod(field(by(rows, "baseline", "conv2", 128, "pageable"), "vs_cudnn")) == Approx(0.1));
+    CHECK(std::stod(field(by(rows, "baseline", "conv2", 128, "pageable"), "vs_cudnn_best")) == Approx(0.08));
     CHECK(field(by(rows, "baseline", "conv2", 32, "pageable"), "vs_cudnn").empty());
     CHECK(field(by(rows, "register-acc", "conv2", 128, "pageable"), "vs_cudnn").empty());
+    CHECK(field(by(rows, "hopper-fp16", "conv2", 128, "pageable", "nhwc"), "layout") == "nhwc");
 }
 
-TEST_CASE("vs_cudnn stays empty when the cuDNN row did not pass or did not run", "[results][anchors]") {
+TEST_CASE("vs_cudnn stays empty when the cuDNN row of the class did not pass or did not run", "[results][anchors]") {
     std::vector<Row> rows = {
         make_row("conv1", 1, "cudnn-fp32", "cudnn", "fp32", "pageable", 0.1, gpu::Status::skip),
         make_row("conv1", 1, "baseline", "baseline", "fp32", "pageable", 1.0),
         make_row("conv1", 1, "cublas-im2col-fp16", "cublas", "fp16", "pageable", 0.3),  // no cudnn-fp16 row
-        // Only the two named anchors count: a tf32 cuDNN row is not an fp32 anchor.
+        // A tf32 cuDNN row is not an fp32 anchor, and a bf16 one not an fp16 anchor.
         make_row("conv1", 1, "cudnn-tf32", "cudnn", "tf32", "pageable", 0.05),
+        make_row("conv1", 1, "cudnn-bf16", "cudnn", "bf16", "pageable", 0.05),
     };
     fill_vs_cudnn(rows);
     for (const auto& r : rows) {
+        if (r.variant == "cudnn-tf32" || r.variant == "cudnn-bf16") continue;  // their own anchors
         INFO(r.variant);
         CHECK(!r.vs_cudnn);
+        CHECK(!r.vs_cudnn_best);
     }
+}
+
+TEST_CASE("pct_peak divides by the ceiling of the row's own precision class", "[results][anchors]") {
+    RunMeta meta;
+    meta.peak_fp32 = 50, meta.peak_tf32 = 400, meta.peak_fp16 = 800, meta.peak_bf16 = 790;
+    Row r = make_row("conv2", 1, "x", "gemm", "fp16", "pageable", 1.0);
+    r.layer.C = 96, r.layer.H = 27, r.layer.W = 27, r.layer.M = 256, r.layer.R = 5, r.layer.S = 5, r.layer.pad = 2;
+    const double tflops = std::stod(field(r, "tflops", meta));
+    CHECK(std::stod(field(r, "peak_tflops", meta)) == Approx(800));
+    CHECK(std::stod(field(r, "pct_peak", meta)) == Approx(100 * tflops / 800));
+    r.precision = "fp16acc";
+    CHECK(std::stod(field(r, "peak_tflops", meta)) == Approx(800));
+    r.precision = "tf32";
+    CHECK(std::stod(field(r, "peak_tflops", meta)) == Approx(400));
+    r.precision = "bf16";
+    CHECK(std::stod(field(r, "peak_tflops", meta)) == Approx(790));
+    r.precision = "fp32";
+    CHECK(std::stod(field(r, "pct_peak", meta)) == Approx(100 * tflops / 50));
 }

@@ -1,4 +1,4 @@
-// Bad input end to end (issue 8): every kind of bad input is refused with a message that
+// Bad input end to end: every kind of bad input is refused with a message that
 // says what is wrong and what to do, and the documented exit code (2 bad input, 4 no CUDA
 // device); nothing is half-written when a write fails; generating twice gives the same
 // bytes. The command line is driven through popen like test_cli.cpp; the library directly
@@ -389,7 +389,8 @@ TEST_CASE("nothing half-written: a write failure in the middle of a golden set",
     CHECK(temp_files_under(root).empty());
     // "small" N=1 was completed with seed 7 before the failure; every file of "big" is the
     // old one, byte for byte; nothing of N=2 was written.
-    for (const char* f : {"mix/n1/big.input.npy", "mix/n1/big.weights.npy", "mix/n1/big.output.npy"}) {
+    for (const char* f :
+         {"mix/n1/big.input.npy", "mix/n1/big.weights.npy", "mix/n1/big.output.npy", "mix/n1/big.bound.npy"}) {
         INFO(f);
         REQUIRE(after.count(f));
         CHECK(after.at(f) == before.at(f));
@@ -400,7 +401,7 @@ TEST_CASE("nothing half-written: a write failure in the middle of a golden set",
     // The manifest loads and lists exactly the complete sets.
     const auto m = nlohmann::json::parse(slurp(tdir / "manifest.json"));
     CHECK(m["generator"]["seed"] == 7);
-    CHECK(m["files"].size() == 3);
+    CHECK(m["files"].size() == 4);
     for (const auto& f : m["files"]) CHECK(f["layer"] == "small");
     CHECK(cs::golden_batches(root, table, table.layers[0]) == std::vector<std::int64_t>{1});
     CHECK(cs::golden_batches(root, table, table.layers[1]).empty());
@@ -458,7 +459,7 @@ TEST_CASE("repeatable: generating twice gives byte-identical golden files", "[go
     }
     auto a = snapshot(d.path / "g1");
     auto b = snapshot(d.path / "g2");
-    REQUIRE(a.size() == 1 + 2 * 2 * 3);
+    REQUIRE(a.size() == 1 + 2 * 2 * 4);
     REQUIRE(b.size() == a.size());
     for (const auto& [path, bytes] : a) {
         INFO(path);

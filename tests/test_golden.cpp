@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include <cerrno>
-
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -100,6 +100,8 @@ TEST_CASE("golden round trip: load returns bit-identical data", "[golden]") {
             cs::make_input(layer, N, cs::kDefaultSeed, in.data());
             cs::make_weights(layer, cs::kDefaultSeed, w.data());
             cs::conv2d_ref<double>(layer, N, in.data(), w.data(), out.data());
+            std::vector<float> bound(out.size());
+            cs::conv2d_bound(layer, N, in.data(), w.data(), bound.data());
 
             const cs::GoldenSet g = cs::load_golden(dir.path, table, layer, N, cs::kDefaultSeed);
             CHECK(g.N == N);
@@ -109,9 +111,12 @@ TEST_CASE("golden round trip: load returns bit-identical data", "[golden]") {
             REQUIRE(g.input.size() == in.size());
             REQUIRE(g.weights.size() == w.size());
             REQUIRE(g.output.size() == out.size());
+            REQUIRE(g.bound.size() == out.size());
             CHECK(std::memcmp(g.input.data(), in.data(), in.size() * 4) == 0);
             CHECK(std::memcmp(g.weights.data(), w.data(), w.size() * 4) == 0);
             CHECK(std::memcmp(g.output.data(), out.data(), out.size() * 4) == 0);
+            CHECK(std::memcmp(g.bound.data(), bound.data(), bound.size() * 4) == 0);
+            for (std::size_t i = 0; i < out.size(); ++i) CHECK(std::fabs(out[i]) <= bound[i] * (1 + 1e-6f));
             CHECK(g.cpu.ms > 0);
             CHECK(g.cpu.repeats > 0);
             CHECK(g.cpu.threads > 0);
@@ -121,13 +126,13 @@ TEST_CASE("golden round trip: load returns bit-identical data", "[golden]") {
     }
 
     const auto m = read_json(tdir / "manifest.json");
-    CHECK(m["format_version"] == 1);
+    CHECK(m["format_version"] == 2);
     CHECK(m["tool"]["name"] == "convstudy");
     CHECK(m["generator"]["name"] == cs::kGeneratorName);
     CHECK(m["generator"]["seed"].get<std::uint64_t>() == cs::kDefaultSeed);
     CHECK(m["layer_table"]["name"] == "tiny");
     CHECK(m["layer_table"]["layers"].size() == 3);
-    CHECK(m["files"].size() == 3 * 3 * 2);
+    CHECK(m["files"].size() == 4 * 3 * 2);  // input, weights, output, bound
     const auto& f0 = m["files"][0];
     CHECK(f0["path"] == "n1/a.input.npy");
     CHECK(f0["shape"] == nlohmann::json::array({1, 3, 9, 7}));
@@ -149,7 +154,7 @@ TEST_CASE("generating more batches merges; another seed starts afresh", "[golden
     const auto created = read_json(dir.path / "tiny" / "manifest.json")["created"];
     cs::generate_golden(table, options(dir.path, {2}));
     auto m = read_json(dir.path / "tiny" / "manifest.json");
-    CHECK(m["files"].size() == 18);
+    CHECK(m["files"].size() == 24);
     CHECK(m["cpu"].size() == 6);
     CHECK(m["created"] == created);
     CHECK_NOTHROW(cs::load_golden(dir.path, table, table.layers[0], 1));
@@ -159,7 +164,7 @@ TEST_CASE("generating more batches merges; another seed starts afresh", "[golden
     opt.seed = 7;
     cs::generate_golden(table, opt);
     m = read_json(dir.path / "tiny" / "manifest.json");
-    CHECK(m["files"].size() == 9);
+    CHECK(m["files"].size() == 12);
     CHECK(m["generator"]["seed"] == 7);
     CHECK(cs::golden_batches(dir.path, table, table.layers[0]) == std::vector<std::int64_t>{1});
     const auto g = cs::load_golden(dir.path, table, table.layers[0], 1);
@@ -179,7 +184,7 @@ TEST_CASE("generate replaces a corrupt or incompatible manifest and removes stal
     spit(stale, "half");
     cs::generate_golden(table, options(dir.path, {1}));
     CHECK_FALSE(fs::exists(stale));
-    CHECK(read_json(manifest)["files"].size() == 9);
+    CHECK(read_json(manifest)["files"].size() == 12);
     CHECK_NOTHROW(cs::load_golden(dir.path, table, table.layers[0], 1));
 
     // The same table name with a changed layer: the old entries are dropped.
@@ -187,7 +192,7 @@ TEST_CASE("generate replaces a corrupt or incompatible manifest and removes stal
         {"name": "a", "C": 3, "H": 9, "W": 7, "M": 5, "R": 3, "S": 2, "stride": 2, "pad": 1}]})", "changed.json");
     cs::generate_golden(changed, options(dir.path, {2}));
     const auto m = read_json(manifest);
-    CHECK(m["files"].size() == 3);
+    CHECK(m["files"].size() == 4);
     CHECK(m["layer_table"]["source"] == "changed.json");
     CHECK_NOTHROW(cs::load_golden(dir.path, changed, changed.layers[0], 2));
     CHECK_HAS(error_message([&] { cs::load_golden(dir.path, table, table.layers[0], 1); }), "were made for shape");
@@ -204,7 +209,7 @@ TEST_CASE("an interrupted generate leaves a consistent manifest and no temporari
     cs::testing::set_atomic_write_fault(std::nullopt);
     CHECK(temp_files_under(dir.path).empty());
     const auto m = read_json(dir.path / "tiny" / "manifest.json");
-    CHECK(m["files"].size() == 9);
+    CHECK(m["files"].size() == 12);
     for (const auto& layer : table.layers) CHECK_NOTHROW(cs::load_golden(dir.path, table, layer, 1));
     CHECK_HAS(error_message([&] { cs::load_golden(dir.path, table, table.layers[0], 2); }),
               "no golden files for a at N=2 (generated for N=1)");
@@ -245,9 +250,9 @@ TEST_CASE("load_golden refuses bad golden sets with the file and the command", "
     }
     SECTION("manifest of another format version") {
         auto j = read_json(manifest);
-        j["format_version"] = 2;
+        j["format_version"] = 1;  // before bound files
         spit(manifest, j.dump());
-        CHECK_HAS(load(), "format_version 2, this convstudy reads 1");
+        CHECK_HAS(load(), "format_version 1, this convstudy reads 2");
     }
     SECTION("a file is missing") {
         fs::remove(out2);

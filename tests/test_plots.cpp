@@ -1,7 +1,10 @@
 // plots/plot.sh end to end on the committed fixture tests/data/sweep_fixture.csv (real H200
 // baseline rows plus synthetic rows, every one marked "synthetic test fixture" in `detail`):
-// each expected figure is a real PNG of some size, and report.md has each of its tables. A
-// missing matplotlib is a failure, not a skip: the output carries the apt-get line.
+// each expected figure is a real PNG of some size, and report.md has each of its tables; the
+// same fixture rewritten in the newer CSV format (layout, algo, per-class peak_tflops) draws
+// the per-class ceiling and roofline figures; `plot.sh --compare` on tests/data/compare_*.csv
+// agrees with `convstudy compare`. A missing matplotlib is a failure, not a skip: the output
+// carries the apt-get line.
 #include "catch.hpp"
 #include "test_util.hpp"
 
@@ -144,7 +147,7 @@ TEST_CASE("plot.sh draws every figure and the report's tables from the fixture",
     INFO(r.out);
 
     std::vector<std::string> pngs = {"all_layers.png", "coalescing_conv1.png", "scaling.png", "errors.png",
-                                     "vs_cudnn.png", "tflops.png"};
+                                     "vs_cudnn.png", "tflops.png", "ladders.png"};
     for (const char* l : {"conv1", "conv2", "conv3", "conv4", "conv5"}) {
         pngs.push_back(std::string("speedup_") + l + ".png");
         pngs.push_back(std::string("breakdown_") + l + "_N128.png");
@@ -165,7 +168,8 @@ TEST_CASE("plot.sh draws every figure and the report's tables from the fixture",
                           "### Scaling: mk-sw-mt-si-c-vec", "## Coalesced vs uncoalesced conv1",
                           "## Error by variant", "## Ratio to cuDNN", "### Ratio to cuDNN, N = 128",
                           "## Best variant per layer and batch size", "## TFLOP/s against the fp32 ceiling",
-                          "## SKIP, FAIL and ERROR rows", "## Figures"}) {
+                          "## Against each precision class's ceiling", "## Family ladders",
+                          "### Ladder: multi-kernel", "## SKIP, FAIL and ERROR rows", "## Figures"}) {
         INFO(h);
         CHECK(has(md, h));
     }
@@ -181,7 +185,99 @@ TEST_CASE("plot.sh draws every figure and the report's tables from the fixture",
     CHECK(has(md, "| SKIP | exp-mk-sw-mt-si-c-vec | conv1 N=1,32,128 pageable |"));
     // the sampled check of the scaling rows is reported
     CHECK(has(md, "sampled(65536)"));
+    // the older format has no per-class ceilings: those figures are skipped with a note
+    CHECK(has(r.out, "skipped ceilings_N128.png: the CSV(s) have no `algo` column"));
+    CHECK(has(r.out, "skipped roofline.png: the CSV(s) have no `algo` column"));
+    CHECK(has(md, "Not drawn: the CSV(s) have no `algo` column"));
+    CHECK_FALSE(fs::exists(out / "roofline.png"));
     fs::remove_all(out);
+}
+
+TEST_CASE("plot.sh draws the per-class ceilings and the roofline from the newer CSV format", "[plots]") {
+    // the fixture with the newer columns: layout (nchw; cuDNN rows again in nhwc), algo, a
+    // per-precision-class peak_tflops and copy_gbs; one row relabelled winograd (effective)
+    const auto dir = tmpdir("newformat");
+    std::ifstream f(fixture());
+    std::string line;
+    REQUIRE(std::getline(f, line));
+    auto cols = split_csv(line);
+    auto col = [&](const std::string& name) {
+        for (std::size_t i = 0; i < cols.size(); ++i)
+            if (cols[i] == name) return i;
+        FAIL("no column " << name);
+        return std::size_t{0};
+    };
+    const std::size_t mem = col("memory"), fam = col("family"), prec = col("precision"), var = col("variant"),
+                      layer = col("layer"), peak = col("peak_tflops"), pct = col("pct_peak"), tfl = col("tflops");
+    auto widen = [&](std::vector<std::string> row, const std::string& layout, const std::string& algo) {
+        row.insert(row.begin() + std::ptrdiff_t(mem + 1), {layout, algo});
+        row.push_back("4800");
+        return row;
+    };
+    std::vector<std::string> header = widen(cols, "layout", "algo");
+    header.back() = "copy_gbs";
+    std::ofstream o(dir / "new.csv");
+    o << join_csv(header) << '\n';
+    int winograd = 0;
+    while (std::getline(f, line)) {
+        auto row = split_csv(line);
+        const std::string p = row[prec];
+        const double pk = p == "fp32" ? 60.0 : p == "tf32" ? 400.0 : 800.0;
+        row[peak] = std::to_string(pk);
+        if (!row[tfl].empty()) row[pct] = std::to_string(100.0 * std::stod(row[tfl]) / pk);
+        std::string algo = row[fam] == "cudnn" ? "library" : row[fam] == "gemm" ? "gemm" : "direct";
+        if (row[var] == "mk-sw-mt-si-c-vec" && row[layer] == "conv3" && !winograd++) algo = "winograd";
+        o << join_csv(widen(row, "nchw", algo)) << '\n';
+        if (row[fam] == "cudnn") o << join_csv(widen(row, "nhwc", "library")) << '\n';
+    }
+    o.close();
+    const auto out = dir / "out";
+    const auto r = plot({(dir / "new.csv").string(), out.string()});
+    require_ran(r);
+    INFO(r.out);
+    for (const char* p : {"ceilings_N128.png", "roofline.png", "ladders.png", "tflops.png", "vs_cudnn.png"})
+        check_png(out / p);
+    const std::string md = slurp(out / "report.md");
+    CHECK(has(md, "## Against each precision class's ceiling"));
+    CHECK(has(md, "fp32 60.0 TFLOP/s"));
+    CHECK(has(md, "copy bandwidth 4,800 GB/s"));
+    CHECK(has(md, " eff."));                  // the winograd row is effective
+    CHECK(has(md, "cudnn-fp32/nhwc"));        // an nhwc row is its own variant, not a replacement
+    CHECK(has(md, "FLOP / byte"));
+    CHECK(has(md, "](ceilings_N128.png)"));
+    CHECK(has(md, "](roofline.png)"));
+    fs::remove_all(dir);
+}
+
+TEST_CASE("plot.sh --compare draws run B against run A as convstudy compare judges it", "[plots][compare]") {
+    const auto dir = tmpdir("compare");
+    const std::string a = (fs::path(CS_SOURCE_DIR) / "tests/data/compare_a.csv").string();
+    const std::string b = (fs::path(CS_SOURCE_DIR) / "tests/data/compare_b_changed.csv").string();
+    const auto r = plot({"--compare", a, b, dir.string()});
+    require_ran(r);
+    INFO(r.out);
+    for (const char* n : {"1", "32", "128"})
+        for (const char* m : {"kernel", "total"}) check_png(dir / (std::string("compare_") + m + "_N" + n + ".png"));
+    const std::string md = slurp(dir / "compare.md");
+    // the same verdicts as the C++ command, for both metrics
+    for (const char* metric : {"kernel", "total"}) {
+        const auto c = cs::test::cli(std::string("compare --metric ") + metric + " '" + a + "' '" + b + "'");
+        REQUIRE(c.code == 0);
+        const auto at = c.out.find(" rows timed on both sides");
+        REQUIRE(at != std::string::npos);
+        const auto from = c.out.rfind('\n', at) + 1;
+        const std::string summary = c.out.substr(from, c.out.find('\n', at) - from);
+        INFO(summary);
+        CHECK(has(md, summary));
+        CHECK(has(r.out, summary));
+    }
+    CHECK(has(md, "| status worse | conv3 | 32 | wmma-fp16 |"));
+    CHECK(has(md, "| slower | conv2 | 128 | register-acc |"));
+    CHECK(has(md, "## By family and layer"));
+    // usage errors
+    CHECK(plot({"--compare", a, dir.string()}).code == 2);
+    CHECK(plot({"--compare", a, (dir / "missing.csv").string(), (dir / "o").string()}).code != 0);
+    fs::remove_all(dir);
 }
 
 TEST_CASE("plot.sh merges CSVs, replaces repeated rows and skips figures without data", "[plots]") {

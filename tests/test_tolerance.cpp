@@ -1,4 +1,5 @@
-// Error metrics and thresholds (host code, no GPU needed).
+// Error metrics and the pass rule (host code, no GPU needed). The injected-bug tests that
+// justify the numbers are in test_injected_errors.cpp.
 #include "catch.hpp"
 
 #include "tolerance.hpp"
@@ -9,19 +10,24 @@
 
 using namespace cs::gpu;
 
+namespace {
+const Precision kAll[] = {Precision::fp32, Precision::tf32, Precision::fp16, Precision::bf16, Precision::fp16acc};
+}
+
 TEST_CASE("compare measures max abs, max rel and relative L2 errors", "[tolerance]") {
     const std::vector<float> golden = {1.0f, -4.0f, 2.0f, 0.5f};
     std::vector<float> out = golden;
-    auto e = compare(out.data(), golden.data(), 4);
+    auto e = compare(out.data(), golden.data(), 4, nullptr, Precision::fp32);
     CHECK(e.max_abs_err == 0);
     CHECK(e.max_rel_err == 0);
     CHECK(e.rel_l2_err == 0);
     CHECK(e.max_abs_golden == 4.0);
     CHECK(e.nonfinite == 0);
     CHECK(e.compared == 4);
+    CHECK_FALSE(e.bound_checked);
 
     out[2] = 2.5f;
-    e = compare(out.data(), golden.data(), 4);
+    e = compare(out.data(), golden.data(), 4, nullptr, Precision::fp32);
     CHECK(e.max_abs_err == Approx(0.5));
     CHECK(e.max_rel_err == Approx(0.125));
     CHECK(e.worst_index == 2);
@@ -30,35 +36,106 @@ TEST_CASE("compare measures max abs, max rel and relative L2 errors", "[toleranc
 
 TEST_CASE("a NaN or Inf output fails whatever the other numbers", "[tolerance]") {
     const std::vector<float> golden = {1.0f, 2.0f, 3.0f};
+    const std::vector<float> bound = {10.0f, 10.0f, 10.0f};
     std::vector<float> out = golden;
     out[1] = std::numeric_limits<float>::quiet_NaN();
-    auto e = compare(out.data(), golden.data(), 3);
+    auto e = compare(out.data(), golden.data(), 3, nullptr, Precision::fp16acc);
     CHECK(e.nonfinite == 1);
     CHECK(e.worst_index == 1);
     CHECK_FALSE(passes(e, Precision::fp16acc));
+    CHECK(failure_reason(e, Precision::fp16acc).find("NaN/Inf") != std::string::npos);
     out[1] = std::numeric_limits<float>::infinity();
-    e = compare(out.data(), golden.data(), 3);
+    e = compare(out.data(), golden.data(), 3, bound.data(), Precision::fp32);
     CHECK(e.nonfinite == 1);
+    CHECK(std::isinf(e.max_bound_ratio));
     CHECK_FALSE(passes(e, Precision::fp32));
 }
 
-TEST_CASE("thresholds grow with the precision class", "[tolerance]") {
+TEST_CASE("thresholds and bound factors grow with the precision class", "[tolerance]") {
     CHECK(threshold(Precision::fp32) < threshold(Precision::tf32));
     CHECK(threshold(Precision::tf32) <= threshold(Precision::fp16));
-    CHECK(threshold(Precision::fp16) < threshold(Precision::fp16acc));
+    CHECK(threshold(Precision::fp16) < threshold(Precision::bf16));
+    CHECK(threshold(Precision::bf16) < threshold(Precision::fp16acc));
+    CHECK(bound_factor(Precision::fp16) < bound_factor(Precision::bf16));
+    CHECK(bound_factor(Precision::tf32) < bound_factor(Precision::bf16));
+    CHECK(bound_factor(Precision::bf16) < bound_factor(Precision::fp16acc));
+    CHECK(output_roundoff(Precision::fp32) == 0);
+    CHECK(output_roundoff(Precision::tf32) == 0);
+    CHECK(output_roundoff(Precision::fp16) == std::ldexp(1.0, -11));
+    CHECK(output_roundoff(Precision::fp16acc) == std::ldexp(1.0, -11));
+    CHECK(output_roundoff(Precision::bf16) == std::ldexp(1.0, -8));
+    for (Precision p : kAll) {
+        INFO(to_string(p));
+        CHECK(threshold(p) > 0);
+        CHECK(bound_factor(p) > 0);
+        CHECK(std::string(threshold_reason(p)).size() > 20);
+    }
     ErrorStats e;
     e.max_rel_err = 2e-4;
     CHECK_FALSE(passes(e, Precision::fp32));
     CHECK(passes(e, Precision::tf32));
+    CHECK(failure_reason(e, Precision::tf32).empty());
+    CHECK(failure_reason(e, Precision::fp32).find("max_rel_err") != std::string::npos);
 }
 
-TEST_CASE("sampled comparison uses the given indices", "[tolerance]") {
+TEST_CASE("the per-element rule: |out - golden| <= tau * B + u_out * |golden|", "[tolerance]") {
+    // Two elements, B = 100 and 1: the same absolute error passes the first and fails
+    // the second, although max_rel_err is far under every threshold.
+    const std::vector<float> golden = {1000.0f, 1.0f};
+    const std::vector<float> bound = {100.0f, 1.0f};
+    for (Precision p : kAll) {
+        INFO(to_string(p));
+        const double tau = bound_factor(p), u = output_roundoff(p);
+        const float d = float(2.0 * (tau * 1.0 + u * 1.0));  // twice the second element's allowance
+        std::vector<float> out = golden;
+        out[0] += d;  // within the first element's allowance (tau*100 + u*1000)
+        auto e = compare(out.data(), golden.data(), 2, bound.data(), p);
+        CHECK(e.bound_checked);
+        CHECK(e.max_rel_err < threshold(p));
+        CHECK(e.max_bound_ratio < 1);
+        CHECK(passes(e, p));
+        out[1] += d;
+        e = compare(out.data(), golden.data(), 2, bound.data(), p);
+        CHECK(e.max_rel_err < threshold(p));
+        CHECK(e.max_bound_ratio == Approx(2.0).epsilon(1e-3));
+        CHECK(e.bound_worst_index == 1);
+        CHECK_FALSE(passes(e, p));
+        CHECK(failure_reason(e, p).find("bound") != std::string::npos);
+        // Without the bound the same output passes: the rule is what catches it.
+        CHECK(passes(compare(out.data(), golden.data(), 2, nullptr, p), p));
+    }
+}
+
+TEST_CASE("an element whose products are all zero must be exact; a NaN bound fails", "[tolerance]") {
+    const std::vector<float> golden = {0.0f, 1.0f};
+    std::vector<float> bound = {0.0f, 1.0f};
+    std::vector<float> out = golden;
+    auto e = compare(out.data(), golden.data(), 2, bound.data(), Precision::fp16acc);
+    CHECK(e.max_bound_ratio == 0);
+    CHECK(passes(e, Precision::fp16acc));
+    out[0] = 1e-30f;
+    e = compare(out.data(), golden.data(), 2, bound.data(), Precision::fp16acc);
+    CHECK(std::isinf(e.max_bound_ratio));
+    CHECK_FALSE(passes(e, Precision::fp16acc));
+    out[0] = 0.0f;
+    bound[1] = std::numeric_limits<float>::quiet_NaN();
+    e = compare(out.data(), golden.data(), 2, bound.data(), Precision::fp16acc);
+    CHECK_FALSE(passes(e, Precision::fp16acc));
+}
+
+TEST_CASE("sampled comparison uses the given indices and bounds", "[tolerance]") {
     const std::vector<float> out = {0, 1, 2, 3, 4, 5};
     const std::vector<std::int64_t> idx = {1, 4};
     const std::vector<double> val = {1.0, 4.25};
-    auto e = compare_sampled(out.data(), idx.data(), val.data(), 2, 5.0);
+    auto e = compare_sampled(out.data(), idx.data(), val.data(), nullptr, 2, 5.0, Precision::fp32);
     CHECK(e.max_abs_err == Approx(0.25));
     CHECK(e.max_rel_err == Approx(0.05));
     CHECK(e.worst_index == 4);
     CHECK(e.compared == 2);
+    CHECK_FALSE(e.bound_checked);
+    const std::vector<double> bnd = {10.0, 1000.0};
+    e = compare_sampled(out.data(), idx.data(), val.data(), bnd.data(), 2, 5.0, Precision::fp16acc);
+    CHECK(e.bound_checked);
+    CHECK(e.max_bound_ratio == Approx(0.25 / (6e-3 * 1000.0 + std::ldexp(4.25, -11))));
+    CHECK(e.bound_worst_index == 4);
 }

@@ -1,4 +1,4 @@
-// cublas-im2col, cublas-im2col-tf32, cublas-im2col-fp16 — the cuBLAS anchors (issue 6).
+// cublas-im2col, cublas-im2col-tf32, cublas-im2col-fp16, cublas-im2col-bf16 — the cuBLAS anchors.
 //
 // What: the classic framework path (Caffe, early Torch/MXNet): unroll the input with our
 // shared im2col kernel (gpu/im2col.hpp), then one cuBLAS GEMM does all the arithmetic.
@@ -35,9 +35,12 @@
 //                       CUBLAS_COMPUTE_32F (float accumulation, precision class fp16), with
 //                       CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION so split-K partial
 //                       sums are reduced in float, not in the half output type.
+//   cublas-im2col-bf16  the same on bfloat16 data (DType::bf16): CUDA_R_16BF A, B and C,
+//                       CUBLAS_COMPUTE_32F, reduced-precision reduction disallowed.
+//                       Precision class bf16 (8-bit mantissa operands, float sums).
 //
 // Why it is in the study: it is what "convolution as GEMM" costs with the best GEMM there
-// is, beside our own tiled GEMM (issue 5) and cuDNN's implicit-GEMM / Winograd / FFT.
+// is, beside our own tiled GEMM and cuDNN's implicit-GEMM / Winograd / FFT.
 //
 // Expected on the H200: the GEMM at the fp32 FMA ceiling (50.9 TFLOP/s measured there)
 // would take 2*M*K*P / 50.9e12 s: conv2 at N=128 ~2.3 ms vs cuDNN's 0.469 ms (Winograd /
@@ -55,6 +58,7 @@
 #include "variants.hpp"
 
 #include <cublas_v2.h>
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <algorithm>
@@ -100,9 +104,9 @@ private:
     cublasHandle_t h_ = nullptr;
 };
 
-enum class Row { fp32, tf32, fp16 };
+enum class Row { fp32, tf32, fp16, bf16 };
 
-std::size_t elem_bytes(Row r) { return r == Row::fp16 ? 2 : 4; }
+std::size_t elem_bytes(Row r) { return r == Row::fp16 || r == Row::bf16 ? 2 : 4; }
 
 std::string mb(std::size_t bytes) {
     char b[32];
@@ -156,6 +160,7 @@ public:
                 CS_CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
                 break;
             case Row::fp16:
+            case Row::bf16:
                 CS_CUBLAS_CHECK(cublasSetMathMode(
                     h, cublasMath_t(CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)));
                 break;
@@ -163,7 +168,8 @@ public:
         const std::int64_t chunks = (p.N + nc_ - 1) / nc_;
         const char* gemm = row_ == Row::fp32   ? "cublasSgemm (default math, no TF32)"
                            : row_ == Row::tf32 ? "cublasGemmEx COMPUTE_32F_FAST_TF32"
-                                               : "cublasGemmEx half A/B/C, COMPUTE_32F";
+                           : row_ == Row::fp16 ? "cublasGemmEx half A/B/C, COMPUTE_32F"
+                                               : "cublasGemmEx bf16 A/B/C, COMPUTE_32F";
         detail_ = std::string("im2col + ") + gemm + ", " + std::to_string(nc_) + " images per GEMM (" +
                   std::to_string(chunks) + (chunks == 1 ? " chunk" : " chunks") + " for N=" + std::to_string(p.N) +
                   "), col " + mb(c.col_bytes) + ", tmp " + mb(c.tmp_bytes) + ", cuBLAS ws " + mb(c.blas_ws);
@@ -187,12 +193,16 @@ public:
             void* c = nc == 1 ? out : tmp_.get();  // one image: [m][e][f] is already NCHW
             if (row_ == Row::fp16)
                 launch_im2col(static_cast<const __half*>(in), col_.as<__half>(), s_, nc, stream);
+            else if (row_ == Row::bf16)
+                launch_im2col(static_cast<const __nv_bfloat16*>(in), col_.as<__nv_bfloat16>(), s_, nc, stream);
             else
                 launch_im2col(static_cast<const float*>(in), col_.as<float>(), s_, nc, stream);
             gemm(io.w, c, int(nc * s_.E * s_.F));
             if (nc > 1) {
                 if (row_ == Row::fp16)
                     launch_mnef_to_nmef(tmp_.as<__half>(), static_cast<__half*>(out), s_, nc, stream);
+                else if (row_ == Row::bf16)
+                    launch_mnef_to_nmef(tmp_.as<__nv_bfloat16>(), static_cast<__nv_bfloat16*>(out), s_, nc, stream);
                 else
                     launch_mnef_to_nmef(tmp_.as<float>(), static_cast<float*>(out), s_, nc, stream);
             }
@@ -224,6 +234,11 @@ private:
                                              w, CUDA_R_16F, K, &beta, c, CUDA_R_16F, P, CUBLAS_COMPUTE_32F,
                                              CUBLAS_GEMM_DEFAULT));
                 break;
+            case Row::bf16:
+                CS_CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, P, M, K, &alpha, col_.get(), CUDA_R_16BF,
+                                             P, w, CUDA_R_16BF, K, &beta, c, CUDA_R_16BF, P, CUBLAS_COMPUTE_32F,
+                                             CUBLAS_GEMM_DEFAULT));
+                break;
         }
     }
 
@@ -238,12 +253,14 @@ private:
 
 std::optional<std::string> supports(Row row, const Problem& p, const cudaDeviceProp& prop) {
     const Layer& l = p.layer;
+    if (p.layout != Layout::nchw) return std::string("im2col reads NCHW input and the permute writes NCHW output");
     const std::int64_t plane = std::int64_t(l.E()) * l.F();
     if (std::max<std::int64_t>(l.K(), l.M) * plane > INT_MAX)
         return std::string("one image's GEMM has a matrix of more than 2^31-1 elements (cuBLAS's int sizes)");
     if (row == Row::tf32 && prop.major < 8) return std::string("TF32 tensor cores need compute capability 8.0 or later");
     if (row == Row::fp16 && prop.major * 10 + prop.minor < 53)
         return std::string("half arithmetic needs compute capability 5.3 or later");
+    if (row == Row::bf16 && prop.major < 8) return std::string("bfloat16 GEMMs need compute capability 8.0 or later");
     return std::nullopt;
 }
 
@@ -266,6 +283,12 @@ std::optional<std::string> cublas_im2col_fp16_supports(const Problem& p, const c
 }
 std::unique_ptr<Plan> cublas_im2col_fp16_plan(const Problem& p, const PlanContext& ctx) {
     return std::make_unique<CublasIm2colPlan>(p, ctx, Row::fp16);
+}
+std::optional<std::string> cublas_im2col_bf16_supports(const Problem& p, const cudaDeviceProp& prop) {
+    return supports(Row::bf16, p, prop);
+}
+std::unique_ptr<Plan> cublas_im2col_bf16_plan(const Problem& p, const PlanContext& ctx) {
+    return std::make_unique<CublasIm2colPlan>(p, ctx, Row::bf16);
 }
 
 }  // namespace cs::gpu::variants

@@ -1,4 +1,9 @@
-// cudnn-fp32, cudnn-tf32, cudnn-fp16 — the cuDNN anchors (issue 6).
+// cudnn-legacy-fp32, cudnn-legacy-tf32, cudnn-legacy-fp16 — cuDNN through its legacy API.
+//
+// Kept beside the graph-API anchors (cudnn_graph.cu: cudnn-fp32/-tf32/-fp16/-bf16) because
+// the pair teaches something: the legacy API's Find reaches cuDNN's 8 legacy algorithm
+// families, the graph API every engine configuration; on the same cuDNN the legacy rows
+// were 1.2-5x slower than PyTorch's (graph API) cuDNN on the H200. NCHW only.
 //
 // What: cuDNN's forward convolution (the legacy cudnnConvolutionForward API, still in
 // cuDNN 9) on our NCHW tensors: cross-correlation, the layer's padding and stride, no bias,
@@ -581,6 +586,7 @@ void CudnnPlan::run(const DeviceIO& io, cudaStream_t stream) {
 }
 
 std::optional<std::string> supports(Row row, const Problem& p, const cudaDeviceProp& prop) {
+    if (p.layout != Layout::nchw) return std::string("the legacy-API rows describe NCHW tensors only");
     if (auto why = int_range_reason(p)) return why;
     if (row == Row::fp16 && (prop.major * 10 + prop.minor) < 53)
         return std::string("half arithmetic needs compute capability 5.3 or later");
@@ -603,22 +609,22 @@ std::optional<std::string> supports(Row row, const Problem& p, const cudaDeviceP
 
 }  // namespace
 
-std::optional<std::string> cudnn_fp32_supports(const Problem& p, const cudaDeviceProp& prop) {
+std::optional<std::string> cudnn_legacy_fp32_supports(const Problem& p, const cudaDeviceProp& prop) {
     return supports(Row::fp32, p, prop);
 }
-std::unique_ptr<Plan> cudnn_fp32_plan(const Problem& p, const PlanContext& ctx) {
+std::unique_ptr<Plan> cudnn_legacy_fp32_plan(const Problem& p, const PlanContext& ctx) {
     return std::make_unique<CudnnPlan>(p, ctx, Row::fp32);
 }
-std::optional<std::string> cudnn_tf32_supports(const Problem& p, const cudaDeviceProp& prop) {
+std::optional<std::string> cudnn_legacy_tf32_supports(const Problem& p, const cudaDeviceProp& prop) {
     return supports(Row::tf32, p, prop);
 }
-std::unique_ptr<Plan> cudnn_tf32_plan(const Problem& p, const PlanContext& ctx) {
+std::unique_ptr<Plan> cudnn_legacy_tf32_plan(const Problem& p, const PlanContext& ctx) {
     return std::make_unique<CudnnPlan>(p, ctx, Row::tf32);
 }
-std::optional<std::string> cudnn_fp16_supports(const Problem& p, const cudaDeviceProp& prop) {
+std::optional<std::string> cudnn_legacy_fp16_supports(const Problem& p, const cudaDeviceProp& prop) {
     return supports(Row::fp16, p, prop);
 }
-std::unique_ptr<Plan> cudnn_fp16_plan(const Problem& p, const PlanContext& ctx) {
+std::unique_ptr<Plan> cudnn_legacy_fp16_plan(const Problem& p, const PlanContext& ctx) {
     return std::make_unique<CudnnPlan>(p, ctx, Row::fp16);
 }
 

@@ -1,4 +1,4 @@
-// const-weights — filters in __constant__ memory (course-project idea, issue 5).
+// const-weights — filters in __constant__ memory (course-project idea).
 //
 // Idea: the course reports kept the convolution mask in constant memory. The constant
 // cache broadcasts: when every thread of a warp reads the same address it is served in

@@ -1,5 +1,5 @@
 // restrict-unroll — __restrict__ pointers and the filter size as a compile-time
-// parameter, so the filter loops unroll fully (course-project idea, issue 5).
+// parameter, so the filter loops unroll fully (course-project idea).
 //
 // Idea: the course report's last step was "tuning with __restrict__ + loop unroll": tell
 // the compiler the input, filter and output never alias (it may keep values in registers

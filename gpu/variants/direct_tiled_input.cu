@@ -1,5 +1,5 @@
 // tiled-input — a block stages an input tile with its halo in shared memory (direct
-// convolution, no GEMM; course-project idea, issue 5).
+// convolution, no GEMM; course-project idea).
 //
 // Idea: in every single-kernel variant each input element is fetched from L1/L2 once per
 // output that uses it and once per filter (~(R/stride)^2 * M times). Here a block owns an

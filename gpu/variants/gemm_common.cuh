@@ -1,4 +1,4 @@
-// The GEMM family (issue 5): what its five variants share — the GEMM view of a layer, the
+// The GEMM family: what its five variants share — the GEMM view of a layer, the
 // tile loaders (weights; the im2col matrix; the implicit unroll with and without index
 // reuse), the output map that writes NCHW from the GEMM's columns, the tile-shape choice,
 // and the fp32 shared-memory tiled GEMM kernel (SIMT) that im2col-gemm, implicit-gemm and

@@ -17,7 +17,7 @@ using PlanFn = std::unique_ptr<Plan> (*)(const Problem&, const PlanContext&);
 std::optional<std::string> baseline_supports(const Problem&, const cudaDeviceProp&);
 std::unique_ptr<Plan> baseline_plan(const Problem&, const PlanContext&);
 
-// ---- single-kernel family (issue 3): single_kernel.cu and its neighbours ----
+// ---- single-kernel family: single_kernel.cu and its neighbours ----
 // single_kernel.cu — rla2m, rswbdl2m, rswmtla2m, swso; *_uncoalesced_plan: the same
 // kernel with each thread on an adjacent t x t patch (PlaneMapping::uncoalesced).
 std::optional<std::string> register_acc_supports(const Problem&, const cudaDeviceProp&);
@@ -37,7 +37,7 @@ std::optional<std::string> half_baseline_supports(const Problem&, const cudaDevi
 std::unique_ptr<Plan> half_baseline_plan(const Problem&, const PlanContext&);
 std::unique_ptr<Plan> half_baseline_uncoalesced_plan(const Problem&, const PlanContext&);
 
-// ---- multi-kernel family (issue 4): multi_kernel.cu and its neighbours ----
+// ---- multi-kernel family: multi_kernel.cu and its neighbours ----
 // multi_kernel.cu — Mk, Mk-sw-mt, Mk-sw-mt-si-c, Mk-sw-mt-si-c-half; multi_kernel_vec.cu —
 // Mk-sw-mt-si-c-vec and exp-Mk-sw-mt-si-c-vec (single kernel, atomics). Shared code:
 // multi_kernel.cuh.
@@ -54,7 +54,7 @@ std::unique_ptr<Plan> mk_sw_mt_si_c_half_plan(const Problem&, const PlanContext&
 std::optional<std::string> exp_mk_sw_mt_si_c_vec_supports(const Problem&, const cudaDeviceProp&);
 std::unique_ptr<Plan> exp_mk_sw_mt_si_c_vec_plan(const Problem&, const PlanContext&);
 
-// ---- GEMM family and course-project ideas (issue 5) ----
+// ---- GEMM family and course-project ideas ----
 // gemm_im2col.cu, gemm_implicit.cu, gemm_implicit_idx.cu (SIMT tiled GEMM), gemm_wmma_fp16.cu,
 // gemm_wmma_tf32.cu (tensor cores). Shared code: gemm_common.cuh, gemm_wmma.cuh.
 std::optional<std::string> im2col_gemm_supports(const Problem&, const cudaDeviceProp&);
@@ -68,7 +68,7 @@ std::unique_ptr<Plan> wmma_fp16_plan(const Problem&, const PlanContext&);
 std::optional<std::string> wmma_tf32_supports(const Problem&, const cudaDeviceProp&);
 std::unique_ptr<Plan> wmma_tf32_plan(const Problem&, const PlanContext&);
 
-// ---- direct-convolution course-project ideas (issue 5): constant memory, restrict+unroll, tiled input ----
+// ---- direct-convolution course-project ideas: constant memory, restrict+unroll, tiled input ----
 // direct_const_weights.cu — filters in __constant__ memory, in chunks of M that fit 64 KB.
 std::optional<std::string> const_weights_supports(const Problem&, const cudaDeviceProp&);
 std::unique_ptr<Plan> const_weights_plan(const Problem&, const PlanContext&);
@@ -79,16 +79,27 @@ std::unique_ptr<Plan> restrict_unroll_plan(const Problem&, const PlanContext&);
 std::optional<std::string> tiled_input_supports(const Problem&, const cudaDeviceProp&);
 std::unique_ptr<Plan> tiled_input_plan(const Problem&, const PlanContext&);
 
-// ---- anchors (issue 6): cuDNN, cuBLAS ----
+// ---- anchors: cuDNN, cuBLAS ----
 #ifdef CONVSTUDY_HAVE_CUDNN
-// cudnn.cu — cuDNN forward with the algorithm cuDNN's benchmark picks: fp32 (FMA math, no
-// TF32), tf32 (tensor-op math on float tensors), fp16 (half tensors, float accumulation).
+// cudnn_graph.cu — cuDNN 9's graph (backend) API, NCHW or NHWC: the fastest accurate engine
+// configuration of heuristics A, B, the fallback list and the global engine list, timed
+// in make_plan. fp32 (no tensor cores), tf32, fp16 and bf16 (float compute).
 std::optional<std::string> cudnn_fp32_supports(const Problem&, const cudaDeviceProp&);
 std::unique_ptr<Plan> cudnn_fp32_plan(const Problem&, const PlanContext&);
 std::optional<std::string> cudnn_tf32_supports(const Problem&, const cudaDeviceProp&);
 std::unique_ptr<Plan> cudnn_tf32_plan(const Problem&, const PlanContext&);
 std::optional<std::string> cudnn_fp16_supports(const Problem&, const cudaDeviceProp&);
 std::unique_ptr<Plan> cudnn_fp16_plan(const Problem&, const PlanContext&);
+std::optional<std::string> cudnn_bf16_supports(const Problem&, const cudaDeviceProp&);
+std::unique_ptr<Plan> cudnn_bf16_plan(const Problem&, const PlanContext&);
+// cudnn.cu — the legacy API (cudnnFindConvolutionForwardAlgorithmEx, NCHW): fp32 (FMA math,
+// no TF32), tf32 (tensor-op math on float tensors), fp16 (half tensors, float accumulation).
+std::optional<std::string> cudnn_legacy_fp32_supports(const Problem&, const cudaDeviceProp&);
+std::unique_ptr<Plan> cudnn_legacy_fp32_plan(const Problem&, const PlanContext&);
+std::optional<std::string> cudnn_legacy_tf32_supports(const Problem&, const cudaDeviceProp&);
+std::unique_ptr<Plan> cudnn_legacy_tf32_plan(const Problem&, const PlanContext&);
+std::optional<std::string> cudnn_legacy_fp16_supports(const Problem&, const cudaDeviceProp&);
+std::unique_ptr<Plan> cudnn_legacy_fp16_plan(const Problem&, const PlanContext&);
 #endif
 // cublas_im2col.cu — our im2col unroll + one cuBLAS GEMM per chunk of images + permute.
 std::optional<std::string> cublas_im2col_supports(const Problem&, const cudaDeviceProp&);
@@ -97,5 +108,35 @@ std::optional<std::string> cublas_im2col_tf32_supports(const Problem&, const cud
 std::unique_ptr<Plan> cublas_im2col_tf32_plan(const Problem&, const PlanContext&);
 std::optional<std::string> cublas_im2col_fp16_supports(const Problem&, const cudaDeviceProp&);
 std::unique_ptr<Plan> cublas_im2col_fp16_plan(const Problem&, const PlanContext&);
+std::optional<std::string> cublas_im2col_bf16_supports(const Problem&, const cudaDeviceProp&);
+std::unique_ptr<Plan> cublas_im2col_bf16_plan(const Problem&, const PlanContext&);
+
+// ---- Hopper family (issue 14): gpu/variants/hopper/*.cu, built for sm_90a (cs_gpu_hopper) ----
+// wgmma_cpasync.cu — rung 1: wgmma from shared memory filled by cp.async; wgmma_tma.cu —
+// rung 2: the same fed by TMA (im2col + tiled tensor maps) through mbarriers. Shared code:
+// hopper_core.cuh (transforms, space-to-depth, epilogue, plan); hopper_api.hpp (tile configs).
+std::optional<std::string> hopper_wgmma_fp16_supports(const Problem&, const cudaDeviceProp&);
+std::unique_ptr<Plan> hopper_wgmma_fp16_plan(const Problem&, const PlanContext&);
+std::optional<std::string> hopper_wgmma_bf16_supports(const Problem&, const cudaDeviceProp&);
+std::unique_ptr<Plan> hopper_wgmma_bf16_plan(const Problem&, const PlanContext&);
+std::optional<std::string> hopper_tma_fp16_supports(const Problem&, const cudaDeviceProp&);
+std::unique_ptr<Plan> hopper_tma_fp16_plan(const Problem&, const PlanContext&);
+std::optional<std::string> hopper_tma_bf16_supports(const Problem&, const cudaDeviceProp&);
+std::unique_ptr<Plan> hopper_tma_bf16_plan(const Problem&, const PlanContext&);
+
+// ---- exact-fp32 fast family (issue 15): Winograd, SIMT GEMM at cuBLAS speed, split-TF32 ----
+// winograd_f2x2_3x3.cu, winograd_f4x4_3x3.cu (fused Winograd, 3x3 stride 1; shared kernel:
+// winograd_fused.cuh), simt_gemm.cu, split_tf32.cu (3xTF32 and its 1xTF32 twin on mma.sync).
+// Shared code: fp32fast_common.cuh.
+std::optional<std::string> winograd_f2x2_supports(const Problem&, const cudaDeviceProp&);
+std::unique_ptr<Plan> winograd_f2x2_plan(const Problem&, const PlanContext&);
+std::optional<std::string> winograd_f4x4_supports(const Problem&, const cudaDeviceProp&);
+std::unique_ptr<Plan> winograd_f4x4_plan(const Problem&, const PlanContext&);
+std::optional<std::string> simt_gemm_supports(const Problem&, const cudaDeviceProp&);
+std::unique_ptr<Plan> simt_gemm_plan(const Problem&, const PlanContext&);
+std::optional<std::string> split_tf32_supports(const Problem&, const cudaDeviceProp&);
+std::unique_ptr<Plan> split_tf32_plan(const Problem&, const PlanContext&);
+std::optional<std::string> tf32_mma_supports(const Problem&, const cudaDeviceProp&);
+std::unique_ptr<Plan> tf32_mma_plan(const Problem&, const PlanContext&);
 
 }  // namespace cs::gpu::variants

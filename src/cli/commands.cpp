@@ -3,6 +3,8 @@
 // the variant (its reason is printed), 4 no CUDA device for a GPU command.
 #include "commands.hpp"
 
+#include "ceilings.hpp"
+#include "compare.hpp"
 #include "cpu_anchor.hpp"
 #include "device.hpp"
 #include "error.hpp"
@@ -18,10 +20,13 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <iostream>
+#include <map>
+#include <optional>
 #include <set>
 
 namespace cs::cli {
@@ -135,7 +140,15 @@ RunMeta make_meta(gpu::DeviceContext& ctx, const gpu::RunOptions& o) {
     m.sms = i.sms;
     m.cuda_runtime = gpu::DeviceInfo::version_string(i.runtime_version);
     m.driver = gpu::DeviceInfo::version_string(i.driver_version);
-    m.peak_tflops = ctx.fp32_peak_tflops();
+    // Ceilings of every precision class, measured now on this device (cuBLAS GEMMs and a
+    // device-to-device copy); fp32's is the higher of cuBLAS SGEMM and the register-only
+    // FMA kernel, the hardware's FMA rate, so no FMA row can pass 100%.
+    const gpu::Ceilings c = gpu::measure_ceilings(ctx);
+    m.peak_fp32 = std::max(c.fp32, ctx.fp32_peak_tflops());
+    m.peak_tf32 = c.tf32;
+    m.peak_fp16 = c.fp16;
+    m.peak_bf16 = c.bf16;
+    m.copy_gbs = c.copy_gbs;
     m.git_rev = kGitRevision;
     m.tool_version = kToolVersion;
     m.l2_flush = o.flush_l2;
@@ -144,8 +157,40 @@ RunMeta make_meta(gpu::DeviceContext& ctx, const gpu::RunOptions& o) {
     return m;
 }
 
-Row run_one(gpu::DeviceContext& ctx, const gpu::Variant& v, gpu::MemoryMode mode, const ProblemData& d,
-            const gpu::RunOptions& opt) {
+gpu::Layout parse_layout_or_throw(const std::string& s) {
+    auto l = gpu::parse_layout(s);
+    if (!l) throw Error("unknown layout '" + s + "'; valid layouts: nchw, nhwc");
+    return *l;
+}
+
+bool declares(const gpu::Variant& v, gpu::Layout l) {
+    return std::find(v.layouts.begin(), v.layouts.end(), l) != v.layouts.end();
+}
+
+// The cuBLAS GEMM of the layer's im2col shape (M x K by K x N*E*F) in a precision class:
+// the ceiling of an implicit GEMM, measured in the same run. Empty when it cannot run.
+std::optional<double> gemm_ceiling(gpu::DeviceContext& ctx, const std::string& precision, const Layer& l,
+                                   std::int64_t N) {
+    static const std::map<std::string, gpu::Precision> classes = {{"fp32", gpu::Precision::fp32},
+                                                                  {"tf32", gpu::Precision::tf32},
+                                                                  {"fp16", gpu::Precision::fp16},
+                                                                  {"fp16acc", gpu::Precision::fp16},
+                                                                  {"bf16", gpu::Precision::bf16}};
+    auto it = classes.find(precision);
+    if (it == classes.end()) return std::nullopt;
+    try {
+        const double ms = gpu::gemm_ceiling_ms(ctx, it->second, l.M, N * l.E() * l.F(), l.C * l.R * l.S);
+        if (std::isfinite(ms) && ms > 0) return ms;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "warning: no GEMM ceiling for %s N=%lld %s: %s\n", l.name.c_str(),
+                     static_cast<long long>(N), precision.c_str(), e.what());
+        (void)cudaGetLastError();
+    }
+    return std::nullopt;
+}
+
+Row run_one(gpu::DeviceContext& ctx, const gpu::Variant& v, gpu::MemoryMode mode, gpu::Layout layout,
+            const ProblemData& d, const gpu::RunOptions& opt) {
     Row row;
     row.layer = d.layer;
     row.N = d.N;
@@ -154,7 +199,8 @@ Row run_one(gpu::DeviceContext& ctx, const gpu::Variant& v, gpu::MemoryMode mode
     row.precision = std::string(gpu::to_string(v.precision));
     row.io_dtype = std::string(gpu::to_string(v.io));
     row.memory = std::string(gpu::to_string(mode));
-    row.result = gpu::run_variant(ctx, v, mode, gpu::Problem{d.layer, d.N}, d.host(), opt);
+    row.layout = std::string(gpu::to_string(layout));
+    row.result = gpu::run_variant(ctx, v, mode, gpu::Problem{d.layer, d.N, layout}, d.host(), opt);
     if (d.cpu.repeats > 0) {
         row.cpu_ms = d.cpu.ms;
         row.cpu_threads = d.cpu.threads;
@@ -205,14 +251,14 @@ std::string summary_line(const Row& row) {
     char b[512];
     if (r.status == gpu::Status::pass) {
         std::snprintf(b, sizeof b,
-                      "%-6s N=%-5lld %-24s %-16s PASS  kernel %9.4f ms (min %.4f, max %.4f)  total %9.3f ms  "
+                      "%-6s N=%-5lld %-24s %-16s %-4s PASS  kernel %9.4f ms (min %.4f, max %.4f)  total %9.3f ms  "
                       "max_rel_err %.2e  speedup %.1fx",
                       row.layer.name.c_str(), static_cast<long long>(row.N), row.variant.c_str(), row.memory.c_str(),
-                      r.kernel.median, r.kernel.min, r.kernel.max, r.total.median, r.err.max_rel_err,
-                      row.cpu_ms / r.kernel.median);
+                      row.layout.c_str(), r.kernel.median, r.kernel.min, r.kernel.max, r.total.median,
+                      r.err.max_rel_err, row.cpu_ms / r.kernel.median);
     } else {
-        std::snprintf(b, sizeof b, "%-6s N=%-5lld %-24s %-16s %-5s %s", row.layer.name.c_str(),
-                      static_cast<long long>(row.N), row.variant.c_str(), row.memory.c_str(),
+        std::snprintf(b, sizeof b, "%-6s N=%-5lld %-24s %-16s %-4s %-5s %s", row.layer.name.c_str(),
+                      static_cast<long long>(row.N), row.variant.c_str(), row.memory.c_str(), row.layout.c_str(),
                       std::string(gpu::to_string(r.status)).c_str(), r.reason.c_str());
     }
     return b;
@@ -233,6 +279,12 @@ int cmd_list(const TableOpt& topt, bool json) {
                                      {"precision", gpu::to_string(v.precision)},
                                      {"io_dtype", gpu::to_string(v.io)},
                                      {"deterministic", v.deterministic},
+                                     {"algo", v.algo},
+                                     {"layouts", [&] {
+                                          nlohmann::json ls = nlohmann::json::array();
+                                          for (auto l : v.layouts) ls.push_back(gpu::to_string(l));
+                                          return ls;
+                                      }()},
                                      {"idea", v.idea}});
         }
         for (auto m : gpu::all_memory_modes()) j["memory_modes"].push_back(gpu::to_string(m));
@@ -241,17 +293,21 @@ int cmd_list(const TableOpt& topt, bool json) {
         return 0;
     }
     std::printf("Variants (%zu):\n", gpu::registry().size());
-    std::printf("  %-26s %-18s %-14s %-8s %-4s %s\n", "name", "aliases", "family", "precision", "io", "idea");
+    std::printf("  %-26s %-18s %-14s %-8s %-4s %-9s %-9s %s\n", "name", "aliases", "family", "precision", "io",
+                "layouts", "algo", "idea");
     for (const auto& v : gpu::registry()) {
-        std::string al;
+        std::string al, ls;
         for (const auto& a : v.aliases) al += (al.empty() ? "" : ",") + a.name;
-        std::printf("  %-26s %-18s %-14s %-8s %-4s %s%s\n", v.name.c_str(), al.c_str(), v.family.c_str(),
+        for (auto l : v.layouts) ls += (ls.empty() ? "" : ",") + std::string(gpu::to_string(l));
+        std::printf("  %-26s %-18s %-14s %-8s %-4s %-9s %-9s %s%s\n", v.name.c_str(), al.c_str(), v.family.c_str(),
                     std::string(gpu::to_string(v.precision)).c_str(), std::string(gpu::to_string(v.io)).c_str(),
-                    v.idea.c_str(), v.deterministic ? "" : " [order-dependent]");
+                    ls.c_str(), v.algo.c_str(), v.idea.c_str(), v.deterministic ? "" : " [order-dependent]");
     }
     std::printf("\nMemory modes: %s\n", gpu::memory_mode_names().c_str());
+    std::printf("Layouts: nchw (the golden files'), nhwc (input NHWC, weights KRSC, output NHWC)\n");
     std::printf("\nPass thresholds on max_rel_err = max|out - golden| / max|golden|:\n");
-    for (auto p : {gpu::Precision::fp32, gpu::Precision::tf32, gpu::Precision::fp16, gpu::Precision::fp16acc})
+    for (auto p : {gpu::Precision::fp32, gpu::Precision::tf32, gpu::Precision::fp16, gpu::Precision::bf16,
+                   gpu::Precision::fp16acc})
         std::printf("  %-8s %.0e  %s\n", std::string(gpu::to_string(p)).c_str(), gpu::threshold(p),
                     gpu::threshold_reason(p));
     std::printf("\nLayers (%s):\n", table.source.c_str());
@@ -293,7 +349,7 @@ int cmd_generate(const GenerateArgs& a) {
 
 struct RunArgs {
     TableOpt table;
-    std::string variant, layer, memory, csv, golden = "golden";
+    std::string variant, layer, memory, layout, csv, golden = "golden";
     std::int64_t batch = 0;
     TimingOpts timing;
     CheckOpts check;
@@ -306,13 +362,18 @@ int cmd_run(RunArgs a) {
     const auto ref = find_variant_or_throw(a.variant);
     std::string mode_name = a.memory.empty() ? (ref.memory.empty() ? "pageable" : ref.memory) : a.memory;
     const gpu::MemoryMode mode = parse_mode_or_throw(mode_name);
+    // Default layout: nchw where the variant runs it, else the first it declares.
+    const gpu::Layout layout = !a.layout.empty()                               ? parse_layout_or_throw(a.layout)
+                               : declares(*ref.variant, gpu::Layout::nchw) ? gpu::Layout::nchw
+                                                                           : ref.variant->layouts.front();
     a.check.parse();
     if (!a.csv.empty()) check_writable(a.csv);
     auto ctx = open_device();
     const ProblemData d = load_problem(a.golden, table, layer, a.batch, a.check);
     const auto opt = a.timing.to_run_options();
     const RunMeta meta = make_meta(*ctx, opt);
-    Row row = run_one(*ctx, *ref.variant, mode, d, opt);
+    Row row = run_one(*ctx, *ref.variant, mode, layout, d, opt);
+    if (row.result.status == gpu::Status::pass) row.gemm_ceiling_ms = gemm_ceiling(*ctx, row.precision, layer, a.batch);
     std::printf("%s\n", summary_line(row).c_str());
     if (!row.result.detail.empty()) std::printf("  plan: %s\n", row.result.detail.c_str());
     if (!a.csv.empty()) write_csv(a.csv, meta, {row});
@@ -327,7 +388,7 @@ int cmd_run(RunArgs a) {
 
 struct SweepArgs {
     TableOpt table;
-    std::vector<std::string> variants{"all"}, layers, memory{"pageable"};
+    std::vector<std::string> variants{"all"}, layers, memory{"pageable"}, layouts{"all"};
     std::vector<std::int64_t> batches{1, 32, 128};
     std::string csv, golden = "golden";
     bool quiet = false;
@@ -351,6 +412,14 @@ int cmd_sweep(const SweepArgs& a) {
             break;
         }
         modes.push_back(parse_mode_or_throw(m));
+    }
+    std::vector<gpu::Layout> layouts;
+    for (const auto& l : a.layouts) {
+        if (l == "all") {
+            layouts = gpu::all_layouts();
+            break;
+        }
+        layouts.push_back(parse_layout_or_throw(l));
     }
     // (variant, memory modes): an alias that implies a mode (UM) brings only that mode.
     std::vector<std::pair<const gpu::Variant*, std::vector<gpu::MemoryMode>>> plan;
@@ -381,13 +450,24 @@ int cmd_sweep(const SweepArgs& a) {
     const auto opt = a.timing.to_run_options();
     const RunMeta meta = make_meta(*ctx, opt);
     if (!a.quiet)
-        std::fprintf(stderr, "device: %s (cc %s, %d SMs), fp32 FMA ceiling measured %.1f TFLOP/s\n",
-                     meta.device.c_str(), meta.cc.c_str(), meta.sms, meta.peak_tflops);
+        std::fprintf(stderr,
+                     "device: %s (cc %s, %d SMs); ceilings measured now, TFLOP/s: fp32 %.1f, tf32 %.0f, fp16 %.0f, "
+                     "bf16 %.0f; device copy %.0f GB/s\n",
+                     meta.device.c_str(), meta.cc.c_str(), meta.sms, meta.peak_fp32, meta.peak_tf32, meta.peak_fp16,
+                     meta.peak_bf16, meta.copy_gbs);
+    // A variant runs in each requested layout its registry row declares (others are not
+    // rows of the sweep: `convstudy list` shows each variant's layouts).
+    auto runs_of = [&](const gpu::Variant& v) {
+        std::vector<gpu::Layout> ls;
+        for (auto l : layouts)
+            if (declares(v, l)) ls.push_back(l);
+        return ls;
+    };
 
     double total_work = 0;
     for (auto N : a.batches)
         for (const Layer* l : layers)
-            for (const auto& [v, ms] : plan) total_work += l->flops(N) * double(ms.size());
+            for (const auto& [v, ms] : plan) total_work += l->flops(N) * double(ms.size() * runs_of(*v).size());
     Progress progress("sweep", total_work, a.quiet);
     double done = 0;
     std::vector<Row> rows;
@@ -396,11 +476,14 @@ int cmd_sweep(const SweepArgs& a) {
         for (const Layer* l : layers) {
             progress.update(done, l->name + " N=" + std::to_string(N) + ": loading the reference data");
             const ProblemData g = load_problem(a.golden, table, *l, N, a.check);
+            const std::size_t first_row = rows.size();
             for (const auto& [v, ms] : plan) {
-                for (auto mode : ms) {
+                for (auto mode : ms)
+                for (auto layout : runs_of(*v)) {
                     progress.update(done, l->name + " N=" + std::to_string(N) + ": " + v->name + " " +
-                                              std::string(gpu::to_string(mode)));
-                    rows.push_back(run_one(*ctx, *v, mode, g, opt));
+                                              std::string(gpu::to_string(mode)) + " " +
+                                              std::string(gpu::to_string(layout)));
+                    rows.push_back(run_one(*ctx, *v, mode, layout, g, opt));
                     const auto& r = rows.back().result;
                     progress.message(summary_line(rows.back()));
                     if (a.quiet) std::printf("%s\n", summary_line(rows.back()).c_str());
@@ -418,7 +501,17 @@ int cmd_sweep(const SweepArgs& a) {
                     }
                 }
             }
+            // The GEMM ceiling of each precision class that ran on this (layer, N).
+            std::map<std::string, std::optional<double>> ceiling;
+            for (std::size_t i = first_row; i < rows.size(); ++i) {
+                auto& row = rows[i];
+                if (row.result.status != gpu::Status::pass) continue;
+                auto it = ceiling.find(row.precision);
+                if (it == ceiling.end()) it = ceiling.emplace(row.precision, gemm_ceiling(*ctx, row.precision, *l, N)).first;
+                row.gemm_ceiling_ms = it->second;
+            }
             // Rewritten (atomically) after each (layer, N): an interrupted sweep keeps its rows.
+            fill_vs_cudnn(rows);
             write_csv(a.csv, meta, rows);
         }
     }
@@ -467,6 +560,8 @@ int main(int argc, char** argv) {
     r->add_option("--layer", run.layer, "layer name (see `list`)")->required();
     r->add_option("--batch", run.batch, "batch size N")->required();
     r->add_option("--memory", run.memory, "memory mode: " + gpu::memory_mode_names() + " (default pageable)");
+    r->add_option("--layout", run.layout,
+                  "tensor layout: nchw or nhwc (default nchw, or the variant's own where it runs only nhwc)");
     r->add_option("--csv", run.csv, "write the result row to this CSV file");
     r->add_option("--golden", run.golden, "root directory of the golden files");
     r->add_option("--table", run.table.path, "layer table (JSON); default: built-in AlexNet");
@@ -479,12 +574,18 @@ int main(int argc, char** argv) {
     s->add_option("--layers", sw.layers, "layer names, comma separated (default: every layer)")->delimiter(',');
     s->add_option("--batch", sw.batches, "batch sizes, comma separated")->delimiter(',');
     s->add_option("--memory", sw.memory, "memory modes, comma separated, or all")->delimiter(',');
+    s->add_option("--layout", sw.layouts,
+                  "layouts, comma separated: nchw, nhwc or all (default); each variant runs the ones it declares")
+        ->delimiter(',');
     s->add_option("--csv", sw.csv, "results CSV (written atomically, after each layer and batch)")->required();
     s->add_option("--golden", sw.golden, "root directory of the golden files");
     s->add_option("--table", sw.table.path, "layer table (JSON); default: built-in AlexNet");
     s->add_flag("--quiet", sw.quiet, "no progress on stderr; one line per result on stdout");
     add_timing_options(s, sw.timing);
     add_check_options(s, sw.check);
+
+    CompareArgs cmp;
+    auto* cm = add_compare_command(app, cmp);
 
     try {
         app.parse(argc, argv);
@@ -504,6 +605,7 @@ int main(int argc, char** argv) {
         if (*g) return cmd_generate(gen);
         if (*r) return cmd_run(run);
         if (*s) return cmd_sweep(sw);
+        if (*cm) return cmd_compare(cmp);
     } catch (const NoDevice& e) {
         std::fprintf(stderr, "error: %s\n", e.what());
         return kExitNoDevice;

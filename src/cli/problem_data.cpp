@@ -20,9 +20,11 @@ gpu::HostData ProblemData::host() const {
     d.w = weights.data();
     if (!golden.empty()) {
         d.golden = golden.data();
+        d.bound = bound.empty() ? nullptr : bound.data();
     } else {
         d.sample_index = sample_index.data();
         d.sample_value = sample_value.data();
+        d.sample_bound = sample_bound.empty() ? nullptr : sample_bound.data();
         d.sample_count = std::int64_t(sample_index.size());
         d.sample_max_abs = sample_max_abs;
     }
@@ -67,6 +69,7 @@ ProblemData make_sampled(const Layer& l, std::int64_t N, std::uint64_t seed, std
     make_weights(l, seed, d.weights.data());
     d.sample_index = sample_indices(l, N, samples, seed);
     d.sample_value.resize(d.sample_index.size());
+    d.sample_bound.resize(d.sample_index.size());
     const std::int64_t E = l.E(), F = l.F();
 #pragma omp parallel for schedule(dynamic, 16)
     for (std::int64_t i = 0; i < std::int64_t(d.sample_index.size()); ++i) {
@@ -78,6 +81,7 @@ ProblemData make_sampled(const Layer& l, std::int64_t N, std::uint64_t seed, std
         const int m = int(x % l.M);
         const std::int64_t n = x / l.M;
         d.sample_value[std::size_t(i)] = conv2d_element(l, d.input.data(), d.weights.data(), n, m, e, f);
+        d.sample_bound[std::size_t(i)] = conv2d_element_bound(l, d.input.data(), d.weights.data(), n, m, e, f);
     }
     for (double v : d.sample_value) d.sample_max_abs = std::max(d.sample_max_abs, std::fabs(v));
     d.cpu_model = cpu_model();
@@ -95,6 +99,7 @@ ProblemData from_golden(GoldenSet&& g) {
     d.input = std::move(g.input);
     d.weights = std::move(g.weights);
     d.golden = std::move(g.output);
+    d.bound = std::move(g.bound);
     d.cpu = g.cpu;
     d.onednn = g.onednn;
     d.cpu_model = g.cpu_model;

@@ -20,8 +20,10 @@ struct ProblemData {
     Layer layer;
     std::int64_t N = 0;
     std::vector<float> input, weights, golden;  // golden empty in sampled mode
+    std::vector<float> bound;                  // sum|w*x| of each golden element (gpu/tolerance.hpp)
     std::vector<std::int64_t> sample_index;
     std::vector<double> sample_value;
+    std::vector<double> sample_bound;          // sum|w*x| of each sampled element
     double sample_max_abs = 0;
     CpuTiming cpu;                 // repeats == 0: not measured
     std::optional<CpuTiming> onednn;
@@ -38,8 +40,9 @@ inline constexpr std::int64_t kDefaultSamples = 4096;
 std::vector<std::int64_t> sample_indices(const Layer& layer, std::int64_t N, std::int64_t count,
                                          std::uint64_t seed);
 
-// Builds the sampled data: generator inputs, sampled reference values (double), and the
-// float32 CPU reference time when time_cpu is set (it computes the whole output once).
+// Builds the sampled data: generator inputs, sampled reference values and their bounds
+// sum|w*x| (double), and the float32 CPU reference time when time_cpu is set (it computes
+// the whole output once).
 ProblemData make_sampled(const Layer& layer, std::int64_t N, std::uint64_t seed, std::int64_t samples,
                          bool time_cpu);
 

@@ -20,14 +20,14 @@ const std::vector<std::string>& csv_columns() {
     static const std::vector<std::string> cols = {
         "timestamp", "device", "cc", "sms", "cuda_runtime", "driver", "git_rev", "tool_version",
         "layer", "C", "H", "W", "M", "R", "S", "stride", "pad", "E", "F", "N",
-        "variant", "family", "precision", "io_dtype", "memory", "status", "reason", "check",
+        "variant", "family", "precision", "io_dtype", "memory", "layout", "algo", "status", "reason", "check",
         "max_abs_err", "max_rel_err", "rel_l2_err", "threshold",
         "kernel_ms", "kernel_min_ms", "kernel_max_ms", "repeats", "warmup", "l2_flush",
-        "h2d_ms", "d2h_ms", "total_ms", "total_min_ms", "total_max_ms", "setup_ms",
+        "h2d_ms", "convert_ms", "d2h_ms", "total_ms", "total_min_ms", "total_max_ms", "setup_ms",
         "streams", "chunks", "overlap",
         "cpu_ms", "cpu_threads", "cpu_model", "cpu_onednn_ms",
-        "speedup_kernel", "speedup_total", "vs_cudnn",
-        "gflop", "tflops", "pct_peak", "peak_tflops",
+        "speedup_kernel", "speedup_total", "vs_cudnn", "vs_cudnn_best",
+        "gflop", "tflops", "pct_peak", "peak_tflops", "gemm_ceiling_ms", "copy_gbs",
         "workspace_bytes", "device_bytes", "detail"};
     return cols;
 }
@@ -63,27 +63,29 @@ std::vector<std::string> csv_fields(const RunMeta& m, const Row& row) {
     const double total = pass ? r.total.median : NAN;
     const double tflops = pass ? gflop / kernel : NAN;  // GFLOP / ms = TFLOP/s
     const bool streams = row.memory == "streams";
-    const double overlap = pass && streams ? (r.h2d.median + r.kernel.median + r.d2h.median) / total : NAN;
+    const double overlap =
+        pass && streams ? (r.h2d.median + r.convert.median + r.kernel.median + r.d2h.median) / total : NAN;
+    const double peak = m.peak_for(row.precision);
     std::vector<std::string> f = {
         m.timestamp, m.device, m.cc, std::to_string(m.sms), m.cuda_runtime, m.driver, m.git_rev, m.tool_version,
         l.name, std::to_string(l.C), std::to_string(l.H), std::to_string(l.W), std::to_string(l.M),
         std::to_string(l.R), std::to_string(l.S), std::to_string(l.stride), std::to_string(l.pad),
         std::to_string(l.E()), std::to_string(l.F()), std::to_string(row.N),
-        row.variant, row.family, row.precision, row.io_dtype, row.memory,
+        row.variant, row.family, row.precision, row.io_dtype, row.memory, row.layout, r.algo,
         std::string(gpu::to_string(r.status)), r.reason, r.check,
         checked ? num(r.err.max_abs_err) : "", checked ? num(r.err.max_rel_err) : "",
         checked ? num(r.err.rel_l2_err) : "", num(r.threshold),
         num(kernel), pass ? num(r.kernel.min) : "", pass ? num(r.kernel.max) : "",
         pass ? std::to_string(r.kernel.count) : "", std::to_string(m.warmup), m.l2_flush ? "1" : "0",
-        pass ? num(r.h2d.median) : "", pass ? num(r.d2h.median) : "", num(total),
+        pass ? num(r.h2d.median) : "", pass ? num(r.convert.median) : "", pass ? num(r.d2h.median) : "", num(total),
         pass ? num(r.total.min) : "", pass ? num(r.total.max) : "", num(r.setup_ms),
         r.streams ? std::to_string(r.streams) : "", r.chunks ? std::to_string(r.chunks) : "", num(overlap),
         num(row.cpu_ms), row.cpu_threads ? std::to_string(row.cpu_threads) : "", row.cpu_model,
         num(row.cpu_onednn_ms),
         pass ? num(row.cpu_ms / kernel) : "", pass ? num(row.cpu_ms / total) : "",
-        row.vs_cudnn && pass ? num(*row.vs_cudnn) : "",
-        num(gflop), num(tflops), pass && m.peak_tflops > 0 ? num(100.0 * tflops / m.peak_tflops) : "",
-        num(m.peak_tflops),
+        row.vs_cudnn && pass ? num(*row.vs_cudnn) : "", row.vs_cudnn_best && pass ? num(*row.vs_cudnn_best) : "",
+        num(gflop), num(tflops), pass && peak > 0 ? num(100.0 * tflops / peak) : "", peak > 0 ? num(peak) : "",
+        row.gemm_ceiling_ms ? num(*row.gemm_ceiling_ms) : "", m.copy_gbs > 0 ? num(m.copy_gbs) : "",
         std::to_string(r.workspace_bytes), std::to_string(r.device_bytes), r.detail};
     return f;
 }
@@ -123,21 +125,39 @@ void check_writable(const std::filesystem::path& path) {
     ::unlink(probe.c_str());
 }
 
+double RunMeta::peak_for(const std::string& precision) const {
+    if (precision == "fp32") return peak_fp32;
+    if (precision == "tf32") return peak_tf32;
+    if (precision == "fp16" || precision == "fp16acc") return peak_fp16;
+    if (precision == "bf16") return peak_bf16;
+    return 0;
+}
+
+std::string anchor_class(const std::string& precision) { return precision == "fp16acc" ? "fp16" : precision; }
+
 void fill_vs_cudnn(std::vector<Row>& rows) {
-    // (layer, N, memory, anchor precision) -> cuDNN kernel_ms
-    std::map<std::string, double> anchor;
-    auto key = [](const Row& r, const std::string& prec) {
-        return r.layer.name + "|" + std::to_string(r.N) + "|" + r.memory + "|" + prec;
+    // (layer, N, memory, class[, layout]) -> fastest cuDNN kernel_ms
+    std::map<std::string, double> same_layout, any_layout;
+    auto key = [](const Row& r) {
+        return r.layer.name + "|" + std::to_string(r.N) + "|" + r.memory + "|" + anchor_class(r.precision);
+    };
+    auto keep_min = [](std::map<std::string, double>& m, const std::string& k, double v) {
+        auto [it, fresh] = m.emplace(k, v);
+        if (!fresh && v < it->second) it->second = v;
     };
     for (const auto& r : rows)
-        if (r.family == "cudnn" && r.result.status == gpu::Status::pass &&
-            (r.variant == "cudnn-fp32" || r.variant == "cudnn-fp16"))
-            anchor[key(r, r.precision)] = r.result.kernel.median;
+        if (r.family == "cudnn" && r.result.status == gpu::Status::pass) {
+            keep_min(same_layout, key(r) + "|" + r.layout, r.result.kernel.median);
+            keep_min(any_layout, key(r), r.result.kernel.median);
+        }
     for (auto& r : rows) {
+        r.vs_cudnn.reset();
+        r.vs_cudnn_best.reset();
         if (r.result.status != gpu::Status::pass) continue;
-        const std::string prec = (r.precision == "fp16" || r.precision == "fp16acc") ? "fp16" : "fp32";
-        auto it = anchor.find(key(r, prec));
-        if (it != anchor.end()) r.vs_cudnn = it->second / r.result.kernel.median;
+        if (auto it = same_layout.find(key(r) + "|" + r.layout); it != same_layout.end())
+            r.vs_cudnn = it->second / r.result.kernel.median;
+        if (auto it = any_layout.find(key(r)); it != any_layout.end())
+            r.vs_cudnn_best = it->second / r.result.kernel.median;
     }
 }
 

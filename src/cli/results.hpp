@@ -17,7 +17,10 @@ struct RunMeta {
     std::string timestamp;  // UTC, ISO 8601
     std::string device, cc, cuda_runtime, driver;
     int sms = 0;
-    double peak_tflops = 0;  // fp32 FMA ceiling measured in this run
+    // Ceilings measured in this run (TFLOP/s per precision class; fp16acc uses fp16's),
+    // and the device-to-device copy bandwidth (GB/s, bytes read + written).
+    double peak_fp32 = 0, peak_tf32 = 0, peak_fp16 = 0, peak_bf16 = 0, copy_gbs = 0;
+    double peak_for(const std::string& precision) const;
     std::string git_rev, tool_version;
     bool l2_flush = true;
     int warmup = 0, repeats = 0;
@@ -26,14 +29,18 @@ struct RunMeta {
 struct Row {
     Layer layer;
     std::int64_t N = 0;
-    std::string variant, family, precision, io_dtype, memory;
+    std::string variant, family, precision, io_dtype, memory, layout;
     gpu::RunResult result;
     // CPU side of the speedups (from the golden manifest); NaN when unknown.
     double cpu_ms = NAN;
     int cpu_threads = 0;
     std::string cpu_model;
     double cpu_onednn_ms = NAN;
-    std::optional<double> vs_cudnn;  // cuDNN fp32 (or fp16 for half rows) kernel_ms / ours
+    // The fastest cuDNN row's kernel_ms over ours: same precision class (fp16acc: fp16),
+    // layout and memory mode (vs_cudnn), or either layout (vs_cudnn_best).
+    std::optional<double> vs_cudnn, vs_cudnn_best;
+    // cuBLAS GEMM of the layer's im2col shape in the row's precision class, this run (ms).
+    std::optional<double> gemm_ceiling_ms;
 };
 
 const std::vector<std::string>& csv_columns();
@@ -43,8 +50,11 @@ void write_csv(const std::filesystem::path& path, const RunMeta& meta, const std
 // Throws cs::Error now, before any long run, when `path` cannot be written.
 void check_writable(const std::filesystem::path& path);
 
-// Fills vs_cudnn from the cuDNN rows of the same (layer, N) and memory mode: fp32, tf32
-// rows against cuDNN fp32; fp16 rows against cuDNN fp16.
+// The precision class a row is compared in: fp16acc rows against fp16 anchors.
+std::string anchor_class(const std::string& precision);
+// Fills vs_cudnn and vs_cudnn_best from the PASS rows of family "cudnn" of the same
+// (layer, N, memory mode) and precision class: the fastest of them in the row's layout,
+// and the fastest in either layout.
 void fill_vs_cudnn(std::vector<Row>& rows);
 
 }  // namespace cs::cli

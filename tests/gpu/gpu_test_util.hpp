@@ -42,14 +42,18 @@ inline gpu::RunOptions test_options(int repeats = 1, bool keep_output = false) {
     return opt;
 }
 
-// Runs v on the problem with its inputs and checks the output against the reference.
+// Runs v on the problem with its inputs (in `layout`: the harness permutes the NCHW
+// reference data) and checks the output against the reference.
 inline gpu::RunResult run_checked(gpu::DeviceContext& ctx, const gpu::Variant& v, gpu::MemoryMode mode,
-                                  const RefProblem& rp, const gpu::RunOptions& opt) {
+                                  const RefProblem& rp, const gpu::RunOptions& opt,
+                                  gpu::Layout layout = gpu::Layout::nchw) {
     gpu::HostData data;
     data.in = rp.in.data();
     data.w = rp.w.data();
     data.golden = rp.golden.data();
-    return gpu::run_variant(ctx, v, mode, rp.problem, data, opt);
+    gpu::Problem p = rp.problem;
+    p.layout = layout;
+    return gpu::run_variant(ctx, v, mode, p, data, opt);
 }
 
 inline gpu::RunResult run_checked(gpu::DeviceContext& ctx, const gpu::Variant& v, gpu::MemoryMode mode,

@@ -1,4 +1,4 @@
-// The anchors (issue 6: gpu/variants/cudnn.cu, cublas_im2col.cu), beyond what
+// The anchors (gpu/variants/cudnn.cu, cublas_im2col.cu), beyond what
 // test_variants_gpu.cpp checks for every variant: each cuDNN row names the algorithm
 // cuDNN's benchmark picked, cudnn-fp32 never runs a tensor-op (TF32) algorithm, the
 // algorithm search and the cuBLAS chunking respect the workspace limit, and the streams

@@ -1,4 +1,4 @@
-// The direct-convolution course-project ideas (issue 5), beyond what test_variants_gpu.cpp
+// The direct-convolution course-project ideas, beyond what test_variants_gpu.cpp
 // checks for every variant: const-weights' chunking of the filters over the 64 KB
 // constant bank (several chunks, one chunk, and the streams mode, whose concurrent plans
 // share the bank); restrict-unroll's choice of instance (unrolled, unrolled with runtime

@@ -1,4 +1,4 @@
-// The GEMM family (issue 5), beyond what test_variants_gpu.cpp checks for every variant:
+// The GEMM family, beyond what test_variants_gpu.cpp checks for every variant:
 // im2col-gemm's chunking of its col buffer under a tiny workspace limit (and SKIP when one
 // image cannot fit), the WMMA kernels on shapes whose M, P and K are multiples of no
 // fragment and on conv3 at N=1 (the small-tile path), the implicit GEMM with and without

@@ -1,4 +1,4 @@
-// The multi-kernel family (issue 4), beyond what test_variants_gpu.cpp checks for every
+// The multi-kernel family, beyond what test_variants_gpu.cpp checks for every
 // variant: the workspace policy (chunks of images, channel groups, SKIP when even one
 // image cannot fit), the atomic variant's run-to-run spread, and the shared-input
 // decision on conv1's 227x227 plane.

@@ -1,4 +1,4 @@
-// The single-kernel family (issue 3), beyond what test_variants_gpu.cpp checks for every
+// The single-kernel family, beyond what test_variants_gpu.cpp checks for every
 // variant: coalesced / uncoalesced twins on planes with several outputs per thread, a
 // filter above the 48 KB shared-memory default (opt-in) and above the device's opt-in
 // limit (SKIP), and the filter loaders agreeing with each other on every loader path.

@@ -18,7 +18,8 @@ namespace {
 
 std::string describe(const Variant& v, const Problem& p, MemoryMode m, const RunResult& r) {
     return v.name + " on " + p.layer.name + " (" + p.layer.shape_string() + ") N=" + std::to_string(p.N) + " " +
-           std::string(to_string(m)) + ": " + std::string(to_string(r.status)) + " " + r.reason +
+           std::string(to_string(m)) + " " + std::string(to_string(p.layout)) + ": " +
+           std::string(to_string(r.status)) + " " + r.reason +
            " max_rel_err=" + std::to_string(r.err.max_rel_err);
 }
 
@@ -45,34 +46,41 @@ TEST_CASE("every variant matches the CPU reference on odd shapes", "[gpu][varian
     for (const auto& l : test::odd_layers()) {
         for (std::int64_t N : {1, 3}) {
             const auto rp = make_ref_problem(l, N);
-            for (const auto& v : registry()) {
-                const auto r = run_checked(ctx, v, MemoryMode::pageable, rp);
-                require_pass_or_announced_skip(v, rp.problem, MemoryMode::pageable, r);
-                if (r.status == Status::pass) ++passes[v.name];
-            }
+            for (const auto& v : registry())
+                for (Layout layout : v.layouts) {
+                    Problem p = rp.problem;
+                    p.layout = layout;
+                    const auto r = run_checked(ctx, v, MemoryMode::pageable, rp, test::test_options(), layout);
+                    require_pass_or_announced_skip(v, p, MemoryMode::pageable, r);
+                    if (r.status == Status::pass) ++passes[v.name + " " + std::string(to_string(layout))];
+                }
         }
     }
     // A variant that skips every odd shape is not tested by them: say so loudly.
-    for (const auto& v : registry()) {
-        INFO(v.name << " passed no odd shape");
-        CHECK(passes[v.name] > 0);
-    }
+    for (const auto& v : registry())
+        for (Layout layout : v.layouts) {
+            INFO(v.name << " passed no odd shape in layout " << to_string(layout));
+            CHECK(passes[v.name + " " + std::string(to_string(layout))] > 0);
+        }
 }
 
 TEST_CASE("every variant matches the CPU reference on the AlexNet layers at N=1", "[gpu][variants][alexnet]") {
     auto& ctx = device();
     for (const auto& l : default_layer_table().layers) {
         const auto rp = make_ref_problem(l, 1);
-        for (const auto& v : registry()) {
-            const auto r = run_checked(ctx, v, MemoryMode::pageable, rp);
-            require_pass_or_announced_skip(v, rp.problem, MemoryMode::pageable, r);
-            // The AlexNet layers are what the study is about: a variant must run them all,
-            // unless its supports() explains why not.
-            if (!v.supports(rp.problem, ctx.prop())) {
-                INFO(describe(v, rp.problem, MemoryMode::pageable, r));
-                CHECK(r.status == Status::pass);
+        for (const auto& v : registry())
+            for (Layout layout : v.layouts) {
+                Problem p = rp.problem;
+                p.layout = layout;
+                const auto r = run_checked(ctx, v, MemoryMode::pageable, rp, test::test_options(), layout);
+                require_pass_or_announced_skip(v, p, MemoryMode::pageable, r);
+                // The AlexNet layers are what the study is about: a variant must run them
+                // all, in every layout it declares, unless its supports() explains why not.
+                if (!v.supports(p, ctx.prop())) {
+                    INFO(describe(v, p, MemoryMode::pageable, r));
+                    CHECK(r.status == Status::pass);
+                }
             }
-        }
     }
 }
 

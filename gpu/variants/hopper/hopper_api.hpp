@@ -1,0 +1,27 @@
+// The Hopper family's entry points beyond the registry's supports()/make_plan(): a plan with a
+// chosen tile configuration, for the standalone tuning / test program
+// (tools/dev/hopper/test_hopper.cu). The registry uses the default configuration (cfg = -1).
+#pragma once
+
+#include "variant.hpp"
+
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace cs::gpu::variants::hopper {
+
+// Rung 1 (wgmma_cpasync.cu): wgmma from shared memory filled by cp.async.
+int cpasync_num_configs();
+std::string cpasync_config_name(int cfg);
+std::optional<std::string> cpasync_supports(const Problem& p, const cudaDeviceProp& prop);
+// dt: DType::f16 or DType::bf16; cfg -1 = the default choice for the problem.
+std::unique_ptr<Plan> cpasync_plan(DType dt, const Problem& p, const PlanContext& ctx, int cfg);
+
+// Rung 2 (wgmma_tma.cu): wgmma from shared memory filled by TMA (im2col + tiled), mbarriers.
+int tma_num_configs();
+std::string tma_config_name(int cfg);
+std::optional<std::string> tma_supports(const Problem& p, const cudaDeviceProp& prop);
+std::unique_ptr<Plan> tma_plan(DType dt, const Problem& p, const PlanContext& ctx, int cfg);
+
+}  // namespace cs::gpu::variants::hopper

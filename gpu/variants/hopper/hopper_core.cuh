@@ -1,0 +1,599 @@
+// The Hopper family (issue 14): what its variants share — the implicit-GEMM view of a
+// layer in NHWC, the PTX wrappers (wgmma, descriptors, cp.async, mbarrier, TMA, fences),
+// the epilogue, the layout / space-to-depth transform kernels, and the Plan that runs
+// transform + GEMM inside run(). Each rung's file (wgmma_cpasync.cu, wgmma_tma.cu) holds its
+// kernel and says what it studies. Everything here is built for sm_90a only (CMake target
+// cs_gpu_hopper: -gencode=arch=compute_90a,code=sm_90a); device code is guarded by
+// __CUDA_ARCH_FEAT_SM90_ALL, and supports() refuses other GPUs.
+//
+// ---- The GEMM (NHWC, "TN": both operands K-major) -----------------------------------------
+//   rows    p in [0, P), P = N*E*F output pixels, p = (n*E + e)*F + f
+//   columns m in [0, M) filters
+//   k       in [0, K),  K = R*S*C, k = (r*S + s)*C + c: channels innermost, so that a K-run of
+//           one filter tap (r,s) is a contiguous run of C channels in the NHWC input and in the
+//           KRSC weights — the unit cp.async chunks (16 B = 8 channels) and TMA boxes address.
+//   out[p][m] = sum_k  A[p][k] * B[m][k],  A[p][k] = in[n][e*st + r - pad][f*st + s - pad][c]
+//   (zero outside the image), B[m][k] = w[m][r][s][c] (KRSC as it lies).
+// The NHWC output is row-major P x M, exactly the GEMM's D; the NCHW output is written by the
+// same epilogue with out[n][m][e][f] addressing (no permute kernel).
+//
+// ---- CTA tile --------------------------------------------------------------------------
+// 128 rows (output pixels) x BN filters (BN = 96, 128, 192, 256: wgmma n), k-slices of BK
+// (64 or 32 halves = one 128 B / 64 B swizzled shared-memory row). 256 threads = 2 warpgroups;
+// warpgroup g owns rows 64g..64g+63 and all BN columns: one wgmma.m64nBNk16 per 16 k, its
+// accumulator 64 x BN fp32 = BN/2 registers per thread.
+//
+// ---- Shared memory layout (what wgmma's descriptors and TMA's swizzle agree on) --------
+// A stage: 128 rows x BK halves, row i at i*ROWB (ROWB = 2*BK bytes), its 16-byte chunk j
+// stored at chunk j ^ ((i*ROWB >> 7) & (ROWB/16 - 1)) — CUTLASS's Swizzle<3,4,3> (128 B) or
+// Swizzle<2,4,3> (64 B) on byte offsets, which is what TMA's CU_TENSOR_MAP_SWIZZLE_128B/64B
+// write and what a descriptor with layout type 1 (128B) / 2 (64B) reads. B stage: BN rows of
+// the same shape. Every stage buffer starts at a multiple of 1024 B (the swizzle period), so
+// the k-step kk inside a row is addressed by adding kk*2 bytes to the descriptor's start
+// address, and warpgroup g's A rows by adding 64*g*ROWB. Descriptor: start >> 4 (bits 0-13),
+// LBO (unused for swizzled K-major, 1), SBO = 8 rows * ROWB (bits 32-45), layout (62-63).
+//
+// ---- Accumulator fragment (wgmma m64nN, fp32) -------------------------------------------
+// thread t of the warpgroup (warp w = t/32, lane l): d[4*j + 2*i + h] is row 16*w + l/4 + 8*i,
+// column 8*j + 2*(l%4) + h, for j < N/8, i, h in {0,1}.
+#pragma once
+
+#include "buffers.hpp"
+#include "conv_shape.hpp"
+#include "cuda_check.hpp"
+#include "error.hpp"
+#include "variant.hpp"
+#include "wgmma_ops.cuh"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+
+namespace cs::gpu::variants::hopper {
+
+constexpr int kBM = 128;       // rows (output pixels) per CTA
+constexpr int kThreads = 256;  // 2 warpgroups
+
+// ---- element helpers ----------------------------------------------------------------------
+template <class T>
+struct Elem;
+template <>
+struct Elem<__half> {
+    __device__ __forceinline__ static __half from(float x) { return __float2half_rn(x); }
+    __device__ __forceinline__ static __half2 pair(float a, float b) { return __floats2half2_rn(a, b); }
+    using Pair = __half2;
+    static constexpr const char* name = "fp16";
+};
+template <>
+struct Elem<__nv_bfloat16> {
+    __device__ __forceinline__ static __nv_bfloat16 from(float x) { return __float2bfloat16_rn(x); }
+    __device__ __forceinline__ static __nv_bfloat162 pair(float a, float b) { return __floats2bfloat162_rn(a, b); }
+    using Pair = __nv_bfloat162;
+    static constexpr const char* name = "bf16";
+};
+
+// ---- the geometry the GEMM kernels see (after any transform) ------------------------------
+struct ConvGeom {
+    int N, H, W, C;       // NHWC input as the kernel reads it (C % 8 == 0)
+    int R, S, stride, pad;
+    int E, F;             // output size
+    int M;
+    int K;                // R*S*C
+    int P;                // N*E*F
+    int EF;
+};
+
+// ---- PTX wrappers ------------------------------------------------------------------------
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define CS_HOPPER_DEVICE 1
+#endif
+
+__device__ __forceinline__ std::uint32_t smem_u32(const void* p) {
+    return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// 16-byte global -> shared copy; src-size 0 writes 16 zero bytes (padding, k >= K, p >= P).
+__device__ __forceinline__ void cp_async_16(std::uint32_t dst, const void* src, bool pred) {
+#ifdef CS_HOPPER_DEVICE
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(pred ? 16 : 0)
+                 : "memory");
+#endif
+}
+__device__ __forceinline__ void cp_async_commit() {
+#ifdef CS_HOPPER_DEVICE
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+#ifdef CS_HOPPER_DEVICE
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+#endif
+}
+// Orders this thread's generic-proxy shared-memory writes (st.shared, completed cp.async)
+// before later async-proxy reads (wgmma operands) — followed by a barrier for other threads.
+__device__ __forceinline__ void fence_proxy_async_smem() {
+#ifdef CS_HOPPER_DEVICE
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ void wgmma_fence() {
+#ifdef CS_HOPPER_DEVICE
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void wgmma_commit() {
+#ifdef CS_HOPPER_DEVICE
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+#endif
+}
+template <int N>
+__device__ __forceinline__ void wgmma_wait() {
+#ifdef CS_HOPPER_DEVICE
+    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+#endif
+}
+// Keeps the compiler from moving accumulator reads/writes across wgmma issue / wait.
+template <int N>
+__device__ __forceinline__ void fence_regs(float (&d)[N]) {
+#pragma unroll
+    for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+// Shared-memory matrix descriptor (K-major, swizzled): layout 1 = 128B, 2 = 64B, 3 = 32B.
+__device__ __forceinline__ std::uint64_t smem_desc(std::uint32_t addr, std::uint32_t sbo_bytes,
+                                                   std::uint32_t layout) {
+    std::uint64_t d = 0;
+    d |= std::uint64_t((addr & 0x3FFFFu) >> 4);
+    d |= std::uint64_t(1) << 16;  // leading byte offset: unused for swizzled K-major
+    d |= std::uint64_t((sbo_bytes >> 4) & 0x3FFFu) << 32;
+    d |= std::uint64_t(layout) << 62;
+    return d;
+}
+template <int BK>
+struct SwizzleOf {
+    static_assert(BK == 64 || BK == 32, "k-slices of 64 (128B swizzle) or 32 halves (64B swizzle)");
+    static constexpr int kRowBytes = BK * 2;
+    static constexpr std::uint32_t kLayout = BK == 64 ? 1u : 2u;  // descriptor layout type
+    static constexpr std::uint32_t kSbo = 8u * kRowBytes;         // 8-row group stride
+    static constexpr int kChunks = kRowBytes / 16;                // 16-byte chunks per row
+    // Byte offset of chunk j of row i inside a 1024-aligned tile.
+    __host__ __device__ static constexpr std::uint32_t offset(int i, int j) {
+        return std::uint32_t(i * kRowBytes + ((j ^ ((i * kRowBytes >> 7) & (kChunks - 1))) << 4));
+    }
+};
+
+// mbarrier
+__device__ __forceinline__ void mbar_init(std::uint32_t bar, std::uint32_t count) {
+#ifdef CS_HOPPER_DEVICE
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+#endif
+}
+__device__ __forceinline__ void mbar_fence_init() {
+#ifdef CS_HOPPER_DEVICE
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void mbar_arrive_expect_tx(std::uint32_t bar, std::uint32_t bytes) {
+#ifdef CS_HOPPER_DEVICE
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+#endif
+}
+__device__ __forceinline__ void mbar_arrive(std::uint32_t bar) {
+#ifdef CS_HOPPER_DEVICE
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+#endif
+}
+__device__ __forceinline__ bool mbar_try_wait(std::uint32_t bar, std::uint32_t parity) {
+#ifdef CS_HOPPER_DEVICE
+    std::uint32_t ok;
+    asm volatile(
+        "{\n"
+        ".reg .pred p;\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+        "selp.u32 %0, 1, 0, p;\n"
+        "}\n"
+        : "=r"(ok)
+        : "r"(bar), "r"(parity)
+        : "memory");
+    return ok != 0;
+#else
+    return true;
+#endif
+}
+__device__ __forceinline__ void mbar_wait(std::uint32_t bar, std::uint32_t parity) {
+    while (!mbar_try_wait(bar, parity)) {
+    }
+}
+
+// TMA: im2col load of a 4D NHWC tensor (coordinates c, w, h, n of the first pixel; offsets
+// of the filter tap s, r), and a tiled 3D load; both complete on the mbarrier.
+__device__ __forceinline__ void tma_load_im2col_4d(std::uint32_t dst, const void* tmap, std::uint32_t bar, int c,
+                                                   int w, int h, int n, int off_w, int off_h) {
+#ifdef CS_HOPPER_DEVICE
+    const unsigned short ow = static_cast<unsigned short>(off_w), oh = static_cast<unsigned short>(off_h);
+    asm volatile(
+        "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes"
+        " [%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8};\n" ::"r"(dst),
+        "l"(reinterpret_cast<std::uint64_t>(tmap)), "r"(c), "r"(w), "r"(h), "r"(n), "r"(bar), "h"(ow), "h"(oh)
+        : "memory");
+#endif
+}
+__device__ __forceinline__ void tma_load_3d(std::uint32_t dst, const void* tmap, std::uint32_t bar, int c0, int c1,
+                                            int c2) {
+#ifdef CS_HOPPER_DEVICE
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+        " [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(dst),
+        "l"(reinterpret_cast<std::uint64_t>(tmap)), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
+        : "memory");
+#endif
+}
+
+// ---- epilogue --------------------------------------------------------------------------
+// Warpgroup `wg` of the CTA writes its 64 x BN accumulator tile (rows p0 + 64*wg ..., columns
+// m0 ...) straight from the fragment: NHWC as pairs of adjacent filters (4-byte stores where M
+// is even), NCHW as single elements at out[n][m][e][f]. Rows >= P and columns >= M are skipped.
+template <class T, int BN>
+__device__ __forceinline__ void store_tile(const float (&acc)[BN / 2], T* __restrict__ out, const ConvGeom& g,
+                                           int p0, int m0, bool nchw) {
+    const int t = int(threadIdx.x) & 127;
+    const int wg = int(threadIdx.x) >> 7;
+    const int lane = t & 31, warp = t >> 5;
+    const int row0 = p0 + wg * 64 + warp * 16 + (lane >> 2);
+    const int col0 = m0 + 2 * (lane & 3);
+    const bool pair_ok = (g.M & 1) == 0;
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+        const int p = row0 + 8 * i;
+        if (p >= g.P) continue;
+        if (!nchw) {
+            T* orow = out + std::int64_t(p) * g.M;
+#pragma unroll
+            for (int j = 0; j < BN / 8; ++j) {
+                const int m = col0 + 8 * j;
+                const float v0 = acc[4 * j + 2 * i], v1 = acc[4 * j + 2 * i + 1];
+                if (pair_ok && m + 1 < g.M) {
+                    *reinterpret_cast<typename Elem<T>::Pair*>(orow + m) = Elem<T>::pair(v0, v1);
+                } else {
+                    if (m < g.M) orow[m] = Elem<T>::from(v0);
+                    if (m + 1 < g.M) orow[m + 1] = Elem<T>::from(v1);
+                }
+            }
+        } else {
+            const int n = p / g.EF, ef = p - n * g.EF;
+            T* obase = out + std::int64_t(n) * g.M * g.EF + ef;
+#pragma unroll
+            for (int j = 0; j < BN / 8; ++j) {
+                const int m = col0 + 8 * j;
+                if (m < g.M) obase[std::int64_t(m) * g.EF] = Elem<T>::from(acc[4 * j + 2 * i]);
+                if (m + 1 < g.M) obase[std::int64_t(m + 1) * g.EF] = Elem<T>::from(acc[4 * j + 2 * i + 1]);
+            }
+        }
+    }
+}
+
+// ---- transforms: NCHW -> NHWC, channel padding, space-to-depth ---------------------------
+// in'[n][Y][X][c'] with c' = (dy*b + dx)*C + c  (c' < C*b*b; the rest up to Cp is zero)
+//                = in[n][c][b*Y + dy - padf][b*X + dx - padf]  (zero outside the image).
+// w'[m][R'][S'][c'] = w[m][c][b*R' + dy][b*S' + dx] (zero where b*R'+dy >= R or b*S'+dx >= S).
+// b = 1, padf = 0: a layout change and/or channel padding; b = stride > 1 with padf = pad:
+// space-to-depth, after which the layer is an R'xS' stride-1 convolution without padding with
+// the same E x F output (sum over r = b*R'+dy, s = b*S'+dx of the original taps).
+struct PrepGeom {
+    int C, H, W;      // source image
+    int b, padf;      // block factor, padding folded into the transformed tensor
+    int Hp, Wp, Cp;   // transformed image (NHWC)
+    int src_nchw;     // source layout
+};
+
+// One block per output row (n, Y): the b source rows it needs go to shared memory as
+// tile[dy][c][xx] (xx = source column + padf), read coalesced in the source layout; the row
+// is then written coalesced in NHWC order (c' fastest).
+template <class T>
+__global__ void __launch_bounds__(256) prep_input_tiled_kernel(const T* __restrict__ in, T* __restrict__ out,
+                                                               const PrepGeom g) {
+    extern __shared__ __align__(16) unsigned char prep_smem[];
+    T* tile = reinterpret_cast<T*>(prep_smem);
+    const int Wt = g.Wp * g.b;  // tile columns
+    const int n = int(blockIdx.x) / g.Hp, Y = int(blockIdx.x) - n * g.Hp;
+    const int tid = int(threadIdx.x);
+    const int total = g.b * g.C * Wt;
+    const T zero = Elem<T>::from(0.0f);
+    for (int idx = tid; idx < total; idx += blockDim.x) {
+        int dy, c, xx;
+        if (g.src_nchw) {
+            xx = idx % Wt;
+            const int q = idx / Wt;
+            c = q % g.C;
+            dy = q / g.C;
+        } else {
+            c = idx % g.C;
+            const int q = idx / g.C;
+            xx = q % Wt;
+            dy = q / Wt;
+        }
+        const int y = g.b * Y + dy - g.padf, x = xx - g.padf;
+        T v = zero;
+        if (y >= 0 && y < g.H && x >= 0 && x < g.W) {
+            const std::int64_t src = g.src_nchw ? ((std::int64_t(n) * g.C + c) * g.H + y) * g.W + x
+                                                : ((std::int64_t(n) * g.H + y) * g.W + x) * g.C + c;
+            v = in[src];
+        }
+        tile[(dy * g.C + c) * Wt + xx] = v;
+    }
+    __syncthreads();
+    const int row = g.Wp * g.Cp;
+    const int cbb = g.C * g.b * g.b;
+    T* orow = out + (std::int64_t(n) * g.Hp + Y) * row;
+    for (int idx = tid; idx < row; idx += blockDim.x) {
+        const int X = idx / g.Cp, cp = idx - X * g.Cp;
+        T v = zero;
+        if (cp < cbb) {
+            const int q = cp / g.C, c = cp - q * g.C;
+            const int dy = q / g.b, dx = q - dy * g.b;
+            v = tile[(dy * g.C + c) * Wt + g.b * X + dx];
+        }
+        orow[idx] = v;
+    }
+}
+
+// The same map one element per thread (no shared memory): for images whose tile would not
+// fit in 48 KB.
+template <class T>
+__global__ void prep_input_gather_kernel(const T* __restrict__ in, T* __restrict__ out, const PrepGeom g,
+                                         std::int64_t total) {
+    const std::int64_t idx = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (idx >= total) return;
+    const int cp = int(idx % g.Cp);
+    std::int64_t q = idx / g.Cp;
+    const int X = int(q % g.Wp);
+    q /= g.Wp;
+    const int Y = int(q % g.Hp);
+    const int n = int(q / g.Hp);
+    T v = Elem<T>::from(0.0f);
+    if (cp < g.C * g.b * g.b) {
+        const int qq = cp / g.C, c = cp - qq * g.C;
+        const int dy = qq / g.b, dx = qq - dy * g.b;
+        const int y = g.b * Y + dy - g.padf, x = g.b * X + dx - g.padf;
+        if (y >= 0 && y < g.H && x >= 0 && x < g.W)
+            v = in[g.src_nchw ? ((std::int64_t(n) * g.C + c) * g.H + y) * g.W + x
+                              : ((std::int64_t(n) * g.H + y) * g.W + x) * g.C + c];
+    }
+    out[idx] = v;
+}
+
+struct PrepWGeom {
+    int M, C, R, S;   // source filters
+    int b;
+    int Rp, Sp, Cp;   // transformed filters (KRSC)
+    int src_kcrs;     // source layout: KCRS (nchw problems) or KRSC
+};
+
+template <class T>
+__global__ void prep_weights_kernel(const T* __restrict__ w, T* __restrict__ out, const PrepWGeom g,
+                                    std::int64_t total) {
+    const std::int64_t idx = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (idx >= total) return;
+    const int cp = int(idx % g.Cp);
+    std::int64_t q = idx / g.Cp;
+    const int sp = int(q % g.Sp);
+    q /= g.Sp;
+    const int rp = int(q % g.Rp);
+    const int m = int(q / g.Rp);
+    T v = Elem<T>::from(0.0f);
+    if (cp < g.C * g.b * g.b) {
+        const int qq = cp / g.C, c = cp - qq * g.C;
+        const int dy = qq / g.b, dx = qq - dy * g.b;
+        const int r = g.b * rp + dy, s = g.b * sp + dx;
+        if (r < g.R && s < g.S)
+            v = w[g.src_kcrs ? ((std::int64_t(m) * g.C + c) * g.R + r) * g.S + s
+                             : ((std::int64_t(m) * g.R + r) * g.S + s) * g.C + c];
+    }
+    out[idx] = v;
+}
+
+// ---- host side: what a problem needs before the GEMM -------------------------------------
+struct Setup {
+    ConvShape s{};           // the layer
+    bool src_nchw = false;   // problem layout
+    int b = 1, padf = 0;     // transform parameters (see PrepGeom)
+    bool tin = false;        // input transformed into the workspace
+    bool tw = false;         // weights transformed into the workspace
+    ConvGeom g{};            // the GEMM's geometry (N set per call)
+    PrepGeom pg{};
+    PrepWGeom pw{};
+    std::int64_t src_img = 0;   // elements of one source image
+    std::int64_t ws_img = 0;    // elements of one transformed image
+    std::int64_t out_img = 0;   // elements of one output image
+    std::int64_t w_elems = 0;   // transformed weights
+    std::string what() const {
+        std::string r;
+        if (tin) {
+            if (b > 1)
+                r = "space-to-depth " + std::to_string(b) + "x" + std::to_string(b) + ": C=" + std::to_string(s.C) +
+                    " " + std::to_string(s.R) + "x" + std::to_string(s.S) + " stride " + std::to_string(s.stride) +
+                    " -> C'=" + std::to_string(g.C) + " " + std::to_string(g.R) + "x" + std::to_string(g.S) +
+                    " stride 1 on " + std::to_string(g.H) + "x" + std::to_string(g.W) + " (transform kernels in run)";
+            else
+                r = std::string(src_nchw ? "NCHW->NHWC" : "NHWC") +
+                    (g.C != s.C ? " with channels padded " + std::to_string(s.C) + "->" + std::to_string(g.C) : "") +
+                    " transform kernels in run";
+        } else {
+            r = "NHWC read in place";
+        }
+        return r;
+    }
+};
+
+inline int round_up(int x, int m) { return (x + m - 1) / m * m; }
+
+inline Setup make_setup(const Problem& p) {
+    Setup u;
+    const ConvShape s = conv_shape(p.layer);
+    u.s = s;
+    u.src_nchw = p.layout == Layout::nchw;
+    const bool cpad = s.C % 8 != 0;
+    u.b = (cpad && s.stride > 1) ? s.stride : 1;
+    u.padf = u.b > 1 ? s.pad : 0;
+    u.tin = cpad || u.src_nchw;
+    u.tw = u.tin;  // KCRS -> KRSC, or the channel padding / space-to-depth of the filters
+    const int Cp = u.tin ? round_up(s.C * u.b * u.b, 8) : s.C;
+    const int Hp = u.b > 1 ? (s.H + 2 * s.pad + u.b - 1) / u.b : s.H;
+    const int Wp = u.b > 1 ? (s.W + 2 * s.pad + u.b - 1) / u.b : s.W;
+    const int Rp = (s.R + u.b - 1) / u.b, Sp = (s.S + u.b - 1) / u.b;
+    ConvGeom& g = u.g;
+    g.N = 0;
+    g.H = Hp, g.W = Wp, g.C = Cp;
+    g.R = Rp, g.S = Sp;
+    g.stride = u.b > 1 ? 1 : s.stride;
+    g.pad = u.b > 1 ? 0 : s.pad;
+    g.E = s.E, g.F = s.F;
+    g.M = s.M;
+    g.K = Rp * Sp * Cp;
+    g.P = 0;
+    g.EF = s.E * s.F;
+    u.pg = PrepGeom{s.C, s.H, s.W, u.b, u.padf, Hp, Wp, Cp, u.src_nchw ? 1 : 0};
+    u.pw = PrepWGeom{s.M, s.C, s.R, s.S, u.b, Rp, Sp, Cp, u.src_nchw ? 1 : 0};
+    u.src_img = std::int64_t(s.C) * s.H * s.W;
+    u.ws_img = std::int64_t(Hp) * Wp * Cp;
+    u.out_img = std::int64_t(s.M) * s.E * s.F;
+    u.w_elems = std::int64_t(s.M) * g.K;
+    return u;
+}
+
+inline ConvGeom geom_for(const Setup& u, std::int64_t n) {
+    ConvGeom g = u.g;
+    g.N = int(n);
+    g.P = int(n * g.EF);
+    return g;
+}
+
+// Reasons every variant of the family shares.
+inline std::optional<std::string> supports_common(const Problem& p, const cudaDeviceProp& prop) {
+    if (prop.major != 9 || prop.minor != 0)
+        return std::string("needs sm_90 (Hopper): the family is built for sm_90a (wgmma, TMA)");
+    const Setup u = make_setup(p);
+    const std::int64_t rows = p.N * std::int64_t(u.g.EF);
+    if (rows > std::int64_t(INT_MAX) - kBM) return "N*E*F = " + std::to_string(rows) + " rows exceed 32-bit indices";
+    if (std::int64_t(u.g.K) > INT_MAX / 2) return std::string("K = R*S*C exceeds 32-bit indices");
+    if (std::int64_t(u.g.H) * u.g.W * u.g.C > INT_MAX) return std::string("one image's H*W*C exceeds 32-bit offsets");
+    if (std::int64_t(p.layer.M) * u.g.EF > INT_MAX) return std::string("one image's M*E*F exceeds 32-bit offsets");
+    return std::nullopt;
+}
+
+template <class T>
+inline void launch_prep_input(const Setup& u, const T* in, T* out, std::int64_t n, cudaStream_t stream) {
+    const PrepGeom& g = u.pg;
+    const std::size_t smem = std::size_t(g.b) * g.C * g.Wp * g.b * sizeof(T);
+    if (smem <= 48 * 1024) {
+        const std::int64_t blocks = n * g.Hp;
+        prep_input_tiled_kernel<T><<<unsigned(blocks), 256, smem, stream>>>(in, out, g);
+    } else {
+        const std::int64_t total = n * u.ws_img;
+        prep_input_gather_kernel<T><<<unsigned((total + 255) / 256), 256, 0, stream>>>(in, out, g, total);
+    }
+    CS_CUDA_CHECK_LAUNCH();
+}
+
+template <class T>
+inline void launch_prep_weights(const Setup& u, const T* w, T* out, cudaStream_t stream) {
+    const std::int64_t total = u.w_elems;
+    prep_weights_kernel<T><<<unsigned((total + 255) / 256), 256, 0, stream>>>(w, out, u.pw, total);
+    CS_CUDA_CHECK_LAUNCH();
+}
+
+inline std::string mib(double bytes) {
+    char b[48];
+    std::snprintf(b, sizeof b, "%.2f MiB", bytes / (1024.0 * 1024.0));
+    return b;
+}
+
+// ---- the Plan: transforms (if any) + the rung's GEMM, all inside run() --------------------
+// Gemm: a rung's launcher with
+//   void launch(const T* in, const T* w, T* out, const ConvGeom& g, bool nchw_out, cudaStream_t);
+//   std::string detail() const;
+// The transformed input lives in a workspace sized for `chunk` images (all of the largest call
+// when the workspace limit allows, else run() loops over chunks of images).
+template <class T, class Gemm>
+class HopperPlan final : public Plan {
+public:
+    HopperPlan(Setup u, Gemm gemm, std::int64_t chunk, Buffer ws_in, Buffer ws_w)
+        : u_(std::move(u)), gemm_(std::move(gemm)), chunk_(chunk), ws_in_(std::move(ws_in)), ws_w_(std::move(ws_w)) {}
+
+    void run(const DeviceIO& io, cudaStream_t stream) override {
+        const T* in = static_cast<const T*>(io.in);
+        const T* w = static_cast<const T*>(io.w);
+        T* out = static_cast<T*>(io.out);
+        const bool nchw_out = u_.src_nchw;
+        if (u_.tw) {
+            launch_prep_weights<T>(u_, w, ws_w_.as<T>(), stream);
+            w = ws_w_.as<T>();
+        }
+        if (!u_.tin) {
+            gemm_.launch(in, w, out, geom_for(u_, io.N), nchw_out, stream);
+            return;
+        }
+        for (std::int64_t first = 0; first < io.N; first += chunk_) {
+            const std::int64_t cnt = std::min(chunk_, io.N - first);
+            launch_prep_input<T>(u_, in + first * u_.src_img, ws_in_.as<T>(), cnt, stream);
+            gemm_.launch(ws_in_.as<T>(), w, out + first * u_.out_img, geom_for(u_, cnt), nchw_out, stream);
+        }
+    }
+    std::size_t workspace_bytes() const override { return ws_in_.bytes() + ws_w_.bytes(); }
+    std::string detail() const override {
+        std::string d = gemm_.detail() + "; " + u_.what();
+        if (u_.tin) d += ", workspace " + mib(double(workspace_bytes())) + " (" + std::to_string(chunk_) + " image(s) per chunk)";
+        return d;
+    }
+
+private:
+    Setup u_;
+    Gemm gemm_;
+    std::int64_t chunk_;
+    Buffer ws_in_, ws_w_;
+};
+
+// Builds the workspace and the plan; throws Skip when one transformed image does not fit.
+template <class T, class Gemm>
+inline std::unique_ptr<Plan> make_hopper_plan(const Problem& p, const PlanContext& ctx, Setup u, Gemm gemm) {
+    const std::int64_t max_n = std::max<std::int64_t>(1, ctx.max_chunk_N);
+    std::int64_t chunk = max_n;
+    Buffer ws_in, ws_w;
+    if (u.tin) {
+        const std::size_t per_img = std::size_t(u.ws_img) * sizeof(T);
+        const std::size_t wbytes = std::size_t(u.w_elems) * sizeof(T);
+        const std::size_t limit = ctx.workspace_limit > wbytes ? ctx.workspace_limit - wbytes : 0;
+        if (per_img > limit)
+            throw Skip("the transformed image (" + mib(double(per_img)) + ") exceeds the workspace limit " +
+                       mib(double(ctx.workspace_limit)));
+        chunk = std::max<std::int64_t>(1, std::min<std::int64_t>(max_n, std::int64_t(limit / per_img)));
+        ws_in = Buffer(MemKind::device, std::size_t(chunk) * per_img);
+    }
+    if (u.tw) ws_w = Buffer(MemKind::device, std::size_t(u.w_elems) * sizeof(T));
+    (void)p;
+    return std::make_unique<HopperPlan<T, Gemm>>(std::move(u), std::move(gemm), chunk, std::move(ws_in),
+                                                 std::move(ws_w));
+}
+
+// Tile width (filters per CTA) for M: the wgmma n that covers M in the fewest column tiles
+// with the least padding (96 for conv1, 256 for conv2/5, 192 for conv3/4).
+inline int choose_bn(int M) {
+    if (M <= 96) return 96;
+    if (M <= 128) return 128;
+    if (M <= 192) return 192;
+    if (M <= 256) return 256;
+    if (M % 192 == 0 && M % 256 != 0) return 192;
+    return M % 256 == 0 ? 256 : ((M % 128 == 0) ? 128 : 192);
+}
+
+}  // namespace cs::gpu::variants::hopper

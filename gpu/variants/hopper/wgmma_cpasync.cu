@@ -1,0 +1,288 @@
+// hopper-wgmma-fp16 / hopper-wgmma-bf16 — Hopper rung 1: warpgroup MMA (wgmma.mma_async
+// m64nNk16, fp32 accumulators) from shared memory that cp.async fills, multi-stage.
+//
+// Idea: the step from warp-level MMA (wmma-fp16: 16x16x16 fragments loaded into registers by
+// every warp, 64-93 TFLOP/s) to warpgroup MMA: 4 warps issue one m64nBNk16 instruction that
+// reads both operands straight from swizzled shared memory through descriptors — no fragment
+// loads, no ldmatrix, and 64*BN*16 MACs per instruction. The implicit GEMM of hopper_core.cuh
+// (NHWC, rows = output pixels, columns = filters, K = R*S*C with channels innermost): every
+// 16-byte cp.async chunk is 8 channels of one filter tap of one pixel, so the A tile (128
+// pixels x 64 k) is 1024 chunks, each thread 4, with the tap (r,s,c) of its chunk column
+// advanced incrementally per k-slice (no division in the loop) and zero-fill (src-size 0) for
+// padding, k >= K and rows >= P; the B tile (BN filters x 64 k) is KRSC rows as they lie.
+// k-slices cross filter taps freely (C % 8 == 0 is all the loader needs), so K is padded only
+// at its end (conv2: 2400 -> 2432). Pipeline: STAGES buffers, prefetch distance STAGES-2,
+// ONE __syncthreads per k-slice:
+//     wait for slice kt's cp.async group; fence.proxy.async (generic -> async proxy, wgmma
+//     reads shared memory through the async proxy); __syncthreads;
+//     issue cp.async for slice kt+STAGES-2 into the buffer slice kt-2 used (its wgmma
+//     finished: every thread passed wgmma.wait_group(1) of iteration kt-1 before the barrier);
+//     wgmma.fence; BK/16 wgmma; commit; wgmma.wait_group(1) (slice kt stays in flight while
+//     the next slice's copies are issued).
+// Any layer: C % 8 != 0 (conv1) goes through hopper_core's transform — channel padding, or
+// space-to-depth where stride > 1 (conv1: 4x4 blocks -> C'=48, 3x3 stride 1 on 57x57, same
+// 55x55 output); NCHW problems through the NCHW->NHWC / KCRS->KRSC transforms; both inside
+// run() (kernel_ms). The NCHW output is written directly by the epilogue.
+//
+// Tiles (cfg): 128 pixels x BN filters, BN = 96 (conv1), 192 (conv3/4: M=384 in 2 tiles),
+// 256 (conv2/5), 128; STAGES so that the ring fits ~200 KB (1 CTA/SM), or 128x128 with 3
+// stages (2 CTAs/SM).
+//
+// Prediction: at N=128 conv2-5 are compute-bound (intensity 128*BN/(128+BN) ~ 85 FLOP/B of
+// shared memory, far more from DRAM): the tensor cores run at most ~660 TFLOP/s on these
+// shapes (cuBLAS), but this rung has no warp specialisation — the same warps compute the
+// addresses, issue copies, wait on barriers and issue the wgmma, and each k-slice ends in a
+// CTA-wide barrier — so expect 40-60% of the ceiling: conv2 ~0.3 ms, conv3 ~0.1, conv4
+// ~0.15, conv5 ~0.1; conv1 (space-to-depth, K=432 -> 448) bound by its ~190 MB of traffic
+// (transform 40+40 MB, GEMM 40 MB in + 74 MB out) ~0.06-0.1 ms.
+//
+// Measured (H200, N=128, fp16, NHWC, L2 flushed, median of 20): see the report of
+// tools/dev/hopper/test_hopper.cu in NOTES / the issue; filled in below after the device run.
+//
+// ptxas (sm_90a, -O3): see the table at the end of this comment after the device build;
+// SASS: HGMMA.64xBNx16.F32 per k-step, LDGSTS for the cp.async copies.
+#include "hopper_api.hpp"
+#include "hopper_core.cuh"
+#include "variants.hpp"
+
+namespace cs::gpu::variants {
+namespace hopper {
+namespace {
+
+template <class T, int BN, int STAGES, int MINB>
+__global__ void __launch_bounds__(kThreads, MINB)
+    wgmma_cpasync_kernel(const T* __restrict__ in, const T* __restrict__ w, T* __restrict__ out, const ConvGeom g,
+                         int tiles_n, int nchw_out) {
+#ifdef CS_HOPPER_DEVICE
+    static_assert(STAGES >= 3, "prefetch distance STAGES-2 needs at least 3 stages");
+    static_assert(BN % 32 == 0, "B rows are loaded 32 per pass");
+    using Sw = SwizzleOf<64>;
+    constexpr int A_BYTES = kBM * 128, B_BYTES = BN * 128, ST_BYTES = A_BYTES + B_BYTES;
+    constexpr int A_ITERS = kBM / 32, B_ITERS = BN / 32;
+    extern __shared__ unsigned char smem_raw[];
+    const std::uint32_t sbase = (smem_u32(smem_raw) + 1023u) & ~1023u;
+
+    const int tid = int(threadIdx.x);
+    const int pt = int(blockIdx.x) / tiles_n;
+    const int nt = int(blockIdx.x) - pt * tiles_n;
+    const int p0 = pt * kBM, m0 = nt * BN;
+    const int j = tid & 7, rb = tid >> 3;         // chunk column, first row (rows rb + 32*i)
+    const std::uint32_t soff = Sw::offset(rb, j);  // (rb + 32*i) & 7 == rb & 7: same swizzle
+
+    // A rows: image base and window corner of each of this thread's 4 pixels.
+    std::int64_t a_base[A_ITERS];
+    int a_ih[A_ITERS], a_iw[A_ITERS];
+#pragma unroll
+    for (int i = 0; i < A_ITERS; ++i) {
+        const int p = p0 + rb + 32 * i;
+        if (p < g.P) {
+            const int n = p / g.EF, ef = p - n * g.EF;
+            const int e = ef / g.F, f = ef - e * g.F;
+            a_ih[i] = e * g.stride - g.pad;
+            a_iw[i] = f * g.stride - g.pad;
+            a_base[i] = ((std::int64_t(n) * g.H + a_ih[i]) * g.W + a_iw[i]) * g.C;
+        } else {
+            a_ih[i] = -(1 << 29);  // fails the bounds test: zero rows
+            a_iw[i] = 0;
+            a_base[i] = 0;
+        }
+    }
+    // k of this thread's chunk column: k = kb; its tap (kr, ks) and channel kc.
+    int kb = 8 * j;
+    int kr, ks, kc;
+    {
+        const int tap = kb / g.C;
+        kc = kb - tap * g.C;
+        kr = tap / g.S;
+        ks = tap - kr * g.S;
+    }
+    const int KT = (g.K + 63) / 64;
+
+    auto load_slice = [&](int stage) {
+        const std::uint32_t sA = sbase + std::uint32_t(stage) * ST_BYTES;
+        const std::uint32_t sB = sA + A_BYTES;
+        const bool kval = kr < g.R;
+        const int koff = (kr * g.W + ks) * g.C + kc;
+#pragma unroll
+        for (int i = 0; i < A_ITERS; ++i) {
+            const int ih = a_ih[i] + kr, iw = a_iw[i] + ks;
+            const bool ok = kval && unsigned(ih) < unsigned(g.H) && unsigned(iw) < unsigned(g.W);
+            const T* src = ok ? in + a_base[i] + koff : in;
+            cp_async_16(sA + soff + std::uint32_t(i) * 32u * 128u, src, ok);
+        }
+#pragma unroll
+        for (int i = 0; i < B_ITERS; ++i) {
+            const int m = m0 + rb + 32 * i;
+            const bool ok = m < g.M && kb < g.K;
+            const T* src = ok ? w + std::int64_t(m) * g.K + kb : w;
+            cp_async_16(sB + soff + std::uint32_t(i) * 32u * 128u, src, ok);
+        }
+        // next slice: k += 64
+        kb += 64;
+        kc += 64;
+        while (kc >= g.C) {
+            kc -= g.C;
+            if (++ks == g.S) {
+                ks = 0;
+                ++kr;
+            }
+        }
+    };
+
+    float acc[BN / 2];
+#pragma unroll
+    for (int i = 0; i < BN / 2; ++i) acc[i] = 0.0f;
+
+#pragma unroll
+    for (int s = 0; s < STAGES - 2; ++s) {
+        if (s < KT) load_slice(s);
+        cp_async_commit();
+    }
+
+    const int wg = tid >> 7;
+    int stage = 0, lstage = STAGES - 2;
+    for (int kt = 0; kt < KT; ++kt) {
+        cp_async_wait<STAGES - 3>();
+        fence_proxy_async_smem();
+        __syncthreads();
+        if (kt + STAGES - 2 < KT) load_slice(lstage);
+        cp_async_commit();
+        lstage = lstage + 1 == STAGES ? 0 : lstage + 1;
+
+        const std::uint32_t sA = sbase + std::uint32_t(stage) * ST_BYTES + std::uint32_t(wg) * 64u * 128u;
+        const std::uint32_t sB = sbase + std::uint32_t(stage) * ST_BYTES + A_BYTES;
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < 4; ++kk)
+            WgmmaSS<T, BN>::mma(acc, smem_desc(sA + kk * 32, Sw::kSbo, Sw::kLayout),
+                                smem_desc(sB + kk * 32, Sw::kSbo, Sw::kLayout));
+        wgmma_commit();
+        wgmma_wait<1>();
+        stage = stage + 1 == STAGES ? 0 : stage + 1;
+    }
+    wgmma_wait<0>();
+    fence_regs(acc);
+    store_tile<T, BN>(acc, out, g, p0, m0, nchw_out != 0);
+#else
+    (void)in, (void)w, (void)out, (void)g, (void)tiles_n, (void)nchw_out;
+#endif
+}
+
+struct CfgInfo {
+    int bn, stages, minb;
+    const char* name;
+};
+constexpr CfgInfo kCfgs[] = {
+    {96, 7, 1, "128x96x64, 7 stages, 1 CTA/SM"},
+    {128, 6, 1, "128x128x64, 6 stages, 1 CTA/SM"},
+    {128, 3, 2, "128x128x64, 3 stages, 2 CTAs/SM"},
+    {192, 5, 1, "128x192x64, 5 stages, 1 CTA/SM"},
+    {256, 4, 1, "128x256x64, 4 stages, 1 CTA/SM"},
+};
+constexpr int kNumCfgs = int(sizeof(kCfgs) / sizeof(kCfgs[0]));
+
+template <int BN, int STAGES>
+constexpr int smem_bytes() {
+    return STAGES * (kBM + BN) * 128 + 1024;
+}
+
+template <class T, int BN, int STAGES, int MINB>
+void prepare_cfg() {
+    CS_CUDA_CHECK(cudaFuncSetAttribute(wgmma_cpasync_kernel<T, BN, STAGES, MINB>,
+                                       cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes<BN, STAGES>()));
+}
+
+template <class T, int BN, int STAGES, int MINB>
+void launch_cfg(const T* in, const T* w, T* out, const ConvGeom& g, bool nchw, cudaStream_t stream) {
+    if (g.P == 0) return;
+    const int tiles_p = (g.P + kBM - 1) / kBM, tiles_n = (g.M + BN - 1) / BN;
+    const std::int64_t grid = std::int64_t(tiles_p) * tiles_n;
+    wgmma_cpasync_kernel<T, BN, STAGES, MINB>
+        <<<unsigned(grid), kThreads, smem_bytes<BN, STAGES>(), stream>>>(in, w, out, g, tiles_n, nchw ? 1 : 0);
+    CS_CUDA_CHECK_LAUNCH();
+}
+
+template <class T>
+struct CpAsyncGemm {
+    int cfg = 0;
+    std::string info;
+
+    static void prepare(int c) {
+        switch (c) {
+            case 0: prepare_cfg<T, 96, 7, 1>(); break;
+            case 1: prepare_cfg<T, 128, 6, 1>(); break;
+            case 2: prepare_cfg<T, 128, 3, 2>(); break;
+            case 3: prepare_cfg<T, 192, 5, 1>(); break;
+            default: prepare_cfg<T, 256, 4, 1>(); break;
+        }
+    }
+    void launch(const T* in, const T* w, T* out, const ConvGeom& g, bool nchw, cudaStream_t stream) {
+        switch (cfg) {
+            case 0: launch_cfg<T, 96, 7, 1>(in, w, out, g, nchw, stream); break;
+            case 1: launch_cfg<T, 128, 6, 1>(in, w, out, g, nchw, stream); break;
+            case 2: launch_cfg<T, 128, 3, 2>(in, w, out, g, nchw, stream); break;
+            case 3: launch_cfg<T, 192, 5, 1>(in, w, out, g, nchw, stream); break;
+            default: launch_cfg<T, 256, 4, 1>(in, w, out, g, nchw, stream); break;
+        }
+    }
+    std::string detail() const { return info; }
+};
+
+int default_cfg(const Setup& u) {
+    switch (choose_bn(u.g.M)) {
+        case 96: return 0;
+        case 128: return 1;
+        case 192: return 3;
+        default: return 4;
+    }
+}
+
+template <class T>
+std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx, int cfg) {
+    if (auto why = cpasync_supports(p, ctx.prop)) throw Skip(*why);
+    Setup u = make_setup(p);
+    if (cfg < 0 || cfg >= kNumCfgs) cfg = default_cfg(u);
+    CpAsyncGemm<T>::prepare(cfg);
+    CpAsyncGemm<T> gemm;
+    gemm.cfg = cfg;
+    const std::int64_t maxn = std::max<std::int64_t>(1, ctx.max_chunk_N);
+    const std::int64_t tiles = (maxn * u.g.EF + kBM - 1) / kBM * ((u.g.M + kCfgs[cfg].bn - 1) / kCfgs[cfg].bn);
+    gemm.info = std::string("wgmma m64n") + std::to_string(kCfgs[cfg].bn) + "k16 " + Elem<T>::name +
+                " from cp.async shared memory (128B swizzle), CTA tile " + kCfgs[cfg].name + ", " +
+                std::to_string(tiles) + " CTAs for " + std::to_string(maxn) + " image(s); K " +
+                std::to_string(u.g.K) + " in slices of 64";
+    return make_hopper_plan<T>(p, ctx, std::move(u), std::move(gemm));
+}
+
+}  // namespace
+
+int cpasync_num_configs() { return kNumCfgs; }
+std::string cpasync_config_name(int cfg) {
+    return cfg >= 0 && cfg < kNumCfgs ? std::string(kCfgs[cfg].name) : std::string("default");
+}
+
+std::optional<std::string> cpasync_supports(const Problem& p, const cudaDeviceProp& prop) {
+    return supports_common(p, prop);
+}
+
+std::unique_ptr<Plan> cpasync_plan(DType dt, const Problem& p, const PlanContext& ctx, int cfg) {
+    if (dt == DType::bf16) return plan_t<__nv_bfloat16>(p, ctx, cfg);
+    return plan_t<__half>(p, ctx, cfg);
+}
+
+}  // namespace hopper
+
+std::optional<std::string> hopper_wgmma_fp16_supports(const Problem& p, const cudaDeviceProp& prop) {
+    return hopper::cpasync_supports(p, prop);
+}
+std::unique_ptr<Plan> hopper_wgmma_fp16_plan(const Problem& p, const PlanContext& ctx) {
+    return hopper::cpasync_plan(DType::f16, p, ctx, -1);
+}
+std::optional<std::string> hopper_wgmma_bf16_supports(const Problem& p, const cudaDeviceProp& prop) {
+    return hopper::cpasync_supports(p, prop);
+}
+std::unique_ptr<Plan> hopper_wgmma_bf16_plan(const Problem& p, const PlanContext& ctx) {
+    return hopper::cpasync_plan(DType::bf16, p, ctx, -1);
+}
+
+}  // namespace cs::gpu::variants

@@ -1,0 +1,382 @@
+// hopper-tma-fp16 / hopper-tma-bf16 — Hopper rung 2: rung 1's wgmma core fed by the tensor
+// memory accelerator (TMA) through an mbarrier pipeline instead of per-thread cp.async.
+//
+// Idea: rung 1 spends its issue slots on address arithmetic, bounds tests and 4+BN/32 16-byte
+// copies per thread per k-slice, and every k-slice ends in a CTA-wide barrier. TMA moves a
+// whole tile with one instruction from one thread, does the im2col addressing, the padding and
+// the swizzle in hardware, and signals completion on an mbarrier (transaction bytes), so the
+// consumer warps only wait on a barrier and issue wgmma.
+//   A (pixels x channels of one filter tap): cuTensorMapEncodeIm2col over the NHWC input
+//     {C, W, H, N}: pixelsPerColumn = 128 output pixels, channelsPerPixel = BK, traversal
+//     stride = conv stride, bounding box lower corner -pad and upper corner
+//     (F-1)*stride - pad - (W-1) (so exactly F start positions per row, E per image; the
+//     traversal wraps rows and images like the GEMM's p = (n*E + e)*F + f); the load names the
+//     tile's first pixel (c0, f0*stride - pad, e0*stride - pad, n0) and the tap as im2col
+//     offsets (s, r). Padding, channels >= C and images >= N come back as zeros.
+//   B (filters x channels of one tap): a tiled 3D map over the KRSC weights {C, R*S, M}, box
+//     {BK, 1, BN}: zero rows for m >= M and channels >= C.
+// So a k-slice is one tap and BK channels; K is walked as R*S taps x ceil(C/BK) channel
+// slices. BK = 64 (128 B swizzle) or 32 (64 B swizzle), whichever pads C least (conv2: C=96 ->
+// 32, no padding; conv3-5: 64; conv1 after space-to-depth: C'=48 -> 64, a quarter padding).
+// Tensor maps are encoded on the host with the driver's cuTensorMapEncodeIm2col / Tiled
+// (fetched through cudaGetDriverEntryPointByVersion: no -lcuda), checked at plan time and
+// re-encoded in run() only when the tensors' addresses or the image count change; they travel
+// as __grid_constant__ kernel parameters.
+// Pipeline: STAGES stages, full[s] (1 arrival + transaction bytes) and empty[s] (one arrival
+// per consumer warpgroup) mbarriers. Thread 0 fills all stages first; in iteration kt every
+// thread waits full[kt], the warpgroups issue wgmma, commit, wait_group(1) — slice kt-1 is then
+// read — and one thread per warpgroup arrives on empty[kt-1]; thread 0 waits for both and
+// refills that stage with slice kt-1+STAGES. No CTA-wide barrier in the loop. (Thread 0 is
+// also a consumer: rung 3 gives the copies a producer warp of their own.)
+// Transforms (space-to-depth, NCHW) and the NCHW epilogue: as rung 1 (hopper_core.cuh).
+//
+// Prediction: the same tensor-core work as rung 1 with a fraction of its issue slots and no
+// per-slice CTA barrier: 60-80% of the cuBLAS ceiling at N=128 — conv2 ~0.22 ms, conv3 ~0.08,
+// conv4 ~0.11, conv5 ~0.08; conv1 as rung 1 (memory-bound on the transform).
+//
+// Measured (H200, N=128, fp16, NHWC, L2 flushed, median of 20): filled in after the device
+// run (tools/dev/hopper/test_hopper.cu).
+//
+// ptxas (sm_90a, -O3): filled in below; SASS: UTMALDG (TMA loads), HGMMA.64xBNx16.F32,
+// SYNCS (mbarrier).
+#include "hopper_api.hpp"
+#include "hopper_core.cuh"
+#include "variants.hpp"
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+#include <mutex>
+#include <type_traits>
+
+namespace cs::gpu::variants {
+namespace hopper {
+namespace {
+
+template <class T, int BN, int BK, int STAGES, int MINB>
+__global__ void __launch_bounds__(kThreads, MINB)
+    wgmma_tma_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
+                     T* __restrict__ out, const ConvGeom g, int tiles_n, int cslices, int nchw_out) {
+#ifdef CS_HOPPER_DEVICE
+    using Sw = SwizzleOf<BK>;
+    constexpr int ROWB = BK * 2, A_BYTES = kBM * ROWB, B_BYTES = BN * ROWB, ST_BYTES = A_BYTES + B_BYTES;
+    static_assert(ST_BYTES % 1024 == 0, "stage buffers keep the 1024-byte swizzle alignment");
+    extern __shared__ unsigned char smem_raw[];
+    const std::uint32_t sbase = (smem_u32(smem_raw) + 1023u) & ~1023u;
+    const std::uint32_t full0 = sbase + STAGES * ST_BYTES;  // STAGES x 8 bytes
+    const std::uint32_t empty0 = full0 + STAGES * 8;        // STAGES x 8 bytes
+
+    const int tid = int(threadIdx.x);
+    const int pt = int(blockIdx.x) / tiles_n;
+    const int nt = int(blockIdx.x) - pt * tiles_n;
+    const int p0 = pt * kBM, m0 = nt * BN;
+    const int KT = g.R * g.S * cslices;
+
+    if (tid == 0) {
+#pragma unroll
+        for (int s = 0; s < STAGES; ++s) {
+            mbar_init(full0 + 8 * s, 1);
+            mbar_init(empty0 + 8 * s, 2);
+        }
+        mbar_fence_init();
+    }
+    __syncthreads();
+
+    // The tile's first output pixel, as im2col start coordinates.
+    const int n0 = p0 / g.EF, rem = p0 - n0 * g.EF;
+    const int e0 = rem / g.F, f0 = rem - e0 * g.F;
+    const int w0 = f0 * g.stride - g.pad, h0 = e0 * g.stride - g.pad;
+
+    auto issue = [&](int kt, int stage) {
+        const int tap = kt / cslices, cs = kt - tap * cslices;
+        const int r = tap / g.S, s = tap - r * g.S;
+        const std::uint32_t bar = full0 + 8 * stage;
+        const std::uint32_t sA = sbase + std::uint32_t(stage) * ST_BYTES;
+        mbar_arrive_expect_tx(bar, ST_BYTES);
+        tma_load_im2col_4d(sA, &tmA, bar, cs * BK, w0, h0, n0, s, r);
+        tma_load_3d(sA + A_BYTES, &tmB, bar, cs * BK, tap, m0);
+    };
+    if (tid == 0) {
+        const int pre = KT < STAGES ? KT : STAGES;
+        for (int kt = 0; kt < pre; ++kt) issue(kt, kt);
+    }
+
+    float acc[BN / 2];
+#pragma unroll
+    for (int i = 0; i < BN / 2; ++i) acc[i] = 0.0f;
+
+    const int wg = tid >> 7;
+    int stage = 0;
+    std::uint32_t phase = 0;
+    for (int kt = 0; kt < KT; ++kt) {
+        mbar_wait(full0 + 8 * stage, phase);
+        const std::uint32_t sA = sbase + std::uint32_t(stage) * ST_BYTES + std::uint32_t(wg) * 64u * ROWB;
+        const std::uint32_t sB = sbase + std::uint32_t(stage) * ST_BYTES + A_BYTES;
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < BK / 16; ++kk)
+            WgmmaSS<T, BN>::mma(acc, smem_desc(sA + kk * 32, Sw::kSbo, Sw::kLayout),
+                                smem_desc(sB + kk * 32, Sw::kSbo, Sw::kLayout));
+        wgmma_commit();
+        wgmma_wait<1>();
+        if (kt > 0) {
+            // slice kt-1 has been read by this warpgroup: release its stage.
+            const int ps = stage == 0 ? STAGES - 1 : stage - 1;
+            if ((tid & 127) == 0) mbar_arrive(empty0 + 8 * ps);
+            if (tid == 0 && kt - 1 + STAGES < KT) {
+                mbar_wait(empty0 + 8 * ps, std::uint32_t((kt - 1) / STAGES) & 1u);
+                issue(kt - 1 + STAGES, ps);
+            }
+            __syncwarp();  // warp 0 reconverges before the next (warpgroup-collective) wgmma
+        }
+        if (++stage == STAGES) {
+            stage = 0;
+            phase ^= 1u;
+        }
+    }
+    wgmma_wait<0>();
+    fence_regs(acc);
+    store_tile<T, BN>(acc, out, g, p0, m0, nchw_out != 0);
+#else
+    (void)tmA, (void)tmB, (void)out, (void)g, (void)tiles_n, (void)cslices, (void)nchw_out;
+#endif
+}
+
+struct CfgInfo {
+    int bn, bk, stages, minb;
+    const char* name;
+};
+constexpr CfgInfo kCfgs[] = {
+    {96, 64, 7, 1, "128x96x64, 7 stages, 1 CTA/SM"},   {128, 64, 6, 1, "128x128x64, 6 stages, 1 CTA/SM"},
+    {128, 64, 3, 2, "128x128x64, 3 stages, 2 CTAs/SM"}, {192, 64, 5, 1, "128x192x64, 5 stages, 1 CTA/SM"},
+    {256, 64, 4, 1, "128x256x64, 4 stages, 1 CTA/SM"},  {96, 32, 8, 1, "128x96x32, 8 stages, 1 CTA/SM"},
+    {128, 32, 8, 1, "128x128x32, 8 stages, 1 CTA/SM"},  {128, 32, 6, 2, "128x128x32, 6 stages, 2 CTAs/SM"},
+    {192, 32, 8, 1, "128x192x32, 8 stages, 1 CTA/SM"},  {256, 32, 8, 1, "128x256x32, 8 stages, 1 CTA/SM"},
+};
+constexpr int kNumCfgs = int(sizeof(kCfgs) / sizeof(kCfgs[0]));
+
+template <int BN, int BK, int STAGES>
+constexpr int smem_bytes() {
+    return STAGES * (kBM + BN) * BK * 2 + 1024 + STAGES * 16;
+}
+
+// ---- tensor maps ---------------------------------------------------------------------------
+struct DriverFns {
+    PFN_cuTensorMapEncodeIm2col_v12000 im2col = nullptr;
+    PFN_cuTensorMapEncodeTiled_v12000 tiled = nullptr;
+    std::string error;
+};
+
+const DriverFns& driver_fns() {
+    static DriverFns fns;
+    static std::once_flag once;
+    std::call_once(once, [] {
+        void* f = nullptr;
+        cudaDriverEntryPointQueryResult q{};
+        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeIm2col", &f, 12000, cudaEnableDefault, &q) ==
+                cudaSuccess &&
+            q == cudaDriverEntryPointSuccess)
+            fns.im2col = reinterpret_cast<PFN_cuTensorMapEncodeIm2col_v12000>(f);
+        f = nullptr;
+        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q) ==
+                cudaSuccess &&
+            q == cudaDriverEntryPointSuccess)
+            fns.tiled = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(f);
+        (void)cudaGetLastError();
+        if (!fns.im2col || !fns.tiled) fns.error = "the driver does not provide cuTensorMapEncodeIm2col/Tiled";
+    });
+    return fns;
+}
+
+// Bounding-box corners of the im2col map (W then H, innermost first, as the dimensions).
+struct Corners {
+    int lo_w, lo_h, up_w, up_h;
+};
+inline Corners corners(const ConvGeom& g) {
+    return Corners{-g.pad, -g.pad, (g.F - 1) * g.stride - g.pad - (g.W - 1), (g.E - 1) * g.stride - g.pad - (g.H - 1)};
+}
+
+// Encodes both maps; returns an empty string or what the driver refused.
+std::string encode_maps(CUtensorMap& a, CUtensorMap& b, const ConvGeom& g, const void* in, const void* w, int bk,
+                        int bn, bool bf16) {
+    const DriverFns& fns = driver_fns();
+    if (!fns.error.empty()) return fns.error;
+    const CUtensorMapDataType dt = bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    const CUtensorMapSwizzle sw = bk == 64 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B;
+    const cuuint64_t es = 2;
+    {
+        const cuuint64_t dims[4] = {cuuint64_t(g.C), cuuint64_t(g.W), cuuint64_t(g.H), cuuint64_t(g.N)};
+        const cuuint64_t strides[3] = {es * g.C, es * g.C * g.W, es * g.C * g.W * g.H};
+        const Corners c = corners(g);
+        const int lo[2] = {c.lo_w, c.lo_h};
+        const int up[2] = {c.up_w, c.up_h};
+        const cuuint32_t estr[4] = {1, cuuint32_t(g.stride), cuuint32_t(g.stride), 1};
+        const CUresult r = fns.im2col(&a, dt, 4, const_cast<void*>(in), dims, strides, lo, up, cuuint32_t(bk),
+                                      cuuint32_t(kBM), estr, CU_TENSOR_MAP_INTERLEAVE_NONE, sw,
+                                      CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+        if (r != CUDA_SUCCESS) return "cuTensorMapEncodeIm2col refused the input map (CUresult " + std::to_string(int(r)) + ")";
+    }
+    {
+        const cuuint64_t dims[3] = {cuuint64_t(g.C), cuuint64_t(g.R) * g.S, cuuint64_t(g.M)};
+        const cuuint64_t strides[2] = {es * g.C, es * g.C * g.R * g.S};
+        const cuuint32_t box[3] = {cuuint32_t(bk), 1, cuuint32_t(bn)};
+        const cuuint32_t estr[3] = {1, 1, 1};
+        const CUresult r = fns.tiled(&b, dt, 3, const_cast<void*>(w), dims, strides, box, estr,
+                                     CU_TENSOR_MAP_INTERLEAVE_NONE, sw, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                     CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+        if (r != CUDA_SUCCESS) return "cuTensorMapEncodeTiled refused the weight map (CUresult " + std::to_string(int(r)) + ")";
+    }
+    return {};
+}
+
+template <class T, int BN, int BK, int STAGES, int MINB>
+void prepare_cfg() {
+    CS_CUDA_CHECK(cudaFuncSetAttribute(wgmma_tma_kernel<T, BN, BK, STAGES, MINB>,
+                                       cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes<BN, BK, STAGES>()));
+}
+
+template <class T, int BN, int BK, int STAGES, int MINB>
+void launch_cfg(const CUtensorMap& a, const CUtensorMap& b, T* out, const ConvGeom& g, bool nchw,
+                cudaStream_t stream) {
+    const int tiles_p = (g.P + kBM - 1) / kBM, tiles_n = (g.M + BN - 1) / BN;
+    const std::int64_t grid = std::int64_t(tiles_p) * tiles_n;
+    const int cslices = (g.C + BK - 1) / BK;
+    wgmma_tma_kernel<T, BN, BK, STAGES, MINB><<<unsigned(grid), kThreads, smem_bytes<BN, BK, STAGES>(), stream>>>(
+        a, b, out, g, tiles_n, cslices, nchw ? 1 : 0);
+    CS_CUDA_CHECK_LAUNCH();
+}
+
+#define CS_TMA_CFGS(X)     \
+    X(0, 96, 64, 7, 1)     \
+    X(1, 128, 64, 6, 1)    \
+    X(2, 128, 64, 3, 2)    \
+    X(3, 192, 64, 5, 1)    \
+    X(4, 256, 64, 4, 1)    \
+    X(5, 96, 32, 8, 1)     \
+    X(6, 128, 32, 8, 1)    \
+    X(7, 128, 32, 6, 2)    \
+    X(8, 192, 32, 8, 1)    \
+    X(9, 256, 32, 8, 1)
+
+template <class T>
+struct TmaGemm {
+    int cfg = 0;
+    std::string info;
+    // Cached maps and what they were encoded for.
+    CUtensorMap a{}, b{};
+    const void* key_in = nullptr;
+    const void* key_w = nullptr;
+    int key_n = -1;
+
+    static void prepare(int c) {
+        switch (c) {
+#define X(i, bn, bk, st, mb) \
+    case i: prepare_cfg<T, bn, bk, st, mb>(); break;
+            CS_TMA_CFGS(X)
+#undef X
+            default: break;
+        }
+    }
+    void launch(const T* in, const T* w, T* out, const ConvGeom& g, bool nchw, cudaStream_t stream) {
+        if (g.P == 0) return;
+        if (in != key_in || w != key_w || g.N != key_n) {
+            const std::string err =
+                encode_maps(a, b, g, in, w, kCfgs[cfg].bk, kCfgs[cfg].bn, std::is_same_v<T, __nv_bfloat16>);
+            if (!err.empty()) throw cs::Error("hopper-tma: " + err);
+            key_in = in, key_w = w, key_n = g.N;
+        }
+        switch (cfg) {
+#define X(i, bn, bk, st, mb) \
+    case i: launch_cfg<T, bn, bk, st, mb>(a, b, out, g, nchw, stream); break;
+            CS_TMA_CFGS(X)
+#undef X
+            default: break;
+        }
+    }
+    std::string detail() const { return info; }
+};
+
+int bn_index(int bn, int bk) {
+    for (int i = 0; i < kNumCfgs; ++i)
+        if (kCfgs[i].bn == bn && kCfgs[i].bk == bk && kCfgs[i].minb == 1) return i;
+    return 1;
+}
+
+// BK: the slice width that pads C least (ties: 64, fewer barriers).
+int choose_bk(int C) {
+    const int p64 = (C + 63) / 64 * 64, p32 = (C + 31) / 32 * 32;
+    return p32 < p64 ? 32 : 64;
+}
+
+int default_cfg(const Setup& u) { return bn_index(choose_bn(u.g.M), choose_bk(u.g.C)); }
+
+template <class T>
+std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx, int cfg) {
+    if (auto why = tma_supports(p, ctx.prop)) throw Skip(*why);
+    Setup u = make_setup(p);
+    if (cfg < 0 || cfg >= kNumCfgs) cfg = default_cfg(u);
+    TmaGemm<T>::prepare(cfg);
+    TmaGemm<T> gemm;
+    gemm.cfg = cfg;
+    // Check the maps at plan time (the addresses are placeholders: encoding reads no memory).
+    {
+        const std::int64_t maxn = std::max<std::int64_t>(1, ctx.max_chunk_N);
+        ConvGeom g = geom_for(u, maxn);
+        CUtensorMap a, b;
+        const std::string err = encode_maps(a, b, g, reinterpret_cast<const void*>(std::uintptr_t(1) << 20),
+                                            reinterpret_cast<const void*>(std::uintptr_t(1) << 21), kCfgs[cfg].bk,
+                                            kCfgs[cfg].bn, std::is_same_v<T, __nv_bfloat16>);
+        if (!err.empty()) throw Skip(err);
+        const std::int64_t tiles = (maxn * u.g.EF + kBM - 1) / kBM * ((u.g.M + kCfgs[cfg].bn - 1) / kCfgs[cfg].bn);
+        const int cs = (u.g.C + kCfgs[cfg].bk - 1) / kCfgs[cfg].bk;
+        gemm.info = std::string("wgmma m64n") + std::to_string(kCfgs[cfg].bn) + "k16 " + Elem<T>::name +
+                    " fed by TMA (im2col + tiled maps, " + (kCfgs[cfg].bk == 64 ? "128B" : "64B") +
+                    " swizzle) on mbarriers, CTA tile " + kCfgs[cfg].name + ", " + std::to_string(tiles) +
+                    " CTAs for " + std::to_string(maxn) + " image(s); " + std::to_string(u.g.R * u.g.S) + " taps x " +
+                    std::to_string(cs) + " channel slice(s) of " + std::to_string(kCfgs[cfg].bk) + " (C=" +
+                    std::to_string(u.g.C) + ")";
+    }
+    return make_hopper_plan<T>(p, ctx, std::move(u), std::move(gemm));
+}
+
+}  // namespace
+
+int tma_num_configs() { return kNumCfgs; }
+std::string tma_config_name(int cfg) {
+    return cfg >= 0 && cfg < kNumCfgs ? std::string(kCfgs[cfg].name) : std::string("default");
+}
+
+std::optional<std::string> tma_supports(const Problem& p, const cudaDeviceProp& prop) {
+    if (auto why = supports_common(p, prop)) return why;
+    const Setup u = make_setup(p);
+    const Corners c = corners(u.g);
+    auto in8 = [](int v) { return v >= -128 && v <= 127; };
+    if (!in8(c.lo_w) || !in8(c.lo_h) || !in8(c.up_w) || !in8(c.up_h))
+        return std::string("the im2col bounding box (padding, filter size) is outside TMA's [-128, 127] corner range");
+    if (u.g.stride > 8) return std::string("stride > 8: TMA's traversal stride is at most 8");
+    if (u.g.R * u.g.S > 65535 || u.g.R > 65535 || u.g.S > 65535)
+        return std::string("filter taps beyond TMA's 16-bit im2col offsets");
+    return std::nullopt;
+}
+
+std::unique_ptr<Plan> tma_plan(DType dt, const Problem& p, const PlanContext& ctx, int cfg) {
+    if (dt == DType::bf16) return plan_t<__nv_bfloat16>(p, ctx, cfg);
+    return plan_t<__half>(p, ctx, cfg);
+}
+
+}  // namespace hopper
+
+std::optional<std::string> hopper_tma_fp16_supports(const Problem& p, const cudaDeviceProp& prop) {
+    return hopper::tma_supports(p, prop);
+}
+std::unique_ptr<Plan> hopper_tma_fp16_plan(const Problem& p, const PlanContext& ctx) {
+    return hopper::tma_plan(DType::f16, p, ctx, -1);
+}
+std::optional<std::string> hopper_tma_bf16_supports(const Problem& p, const cudaDeviceProp& prop) {
+    return hopper::tma_supports(p, prop);
+}
+std::unique_ptr<Plan> hopper_tma_bf16_plan(const Problem& p, const PlanContext& ctx) {
+    return hopper::tma_plan(DType::bf16, p, ctx, -1);
+}
+
+}  // namespace cs::gpu::variants

@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+"""PyTorch's cuDNN on the AlexNet layers: the timings convstudy's cuDNN rows are held against.
+
+Reproduces the PyTorch table of DESIGN.md (issue 12) on the GPU machine:
+
+    python3 scripts/pytorch_anchors.py OUT.csv [--layers conv2,conv3] [--batches 1,32]
+
+For each layer of layers/alexnet.json, N in 1, 32, 128, precision fp32 (TF32 off), tf32,
+fp16, bf16 and layout NCHW and channels_last (NHWC input, KRSC weights), it times
+torch.nn.functional.conv2d (no bias) the way convstudy's harness times a row:
+  - torch.backends.cudnn.benchmark = True (cuDNN's engines timed on the first call),
+  - 5 warm-up calls after that,
+  - before each of 30 repeats L2 is flushed (a buffer twice the L2 size is written) and a
+    ~20 us spin kernel keeps the GPU busy while Python enqueues the repeat, so the CPU's
+    dispatch time never shows between the two events,
+  - CUDA events around the one convolution, median of the 30.
+Inputs are uniform in [-1, 1), weights scaled by sqrt(3/K) (the study's data). fp32 sets
+cuDNN's fp32 precision to 'ieee' (allow_tf32 off), tf32 to 'tf32'; fp16 and bf16 tensors
+compute in float inside cuDNN (PyTorch's default for convolutions).
+Extra rows: conv1 rewritten by space-to-depth (48 channels, 57x57, 3x3 stride 1; the same
+55x55 output), fp16 and tf32, NHWC, N=128 (layer "conv1-s2d").
+
+Writes a CSV (layer,N,precision,layout,ms,torch,cudnn,device) and prints a table like
+DESIGN.md's (ms, per layer, and the five layers' total). Runs in well under 3 minutes on an
+H200; rows are written as they are measured, N=1 first.
+"""
+import argparse
+import csv
+import json
+import os
+import statistics
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+LAYERS_JSON = os.path.join(HERE, "..", "layers", "alexnet.json")
+
+PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
+LAYOUTS = ("nchw", "nhwc")
+WARMUP = 5
+REPEATS = 30
+
+
+def set_fp32_precision(tf32: bool) -> None:
+    """TF32 on or off for cuDNN convolutions (the PyTorch >= 2.9 API where it exists)."""
+    conv = getattr(torch.backends.cudnn, "conv", None)
+    if conv is not None and hasattr(conv, "fp32_precision"):
+        conv.fp32_precision = "tf32" if tf32 else "ieee"
+    else:
+        torch.backends.cudnn.allow_tf32 = tf32
+
+
+def dtype_of(precision: str) -> torch.dtype:
+    return {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[precision]
+
+
+class Timer:
+    def __init__(self) -> None:
+        props = torch.cuda.get_device_properties(0)
+        l2 = int(getattr(props, "L2_cache_size", 0) or 0) or (64 << 20)
+        self.flush = torch.empty(2 * l2, dtype=torch.uint8, device="cuda")
+        self.count = 0
+
+    def time(self, fn, warmup: int = WARMUP, repeats: int = REPEATS) -> float:
+        for _ in range(warmup):
+            fn()
+        torch.cuda.synchronize()
+        starts = [torch.cuda.Event(enable_timing=True) for _ in range(repeats)]
+        ends = [torch.cuda.Event(enable_timing=True) for _ in range(repeats)]
+        for i in range(repeats):
+            self.count += 1
+            self.flush.fill_(self.count & 0xFF)  # evict L2
+            torch.cuda._sleep(40_000)  # ~20 us: the GPU stays ahead of Python's dispatch
+            starts[i].record()
+            fn()
+            ends[i].record()
+        torch.cuda.synchronize()
+        return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends))
+
+
+def make_conv(C, H, W, M, R, S, stride, pad, N, precision, layout):
+    dt = dtype_of(precision)
+    g = torch.Generator(device="cuda")
+    g.manual_seed(1234 + N)
+    x = (torch.rand((N, C, H, W), generator=g, device="cuda") * 2 - 1).to(dt)
+    K = C * R * S
+    w = ((torch.rand((M, C, R, S), generator=g, device="cuda") * 2 - 1) * (3.0 / K) ** 0.5).to(dt)
+    if layout == "nhwc":
+        x = x.contiguous(memory_format=torch.channels_last)
+        w = w.contiguous(memory_format=torch.channels_last)
+    set_fp32_precision(precision == "tf32")
+    return lambda: F.conv2d(x, w, None, stride, pad)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("csv", help="output CSV path")
+    ap.add_argument("--layers", default="", help="comma-separated layer names (default: all)")
+    ap.add_argument("--batches", default="1,32,128", help="comma-separated N (default 1,32,128)")
+    ap.add_argument("--no-s2d", action="store_true", help="skip the space-to-depth conv1 rows")
+    args = ap.parse_args()
+    if not torch.cuda.is_available():
+        print("pytorch_anchors: no CUDA device", file=sys.stderr)
+        return 4
+    with open(LAYERS_JSON) as f:
+        layers = json.load(f)["layers"]
+    if args.layers:
+        want = set(args.layers.split(","))
+        layers = [l for l in layers if l["name"] in want]
+    batches = [int(b) for b in args.batches.split(",") if b]
+
+    torch.backends.cudnn.benchmark = True
+    torch.backends.cudnn.deterministic = False
+    cudnn_v = torch.backends.cudnn.version()
+    cudnn_s = f"{cudnn_v // 10000}.{cudnn_v // 100 % 100}.{cudnn_v % 100}" if cudnn_v and cudnn_v >= 90000 else str(cudnn_v)
+    device = torch.cuda.get_device_name(0)
+    print(f"torch {torch.__version__}, cuDNN {cudnn_s}, {device}", flush=True)
+    timer = Timer()
+    t0 = time.time()
+    rows = []
+    out = open(args.csv, "w", newline="")
+    wr = csv.writer(out)
+    wr.writerow(["layer", "N", "precision", "layout", "ms", "torch", "cudnn", "device"])
+
+    def record(layer, n, precision, layout, ms):
+        rows.append((layer, n, precision, layout, ms))
+        wr.writerow([layer, n, precision, layout, f"{ms:.5f}", torch.__version__, cudnn_s, device])
+        out.flush()
+
+    with torch.inference_mode():
+        for n in batches:
+            for precision in PRECISIONS:
+                for layout in LAYOUTS:
+                    for l in layers:
+                        fn = make_conv(l["C"], l["H"], l["W"], l["M"], l["R"], l["S"], l["stride"], l["pad"], n,
+                                       precision, layout)
+                        record(l["name"], n, precision, layout, timer.time(fn))
+                    print(f"  N={n} {precision} {layout} done ({time.time() - t0:.0f} s)", flush=True)
+        if not args.no_s2d and 128 in batches:
+            for precision in ("fp16", "tf32"):
+                fn = make_conv(48, 57, 57, 96, 3, 3, 1, 0, 128, precision, "nhwc")
+                record("conv1-s2d", 128, precision, "nhwc", timer.time(fn))
+    out.close()
+
+    # The table: one line per (precision, layout, N), ms per layer and the five layers' total.
+    names = [l["name"] for l in layers]
+    by = {(r[0], r[1], r[2], r[3]): r[4] for r in rows}
+    print()
+    print(f"PyTorch {torch.__version__}, cuDNN {cudnn_s}, {device}: ms, median of {REPEATS}, L2 flushed")
+    head = f"| {'precision, layout, N':<22} | " + " | ".join(f"{n:>6}" for n in names) + " |  total |"
+    print(head)
+    print("|" + "|".join("-" * (len(c)) for c in head.split("|")[1:-1]) + "|")
+    for precision in PRECISIONS:
+        for layout in LAYOUTS:
+            for n in batches:
+                vals = [by.get((name, n, precision, layout)) for name in names]
+                if all(v is None for v in vals):
+                    continue
+                total = sum(v for v in vals if v is not None)
+                cells = " | ".join(f"{v:6.3f}" if v is not None else "     -" for v in vals)
+                print(f"| {precision + ' ' + layout.upper() + ' ' + str(n):<22} | {cells} | {total:6.3f} |")
+    for precision in ("fp16", "tf32"):
+        v = by.get(("conv1-s2d", 128, precision, "nhwc"))
+        if v is not None:
+            print(f"conv1 by space-to-depth (48 ch 57x57, 3x3 s1), {precision} NHWC N=128: {v:.3f} ms")
+    print(f"({len(rows)} rows in {time.time() - t0:.0f} s -> {args.csv})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,124 @@
+// `convstudy compare A.csv B.csv`: two result CSVs side by side with noise-aware verdicts.
+//
+// Rows are matched on (layer, N, variant, precision, layout, memory); columns are found by
+// header name, so CSVs from older versions (no `layout` column: nchw) compare with newer
+// ones. For each matched row: B/A of kernel_ms and total_ms, and a verdict from the recorded
+// median, min and max of both sides: "same" when either side's median lies inside the other
+// side's [min, max] spread (the difference is inside the noise one of the runs showed), else
+// "faster" or "slower". Status changes and rows present on one side only come first.
+// Mismatched devices, tool versions, git revisions, CUDA versions and seeds are stated at the
+// top. Exit codes: 0, 1 (--fail-slower tripped), 2 bad input (cs::Error naming the file).
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace CLI {
+class App;
+}
+
+namespace cs::cli {
+
+namespace compare {
+
+// median, min, max of one timing (NaN when not recorded)
+struct Timing {
+    double med = NAN, min = NAN, max = NAN;
+};
+
+struct Record {
+    std::string layer, variant, family, precision, layout, memory, status, reason;
+    std::int64_t N = 0;
+    Timing kernel, total;
+    std::size_t order = 0;  // position in its file (stable ordering of the output)
+};
+
+// One result CSV, read by header name.
+struct Results {
+    std::string path;
+    std::vector<Record> rows;                           // one per key (a repeated key: the later row)
+    std::map<std::string, std::set<std::string>> meta;  // run-wide column -> values seen
+    std::size_t repeated = 0;                           // rows that replaced an earlier one
+    bool has_layout = false;                            // the CSV has a `layout` column
+};
+
+// Throws cs::Error naming the file: missing, not a regular file, empty, binary, a ragged
+// row, a missing required column, a bad number.
+Results read_results(const std::string& path);
+
+enum class Verdict { same, faster, slower, none };
+const char* to_string(Verdict v);
+
+// The noise-aware verdict of B's timing against A's (none when a median is missing). A
+// missing min or max counts as the median (no recorded spread).
+Verdict judge(const Timing& a, const Timing& b);
+
+// What changed for one key, in the order the output lists them.
+enum class Change {
+    status_worse,    // PASS -> FAIL/ERROR/SKIP, or SKIP -> FAIL/ERROR
+    only_a,          // in A only (the row went away)
+    only_b,          // in B only (a new row)
+    status_better,   // FAIL/ERROR/SKIP -> PASS, or FAIL/ERROR -> SKIP
+    slower,
+    faster,
+    same,
+    untimed,         // neither side PASS, same status on both
+};
+const char* to_string(Change c);
+
+struct Entry {
+    const Record* a = nullptr;  // null: only in B
+    const Record* b = nullptr;  // null: only in A
+    Change change = Change::same;
+    Verdict kernel = Verdict::none, total = Verdict::none;
+    double kernel_ratio = NAN, total_ratio = NAN;  // B / A of the medians
+    const Record& any() const { return a ? *a : *b; }
+    std::string status_change() const;  // "PASS -> FAIL", "PASS", "only in A", ...
+};
+
+struct MetaLine {
+    std::string column, a, b;  // values joined with ", "; empty: the column is absent
+    bool differs = false;
+    bool unknown = false;  // not recorded, or "unknown", on both sides: cannot be compared
+    std::string note;  // e.g. "unknown on both sides"
+};
+
+enum class Metric { kernel, total };
+
+struct Comparison {
+    const Results* a = nullptr;
+    const Results* b = nullptr;
+    Metric metric = Metric::kernel;
+    std::vector<Entry> entries;  // sorted: status changes and one-sided rows, then by change
+    std::vector<MetaLine> meta;
+    std::size_t count(Change c) const;
+    // Rows whose verdict (of the metric) is slower and whose ratio exceeds 1 + pct / 100.
+    std::vector<const Entry*> slower_than(double pct) const;
+};
+
+Comparison compare(const Results& a, const Results& b, Metric metric = Metric::kernel);
+
+std::string format_table(const Comparison& c, bool only_changed);
+std::string format_markdown(const Comparison& c, bool only_changed);
+// Writes every entry (atomically, temporary file + rename); throws cs::Error naming the path.
+void write_compare_csv(const std::string& path, const Comparison& c);
+
+}  // namespace compare
+
+struct CompareArgs {
+    std::string a, b, csv, metric = "kernel";
+    bool markdown = false, only_changed = false;
+    double fail_slower = -1;  // < 0: off
+};
+
+// Registers the `compare` subcommand on `app`, filling `args` when parsed.
+CLI::App* add_compare_command(CLI::App& app, CompareArgs& args);
+// Runs it: 0, or 1 when --fail-slower tripped; throws cs::Error on bad input (exit 2).
+int cmd_compare(const CompareArgs& args);
+
+}  // namespace cs::cli
