@@ -13,7 +13,7 @@
 //   - succeeded,
 //   - needs no more workspace than PlanContext::workspace_limit (for every batch size the
 //     plan will be given: the full chunk and the streams mode's shorter last chunk),
-//   - has the row's math (cudnn-fp32: never a tensor-op result, i.e. no TF32),
+//   - has the row's math (cudnn-legacy-fp32: never a tensor-op result, i.e. no TF32),
 //   - runs on the chunk start addresses the harness will pass (in the streams mode a
 //     chunk can start at an address that is only 2- or 4-byte aligned; every such
 //     alignment is tried once on the scratch tensors, which also warms cuDNN's caches),
@@ -27,15 +27,15 @@
 // convolution. detail() names the algorithm, its math type, workspace and found time.
 //
 // Rows:
-//   cudnn-fp32  float tensors, float compute, CUDNN_FMA_MATH. In cuDNN 8/9 the default
+//   cudnn-legacy-fp32  float tensors, float compute, CUDNN_FMA_MATH. In cuDNN 8/9 the default
 //               math (CUDNN_DEFAULT_MATH) permits TF32 tensor cores on Ampere and later;
 //               CUDNN_FMA_MATH restricts cuDNN to FMA kernels (what PyTorch does with
 //               allow_tf32 off). Find's results are filtered again on mathType.
-//   cudnn-tf32  float tensors, float compute, CUDNN_TENSOR_OP_MATH: TF32 permitted. Not
+//   cudnn-legacy-tf32  float tensors, float compute, CUDNN_TENSOR_OP_MATH: TF32 permitted. Not
 //               forced: if cuDNN's fastest algorithm under that math is an FMA one, that is
 //               what the row times (its detail says so) — the question the row answers is
 //               "what does cuDNN give when TF32 is allowed".
-//   cudnn-fp16  half tensors (DType::f16), float compute (cuDNN's "pseudo-half"
+//   cudnn-legacy-fp16  half tensors (DType::f16), float compute (cuDNN's "pseudo-half"
 //               configuration, PyTorch's choice too), CUDNN_TENSOR_OP_MATH: half inputs,
 //               float accumulation, half output: precision class fp16.
 //
@@ -53,12 +53,12 @@
 // 1.5x the issue allows.
 //
 // Measured on the H200 (cuDNN 9.14, L2 flushed before each repeat, 2026-11-23, sweep with
-// --check sampled): cudnn-fp32 N=128 1.33 / 0.52-0.61 / 0.56-0.66 / 0.73-0.82 / 0.48-0.54 ms
+// --check sampled): cudnn-legacy-fp32 (then cudnn-fp32) N=128 1.33 / 0.52-0.61 / 0.56-0.66 / 0.73-0.82 / 0.48-0.54 ms
 // (1.1-1.3x PyTorch's), N=32 0.86-1.15x PyTorch's; but N=1 conv2 0.20 ms and conv3 0.18 ms,
 // 2.3-2.4x PyTorch's. At N=1 Find's own (warm) time for its best legacy algorithm was
 // already 0.144 ms on conv2: the legacy API reaches 8 algorithm families, PyTorch's
 // cudnn-frontend path benchmarks cuDNN's engine configurations, a larger set (and it had
-// cuDNN 9.19) - a likely but unverified reason; the cold L2 adds the rest. cudnn-fp16 N=128:
+// cuDNN 9.19) - a likely but unverified reason; the cold L2 adds the rest. cudnn-legacy-fp16 N=128:
 // 1.14 / 0.44 / 0.23 / 0.27 / 0.22 ms (1.06-1.76x PyTorch's).
 //
 // The row is marked non-deterministic: each plan runs its own benchmark, and two plans

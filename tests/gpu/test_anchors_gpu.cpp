@@ -1,8 +1,8 @@
-// The anchors (gpu/variants/cudnn.cu, cublas_im2col.cu), beyond what
-// test_variants_gpu.cpp checks for every variant: each cuDNN row names the algorithm
-// cuDNN's benchmark picked, cudnn-fp32 never runs a tensor-op (TF32) algorithm, the
-// algorithm search and the cuBLAS chunking respect the workspace limit, and the streams
-// mode's shorter, misaligned last chunk works.
+// The anchors (gpu/variants/cudnn_graph.cu, cudnn.cu, cublas_im2col.cu), beyond what
+// test_variants_gpu.cpp checks for every variant: each cuDNN row names the engine (graph
+// API) or algorithm (legacy API) it picked, the fp32 rows never run on tensor cores, the
+// search and the cuBLAS chunking respect the workspace limit, and the streams mode's
+// shorter, misaligned last chunk works in both layouts.
 #include "catch.hpp"
 #include "gpu_test_util.hpp"
 
@@ -22,12 +22,12 @@ namespace {
 std::vector<const Variant*> family(const std::string& f) { return cs::test::family_variants(f); }
 
 RunResult run_with(const Variant& v, const RefProblem& rp, MemoryMode mode, std::size_t limit, int streams = 4,
-                   int chunks = 0) {
+                   int chunks = 0, Layout layout = Layout::nchw) {
     RunOptions opt = cs::test::test_options();
     opt.workspace_limit = limit;
     opt.streams = streams;
     opt.chunks = chunks;
-    return cs::test::run_checked(device(), v, mode, rp, opt);
+    return cs::test::run_checked(device(), v, mode, rp, opt, layout);
 }
 
 std::string describe(const Variant& v, const RefProblem& rp, MemoryMode m, std::size_t limit, const RunResult& r) {
@@ -58,43 +58,61 @@ std::string chosen_math(const std::string& detail) {
 #endif
 
 std::size_t cublas_col_bytes(const Variant& v, const Layer& l) {
-    return std::size_t(l.K()) * std::size_t(l.E()) * std::size_t(l.F()) * (v.io == DType::f16 ? 2 : 4);
+    return std::size_t(l.K()) * std::size_t(l.E()) * std::size_t(l.F()) * dtype_bytes(v.io);
 }
 std::size_t cublas_tmp_bytes(const Variant& v, const Layer& l) {
-    return std::size_t(l.M) * std::size_t(l.E()) * std::size_t(l.F()) * (v.io == DType::f16 ? 2 : 4);
+    return std::size_t(l.M) * std::size_t(l.E()) * std::size_t(l.F()) * dtype_bytes(v.io);
 }
 
 }  // namespace
 
 TEST_CASE("the anchor families are registered", "[gpu][anchors]") {
-    REQUIRE(family("cublas").size() == 3);
+    REQUIRE(family("cublas").size() == 4);
     REQUIRE(find_variant("cublas-im2col").variant->precision == Precision::fp32);
     REQUIRE(find_variant("cublas-im2col-tf32").variant->precision == Precision::tf32);
     REQUIRE(find_variant("cublas-im2col-fp16").variant->io == DType::f16);
+    REQUIRE(find_variant("cublas-im2col-bf16").variant->io == DType::bf16);
 #ifdef CONVSTUDY_HAVE_CUDNN
-    REQUIRE(family("cudnn").size() == 3);
-    // fill_vs_cudnn (src/cli/results.cpp) looks these two up by name and precision.
+    // fill_vs_cudnn (src/cli/results.cpp) takes the fastest PASS row of family "cudnn" of
+    // each class: one row per class, in both layouts.
+    REQUIRE(family("cudnn").size() == 4);
+    REQUIRE(family("cudnn-legacy").size() == 3);
     REQUIRE(find_variant("cudnn-fp32").variant->precision == Precision::fp32);
+    REQUIRE(find_variant("cudnn-tf32").variant->precision == Precision::tf32);
     REQUIRE(find_variant("cudnn-fp16").variant->precision == Precision::fp16);
     REQUIRE(find_variant("cudnn-fp16").variant->io == DType::f16);
-    REQUIRE(find_variant("cudnn-tf32").variant->precision == Precision::tf32);
+    REQUIRE(find_variant("cudnn-bf16").variant->precision == Precision::bf16);
+    REQUIRE(find_variant("cudnn-bf16").variant->io == DType::bf16);
+    for (const Variant* v : family("cudnn")) REQUIRE(v->layouts.size() == 2);
 #else
     REQUIRE(family("cudnn").empty());
+    REQUIRE(family("cudnn-legacy").empty());
     WARN("built without cuDNN: the cudnn family is not tested");
 #endif
 }
 
 #ifdef CONVSTUDY_HAVE_CUDNN
-TEST_CASE("cuDNN rows name their algorithm and workspace", "[gpu][anchors][cudnn]") {
+TEST_CASE("cuDNN rows name their engine or algorithm and workspace", "[gpu][anchors][cudnn]") {
     const Layer* conv2 = default_layer_table().find("conv2");
     REQUIRE(conv2 != nullptr);
     for (const Layer& l : {*conv2, odd_layer("odd_c3_s2")}) {
         const auto rp = make_ref_problem(l, 3);
-        for (const Variant* v : family("cudnn")) {
+        for (const Variant* v : family("cudnn"))
+            for (Layout layout : v->layouts) {
+                const auto r = run_with(*v, rp, MemoryMode::pageable, 0, 4, 0, layout);
+                require_pass(*v, rp, MemoryMode::pageable, 0, r);
+                INFO(describe(*v, rp, MemoryMode::pageable, 0, r) << " " << to_string(layout));
+                std::printf("%s %s on %s N=3: %s\n", v->name.c_str(), std::string(to_string(layout)).c_str(),
+                            l.name.c_str(), r.detail.c_str());
+                CHECK(r.detail.rfind("eng", 0) == 0);  // "eng<id> {knobs} [notes] from <source> ..."
+                CHECK(r.detail.find("graph API") != std::string::npos);
+                CHECK(r.detail.find(", ws ") != std::string::npos);
+                CHECK(!r.algo.empty());
+            }
+        for (const Variant* v : family("cudnn-legacy")) {
             const auto r = run_with(*v, rp, MemoryMode::pageable, 0);
             require_pass(*v, rp, MemoryMode::pageable, 0, r);
             INFO(describe(*v, rp, MemoryMode::pageable, 0, r));
-            std::printf("%s on %s N=3: %s\n", v->name.c_str(), l.name.c_str(), r.detail.c_str());
             CHECK(r.detail.rfind("CUDNN_CONVOLUTION_FWD_ALGO_", 0) == 0);
             CHECK(!chosen_math(r.detail).empty());
             CHECK(r.detail.find(", ws ") != std::string::npos);
@@ -102,18 +120,26 @@ TEST_CASE("cuDNN rows name their algorithm and workspace", "[gpu][anchors][cudnn
     }
 }
 
-TEST_CASE("cudnn-fp32 never picks a tensor-op (TF32) algorithm", "[gpu][anchors][cudnn]") {
-    const Variant* v = find_variant("cudnn-fp32").variant;
-    REQUIRE(v != nullptr);
+TEST_CASE("the fp32 cuDNN rows never run on tensor cores", "[gpu][anchors][cudnn]") {
     for (const auto& l : default_layer_table().layers) {
         const auto rp = make_ref_problem(l, 2);
-        const auto r = run_with(*v, rp, MemoryMode::pageable, 0);
-        require_pass(*v, rp, MemoryMode::pageable, 0, r);
-        INFO(describe(*v, rp, MemoryMode::pageable, 0, r));
+        for (Layout layout : {Layout::nchw, Layout::nhwc}) {
+            const Variant* v = find_variant("cudnn-fp32").variant;
+            const auto r = run_with(*v, rp, MemoryMode::pageable, 0, 4, 0, layout);
+            require_pass(*v, rp, MemoryMode::pageable, 0, r);
+            INFO(describe(*v, rp, MemoryMode::pageable, 0, r) << " " << to_string(layout));
+            // The engine's numerical notes are listed in brackets in the detail.
+            CHECK(r.detail.find("TENSOR_CORE") == std::string::npos);
+            CHECK(r.detail.find("DOWN_CONVERT") == std::string::npos);
+        }
+        const Variant* legacy = find_variant("cudnn-legacy-fp32").variant;
+        const auto r = run_with(*legacy, rp, MemoryMode::pageable, 0);
+        require_pass(*legacy, rp, MemoryMode::pageable, 0, r);
+        INFO(describe(*legacy, rp, MemoryMode::pageable, 0, r));
         const std::string math = chosen_math(r.detail);
         REQUIRE(!math.empty());
         CHECK(math.find("TENSOR_OP") == std::string::npos);
-        // Its fp32 threshold (1e-4) is below TF32's rounding error (~3e-4 relative on these
+        // The fp32 threshold (1e-4) is below TF32's rounding error (~3e-4 relative on these
         // data), so a TF32 result that slipped through would also fail the check above.
     }
 }
@@ -123,7 +149,9 @@ TEST_CASE("a tiny workspace limit keeps cuDNN to algorithms without workspace", 
     REQUIRE(conv3 != nullptr);
     for (const Layer& l : {*conv3, odd_layer("odd_c33_5x5")}) {
         const auto rp = make_ref_problem(l, 3);
-        for (const Variant* v : family("cudnn")) {
+        std::vector<const Variant*> all = family("cudnn");
+        for (const Variant* v : family("cudnn-legacy")) all.push_back(v);
+        for (const Variant* v : all) {
             const std::size_t limit = 1;  // 0 would mean "the default"
             const auto r = run_with(*v, rp, MemoryMode::pageable, limit);
             require_pass(*v, rp, MemoryMode::pageable, limit, r);
@@ -184,16 +212,19 @@ TEST_CASE("the anchors pass the streams mode's short, misaligned last chunk", "[
     const auto rp = make_ref_problem(odd_layer("odd_c3_s2"), 5);
     std::vector<const Variant*> anchors = family("cublas");
     for (const Variant* v : family("cudnn")) anchors.push_back(v);
-    for (const Variant* v : anchors) {
-        for (int streams : {1, 2}) {
-            const auto r = run_with(*v, rp, MemoryMode::streams, 0, streams, 2);
-            require_pass(*v, rp, MemoryMode::streams, 0, r);
-            INFO(describe(*v, rp, MemoryMode::streams, 0, r));
-            CHECK(r.chunks == 2);
+    for (const Variant* v : family("cudnn-legacy")) anchors.push_back(v);
+    for (const Variant* v : anchors)
+        for (Layout layout : v->layouts) {
+            for (int streams : {1, 2}) {
+                const auto r = run_with(*v, rp, MemoryMode::streams, 0, streams, 2, layout);
+                require_pass(*v, rp, MemoryMode::streams, 0, r);
+                INFO(describe(*v, rp, MemoryMode::streams, 0, r) << " " << to_string(layout));
+                CHECK(r.chunks == 2);
+            }
+            for (MemoryMode m : {MemoryMode::pinned, MemoryMode::managed}) {
+                const auto r = run_with(*v, rp, m, 0, 4, 0, layout);
+                require_pass(*v, rp, m, 0, r);
+                if (v->io != DType::f32) CHECK(r.convert.median > 0);
+            }
         }
-        for (MemoryMode m : {MemoryMode::pinned, MemoryMode::managed}) {
-            const auto r = run_with(*v, rp, m, 0);
-            require_pass(*v, rp, m, 0, r);
-        }
-    }
 }
