@@ -23,6 +23,7 @@
 #   CONVSTUDY_GIT_REV the revision to record in CSV rows when the tree came without .git
 #             (the device tool copies files, not the repository):
 #             CONVSTUDY_GIT_REV=$(git describe --always --dirty) in the command
+#   GPU_TEST_ARGS     Catch2 test specs: run only those GPU tests (default: all, via ctest)
 #   SANITIZE_SECONDS  time limit of the compute-sanitizer stage (default 300)
 #   SANITIZE_ARGS, NCU_ARGS   extra arguments for those stages
 set -uo pipefail
@@ -58,9 +59,16 @@ fi
 
 if has tests; then
     stamp "GPU tests"
-    # On the GPU machine a missing device is a failure, not a skip.
-    CONVSTUDY_REQUIRE_GPU=1 ctest --test-dir $B -L gpu -V --timeout "${TEST_SECONDS:-600}" \
-        >"$OUT/gpu_tests.log" 2>&1 || status=1
+    # On the GPU machine a missing device is a failure, not a skip. GPU_TEST_ARGS (Catch2
+    # test specs, e.g. "[layout],[anchors]") runs a part of the GPU tests instead of all.
+    if [[ -n ${GPU_TEST_ARGS:-} ]]; then
+        # shellcheck disable=SC2086
+        CONVSTUDY_REQUIRE_GPU=1 timeout "${TEST_SECONDS:-600}" $B/tests/convstudy_gpu_tests $GPU_TEST_ARGS \
+            >"$OUT/gpu_tests.log" 2>&1 || status=1
+    else
+        CONVSTUDY_REQUIRE_GPU=1 ctest --test-dir $B -L gpu -V --timeout "${TEST_SECONDS:-600}" \
+            >"$OUT/gpu_tests.log" 2>&1 || status=1
+    fi
     grep -E "test cases|assertions|tests passed|tests failed|FAILED|REQUIRE|CHECK\(" "$OUT/gpu_tests.log" | tail -25
 fi
 
