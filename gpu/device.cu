@@ -61,6 +61,21 @@ void DeviceContext::flush_l2(cudaStream_t s) {
     CS_CUDA_CHECK(cudaMemsetAsync(l2_flush_.get(), int(++flush_counter_ & 0xff), l2_flush_.bytes(), s));
 }
 
+namespace {
+__global__ void hold_kernel(unsigned long long ns) {
+    unsigned long long t0, t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    do {
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    } while (t - t0 < ns);
+}
+}  // namespace
+
+void DeviceContext::hold(cudaStream_t s, unsigned us) {
+    hold_kernel<<<1, 1, 0, s>>>(static_cast<unsigned long long>(us) * 1000ull);
+    CS_CUDA_CHECK(cudaGetLastError());
+}
+
 std::size_t DeviceContext::free_bytes() const {
     std::size_t free = 0, total = 0;
     CS_CUDA_CHECK(cudaMemGetInfo(&free, &total));

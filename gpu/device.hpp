@@ -41,6 +41,12 @@ public:
 
     // Evicts L2 by writing a buffer twice its size on `s` (not timed by callers).
     void flush_l2(cudaStream_t s);
+    // Keeps `s` busy for `us` microseconds (one thread spinning on the global timer), so
+    // that the host has enqueued the work that follows before the GPU reaches it: a timed
+    // interval then measures the GPU's work, not the host's launch latency (a library
+    // call can take tens of microseconds to enqueue; without this, an event recorded on
+    // an idle GPU starts the clock before the first kernel is even submitted).
+    void hold(cudaStream_t s, unsigned us = 100);
     // fp32 FMA ceiling of this device in TFLOP/s, measured once (a register-only FMA
     // kernel over every SM) and cached.
     double fp32_peak_tflops();

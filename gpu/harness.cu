@@ -425,7 +425,8 @@ std::vector<float> Run::output_nchw() const {
 
 // Copies in, conversion, kernels, conversion back and copies out one after another on
 // one stream, each part between its own events; L2 flushed before the copies and again
-// before the kernels (outside every interval). `chunked`: the kernels run chunk by chunk
+// before the kernels, and the stream held busy before each (DeviceContext::hold), all
+// outside every interval. `chunked`: the kernels run chunk by chunk
 // (the streams mode's serial reference).
 void Run::time_copies_mode(bool chunked) {
     const cudaStream_t s = ctx_.stream();
@@ -433,6 +434,7 @@ void Run::time_copies_mode(bool chunked) {
     std::vector<double> th, tc, tk, td, tt;
     for (int it = 0; it < opt_.warmup + opt_.repeats; ++it) {
         if (opt_.flush_l2) ctx_.flush_l2(s);
+        ctx_.hold(s);
         e0.record(s);
         h2d_weights(s);
         h2d_input(s, 0, p_.N);
@@ -441,6 +443,7 @@ void Run::time_copies_mode(bool chunked) {
         convert_input(s, 0, p_.N);
         e2.record(s);
         if (opt_.flush_l2) ctx_.flush_l2(s);
+        ctx_.hold(s);
         e3.record(s);
         kernels(s, chunked);
         e4.record(s);
@@ -476,6 +479,7 @@ void Run::time_managed_mode() {
         prefetch(x_out_, host, s);
         if (opt_.flush_l2) ctx_.flush_l2(s);
         CS_CUDA_CHECK(cudaStreamSynchronize(s));
+        ctx_.hold(s);
         e0.record(s);
         if (mode_ == MemoryMode::managed_prefetch) {
             prefetch(x_in_, dev, s);
@@ -516,6 +520,7 @@ void Run::time_streams_mode() {
     std::vector<double> tt;
     for (int it = 0; it < opt_.warmup + opt_.repeats; ++it) {
         if (opt_.flush_l2) ctx_.flush_l2(s);
+        ctx_.hold(s);
         e0.record(s);
         stream_pipeline();
         e1.record(s);

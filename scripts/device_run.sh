@@ -41,7 +41,7 @@ t0=$(date +%s)
 stamp() { echo "[$(($(date +%s) - t0))s] $*"; }
 
 stamp "device: $(nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader)"
-stamp "git: $(git describe --always --dirty 2>/dev/null || echo "${CONVSTUDY_GIT_REV:-unknown}")"
+stamp "git: ${CONVSTUDY_GIT_REV:-$(git describe --always --dirty 2>/dev/null || echo unknown)}"
 status=0
 
 if has build; then
