@@ -135,7 +135,7 @@ const std::vector<Variant>& registry() {
         {"cublas-im2col-bf16", {}, "cublas", Precision::bf16, DType::bf16,
          "our im2col unroll on bfloat16 data, then cublasGemmEx (bf16 in/out, float accumulation) and a permute",
          true, v::cublas_im2col_bf16_supports, v::cublas_im2col_bf16_plan, "gemm"},
-        // ---- Hopper family (issue 14) ----
+        // ---- Hopper family  ----
         // gpu/variants/hopper/*.cu (shared: hopper_core.cuh), sm_90a only: implicit GEMM in NHWC
         // (rows = output pixels, K = R*S*C), warpgroup MMA. conv1 (C=3) by space-to-depth, NCHW
         // by transform kernels inside run(); the epilogue writes either layout.
@@ -152,6 +152,35 @@ const std::vector<Variant>& registry() {
         {"hopper-tma-bf16", {}, "hopper", Precision::bf16, DType::bf16,
          "hopper-tma-fp16 on bfloat16 operands (fp32 accumulation)", true, v::hopper_tma_bf16_supports,
          v::hopper_tma_bf16_plan, "gemm", {Layout::nhwc, Layout::nchw}},
+        {"hopper-ws-fp16", {}, "hopper", Precision::fp16, DType::f16,
+         "hopper-tma-fp16 + warp specialisation (TMA producer warpgroup, 2 consumer warpgroups, setmaxnreg) and a "
+         "persistent grid",
+         true, v::hopper_ws_fp16_supports, v::hopper_ws_fp16_plan, "gemm", {Layout::nhwc, Layout::nchw}},
+        {"hopper-ws-bf16", {}, "hopper", Precision::bf16, DType::bf16,
+         "hopper-ws-fp16 on bfloat16 operands (fp32 accumulation)", true, v::hopper_ws_bf16_supports,
+         v::hopper_ws_bf16_plan, "gemm", {Layout::nhwc, Layout::nchw}},
+        // ---- exact-fp32 fast family ----
+        // gpu/variants/winograd_f2x2_3x3.cu, winograd_f4x4_3x3.cu (kernel: winograd_fused.cuh),
+        // simt_gemm.cu, split_tf32.cu (shared: fp32fast_common.cuh). fp32-class results faster than
+        // the FMA floor of a plain implicit GEMM; tf32-mma-1x is split-tf32's kernel with one product,
+        // to show the error the split removes. NCHW; Winograd needs 3x3 stride 1.
+        {"winograd-f2x2", {}, "fp32-fast", Precision::fp32, DType::f32,
+         "fused Winograd F(2x2,3x3): filter transform each run, input transform in shared memory, 16 batched "
+         "channel GEMMs in registers, output transform in the epilogue",
+         true, v::winograd_f2x2_supports, v::winograd_f2x2_plan, "winograd"},
+        {"winograd-f4x4", {}, "fp32-fast", Precision::fp32, DType::f32,
+         "fused Winograd F(4x4,3x3): as winograd-f2x2 with 6x6 windows, 36 GEMMs, 4x fewer multiplies", true,
+         v::winograd_f4x4_supports, v::winograd_f4x4_plan, "winograd"},
+        {"simt-gemm", {}, "fp32-fast", Precision::fp32, DType::f32,
+         "implicit GEMM built like cuBLAS SGEMM: transposed weights, plan-time im2col table, 3-stage cp.async, "
+         "warp tiles, 8x8 per thread, double-buffered fragments",
+         true, v::simt_gemm_supports, v::simt_gemm_plan, "gemm"},
+        {"split-tf32", {}, "fp32-fast", Precision::fp32, DType::f32,
+         "3xTF32 implicit GEMM on mma.sync m16n8k8: each operand split into tf32 hi + lo, three products in fp32",
+         true, v::split_tf32_supports, v::split_tf32_plan, "gemm"},
+        {"tf32-mma-1x", {}, "fp32-fast", Precision::tf32, DType::f32,
+         "split-tf32's kernel with one product (hi x hi): plain TF32 on mma.sync, for the error comparison", true,
+         v::tf32_mma_supports, v::tf32_mma_plan, "gemm"},
         // gpu/variants/multi_kernel.cu, multi_kernel_vec.cu (shared code: multi_kernel.cuh).
         // Workspace C*N*M*E*F partials, cut into chunks of images (and channel groups when
         // one image does not fit) to stay under the plan's workspace limit.

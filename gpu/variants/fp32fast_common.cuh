@@ -25,15 +25,19 @@
 #include <cstdint>
 #include <vector>
 
+// Before sm_80 (a build for older GPUs) the copies are plain loads and stores (complete at
+// once, so the waits are no-ops) and mma_tf32 traps; the variants' supports() refuse such
+// devices, so those paths only keep the build compiling.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+#define FF_PRE_SM80 1
+#endif
+
 #ifdef FP32FAST_EMU
 #define FF_DYN_SMEM(T, name) T* name = ::emu::dyn_smem<T>()
 #define FF_LAUNCH(kernel, grid, block, smem, stream, ...) ::emu::launch(kernel, dim3(grid), dim3(block), smem, __VA_ARGS__)
-#define FF_SMEM_ATTR(kernel, bytes) ((void)0)
 #else
 #define FF_DYN_SMEM(T, name) extern __shared__ __align__(16) unsigned char ff_dyn_smem_[]; T* name = reinterpret_cast<T*>(ff_dyn_smem_)
 #define FF_LAUNCH(kernel, grid, block, smem, stream, ...) kernel<<<grid, block, smem, stream>>>(__VA_ARGS__)
-#define FF_SMEM_ATTR(kernel, bytes) \
-    CS_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)))
 #endif
 
 namespace cs::gpu::variants::fp32fast {
@@ -45,6 +49,8 @@ namespace cs::gpu::variants::fp32fast {
 __device__ __forceinline__ void cp_async4(float* smem, const float* gmem, bool valid) {
 #ifdef FP32FAST_EMU
     ::emu::cp_async(smem, gmem, 4, valid);
+#elif defined(FF_PRE_SM80)
+    *smem = valid ? *gmem : 0.0f;
 #else
     const unsigned s = unsigned(__cvta_generic_to_shared(smem));
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(gmem), "r"(valid ? 4 : 0)
@@ -56,6 +62,8 @@ __device__ __forceinline__ void cp_async4(float* smem, const float* gmem, bool v
 __device__ __forceinline__ void cp_async16(float* smem, const float* gmem) {
 #ifdef FP32FAST_EMU
     ::emu::cp_async(smem, gmem, 16, true);
+#elif defined(FF_PRE_SM80)
+    *reinterpret_cast<float4*>(smem) = *reinterpret_cast<const float4*>(gmem);
 #else
     const unsigned s = unsigned(__cvta_generic_to_shared(smem));
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem) : "memory");
@@ -65,6 +73,7 @@ __device__ __forceinline__ void cp_async16(float* smem, const float* gmem) {
 __device__ __forceinline__ void cp_async_commit() {
 #ifdef FP32FAST_EMU
     ::emu::cp_async_commit();
+#elif defined(FF_PRE_SM80)
 #else
     asm volatile("cp.async.commit_group;\n" ::: "memory");
 #endif
@@ -75,6 +84,7 @@ template <int N>
 __device__ __forceinline__ void cp_async_wait() {
 #ifdef FP32FAST_EMU
     ::emu::cp_async_wait(N);
+#elif defined(FF_PRE_SM80)
 #else
     asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 #endif
@@ -87,6 +97,8 @@ __device__ __forceinline__ void cp_async_wait() {
 __device__ __forceinline__ std::uint32_t to_tf32(float x) {
 #ifdef FP32FAST_EMU
     return ::emu::cvt_rna_tf32(x);
+#elif defined(FF_PRE_SM80)
+    return (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
 #else
     std::uint32_t r;
     asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
@@ -100,6 +112,9 @@ __device__ __forceinline__ std::uint32_t to_tf32(float x) {
 __device__ __forceinline__ void mma_tf32(float d[4], const std::uint32_t a[4], const std::uint32_t b[2]) {
 #ifdef FP32FAST_EMU
     ::emu::mma_tf32(d, a, b, d);
+#elif defined(FF_PRE_SM80)
+    (void)d, (void)a, (void)b;
+    __trap();
 #else
     asm volatile(
         "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
@@ -154,8 +169,8 @@ inline std::vector<int2> im2col_row_table(const GemmShape& g) {
 // Wt[k][m] = w[m][k] (k < K, m < M), else 0; Kp x Mp. Blocks of 32 x 8 threads move a 32 x 32
 // tile through shared memory so both the reads (along k) and the writes (along m) coalesce.
 // (static: one copy per translation unit that launches it.)
-static __global__ void __launch_bounds__(256) wt_transpose_kernel(const float* __restrict__ w, float* __restrict__ wt, int M,
-                                                           int K, int Mp, int Kp) {
+static __global__ void __launch_bounds__(256)
+    wt_transpose_kernel(const float* __restrict__ w, float* __restrict__ wt, int M, int K, int Mp, int Kp) {
     FF_DYN_SMEM(float, tile);  // [32][33]
     const int tx = int(threadIdx.x) % 32, ty = int(threadIdx.x) / 32;
     const int k0 = int(blockIdx.x) * 32, m0 = int(blockIdx.y) * 32;
@@ -180,12 +195,9 @@ struct ImplicitB {
     static constexpr int kPer = BK / kStep;
     std::int64_t base;  // n*C*H*W + ih0*W + iw0
     int ih0, iw0;
-    int col, row0;
 
     __device__ __forceinline__ void init(const GemmShape& g, int P, int p0, int tid) {
-        col = tid % BN;
-        row0 = tid / BN;
-        const int p = p0 + col;
+        const int p = p0 + tid % BN;
         if (p < P) {
             const int n = p / g.EF, ef = p - n * g.EF;
             const int e = ef / g.F, f = ef - e * g.F;
@@ -198,9 +210,10 @@ struct ImplicitB {
             base = 0;
         }
     }
-    // Issues the cp.async of rows [k0, k0 + BK) into dst (BK x LDB floats).
+    // Issues the cp.async of rows [k0, k0 + BK) into dst (BK x LDB floats); tid as in init.
     __device__ __forceinline__ void load(const float* __restrict__ in, const int2* __restrict__ tbl, const GemmShape& g,
-                                         int k0, float* dst) const {
+                                         int k0, float* dst, int tid) const {
+        const int col = tid % BN, row0 = tid / BN;
 #pragma unroll
         for (int i = 0; i < kPer; ++i) {
             const int row = row0 + i * kStep;

@@ -3,31 +3,42 @@
 //
 // Idea (what changes against implicit-gemm-idx, gemm_implicit_idx.cu):
 //   - weights transposed once per run into a zero-padded Kp x Mp workspace (wt_transpose_kernel,
-//     ~5 us on conv4; inside kernel_ms since the weights change between calls): the A tile is
-//     one 16-byte cp.async per thread and k-step, no bounds tests, no transposing stores;
+//     a few us; inside kernel_ms since the weights change between calls): the A tile is
+//     16-byte cp.async, no bounds tests, no transposing stores;
 //   - the im2col row table {c*H*W + r*W + s, r, s} is computed at plan time for all Kp rows
 //     (layer shape only, no data) instead of by 8 threads per k-tile with two divisions;
 //   - the B tile goes global -> shared memory by cp.async (4 bytes, zero-filled outside the
 //     image), a 3-stage pipeline with one barrier per k-tile and no staging registers;
-//   - warp tiling: a warp owns a 64 x 32 block of the output, lanes 8 (m) x 4 (n), each thread
-//     8 x 8 outputs as 2 x 2 groups of 4 x 4 (rows ty*4 + {0,32}, columns tx*4 + {0,16}): a
-//     float4 fragment read touches 8 (A) or 4 (B) distinct 16-byte words per warp, one
-//     shared-memory wavefront each, no bank conflicts;
-//   - fragments double-buffered in registers across the 8 k-steps of a tile, so the LDS of
-//     step kk+1 overlaps the 64 FFMA of step kk.
-// Per thread and k-tile: 512 FFMA, 32 LDS.128, 1 cp.async of 16 B (A), 4 cp.async of 4 B
-// (B) with ~6 integer instructions each: ~88% FFMA (implicit-gemm-idx: 69%).
-// Tiles: 128x128 (256 threads, 2 blocks/SM), 128x64 (128 threads), 64x64 (64 threads); the
-// plan takes the one with the fewest waves for the largest call (see choose_cfg).
+//   - warp tiling: a warp owns a 64 x 32 (or 64 x 64) block of the output, lanes 8 (m) x 4
+//     (n), each thread 8 x 8 (8 x 16) outputs in groups of 4 x 4: a float4 fragment read
+//     touches 8 (A) or 4 (B) distinct 16-byte words per warp, one wavefront, no conflicts;
+//   - fragments double-buffered in registers across the 8 k-steps of a tile.
+// Tiles (kSimtCfgs): 128x128 and 128x64 with 8x16 per thread, 128x64 and 64x64 with 8x8;
+// choose_cfg takes 128x64/8x8 (64x64 for tiny problems), the measured best.
 //
-// Prediction (H200, 132 SMs x 128 FMA/clk x 1.98 GHz = 66.9 TFLOP/s FP32 peak): the FFMA
-// share and 16 warps/SM should give ~65-70% of peak, 43-47 TFLOP/s, i.e. 0.9-1.0x cuBLAS
-// SGEMM on the same GEMM shape: N=128 conv2 ~2.6 ms (cuBLAS 2.524), conv3 ~0.85 (0.795),
-// conv4 ~1.25 (1.173), conv5 ~1.0 (0.949; 338 blocks on 264 slots = 2 waves, as cuBLAS).
-// Bytes: each 128x128 block reads 1 KB of A+B per k-tile per 262 kFLOP (32 FLOP/B of L2).
+// Prediction (H200, 132 SMs x 128 FMA/clk x 1.98 GHz = 66.9 TFLOP/s FP32 peak): per thread
+// and k-tile 512 FFMA of ~600 instructions (~85%), 16 warps/SM: ~65-70% of peak, 43-47
+// TFLOP/s, i.e. 0.9-1.0x cuBLAS SGEMM on the same GEMM shape: N=128 conv2 ~2.6 ms (cuBLAS
+// 2.45), conv3 ~0.85 (0.80), conv4 ~1.25 (1.23), conv5 ~0.9 (0.82).
 //
-// Measured (H200): see the file's entry in NOTES.md / the report of issue 15.
-// ptxas (sm_90, -O3): see the report of issue 15 (registers per tile, 0 spills required).
+// Measured (H200, tools/dev/fp32fast/RESULTS.md run 2; 128x64, 8x8 per thread), ms and
+// the ratio cuBLAS-SGEMM-time / ours (goal >= 0.9):
+//            conv1          conv2          conv3          conv4          conv5
+//   N=1      0.047 (0.43)   0.246 (0.15)   0.256 (0.08)   0.377 (0.07)   0.373 (0.06)
+//   N=32     0.255 (0.75)   0.772 (0.83)   0.277 (0.78)   0.401 (0.83)   0.394 (0.58)
+//   N=128    0.927 (0.81)   2.858 (0.86)   0.988 (0.81)   1.473 (0.83)   1.103 (0.74)
+//   max|err|/max|ref| 0.8-2.9e-6. 1.24-1.62x faster than implicit-gemm-idx at N=128 (1.209
+//   / 3.712 / 1.229 / 1.832 / 1.788) but the 0.9x-of-cuBLAS goal is missed by 5-26%: the
+//   loop is 76% FFMA (675 instructions per k-tile, 512 FFMA; SASS) and reaches 40 TFLOP/s
+//   (60% of peak) on conv2. N=1: cuBLAS splits K (9-48 blocks here on 132 SMs). conv5: 676
+//   blocks on 528 slots, the second round 28% full. The 8x16 tiles (205-211 registers, 8 warps/SM) gain
+//   1-4% on conv3/conv4 at N=128 only and lose 26% on conv5: a lone 4-warp block at the tail
+//   runs at ~1/4 of the SM's rate.
+//   Next: split-K (or stream-K) for N=1 and the conv5 tail; BK=16 to halve the per-tile
+//   overhead; the B loader's index arithmetic (IMAD, LDG of the table) out of the FFMA stream.
+//
+// ptxas (sm_90, -O3): 128x64 and 64x64 (8x8): 127 registers; 128x128 and 128x64 (8x16): 205
+// and 211 registers; 0 spills; wt_transpose_kernel 32 registers.
 #include "buffers.hpp"
 #include "conv_shape.hpp"
 #include "cuda_check.hpp"
@@ -42,28 +53,34 @@
 namespace cs::gpu::variants {
 namespace fp32fast {
 
-template <int BM, int BN>
+// Block BM x BN x 8; warps of 64 x WN (lanes 8 x 4), so a thread owns 8 x (WN/4): rows
+// ty*4 + {0..3} + {0, 32}, columns tx*4 + {0..3} + 16*h (h < WN/16).
+template <int BM, int BN, int WN>
 struct SimtTile {
-    static constexpr int BK = 8, WM = 64, WN = 32, NSTAGE = 3;
+    static constexpr int BK = 8, WM = 64, NSTAGE = 3;
     static constexpr int NWM = BM / WM, NWN = BN / WN, NT = NWM * NWN * 32;
+    static constexpr int TN = WN / 4;  // columns per thread: 8 or 16
     static constexpr int AST = BK * BM, BST = BK * BN;  // floats per stage
     static constexpr int SMEM = NSTAGE * (AST + BST) * 4;
-    static constexpr int MINB = 512 / NT < 8 ? 512 / NT : 8;  // blocks/SM at <= 128 registers
+    // Blocks per SM the register budget allows: 8x8 threads fit 128 registers, 8x16 ~255.
+    static constexpr int MINB_RAW = (WN == 32 ? 512 : 256) / NT;
+    static constexpr int MINB = MINB_RAW < 1 ? 1 : (MINB_RAW > 8 ? 8 : MINB_RAW);
+    static_assert(WN == 32 || WN == 64, "8x8 or 8x16 per thread");
 };
 
-template <int BM, int BN>
-__global__ void __launch_bounds__(SimtTile<BM, BN>::NT, SimtTile<BM, BN>::MINB)
+template <int BM, int BN, int WN>
+__global__ void __launch_bounds__(SimtTile<BM, BN, WN>::NT, SimtTile<BM, BN, WN>::MINB)
     simt_gemm_kernel(const float* __restrict__ in, const float* __restrict__ wt, const int2* __restrict__ tbl,
                      float* __restrict__ out, const GemmShape g, int P, int tiles_m) {
-    using T = SimtTile<BM, BN>;
-    constexpr int BK = T::BK, NT = T::NT, NSTAGE = T::NSTAGE;
+    using T = SimtTile<BM, BN, WN>;
+    constexpr int BK = T::BK, NT = T::NT, NSTAGE = T::NSTAGE, TN = T::TN, NH = TN / 4;
     constexpr int A_CHUNKS = BK * BM / 4;
     static_assert(A_CHUNKS % NT == 0, "A tile: whole 16-byte chunks per thread");
     constexpr int A_PER = A_CHUNKS / NT;
     using BLd = ImplicitB<BK, BN, NT, BN>;
 
     FF_DYN_SMEM(float, smem);
-    float* As = smem;                   // [NSTAGE][BK][BM]
+    float* As = smem;                    // [NSTAGE][BK][BM]
     float* Bs = smem + NSTAGE * T::AST;  // [NSTAGE][BK][BN]
 
     const int tid = int(threadIdx.x);
@@ -83,18 +100,18 @@ __global__ void __launch_bounds__(SimtTile<BM, BN>::NT, SimtTile<BM, BN>::MINB)
             const int row = q / (BM / 4), c4 = (q % (BM / 4)) * 4;
             cp_async16(as + row * BM + c4, wt + std::int64_t(k0 + row) * g.Mp + m0 + c4);
         }
-        b.load(in, tbl, g, k0, Bs + stage * T::BST);
+        b.load(in, tbl, g, k0, Bs + stage * T::BST, tid);
     };
 
     const int warp = tid / 32, lane = tid % 32;
     const int wm = warp % T::NWM, wn = warp / T::NWM;
     const int ty = lane / 4, tx = lane % 4;
 
-    float acc[8][8];
+    float acc[8][TN];
 #pragma unroll
     for (int i = 0; i < 8; ++i)
 #pragma unroll
-        for (int j = 0; j < 8; ++j) acc[i][j] = 0.0f;
+        for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
 
 #pragma unroll
     for (int s = 0; s < NSTAGE - 1; ++s) {
@@ -111,18 +128,20 @@ __global__ void __launch_bounds__(SimtTile<BM, BN>::NT, SimtTile<BM, BN>::MINB)
             cp_async_commit();
         }
         const float* as = As + (kt % NSTAGE) * T::AST + wm * T::WM + ty * 4;
-        const float* bs = Bs + (kt % NSTAGE) * T::BST + wn * T::WN + tx * 4;
+        const float* bs = Bs + (kt % NSTAGE) * T::BST + wn * WN + tx * 4;
 
-        float a[2][8], bb[2][8];
+        float a[2][8], bb[2][TN];
         auto frag = [&](int buf, int kk) {
             const float4 a0 = *reinterpret_cast<const float4*>(as + kk * BM);
             const float4 a1 = *reinterpret_cast<const float4*>(as + kk * BM + 32);
-            const float4 b0 = *reinterpret_cast<const float4*>(bs + kk * BN);
-            const float4 b1 = *reinterpret_cast<const float4*>(bs + kk * BN + 16);
             a[buf][0] = a0.x, a[buf][1] = a0.y, a[buf][2] = a0.z, a[buf][3] = a0.w;
             a[buf][4] = a1.x, a[buf][5] = a1.y, a[buf][6] = a1.z, a[buf][7] = a1.w;
-            bb[buf][0] = b0.x, bb[buf][1] = b0.y, bb[buf][2] = b0.z, bb[buf][3] = b0.w;
-            bb[buf][4] = b1.x, bb[buf][5] = b1.y, bb[buf][6] = b1.z, bb[buf][7] = b1.w;
+#pragma unroll
+            for (int h = 0; h < NH; ++h) {
+                const float4 b0 = *reinterpret_cast<const float4*>(bs + kk * BN + 16 * h);
+                bb[buf][h * 4 + 0] = b0.x, bb[buf][h * 4 + 1] = b0.y, bb[buf][h * 4 + 2] = b0.z,
+                bb[buf][h * 4 + 3] = b0.w;
+            }
         };
         frag(0, 0);
 #pragma unroll
@@ -131,17 +150,16 @@ __global__ void __launch_bounds__(SimtTile<BM, BN>::NT, SimtTile<BM, BN>::MINB)
 #pragma unroll
             for (int i = 0; i < 8; ++i)
 #pragma unroll
-                for (int j = 0; j < 8; ++j) acc[i][j] = fmaf(a[kk & 1][i], bb[kk & 1][j], acc[i][j]);
+                for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[kk & 1][i], bb[kk & 1][j], acc[i][j]);
         }
     }
     cp_async_wait<0>();
 
-    // Epilogue: rows m0 + wm*64 + ty*4 + {0..3} (+32), columns p0 + wn*32 + tx*4 + {0..3} (+16);
-    // one column's NCHW base at a time (keeps the register count under the cap).
+    // Epilogue: one column's NCHW base at a time (keeps the register count under the cap).
     const int mrow = m0 + wm * T::WM + ty * 4;
 #pragma unroll
-    for (int j = 0; j < 8; ++j) {
-        const std::int64_t cb = nchw_col_base(g, P, p0 + wn * T::WN + tx * 4 + (j & 3) + (j >> 2) * 16);
+    for (int j = 0; j < TN; ++j) {
+        const std::int64_t cb = nchw_col_base(g, P, p0 + wn * WN + tx * 4 + (j & 3) + (j >> 2) * 16);
         if (cb < 0) continue;
 #pragma unroll
         for (int i = 0; i < 8; ++i) {
@@ -152,45 +170,40 @@ __global__ void __launch_bounds__(SimtTile<BM, BN>::NT, SimtTile<BM, BN>::MINB)
 }
 
 struct SimtCfgInfo {
-    int bm, bn, nt, minb, smem;
+    int bm, bn, wn, nt, minb, smem;
     const char* what;
 };
+#define FF_SIMT_CFG(BM, BN, WN, WHAT) \
+    {BM, BN, WN, SimtTile<BM, BN, WN>::NT, SimtTile<BM, BN, WN>::MINB, SimtTile<BM, BN, WN>::SMEM, WHAT}
 inline const SimtCfgInfo kSimtCfgs[] = {
-    {128, 128, SimtTile<128, 128>::NT, SimtTile<128, 128>::MINB, SimtTile<128, 128>::SMEM,
-     "128x128x8 block, 8 warps of 64x32, 8x8 per thread"},
-    {128, 64, SimtTile<128, 64>::NT, SimtTile<128, 64>::MINB, SimtTile<128, 64>::SMEM,
-     "128x64x8 block, 4 warps of 64x32, 8x8 per thread"},
-    {64, 64, SimtTile<64, 64>::NT, SimtTile<64, 64>::MINB, SimtTile<64, 64>::SMEM,
-     "64x64x8 block, 2 warps of 64x32, 8x8 per thread"},
+    FF_SIMT_CFG(128, 128, 64, "128x128x8 block, 4 warps of 64x64, 8x16 per thread"),
+    FF_SIMT_CFG(128, 64, 64, "128x64x8 block, 2 warps of 64x64, 8x16 per thread"),
+    FF_SIMT_CFG(128, 64, 32, "128x64x8 block, 4 warps of 64x32, 8x8 per thread"),
+    FF_SIMT_CFG(64, 64, 32, "64x64x8 block, 2 warps of 64x32, 8x8 per thread"),
 };
+#undef FF_SIMT_CFG
+inline constexpr int kSimtNumCfgs = 4;
 inline constexpr int kSimtMaxBM = 128;
 
-// Fewest waves (blocks over resident slots), a small penalty for the smaller tiles (more
-// loads per FMA); when even the largest tile leaves SMs idle, the tile with the most blocks.
+// Measured on the H200 (every tile on conv1-5 at N = 1, 32, 128): 128x64 with 8x8 per thread
+// (4 blocks of 4 warps per SM) is the best or within 4% of it everywhere; the 8x16 tiles
+// (205-211 registers: 2 blocks of 4 warps or 4 of 2 per SM) gain 1-4% on conv3/conv4 at
+// N=128 and lose 26% on conv5 (338 blocks: 74 SMs end with one 4-warp block alone, which
+// runs at ~1/4 of the SM's rate) and 15-30% at N=32. 64x64 only when 128x64 leaves most SMs
+// without a block.
 inline int choose_cfg(int M, std::int64_t P, int sms) {
-    const double penalty[] = {1.0, 1.12, 1.3};
-    int best = 0;
-    double best_cost = 1e300;
-    const std::int64_t blocks0 = ((M + 127) / 128) * ((P + 127) / 128);
-    for (int i = 0; i < 3; ++i) {
-        const auto& c = kSimtCfgs[i];
-        const std::int64_t blocks = ((M + c.bm - 1) / c.bm) * ((P + c.bn - 1) / c.bn);
-        const std::int64_t slots = std::int64_t(sms) * c.minb;
-        double cost = double((blocks + slots - 1) / slots) * penalty[i];
-        if (blocks0 < sms) cost = -double(blocks);  // under one block per SM: most blocks wins
-        if (cost < best_cost) best_cost = cost, best = i;
-    }
-    return best;
+    const std::int64_t blocks = ((M + 127) / 128) * ((P + 63) / 64);
+    return blocks * 2 < sms ? 3 : 2;
 }
 
-template <int BM, int BN>
+template <int BM, int BN, int WN>
 void launch_simt(const float* in, const float* wt, const int2* tbl, float* out, const GemmShape& g, int P,
                  cudaStream_t stream) {
-    using T = SimtTile<BM, BN>;
+    using T = SimtTile<BM, BN, WN>;
     const int tiles_m = (g.M + BM - 1) / BM;
     const std::int64_t blocks = std::int64_t(tiles_m) * ((P + BN - 1) / BN);
     if (blocks == 0) return;
-    auto k = &simt_gemm_kernel<BM, BN>;
+    auto k = &simt_gemm_kernel<BM, BN, WN>;
     FF_LAUNCH(k, unsigned(blocks), T::NT, T::SMEM, stream, in, wt, tbl, out, g, P, tiles_m);
 #ifndef FP32FAST_EMU
     CS_CUDA_CHECK_LAUNCH();
@@ -207,9 +220,10 @@ inline void simt_gemm_enqueue(int cfg, const float* in, const float* w, float* w
     CS_CUDA_CHECK_LAUNCH();
 #endif
     switch (cfg) {
-        case 0: launch_simt<128, 128>(in, wt, tbl, out, g, P, stream); break;
-        case 1: launch_simt<128, 64>(in, wt, tbl, out, g, P, stream); break;
-        default: launch_simt<64, 64>(in, wt, tbl, out, g, P, stream); break;
+        case 0: launch_simt<128, 128, 64>(in, wt, tbl, out, g, P, stream); break;
+        case 1: launch_simt<128, 64, 64>(in, wt, tbl, out, g, P, stream); break;
+        case 2: launch_simt<128, 64, 32>(in, wt, tbl, out, g, P, stream); break;
+        default: launch_simt<64, 64, 32>(in, wt, tbl, out, g, P, stream); break;
     }
 }
 
@@ -232,11 +246,13 @@ std::optional<std::string> simt_common_supports(const Problem& p) {
 
 class SimtGemmPlan final : public Plan {
 public:
-    SimtGemmPlan(const Problem& p, const PlanContext& ctx) {
+    SimtGemmPlan(const Problem& p, const PlanContext& ctx, int forced_cfg) {
         const Layer& l = p.layer;
         g_ = fp32fast::gemm_shape(l.C, l.H, l.W, l.M, l.R, l.S, l.stride, l.pad, 8, fp32fast::kSimtMaxBM);
         const std::int64_t Pmax = std::max<std::int64_t>(1, ctx.max_chunk_N) * g_.EF;
-        cfg_ = fp32fast::choose_cfg(l.M, Pmax, ctx.prop.multiProcessorCount);
+        cfg_ = forced_cfg >= 0 && forced_cfg < fp32fast::kSimtNumCfgs
+                   ? forced_cfg
+                   : fp32fast::choose_cfg(l.M, Pmax, ctx.prop.multiProcessorCount);
         const std::size_t wt_bytes = std::size_t(g_.Kp) * std::size_t(g_.Mp) * 4;
         const std::size_t tbl_bytes = std::size_t(g_.Kp) * sizeof(int2);
         if (wt_bytes + tbl_bytes > ctx.workspace_limit)
@@ -276,8 +292,16 @@ std::optional<std::string> simt_gemm_supports(const Problem& p, const cudaDevice
 
 std::unique_ptr<Plan> simt_gemm_plan(const Problem& p, const PlanContext& ctx) {
     if (auto why = simt_common_supports(p)) throw Skip(*why);
-    return std::make_unique<SimtGemmPlan>(p, ctx);
+    return std::make_unique<SimtGemmPlan>(p, ctx, -1);
 }
+
+namespace fp32fast {
+// The plan with its tile forced (an index of kSimtCfgs): for tools/dev/fp32fast.
+std::unique_ptr<Plan> simt_gemm_plan_with_tile(const Problem& p, const PlanContext& ctx, int cfg) {
+    if (auto why = simt_common_supports(p)) throw Skip(*why);
+    return std::make_unique<SimtGemmPlan>(p, ctx, cfg);
+}
+}  // namespace fp32fast
 #endif  // FP32FAST_EMU
 
 }  // namespace cs::gpu::variants

@@ -7,27 +7,41 @@
 // so x = x_hi + x_lo + O(2^-22 |x|). Then
 //   a*b ~= a_hi*b_hi + a_hi*b_lo + a_lo*b_hi       (a_lo*b_lo ~ 2^-22 |ab| dropped)
 // three tensor-core products accumulated in fp32 (the small ones first). Each product of two
-// TF32 numbers is exact in fp32, so the error is the fp32 accumulation's plus ~2^-21 per
-// term: fp32 class (threshold 1e-4 of max|out|), where plain TF32 (~2^-11 per operand) lands
+// TF32 numbers is exact in fp32, so the error is the accumulation's plus ~2^-21 per term:
+// fp32 class (threshold 1e-4 of max|out|), where plain TF32 (~2^-11 per operand) lands
 // near 3e-4 on these layers and fails it.
 //
 // Kernel: block tile 128 (m) x 128 (p) x 16 (k), 256 threads = 8 warps of 64 x 32 (4 x 4
-// m16n8 tiles, 64 fp32 accumulators per thread); A = the transposed, zero-padded weights
-// (wt_transpose_kernel, each run) by 16-byte cp.async; B = the implicit im2col tile by 4-byte
-// cp.async with zero fill (fp32fast_common.cuh); 3-stage pipeline, one barrier per k-tile.
-// Shared memory is k-major with rows padded by 8 floats (A: [k][m], B: [k][p]), so the
-// fragment reads (row t or t+4, column g) hit 32 distinct banks. The split is done on the
-// fragments as they are read (cvt.rna.tf32 + FSUB + cvt: 2 ALU per element); per k8-step a
-// warp issues 48 HMMA (16 with 1x) and ~100 other instructions.
+// m16n8 tiles, 64 fp32 accumulators per thread); 3-stage cp.async pipeline, one barrier per
+// k-tile. A = the weights packed once per run by wpack_kernel in fragment order and already
+// split (hi, lo): one contiguous 16-byte cp.async stream, one LDS.128 per fragment and part.
+// B = the implicit im2col tile by 4-byte cp.async with zero fill (fp32fast_common.cuh),
+// k-major in shared memory with rows padded by 8 floats (fragment reads hit 32 distinct
+// banks), split on the fragments as they are read (cvt.rna + FADD + cvt per element).
 //
-// Prediction: mma.sync TF32 on Hopper runs at roughly 60% of the wgmma rate (~495 TFLOP/s
-// dense on the H200), ~300 TFLOP/s; three products -> ~100 TFLOP/s of fp32-class work if
-// the issue slots keep up: N=128 conv2 ~1.2 ms (cuBLAS SGEMM 2.524), conv3 ~0.4 (0.795),
-// conv4 ~0.6 (1.173), conv5 ~0.45 (0.949) — about cuDNN's Winograd/FFT fp32 times on
-// conv3-5. 1x: ~2.5x faster than 3x, error ~3e-4 (tf32 class).
+// Prediction: mma.sync TF32 on Hopper at ~half the wgmma rate (~250 of ~495 TFLOP/s dense);
+// three products -> ~80 TFLOP/s of fp32-class work if the issue slots keep up: N=128 conv2
+// ~1.4 ms (cuBLAS SGEMM 2.45), conv3 ~0.5 (0.80), conv4 ~0.7 (1.23), conv5 ~0.5 (0.82).
 //
-// Measured (H200): see the report of issue 15.
-// ptxas (sm_90, -O3): see the report of issue 15 (128-register cap of 2 blocks/SM, 0 spills).
+// Measured (H200, tools/dev/fp32fast/RESULTS.md run 2), ms (max|err|/max|ref|):
+//            conv1          conv2          conv3          conv4          conv5
+//   N=1      0.051 (3.0e-6) 0.279 (2.0e-5) 0.277 (1.6e-5) 0.412 (2.7e-5) 0.408 (2.4e-5)
+//   N=32     0.204 (3.0e-6) 0.578 (2.0e-5) 0.266 (2.1e-5) 0.379 (2.9e-5) 0.375 (2.7e-5)
+//   N=128    0.717 (3.9e-6) 2.139 (1.8e-5) 0.730 (1.7e-5) 1.076 (2.5e-5) 0.828 (2.8e-5)
+//   tf32-mma-1x, N=128: 0.609 / 1.299 / 0.449 / 0.630 / 0.603 ms, error 2.6-3.3e-4 (fails the
+//   fp32 threshold, passes tf32's 5e-3) — the split buys a 10-85x smaller error for 1.2-1.7x
+//   the time. 3xTF32 runs at 0.99-1.15x cuBLAS SGEMM's speed on the same shapes and beats
+//   cuDNN fp32 on conv1 (0.717 vs 1.032 ms at N=128, 0.204 vs 0.281 at N=32), 38-54
+//   effective TFLOP/s — far from the prediction: the loop issues ~490 instructions per
+//   k-tile for 96 HMMA (SASS: B split, 8 table loads + bounds per thread and tile, address
+//   arithmetic), so it is issue-bound, not tensor-bound. Packing A in fragment order and
+//   splitting it once per run (instead of per block in the loop) took it from 0.809 / 2.485
+//   / 0.834 / 1.235 / 0.939 ms (run 1) to the figures above.
+//   Next: warpgroup MMA (wgmma, tf32) from shared memory with the B split in a producer
+//   warp, as the Hopper family does for half; a 64x64 warp tile to halve fragment traffic.
+//
+// ptxas (sm_90, -O3): 3x: 123 registers, 1x: 114, 0 spills (k8-step loop not unrolled:
+// unrolled, the 3x kernel spilled 4 bytes); wpack_kernel 14 registers.
 #include "buffers.hpp"
 #include "conv_shape.hpp"
 #include "cuda_check.hpp"
@@ -42,47 +56,78 @@
 namespace cs::gpu::variants {
 namespace fp32fast {
 
+template <bool SPLIT>
 struct TcTile {
     static constexpr int BM = 128, BN = 128, BK = 16, NSTAGE = 3;
     static constexpr int WM = 64, WN = 32, NWM = 2, NWN = 4, NT = 256;
-    static constexpr int LDA = BM + 8, LDB = BN + 8;
-    static constexpr int AST = BK * LDA, BST = BK * LDB;
+    static constexpr int H = SPLIT ? 2 : 1;  // A parts stored: hi (and lo)
+    static constexpr int LDB = BN + 8;
+    static constexpr int AST = BK * BM * H, BST = BK * LDB;  // floats per stage
     static constexpr int SMEM = NSTAGE * (AST + BST) * 4;
 };
 
+// The weights, packed once per run in the order the A fragments are read, already split:
+//   apack[m-block][k-tile][ks (2)][m16 tile (8)][part (hi, lo)][lane (32)][a0..a3]
+// so a k-tile of a block is one contiguous run (16-byte cp.async, no index math) and a
+// thread's fragment is one 16-byte shared-memory read per part, consecutive lanes on
+// consecutive 16 bytes (no bank conflicts). Element (lane, r): m = 16*tile + lane/4 + 8*(r&1),
+// k = 8*ks + lane%4 + 4*(r>>1); zero outside M x K. The split happens once per weight here
+// instead of once per block column in the main kernel.
 template <bool SPLIT>
-__global__ void __launch_bounds__(TcTile::NT, 2)
-    split_tf32_kernel(const float* __restrict__ in, const float* __restrict__ wt, const int2* __restrict__ tbl,
+__global__ void __launch_bounds__(256)
+    wpack_kernel(const float* __restrict__ w, float* __restrict__ apack, int M, int K, int Kp, int total) {
+    constexpr int H = SPLIT ? 2 : 1;
+    const int i = int(blockIdx.x) * 256 + int(threadIdx.x);
+    if (i >= total) return;
+    const int r = i & 3, lane = (i >> 2) & 31;
+    int q = i >> 7;
+    const int part = q % H;
+    q /= H;
+    const int tile = q % 8;
+    q /= 8;
+    const int ks = q % 2;
+    q /= 2;
+    const int KT = Kp / 16, kt = q % KT, mb = q / KT;
+    const int m = mb * 128 + tile * 16 + (lane >> 2) + 8 * (r & 1);
+    const int k = kt * 16 + ks * 8 + (lane & 3) + 4 * (r >> 1);
+    const float x = (m < M && k < K) ? w[std::int64_t(m) * K + k] : 0.0f;
+    const std::uint32_t hi = to_tf32(x);
+    apack[i] = part == 0 ? __uint_as_float(hi) : __uint_as_float(to_tf32(x - __uint_as_float(hi)));
+}
+
+template <bool SPLIT>
+__global__ void __launch_bounds__(TcTile<SPLIT>::NT, 2)
+    split_tf32_kernel(const float* __restrict__ in, const float* __restrict__ apack, const int2* __restrict__ tbl,
                       float* __restrict__ out, const GemmShape g, int P, int tiles_m) {
-    using T = TcTile;
-    constexpr int BM = T::BM, BN = T::BN, BK = T::BK, NT = T::NT, NSTAGE = T::NSTAGE, LDA = T::LDA, LDB = T::LDB;
-    constexpr int A_CHUNKS = BK * BM / 4;
+    using T = TcTile<SPLIT>;
+    constexpr int BN = T::BN, BK = T::BK, NT = T::NT, NSTAGE = T::NSTAGE, LDB = T::LDB, H = T::H;
+    constexpr int A_CHUNKS = T::AST / 4;
     static_assert(A_CHUNKS % NT == 0, "A tile: whole 16-byte chunks per thread");
     constexpr int A_PER = A_CHUNKS / NT;
     using BLd = ImplicitB<BK, BN, NT, LDB>;
 
     FF_DYN_SMEM(float, smem);
-    float* As = smem;                    // [NSTAGE][BK][LDA]
+    float* As = smem;                    // [NSTAGE][AST] (packed fragments)
     float* Bs = smem + NSTAGE * T::AST;  // [NSTAGE][BK][LDB]
 
     const int tid = int(threadIdx.x);
     const int mt = int(blockIdx.x % unsigned(tiles_m)), nt = int(blockIdx.x / unsigned(tiles_m));
-    const int m0 = mt * BM, p0 = nt * BN;
+    const int m0 = mt * T::BM, p0 = nt * BN;
     const int ktiles = g.Kp / BK;
+    const float* ablk = apack + std::int64_t(mt) * ktiles * T::AST;
 
     BLd b;
     b.init(g, P, p0, tid);
 
     auto load_tile = [&](int stage, int kt) {
-        const int k0 = kt * BK;
         float* as = As + stage * T::AST;
+        const float* src = ablk + std::int64_t(kt) * T::AST;
 #pragma unroll
         for (int i = 0; i < A_PER; ++i) {
             const int q = tid + i * NT;
-            const int row = q / (BM / 4), c4 = (q % (BM / 4)) * 4;
-            cp_async16(as + row * LDA + c4, wt + std::int64_t(k0 + row) * g.Mp + m0 + c4);
+            cp_async16(as + q * 4, src + q * 4);
         }
-        b.load(in, tbl, g, k0, Bs + stage * T::BST);
+        b.load(in, tbl, g, kt * BK, Bs + stage * T::BST, tid);
     };
 
     const int warp = tid / 32, lane = tid % 32;
@@ -111,9 +156,9 @@ __global__ void __launch_bounds__(TcTile::NT, 2)
             if (nk < ktiles) load_tile(nk % NSTAGE, nk);
             cp_async_commit();
         }
-        const float* as = As + (kt % NSTAGE) * T::AST + wm * T::WM + gq;
+        const float* as = As + (kt % NSTAGE) * T::AST + (wm * 4 * H) * 128 + lane * 4;
         const float* bs = Bs + (kt % NSTAGE) * T::BST + wn * T::WN + gq;
-#pragma unroll
+#pragma unroll 1
         for (int ks = 0; ks < BK / 8; ++ks) {
             const int k_lo = ks * 8 + tq, k_hi = k_lo + 4;
             std::uint32_t bh[4][2], bl[4][2];
@@ -129,24 +174,23 @@ __global__ void __launch_bounds__(TcTile::NT, 2)
             }
 #pragma unroll
             for (int mi = 0; mi < 4; ++mi) {
-                float x[4];
-                x[0] = as[k_lo * LDA + mi * 16];
-                x[1] = as[k_lo * LDA + mi * 16 + 8];
-                x[2] = as[k_hi * LDA + mi * 16];
-                x[3] = as[k_hi * LDA + mi * 16 + 8];
-                std::uint32_t ah[4], al[4];
+                const float* ap = as + ((ks * 8 + mi) * H) * 128;
+                const float4 hv = *reinterpret_cast<const float4*>(ap);
+                const std::uint32_t ah[4] = {__float_as_uint(hv.x), __float_as_uint(hv.y), __float_as_uint(hv.z),
+                                             __float_as_uint(hv.w)};
+                if constexpr (SPLIT) {
+                    const float4 lv = *reinterpret_cast<const float4*>(ap + 128);
+                    const std::uint32_t al[4] = {__float_as_uint(lv.x), __float_as_uint(lv.y),
+                                                 __float_as_uint(lv.z), __float_as_uint(lv.w)};
 #pragma unroll
-                for (int r = 0; r < 4; ++r) {
-                    ah[r] = to_tf32(x[r]);
-                    if constexpr (SPLIT) al[r] = to_tf32(x[r] - __uint_as_float(ah[r]));
-                }
-#pragma unroll
-                for (int ni = 0; ni < 4; ++ni) {
-                    if constexpr (SPLIT) {
+                    for (int ni = 0; ni < 4; ++ni) {
                         mma_tf32(acc[mi][ni], al, bh[ni]);
                         mma_tf32(acc[mi][ni], ah, bl[ni]);
+                        mma_tf32(acc[mi][ni], ah, bh[ni]);
                     }
-                    mma_tf32(acc[mi][ni], ah, bh[ni]);
+                } else {
+#pragma unroll
+                    for (int ni = 0; ni < 4; ++ni) mma_tf32(acc[mi][ni], ah, bh[ni]);
                 }
             }
         }
@@ -173,19 +217,20 @@ __global__ void __launch_bounds__(TcTile::NT, 2)
 }
 
 template <bool SPLIT>
-void split_tf32_enqueue(const float* in, const float* w, float* wt, const int2* tbl, float* out, const GemmShape& g,
-                        int P, cudaStream_t stream) {
-    auto tk = &wt_transpose_kernel;
-    const dim3 tgrid(unsigned((g.Kp + 31) / 32), unsigned((g.Mp + 31) / 32));
-    FF_LAUNCH(tk, tgrid, 256, 32 * 33 * 4, stream, w, wt, g.M, g.K, g.Mp, g.Kp);
+void split_tf32_enqueue(const float* in, const float* w, float* apack, const int2* tbl, float* out,
+                        const GemmShape& g, int P, cudaStream_t stream) {
+    using T = TcTile<SPLIT>;
+    const int total = g.Mp * g.Kp * T::H;
+    auto pk = &wpack_kernel<SPLIT>;
+    FF_LAUNCH(pk, unsigned((total + 255) / 256), 256, 0, stream, w, apack, g.M, g.K, g.Kp, total);
 #ifndef FP32FAST_EMU
     CS_CUDA_CHECK_LAUNCH();
 #endif
-    const int tiles_m = (g.M + TcTile::BM - 1) / TcTile::BM;
-    const std::int64_t blocks = std::int64_t(tiles_m) * ((P + TcTile::BN - 1) / TcTile::BN);
+    const int tiles_m = g.Mp / T::BM;
+    const std::int64_t blocks = std::int64_t(tiles_m) * ((P + T::BN - 1) / T::BN);
     if (blocks == 0) return;
     auto k = &split_tf32_kernel<SPLIT>;
-    FF_LAUNCH(k, unsigned(blocks), TcTile::NT, TcTile::SMEM, stream, in, wt, tbl, out, g, P, tiles_m);
+    FF_LAUNCH(k, unsigned(blocks), T::NT, T::SMEM, stream, in, apack, tbl, out, g, P, tiles_m);
 #ifndef FP32FAST_EMU
     CS_CUDA_CHECK_LAUNCH();
 #endif
@@ -199,13 +244,16 @@ namespace {
 std::optional<std::string> tc_supports(const Problem& p, const cudaDeviceProp& prop) {
     if (p.layout != Layout::nchw) return std::string("NCHW only (the implicit B loader reads NCHW)");
     if (prop.major < 8) return std::string("needs sm_80+ (mma.sync tf32, cp.async)");
-    if (prop.sharedMemPerBlockOptin < std::size_t(fp32fast::TcTile::SMEM))
-        return std::string("needs ") + std::to_string(fp32fast::TcTile::SMEM) + " bytes of shared memory per block";
+    if (prop.sharedMemPerBlockOptin < std::size_t(fp32fast::TcTile<true>::SMEM))
+        return std::string("needs ") + std::to_string(fp32fast::TcTile<true>::SMEM) +
+               " bytes of shared memory per block";
     const Layer& l = p.layer;
     if (p.N * std::int64_t(l.E()) * l.F() > std::int64_t(INT_MAX) - 1024)
         return std::string("N*E*F columns exceed 32-bit indices");
     if (std::int64_t(l.C) * l.H * l.W > INT_MAX / 2) return std::string("one image's C*H*W exceeds 32-bit offsets");
     if (l.K() > INT_MAX / 4) return std::string("K = C*R*S exceeds 32-bit indices");
+    if (double(l.M + 127) * double(l.K() + 15) * 2 > double(INT_MAX))
+        return std::string("M*K too large for the packed weights' 32-bit index");
     if (l.H >= 16384 || l.W >= 16384 || l.R >= 16384 || l.S >= 16384)
         return std::string("H, W, R or S >= 16384 (the row table packs r and s in 16 bits)");
     return std::nullopt;
@@ -216,12 +264,12 @@ class TcPlan final : public Plan {
 public:
     TcPlan(const Problem& p, const PlanContext& ctx) {
         const Layer& l = p.layer;
-        using T = fp32fast::TcTile;
+        using T = fp32fast::TcTile<SPLIT>;
         g_ = fp32fast::gemm_shape(l.C, l.H, l.W, l.M, l.R, l.S, l.stride, l.pad, T::BK, T::BM);
-        const std::size_t wt_bytes = std::size_t(g_.Kp) * std::size_t(g_.Mp) * 4;
+        const std::size_t wt_bytes = std::size_t(g_.Kp) * std::size_t(g_.Mp) * T::H * 4;
         const std::size_t tbl_bytes = std::size_t(g_.Kp) * sizeof(int2);
         if (wt_bytes + tbl_bytes > ctx.workspace_limit)
-            throw Skip("transposed weights need " + std::to_string(wt_bytes + tbl_bytes) +
+            throw Skip("packed weights need " + std::to_string(wt_bytes + tbl_bytes) +
                        " bytes, over the workspace limit");
         wt_ = Buffer(MemKind::device, wt_bytes);
         tbl_ = Buffer(MemKind::device, tbl_bytes);
@@ -233,8 +281,8 @@ public:
         const std::int64_t blocks = ((l.M + T::BM - 1) / T::BM) * ((Pmax + T::BN - 1) / T::BN);
         detail_ = std::string(SPLIT ? "3xTF32" : "1xTF32") +
                   " mma.sync m16n8k8, 128x128x16 block, 8 warps of 64x32, 3-stage cp.async, " +
-                  std::to_string(blocks) + " blocks for P=" + std::to_string(Pmax) + "; weights transposed to " +
-                  std::to_string(g_.Kp) + "x" + std::to_string(g_.Mp) + " each run";
+                  std::to_string(blocks) + " blocks for P=" + std::to_string(Pmax) +
+                  "; weights packed in fragment order" + (SPLIT ? " and split (hi, lo)" : "") + " each run";
     }
     void run(const DeviceIO& io, cudaStream_t stream) override {
         const int P = int(io.N * g_.EF);

@@ -111,10 +111,11 @@ std::unique_ptr<Plan> cublas_im2col_fp16_plan(const Problem&, const PlanContext&
 std::optional<std::string> cublas_im2col_bf16_supports(const Problem&, const cudaDeviceProp&);
 std::unique_ptr<Plan> cublas_im2col_bf16_plan(const Problem&, const PlanContext&);
 
-// ---- Hopper family (issue 14): gpu/variants/hopper/*.cu, built for sm_90a (cs_gpu_hopper) ----
+// ---- Hopper family : gpu/variants/hopper/*.cu, built for sm_90a (cs_gpu_hopper) ----
 // wgmma_cpasync.cu — rung 1: wgmma from shared memory filled by cp.async; wgmma_tma.cu —
 // rung 2: the same fed by TMA (im2col + tiled tensor maps) through mbarriers. Shared code:
-// hopper_core.cuh (transforms, space-to-depth, epilogue, plan); hopper_api.hpp (tile configs).
+// hopper_core.cuh (transforms, space-to-depth, epilogue, plan), hopper_tma.cuh (tensor maps),
+// hopper_api.hpp (tile configs, for tools/dev/hopper/test_hopper.cu).
 std::optional<std::string> hopper_wgmma_fp16_supports(const Problem&, const cudaDeviceProp&);
 std::unique_ptr<Plan> hopper_wgmma_fp16_plan(const Problem&, const PlanContext&);
 std::optional<std::string> hopper_wgmma_bf16_supports(const Problem&, const cudaDeviceProp&);
@@ -123,8 +124,14 @@ std::optional<std::string> hopper_tma_fp16_supports(const Problem&, const cudaDe
 std::unique_ptr<Plan> hopper_tma_fp16_plan(const Problem&, const PlanContext&);
 std::optional<std::string> hopper_tma_bf16_supports(const Problem&, const cudaDeviceProp&);
 std::unique_ptr<Plan> hopper_tma_bf16_plan(const Problem&, const PlanContext&);
+// wgmma_ws.cu — rung 3: rung 2 + a TMA producer warpgroup and 2 consumer warpgroups
+// (setmaxnreg), persistent grid.
+std::optional<std::string> hopper_ws_fp16_supports(const Problem&, const cudaDeviceProp&);
+std::unique_ptr<Plan> hopper_ws_fp16_plan(const Problem&, const PlanContext&);
+std::optional<std::string> hopper_ws_bf16_supports(const Problem&, const cudaDeviceProp&);
+std::unique_ptr<Plan> hopper_ws_bf16_plan(const Problem&, const PlanContext&);
 
-// ---- exact-fp32 fast family (issue 15): Winograd, SIMT GEMM at cuBLAS speed, split-TF32 ----
+// ---- exact-fp32 fast family: Winograd, SIMT GEMM at cuBLAS speed, split-TF32 ----
 // winograd_f2x2_3x3.cu, winograd_f4x4_3x3.cu (fused Winograd, 3x3 stride 1; shared kernel:
 // winograd_fused.cuh), simt_gemm.cu, split_tf32.cu (3xTF32 and its 1xTF32 twin on mma.sync).
 // Shared code: fp32fast_common.cuh.

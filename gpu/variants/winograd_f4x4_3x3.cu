@@ -1,35 +1,61 @@
 // winograd-f4x4 — fused Winograd F(4x4,3x3), fp32, NCHW, for 3x3 stride-1 layers (conv3-5)
 // (issue 15, item 2). The kernel is the template in winograd_fused.cuh; this file picks its
-// tile and says what it predicts.
+// tiles and says what they predict and measured.
 //
 // Idea: each 4x4 output tile from a 6x6 input window: 36 products per (tile, filter,
 // channel) instead of 144, 4x fewer multiplies. The price is accuracy: the transforms hold
-// 4, 5, 8 and 1/6, 1/24, so the rounding of the input and output transforms grows by ~10x
-// against F(2x2) — the fp32 threshold (1e-4 of max|out|) decides whether it may stay in the
-// fp32 class (else F(3x3,3x3) is the next candidate, issue 15).
+// 4, 5, 8 and 1/6, 1/24, so the rounding of the input and output transforms grows ~20x
+// against F(2x2) — still 5-10x inside the fp32 threshold (1e-4 of max|out|) on these layers.
 //
-// Tile: 32 filters x 32 tiles x 36 positions per block, 576 threads = half a warp per
-// position (two per warp, their shared-memory rows padded to opposite bank halves), each
-// thread 8x8 (64 accumulators; 576 threads/SM caps registers at 112); 4 channels per
-// stage; shared memory 162 KiB (epilogue), 1 block/SM.
+// Tiles (both 8 channels per stage, two-pass input transform over all threads, 1 block/SM):
+//   32 filters x 16 tiles, 288 threads = a quarter warp per position (4 per warp, rows
+//     padded to 16/8-float bank offsets), 8x8 per thread, 128 registers, 153 KiB;
+//   32 filters x 32 tiles, 576 threads = half a warp per position, 8x8 per thread, at the
+//     96-register cap of 18 warps (no spill), 198 KiB.
+//   The plan takes the one with fewer estimated rounds (f4_use_wide).
 //
 // Prediction (N=128, conv4: 13x13 -> 4x4 = 16 tiles/image, 2048 tiles, border waste 34%):
 //   Winograd-domain FMAs 36 * 384 * 384 * 2048 = 10.9 G (21.7 GFLOP; direct 57.4); per
 //   block and channel 36*(32+32) floats for 73.7 kFLOP (8 FLOP/B, ~4.4 TB/s of L2 at 35
-//   TFLOP/s: near the L2's limit). The input transform (~110 instructions per (channel,
-//   tile), 128 of 576 threads) costs ~15% of a stage. At 30-35 TFLOP/s: conv3 0.45 ms,
-//   conv4 0.65, conv5 0.45 (cuDNN fp32 0.494 / 0.674 / 0.482) — the waste is what keeps it
-//   from F(2x2)'s 2x lead; the packed canvas (issue 15) cuts it to ~14%.
+//   TFLOP/s: near the L2's limit): conv3 0.45 ms, conv4 0.65, conv5 0.45 if the L2 keeps up.
 //
-// Measured (H200): see the report of issue 15.
-// ptxas (sm_90, -O3): see the report of issue 15.
+// Measured (H200, run 2 of tools/dev/fp32fast/RESULTS.md), ms and max|err|/max|ref|, the
+// plan's pick in each case:
+//            conv3            conv4            conv5
+//   N=1      0.092 (9.6e-6)   0.135 (1.2e-5)   0.129 (1.3e-5)    32x16
+//   N=32     0.248 (1.4e-5)   0.365 (1.7e-5)   0.220 (1.9e-5)    32x16, 32x16, 32x32
+//   N=128    0.845 (1.6e-5)   1.244 (1.7e-5)   0.830 (1.7e-5)    32x32
+//   Slower than winograd-f2x2 in every case: the register file caps the block at 36 x 32 x 32 accumulators (8 FLOP per L2 byte), the
+//   border wastes 34% (16x16 computed for 13x13), and the 6x6 transforms cost ~15% of the
+//   issue slots; ~17.5 TFLOP/s of Winograd-domain work on conv4 at N=128. F(4x4) pays only with the
+//   packed canvas (waste 34% -> ~14%) and a larger GEMM tile (non-fused product on the
+//   tensor cores in split-TF32 is the likelier route).
+//
+// ptxas (sm_90, -O3): 32x16: 128 registers, 32x32: 96 registers, 0 spills; filter
+// transform 74 registers.
 #include "variants.hpp"
 #include "winograd_fused.cuh"
 
+#include <algorithm>
+
 namespace cs::gpu::variants {
 namespace fp32fast {
-using WinoF4 = WinoCfg<4, 32, 16, 8, 4>;
+using WinoF4 = WinoCfg<4, 32, 16, 8, 8>;    // 288 threads, 165 registers, 153 KiB
+using WinoF4W = WinoCfg<4, 32, 32, 16, 8>;  // 576 threads, 96 registers (cap), 198 KiB
+
+// One block per SM either way; the estimate counts rounds of one block per SM times the block's
+// time: the 32x32 block does twice the 32x16 block's work, which runs ~12% less efficiently
+// (H200, N=128: 0.946 vs 0.845 ms on conv3). Picks 32x16 at N=1 and on conv3/conv4 at N=32,
+// 32x32 elsewhere — the measured best in every case of the H200 sweep.
+inline bool f4_use_wide(const Layer& l, std::int64_t N, const cudaDeviceProp& prop) {
+    if (prop.sharedMemPerBlockOptin < std::size_t(WinoF4W::SMEM)) return false;
+    const std::int64_t tiles = std::max<std::int64_t>(1, N) * ((l.E() + 3) / 4) * ((l.F() + 3) / 4);
+    const std::int64_t mblocks = (l.M + 31) / 32, sms = prop.multiProcessorCount;
+    const std::int64_t bn = mblocks * ((tiles + 15) / 16), bw = mblocks * ((tiles + 31) / 32);
+    const double narrow = double((bn + sms - 1) / sms) * 1.12, wide = double((bw + sms - 1) / sms) * 2.0;
+    return wide < narrow;
 }
+}  // namespace fp32fast
 
 #ifndef FP32FAST_EMU
 std::optional<std::string> winograd_f4x4_supports(const Problem& p, const cudaDeviceProp& prop) {
@@ -38,6 +64,8 @@ std::optional<std::string> winograd_f4x4_supports(const Problem& p, const cudaDe
 
 std::unique_ptr<Plan> winograd_f4x4_plan(const Problem& p, const PlanContext& ctx) {
     if (auto why = fp32fast::wino_supports<fp32fast::WinoF4>(p, ctx.prop)) throw Skip(*why);
+    if (fp32fast::f4_use_wide(p.layer, ctx.max_chunk_N, ctx.prop))
+        return std::make_unique<fp32fast::WinoPlan<fp32fast::WinoF4W>>(p, ctx, "F(4x4,3x3)");
     return std::make_unique<fp32fast::WinoPlan<fp32fast::WinoF4>>(p, ctx, "F(4x4,3x3)");
 }
 #endif

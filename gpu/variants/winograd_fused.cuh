@@ -29,8 +29,10 @@
 //          (rows ty*4 + {0, BM/2} + 0..3, columns tx*4 + {0, BN/2} + 0..3), float4 reads;
 //      epilogue: accumulators -> shared memory [xi][m][t], then one thread per (m, t) does
 //      the output transform and writes the m x m outputs that fall inside E x F.
-//   Pipeline per chunk k: compute(k) | wait + barrier | transform(k+1), cp.async(k+2) |
-//   barrier. The loads of chunk k+2 fly during compute(k+1).
+//   Pipeline per chunk k: compute(k) | wait + barrier | transform(k+1) | barrier |
+//   cp.async(k+2). U is double-buffered; the raw windows and V have one buffer each (the
+//   raw buffer is refilled only after the transform emptied it). The loads of chunk k+2 fly
+//   during compute(k+1).
 //
 // Tiles are laid out per image (tiles_h x tiles_w, t = (n*tiles_h + th)*tiles_w + tw); the
 // border tiles of a 13 x 13 plane waste 14% (m=2: 7x7 tiles cover 14x14) and 34% (m=4:
@@ -120,10 +122,11 @@ struct Wino<4> {
 // ---- configuration ----------------------------------------------------------------------------
 
 // MT: output tile (2 or 4); BM x BN: filters x tiles per block; TPX: threads per position
-// (32, 16 or 8: a warp holds 32 / TPX positions); BC: channels per pipeline stage; PADU,
+// (32, 16 or 8: a warp holds 32 / TPX positions); BC: channels per pipeline stage; TWO_PASS:
+// the input transform's form (see transform() in wino_fused_kernel); PADU,
 // PADV: row padding of the U and V tiles so that the positions sharing a warp read distinct
 // banks (TPX 16: rows 16 floats apart mod 32; TPX 8, BN 16: 8 apart).
-template <int MT_, int BM_, int BN_, int TPX_, int BC_, int PADU_ = (TPX_ == 32 ? 0 : 16),
+template <int MT_, int BM_, int BN_, int TPX_, int BC_, bool TWO_PASS_ = true, int PADU_ = (TPX_ == 32 ? 0 : 16),
           int PADV_ = (TPX_ == 32 ? 0 : (TPX_ == 16 ? 16 : 8))>
 struct WinoCfg {
     static constexpr int MT = MT_, BM = BM_, BN = BN_, TPX = TPX_, BC = BC_;
@@ -137,18 +140,18 @@ struct WinoCfg {
     static_assert(LDU % 4 == 0 && LDV % 4 == 0, "float4 rows");
     // Registers: 64K per SM in 4 quarters, a block's warps spread over them: the cap is
     // 16384 / (32 * ceil(warps / 4)), rounded down to 8 (512 threads: 128; 576: 96; 288: 168).
-    static constexpr int US = BC * NX * LDU;  // floats per U stage
-    static constexpr int RS = BC * NX * BN;   // floats per raw-window stage
+    static constexpr int US = BC * NX * LDU;  // floats per U stage (two stages)
+    static constexpr int RS = BC * NX * BN;   // raw windows (one buffer)
     static constexpr int VS = BC * NX * LDV;  // transformed tiles (one buffer)
     static constexpr int LDM = BN + 4;        // epilogue rows
-    static constexpr int MAIN = 2 * US + 2 * RS + VS;
+    static constexpr int MAIN = 2 * US + RS + VS;
     static constexpr int EPI = NX * BM * LDM;
     static constexpr int SMEM = (MAIN > EPI ? MAIN : EPI) * 4;
     static_assert((NX * BN) % NT == 0, "raw windows: whole (position, tile) pairs per thread");
     static constexpr int RPT = NX * BN / NT;
     static_assert((BC * NX * BM / 4) % NT == 0, "U chunk: whole 16-byte pieces per thread");
     static constexpr int UPT = BC * NX * BM / 4 / NT;
-    static constexpr bool TWO_PASS = MT > 2;  // see transform() in wino_fused_kernel
+    static constexpr bool TWO_PASS = TWO_PASS_;  // see transform() in wino_fused_kernel
     static_assert(TWO_PASS || BC * BN <= NT, "one thread per (channel, tile) in the input transform");
 };
 
@@ -204,9 +207,9 @@ __global__ void __launch_bounds__(Cfg::NT, 1) wino_fused_kernel(const WinoArgs a
     constexpr int LDU = Cfg::LDU, LDV = Cfg::LDV, LDM = Cfg::LDM, RPT = Cfg::RPT, UPT = Cfg::UPT;
 
     FF_DYN_SMEM(float, smem);
-    float* Us = smem;                // [2][BC][NX][LDU]
-    float* Raw = smem + 2 * Cfg::US;  // [2][BC][NX][BN]
-    float* Vs = Raw + 2 * Cfg::RS;   // [BC][NX][LDV]
+    float* Us = smem;                 // [2][BC][NX][LDU]
+    float* Raw = smem + 2 * Cfg::US;  // [BC][NX][BN]
+    float* Vs = Raw + Cfg::RS;        // [BC][NX][LDV]
 
     const int tid = int(threadIdx.x);
     const int mt = int(blockIdx.x % unsigned(a.tiles_m)), bt = int(blockIdx.x / unsigned(a.tiles_m));
@@ -238,7 +241,7 @@ __global__ void __launch_bounds__(Cfg::NT, 1) wino_fused_kernel(const WinoArgs a
             const int q = tid + i * NT;  // 16-byte piece q of the chunk: row q / (BM/4) = c*NX + xi
             cp_async16(us + (q / (BM / 4)) * LDU + (q % (BM / 4)) * 4, usrc + q * 4);
         }
-        float* raw = Raw + stage * Cfg::RS + tid;
+        float* raw = Raw + tid;
 #pragma unroll
         for (int j = 0; j < RPT; ++j)
 #pragma unroll
@@ -248,12 +251,14 @@ __global__ void __launch_bounds__(Cfg::NT, 1) wino_fused_kernel(const WinoArgs a
             }
     };
 
-    // Input transform of a stage's raw windows into Vs. F(2x2): one thread per (channel, tile),
-    // 16 loads, 32 adds, 16 stores. F(4x4): the 6x6 transform costs ~4x more and only BC*BN
-    // of the threads would work while the rest wait at the barrier, so it runs in two passes
-    // over all threads: columns in place in Raw, barrier, then rows into Vs.
-    auto transform = [&](int stage) {
-        float* raw = Raw + stage * Cfg::RS;
+    // Input transform of the raw windows into Vs. One pass: one thread per (channel, tile)
+    // does the whole 2-D transform (F(2x2): 16 loads, 32 adds, 16 stores; it holds the a x a
+    // window in registers beside the 64 accumulators). Two passes (the default): columns in
+    // place in Raw, barrier, then rows into Vs, spread over all threads, a row or column in
+    // registers at a time (F(4x4): the one-pass form would leave all but BC*BN threads
+    // waiting at the barrier; F(2x2) with 16 channels per stage: the one-pass form spills).
+    auto transform = [&]() {
+        float* raw = Raw;
         if constexpr (!Cfg::TWO_PASS) {
             if (tid < BC * BN) {
                 const int c = tid / BN, tile = tid % BN;
@@ -335,18 +340,18 @@ __global__ void __launch_bounds__(Cfg::NT, 1) wino_fused_kernel(const WinoArgs a
     cp_async_commit();
     cp_async_wait<0>();
     __syncthreads();
-    transform(0);
+    transform();
+    __syncthreads();  // Raw free, Vs holds chunk 0
     if (nchunks > 1) load_chunk(1, 1);
     cp_async_commit();
-    __syncthreads();
     for (int kc = 0; kc < nchunks; ++kc) {
         compute(kc & 1);
         cp_async_wait<0>();
         __syncthreads();  // chunk kc+1 landed everywhere; every thread is done with Us[kc&1] and Vs
-        if (kc + 1 < nchunks) transform((kc + 1) & 1);
+        if (kc + 1 < nchunks) transform();
+        __syncthreads();  // Vs holds chunk kc+1; Raw is free again
         if (kc + 2 < nchunks) load_chunk(kc & 1, kc + 2);
         cp_async_commit();
-        __syncthreads();  // Vs holds chunk kc+1
     }
 
     // Epilogue: Mx[xi][m][t] into shared memory (the main-loop buffers are dead), then the

@@ -24,4 +24,10 @@ std::string tma_config_name(int cfg);
 std::optional<std::string> tma_supports(const Problem& p, const cudaDeviceProp& prop);
 std::unique_ptr<Plan> tma_plan(DType dt, const Problem& p, const PlanContext& ctx, int cfg);
 
+// Rung 3 (wgmma_ws.cu): rung 2 + producer / consumer warpgroups (setmaxnreg), persistent grid.
+int ws_num_configs();
+std::string ws_config_name(int cfg);
+std::optional<std::string> ws_supports(const Problem& p, const cudaDeviceProp& prop);
+std::unique_ptr<Plan> ws_plan(DType dt, const Problem& p, const PlanContext& ctx, int cfg);
+
 }  // namespace cs::gpu::variants::hopper

@@ -2,9 +2,11 @@
 // layer in NHWC, the PTX wrappers (wgmma, descriptors, cp.async, mbarrier, TMA, fences),
 // the epilogue, the layout / space-to-depth transform kernels, and the Plan that runs
 // transform + GEMM inside run(). Each rung's file (wgmma_cpasync.cu, wgmma_tma.cu) holds its
-// kernel and says what it studies. Everything here is built for sm_90a only (CMake target
-// cs_gpu_hopper: -gencode=arch=compute_90a,code=sm_90a); device code is guarded by
-// __CUDA_ARCH_FEAT_SM90_ALL, and supports() refuses other GPUs.
+// kernel and says what it studies (rung 3: wgmma_ws.cu; TMA host pieces in hopper_tma.cuh;
+// tile-config entry points for the test program in hopper_api.hpp; the wgmma wrappers are
+// generated into wgmma_ops.cuh by tools/dev/hopper/gen_wgmma.py). Everything here is built
+// for sm_90a only (CMake object library cs_gpu_hopper: -gencode=arch=compute_90a,code=sm_90a);
+// device code is guarded by __CUDA_ARCH_FEAT_SM90_ALL, and supports() refuses other GPUs.
 //
 // ---- The GEMM (NHWC, "TN": both operands K-major) -----------------------------------------
 //   rows    p in [0, P), P = N*E*F output pixels, p = (n*E + e)*F + f
@@ -149,6 +151,20 @@ __device__ __forceinline__ void fence_regs(float (&d)[N]) {
     for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
 
+// Warpgroup register reallocation (all threads of the warpgroup execute it).
+template <int N>
+__device__ __forceinline__ void setmaxnreg_inc() {
+#ifdef CS_HOPPER_DEVICE
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
+#endif
+}
+template <int N>
+__device__ __forceinline__ void setmaxnreg_dec() {
+#ifdef CS_HOPPER_DEVICE
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+#endif
+}
+
 // Shared-memory matrix descriptor (K-major, swizzled): layout 1 = 128B, 2 = 64B, 3 = 32B.
 __device__ __forceinline__ std::uint64_t smem_desc(std::uint32_t addr, std::uint32_t sbo_bytes,
                                                    std::uint32_t layout) {
@@ -243,11 +259,12 @@ __device__ __forceinline__ void tma_load_3d(std::uint32_t dst, const void* tmap,
 // Warpgroup `wg` of the CTA writes its 64 x BN accumulator tile (rows p0 + 64*wg ..., columns
 // m0 ...) straight from the fragment: NHWC as pairs of adjacent filters (4-byte stores where M
 // is even), NCHW as single elements at out[n][m][e][f]. Rows >= P and columns >= M are skipped.
+// ct: the thread's index among the CTA's 256 consumer threads (warpgroup ct/128).
 template <class T, int BN>
 __device__ __forceinline__ void store_tile(const float (&acc)[BN / 2], T* __restrict__ out, const ConvGeom& g,
-                                           int p0, int m0, bool nchw) {
-    const int t = int(threadIdx.x) & 127;
-    const int wg = int(threadIdx.x) >> 7;
+                                           int p0, int m0, bool nchw, int ct) {
+    const int t = ct & 127;
+    const int wg = ct >> 7;
     const int lane = t & 31, warp = t >> 5;
     const int row0 = p0 + wg * 64 + warp * 16 + (lane >> 2);
     const int col0 = m0 + 2 * (lane & 3);
@@ -296,55 +313,137 @@ struct PrepGeom {
     int src_nchw;     // source layout
 };
 
-// One block per output row (n, Y): the b source rows it needs go to shared memory as
-// tile[dy][c][xx] (xx = source column + padf), read coalesced in the source layout; the row
-// is then written coalesced in NHWC order (c' fastest).
+// One block per output row (n, Y): the b source rows it needs go to shared memory, read
+// coalesced in the source layout (NCHW: tile[dy][c][xx]; NHWC: tile[dy][xx][c], each dy one
+// contiguous run of Wt*C elements), then the row is written coalesced in NHWC order (a warp
+// per output pixel X, lanes over c'). xx = source column + padf.
+// Memory-level parallelism: each thread issues kU = 8 independent loads before it writes any
+// of them to shared memory. No integer division per element: the NCHW index is split with a
+// float reciprocal and a +-1 fix-up, and each lane decodes its (at most 8) channels
+// c' = lane + 32k once.
+// Measured (H200, N=128): the first version (a division-heavy load -> st.shared loop, one
+// load in flight per thread) took ~0.165 ms for conv1's space-to-depth (40 MB in, 40 MB out),
+// this one ~0.115 ms (conv1 NHWC 0.258 ms in rung 1 against 0.143 for its GEMM alone) — still
+// ~0.7 TB/s, far from the ~20 us that 80 MB allow: each block still waits b dependent rounds
+// of 2-byte loads. The NCHW rows of conv2-5 pay +0.04-0.06 ms (input transform, the
+// per-element KCRS->KRSC weight kernel and the scalar NCHW epilogue). Next: 16-byte vector
+// loads/stores over several output rows per block, or no transform at all — the space-to-
+// depth folded into rung 1's loader (4 consecutive s2d channels of conv1 are 8 contiguous
+// bytes of the NHWC input: cp.async of 8 bytes) and NCHW read as an MN-major wgmma operand. The two phases are __host__ __device__ with explicit thread
+// ids so that a host program can emulate a block (tools/dev/hopper/emulate_prep.cu).
+// #pragma unroll in __host__ __device__ code, for the device pass only (the host compiler warns).
+#if defined(__CUDA_ARCH__)
+#define CS_HOPPER_UNROLL _Pragma("unroll")
+#else
+#define CS_HOPPER_UNROLL
+#endif
+
+struct PrepRow {
+    static constexpr int kU = 8;  // loads in flight per thread
+    static constexpr int kK = 8;  // channels decoded once per lane (Cp <= 256)
+
+    template <class T>
+    __host__ __device__ static void load(const T* __restrict__ in, T* tile, const PrepGeom& g, int n, int Y, int tid,
+                                         int nthreads, T zero) {
+        const int Wt = g.Wp * g.b;
+        if (g.src_nchw) {
+            const int total = g.b * g.C * Wt;  // tile index i = (dy*C + c)*Wt + xx
+            const float invW = 1.0f / float(Wt), invC = 1.0f / float(g.C);
+            for (int i0 = tid; i0 < total; i0 += kU * nthreads) {
+                T v[kU];
+CS_HOPPER_UNROLL
+                for (int u = 0; u < kU; ++u) {
+                    const int i = i0 + u * nthreads;
+                    v[u] = zero;
+                    if (i < total) {
+                        int row = int((float(i) + 0.5f) * invW), xx = i - row * Wt;
+                        if (xx < 0) --row, xx += Wt;
+                        else if (xx >= Wt) ++row, xx -= Wt;
+                        int dy = int((float(row) + 0.5f) * invC), c = row - dy * g.C;
+                        if (c < 0) --dy, c += g.C;
+                        else if (c >= g.C) ++dy, c -= g.C;
+                        const int y = g.b * Y + dy - g.padf, x = xx - g.padf;
+                        if (y >= 0 && y < g.H && x >= 0 && x < g.W)
+                            v[u] = in[((std::int64_t(n) * g.C + c) * g.H + y) * g.W + x];
+                    }
+                }
+CS_HOPPER_UNROLL
+                for (int u = 0; u < kU; ++u) {
+                    const int i = i0 + u * nthreads;
+                    if (i < total) tile[i] = v[u];
+                }
+            }
+        } else {
+            const int run = Wt * g.C;
+            const int lo = g.padf * g.C, hi = (g.padf + g.W) * g.C;
+            for (int dy = 0; dy < g.b; ++dy) {
+                const int y = g.b * Y + dy - g.padf;
+                const bool yok = y >= 0 && y < g.H;
+                const T* src = in + (std::int64_t(n) * g.H + (yok ? y : 0)) * g.W * g.C;
+                T* dst = tile + dy * run;
+                for (int i0 = tid; i0 < run; i0 += kU * nthreads) {
+                    T v[kU];
+CS_HOPPER_UNROLL
+                    for (int u = 0; u < kU; ++u) {
+                        const int i = i0 + u * nthreads;
+                        v[u] = (i < run && yok && i >= lo && i < hi) ? src[i - lo] : zero;
+                    }
+CS_HOPPER_UNROLL
+                    for (int u = 0; u < kU; ++u) {
+                        const int i = i0 + u * nthreads;
+                        if (i < run) dst[i] = v[u];
+                    }
+                }
+            }
+        }
+    }
+
+    // Tile offset of channel c' of output pixel X = 0 (-1: a zero padding channel).
+    __host__ __device__ static int tile_offset(const PrepGeom& g, int cp) {
+        if (cp >= g.C * g.b * g.b) return -1;
+        const int Wt = g.Wp * g.b;
+        const int q = cp / g.C, c = cp - q * g.C, dy = q / g.b, dx = q - dy * g.b;
+        return g.src_nchw ? (dy * g.C + c) * Wt + dx : (dy * Wt + dx) * g.C + c;
+    }
+
+    template <class T>
+    __host__ __device__ static void store(const T* tile, T* __restrict__ out, const PrepGeom& g, int n, int Y,
+                                          int tid, int nthreads, T zero) {
+        const int warp = tid >> 5, lane = tid & 31, nw = nthreads >> 5;
+        const int xstep = g.src_nchw ? g.b : g.b * g.C;  // tile offset of X+1 minus X
+        int off[kK];
+CS_HOPPER_UNROLL
+        for (int k = 0; k < kK; ++k) {
+            const int cp = lane + 32 * k;
+            off[k] = cp < g.Cp ? tile_offset(g, cp) : -1;
+        }
+        T* orow = out + (std::int64_t(n) * g.Hp + Y) * g.Wp * g.Cp;
+        for (int X = warp; X < g.Wp; X += nw) {
+            T* o = orow + X * g.Cp;
+            const int xo = X * xstep;
+CS_HOPPER_UNROLL
+            for (int k = 0; k < kK; ++k) {
+                const int cp = lane + 32 * k;
+                if (cp < g.Cp) o[cp] = off[k] >= 0 ? tile[off[k] + xo] : zero;
+            }
+            for (int cp = lane + 32 * kK; cp < g.Cp; cp += 32) {
+                const int t = tile_offset(g, cp);
+                o[cp] = t >= 0 ? tile[t + xo] : zero;
+            }
+        }
+    }
+};
+
 template <class T>
 __global__ void __launch_bounds__(256) prep_input_tiled_kernel(const T* __restrict__ in, T* __restrict__ out,
                                                                const PrepGeom g) {
     extern __shared__ __align__(16) unsigned char prep_smem[];
     T* tile = reinterpret_cast<T*>(prep_smem);
-    const int Wt = g.Wp * g.b;  // tile columns
     const int n = int(blockIdx.x) / g.Hp, Y = int(blockIdx.x) - n * g.Hp;
-    const int tid = int(threadIdx.x);
-    const int total = g.b * g.C * Wt;
     const T zero = Elem<T>::from(0.0f);
-    for (int idx = tid; idx < total; idx += blockDim.x) {
-        int dy, c, xx;
-        if (g.src_nchw) {
-            xx = idx % Wt;
-            const int q = idx / Wt;
-            c = q % g.C;
-            dy = q / g.C;
-        } else {
-            c = idx % g.C;
-            const int q = idx / g.C;
-            xx = q % Wt;
-            dy = q / Wt;
-        }
-        const int y = g.b * Y + dy - g.padf, x = xx - g.padf;
-        T v = zero;
-        if (y >= 0 && y < g.H && x >= 0 && x < g.W) {
-            const std::int64_t src = g.src_nchw ? ((std::int64_t(n) * g.C + c) * g.H + y) * g.W + x
-                                                : ((std::int64_t(n) * g.H + y) * g.W + x) * g.C + c;
-            v = in[src];
-        }
-        tile[(dy * g.C + c) * Wt + xx] = v;
-    }
+    PrepRow::load<T>(in, tile, g, n, Y, int(threadIdx.x), int(blockDim.x), zero);
     __syncthreads();
-    const int row = g.Wp * g.Cp;
-    const int cbb = g.C * g.b * g.b;
-    T* orow = out + (std::int64_t(n) * g.Hp + Y) * row;
-    for (int idx = tid; idx < row; idx += blockDim.x) {
-        const int X = idx / g.Cp, cp = idx - X * g.Cp;
-        T v = zero;
-        if (cp < cbb) {
-            const int q = cp / g.C, c = cp - q * g.C;
-            const int dy = q / g.b, dx = q - dy * g.b;
-            v = tile[(dy * g.C + c) * Wt + g.b * X + dx];
-        }
-        orow[idx] = v;
-    }
+    PrepRow::store<T>(tile, out, g, n, Y, int(threadIdx.x), int(blockDim.x), zero);
 }
 
 // The same map one element per thread (no shared memory): for images whose tile would not

@@ -24,23 +24,41 @@
 // 55x55 output); NCHW problems through the NCHW->NHWC / KCRS->KRSC transforms; both inside
 // run() (kernel_ms). The NCHW output is written directly by the epilogue.
 //
-// Tiles (cfg): 128 pixels x BN filters, BN = 96 (conv1), 192 (conv3/4: M=384 in 2 tiles),
-// 256 (conv2/5), 128; STAGES so that the ring fits ~200 KB (1 CTA/SM), or 128x128 with 3
-// stages (2 CTAs/SM).
+// Tiles (cfg): 128 pixels x BN filters, BN = 96, 128, 192, 256 (wgmma n), STAGES so that the
+// ring fits ~200 KB (1 CTA/SM), or 3 stages (2 CTAs/SM). Default (make_plan, from the tile
+// sweep): 128x96 with 2 CTAs/SM for M <= 96 (conv1), 128x256 where M % 256 == 0 and the grid
+// has >= 4 waves (conv2), 128x128 6 stages for other M % 256 == 0 (conv5), else 128x128 with
+// 2 CTAs/SM (conv3/4). detail() names the tile.
 //
-// Prediction: at N=128 conv2-5 are compute-bound (intensity 128*BN/(128+BN) ~ 85 FLOP/B of
-// shared memory, far more from DRAM): the tensor cores run at most ~660 TFLOP/s on these
-// shapes (cuBLAS), but this rung has no warp specialisation — the same warps compute the
-// addresses, issue copies, wait on barriers and issue the wgmma, and each k-slice ends in a
-// CTA-wide barrier — so expect 40-60% of the ceiling: conv2 ~0.3 ms, conv3 ~0.1, conv4
-// ~0.15, conv5 ~0.1; conv1 (space-to-depth, K=432 -> 448) bound by its ~190 MB of traffic
+// Prediction: at N=128 conv2-5 are compute-bound (a 128x256x64 tile: 85 FLOP per byte of shared
+// memory, far more from DRAM); the ceiling is the cuBLAS GEMM of the same shape (~660 TFLOP/s).
+// This rung has no warp specialisation — the same warps compute addresses, issue copies, wait
+// and issue wgmma, and each k-slice ends in a CTA-wide barrier — so expect 40-60% of it:
+// conv2 ~0.3 ms, conv3 ~0.1, conv4 ~0.15, conv5 ~0.1; conv1 bound by ~190 MB of traffic
 // (transform 40+40 MB, GEMM 40 MB in + 74 MB out) ~0.06-0.1 ms.
 //
-// Measured (H200, N=128, fp16, NHWC, L2 flushed, median of 20): see the report of
-// tools/dev/hopper/test_hopper.cu in NOTES / the issue; filled in below after the device run.
+// Measured (H200, N=128, L2 flushed, median of 20, tools/dev/hopper/test_hopper.cu, default
+// tile; TFLOP/s = direct-convolution FLOPs / time; cuBLAS = fp16 GEMM of the layer's im2col
+// shape in the same run):
+//            fp16 NHWC         fp16 NCHW   bf16 NHWC   cuBLAS
+//   conv1    0.258 ms  105     0.260       0.257       0.348  (K=363)
+//   conv2    0.248     462     0.310       0.246       0.172
+//   conv3    0.087     443     0.125       0.086       0.058
+//   conv4    0.120     479     0.181       0.119       0.085
+//   conv5    0.092     418     0.147       0.090       0.066
+// 65-72% of the cuBLAS ceiling on conv2-5 — better than predicted (wmma-fp16: 64-93 TFLOP/s,
+// so 5x); the 2-CTA/SM tiles beat the deep single-CTA rings on conv3/4, i.e. the per-tile
+// fill and epilogue cost more than the in-loop barrier (rung 3 attacks that). conv1 misses:
+// its space-to-depth GEMM alone (C'=48, 57x57, 3x3, measured as a plain NHWC layer) takes
+// 0.143 ms and the transform ~0.115 ms (hopper_core.cuh, "transforms").
+// Correct (max|err|/max|ref| 3e-4 fp16, 2.5e-3 bf16) on the 5 layers at N=1, 5, 128 and 12 odd
+// shapes (N=3; C=1..96, stride 1-4, non-square, M odd), both layouts, every tile config;
+// compute-sanitizer memcheck / synccheck clean, racecheck no hazard on the odd shapes.
 //
-// ptxas (sm_90a, -O3): see the table at the end of this comment after the device build;
-// SASS: HGMMA.64xBNx16.F32 per k-step, LDGSTS for the cp.async copies.
+// ptxas (sm_90a, -O3, no spills): 128x96: 107 registers; 128x128: 128 (6 stages), 119 (3
+// stages, 2 CTAs/SM); 128x192: 160; 128x256: 188. Shared memory 87-197 KB dynamic.
+// SASS (cuobjdump on the H200): HGMMA.64xBNx16.F32 (.BF16) x4 per k-slice, LDGSTS (cp.async)
+// 14-42 per kernel, no LDL/STL.
 #include "hopper_api.hpp"
 #include "hopper_core.cuh"
 #include "variants.hpp"
@@ -162,7 +180,7 @@ __global__ void __launch_bounds__(kThreads, MINB)
     }
     wgmma_wait<0>();
     fence_regs(acc);
-    store_tile<T, BN>(acc, out, g, p0, m0, nchw_out != 0);
+    store_tile<T, BN>(acc, out, g, p0, m0, nchw_out != 0, tid);
 #else
     (void)in, (void)w, (void)out, (void)g, (void)tiles_n, (void)nchw_out;
 #endif
@@ -178,6 +196,7 @@ constexpr CfgInfo kCfgs[] = {
     {128, 3, 2, "128x128x64, 3 stages, 2 CTAs/SM"},
     {192, 5, 1, "128x192x64, 5 stages, 1 CTA/SM"},
     {256, 4, 1, "128x256x64, 4 stages, 1 CTA/SM"},
+    {96, 3, 2, "128x96x64, 3 stages, 2 CTAs/SM"},
 };
 constexpr int kNumCfgs = int(sizeof(kCfgs) / sizeof(kCfgs[0]));
 
@@ -213,6 +232,7 @@ struct CpAsyncGemm {
             case 1: prepare_cfg<T, 128, 6, 1>(); break;
             case 2: prepare_cfg<T, 128, 3, 2>(); break;
             case 3: prepare_cfg<T, 192, 5, 1>(); break;
+            case 5: prepare_cfg<T, 96, 3, 2>(); break;
             default: prepare_cfg<T, 256, 4, 1>(); break;
         }
     }
@@ -222,26 +242,29 @@ struct CpAsyncGemm {
             case 1: launch_cfg<T, 128, 6, 1>(in, w, out, g, nchw, stream); break;
             case 2: launch_cfg<T, 128, 3, 2>(in, w, out, g, nchw, stream); break;
             case 3: launch_cfg<T, 192, 5, 1>(in, w, out, g, nchw, stream); break;
+            case 5: launch_cfg<T, 96, 3, 2>(in, w, out, g, nchw, stream); break;
             default: launch_cfg<T, 256, 4, 1>(in, w, out, g, nchw, stream); break;
         }
     }
     std::string detail() const { return info; }
 };
 
-int default_cfg(const Setup& u) {
-    switch (choose_bn(u.g.M)) {
-        case 96: return 0;
-        case 128: return 1;
-        case 192: return 3;
-        default: return 4;
-    }
+// Default tile (from the tile sweep on the H200, N=128, see the header): 2 CTAs/SM of
+// 128x96 / 128x128 where the mainloop is short or the 128x256 grid would leave a partial wave;
+// 128x256 where M is a multiple of 256 and the grid is >= 4 waves (conv2).
+int default_cfg(const Setup& u, std::int64_t n, int sms) {
+    const std::int64_t rows = (n * u.g.EF + kBM - 1) / kBM;
+    if (u.g.M <= 96) return 5;
+    if (u.g.M % 256 == 0) return rows * (u.g.M / 256) >= 4 * std::int64_t(sms) ? 4 : 1;
+    return 2;
 }
 
 template <class T>
 std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx, int cfg) {
     if (auto why = cpasync_supports(p, ctx.prop)) throw Skip(*why);
     Setup u = make_setup(p);
-    if (cfg < 0 || cfg >= kNumCfgs) cfg = default_cfg(u);
+    if (cfg < 0 || cfg >= kNumCfgs)
+        cfg = default_cfg(u, std::max<std::int64_t>(1, ctx.max_chunk_N), ctx.prop.multiProcessorCount);
     CpAsyncGemm<T>::prepare(cfg);
     CpAsyncGemm<T> gemm;
     gemm.cfg = cfg;

@@ -16,37 +16,50 @@
 //   B (filters x channels of one tap): a tiled 3D map over the KRSC weights {C, R*S, M}, box
 //     {BK, 1, BN}: zero rows for m >= M and channels >= C.
 // So a k-slice is one tap and BK channels; K is walked as R*S taps x ceil(C/BK) channel
-// slices. BK = 64 (128 B swizzle) or 32 (64 B swizzle), whichever pads C least (conv2: C=96 ->
-// 32, no padding; conv3-5: 64; conv1 after space-to-depth: C'=48 -> 64, a quarter padding).
-// Tensor maps are encoded on the host with the driver's cuTensorMapEncodeIm2col / Tiled
-// (fetched through cudaGetDriverEntryPointByVersion: no -lcuda), checked at plan time and
-// re-encoded in run() only when the tensors' addresses or the image count change; they travel
-// as __grid_constant__ kernel parameters.
+// slices. BK = 64 (128 B swizzle) unless C <= 32 (then 32, 64 B swizzle): the sweep showed
+// 64-wide slices faster even on conv2, where C=96 pads to 128 (0.252 vs 0.258 ms).
+// Tensor maps (hopper_tma.cuh) are encoded on the host with the driver's
+// cuTensorMapEncodeIm2col / Tiled (fetched through cudaGetDriverEntryPointByVersion: no
+// -lcuda), checked at plan time and re-encoded in run() only when the tensors' addresses or
+// the image count change; they travel as __grid_constant__ kernel parameters.
 // Pipeline: STAGES stages, full[s] (1 arrival + transaction bytes) and empty[s] (one arrival
 // per consumer warpgroup) mbarriers. Thread 0 fills all stages first; in iteration kt every
 // thread waits full[kt], the warpgroups issue wgmma, commit, wait_group(1) — slice kt-1 is then
 // read — and one thread per warpgroup arrives on empty[kt-1]; thread 0 waits for both and
 // refills that stage with slice kt-1+STAGES. No CTA-wide barrier in the loop. (Thread 0 is
-// also a consumer: rung 3 gives the copies a producer warp of their own.)
+// also a consumer: rung 3 gives the copies a producer warpgroup of their own.)
 // Transforms (space-to-depth, NCHW) and the NCHW epilogue: as rung 1 (hopper_core.cuh).
+// Default tile (from the sweep): 128x96x64 7 stages for M <= 96; 128x256x64 4 stages where
+// M % 256 == 0 and the grid has >= 4 waves (conv2); else 128x128x64 3 stages, 2 CTAs/SM.
 //
 // Prediction: the same tensor-core work as rung 1 with a fraction of its issue slots and no
 // per-slice CTA barrier: 60-80% of the cuBLAS ceiling at N=128 — conv2 ~0.22 ms, conv3 ~0.08,
-// conv4 ~0.11, conv5 ~0.08; conv1 as rung 1 (memory-bound on the transform).
+// conv4 ~0.11, conv5 ~0.08; conv1 as rung 1.
 //
-// Measured (H200, N=128, fp16, NHWC, L2 flushed, median of 20): filled in after the device
-// run (tools/dev/hopper/test_hopper.cu).
+// Measured (H200, N=128, L2 flushed, median of 20, default tile, same run as the cuBLAS GEMM
+// of the layer's im2col shape):
+//            fp16 NHWC         fp16 NCHW   bf16 NHWC   cuBLAS   vs rung 1 (fp16 NHWC)
+//   conv1    0.303 ms   89     0.289       0.303       0.348    +18%
+//   conv2    0.252     456     0.307       0.246       0.172    +1%
+//   conv3    0.072     528     0.117       0.072       0.058    -16%
+//   conv4    0.100     575     0.165       0.099       0.085    -17%
+//   conv5    0.090     424     0.151       0.084       0.066    -2%
+// 80-85% of cuBLAS on conv3/4 (their 2-CTA/SM tiles), 66-68% on conv2/5. Where one CTA per SM
+// holds a deep ring (conv2, conv5's alternatives) rung 2 gains nothing over rung 1: each CTA
+// still pays its fill and epilogue alone, and thread 0's refill waits stall warpgroup 0.
+// conv1's GEMM alone (space-to-depth layer, K = 9 taps x 64 channels of which 48 real) is
+// slower than rung 1's (0.184 vs 0.143 ms): the tap-aligned slices pad 432 -> 576, and every
+// tile re-reads the whole 96 x 576 filter block (110 KB, as large as its A tiles) from L2.
+// Correct on everything rung 1 is (same test), memcheck / synccheck clean.
 //
-// ptxas (sm_90a, -O3): filled in below; SASS: UTMALDG (TMA loads), HGMMA.64xBNx16.F32,
-// SYNCS (mbarrier).
+// ptxas (sm_90a, -O3, no spills): 128x96: 80 registers; 128x128: 93; 128x192: 127;
+// 128x256: 160 (BK 32 and 64 alike). SASS: UTMALDG x4 per kernel (im2col + tiled, prologue and
+// refill), HGMMA.64xBNx16.F32 x BK/16 per k-slice, no LDGSTS, no LDL/STL.
 #include "hopper_api.hpp"
 #include "hopper_core.cuh"
+#include "hopper_tma.cuh"
 #include "variants.hpp"
 
-#include <cuda.h>
-#include <cudaTypedefs.h>
-
-#include <mutex>
 #include <type_traits>
 
 namespace cs::gpu::variants {
@@ -136,7 +149,7 @@ __global__ void __launch_bounds__(kThreads, MINB)
     }
     wgmma_wait<0>();
     fence_regs(acc);
-    store_tile<T, BN>(acc, out, g, p0, m0, nchw_out != 0);
+    store_tile<T, BN>(acc, out, g, p0, m0, nchw_out != 0, tid);
 #else
     (void)tmA, (void)tmB, (void)out, (void)g, (void)tiles_n, (void)cslices, (void)nchw_out;
 #endif
@@ -158,75 +171,6 @@ constexpr int kNumCfgs = int(sizeof(kCfgs) / sizeof(kCfgs[0]));
 template <int BN, int BK, int STAGES>
 constexpr int smem_bytes() {
     return STAGES * (kBM + BN) * BK * 2 + 1024 + STAGES * 16;
-}
-
-// ---- tensor maps ---------------------------------------------------------------------------
-struct DriverFns {
-    PFN_cuTensorMapEncodeIm2col_v12000 im2col = nullptr;
-    PFN_cuTensorMapEncodeTiled_v12000 tiled = nullptr;
-    std::string error;
-};
-
-const DriverFns& driver_fns() {
-    static DriverFns fns;
-    static std::once_flag once;
-    std::call_once(once, [] {
-        void* f = nullptr;
-        cudaDriverEntryPointQueryResult q{};
-        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeIm2col", &f, 12000, cudaEnableDefault, &q) ==
-                cudaSuccess &&
-            q == cudaDriverEntryPointSuccess)
-            fns.im2col = reinterpret_cast<PFN_cuTensorMapEncodeIm2col_v12000>(f);
-        f = nullptr;
-        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q) ==
-                cudaSuccess &&
-            q == cudaDriverEntryPointSuccess)
-            fns.tiled = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(f);
-        (void)cudaGetLastError();
-        if (!fns.im2col || !fns.tiled) fns.error = "the driver does not provide cuTensorMapEncodeIm2col/Tiled";
-    });
-    return fns;
-}
-
-// Bounding-box corners of the im2col map (W then H, innermost first, as the dimensions).
-struct Corners {
-    int lo_w, lo_h, up_w, up_h;
-};
-inline Corners corners(const ConvGeom& g) {
-    return Corners{-g.pad, -g.pad, (g.F - 1) * g.stride - g.pad - (g.W - 1), (g.E - 1) * g.stride - g.pad - (g.H - 1)};
-}
-
-// Encodes both maps; returns an empty string or what the driver refused.
-std::string encode_maps(CUtensorMap& a, CUtensorMap& b, const ConvGeom& g, const void* in, const void* w, int bk,
-                        int bn, bool bf16) {
-    const DriverFns& fns = driver_fns();
-    if (!fns.error.empty()) return fns.error;
-    const CUtensorMapDataType dt = bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-    const CUtensorMapSwizzle sw = bk == 64 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B;
-    const cuuint64_t es = 2;
-    {
-        const cuuint64_t dims[4] = {cuuint64_t(g.C), cuuint64_t(g.W), cuuint64_t(g.H), cuuint64_t(g.N)};
-        const cuuint64_t strides[3] = {es * g.C, es * g.C * g.W, es * g.C * g.W * g.H};
-        const Corners c = corners(g);
-        const int lo[2] = {c.lo_w, c.lo_h};
-        const int up[2] = {c.up_w, c.up_h};
-        const cuuint32_t estr[4] = {1, cuuint32_t(g.stride), cuuint32_t(g.stride), 1};
-        const CUresult r = fns.im2col(&a, dt, 4, const_cast<void*>(in), dims, strides, lo, up, cuuint32_t(bk),
-                                      cuuint32_t(kBM), estr, CU_TENSOR_MAP_INTERLEAVE_NONE, sw,
-                                      CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-        if (r != CUDA_SUCCESS) return "cuTensorMapEncodeIm2col refused the input map (CUresult " + std::to_string(int(r)) + ")";
-    }
-    {
-        const cuuint64_t dims[3] = {cuuint64_t(g.C), cuuint64_t(g.R) * g.S, cuuint64_t(g.M)};
-        const cuuint64_t strides[2] = {es * g.C, es * g.C * g.R * g.S};
-        const cuuint32_t box[3] = {cuuint32_t(bk), 1, cuuint32_t(bn)};
-        const cuuint32_t estr[3] = {1, 1, 1};
-        const CUresult r = fns.tiled(&b, dt, 3, const_cast<void*>(w), dims, strides, box, estr,
-                                     CU_TENSOR_MAP_INTERLEAVE_NONE, sw, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                                     CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-        if (r != CUDA_SUCCESS) return "cuTensorMapEncodeTiled refused the weight map (CUresult " + std::to_string(int(r)) + ")";
-    }
-    return {};
 }
 
 template <class T, int BN, int BK, int STAGES, int MINB>
@@ -296,25 +240,23 @@ struct TmaGemm {
     std::string detail() const { return info; }
 };
 
-int bn_index(int bn, int bk) {
-    for (int i = 0; i < kNumCfgs; ++i)
-        if (kCfgs[i].bn == bn && kCfgs[i].bk == bk && kCfgs[i].minb == 1) return i;
-    return 1;
+// Default tile (from the tile sweep on the H200, N=128, see the header): 128x96 for M <= 96;
+// 128x256 where M is a multiple of 256 and the grid is >= 4 waves (conv2); else 128x128 with
+// 2 CTAs/SM (conv3-5: one CTA's fill and epilogue overlap the other's mainloop).
+int default_cfg(const Setup& u, std::int64_t n, int sms) {
+    const bool k64 = choose_bk(u.g.C) == 64;
+    const std::int64_t rows = (n * u.g.EF + kBM - 1) / kBM;
+    if (u.g.M <= 96) return k64 ? 0 : 5;
+    if (u.g.M % 256 == 0 && rows * (u.g.M / 256) >= 4 * std::int64_t(sms)) return k64 ? 4 : 9;
+    return k64 ? 2 : 7;
 }
-
-// BK: the slice width that pads C least (ties: 64, fewer barriers).
-int choose_bk(int C) {
-    const int p64 = (C + 63) / 64 * 64, p32 = (C + 31) / 32 * 32;
-    return p32 < p64 ? 32 : 64;
-}
-
-int default_cfg(const Setup& u) { return bn_index(choose_bn(u.g.M), choose_bk(u.g.C)); }
 
 template <class T>
 std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx, int cfg) {
     if (auto why = tma_supports(p, ctx.prop)) throw Skip(*why);
     Setup u = make_setup(p);
-    if (cfg < 0 || cfg >= kNumCfgs) cfg = default_cfg(u);
+    if (cfg < 0 || cfg >= kNumCfgs)
+        cfg = default_cfg(u, std::max<std::int64_t>(1, ctx.max_chunk_N), ctx.prop.multiProcessorCount);
     TmaGemm<T>::prepare(cfg);
     TmaGemm<T> gemm;
     gemm.cfg = cfg;
@@ -348,15 +290,7 @@ std::string tma_config_name(int cfg) {
 
 std::optional<std::string> tma_supports(const Problem& p, const cudaDeviceProp& prop) {
     if (auto why = supports_common(p, prop)) return why;
-    const Setup u = make_setup(p);
-    const Corners c = corners(u.g);
-    auto in8 = [](int v) { return v >= -128 && v <= 127; };
-    if (!in8(c.lo_w) || !in8(c.lo_h) || !in8(c.up_w) || !in8(c.up_h))
-        return std::string("the im2col bounding box (padding, filter size) is outside TMA's [-128, 127] corner range");
-    if (u.g.stride > 8) return std::string("stride > 8: TMA's traversal stride is at most 8");
-    if (u.g.R * u.g.S > 65535 || u.g.R > 65535 || u.g.S > 65535)
-        return std::string("filter taps beyond TMA's 16-bit im2col offsets");
-    return std::nullopt;
+    return tma_geometry_reason(make_setup(p).g);
 }
 
 std::unique_ptr<Plan> tma_plan(DType dt, const Problem& p, const PlanContext& ctx, int cfg) {

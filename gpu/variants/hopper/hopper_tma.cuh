@@ -1,0 +1,105 @@
+// The Hopper family's TMA pieces on the host side (rungs 2 and 3): the driver's tensor-map
+// encoders fetched through cudaGetDriverEntryPointByVersion (no -lcuda), the im2col map over
+// the NHWC input and the tiled map over the KRSC weights, and what TMA cannot address.
+#pragma once
+
+#include "hopper_core.cuh"
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+#include <mutex>
+#include <optional>
+#include <string>
+
+namespace cs::gpu::variants::hopper {
+
+struct DriverFns {
+    PFN_cuTensorMapEncodeIm2col_v12000 im2col = nullptr;
+    PFN_cuTensorMapEncodeTiled_v12000 tiled = nullptr;
+    std::string error;
+};
+
+inline const DriverFns& driver_fns() {
+    static DriverFns fns;
+    static std::once_flag once;
+    std::call_once(once, [] {
+        void* f = nullptr;
+        cudaDriverEntryPointQueryResult q{};
+        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeIm2col", &f, 12000, cudaEnableDefault, &q) ==
+                cudaSuccess &&
+            q == cudaDriverEntryPointSuccess)
+            fns.im2col = reinterpret_cast<PFN_cuTensorMapEncodeIm2col_v12000>(f);
+        f = nullptr;
+        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q) ==
+                cudaSuccess &&
+            q == cudaDriverEntryPointSuccess)
+            fns.tiled = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(f);
+        (void)cudaGetLastError();
+        if (!fns.im2col || !fns.tiled) fns.error = "the driver does not provide cuTensorMapEncodeIm2col/Tiled";
+    });
+    return fns;
+}
+
+// Bounding-box corners of the im2col map (W then H, innermost first, as the dimensions):
+// lower = -pad, upper such that exactly F (E) start positions lie in the box at the stride.
+struct Corners {
+    int lo_w, lo_h, up_w, up_h;
+};
+inline Corners corners(const ConvGeom& g) {
+    return Corners{-g.pad, -g.pad, (g.F - 1) * g.stride - g.pad - (g.W - 1), (g.E - 1) * g.stride - g.pad - (g.H - 1)};
+}
+
+// What the im2col map cannot express for this geometry (empty: fine).
+inline std::optional<std::string> tma_geometry_reason(const ConvGeom& g) {
+    const Corners c = corners(g);
+    auto in8 = [](int v) { return v >= -128 && v <= 127; };
+    if (!in8(c.lo_w) || !in8(c.lo_h) || !in8(c.up_w) || !in8(c.up_h))
+        return std::string("the im2col bounding box (padding, filter size) is outside TMA's [-128, 127] corner range");
+    if (g.stride > 8) return std::string("stride > 8: TMA's traversal stride is at most 8");
+    if (g.R > 65535 || g.S > 65535) return std::string("filter taps beyond TMA's 16-bit im2col offsets");
+    return std::nullopt;
+}
+
+// k-slice width: 64 channels (128 B swizzle: fewer slices and barriers; measured faster on
+// conv2 even where C=96 pads to 128) unless C <= 32, where 32 pads less.
+inline int choose_bk(int C) { return C <= 32 ? 32 : 64; }
+
+// Encodes both maps; returns an empty string or what the driver refused.
+//   A: im2col over the NHWC input {C, W, H, N}, 128 pixels x bk channels per load.
+//   B: tiled over the KRSC weights {C, R*S, M}, box {bk, 1, bn}.
+inline std::string encode_maps(CUtensorMap& a, CUtensorMap& b, const ConvGeom& g, const void* in, const void* w,
+                               int bk, int bn, bool bf16) {
+    const DriverFns& fns = driver_fns();
+    if (!fns.error.empty()) return fns.error;
+    const CUtensorMapDataType dt = bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    const CUtensorMapSwizzle sw = bk == 64 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B;
+    const cuuint64_t es = 2;
+    {
+        const cuuint64_t dims[4] = {cuuint64_t(g.C), cuuint64_t(g.W), cuuint64_t(g.H), cuuint64_t(g.N)};
+        const cuuint64_t strides[3] = {es * g.C, es * g.C * g.W, es * g.C * g.W * g.H};
+        const Corners c = corners(g);
+        const int lo[2] = {c.lo_w, c.lo_h};
+        const int up[2] = {c.up_w, c.up_h};
+        const cuuint32_t estr[4] = {1, cuuint32_t(g.stride), cuuint32_t(g.stride), 1};
+        const CUresult r = fns.im2col(&a, dt, 4, const_cast<void*>(in), dims, strides, lo, up, cuuint32_t(bk),
+                                      cuuint32_t(kBM), estr, CU_TENSOR_MAP_INTERLEAVE_NONE, sw,
+                                      CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+        if (r != CUDA_SUCCESS)
+            return "cuTensorMapEncodeIm2col refused the input map (CUresult " + std::to_string(int(r)) + ")";
+    }
+    {
+        const cuuint64_t dims[3] = {cuuint64_t(g.C), cuuint64_t(g.R) * g.S, cuuint64_t(g.M)};
+        const cuuint64_t strides[2] = {es * g.C, es * g.C * g.R * g.S};
+        const cuuint32_t box[3] = {cuuint32_t(bk), 1, cuuint32_t(bn)};
+        const cuuint32_t estr[3] = {1, 1, 1};
+        const CUresult r = fns.tiled(&b, dt, 3, const_cast<void*>(w), dims, strides, box, estr,
+                                     CU_TENSOR_MAP_INTERLEAVE_NONE, sw, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                     CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+        if (r != CUDA_SUCCESS)
+            return "cuTensorMapEncodeTiled refused the weight map (CUresult " + std::to_string(int(r)) + ")";
+    }
+    return {};
+}
+
+}  // namespace cs::gpu::variants::hopper

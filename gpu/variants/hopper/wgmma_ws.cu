@@ -1,0 +1,337 @@
+// hopper-ws-fp16 / hopper-ws-bf16 — Hopper rung 3: rung 2 (wgmma fed by TMA through an
+// mbarrier pipeline) + warp specialisation, register reallocation and a persistent grid.
+//
+// Idea: rung 2's thread 0 is both a consumer and the producer — each refill waits inside a
+// consumer warp, stalling its warpgroup's next wgmma — and every CTA pays its pipeline fill
+// and its epilogue with the tensor cores idle (the tile sweep showed it: 2 CTAs/SM beat
+// 1 CTA/SM with twice the stages on conv3-5, where one CTA's fill and epilogue overlap the
+// other's mainloop). Here a CTA has 3 warpgroups:
+//   warpgroup 0, the producer: setmaxnreg.dec to 40 registers; one thread walks the CTA's tiles
+//     and k-slices and, for each, waits for the stage to be released (empty[s]), then issues
+//     the im2col and tiled TMA loads completing on full[s] (transaction bytes);
+//   warpgroups 1-2, the consumers: setmaxnreg.inc to 232; each owns 64 rows of the 128 x BN
+//     tile: wait full[s], BK/16 wgmma, commit, wait_group(1), release slice kt-1 (one arrival
+//     per warpgroup on empty[s]); after the last slice wait_group(0), release it, epilogue.
+// Persistent grid: min(tiles, SMs) CTAs, CTA i takes tiles i, i + grid, ... The producer runs
+// ahead across tile boundaries (a global slice counter drives the stage and phase), so the
+// next tile's first STAGES slices are loaded while the consumers run the epilogue: the fill
+// latency is paid once per CTA instead of once per tile.
+// Everything else (im2col / tiled maps, BK, transforms, epilogue) is rung 2's.
+//
+// Prediction: the tile sweep's 2-CTA gain (conv3 0.0825 -> 0.0723 ms, conv4 0.114 -> 0.100)
+// without halving the stages, plus no producer stall in a consumer warp: 75-85% of the cuBLAS
+// GEMM ceiling at N=128 — conv2 ~0.21 ms, conv3 ~0.07, conv4 ~0.095, conv5 ~0.075, conv1's
+// GEMM (space-to-depth, 7 k-slices per tile, 3025 tiles) ~0.08. The epilogue itself is not
+// overlapped with MMA (both consumer warpgroups store at once): that needs ping-pong consumers
+// or an smem-staged TMA store — the next step.
+//
+// Default tile (from the sweep): 128x96x64 7 stages for M <= 96; 128x256 for M % 256 == 0 with
+// >= 4 waves of tiles (conv2: with 32-wide slices and 8 stages where C % 64 != 0 — C=96 in 3
+// exact slices per tap: 0.218 ms against 0.250 for 64-wide slices padded to 128, 4 stages);
+// else 128x128x64, 6 stages (conv3-5: 3.8 / 2.6 waves of 128x128 tiles against 2.6 / 1.3 of
+// 128x192 / 128x256).
+//
+// Measured (H200, N=128, L2 flushed, median of 20, default tile; cuBLAS fp16 GEMM of the im2col
+// shape and cuDNN fp16 NHWC from DESIGN.md's PyTorch sweep for reference):
+//            fp16 NHWC         fp16 NCHW   bf16 NHWC   cuBLAS   cuDNN   vs rung 2 (fp16 NHWC)
+//   conv1    0.311 ms   87     0.297       0.311       0.348    0.698   +3%
+//   conv2    0.215     533     0.267       0.214       0.172    0.175   -15%
+//   conv3    0.066     578     0.109       0.065       0.058    0.062   -8%
+//   conv4    0.092     622     0.154       0.091       0.085    0.083   -8%
+//   conv5    0.070     545     0.127       0.069       0.066    0.062   -22%
+// 80% (conv2), 88% (conv3), 92% (conv4), 95% (conv5) of the cuBLAS GEMM of the same shape;
+// 1.07-1.23x cuDNN's fp16 NHWC times — the goals (<= 1.0x) are missed by 7% (conv3), 11%
+// (conv4), 13% (conv5) and 23% (conv2). Where the time goes: the epilogue is not overlapped
+// with MMA (both consumer warpgroups store at once, from registers, 16-byte pieces of 32-byte
+// sectors), and conv2's 729 tiles are 5.5 waves on 132 SMs (the last half-empty). Next:
+// ping-pong consumers (one warpgroup's epilogue under the other's mainloop) or an smem-staged
+// TMA store, a 2-CTA cluster multicasting the B tile, and stream-K for the wave tail.
+// conv1's GEMM gains nothing (0.191 ms alone; see rung 2: it is L2-bound on re-reading the
+// 110 KB filter block per tile and the 9 tap re-reads of A): it needs the filters resident in
+// shared memory for the persistent CTA and the space-to-depth fused into the loads.
+// NCHW rows pay the transform kernels (hopper_core.cuh) and the scalar NCHW epilogue:
+// +0.04-0.06 ms on conv2-5.
+// Correct on the 5 layers at N=1, 5, 128 and the 12 odd shapes, both layouts, fp16 and bf16,
+// every tile config; memcheck / synccheck clean, racecheck no hazard on the odd shapes.
+//
+// ptxas (sm_90a, -O3, no spills): 168 registers at launch for every tile (384 threads, 1
+// CTA/SM; setmaxnreg moves them to 40 / 232 at run time). SASS: UTMALDG x2 (the producer's
+// im2col + tiled loads), HGMMA.64xBNx16.F32 x BK/16 per k-slice, no LDL/STL.
+#include "hopper_api.hpp"
+#include "hopper_core.cuh"
+#include "hopper_tma.cuh"
+#include "variants.hpp"
+
+#include <type_traits>
+
+namespace cs::gpu::variants {
+namespace hopper {
+namespace {
+
+constexpr int kWsThreads = 384;  // producer warpgroup + 2 consumer warpgroups
+
+template <class T, int BN, int BK, int STAGES>
+__global__ void __launch_bounds__(kWsThreads, 1)
+    wgmma_ws_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
+                    T* __restrict__ out, const ConvGeom g, int tiles_n, int ntiles, int cslices, int nchw_out) {
+#ifdef CS_HOPPER_DEVICE
+    using Sw = SwizzleOf<BK>;
+    constexpr int ROWB = BK * 2, A_BYTES = kBM * ROWB, B_BYTES = BN * ROWB, ST_BYTES = A_BYTES + B_BYTES;
+    static_assert(ST_BYTES % 1024 == 0, "stage buffers keep the 1024-byte swizzle alignment");
+    extern __shared__ unsigned char smem_raw[];
+    const std::uint32_t sbase = (smem_u32(smem_raw) + 1023u) & ~1023u;
+    const std::uint32_t full0 = sbase + STAGES * ST_BYTES;
+    const std::uint32_t empty0 = full0 + STAGES * 8;
+
+    const int tid = int(threadIdx.x);
+    const int wg = tid >> 7;
+    const int KT = g.R * g.S * cslices;
+
+    if (tid == 0) {
+#pragma unroll
+        for (int s = 0; s < STAGES; ++s) {
+            mbar_init(full0 + 8 * s, 1);
+            mbar_init(empty0 + 8 * s, 2);
+        }
+        mbar_fence_init();
+    }
+    __syncthreads();
+
+    if (wg == 0) {
+        // ---- producer ----
+        setmaxnreg_dec<40>();
+        if (tid == 0) {
+            int stage = 0;
+            std::uint32_t phase = 0;  // parity of the stage's current round
+            int round0 = 1;           // first round: the stages are free
+            for (int tile = int(blockIdx.x); tile < ntiles; tile += int(gridDim.x)) {
+                const int pt = tile / tiles_n, nt = tile - pt * tiles_n;
+                const int p0 = pt * kBM, m0 = nt * BN;
+                const int n0 = p0 / g.EF, rem = p0 - n0 * g.EF;
+                const int e0 = rem / g.F, f0 = rem - e0 * g.F;
+                const int w0 = f0 * g.stride - g.pad, h0 = e0 * g.stride - g.pad;
+                int tap = 0, cs = 0, r = 0, s = 0;
+                for (int kt = 0; kt < KT; ++kt) {
+                    // round k of a stage waits for the consumers' release of round k-1,
+                    // which completed phase k-1 of empty[stage]: parity (k-1) & 1.
+                    if (!round0) mbar_wait(empty0 + 8 * stage, phase ^ 1u);
+                    const std::uint32_t bar = full0 + 8 * stage;
+                    const std::uint32_t sA = sbase + std::uint32_t(stage) * ST_BYTES;
+                    mbar_arrive_expect_tx(bar, ST_BYTES);
+                    tma_load_im2col_4d(sA, &tmA, bar, cs * BK, w0, h0, n0, s, r);
+                    tma_load_3d(sA + A_BYTES, &tmB, bar, cs * BK, tap, m0);
+                    if (++cs == cslices) {
+                        cs = 0;
+                        ++tap;
+                        if (++s == g.S) s = 0, ++r;
+                    }
+                    if (++stage == STAGES) {
+                        stage = 0;
+                        phase ^= 1u;
+                        round0 = 0;
+                    }
+                }
+            }
+        }
+    } else {
+        // ---- consumers ----
+        setmaxnreg_inc<232>();
+        const int ct = tid - 128;  // 0..255
+        const int cw = ct >> 7;    // consumer warpgroup: rows 64*cw ..
+        int stage = 0;
+        std::uint32_t phase = 0;
+        for (int tile = int(blockIdx.x); tile < ntiles; tile += int(gridDim.x)) {
+            const int pt = tile / tiles_n, nt = tile - pt * tiles_n;
+            const int p0 = pt * kBM, m0 = nt * BN;
+            float acc[BN / 2];
+#pragma unroll
+            for (int i = 0; i < BN / 2; ++i) acc[i] = 0.0f;
+            int prev = -1;
+            for (int kt = 0; kt < KT; ++kt) {
+                mbar_wait(full0 + 8 * stage, phase);
+                const std::uint32_t sA = sbase + std::uint32_t(stage) * ST_BYTES + std::uint32_t(cw) * 64u * ROWB;
+                const std::uint32_t sB = sbase + std::uint32_t(stage) * ST_BYTES + A_BYTES;
+                wgmma_fence();
+#pragma unroll
+                for (int kk = 0; kk < BK / 16; ++kk)
+                    WgmmaSS<T, BN>::mma(acc, smem_desc(sA + kk * 32, Sw::kSbo, Sw::kLayout),
+                                        smem_desc(sB + kk * 32, Sw::kSbo, Sw::kLayout));
+                wgmma_commit();
+                wgmma_wait<1>();
+                if (prev >= 0 && (ct & 127) == 0) mbar_arrive(empty0 + 8 * prev);
+                prev = stage;
+                if (++stage == STAGES) {
+                    stage = 0;
+                    phase ^= 1u;
+                }
+            }
+            wgmma_wait<0>();
+            fence_regs(acc);
+            if ((ct & 127) == 0) mbar_arrive(empty0 + 8 * prev);
+            store_tile<T, BN>(acc, out, g, p0, m0, nchw_out != 0, ct);
+        }
+    }
+#else
+    (void)tmA, (void)tmB, (void)out, (void)g, (void)tiles_n, (void)ntiles, (void)cslices, (void)nchw_out;
+#endif
+}
+
+struct CfgInfo {
+    int bn, bk, stages;
+    const char* name;
+};
+#define CS_WS_CFGS(X)  \
+    X(0, 96, 64, 7)    \
+    X(1, 128, 64, 6)   \
+    X(2, 192, 64, 5)   \
+    X(3, 256, 64, 4)   \
+    X(4, 128, 32, 8)   \
+    X(5, 96, 32, 8)    \
+    X(6, 256, 32, 8)
+constexpr CfgInfo kCfgs[] = {
+    {96, 64, 7, "128x96x64, 7 stages, persistent"},   {128, 64, 6, "128x128x64, 6 stages, persistent"},
+    {192, 64, 5, "128x192x64, 5 stages, persistent"}, {256, 64, 4, "128x256x64, 4 stages, persistent"},
+    {128, 32, 8, "128x128x32, 8 stages, persistent"}, {96, 32, 8, "128x96x32, 8 stages, persistent"},
+    {256, 32, 8, "128x256x32, 8 stages, persistent"},
+};
+constexpr int kNumCfgs = int(sizeof(kCfgs) / sizeof(kCfgs[0]));
+
+template <int BN, int BK, int STAGES>
+constexpr int smem_bytes() {
+    return STAGES * (kBM + BN) * BK * 2 + 1024 + STAGES * 16;
+}
+
+template <class T, int BN, int BK, int STAGES>
+void prepare_cfg() {
+    CS_CUDA_CHECK(cudaFuncSetAttribute(wgmma_ws_kernel<T, BN, BK, STAGES>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       smem_bytes<BN, BK, STAGES>()));
+}
+
+template <class T, int BN, int BK, int STAGES>
+void launch_cfg(const CUtensorMap& a, const CUtensorMap& b, T* out, const ConvGeom& g, bool nchw, int sms,
+                cudaStream_t stream) {
+    const int tiles_p = (g.P + kBM - 1) / kBM, tiles_n = (g.M + BN - 1) / BN;
+    const std::int64_t ntiles = std::int64_t(tiles_p) * tiles_n;
+    const int grid = int(std::min<std::int64_t>(ntiles, sms));
+    const int cslices = (g.C + BK - 1) / BK;
+    wgmma_ws_kernel<T, BN, BK, STAGES><<<unsigned(grid), kWsThreads, smem_bytes<BN, BK, STAGES>(), stream>>>(
+        a, b, out, g, tiles_n, int(ntiles), cslices, nchw ? 1 : 0);
+    CS_CUDA_CHECK_LAUNCH();
+}
+
+template <class T>
+struct WsGemm {
+    int cfg = 0;
+    int sms = 132;
+    std::string info;
+    CUtensorMap a{}, b{};
+    const void* key_in = nullptr;
+    const void* key_w = nullptr;
+    int key_n = -1;
+
+    static void prepare(int c) {
+        switch (c) {
+#define X(i, bn, bk, st) \
+    case i: prepare_cfg<T, bn, bk, st>(); break;
+            CS_WS_CFGS(X)
+#undef X
+            default: break;
+        }
+    }
+    void launch(const T* in, const T* w, T* out, const ConvGeom& g, bool nchw, cudaStream_t stream) {
+        if (g.P == 0) return;
+        if (in != key_in || w != key_w || g.N != key_n) {
+            const std::string err =
+                encode_maps(a, b, g, in, w, kCfgs[cfg].bk, kCfgs[cfg].bn, std::is_same_v<T, __nv_bfloat16>);
+            if (!err.empty()) throw cs::Error("hopper-ws: " + err);
+            key_in = in, key_w = w, key_n = g.N;
+        }
+        switch (cfg) {
+#define X(i, bn, bk, st) \
+    case i: launch_cfg<T, bn, bk, st>(a, b, out, g, nchw, sms, stream); break;
+            CS_WS_CFGS(X)
+#undef X
+            default: break;
+        }
+    }
+    std::string detail() const { return info; }
+};
+
+// Default tile (from the tile sweep on the H200, N=128, see the header): 128x96 for M <= 96;
+// 128x256 where M is a multiple of 256 and the grid has >= 4 waves of tiles (conv2), with
+// k-slices of 32 where C is a multiple of 32 but not of 64 (conv2: C=96 in 3 exact slices per
+// tap and 8 stages: 0.218 ms against 0.250 for 64-slices padded to 128 and 4 stages); else
+// 128x128x64, 6 stages (conv3-5: 3.8 and 2.6 waves of 128x128 tiles against 2.6 and 1.3 of
+// 128x192 / 128x256).
+int default_cfg(const Setup& u, std::int64_t n, int sms) {
+    const bool k64 = choose_bk(u.g.C) == 64;
+    const std::int64_t rows = (n * u.g.EF + kBM - 1) / kBM;
+    if (u.g.M <= 96) return k64 ? 0 : 5;
+    if (u.g.M % 256 == 0 && rows * (u.g.M / 256) >= 4 * std::int64_t(sms))
+        return (k64 && !(u.g.C % 64 != 0 && u.g.C % 32 == 0)) ? 3 : 6;
+    return k64 ? 1 : 4;
+}
+
+template <class T>
+std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx, int cfg) {
+    if (auto why = ws_supports(p, ctx.prop)) throw Skip(*why);
+    Setup u = make_setup(p);
+    const std::int64_t maxn = std::max<std::int64_t>(1, ctx.max_chunk_N);
+    if (cfg < 0 || cfg >= kNumCfgs) cfg = default_cfg(u, maxn, ctx.prop.multiProcessorCount);
+    WsGemm<T>::prepare(cfg);
+    WsGemm<T> gemm;
+    gemm.cfg = cfg;
+    gemm.sms = ctx.prop.multiProcessorCount;
+    {
+        ConvGeom g = geom_for(u, maxn);
+        CUtensorMap a, b;
+        const std::string err = encode_maps(a, b, g, reinterpret_cast<const void*>(std::uintptr_t(1) << 20),
+                                            reinterpret_cast<const void*>(std::uintptr_t(1) << 21), kCfgs[cfg].bk,
+                                            kCfgs[cfg].bn, std::is_same_v<T, __nv_bfloat16>);
+        if (!err.empty()) throw Skip(err);
+        const std::int64_t tiles = (maxn * u.g.EF + kBM - 1) / kBM * ((u.g.M + kCfgs[cfg].bn - 1) / kCfgs[cfg].bn);
+        const int cs = (u.g.C + kCfgs[cfg].bk - 1) / kCfgs[cfg].bk;
+        gemm.info = std::string("wgmma m64n") + std::to_string(kCfgs[cfg].bn) + "k16 " + Elem<T>::name +
+                    ", TMA producer warpgroup (setmaxnreg 40) + 2 consumer warpgroups (232), CTA tile " +
+                    kCfgs[cfg].name + ": " + std::to_string(tiles) + " tiles on " +
+                    std::to_string(std::min<std::int64_t>(tiles, ctx.prop.multiProcessorCount)) + " CTAs for " +
+                    std::to_string(maxn) + " image(s); " + std::to_string(u.g.R * u.g.S) + " taps x " +
+                    std::to_string(cs) + " channel slice(s) of " + std::to_string(kCfgs[cfg].bk) + " (C=" +
+                    std::to_string(u.g.C) + ")";
+    }
+    return make_hopper_plan<T>(p, ctx, std::move(u), std::move(gemm));
+}
+
+}  // namespace
+
+int ws_num_configs() { return kNumCfgs; }
+std::string ws_config_name(int cfg) {
+    return cfg >= 0 && cfg < kNumCfgs ? std::string(kCfgs[cfg].name) : std::string("default");
+}
+
+std::optional<std::string> ws_supports(const Problem& p, const cudaDeviceProp& prop) {
+    if (auto why = supports_common(p, prop)) return why;
+    return tma_geometry_reason(make_setup(p).g);
+}
+
+std::unique_ptr<Plan> ws_plan(DType dt, const Problem& p, const PlanContext& ctx, int cfg) {
+    if (dt == DType::bf16) return plan_t<__nv_bfloat16>(p, ctx, cfg);
+    return plan_t<__half>(p, ctx, cfg);
+}
+
+}  // namespace hopper
+
+std::optional<std::string> hopper_ws_fp16_supports(const Problem& p, const cudaDeviceProp& prop) {
+    return hopper::ws_supports(p, prop);
+}
+std::unique_ptr<Plan> hopper_ws_fp16_plan(const Problem& p, const PlanContext& ctx) {
+    return hopper::ws_plan(DType::f16, p, ctx, -1);
+}
+std::optional<std::string> hopper_ws_bf16_supports(const Problem& p, const cudaDeviceProp& prop) {
+    return hopper::ws_supports(p, prop);
+}
+std::unique_ptr<Plan> hopper_ws_bf16_plan(const Problem& p, const PlanContext& ctx) {
+    return hopper::ws_plan(DType::bf16, p, ctx, -1);
+}
+
+}  // namespace cs::gpu::variants
