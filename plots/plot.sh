@@ -2,30 +2,38 @@
 # Figures and a markdown report from convstudy sweep CSVs:
 #
 #     plots/plot.sh CSV [MORE.csv ...] OUTDIR [--title-suffix TEXT]
+#     plots/plot.sh --compare A.csv B.csv OUTDIR [--title-suffix TEXT]
 #
 # Finds a python3 that can import matplotlib and numpy ($CS_PLOT_PYTHON if set, then
 # /usr/bin/python3, python3 on PATH, /opt/torch/.venv/bin/python3) and runs plots/plot.py,
-# which writes the PNGs and OUTDIR/report.md. Exits 2 on bad arguments and 3 when no such
+# which writes the PNGs and OUTDIR/report.md (with --compare: run B against run A, the
+# compare_*.png figures and OUTDIR/compare.md). Exits 2 on bad arguments and 3 when no such
 # python exists (with the apt-get line that installs one); otherwise plot.py's exit code.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 usage() {
     echo "usage: plots/plot.sh CSV [MORE.csv ...] OUTDIR [--title-suffix TEXT]" >&2
+    echo "       plots/plot.sh --compare A.csv B.csv OUTDIR [--title-suffix TEXT]" >&2
     exit 2
 }
 
 positional=()
 options=()
+compare=0
 while [[ $# -gt 0 ]]; do
     case "$1" in
+        --compare)
+            compare=1
+            shift
+            ;;
         --title-suffix)
             [[ $# -ge 2 ]] || usage
             options+=("$1" "$2")
             shift 2
             ;;
         -h|--help)
-            sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
+            sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
             exit 0
             ;;
         -*)
@@ -39,6 +47,7 @@ while [[ $# -gt 0 ]]; do
     esac
 done
 [[ ${#positional[@]} -ge 2 ]] || usage
+[[ $compare -eq 0 || ${#positional[@]} -eq 3 ]] || usage
 outdir="${positional[-1]}"
 csvs=("${positional[@]:0:${#positional[@]}-1}")
 for c in "${csvs[@]}"; do
@@ -74,5 +83,8 @@ if [[ -z "${MPLCONFIGDIR:-}" && ! -w "${HOME:-/nonexistent}" ]]; then
     MPLCONFIGDIR="${TMPDIR:-/tmp}/convstudy-mpl-$(id -u)"
     export MPLCONFIGDIR
     mkdir -p "$MPLCONFIGDIR"
+fi
+if [[ $compare -eq 1 ]]; then
+    exec "$python" "$here/plot.py" --compare "${csvs[@]}" --out "$outdir" "${options[@]}"
 fi
 exec "$python" "$here/plot.py" "${csvs[@]}" --out "$outdir" "${options[@]}"

@@ -208,7 +208,8 @@ TEST_CASE("plot.sh draws the per-class ceilings and the roofline from the newer 
         return std::size_t{0};
     };
     const std::size_t mem = col("memory"), fam = col("family"), prec = col("precision"), var = col("variant"),
-                      layer = col("layer"), peak = col("peak_tflops"), pct = col("pct_peak"), tfl = col("tflops");
+                      layer = col("layer"), batch = col("N"), peak = col("peak_tflops"), pct = col("pct_peak"),
+                      tfl = col("tflops");
     auto widen = [&](std::vector<std::string> row, const std::string& layout, const std::string& algo) {
         row.insert(row.begin() + std::ptrdiff_t(mem + 1), {layout, algo});
         row.push_back("4800");
@@ -218,7 +219,6 @@ TEST_CASE("plot.sh draws the per-class ceilings and the roofline from the newer 
     header.back() = "copy_gbs";
     std::ofstream o(dir / "new.csv");
     o << join_csv(header) << '\n';
-    int winograd = 0;
     while (std::getline(f, line)) {
         auto row = split_csv(line);
         const std::string p = row[prec];
@@ -226,7 +226,7 @@ TEST_CASE("plot.sh draws the per-class ceilings and the roofline from the newer 
         row[peak] = std::to_string(pk);
         if (!row[tfl].empty()) row[pct] = std::to_string(100.0 * std::stod(row[tfl]) / pk);
         std::string algo = row[fam] == "cudnn" ? "library" : row[fam] == "gemm" ? "gemm" : "direct";
-        if (row[var] == "mk-sw-mt-si-c-vec" && row[layer] == "conv3" && !winograd++) algo = "winograd";
+        if (row[var] == "mk-sw-mt-si-c-vec" && row[layer] == "conv3" && row[batch] == "128") algo = "winograd";
         o << join_csv(widen(row, "nchw", algo)) << '\n';
         if (row[fam] == "cudnn") o << join_csv(widen(row, "nhwc", "library")) << '\n';
     }

@@ -1,0 +1,14 @@
+"""convplots: figures and a markdown report from convstudy result CSVs.
+
+Modules, one per figure family:
+    io          CSV loading (columns by header name), the per-device Data view, number formats
+    draw        matplotlib helpers shared by the figures
+    speedups    speedup per layer, all layers, batch scaling, coalescing pairs, ratio to cuDNN
+    breakdowns  h2d / kernel / d2h per variant and memory mode
+    errors      error against the golden output
+    roofline    TFLOP/s against the fp32 ceiling and against each precision class's ceiling
+    ladders     each family's ladder, rung by rung, per layer
+    comparison  two runs side by side: B/A ratios with their spread (plot.py --compare)
+    report      report.md with the study's tables
+    cli         the command line behind plots/plot.py
+"""

@@ -1,0 +1,116 @@
+"""The command line: read the CSVs, draw every figure, write the report."""
+
+import argparse
+import os
+import sys
+import traceback
+
+from .io import Data, load, slug
+from .breakdowns import breakdown_N, fig_breakdown
+from .comparison import render_compare
+from .errors import fig_errors
+from .report import report
+from .ladders import fig_ladders
+from .roofline import ceilings_N, fig_ceilings, fig_roofline, fig_tflops
+from .speedups import coalescing_layer, fig_all_layers, fig_coalescing, fig_scaling, fig_speedup, fig_vs_cudnn
+
+
+def render(rows, layer_order, out, inputs, suffix):
+    os.makedirs(out, exist_ok=True)
+    d = Data(rows, layer_order, suffix)
+    figs = {"_skipped": {}}
+    failed = []
+
+    def run(name, fn, *args):
+        try:
+            res, info = fn(d, out, *args)
+        except Exception:  # keep going: the other figures and the report still get written
+            traceback.print_exc()
+            failed.append(name)
+            figs["_skipped"][name] = "failed: see the error printed by plot.py"
+            print(f"plot.py: {name}: FAILED (traceback above)")
+            return
+        if res:
+            figs[res] = res
+            print(f"wrote {os.path.join(out, res)}")
+        else:
+            figs["_skipped"][name] = info
+            print(f"skipped {name}: {info}")
+
+    for l in d.layers:
+        run(f"speedup_{l}.png", fig_speedup, l)
+    for l in d.layers:
+        run(f"breakdown_{l}_N{breakdown_N(d)}.png", fig_breakdown, l)
+    run("all_layers.png", fig_all_layers)
+    run(f"coalescing_{coalescing_layer(d) or 'conv1'}.png", fig_coalescing)
+    run("scaling.png", fig_scaling)
+    run("errors.png", fig_errors)
+    run("vs_cudnn.png", fig_vs_cudnn)
+    run("tflops.png", fig_tflops)
+    run(f"ceilings_N{ceilings_N(d)}.png", fig_ceilings)
+    run("roofline.png", fig_roofline)
+    run("ladders.png", fig_ladders)
+    try:
+        print(f"wrote {report(d, out, figs, inputs)}")
+    except Exception:
+        traceback.print_exc()
+        failed.append("report.md")
+    return failed
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description="Figures and a markdown report from convstudy sweep CSVs.")
+    ap.add_argument("csv", nargs="*", help="sweep CSV(s); a later row for the same (device, layer, N, variant, "
+                                           "memory, layout) replaces an earlier one")
+    ap.add_argument("--compare", nargs=2, metavar=("A.csv", "B.csv"),
+                    help="instead: draw run B against run A (B / A ratios, noise band) and write compare.md")
+    ap.add_argument("--out", required=True, help="output folder for the PNGs and report.md (compare.md)")
+    ap.add_argument("--title-suffix", default="", help="text appended to every figure title")
+    a = ap.parse_args(argv)
+    if a.compare and a.csv:
+        ap.error("give either sweep CSVs or --compare A.csv B.csv, not both")
+    if not a.compare and not a.csv:
+        ap.error("give one or more sweep CSVs, or --compare A.csv B.csv")
+    for p in a.csv + (a.compare or []):
+        if not os.path.isfile(p):
+            ap.error(f"{p}: no such file")
+    if a.compare:
+        runs = []
+        for p in a.compare:
+            rows, layer_order = load([p])
+            if not rows:
+                print(f"plot.py: {p}: the CSV holds no rows: nothing to compare", file=sys.stderr)
+                return 1
+            runs.append((rows, layer_order))
+        failed = render_compare(runs[0][0], runs[0][1], runs[1][0], runs[1][1], a.compare[0], a.compare[1], a.out,
+                                a.title_suffix)
+        if failed:
+            print(f"plot.py: {len(failed)} output(s) failed: {', '.join(failed)}", file=sys.stderr)
+            return 1
+        return 0
+    rows, layer_order = load(a.csv)
+    if not rows:
+        print("plot.py: the CSV(s) hold no rows: nothing to plot", file=sys.stderr)
+        return 1
+    devices = []
+    for r in rows:
+        if r["device"] not in devices:
+            devices.append(r["device"])
+    failed = []
+    if len(devices) == 1:
+        failed += render(rows, layer_order, a.out, a.csv, a.title_suffix)
+    else:
+        os.makedirs(a.out, exist_ok=True)
+        index = ["# convstudy results", "", "The CSV(s) hold rows from several devices; each has its own folder:", ""]
+        for dev in devices:
+            sub = slug(dev)
+            failed += render([r for r in rows if r["device"] == dev], layer_order, os.path.join(a.out, sub), a.csv,
+                             a.title_suffix)
+            index.append(f"- [{dev}]({sub}/report.md)")
+        with open(os.path.join(a.out, "report.md"), "w", encoding="utf-8") as f:
+            f.write("\n".join(index) + "\n")
+        print(f"wrote {os.path.join(a.out, 'report.md')} (one folder per device)")
+    if failed:
+        print(f"plot.py: {len(failed)} output(s) failed: {', '.join(failed)}", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,347 @@
+"""Two runs side by side: `plot.py --compare A.csv B.csv --out DIR`.
+
+Rows are matched as `convstudy compare` matches them (src/cli/compare.cpp): on (layer, N,
+variant, precision, layout, memory), a CSV without a `layout` column being nchw. The
+verdict is the same rule: "same" when either side's median lies inside the other side's
+[min, max] over its timed repeats, else faster or slower. In ratio space (r = B / A of the
+medians) that is r inside [min(A min / A med, B med / B max), max(A max / A med, B med /
+B min)]: the noise band the figures shade, per row. Writes, per batch size of the main
+sweep, compare_kernel_N<N>.png and compare_total_N<N>.png (per layer and variant: the
+ratio, the band, and the ratio's spread B min / A max .. B max / A min, log scale) and
+DIR/compare.md with the summary, a table per family and layer, and the changed rows.
+"""
+
+import math
+import os
+import traceback
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+
+from .io import Data, date_range, fnum, md_table, ok
+from .draw import family_bands, plain_log_ticks, save
+
+VERDICT_COLOR = {"slower": "#c0392b", "faster": "#1e8449", "same": "0.45"}
+BAND_COLOR = "#cfe0f1"
+META = ["device", "cc", "cuda_runtime", "driver", "tool_version", "git_rev", "seed", "golden_seed", "repeats",
+        "l2_flush"]
+# the order changes are listed in (as convstudy compare lists them)
+CHANGE_ORDER = ["status worse", "only in A", "only in B", "status better", "slower", "faster", "same", "not timed"]
+
+
+def key(r):
+    return (r["layer"], r["N"], r["variant"], r.get("precision", ""), r["memory"])
+
+
+def timing(r, metric):
+    if r is None or not ok(r):
+        return None
+    med = r[f"{metric}_ms"]
+    if med is None:
+        return None
+    lo, hi = r.get(f"{metric}_min_ms"), r.get(f"{metric}_max_ms")
+    lo = min(lo, med) if lo is not None else med
+    hi = max(hi, med) if hi is not None else med
+    return med, lo, hi
+
+
+def judge(a, b):
+    """The verdict of timing b = (med, min, max) against a; None when either is missing."""
+    if a is None or b is None:
+        return None
+    if a[1] <= b[0] <= a[2] or b[1] <= a[0] <= b[2]:
+        return "same"
+    return "slower" if b[0] > a[0] else "faster"
+
+
+def band(a, b):
+    """The ratios B / A that judge() calls same: [lo, hi] around 1."""
+    return min(a[1] / a[0], b[0] / b[2]), max(a[2] / a[0], b[0] / b[1])
+
+
+class Entry:
+    def __init__(self, a, b):
+        self.a, self.b = a, b
+        r = a if a is not None else b
+        self.layer, self.N, self.variant, self.memory = r["layer"], r["N"], r["variant"], r["memory"]
+        self.family, self.precision = r["family"], r.get("precision", "")
+        self.ta = {m: timing(a, m) for m in ("kernel", "total")}
+        self.tb = {m: timing(b, m) for m in ("kernel", "total")}
+        self.verdict = {m: judge(self.ta[m], self.tb[m]) for m in ("kernel", "total")}
+        self.ratio = {m: (self.tb[m][0] / self.ta[m][0] if self.verdict[m] else None) for m in ("kernel", "total")}
+        if a is None:
+            self.change = "only in B"
+        elif b is None:
+            self.change = "only in A"
+        elif a["status"] == "PASS" and b["status"] == "PASS":
+            self.change = None  # per metric: the verdict
+        elif a["status"] == b["status"]:
+            self.change = "not timed"
+        elif a["status"] == "PASS" or (a["status"] == "SKIP" and b["status"] in ("FAIL", "ERROR")):
+            self.change = "status worse"
+        else:
+            self.change = "status better"
+
+    def change_of(self, metric):
+        return self.change or self.verdict[metric] or "not timed"
+
+    def status(self):
+        if self.a is None:
+            return f"only in B ({self.b['status']})"
+        if self.b is None:
+            return f"only in A ({self.a['status']})"
+        sa, sb = self.a["status"], self.b["status"]
+        return sa if sa == sb else f"{sa} → {sb}"
+
+
+class Comparison:
+    def __init__(self, rows_a, rows_b, layers_a, layers_b, path_a, path_b, suffix=""):
+        self.path_a, self.path_b, self.suffix = path_a, path_b, suffix
+        self.rows_a, self.rows_b = rows_a, rows_b
+        ia = {}
+        for r in rows_a:
+            ia[key(r)] = r
+        ib = {}
+        for r in rows_b:
+            ib[key(r)] = r
+        self.entries = [Entry(r, ib.get(k)) for k, r in ia.items()]
+        self.entries += [Entry(None, r) for k, r in ib.items() if k not in ia]
+        # one Data over both runs gives the order of layers, families and variants and each
+        # variant's default memory mode
+        self.d = Data(rows_a + [r for r in rows_b if key(r) not in ia],
+                      layers_a + [l for l in layers_b if l not in layers_a], suffix)
+        self.idx = {(e.layer, e.N, e.variant, e.memory): e for e in self.entries}
+
+    def device(self, rows):
+        devs = []
+        for r in rows:
+            if r["device"] not in devs:
+                devs.append(r["device"])
+        return ", ".join(devs) or "unknown device"
+
+    def get(self, layer, n, v):
+        return self.idx.get((layer, n, v, self.d.default_mode[v]))
+
+    def count(self, metric, change):
+        return sum(e.change_of(metric) == change for e in self.entries)
+
+    def summary(self, metric):
+        timed = sum(self.count(metric, c) for c in ("slower", "faster", "same"))
+        return (f"{timed} rows timed on both sides ({metric}_ms): {self.count(metric, 'slower')} slower, "
+                f"{self.count(metric, 'faster')} faster, {self.count(metric, 'same')} same within the spread; "
+                f"{self.count(metric, 'status worse')} status worse, {self.count(metric, 'status better')} status "
+                f"better, {self.count(metric, 'only in A')} only in A, {self.count(metric, 'only in B')} only in B, "
+                f"{self.count(metric, 'not timed')} not timed on either side")
+
+    def title(self, what):
+        da, db = self.device(self.rows_a), self.device(self.rows_b)
+        t = (f"{what}\nB: {db} · {date_range(self.rows_b)}  against  A: {da} · {date_range(self.rows_a)}")
+        return t + (f" · {self.suffix}" if self.suffix else "")
+
+
+def fig_compare(c, out, n, metric):
+    d = c.d
+    # variants with a row in both runs at this N (rows of one run only are listed in compare.md)
+    vs = [v for v in d.variants if any(c.get(l, n, v) and c.get(l, n, v).a and c.get(l, n, v).b for l in d.layers)]
+    if not vs:
+        return None, f"no row at N = {n} is in both runs"
+    L = len(d.layers)
+    fig, axes = plt.subplots(1, L, figsize=(2.7 * L + 3.0, 1.8 + 0.27 * len(vs)), sharey=True, sharex=True,
+                             squeeze=False, layout="constrained")
+    vals = []
+    for ax, l in zip(axes[0], d.layers):
+        ax.axvline(1.0, color="0.25", lw=0.9, zorder=2)
+        for i, v in enumerate(vs):
+            e = c.get(l, n, v)
+            if e is None or e.a is None or e.b is None:
+                continue
+            ver = e.verdict[metric]
+            if ver is None:
+                txt = e.status() if e.change != "not timed" else ""
+                if txt:
+                    ax.annotate(txt, (1.0, i), ha="center", va="center", fontsize=5.5,
+                                color="#c0392b" if e.change == "status worse" else "0.3",
+                                zorder=5, bbox=dict(boxstyle="round,pad=0.15", fc="w", ec="none", alpha=0.85))
+                continue
+            a, b = e.ta[metric], e.tb[metric]
+            lo, hi = band(a, b)
+            ax.fill_betweenx([i - 0.42, i + 0.42], lo, hi, color=BAND_COLOR, zorder=1, linewidth=0)
+            r = e.ratio[metric]
+            rlo, rhi = b[1] / a[2], b[2] / a[1]
+            col = VERDICT_COLOR[ver]
+            ax.errorbar([r], [i], xerr=[[r - rlo], [rhi - r]], fmt="o", ms=4, color=col, ecolor=col, elinewidth=1,
+                        capsize=2, zorder=4)
+            vals += [lo, hi, rlo, rhi, r]
+        ax.set_title(l, fontsize=9)
+        ax.set_xlabel(f"B / A {metric}_ms (log)", fontsize=8)
+        family_bands(ax, [d.families[v] for v in vs], label=ax is axes[0][-1])
+    ax0 = axes[0][0]
+    ax0.set_xscale("log")
+    if vals:
+        lo, hi = min(vals + [1.0]), max(vals + [1.0])
+        span = max(hi / lo, 1.2)
+        ax0.set_xlim(lo / span ** 0.08, hi * span ** 0.08)
+    for ax in axes[0]:
+        plain_log_ticks(ax, "x")
+    ax0.set_yticks(range(len(vs)))
+    ax0.set_yticklabels([d.label(v) for v in vs], fontsize=8)
+    ax0.set_ylim(len(vs) - 0.5, -0.5)
+    handles = [Line2D([], [], color=VERDICT_COLOR[k], marker="o", ls="", label=k) for k in ("slower", "faster", "same")]
+    handles.append(Patch(color=BAND_COLOR, label="noise band: \"same\" (median inside\neither run's [min, max])"))
+    handles.append(Line2D([], [], color="0.3", marker="|", ms=8, ls="-", lw=1,
+                          label="spread: B min / A max .. B max / A min"))
+    fig.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=len(handles), fontsize=8,
+               frameon=False)
+    fig.suptitle(c.title(f"Run B against run A: B / A of {metric}_ms per layer and variant, N = {n} "
+                         "(below 1: B faster; memory: pageable unless [marked])"), fontsize=10)
+    return save(fig, out, f"compare_{metric}_N{n}.png"), None
+
+
+def geomean(xs):
+    xs = [x for x in xs if x and x > 0]
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
+
+
+def write_report(c, out, figs, metric="kernel"):
+    md = []
+    w = md.append
+    w(f"# convstudy comparison: {c.device(c.rows_b)} (B) against {c.device(c.rows_a)} (A)")
+    w("")
+    w("Generated by `plots/plot.py --compare` from the two CSVs below; the verdicts follow `convstudy compare`: "
+      "a row is *same* when either run's median lies inside the other run's [min, max] over its timed repeats. "
+      "Ratios are B / A of the medians (below 1: B is faster).")
+    w("")
+
+    def vals(rows, col):
+        s = sorted({r.get(col, "") for r in rows if r.get(col, "")})
+        return ", ".join(s) if s else "—"
+    body = [["file", f"`{c.path_a}`", f"`{c.path_b}`", ""],
+            ["rows", str(len(c.rows_a)), str(len(c.rows_b)), ""],
+            ["sweep date", date_range(c.rows_a), date_range(c.rows_b), ""]]
+    for col in META:
+        if not any(col in r for r in c.rows_a + c.rows_b):
+            continue
+        va, vb = vals(c.rows_a, col), vals(c.rows_b, col)
+        note = "**differs**" if va != vb else ("unknown on both sides" if va == "unknown" else "")
+        body.append([col, va, vb, note])
+    w(md_table(["", "A", "B", ""], body, ["l", "l", "l", "l"]))
+    w("")
+    for m in ("kernel", "total"):
+        w(f"- {c.summary(m)}.")
+    w("")
+
+    # per family and layer: geometric mean of the ratios, and the verdict counts
+    d = c.d
+    fams = []
+    for v in d.variants:
+        if d.families[v] not in fams:
+            fams.append(d.families[v])
+    w(f"## By family and layer ({metric}_ms)")
+    w("")
+    w("Geometric mean of B / A over the family's rows timed on both sides (every N and memory mode), and the "
+      "count of slower / same / faster rows.")
+    w("")
+    body = []
+    for f in fams:
+        es = [e for e in c.entries if e.family == f and e.verdict[metric]]
+        if not es:
+            continue
+        cells = []
+        for l in d.layers + [None]:
+            sel = [e for e in es if l is None or e.layer == l]
+            g = geomean([e.ratio[metric] for e in sel])
+            cnt = "/".join(str(sum(e.verdict[metric] == k for e in sel)) for k in ("slower", "same", "faster"))
+            cells.append(f"{fnum(g)} ({cnt})" if sel else "—")
+        body.append([f] + cells)
+    w(md_table(["family"] + d.layers + ["all layers"], body))
+    w("")
+    w("Cells: `geometric mean (slower/same/faster)`.")
+    w("")
+
+    w(f"## Changed rows ({metric}_ms)")
+    w("")
+    listed = [e for e in c.entries if e.change_of(metric) not in ("same", "not timed", "only in A", "only in B")]
+
+    def order(e):
+        ch = e.change_of(metric)
+        r = e.ratio[metric]
+        lr = math.log(r) if r else 0.0
+        return (CHANGE_ORDER.index(ch), -lr if ch == "slower" else lr)
+    listed.sort(key=order)
+    if listed:
+        body = []
+        for e in listed:
+            a, b = e.ta[metric], e.tb[metric]
+            body.append([e.change_of(metric), e.layer, e.N, e.variant, e.precision, e.memory,
+                         fnum(a[0]) if a else (e.a["status"] if e.a else "—"),
+                         fnum(b[0]) if b else (e.b["status"] if e.b else "—"),
+                         f"{e.ratio[metric]:.3f}" if e.ratio[metric] else "—", e.status()])
+        w(md_table(["change", "layer", "N", "variant", "precision", "memory", f"A {metric} ms",
+                    f"B {metric} ms", "B / A", "status"], body,
+                   ["l", "l", "r", "l", "l", "l", "r", "r", "r", "l"]))
+    else:
+        w("None: every row timed on both sides is the same within the spread, and no status changed.")
+    w("")
+    one = {}
+    for e in c.entries:
+        if e.change in ("only in A", "only in B"):
+            g = one.setdefault((e.change, e.variant, e.memory), [set(), set(), 0])
+            g[0].add(e.layer)
+            g[1].add(e.N)
+            g[2] += 1
+    w("## Rows in one run only")
+    w("")
+    if one:
+        body = [[side, v, m, ", ".join(l for l in d.layers if l in g[0]), ", ".join(map(str, sorted(g[1]))), g[2]]
+                for (side, v, m), g in sorted(one.items(), key=lambda kv: (kv[0][0], d.variants.index(kv[0][1])
+                                                                           if kv[0][1] in d.variants else 0,
+                                                                           kv[0][2]))]
+        w(md_table(["", "variant", "memory", "layers", "N", "rows"], body, ["l", "l", "l", "l", "l", "r"]))
+    else:
+        w("None: both runs have the same rows.")
+    w("")
+    w("## Figures")
+    w("")
+    for name in figs:
+        w(f"![{name}]({name})")
+        w("")
+    path = os.path.join(out, "compare.md")
+    with open(path + ".tmp", "w", encoding="utf-8") as f:
+        f.write("\n".join(md))
+    os.replace(path + ".tmp", path)
+    return path
+
+
+def render_compare(rows_a, layers_a, rows_b, layers_b, path_a, path_b, out, suffix=""):
+    """Draws the comparison figures and compare.md; returns the names of the outputs that failed."""
+    os.makedirs(out, exist_ok=True)
+    c = Comparison(rows_a, rows_b, layers_a, layers_b, path_a, path_b, suffix)
+    failed, figs = [], []
+    for metric in ("kernel", "total"):
+        for n in c.d.main_Ns:
+            name = f"compare_{metric}_N{n}.png"
+            try:
+                res, info = fig_compare(c, out, n, metric)
+            except Exception:
+                traceback.print_exc()
+                failed.append(name)
+                print(f"plot.py: {name}: FAILED (traceback above)")
+                continue
+            if res:
+                figs.append(res)
+                print(f"wrote {os.path.join(out, res)}")
+            else:
+                print(f"skipped {name}: {info}")
+    try:
+        print(f"wrote {write_report(c, out, figs)}")
+    except Exception:
+        traceback.print_exc()
+        failed.append("compare.md")
+    for m in ("kernel", "total"):
+        print(c.summary(m))
+    return failed
+

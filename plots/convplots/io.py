@@ -1,0 +1,234 @@
+"""Common input and formatting: the CSV loader, the per-device Data view, number formats
+and markdown tables. No matplotlib here except the colour and order constants."""
+
+import csv
+import math
+import re
+import statistics
+
+MEM_ORDER = ["pageable", "pinned", "streams", "managed-prefetch", "managed"]
+PREC_ORDER = ["fp32", "tf32", "fp16", "bf16", "fp16acc"]
+PREC_COLOR = {"fp32": "#1f77b4", "tf32": "#2ca02c", "fp16": "#ff7f0e", "bf16": "#9467bd", "fp16acc": "#d62728"}
+# algo values whose TFLOP/s are the direct convolution's FLOPs over the time ("effective")
+EFFECTIVE_ALGOS = ("winograd", "fft")
+DEFAULT_LAYOUT = "nchw"  # rows of CSVs without a `layout` column
+COPY_COLOR = {"h2d": "#4c72b0", "kernel": "#dd8452", "d2h": "#55a868"}
+UNCOALESCED = "-uncoalesced"
+ANCHOR_FAMILY = "cudnn"
+REQUIRED = ["device", "layer", "N", "variant", "memory", "status"]
+NUMERIC = ["max_abs_err", "max_rel_err", "rel_l2_err", "threshold", "kernel_ms", "kernel_min_ms",
+           "kernel_max_ms", "h2d_ms", "d2h_ms", "total_ms", "setup_ms", "overlap", "cpu_ms",
+           "cpu_onednn_ms", "speedup_kernel", "speedup_total", "vs_cudnn", "gflop", "tflops",
+           "pct_peak", "peak_tflops", "workspace_bytes", "device_bytes",
+           # newer columns (absent from older CSVs: None)
+           "total_min_ms", "total_max_ms", "convert_ms", "vs_cudnn_best", "gemm_ceiling_ms", "copy_gbs"]
+DPI = 110
+
+
+def _num(s):
+    if s is None:
+        return None
+    s = s.strip()
+    if not s:
+        return None
+    try:
+        v = float(s)
+    except ValueError:
+        return None
+    return v if math.isfinite(v) else None
+
+
+def load(paths):
+    """Rows of all CSVs, later (device, layer, N, variant, memory, layout) replacing earlier ones.
+
+    Columns are read by header name; older CSVs lack `layout` (nchw), `algo` and the other
+    newer columns. A row in another layout than nchw is its own variant for the figures:
+    its `variant` becomes "name/layout" (the registry name stays in `_variant`)."""
+    rows = {}
+    layer_order = []
+    seq = 0
+    for path in paths:
+        with open(path, newline="", encoding="utf-8") as f:
+            rd = csv.DictReader(f)
+            missing = [c for c in REQUIRED if c not in (rd.fieldnames or [])]
+            if missing:
+                raise SystemExit(f"plot.py: {path}: not a convstudy CSV (missing column(s): "
+                                 f"{', '.join(missing)})")
+            for lineno, raw in enumerate(rd, start=2):
+                r = {k: (v or "").strip() for k, v in raw.items() if k is not None}
+                try:
+                    r["N"] = int(float(r["N"]))
+                except ValueError:
+                    print(f"plot.py: {path}:{lineno}: bad N {r['N']!r}, row ignored")
+                    continue
+                for c in NUMERIC:
+                    r[c] = _num(r.get(c))
+                r["status"] = r["status"].upper()
+                r.setdefault("family", "")
+                r["family"] = r["family"] or "(none)"
+                r["_src"] = path
+                r["_seq"] = seq
+                seq += 1
+                r["_has_algo"] = "algo" in rd.fieldnames
+                r["_variant"] = r["variant"]
+                r["layout"] = r.get("layout") or DEFAULT_LAYOUT
+                if r["layout"] != DEFAULT_LAYOUT:
+                    r["variant"] = f"{r['variant']}/{r['layout']}"
+                if r["layer"] not in layer_order:
+                    layer_order.append(r["layer"])
+                key = (r["device"], r["layer"], r["N"], r["variant"], r["memory"])
+                rows.pop(key, None)
+                rows[key] = r
+    return list(rows.values()), layer_order
+
+
+def ok(r):
+    return r["status"] == "PASS" and r["kernel_ms"] is not None and r["kernel_ms"] > 0
+
+
+# ----------------------------------------------------------------------------------------
+# formatting helpers
+
+def fnum(v, dash="—"):
+    """Three significant figures without exponents for the usual range."""
+    if v is None:
+        return dash
+    a = abs(v)
+    if a >= 1000:
+        return f"{v:,.0f}"
+    if a >= 100:
+        return f"{v:.0f}"
+    if a >= 10:
+        return f"{v:.1f}"
+    if a >= 1:
+        return f"{v:.2f}"
+    if a == 0:
+        return "0"
+    if a >= 0.001:
+        return f"{v:.3g}"
+    return f"{v:.2e}"
+
+
+def fexp(v, dash="—"):
+    return dash if v is None else ("0" if v == 0 else f"{v:.2e}")
+
+
+def fx(v, dash="—"):
+    return dash if v is None else fnum(v) + "×"
+
+
+def md_table(header, rows, align=None):
+    align = align or ["l"] + ["r"] * (len(header) - 1)
+    sep = ["---:" if a == "r" else ":---" if a == "l" else ":---:" for a in align]
+    out = ["| " + " | ".join(header) + " |", "| " + " | ".join(sep) + " |"]
+    for r in rows:
+        out.append("| " + " | ".join(str(c).replace("|", "\\|") for c in r) + " |")
+    return "\n".join(out)
+
+
+def slug(s):
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", s).strip("_") or "device"
+
+
+def date_range(rows):
+    ds = sorted({r.get("timestamp", "")[:10] for r in rows if r.get("timestamp")})
+    if not ds:
+        return "date unknown"
+    return ds[0] if len(ds) == 1 else f"{ds[0]} – {ds[-1]}"
+
+
+# ----------------------------------------------------------------------------------------
+# the data of one device
+
+class Data:
+    def __init__(self, rows, layer_order, title_suffix=""):
+        self.rows = rows
+        self.device = rows[0]["device"] if rows else "unknown device"
+        self.suffix = title_suffix
+        self.layers = [l for l in layer_order if any(r["layer"] == l for r in rows)]
+        self.families, self.precision = {}, {}
+        for r in rows:
+            self.families.setdefault(r["variant"], r["family"])
+            if r.get("precision"):
+                self.precision.setdefault(r["variant"], r["precision"])
+        fam_order = []
+        for r in rows:  # families in the order the data first shows them (the registry's order)
+            if r["family"] not in fam_order:
+                fam_order.append(r["family"])
+        self.variants = sorted(self.families, key=lambda v: (fam_order.index(self.families[v]), v))
+        self.Ns = sorted({r["N"] for r in rows})
+        self.idx = {(r["layer"], r["N"], r["variant"], r["memory"]): r for r in rows}
+        self.modes = {}
+        for r in rows:
+            self.modes.setdefault(r["variant"], set()).add(r["memory"])
+        self.default_mode = {v: self._pick_mode(self.modes[v]) for v in self.variants}
+        # main batch sizes: run by at least half of the variants that have any PASS row
+        per_n = {n: {r["variant"] for r in rows if r["N"] == n and ok(r)} for n in self.Ns}
+        most = max((len(s) for s in per_n.values()), default=0)
+        self.main_Ns = [n for n in self.Ns if most and len(per_n[n]) * 2 >= most] or self.Ns
+        # the fp32 ceiling (older CSVs: every row's peak_tflops is the fp32 FMA ceiling; newer
+        # ones carry each row's own precision class's ceiling, so take the fp32 rows')
+        peaks = [r["peak_tflops"] for r in rows if r["peak_tflops"] and r.get("precision") == "fp32"] \
+            or [r["peak_tflops"] for r in rows if r["peak_tflops"]]
+        self.peak = statistics.median(peaks) if peaks else None
+        # newer CSVs (an `algo` column): peak_tflops per precision class, copy bandwidth
+        self.has_algo = any(r.get("_has_algo") for r in rows)
+        self.class_peaks = {}
+        if self.has_algo:
+            for p in sorted({r.get("precision", "") for r in rows}):
+                ps = [r["peak_tflops"] for r in rows if r.get("precision") == p and r["peak_tflops"]]
+                if ps:
+                    self.class_peaks[p] = statistics.median(ps)
+        gbs = [r["copy_gbs"] for r in rows if r.get("copy_gbs")]
+        self.copy_gbs = statistics.median(gbs) if gbs else None
+        # each family's variants in the order the rows first show them (the registry's order:
+        # a family's ladder, rung by rung)
+        first = {}
+        for r in rows:
+            first[r["variant"]] = min(first.get(r["variant"], r["_seq"]), r["_seq"])
+        self.rungs = {}
+        for v in sorted(first, key=lambda v: first[v]):
+            self.rungs.setdefault(self.families[v], []).append(v)
+        self.family_order = fam_order
+
+    @staticmethod
+    def _pick_mode(modes):
+        for m in MEM_ORDER:
+            if m in modes:
+                return m
+        return sorted(modes)[0]
+
+    def get(self, layer, n, variant, memory=None):
+        return self.idx.get((layer, n, variant, memory or self.default_mode[variant]))
+
+    def getok(self, layer, n, variant, memory=None):
+        r = self.get(layer, n, variant, memory)
+        return r if r is not None and ok(r) else None
+
+    def label(self, v, memory=None):
+        m = memory or self.default_mode[v]
+        return v if m == "pageable" else f"{v} [{m}]"
+
+    def modes_of(self, v):
+        return sorted(self.modes[v], key=lambda m: (MEM_ORDER.index(m) if m in MEM_ORDER else 99, m))
+
+    def title(self, what, rows=None):
+        rows = rows if rows else self.rows
+        t = f"{what}\n{self.device} · sweep {date_range(rows)}"
+        return t + (f" · {self.suffix}" if self.suffix else "")
+
+    def provenance(self, rows, note=""):
+        rows = [r for r in rows if r is not None]
+        if not rows:
+            rows = self.rows
+        files = []
+        for r in rows:
+            if r["_src"] not in files:
+                files.append(r["_src"])
+        src = ", ".join(f"`{f}`" for f in files)
+        s = f"*Source: {src} · {self.device} · sweep {date_range(rows)} · {len(rows)} rows"
+        return s + (f" · {note}*" if note else "*")
+
+    def cpu_ms(self, layer, n):
+        vals = [r["cpu_ms"] for r in self.rows if r["layer"] == layer and r["N"] == n and r["cpu_ms"]]
+        return statistics.median(vals) if vals else None

@@ -1,0 +1,154 @@
+"""Each family's ladder, rung by rung, per layer: what each idea is worth.
+
+A family's rungs are its variants in the order the CSV's rows first show them (a sweep
+writes them in the registry's order, where each rung adds one idea to the one before).
+`X-uncoalesced` twins are controls, not rungs (the coalescing figure shows them). The
+step of a rung is the previous rung's kernel time over its own on the same layer (above 1:
+the idea helped). Needs no column newer than the first CSV format.
+"""
+
+import math
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+from matplotlib import ticker as mticker
+from matplotlib.lines import Line2D
+
+from .io import UNCOALESCED, fnum, fx, md_table
+from .draw import layer_colors, plain_log_ticks, save
+
+
+def ladder_N(d):
+    return max(d.main_Ns) if d.main_Ns else None
+
+
+def ladders(d):
+    """family -> rungs (variants) for families with two or more rungs that have PASS rows."""
+    n = ladder_N(d)
+    out = {}
+    for fam in d.family_order:
+        rungs = [v for v in d.rungs.get(fam, []) if not v.endswith(UNCOALESCED)
+                 and any(d.getok(l, n, v) for l in d.layers)]
+        if len(rungs) >= 2:
+            out[fam] = rungs
+    return out
+
+
+def steps(d, rungs, layer, n):
+    """[(variant, row or None, step or None)]: step = the previous rung with a PASS row on
+    this layer over this rung's kernel time."""
+    out, prev = [], None
+    for v in rungs:
+        r = d.getok(layer, n, v)
+        step = prev["kernel_ms"] / r["kernel_ms"] if r and prev else None
+        out.append((v, r, step))
+        if r:
+            prev = r
+    return out
+
+
+def fig_ladders(d, out):
+    n = ladder_N(d)
+    lad = ladders(d)
+    if not lad:
+        return None, "no family has two or more rungs with PASS rows"
+    fams = list(lad)
+    ncol = min(3, len(fams))
+    nrow = math.ceil(len(fams) / ncol)
+    width = max(len(r) for r in lad.values())
+    fig, axes = plt.subplots(nrow, ncol, figsize=(4.6 * ncol + 1.5, 3.4 * nrow + 1.0 + 0.08 * width * nrow),
+                             squeeze=False)
+    lc = layer_colors(d.layers)
+    used = []
+    for k, fam in enumerate(fams):
+        ax = axes[k // ncol][k % ncol]
+        rungs = lad[fam]
+        vals = []
+        for l in d.layers:
+            st = steps(d, rungs, l, n)
+            xs = [i for i, (_, r, _) in enumerate(st) if r]
+            ys = [r["kernel_ms"] for _, r, _ in st if r]
+            used += [r for _, r, _ in st if r]
+            vals += ys
+            if ys:
+                ax.plot(xs, ys, marker="o", ms=3.5, lw=1.3, color=lc[l], label=l)
+        # the whole network: sum over the layers where every layer passed
+        tot = []
+        for i, v in enumerate(rungs):
+            rs = [d.getok(l, n, v) for l in d.layers]
+            if all(rs):
+                tot.append((i, sum(r["kernel_ms"] for r in rs)))
+        if len(tot) >= 2:
+            ax.plot([t[0] for t in tot], [t[1] for t in tot], color="k", lw=1.6, ls="--", marker="s", ms=3.5)
+            for (i0, t0), (i1, t1) in zip(tot, tot[1:]):
+                ax.annotate(f"{t0 / t1:.2g}×", ((i0 + i1) / 2, math.sqrt(t0 * t1)), xytext=(0, 6),
+                            textcoords="offset points", ha="center", fontsize=7, color="k")
+            vals += [t[1] for t in tot]
+        ax.set_yscale("log")
+        if vals:
+            ax.set_ylim(min(vals) / 1.6, max(vals) * 1.8)
+        plain_log_ticks(ax, "y")
+        ax.set_xticks(range(len(rungs)))
+        ax.set_xticklabels([d.label(v) for v in rungs], rotation=35, ha="right", fontsize=7)
+        ax.xaxis.set_minor_locator(mticker.NullLocator())
+        ax.set_xlim(-0.4, len(rungs) - 0.6)
+        ax.set_title(fam, fontsize=9)
+        if k % ncol == 0:
+            ax.set_ylabel(f"kernel time (ms), N = {n}")
+    for k in range(len(fams), nrow * ncol):
+        axes[k // ncol][k % ncol].axis("off")
+    handles = [Line2D([], [], color=lc[l], marker="o", ms=3.5, label=l) for l in d.layers]
+    handles.append(Line2D([], [], color="k", ls="--", marker="s", ms=3.5,
+                          label="all layers (sum); ×: step over the rung before"))
+    fig.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 0.95), fontsize=8, frameon=False)
+    fig.suptitle(d.title(f"Family ladders, rung by rung (registry order), kernel time per layer at N = {n} "
+                         "(memory: pageable unless [marked])", used), fontsize=10)
+    fig.tight_layout(rect=(0, 0, 1, 0.96), h_pad=1.5)
+    return save(fig, out, "ladders.png"), used
+
+
+def report_section(d, w, fig):
+    """The report's ladder section: one table per family at the largest main N."""
+    n = ladder_N(d)
+    w("## Family ladders")
+    w("")
+    lad = ladders(d) if n is not None else {}
+    if not lad:
+        w("No family has two or more rungs with PASS rows in this data.")
+        w("")
+        return
+    w(f"Each family's variants in the order the CSV first shows them (the registry's: each rung adds one idea "
+      f"to the one before), kernel time (ms) at N = {n} with the step `(×)` over the previous rung that passed "
+      "on the same layer (above 1: the idea helped). `X-uncoalesced` controls are in the coalescing section. "
+      "`all layers` sums the layers where every layer passed.")
+    w("")
+    for fam, rungs in lad.items():
+        w(f"### Ladder: {fam}")
+        w("")
+        body, used = [], []
+        per_layer = {l: steps(d, rungs, l, n) for l in d.layers}
+        prev_tot = None
+        for i, v in enumerate(rungs):
+            cells = []
+            for l in d.layers:
+                _, r, st = per_layer[l][i]
+                if r is None:
+                    rr = d.get(l, n, v)
+                    cells.append(rr["status"] if rr else "—")
+                    continue
+                used.append(r)
+                cells.append(fnum(r["kernel_ms"]) + (f" ({fx(st)})" if st else ""))
+            rs = [d.getok(l, n, v) for l in d.layers]
+            tot = sum(r["kernel_ms"] for r in rs) if all(rs) else None
+            tcell = fnum(tot) + (f" ({fx(prev_tot / tot)})" if tot and prev_tot else "")
+            if tot:
+                prev_tot = tot
+            body.append([str(i + 1), d.label(v), d.precision.get(v, "")] + cells + [tcell])
+        w(md_table(["rung", "variant", "precision"] + d.layers + ["all layers"], body,
+                   ["r", "l", "l"] + ["r"] * (len(d.layers) + 1)))
+        w("")
+        w(d.provenance(used, f"N = {n}"))
+        w("")
+    fig("ladders.png", "family ladders")
