@@ -364,6 +364,17 @@ public:
     void run(const DeviceIO& io, cudaStream_t stream) override;
     std::size_t workspace_bytes() const override { return ws_.bytes(); }
     std::string detail() const override { return detail_; }
+    // How the chosen algorithm computes: FFT and Winograd rows report effective TFLOP/s.
+    std::string algo() const override {
+        switch (algo_) {
+            case CUDNN_CONVOLUTION_FWD_ALGO_FFT:
+            case CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING: return "fft";
+            case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD:
+            case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED: return "winograd";
+            case CUDNN_CONVOLUTION_FWD_ALGO_DIRECT: return "direct";
+            default: return "gemm";
+        }
+    }
 
 private:
     BatchDescs& descs_for(std::int64_t n);
