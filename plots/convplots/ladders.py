@@ -2,6 +2,8 @@
 
 A family's rungs are its variants in the order the CSV's rows first show them (a sweep
 writes them in the registry's order, where each rung adds one idea to the one before).
+A ladder compares like with like: a family whose rows span several precision classes or
+layouts gets one ladder per (precision, layout) that has two or more rungs.
 `X-uncoalesced` twins are controls, not rungs (the coalescing figure shows them). The
 step of a rung is the previous rung's kernel time over its own on the same layer (above 1:
 the idea helped). Needs no column newer than the first CSV format.
@@ -25,14 +27,21 @@ def ladder_N(d):
 
 
 def ladders(d):
-    """family -> rungs (variants) for families with two or more rungs that have PASS rows."""
+    """ladder name -> rungs (variants), one ladder per family and (precision, layout) with two
+    or more rungs that have PASS rows; the name carries the precision and layout only where
+    the family spans several."""
     n = ladder_N(d)
     out = {}
     for fam in d.family_order:
         rungs = [v for v in d.rungs.get(fam, []) if not v.endswith(UNCOALESCED)
                  and any(d.getok(l, n, v) for l in d.layers)]
-        if len(rungs) >= 2:
-            out[fam] = rungs
+        groups = {}
+        for v in rungs:
+            layout = "nhwc" if v.endswith("/nhwc") else "nchw"
+            groups.setdefault((d.precision.get(v, ""), layout), []).append(v)
+        for (prec, layout), g in groups.items():
+            if len(g) >= 2:
+                out[fam if len(groups) == 1 else f"{fam} ({prec}, {layout})"] = g
     return out
 
 
