@@ -551,15 +551,7 @@ void Run::execute() {
     checked_run();
     if (r_.check != "none" && !passes(r_.err, v_.precision)) {
         r_.status = Status::fail;
-        char b[256];
-        if (r_.err.nonfinite)
-            std::snprintf(b, sizeof b, "%lld outputs are NaN/Inf (unwritten or overflowed), first at index %lld",
-                          static_cast<long long>(r_.err.nonfinite), static_cast<long long>(r_.err.worst_index));
-        else
-            std::snprintf(b, sizeof b, "max_rel_err %.3g > threshold %.3g (max_abs_err %.3g at index %lld)",
-                          r_.err.max_rel_err, r_.threshold, r_.err.max_abs_err,
-                          static_cast<long long>(r_.err.worst_index));
-        r_.reason = b;
+        r_.reason = failure_reason(r_.err, v_.precision);
         return;
     }
     if (opt_.repeats > 0) {
@@ -579,6 +571,7 @@ RunResult run_variant(DeviceContext& ctx, const Variant& v, MemoryMode mode, con
                       const RunOptions& opt) {
     RunResult r;
     r.threshold = threshold(v.precision);
+    r.bound_tau = bound_factor(v.precision);
     r.algo = v.algo;
     bool started = false;
     // SKIP is for a variant that refused, or tensors that cannot be had, before any of its

@@ -185,11 +185,11 @@ const std::vector<Variant>& registry() {
         // Workspace C*N*M*E*F partials, cut into chunks of images (and channel groups when
         // one image does not fit) to stay under the plan's workspace limit.
         {"mk", {{"Mk", ""}}, "multi-kernel", Precision::fp32, DType::f32,
-         "N x M x C blocks each write one channel's partial plane to a workspace; a 2nd kernel sums over C in "
-         "fixed order",
+         "N x M x C blocks each write one channel's partial plane to a workspace, the running sum kept in that "
+         "global slot (read-add-write per tap, as the study's Mk); a 2nd kernel sums over C in fixed order",
          true, v::mk_supports, v::mk_plan},
         {"mk-sw-mt", {{"Mk-sw-mt", ""}}, "multi-kernel", Precision::fp32, DType::f32,
-         "mk + the channel's R x S filter slice in shared memory, staged by all threads", true, v::mk_sw_mt_supports,
+         "mk + the channel's R x S filter slice in shared memory, staged by all threads, and the sum in a register", true, v::mk_sw_mt_supports,
          v::mk_sw_mt_plan},
         {"mk-sw-mt-si-c", {{"Mk-sw-mt-si-c", ""}}, "multi-kernel", Precision::fp32, DType::f32,
          "mk-sw-mt + the channel's input plane in shared memory where the device's opt-in limit allows; coalesced "

@@ -1,43 +1,307 @@
 #!/usr/bin/env bash
-# compute-sanitizer over every registered variant: memcheck, racecheck, initcheck and
-# synccheck, each running the GPU tests that cover every registry entry on small odd
-# shapes and on the five AlexNet layers at N=1. The four tools run side by side (one
-# process each) and their logs are concatenated into one file with a summary at the end.
+# compute-sanitizer's four tools (memcheck, racecheck, initcheck, synccheck) over every
+# hand-written variant — every registered variant but the library anchors (cudnn-*,
+# cudnn-legacy-*, cublas-*) — on the five AlexNet layers at N=1 and on the odd shapes of
+# the GPU tests (tests/gpu/gpu_test_util.hpp: C=3, strides 2 and 4, padding, 1x1, planes
+# of several outputs per thread) at N=1 and 3, in every layout a variant declares.
 #
-#   scripts/sanitize.sh BUILD_DIR LOG [catch2 test filter]
-# SANITIZE_SECONDS (default 600) bounds each tool's run; a tool stopped there is reported
-# as such, with the errors it had found by then.
+#   scripts/sanitize.sh BUILD_DIR SUMMARY_FILE [LOG_DIR]
+#
+# The work is cut into jobs of (tool, family or variant, target) — target = alexnet or
+# odd — run side by side (SANITIZE_JOBS at a time, default: the number of cores; several
+# compute-sanitizer processes share one GPU fine). Each job is one compute-sanitizer
+# process around one `convstudy sweep` (sampled check of every output element, one timed
+# repeat, no L2 flush, no CPU timing) and has its own time limit, SANITIZE_SECONDS
+# (default 540), after which it is killed and reported as not finished.
+#
+# Only our kernels are instrumented: --kernel-name regex= matches the namespace every
+# kernel of ours lives in (cs::gpu, mangled _ZN2cs3gpu), so library kernels — the cuBLAS
+# GEMMs of the sweep's ceilings, anything cuDNN or CUTLASS — run unchecked, whatever their
+# names (cuDNN's do not all say "cudnn"). A filter that matched nothing would report 0
+# errors for nothing checked, so a control comes first: a small program with one planted
+# error per tool, in a kernel in namespace cs::gpu, built with nvcc and run under each tool
+# with the same filter; each tool must report it (or the summary says the control failed).
+#
+# SUMMARY_FILE gets one line per job (tool, target, errors, finished yes/no, seconds, the
+# sweep's PASS/SKIP/FAIL/ERROR rows, exit code), the totals, and the first lines of every
+# job that reported an error or did not finish. LOG_DIR (default $TMPDIR/convstudy-sanitize)
+# keeps each job's full log and CSV. Exit status 0 only when the controls were caught,
+# every job finished, no job reported an error and no sweep row failed.
+#
+# Environment:
+#   SANITIZE_JOBS      parallel jobs (default: nproc)
+#   SANITIZE_SECONDS   time limit of one job (default 540)
+#   SANITIZE_TOOLS     tools to run (default: "memcheck racecheck initcheck synccheck")
+#   SANITIZE_SPLIT     family (default) or variant: one job per family or per variant
+#   SANITIZE_VARIANTS  comma-separated variant names: only these (default: all hand-written)
+#   SANITIZE_TARGETS   targets (default: "alexnet odd")
+#   SANITIZE_MEMORY    memory modes of the sweeps (default: pageable)
+#   SANITIZE_WORKSPACE_GIB  each sweep's workspace limit (default 4: a fixed size, not "half
+#                      the free memory", which 16 processes starting together would race for)
 set -uo pipefail
-B=${1:-build-device}
-LOG=${2:-sanitizer.log}
-FILTER=${3:-"[variants]"}
-EXE="$B/tests/convstudy_gpu_tests"
-[[ -x "$EXE" ]] || { echo "sanitize: $EXE not built" >&2; exit 2; }
-tmp=$(mktemp -d)
-pids=()
-for tool in memcheck racecheck initcheck synccheck; do
-    extra=()
-    [[ $tool == memcheck ]] && extra=(--leak-check full)
-    timeout "${SANITIZE_SECONDS:-600}" compute-sanitizer --tool "$tool" "${extra[@]}" --error-exitcode 99 --print-limit 20 \
-        "$EXE" "$FILTER" --reporter compact >"$tmp/$tool.log" 2>&1 &
-    pids+=($!)
-done
-status=0
-i=0
-: >"$LOG"
-for tool in memcheck racecheck initcheck synccheck; do
-    wait "${pids[$i]}"
+
+usage() { sed -n '2,/^set -uo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//' >&2; }
+if (($# < 2)); then
+    usage
+    exit 2
+fi
+B=$1
+SUMMARY=$2
+LOGDIR=${3:-${TMPDIR:-/tmp}/convstudy-sanitize}
+EXE="$B/convstudy"
+JOBS=${SANITIZE_JOBS:-$(nproc)}
+JOB_SECONDS=${SANITIZE_SECONDS:-540}
+TOOLS=${SANITIZE_TOOLS:-"memcheck racecheck initcheck synccheck"}
+SPLIT=${SANITIZE_SPLIT:-family}
+TARGETS=${SANITIZE_TARGETS:-"alexnet odd"}
+MEMORY=${SANITIZE_MEMORY:-pageable}
+WORKSPACE_GIB=${SANITIZE_WORKSPACE_GIB:-4}
+FILTER='regex=_ZN2cs3gpu|cs::gpu::'
+
+die() {
+    echo "sanitize: $*" >&2
+    exit 2
+}
+[[ -x $EXE ]] || die "$EXE not built"
+command -v compute-sanitizer >/dev/null || die "compute-sanitizer not on PATH"
+command -v python3 >/dev/null || die "python3 is needed to read the variant list and the CSVs"
+[[ $JOBS =~ ^[1-9][0-9]*$ ]] || die "SANITIZE_JOBS must be a positive integer, not '$JOBS'"
+[[ $JOB_SECONDS =~ ^[1-9][0-9]*$ ]] || die "SANITIZE_SECONDS must be a positive integer, not '$JOB_SECONDS'"
+[[ $SPLIT == family || $SPLIT == variant ]] || die "SANITIZE_SPLIT must be family or variant"
+mkdir -p "$LOGDIR" "$(dirname "$SUMMARY")" || die "cannot create $LOGDIR"
+rm -f "$LOGDIR"/*.result "$LOGDIR"/*.log "$LOGDIR"/*.csv
+t_start=$(date +%s)
+
+# ---- the odd shapes (the same as odd_layers() in tests/gpu/gpu_test_util.hpp) -----------
+ODD_TABLE="$LOGDIR/odd_layers.json"
+cat >"$ODD_TABLE" <<'EOF'
+{"name": "odd", "description": "the GPU tests' odd shapes (tests/gpu/gpu_test_util.hpp)", "layers": [
+  {"name": "odd_c3_s2",   "C": 3,  "H": 19, "W": 23, "M": 5, "R": 5,  "S": 3,  "stride": 2, "pad": 1},
+  {"name": "odd_c7_p1",   "C": 7,  "H": 9,  "W": 9,  "M": 4, "R": 3,  "S": 3,  "stride": 1, "pad": 1},
+  {"name": "odd_tile2",   "C": 2,  "H": 40, "W": 37, "M": 3, "R": 4,  "S": 4,  "stride": 1, "pad": 0},
+  {"name": "odd_1x1",     "C": 5,  "H": 6,  "W": 7,  "M": 6, "R": 1,  "S": 1,  "stride": 1, "pad": 0},
+  {"name": "odd_tile3",   "C": 1,  "H": 70, "W": 70, "M": 2, "R": 3,  "S": 3,  "stride": 1, "pad": 1},
+  {"name": "odd_s4_c3",   "C": 3,  "H": 35, "W": 31, "M": 7, "R": 11, "S": 11, "stride": 4, "pad": 0},
+  {"name": "odd_c33_5x5", "C": 33, "H": 11, "W": 13, "M": 9, "R": 5,  "S": 5,  "stride": 1, "pad": 2}
+]}
+EOF
+
+# ---- the variants: every registered one but the library anchors, grouped ----------------
+# Lines "group<TAB>comma-separated variants".
+GROUPS_FILE="$LOGDIR/groups.txt"
+"$EXE" list --json >"$LOGDIR/list.json" 2>"$LOGDIR/list.err" || die "$EXE list --json failed: $(cat "$LOGDIR/list.err")"
+SPLIT=$SPLIT ONLY=${SANITIZE_VARIANTS:-} python3 - "$LOGDIR/list.json" >"$GROUPS_FILE" <<'EOF' || die "cannot read the variant list"
+import json, os, sys
+library = {"cudnn", "cudnn-legacy", "cublas"}
+only = [v for v in os.environ.get("ONLY", "").split(",") if v]
+groups = {}
+for v in json.load(open(sys.argv[1]))["variants"]:
+    name, family = v["name"], v["family"]
+    if family in library or name.startswith(("cudnn-", "cublas-")):
+        continue
+    if only and name not in only:
+        continue
+    key = family if os.environ["SPLIT"] == "family" else name
+    groups.setdefault(key, []).append(name)
+missing = [v for v in only if not any(v in g for g in groups.values())]
+if missing:
+    sys.exit("not hand-written variants (or unknown): " + ", ".join(missing))
+for key, names in groups.items():
+    print(f"{key}\t{','.join(names)}")
+EOF
+[[ -s $GROUPS_FILE ]] || die "no variants to check"
+
+# ---- the control: one planted error per tool, in namespace cs::gpu ----------------------
+CONTROL_SRC="$LOGDIR/control.cu"
+CONTROL_EXE="$LOGDIR/control"
+cat >"$CONTROL_SRC" <<'EOF'
+// One planted error per compute-sanitizer tool, in namespace cs::gpu like every kernel of
+// convstudy, so the kernel-name filter of scripts/sanitize.sh must select it.
+#include <cuda_runtime.h>
+#include <cstdio>
+#include <cstring>
+namespace cs::gpu::sanitize_control {
+__global__ void out_of_bounds(float* p, int n) { p[n + threadIdx.x] = 1.0f; }            // memcheck
+__global__ void uninitialised(const float* p, float* o) { o[threadIdx.x] = p[threadIdx.x] * 2.0f; }  // initcheck
+__global__ void shared_race(float* o) {                                                   // racecheck
+    __shared__ float s;
+    s = float(threadIdx.x);  // every thread of both warps writes it, unsynchronised
+    o[threadIdx.x] = s;
+}
+__global__ void divergent_barrier(float* o) {                                             // synccheck
+    if (threadIdx.x < 16) __syncthreads();
+    o[threadIdx.x] = 1.0f;
+}
+}  // namespace cs::gpu::sanitize_control
+int main(int argc, char** argv) {
+    namespace c = cs::gpu::sanitize_control;
+    const char* mode = argc > 1 ? argv[1] : "";
+    float *a = nullptr, *b = nullptr;
+    if (cudaMalloc(&a, 64 * sizeof(float)) != cudaSuccess || cudaMalloc(&b, 64 * sizeof(float)) != cudaSuccess) return 3;
+    cudaMemset(b, 0, 64 * sizeof(float));
+    if (!std::strcmp(mode, "memcheck")) c::out_of_bounds<<<1, 32>>>(a, 64);
+    else if (!std::strcmp(mode, "initcheck")) c::uninitialised<<<1, 32>>>(a, b);
+    else if (!std::strcmp(mode, "racecheck")) c::shared_race<<<1, 64>>>(b);
+    else if (!std::strcmp(mode, "synccheck")) c::divergent_barrier<<<1, 32>>>(b);
+    else return 4;
+    cudaDeviceSynchronize();
+    std::printf("control %s ran\n", mode);
+    return 0;
+}
+EOF
+
+# Errors a tool reported, from its log: "ERROR SUMMARY: N errors" (memcheck, initcheck,
+# synccheck) or "RACECHECK SUMMARY: H hazards displayed (E errors, W warnings)" (racecheck:
+# E). Empty when there is no summary line (the run did not finish).
+errors_of() {
+    local log=$1 tool=$2 line
+    if [[ $tool == racecheck ]]; then
+        line=$(grep -E "RACECHECK SUMMARY" "$log" | tail -1)
+        [[ -z $line ]] && line=$(grep -E "ERROR SUMMARY" "$log" | tail -1)
+        if [[ $line =~ \(([0-9]+)\ error ]]; then echo "${BASH_REMATCH[1]}"; return; fi
+    else
+        line=$(grep -E "ERROR SUMMARY" "$log" | tail -1)
+    fi
+    if [[ $line =~ SUMMARY:\ ([0-9]+)\ (error|hazard) ]]; then echo "${BASH_REMATCH[1]}"; fi
+}
+
+tool_args() {  # tool-specific options
+    case $1 in
+        memcheck) echo "--leak-check full" ;;
+        racecheck) echo "--racecheck-report hazard" ;;
+        *) echo "" ;;
+    esac
+}
+
+control_line=""
+control_ok=1
+if command -v nvcc >/dev/null && nvcc -std=c++17 -arch=sm_90 -lineinfo -o "$CONTROL_EXE" "$CONTROL_SRC" \
+    >"$LOGDIR/control_build.log" 2>&1; then
+    for tool in $TOOLS; do
+        log="$LOGDIR/control_$tool.log"
+        # shellcheck disable=SC2046
+        timeout --kill-after=10 120 compute-sanitizer --tool "$tool" $(tool_args "$tool") \
+            --kernel-name "$FILTER" --print-limit 5 "$CONTROL_EXE" "$tool" >"$log" 2>&1
+        n=$(errors_of "$log" "$tool")
+        if [[ -n $n && $n -gt 0 ]]; then
+            control_line+=" $tool caught($n)"
+        else
+            control_line+=" $tool MISSED(${n:-no summary})"
+            control_ok=0
+        fi
+    done
+else
+    control_line=" not run: nvcc missing or the control did not build (see $LOGDIR/control_build.log)"
+    control_ok=0
+fi
+
+# ---- the jobs ----------------------------------------------------------------------------
+# One job: compute-sanitizer --tool TOOL around one sweep of GROUP's variants on TARGET.
+# Writes $LOGDIR/<job>.result: "tool target errors finished seconds rows exit".
+run_job() {
+    local tool=$1 group=$2 variants=$3 target=$4
+    local job="${tool}__${group}__${target}"
+    local log="$LOGDIR/$job.log" csv="$LOGDIR/$job.csv"
+    local table_args=() batch
+    if [[ $target == odd ]]; then
+        table_args=(--table "$ODD_TABLE")
+        batch=1,3
+    else
+        batch=1
+    fi
+    local t0 t1 rc errors finished rows
+    t0=$(date +%s)
+    # shellcheck disable=SC2046
+    timeout --kill-after=30 "$JOB_SECONDS" compute-sanitizer --tool "$tool" $(tool_args "$tool") \
+        --kernel-name "$FILTER" --error-exitcode 99 --print-limit 50 \
+        "$EXE" sweep --variants "$variants" "${table_args[@]}" --batch "$batch" --layout all \
+        --memory "$MEMORY" --check sampled --samples 16777216 --no-cpu-timing --warmup 0 --repeats 1 \
+        --no-flush --workspace-limit "$WORKSPACE_GIB" --quiet --csv "$csv" >"$log" 2>&1
     rc=$?
-    i=$((i + 1))
-    summary=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$tmp/$tool.log" | tail -1)
-    tests=$(grep -E "test cases|All tests passed|assertions" "$tmp/$tool.log" | tail -1)
-    note=""
-    ((rc == 124)) && note=" (stopped at the time limit)"
-    echo "== $tool: exit $rc$note; ${summary:-no summary}; ${tests:-no test summary}" >>"$LOG.summary"
-    { echo "================ $tool (exit $rc)"; cat "$tmp/$tool.log"; } >>"$LOG"
-    ((rc)) && status=1
+    t1=$(date +%s)
+    errors=$(errors_of "$log" "$tool")
+    finished=yes
+    if ((rc == 124 || rc == 137)) || [[ -z $errors ]]; then finished=no; fi
+    rows=$(python3 - "$csv" <<'EOF' 2>/dev/null || echo "no-csv"
+import csv, sys
+n = {"PASS": 0, "SKIP": 0, "FAIL": 0, "ERROR": 0}
+for r in csv.DictReader(open(sys.argv[1], newline="")):
+    s = r.get("status", "")
+    n[s] = n.get(s, 0) + 1
+print("/".join(str(n[k]) for k in ("PASS", "SKIP", "FAIL", "ERROR")))
+EOF
+    )
+    printf '%-10s %-34s %-7s %-8s %-7s %-15s %s\n' "$tool" "$group/$target" "${errors:--}" "$finished" \
+        $((t1 - t0)) "$rows" "$rc" >"$LOGDIR/$job.result"
+}
+
+# Longest first: racecheck and initcheck, AlexNet before the odd shapes.
+job_list=()
+for tool in racecheck initcheck memcheck synccheck; do
+    [[ " $TOOLS " == *" $tool "* ]] || continue
+    for target in alexnet odd; do
+        [[ " $TARGETS " == *" $target "* ]] || continue
+        while IFS=$'\t' read -r group variants; do
+            job_list+=("$tool $group $variants $target")
+        done <"$GROUPS_FILE"
+    done
 done
-cat "$LOG.summary" >>"$LOG"
-cat "$LOG.summary"
-rm -rf "$tmp" "$LOG.summary"
-exit $status
+for tool in $TOOLS; do
+    case $tool in memcheck | racecheck | initcheck | synccheck) ;; *) die "unknown tool '$tool'" ;; esac
+done
+
+echo "sanitize: ${#job_list[@]} jobs, $JOBS at a time, ${JOB_SECONDS}s each at most; logs in $LOGDIR"
+running=0
+for spec in "${job_list[@]}"; do
+    read -r tool group variants target <<<"$spec"
+    while ((running >= JOBS)); do
+        wait -n
+        running=$((running - 1))
+    done
+    run_job "$tool" "$group" "$variants" "$target" &
+    running=$((running + 1))
+done
+wait
+
+# ---- the summary -------------------------------------------------------------------------
+{
+    echo "compute-sanitizer over the hand-written variants ($(date -u +%Y-%m-%dT%H:%M:%SZ))"
+    echo "sanitizer: $(compute-sanitizer --version 2>/dev/null | grep -iE 'version' | tail -1)"
+    echo "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)"
+    echo "build: $B; filter: --kernel-name $FILTER (only convstudy's kernels instrumented); targets: $TARGETS;"
+    echo "memory: $MEMORY; $JOBS jobs at a time, ${JOB_SECONDS}s limit per job; split by $SPLIT"
+    echo "control (one planted error per tool, same filter):$control_line"
+    echo
+    printf '%-10s %-34s %-7s %-8s %-7s %-15s %s\n' tool target errors finished seconds "pass/skip/fail/error" exit
+    sort "$LOGDIR"/*.result
+} >"$SUMMARY"
+
+total_jobs=0 unfinished=0 total_errors=0 failed_rows=0
+detail=""
+for f in "$LOGDIR"/*.result; do
+    read -r tool target errors finished _ rows rc <"$f"
+    total_jobs=$((total_jobs + 1))
+    [[ $finished == yes ]] || unfinished=$((unfinished + 1))
+    [[ $errors =~ ^[0-9]+$ ]] && total_errors=$((total_errors + errors))
+    if [[ $rows =~ ^[0-9]+/[0-9]+/([0-9]+)/([0-9]+)$ ]]; then
+        failed_rows=$((failed_rows + BASH_REMATCH[1] + BASH_REMATCH[2]))
+    fi
+    if [[ $finished != yes || $errors != 0 || ! $rows =~ ^[0-9]+/[0-9]+/0/0$ ]]; then
+        job=$(basename "$f" .result)
+        detail+=$'\n'"---- $tool $target (finished $finished, errors ${errors:-?}, rows $rows, exit $rc): $LOGDIR/$job.log"$'\n'
+        detail+=$(grep -E "^=========|FAIL|ERROR" "$LOGDIR/$job.log" | grep -vE "^========= *$" | head -30)
+        detail+=$'\n'
+    fi
+done
+ok=1
+((control_ok && unfinished == 0 && total_errors == 0 && failed_rows == 0 && total_jobs == ${#job_list[@]})) || ok=0
+{
+    echo
+    echo "TOTAL: $total_jobs jobs; all finished: $([[ $unfinished == 0 ]] && echo yes || echo "no ($unfinished not)");" \
+        "errors: $total_errors; sweep rows FAIL or ERROR: $failed_rows; controls caught: $([[ $control_ok == 1 ]] && echo yes || echo NO);" \
+        "wall $(($(date +%s) - t_start))s; result: $([[ $ok == 1 ]] && echo CLEAN || echo NOT CLEAN)"
+    [[ -n $detail ]] && printf '%s\n' "$detail"
+} >>"$SUMMARY"
+grep "^TOTAL" "$SUMMARY"
+((ok)) && exit 0
+exit 1

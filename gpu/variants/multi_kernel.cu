@@ -9,14 +9,24 @@
 // the result is deterministic. Both kernels are in Plan::run, so kernel_ms covers both.
 // The variants add one idea each; all other code is shared (template flags):
 //
-//   variant (study)                 filter slice      input plane        mapping (t > 1)
-//   mk (Mk)                         global            global             uncoalesced
-//   mk-sw-mt (Mk-sw-mt)             shared, all       global             uncoalesced
-//                                   threads load it
-//   mk-sw-mt-si-c (Mk-sw-mt-si-c)   shared            shared + zero      coalesced
-//                                                     halo, if it fits
+//   variant (study)                 running sums   filter slice   input plane      mapping (t > 1)
+//   mk (Mk)                         global memory  global         global           uncoalesced
+//   mk-sw-mt (Mk-sw-mt)             registers      shared, all    global           uncoalesced
+//                                                  threads load it
+//   mk-sw-mt-si-c (Mk-sw-mt-si-c)   registers      shared         shared + zero    coalesced
+//                                                                 halo, if it fits
 //   mk-sw-mt-si-c-half              as si-c, on half data (multi_kernel_vec.cu has -vec
 //     (Mk-sw-mt-si-c-half)          and exp-Mk-sw-mt-si-c-vec)
+//
+// Running sums, as the study built them (its Table 1): Mk has "lots of access to global
+// memory", like the single-kernel baseline (Mcpy); "more registers" enters with Mk-sw-mt.
+// So in mk each thread zeroes its workspace slot and then, for every tap, loads the slot,
+// adds the product (the same fmaf) and stores it back — inline PTX ld.global / st.global,
+// since with __restrict__ pointers the compiler could otherwise keep the sum in a register;
+// the loads may hit L1. mk-sw-mt and the rest keep the sums in registers and store each
+// once. Same products in the same order: mk and mk-sw-mt give the same bits (a GPU test
+// checks it), so the mk -> mk-sw-mt step measures both of the study's ideas together
+// (register sums and the shared filter), as the study's did.
 //
 // Shared input plane, decided at run time (make_plan): the plane with its halo (H+2p) x
 // (W+2p) floats plus the filter slice must fit the device's sharedMemPerBlockOptin;
@@ -73,11 +83,17 @@
 // the H200: SM issue 85-90% busy, DRAM < 10%), i.e. several times the workspace floor.
 // This is why the block decode uses precomputed multiply-shift division (FastDiv) and the
 // one-output kernels are limited to 32 registers (10 blocks/SM of 169 threads): both cut
-// the per-block cost. Consequences expected on conv3-5: mk (no staging, no barrier) is
-// the cheapest per block and ~fastest; shared memory (sw-mt, si-c) adds staging and
-// barriers that 9 uses per staged value cannot repay, so si-c is SLOWER than mk there;
+// the per-block cost. mk adds a dependent global load and store per tap to that: each
+// output's K/C taps become a chain of L1 (or L2) round trips, ~30-40 cycles each at best
+// (a FMA is 4), hidden only by the other resident blocks. Expected: mk is the slowest of
+// the family, ~1.5-2x mk-sw-mt on conv3-5 (9 taps per output per block, where the fixed
+// per-block cost still dominates) and several times slower on conv1-2 (121 and 25 taps per
+// channel, 4 outputs per thread on conv1: a chain of ~500 round trips per thread), much as
+// the baseline (Mcpy) is to rla2m. The rest, on conv3-5: shared memory (sw-mt, si-c) adds
+// staging and barriers that 9 uses per staged value cannot repay, so si-c is slower than
+// mk-sw-mt there;
 // -vec wins back most of it (unrolled rows, float4 staging); -half about -vec (fewer
-// workspace bytes, same instructions); exp about mk (no kernel 2, no workspace bytes).
+// workspace bytes, same instructions); exp about -vec less kernel 2 and the workspace bytes.
 // On conv2 (25 FMAs per thread) the ideas pay a little, -vec and exp lead. On conv1
 // (C = 3: 4 outputs x 121 taps per thread, small workspace) kernel 1's loads decide: the
 // coalesced mapping of si-c helps, its stride-4 shared reads conflict 4-way, which -vec's
@@ -85,13 +101,16 @@
 // -vec fastest on conv2-5, half on conv1) should hold only on conv1-2; and the family as
 // a whole should lose to the single-kernel variants on the H200 at N=128, by about the
 // per-block cost: the single kernels launch C times fewer blocks.
+// (Before issue 13, mk kept its sums in registers; the H200 numbers measured then are
+// mk-sw-mt's idea without the shared filter, not the study's Mk.)
 // Measured on H200: see NOTES.md
 //
 // Resources (nvcc 13.0, sm_90, -Xptxas -v; no spills, no stack/local memory in any; all
 // shared memory dynamic; __launch_bounds__(1024, 2) for one output per thread, at most
 // 32 registers; (1024, 1), at most 64, for 2x2 and 4x4):
 //   kernel 1 instantiation (kT = outputs/thread/dim bound)   regs kT=1 / 2 / 4
-//   mk            (global w, global in, uncoalesced)             30 / 44 / 61
+//   mk            (sums in global memory, global w and in,       30 / 48 / 64
+//                  uncoalesced)
 //   mk-sw-mt      (shared w, global in, uncoalesced)             32 / 48 / 62
 //   mk-sw-mt-si-c (shared w, shared in, coalesced)               32 / 56 / 64
 //     its global-input fallback                                  32 / 45 / 56
@@ -106,7 +125,7 @@
 namespace cs::gpu::variants {
 
 namespace mk = multi_kernel;
-using MkSpec = mk::Spec<float, float, false, false, false, false, PlaneMapping::uncoalesced>;
+using MkSpec = mk::Spec<float, float, false, false, false, false, PlaneMapping::uncoalesced, true>;
 using MkSwMtSpec = mk::Spec<float, float, true, false, false, false, PlaneMapping::uncoalesced>;
 using MkSwMtSiCSpec = mk::Spec<float, float, true, true, false, false, PlaneMapping::coalesced>;
 using MkSwMtSiCHalfSpec = mk::Spec<__half, __half, true, true, false, false, PlaneMapping::coalesced>;

@@ -8,13 +8,18 @@
 // limited to 65535; x to 2^31-1, which supports()/make_plan check). m runs fastest, so
 // the blocks in flight share one input plane (n, c) and read it from L2. The block has
 // plane_tiling(E, F) threads, t x t outputs per thread (conv1: 28x28 threads, 2x2 each);
-// each thread sums, in registers, the products of its outputs over the group's channels
+// each thread sums the products of its outputs over the group's channels
 // c = g*G .. min(C, g*G+G)-1 (in that order, then r, then s) and writes the partial sums
 // either to the workspace (plane stride EFp = E*F rounded up to 4 elements, so every
 // workspace plane starts 16-byte aligned) or, in the atomic variant, atomicAdd-s them
-// into the output. Every thread, with or without an output, runs every iteration of the
-// channel loop, so every thread reaches every __syncthreads(); threads whose (clamped)
-// outputs fall outside E x F compute on the clamped position and store nothing.
+// into the output. Where the running sums live is the first idea the family studies: in
+// mk (the study's Mk, "lots of access to global memory") each thread keeps them in its
+// workspace slots — it zeroes the slot, then per tap loads it, adds the product and stores
+// it back (kGlobalAcc); from mk-sw-mt on ("more registers") they are registers, stored
+// once. Every thread, with or without an output, runs every iteration of the channel loop,
+// so every thread reaches every __syncthreads(); threads whose (clamped) outputs fall
+// outside E x F compute on the clamped position and store nothing (in mk, which has no
+// barriers, they touch no slot at all).
 //
 // Kernel 2 (mk_reduce_kernel), one block per (n, m) of the chunk: out[n][m][p] = sum over
 // g = 0..Cg-1 in that fixed order of ws[n][g][m][p], in float; deterministic.
@@ -92,6 +97,19 @@ __device__ __forceinline__ W from_float(float v) {
         return __float2half_rn(v);
     else
         return v;
+}
+
+// A float load and store on global memory that the compiler must issue as written (mk's
+// running sums: with __restrict__ pointers it could otherwise keep the sum in a register,
+// which is the next variant's idea). asm volatile statements keep their order, so each
+// load sees the thread's previous store; the load may be served by L1.
+__device__ __forceinline__ float ld_global(const float* p) {
+    float v;
+    asm volatile("ld.global.f32 %0, [%1];" : "=f"(v) : "l"(p));
+    return v;
+}
+__device__ __forceinline__ void st_global(float* p, float v) {
+    asm volatile("st.global.f32 [%0], %1;" ::"l"(p), "f"(v));
 }
 
 // Copies n contiguous elements of src (global) into shared memory through put(k, value),
@@ -204,10 +222,13 @@ __device__ __forceinline__ void stage_plane(const T* __restrict__ src, float* __
 //            limited to 32 registers (launch bounds 1024 x 2): at G = 1 their blocks are
 //            tiny and many, and resident blocks per SM hide each block's fixed latency
 //   kS       compile-time R = S (3, 5, 11) for the unrolled rows, 0: run-time R and S
-template <class T, class Wt, bool kSW, bool kSI, bool kVec, bool kAtomic, PlaneMapping kMap, int kT, int kS>
+template <class T, class Wt, bool kSW, bool kSI, bool kVec, bool kAtomic, bool kGlobalAcc, PlaneMapping kMap, int kT,
+          int kS>
 __global__ void __launch_bounds__(1024, kT == 1 ? 2 : 1)
     mk_partial_kernel(const T* __restrict__ in, const T* __restrict__ w, Wt* __restrict__ dst, const MkArgs a) {
     static_assert(!kVec || std::is_same_v<T, float>, "vector loads are written for float data");
+    static_assert(!kGlobalAcc || (!kSW && !kSI && !kVec && !kAtomic && std::is_same_v<Wt, float>),
+                  "global accumulation is mk's: no shared memory (so no barriers), float workspace");
     static_assert(!kAtomic || std::is_same_v<Wt, float>, "atomic accumulation is into a float output");
     static_assert(kS == 0 || kVec, "compile-time S is only instantiated for the vector variants");
     constexpr bool kRows4 = kVec && kS > 0;  // filter rows in registers, read as float4
@@ -269,6 +290,19 @@ __global__ void __launch_bounds__(1024, kT == 1 ? 2 : 1)
     for (int i = 0; i < kT; ++i)
 #pragma unroll
         for (int j = 0; j < kT; ++j) acc[i][j] = 0.0f;
+
+    // kGlobalAcc: the thread's workspace slots hold its running sums (zeroed here); a thread
+    // without an output touches no slot (mk has no barriers, so it may simply skip).
+    float* const ws_plane =
+        kGlobalAcc ? reinterpret_cast<float*>(dst) + ((std::int64_t(n) * a.Cg + g) * M + m) * a.EFp : nullptr;
+    auto owns = [&](int i, int j) { return i < t && j < t && eo[i] < E && fo[j] < F; };
+    if constexpr (kGlobalAcc) {
+#pragma unroll
+        for (int i = 0; i < kT; ++i)
+#pragma unroll
+            for (int j = 0; j < kT; ++j)
+                if (owns(i, j)) st_global(ws_plane + eo[i] * F + fo[j], 0.0f);
+    }
 
     for (int c = c0; c < c1; ++c) {  // block-uniform trip count: barriers below are safe
         const T* const in_c = in + (std::int64_t(n) * C + c) * (std::int64_t(H) * W);
@@ -348,6 +382,16 @@ __global__ void __launch_bounds__(1024, kT == 1 ? 2 : 1)
                     else
                         return to_float(w_c[r * S + q]);
                 };
+                // sum = x * w + sum, on the register (sum) or, kGlobalAcc, on the slot in
+                // global memory: a load, the same fmaf, a store, for every tap.
+                auto mac = [&](float& sum, float x, float wv, int i, int j) {
+                    if constexpr (kGlobalAcc) {
+                        float* const slot = ws_plane + eo[i] * F + fo[j];
+                        if (owns(i, j)) st_global(slot, fmaf(x, wv, ld_global(slot)));
+                    } else {
+                        sum = fmaf(x, wv, sum);
+                    }
+                };
 #pragma unroll
                 for (int i = 0; i < kT; ++i) {
                     if (i >= t) continue;  // block-uniform
@@ -359,7 +403,7 @@ __global__ void __launch_bounds__(1024, kT == 1 ? 2 : 1)
                         float sum = acc[i][j];
                         if constexpr (kSI) {
                             const float* p = in_s + ih * Wp + iw;
-                            for (int q = 0; q < S; ++q) sum = fmaf(p[q], weight(q), sum);
+                            for (int q = 0; q < S; ++q) mac(sum, p[q], weight(q), i, j);
                         } else {
                             const int gh = ih - pad;
                             if (gh >= 0 && gh < H) {
@@ -367,7 +411,7 @@ __global__ void __launch_bounds__(1024, kT == 1 ? 2 : 1)
                                 const int gw0 = iw - pad;
                                 for (int q = 0; q < S; ++q) {
                                     const int gw = gw0 + q;
-                                    if (gw >= 0 && gw < W) sum = fmaf(to_float(p[gw]), weight(q), sum);
+                                    if (gw >= 0 && gw < W) mac(sum, to_float(p[gw]), weight(q), i, j);
                                 }
                             }
                         }
@@ -378,16 +422,18 @@ __global__ void __launch_bounds__(1024, kT == 1 ? 2 : 1)
         }
     }
 
+    if constexpr (!kGlobalAcc) {  // (kGlobalAcc: the sums are already in the workspace)
 #pragma unroll
-    for (int i = 0; i < kT; ++i) {
+        for (int i = 0; i < kT; ++i) {
 #pragma unroll
-        for (int j = 0; j < kT; ++j) {
-            if (i < t && j < t && eo[i] < E && fo[j] < F) {
-                const int p = eo[i] * F + fo[j];
-                if constexpr (kAtomic)
-                    atomicAdd(dst + (std::int64_t(n) * M + m) * (std::int64_t(E) * F) + p, acc[i][j]);
-                else
-                    dst[((std::int64_t(n) * a.Cg + g) * M + m) * a.EFp + p] = from_float<Wt>(acc[i][j]);
+            for (int j = 0; j < kT; ++j) {
+                if (i < t && j < t && eo[i] < E && fo[j] < F) {
+                    const int p = eo[i] * F + fo[j];
+                    if constexpr (kAtomic)
+                        atomicAdd(dst + (std::int64_t(n) * M + m) * (std::int64_t(E) * F) + p, acc[i][j]);
+                    else
+                        dst[((std::int64_t(n) * a.Cg + g) * M + m) * a.EFp + p] = from_float<Wt>(acc[i][j]);
+                }
             }
         }
     }
@@ -443,12 +489,14 @@ __global__ void __launch_bounds__(1024, 1)
 // ---------------------------------------------------------------------------------------
 // Host side.
 
-// Flags of one variant; the kernels are instantiated from them.
-template <class T_, class Wt_, bool kSW_, bool kSI_, bool kVec_, bool kAtomic_, PlaneMapping kMap_>
+// Flags of one variant; the kernels are instantiated from them. kGlobalAcc: running sums
+// in the workspace (mk), else in registers.
+template <class T_, class Wt_, bool kSW_, bool kSI_, bool kVec_, bool kAtomic_, PlaneMapping kMap_,
+          bool kGlobalAcc_ = false>
 struct Spec {
     using T = T_;
     using Wt = Wt_;
-    static constexpr bool kSW = kSW_, kSI = kSI_, kVec = kVec_, kAtomic = kAtomic_;
+    static constexpr bool kSW = kSW_, kSI = kSI_, kVec = kVec_, kAtomic = kAtomic_, kGlobalAcc = kGlobalAcc_;
     static constexpr PlaneMapping kMap = kMap_;
 };
 
@@ -509,13 +557,13 @@ struct Kernels {
     static K1 by_s(int R, int S) {
         if constexpr (Sp::kVec && (kSI || kT <= 2)) {
             if (R == S) switch (S) {
-                case 3: return &mk_partial_kernel<T, Wt, Sp::kSW, kSI, true, Sp::kAtomic, Sp::kMap, kT, 3>;
-                case 5: return &mk_partial_kernel<T, Wt, Sp::kSW, kSI, true, Sp::kAtomic, Sp::kMap, kT, 5>;
-                case 11: return &mk_partial_kernel<T, Wt, Sp::kSW, kSI, true, Sp::kAtomic, Sp::kMap, kT, 11>;
+                case 3: return &mk_partial_kernel<T, Wt, Sp::kSW, kSI, true, Sp::kAtomic, false, Sp::kMap, kT, 3>;
+                case 5: return &mk_partial_kernel<T, Wt, Sp::kSW, kSI, true, Sp::kAtomic, false, Sp::kMap, kT, 5>;
+                case 11: return &mk_partial_kernel<T, Wt, Sp::kSW, kSI, true, Sp::kAtomic, false, Sp::kMap, kT, 11>;
                 default: break;
             }
         }
-        return &mk_partial_kernel<T, Wt, Sp::kSW, kSI, Sp::kVec, Sp::kAtomic, Sp::kMap, kT, 0>;
+        return &mk_partial_kernel<T, Wt, Sp::kSW, kSI, Sp::kVec, Sp::kAtomic, Sp::kGlobalAcc, Sp::kMap, kT, 0>;
     }
     template <bool kSI>
     static K1 pick(int t, int R, int S) {

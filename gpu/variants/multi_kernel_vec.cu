@@ -28,7 +28,9 @@
 // so -vec gains where it removes instructions: clearly ahead of si-c everywhere (about
 // 2x on conv1 from aligned float4 shared reads; 15-25% on conv2-5 from unrolled rows),
 // the fastest workspace variant on conv1-2 as in the study's Tables 6-7, but on conv3-5
-// only level with mk, whose blocks do no staging at all.
+// only level with mk-sw-mt, whose blocks stage no input plane. (This prediction was first
+// made against the earlier mk with register sums, the cheapest block of the family; mk
+// now keeps its sums in global memory, as the study's Mk did, and is the slowest.)
 //
 // exp-mk-sw-mt-si-c-vec (exp-Mk-sw-mt-si-c-vec, the study's item 17 and Table 11): the
 // same kernel 1, no workspace and no kernel 2: each block atomicAdd-s its channel's
@@ -37,7 +39,14 @@
 // sum's rounding differs from run to run: deterministic = false, precision class fp32
 // with its usual threshold (1e-4 of max|golden|; not loosened). The expected spread is
 // ~sqrt(C) * 2^-24 * |partial sums| ~ 1e-6 of max|out|: it should pass; if it ever fails,
-// the CSV says FAIL with the error. Prediction: the atomics (C*N*M*E*F of them, as many as
+// the CSV says FAIL with the error.
+// Checking an unwritten element: the harness NaN-poisons every output before the checked
+// run, but this variant must zero its output to add into it, so an element no block adds
+// to would read 0, not NaN — the value check still sees it unless its golden value is tiny.
+// The GPU test makes sure directly with a counting pass (tests/gpu/test_multi_kernel_gpu.cpp):
+// inputs and weights all 1, so every output must equal, exactly, the number of its
+// in-bounds taps over all channels (>= 1, an integer exact in float in any order of the
+// atomics); an unwritten element (0), a channel never added or added twice is a mismatch. Prediction: the atomics (C*N*M*E*F of them, as many as
 // the workspace's elements) resolve in L2 (at N=128 the conv3-4 output is 33 MB, conv5
 // 22 MB, < 60 MB) and cost about what the workspace stores cost, so exp saves kernel 2
 // and the workspace's HBM round trip: 10-15% faster than -vec on conv2-5, about -vec on

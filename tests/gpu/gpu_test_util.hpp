@@ -19,6 +19,7 @@ namespace cs::test {
 struct RefProblem {
     gpu::Problem problem;
     std::vector<float> in, w, golden;
+    std::vector<float> bound;  // sum |w*x| per output: the per-element rule (empty: not checked)
 };
 
 inline RefProblem make_ref_problem(const Layer& l, std::int64_t N, std::uint64_t seed = 7) {
@@ -30,6 +31,8 @@ inline RefProblem make_ref_problem(const Layer& l, std::int64_t N, std::uint64_t
     make_input(l, N, seed, r.in.data());
     make_weights(l, seed, r.w.data());
     conv2d_ref<double>(l, N, r.in.data(), r.w.data(), r.golden.data());
+    r.bound.resize(r.golden.size());
+    conv2d_bound(l, N, r.in.data(), r.w.data(), r.bound.data());
     return r;
 }
 
@@ -51,6 +54,7 @@ inline gpu::RunResult run_checked(gpu::DeviceContext& ctx, const gpu::Variant& v
     data.in = rp.in.data();
     data.w = rp.w.data();
     data.golden = rp.golden.data();
+    data.bound = rp.bound.empty() ? nullptr : rp.bound.data();
     gpu::Problem p = rp.problem;
     p.layout = layout;
     return gpu::run_variant(ctx, v, mode, p, data, opt);

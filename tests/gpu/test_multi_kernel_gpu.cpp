@@ -1,7 +1,9 @@
 // The multi-kernel family, beyond what test_variants_gpu.cpp checks for every
 // variant: the workspace policy (chunks of images, channel groups, SKIP when even one
-// image cannot fit), the atomic variant's run-to-run spread, and the shared-input
-// decision on conv1's 227x227 plane.
+// image cannot fit), the atomic variant's run-to-run spread, the shared-input decision on
+// conv1's 227x227 plane, mk's sums in global memory giving the same bits as mk-sw-mt's in
+// registers, and the atomic variant's coverage (a counting pass: it zeroes its output, so
+// the harness's NaN poison cannot show an element it leaves unwritten).
 #include "catch.hpp"
 #include "gpu_test_util.hpp"
 
@@ -204,6 +206,77 @@ TEST_CASE("the shared-input variants read global memory when a plane exceeds the
             REQUIRE(r.status == Status::pass);
             REQUIRE(r.err.max_rel_err <= r.threshold);
             if (plane > optin) CHECK(r.detail.find("input read from global memory") != std::string::npos);
+        }
+    }
+}
+
+TEST_CASE("exp-mk-sw-mt-si-c-vec adds every channel into every output exactly once (counting pass)",
+          "[gpu][multi-kernel]") {
+    // The harness NaN-poisons the output before the checked run, so a variant that leaves
+    // an element unwritten fails. This one cannot be checked that way: its run() zeroes the
+    // output first (its blocks atomicAdd into it), so an element no block adds to reads 0,
+    // and with random data only the value check could notice (it does unless the element's
+    // golden value is tiny). The counting pass checks coverage directly: inputs and weights
+    // all 1, so each output is the number of its in-bounds taps over all channels, an
+    // integer <= C*R*S, exact in float whatever order the atomics land in. Every element
+    // must equal it exactly: an unwritten element (0), a channel that never added (short by
+    // its taps) or one added twice (over) is a mismatch. Every count is >= 1, so 0 always
+    // means unwritten.
+    const Variant& v = cs::test::variant("exp-mk-sw-mt-si-c-vec");
+    REQUIRE(!v.deterministic);
+    std::vector<Layer> layers = cs::test::odd_layers();
+    for (const char* name : {"conv1", "conv2", "conv3", "conv4", "conv5"}) layers.push_back(cs::test::alexnet(name));
+    for (const auto& l : layers) {
+        const std::int64_t N = l.C <= 3 ? 3 : 2;
+        RefProblem rp;
+        rp.problem = Problem{l, N};
+        rp.in.assign(std::size_t(l.input_elems(N)), 1.0f);
+        rp.w.assign(std::size_t(l.weight_elems()), 1.0f);
+        rp.golden.resize(std::size_t(l.output_elems(N)));
+        conv2d_ref<double>(l, N, rp.in.data(), rp.w.data(), rp.golden.data());
+        REQUIRE(*std::min_element(rp.golden.begin(), rp.golden.end()) >= 1.0f);
+        for (MemoryMode mode : {MemoryMode::pageable, MemoryMode::streams}) {
+            const auto r = run_with(v, rp, mode, 0, 0, true);
+            INFO(describe(v, rp, 0, r) << " mode " << to_string(mode));
+            REQUIRE(r.status == Status::pass);
+            REQUIRE(r.output.size() == rp.golden.size());
+            std::size_t mismatches = 0, unwritten = 0, first = 0;
+            for (std::size_t i = 0; i < r.output.size(); ++i)
+                if (r.output[i] != rp.golden[i]) {
+                    if (mismatches++ == 0) first = i;
+                    unwritten += r.output[i] == 0.0f;
+                }
+            INFO(mismatches << " outputs differ from their tap count (" << unwritten << " of them 0), first at "
+                            << first);
+            CHECK(mismatches == 0);
+        }
+    }
+}
+
+TEST_CASE("mk's running sums in global memory give mk-sw-mt's bits (same products, same order)",
+          "[gpu][multi-kernel]") {
+    // mk loads, adds to and stores its workspace slot for every tap; mk-sw-mt keeps the sum
+    // in a register and stores it once. Both take each output's products in the order
+    // c, r, s with one fmaf each, so the outputs must be equal bit for bit; only the time
+    // differs (what the study's Mk -> Mk-sw-mt step measures, with the shared filter).
+    const Variant& mk = cs::test::variant("mk");
+    const Variant& swmt = cs::test::variant("mk-sw-mt");
+    std::vector<Layer> layers = {odd_layer("odd_c33_5x5"), odd_layer("odd_s4_c3"), odd_layer("odd_tile3"),
+                                 cs::test::alexnet("conv2"), cs::test::alexnet("conv4")};
+    for (const auto& l : layers) {
+        const auto rp = make_ref_problem(l, 2);
+        // A small workspace limit as well: G > 1 channels per group accumulate in one slot.
+        for (std::size_t limit : {std::size_t(0), per_image_bytes(mk, l, l.C)}) {
+            const auto a = run_with(mk, rp, MemoryMode::pageable, limit, 0, true);
+            const auto b = run_with(swmt, rp, MemoryMode::pageable, limit, 0, true);
+            INFO(describe(mk, rp, limit, a));
+            INFO(describe(swmt, rp, limit, b));
+            REQUIRE(a.status == Status::pass);
+            REQUIRE(b.status == Status::pass);
+            REQUIRE(a.output.size() == b.output.size());
+            std::size_t differ = 0;
+            for (std::size_t i = 0; i < a.output.size(); ++i) differ += a.output[i] != b.output[i];
+            CHECK(differ == 0);
         }
     }
 }
