@@ -386,11 +386,11 @@ void Run::checked_run() {
     std::vector<float> outf = output_nchw();
 
     if (data_.golden) {
-        r_.err = compare(outf.data(), data_.golden, out_elems_, data_.bound, v_.precision);
+        r_.err = compare(outf.data(), data_.golden, out_elems_, data_.bound, v_.precision, min_terms(p_.layer));
         r_.check = "golden";
     } else if (data_.sample_count > 0) {
         r_.err = compare_sampled(outf.data(), data_.sample_index, data_.sample_value, data_.sample_bound,
-                                 data_.sample_count, data_.sample_max_abs, v_.precision);
+                                 data_.sample_count, data_.sample_max_abs, v_.precision, min_terms(p_.layer));
         r_.check = "sampled(" + std::to_string(data_.sample_count) + ")";
         // The sample checks values; the NaN poison is checked on every element, so an
         // output element that no thread wrote fails even when no sample falls on it.
@@ -571,7 +571,6 @@ RunResult run_variant(DeviceContext& ctx, const Variant& v, MemoryMode mode, con
                       const RunOptions& opt) {
     RunResult r;
     r.threshold = threshold(v.precision);
-    r.bound_tau = bound_factor(v.precision);
     r.algo = v.algo;
     bool started = false;
     // SKIP is for a variant that refused, or tensors that cannot be had, before any of its

@@ -97,7 +97,6 @@ struct RunResult {
     std::string check;          // "golden", "sampled(K)" or "none"
     ErrorStats err;
     double threshold = 0;       // on max_rel_err, for the variant's precision class
-    double bound_tau = 0;       // the per-element bound's factor tau (tolerance.hpp)
     Stat kernel, h2d, d2h, total;
     Stat convert;               // float <-> half/bf16 kernels (0 for float variants)
     std::string algo;           // how it computed: the plan's choice, else the registry's

@@ -18,15 +18,35 @@ double threshold(Precision p) {
     return 0;
 }
 
-double bound_factor(Precision p) {
+double bound_factor(Precision p, std::int64_t terms) {
+    double tau = 0, u_in = 0, u_acc = 0x1p-24;
     switch (p) {
-        case Precision::fp32: return 1e-4;
-        case Precision::tf32: return 6e-4;
-        case Precision::fp16: return 4e-4;
-        case Precision::bf16: return 2e-3;
-        case Precision::fp16acc: return 6e-3;
+        case Precision::fp32: tau = 1e-4; break;
+        case Precision::tf32: tau = 6e-4, u_in = 0x1p-10; break;
+        case Precision::fp16: tau = 4e-4, u_in = 0x1p-11; break;
+        case Precision::bf16: tau = 2e-3, u_in = 0x1p-8; break;
+        case Precision::fp16acc: tau = 6e-3, u_in = 0x1p-11, u_acc = 0x1p-11; break;
     }
-    return 0;
+    constexpr double kCalibrated = 363;  // the fewest products per output on AlexNet (conv1)
+    if (terms <= 0 || double(terms) >= kCalibrated) return tau;
+    const double rigorous = 2 * u_in + double(terms) * u_acc;
+    return std::max(tau, std::min(rigorous, tau * std::sqrt(kCalibrated / double(terms))));
+}
+
+std::int64_t min_terms(const Layer& l) {
+    // Taps of a filter row (or column) inside the input at output position e (or f).
+    auto inside = [](int e, int stride, int pad, int R, int H) {
+        int n = 0;
+        for (int r = 0; r < R; ++r) {
+            const int h = e * stride - pad + r;
+            n += (h >= 0 && h < H) ? 1 : 0;
+        }
+        return n;
+    };
+    int rows = l.R, cols = l.S;
+    for (int e = 0; e < l.E(); ++e) rows = std::min(rows, inside(e, l.stride, l.pad, l.R, l.H));
+    for (int f = 0; f < l.F(); ++f) cols = std::min(cols, inside(f, l.stride, l.pad, l.S, l.W));
+    return std::int64_t(l.C) * rows * cols;
 }
 
 double output_roundoff(Precision p) {
@@ -84,8 +104,9 @@ void finish(ErrorStats& e, double max_abs, double sq_err, double sq_g, std::int6
 
 }  // namespace
 
-ErrorStats compare(const float* out, const float* golden, std::int64_t count, const float* bound, Precision p) {
-    const double tau = bound_factor(p), u_out = output_roundoff(p);
+ErrorStats compare(const float* out, const float* golden, std::int64_t count, const float* bound, Precision p,
+                   std::int64_t terms) {
+    const double tau = bound_factor(p, terms), u_out = output_roundoff(p);
     double max_abs = 0, max_g = 0, sq_err = 0, sq_g = 0, max_ratio = 0;
     std::int64_t nonfinite = 0, worst = -1, ratio_worst = -1;
 #pragma omp parallel
@@ -138,6 +159,7 @@ ErrorStats compare(const float* out, const float* golden, std::int64_t count, co
     ErrorStats e;
     e.max_abs_golden = max_g;
     e.bound_checked = bound != nullptr;
+    e.bound_tau = bound ? tau : 0;
     e.max_bound_ratio = bound ? max_ratio : 0;
     e.bound_worst_index = bound ? ratio_worst : -1;
     finish(e, max_abs, sq_err, sq_g, nonfinite, worst, count);
@@ -145,8 +167,9 @@ ErrorStats compare(const float* out, const float* golden, std::int64_t count, co
 }
 
 ErrorStats compare_sampled(const float* out, const std::int64_t* indices, const double* golden_values,
-                           const double* bound_values, std::int64_t count, double max_abs_golden, Precision p) {
-    const double tau = bound_factor(p), u_out = output_roundoff(p);
+                           const double* bound_values, std::int64_t count, double max_abs_golden, Precision p,
+                           std::int64_t terms) {
+    const double tau = bound_factor(p, terms), u_out = output_roundoff(p);
     double max_abs = 0, sq_err = 0, sq_g = 0, max_ratio = 0;
     std::int64_t nonfinite = 0, worst = -1, ratio_worst = -1;
     for (std::int64_t i = 0; i < count; ++i) {
@@ -175,6 +198,7 @@ ErrorStats compare_sampled(const float* out, const std::int64_t* indices, const 
     ErrorStats e;
     e.max_abs_golden = max_abs_golden;
     e.bound_checked = bound_values != nullptr;
+    e.bound_tau = bound_values ? tau : 0;
     e.max_bound_ratio = bound_values ? max_ratio : 0;
     e.bound_worst_index = bound_values ? ratio_worst : -1;
     finish(e, max_abs, sq_err, sq_g, nonfinite, worst, count);
@@ -199,7 +223,7 @@ std::string failure_reason(const ErrorStats& e, Precision p) {
         std::snprintf(b, sizeof b,
                       "an element's error is %.3g x its bound %.3g*sum|w*x| + %.3g*|golden| (at index %lld; "
                       "max_rel_err %.3g is within %.3g)",
-                      e.max_bound_ratio, bound_factor(p), output_roundoff(p),
+                      e.max_bound_ratio, e.bound_tau, output_roundoff(p),
                       static_cast<long long>(e.bound_worst_index), e.max_rel_err, threshold(p));
     else
         return {};

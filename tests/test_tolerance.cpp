@@ -139,3 +139,30 @@ TEST_CASE("sampled comparison uses the given indices and bounds", "[tolerance]")
     CHECK(e.max_bound_ratio == Approx(0.25 / (6e-3 * 1000.0 + std::ldexp(4.25, -11))));
     CHECK(e.bound_worst_index == 4);
 }
+
+TEST_CASE("tau grows for short sums, capped at the rigorous dot-product bound", "[tolerance]") {
+    using cs::gpu::bound_factor;
+    for (auto p : {Precision::fp32, Precision::tf32, Precision::fp16, Precision::bf16, Precision::fp16acc}) {
+        INFO(cs::gpu::to_string(p));
+        // Long sums (every AlexNet output sums >= 363 products): the calibrated value.
+        CHECK(bound_factor(p, 363) == bound_factor(p));
+        CHECK(bound_factor(p, 3456) == bound_factor(p));
+        // Shorter sums never get a tighter allowance, and it grows as they shorten.
+        CHECK(bound_factor(p, 45) >= bound_factor(p, 100));
+        CHECK(bound_factor(p, 100) >= bound_factor(p));
+    }
+    // bf16 with 5 products: 2 * 2^-8 + 5 * 2^-24 (the rigorous bound), not 2e-3.
+    CHECK(bound_factor(Precision::bf16, 5) == Approx(2 * 0x1p-8 + 5 * 0x1p-24));
+    CHECK(bound_factor(Precision::fp16, 1) == Approx(2 * 0x1p-11 + 0x1p-24));
+}
+
+TEST_CASE("min_terms counts the products of the most-padded output", "[tolerance]") {
+    cs::Layer l;
+    l.C = 7, l.H = 9, l.W = 9, l.M = 4, l.R = 3, l.S = 3, l.stride = 1, l.pad = 1;
+    CHECK(cs::gpu::min_terms(l) == 7 * 2 * 2);  // a corner sees 2x2 of the 3x3 taps
+    l.pad = 0;
+    CHECK(cs::gpu::min_terms(l) == 7 * 9);
+    const cs::Layer* conv2 = cs::default_layer_table().find("conv2");
+    REQUIRE(conv2 != nullptr);
+    CHECK(cs::gpu::min_terms(*conv2) == 96 * 3 * 3);  // 5x5, pad 2: a corner sees 3x3
+}

@@ -76,7 +76,7 @@ std::vector<std::string> csv_fields(const RunMeta& m, const Row& row) {
         checked ? num(r.err.max_abs_err) : "", checked ? num(r.err.max_rel_err) : "",
         checked ? num(r.err.rel_l2_err) : "", num(r.threshold),
         checked && r.err.bound_checked ? num(r.err.max_bound_ratio) : "",
-        r.err.bound_checked ? num(r.bound_tau) : "",
+        r.err.bound_checked ? num(r.err.bound_tau) : "",
         num(kernel), pass ? num(r.kernel.min) : "", pass ? num(r.kernel.max) : "",
         pass ? std::to_string(r.kernel.count) : "", std::to_string(m.warmup), m.l2_flush ? "1" : "0",
         pass ? num(r.h2d.median) : "", pass ? num(r.convert.median) : "", pass ? num(r.d2h.median) : "", num(total),
