@@ -161,3 +161,75 @@ def report_section(d, w, fig):
         w(d.provenance(used, f"N = {n}"))
         w("")
     fig("ladders.png", "family ladders")
+
+
+STUDY_FAMILIES = ("baseline", "single-kernel", "multi-kernel")
+LIBRARY_FAMILIES = ("cudnn", "cudnn-legacy", "cublas")
+
+
+def exact_fp32_ladder(d, layer, n):
+    """The fp32-class ladder of one layer: from the study's fastest kernel (families baseline,
+    single-kernel, multi-kernel) through every variant of ours that is faster than all the
+    rungs before it, in order of decreasing time; library rows are not rungs. Each entry:
+    (row, step over the previous rung). Empty when the study's families did not pass."""
+    rows = [r for r in d.rows if r["layer"] == layer and r["N"] == n and r["precision"] == "fp32"
+            and r["status"] == "PASS" and r["kernel_ms"] is not None and r["memory"] == "pageable"]
+    study = [r for r in rows if r["family"] in STUDY_FAMILIES]
+    if not study:
+        return []
+    start = min(study, key=lambda r: r["kernel_ms"])
+    ours = sorted((r for r in rows if r["family"] not in LIBRARY_FAMILIES and r["kernel_ms"] < start["kernel_ms"]),
+                  key=lambda r: -r["kernel_ms"])
+    ladder, best = [(start, None)], start["kernel_ms"]
+    for r in ours:
+        if r["kernel_ms"] < best:
+            ladder.append((r, best / r["kernel_ms"]))
+            best = r["kernel_ms"]
+    return ladder
+
+
+def report_exact_fp32(d, w):
+    """The report's exact-fp32 section: per layer, the ladder from the study's best kernel to
+    the fastest fp32-class variant, each step's gain and error, and cuDNN fp32 beside it."""
+    n = ladder_N(d)
+    w("## Exact fp32: from the study's best kernel to the fastest of ours")
+    w("")
+    if n is None or not any(exact_fp32_ladder(d, l, n) for l in d.layers):
+        w("No fp32 rows of the study's families passed in this data.")
+        w("")
+        return
+    w(f"Per layer at N = {n} (memory: pageable): the study's fastest kernel, then each variant of ours in the "
+      "fp32 class (max_rel_err <= 1e-4, the same check as every fp32 row) that is faster than every rung "
+      "before it; `step` is the previous rung's time over this one's. Winograd rows compute fewer "
+      "multiplications: their TFLOP/s are effective. The fastest cuDNN fp32 row closes each table.")
+    w("")
+    used = []
+    for l in d.layers:
+        lad = exact_fp32_ladder(d, l, n)
+        if not lad:
+            continue
+        w(f"### {l}")
+        w("")
+        body = []
+        for r, step in lad:
+            used.append(r)
+            body.append([r["variant"], r["family"], r.get("algo") or "—", fnum(r["kernel_ms"]),
+                         fx(step) if step else "—", fexp_err(r), fnum(r.get("tflops"))])
+        cud = [r for r in d.rows if r["layer"] == l and r["N"] == n and r["family"] == "cudnn"
+               and r["precision"] == "fp32" and r["status"] == "PASS" and r["kernel_ms"] is not None]
+        if cud:
+            c = min(cud, key=lambda r: r["kernel_ms"])
+            used.append(c)
+            last = lad[-1][0]["kernel_ms"]
+            body.append([f"*{c['variant']}* (reference)", c["family"], c.get("algo") or "—", fnum(c["kernel_ms"]),
+                         f"ours / cuDNN: {fx(last / c['kernel_ms'])}", fexp_err(c), fnum(c.get("tflops"))])
+        w(md_table(["rung", "family", "algo", "kernel ms", "step", "max_rel_err", "TFLOP/s"], body,
+                   ["l", "l", "l", "r", "r", "r", "r"]))
+        w("")
+    w(d.provenance(used, f"N = {n}"))
+    w("")
+
+
+def fexp_err(r):
+    v = r.get("max_rel_err")
+    return f"{v:.1e}" if isinstance(v, float) else "—"
