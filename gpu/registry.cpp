@@ -49,7 +49,7 @@ const std::vector<Variant>& registry() {
          "shared-weights-shared-out with each thread on an adjacent t x t output patch (t=1: same as coalesced)",
          true, v::shared_weights_shared_out_supports, v::shared_weights_shared_out_uncoalesced_plan},
         {"half-baseline", {{"halfprecision", ""}, {"half-precision", ""}}, "single-kernel", Precision::fp16acc,
-         DType::f16, "the baseline on half data: half copies, half sum kept in global memory (host converts in set-up)",
+         DType::f16, "the baseline on half data: half sum kept in global memory (the harness converts float to half on the GPU)",
          true, v::half_baseline_supports, v::half_baseline_plan},
         {"half-baseline-uncoalesced", {{"halfprecision-nc", ""}, {"half-precision-nc", ""}}, "single-kernel",
          Precision::fp16acc, DType::f16,

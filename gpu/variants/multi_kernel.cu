@@ -39,8 +39,8 @@
 // "input read from global memory (...)"; otherwise "input plane in shared memory (...)".
 //
 // Half (mk-sw-mt-si-c-half), precision class fp16: in, w and out are __half on the device;
-// the harness converts float to half on the host while setting up (setup_ms, not in
-// kernel_ms nor in the copies) and half back to float after the copy out. The kernels
+// the harness converts float to half on the GPU after the copy in and back before the copy
+// out (convert_ms, inside total_ms, not in kernel_ms). The kernels
 // convert each element to float once, when it is staged into shared memory (the shared
 // plane and filter are float, the same bytes as the fp32 variant); products and the
 // per-channel sums are float. The workspace is HALF: each channel's partial is rounded
