@@ -3,7 +3,9 @@
 // each expected figure is a real PNG of some size, and report.md has each of its tables; the
 // same fixture rewritten in the newer CSV format (layout, algo, per-class peak_tflops) draws
 // the per-class ceiling and roofline figures; `plot.sh --compare` on tests/data/compare_*.csv
-// agrees with `convstudy compare`. A missing matplotlib is a failure, not a skip: the output
+// agrees with `convstudy compare`; `plot.sh --compare` of two devices on
+// tests/data/compare_dev_*.csv writes the section on which rows gain from the second device's
+// memory (plots/convplots/devices.py). A missing matplotlib is a failure, not a skip: the output
 // carries the apt-get line.
 #include "catch.hpp"
 #include "test_util.hpp"
@@ -16,6 +18,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -274,6 +277,10 @@ TEST_CASE("plot.sh --compare draws run B against run A as convstudy compare judg
     CHECK(has(md, "| status worse | conv3 | 32 | wmma-fp16 |"));
     CHECK(has(md, "| slower | conv2 | 128 | register-acc |"));
     CHECK(has(md, "## By family and layer"));
+    // one device on both sides: no device section, no device figure (the output stays as it was)
+    CHECK_FALSE(has(md, "Which rows gain from the second device's memory"));
+    CHECK_FALSE(fs::exists(dir / "compare_devices.png"));
+    CHECK_FALSE(has(r.out, "compare_devices.png"));
     // usage errors
     CHECK(plot({"--compare", a, dir.string()}).code == 2);
     CHECK(plot({"--compare", a, (dir / "missing.csv").string(), (dir / "o").string()}).code != 0);
@@ -334,5 +341,234 @@ TEST_CASE("plot.sh merges CSVs, replaces repeated rows and skips figures without
     const auto o = plot({(dir / "other.csv").string(), (dir / "out3").string()});
     CHECK(o.code != 0);
     CHECK(has(o.out, "not a convstudy CSV"));
+    fs::remove_all(dir);
+}
+
+// ------------------------------------------------------------------------------------------
+// Two devices: which rows gain from the second device's memory.
+//
+// tests/data/compare_dev_h200.csv: 23 rows copied unchanged from plots/h200/sweep_all_variants.csv
+// (hopper-wgmma-fp16 at N = 1, 32, 128; mk-sw-mt-si-c-half and cudnn-fp32 at N = 128;
+// mk-sw-mt-si-c-vec, cudnn-fp16 and winograd-f2x2 (one SKIP row) besides).
+// tests/data/compare_dev_h100.csv: the same rows made into a synthetic H100 by one rule:
+//   device "NVIDIA H100 80GB HBM3", copy_gbs 3000, peak_tflops unchanged; a row is memory-bound
+//   on that card when its fewest bytes (input + weights + output once, io_dtype) / 3000 GB/s
+//   exceed gflop / peak_tflops; its kernel_ms, kernel_min_ms, kernel_max_ms are the H200 row's
+//   times x 4257.91 / 3000 (tflops and pct_peak / that factor, 6 significant digits); a
+//   compute-bound row's times are unchanged; `detail` says which (prefix "synthetic test fixture").
+// The test checks the fixture against the rule first, then what the section makes of it.
+
+namespace {
+
+struct Csv {
+    std::vector<std::string> header;
+    std::vector<std::vector<std::string>> rows;
+    std::size_t col(const std::string& name) const {
+        for (std::size_t i = 0; i < header.size(); ++i)
+            if (header[i] == name) return i;
+        FAIL("no column " << name);
+        return 0;
+    }
+    const std::string& at(std::size_t row, const std::string& name) const { return rows[row][col(name)]; }
+    double num(std::size_t row, const std::string& name) const { return std::stod(at(row, name)); }
+    void write(const fs::path& p) const {
+        std::ofstream o(p);
+        o << join_csv(header) << '\n';
+        for (const auto& r : rows) o << join_csv(r) << '\n';
+    }
+};
+
+Csv read_csv(const fs::path& p) {
+    std::ifstream f(p);
+    REQUIRE(f.good());
+    Csv c;
+    std::string line;
+    REQUIRE(std::getline(f, line));
+    c.header = split_csv(line);
+    while (std::getline(f, line)) {
+        c.rows.push_back(split_csv(line));
+        REQUIRE(c.rows.back().size() == c.header.size());
+    }
+    return c;
+}
+
+// Bytes a row moves at least: input, weights and output once in its io_dtype.
+double fewest_bytes(const Csv& c, std::size_t i) {
+    auto n = [&](const char* k) { return std::stod(c.at(i, k)); };
+    const double elem = c.at(i, "io_dtype") == "f32" ? 4.0 : 2.0;
+    return (n("N") * n("C") * n("H") * n("W") + n("M") * n("C") * n("R") * n("S") + n("N") * n("M") * n("E") * n("F")) *
+           elem;
+}
+
+bool memory_bound(const Csv& c, std::size_t i, double gbs) {
+    return fewest_bytes(c, i) / (gbs * 1e9) > c.num(i, "gflop") * 1e9 / (c.num(i, "peak_tflops") * 1e12);
+}
+
+fs::path dev_fixture(const char* name) { return fs::path(CS_SOURCE_DIR) / "tests/data" / name; }
+
+// The markdown table line of one row of the section's per-layer table (N = 128), split in cells.
+std::vector<std::string> table_row(const std::string& md, const std::string& variant, const std::string& layer) {
+    const auto from = md.find("### Per layer, N = 128");
+    if (from == std::string::npos) return {};
+    std::istringstream in(md.substr(from));
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.rfind("| ", 0) != 0) continue;
+        std::vector<std::string> cells;
+        std::size_t at = 2;
+        for (std::size_t bar = line.find(" | ", at); bar != std::string::npos; bar = line.find(" | ", at)) {
+            cells.push_back(line.substr(at, bar - at));
+            at = bar + 3;
+        }
+        if (cells.size() > 2 && (cells[0] == variant || cells[0] == variant + " eff.") && cells[1] == layer)
+            return cells;
+        if (line.rfind("## Changed rows", 0) == 0) break;
+    }
+    return {};
+}
+
+}  // namespace
+
+TEST_CASE("plot.sh --compare of two devices says which rows gain from the second device's memory",
+          "[plots][compare]") {
+    const auto h100 = dev_fixture("compare_dev_h100.csv"), h200 = dev_fixture("compare_dev_h200.csv");
+    const Csv a = read_csv(h100), b = read_csv(h200);
+    const double ratio = 4257.91 / 3000.0;
+
+    // the fixture follows its rule
+    REQUIRE(a.rows.size() == b.rows.size());
+    REQUIRE(a.rows.size() >= 20);
+    std::map<std::string, int> mem_h100, mem_h200, fam_rows;
+    for (std::size_t i = 0; i < a.rows.size(); ++i) {
+        INFO(join_csv(b.rows[i]));
+        CHECK(a.at(i, "device") == "NVIDIA H100 80GB HBM3");
+        CHECK(b.at(i, "device") == "NVIDIA H200");
+        CHECK(a.at(i, "copy_gbs") == "3000");
+        CHECK(b.at(i, "copy_gbs") == "4257.91");
+        for (const char* k :
+             {"layer", "N", "variant", "precision", "memory", "layout", "status", "peak_tflops", "gflop"})
+            CHECK(a.at(i, k) == b.at(i, k));
+        CHECK(a.at(i, "detail").rfind("synthetic test fixture", 0) == 0);
+        if (b.at(i, "status") != "PASS") continue;
+        const bool mem = memory_bound(a, i, 3000.0);
+        const double k = mem ? ratio : 1.0;
+        for (const char* t : {"kernel_ms", "kernel_min_ms", "kernel_max_ms"})
+            CHECK(a.num(i, t) == Approx(b.num(i, t) * k).epsilon(1e-5));
+        CHECK(has(a.at(i, "detail"), mem ? "memory-bound on the H100" : "compute-bound on the H100"));
+        ++fam_rows[b.at(i, "family")];
+        mem_h100[b.at(i, "family")] += mem;
+        mem_h200[b.at(i, "family")] += memory_bound(b, i, 4257.91);
+    }
+    CHECK(fam_rows["hopper"] == 9);
+    CHECK(mem_h100["hopper"] == 5);
+    CHECK(mem_h200["hopper"] == 3);
+    CHECK(mem_h100["cudnn"] == 1);
+    CHECK(mem_h100["multi-kernel"] == 1);
+    CHECK(mem_h100["fp32-fast"] == 0);
+
+    const auto dir = tmpdir("devices");
+    const auto out = dir / "out";
+    const auto r = plot({"--compare", h100.string(), h200.string(), out.string()});
+    require_ran(r);
+    INFO(r.out);
+    check_png(out / "compare_devices.png");
+    CHECK(has(r.out, "wrote " + (out / "compare_devices.png").string()));
+    const std::string md = slurp(out / "compare.md");
+    REQUIRE(has(md, "## Which rows gain from the second device's memory"));
+    CHECK(has(md, "](compare_devices.png)"));
+    // each device's ceilings come from its own CSV
+    CHECK(has(md, "| copy bandwidth (copy_gbs, GB/s) | 3,000 | 4,258 | 1.419 |"));
+    CHECK(has(md, "| fp16 peak, TFLOP/s (ridge, FLOP/byte) | 769 (ridge 256) | 769 (ridge 181) | 1.000 |"));
+
+    // every row at N = 128 is classified on each card as the rule says
+    int checked = 0;
+    for (std::size_t i = 0; i < b.rows.size(); ++i) {
+        if (b.at(i, "N") != "128" || b.at(i, "status") != "PASS") continue;
+        INFO(b.at(i, "variant") << " " << b.at(i, "layer"));
+        const auto cells = table_row(md, b.at(i, "variant"), b.at(i, "layer"));
+        REQUIRE(cells.size() >= 8);  // variant, layer, precision, GFLOP, MB, H100 floor, time / floor, H200 floor
+        CHECK(has(cells[5], memory_bound(a, i, 3000.0) ? "(memory)" : "(compute)"));
+        CHECK(has(cells[7], memory_bound(b, i, 4257.91) ? "(memory)" : "(compute)"));
+        ++checked;
+    }
+    CHECK(checked == 17);
+    // a row compute-bound on both, one memory-bound on the H100 only (far from both floors: the
+    // measured gain is the bandwidth ratio, the floors predict less), one compute-bound and far
+    CHECK(has(md, "| hopper-wgmma-fp16 | conv2 | fp16 | 115 | 66.9 | 149 (compute) | 2.09 | 149 (compute) | 2.09 | "
+                  "1.000 | 1.000 | same | compute-bound |  |"));
+    CHECK(has(md, "| hopper-wgmma-fp16 | conv1 | fp16 | 27.0 | 114 | 38.0 (memory) | 9.69 | 35.1 (compute) | 7.40 | "
+                  "0.923 | 0.705 | faster | far (>5× floor) | **yes**: far from both floors: latency/occupancy-bound, "
+                  "gains only via L2/memory latency |"));
+    CHECK(has(md, "| mk-sw-mt-si-c-vec | conv1 | fp32 | 27.0 | 228 | 422 (compute) | 14.0 | 422 (compute) | 14.0 | "
+                  "1.000 | 1.000 | same | far (>5× floor) |  |"));
+    CHECK(has(md, "| cudnn-fp32 eff. | conv2 | fp32 |"));  // cuDNN's engine here does fewer FLOPs
+
+    // the family summary: per N and over all N, and in sentences (also printed)
+    CHECK(has(md, "| hopper | 1 | 3 | 3 | 3 | 3 | 0.705 | 0.705 | 3 / 0 / 0 | 0 |"));
+    CHECK(has(md, "|  | 32 | 1 | 1 | 0 | 1 | 0.921 | 0.705 | 1 / 0 / 0 | 1 |"));
+    CHECK(has(md, "|  | **all** | **9** | **5** | **3** | **5** | **0.874** | **0.823** | **5 / 4 / 0** | **2** |"));
+    for (const char* s :
+         {"hopper: 5 of 9 rows memory-bound on the H100 (3 on the H200), measured 1.21× faster on the H200 (predicted "
+          "1.14×). By the noise verdict 5 faster, 4 same, 0 slower; 5 far from both floors (over 5× the floor on "
+          "both cards); 2 depart from the prediction by more than the noise.",
+          "cudnn: 1 of 6 rows memory-bound on the H100, measured 1.06× faster on the H200 (predicted 1.06×).",
+          "multi-kernel: 1 of 6 rows memory-bound on the H100 (0 on the H200), measured 1.06× faster on the H200 "
+          "(predicted 1.01×).",
+          "fp32-fast: 0 of 1 row memory-bound on the H100, measured as fast (1.00×) on the H200 (predicted the "
+          "same)."}) {
+        CHECK(has(md, std::string("- ") + s));
+        CHECK(has(r.out, s));
+    }
+    // the rows that depart from the prediction, every N
+    CHECK(has(md, "| hopper | conv1 | 32 | hopper-wgmma-fp16 | fp16 | 0.921 | 0.705 |"));
+    CHECK(has(md, "| hopper | conv1 | 128 | hopper-wgmma-fp16 | fp16 | 0.923 | 0.705 |"));
+    CHECK(has(md, "| multi-kernel | conv1 | 128 | mk-sw-mt-si-c-half | fp16 | 0.923 | 0.705 |"));
+
+    // the other two reasons: the hopper conv1 row twice as fast on both cards (4.8× and 3.7× its
+    // floors: no longer far), and the cuDNN fp32 conv1 row 10 % faster on the H200 only
+    {
+        Csv a2 = a, b2 = b;
+        for (Csv* c : {&a2, &b2})
+            for (std::size_t i = 0; i < c->rows.size(); ++i) {
+                const bool hop = c->at(i, "variant") == "hopper-wgmma-fp16" && c->at(i, "layer") == "conv1" &&
+                                 c->at(i, "N") == "128";
+                const bool dnn = c == &b2 && c->at(i, "variant") == "cudnn-fp32" && c->at(i, "layer") == "conv1" &&
+                                 c->at(i, "N") == "128";
+                if (!hop && !dnn) continue;
+                for (const char* t : {"kernel_ms", "kernel_min_ms", "kernel_max_ms"})
+                    c->rows[i][c->col(t)] = std::to_string(c->num(i, t) * (hop ? 0.5 : 0.9));
+            }
+        a2.write(dir / "a2.csv");
+        b2.write(dir / "b2.csv");
+        const auto r2 =
+            plot({"--compare", (dir / "a2.csv").string(), (dir / "b2.csv").string(), (dir / "o2").string()});
+        require_ran(r2);
+        const std::string md2 = slurp(dir / "o2" / "compare.md");
+        INFO(md2);
+        CHECK(has(md2, "| 0.923 | 0.705 | faster | memory-bound | **yes**: memory-bound: gains up to the bandwidth "
+                       "ratio |"));
+        CHECK(has(md2, "| 1.000 | 0.900 | faster | compute-bound | **yes**: compute-bound on both: no gain "
+                       "expected |"));
+        CHECK(has(md2, "| cudnn | conv1 | 128 | cudnn-fp32 | fp32 | 1.000 | 0.900 |"));
+    }
+
+    // an older CSV without copy_gbs: said, and the prediction left out
+    {
+        Csv a3 = a;
+        for (auto& row : a3.rows) row[a3.col("copy_gbs")].clear();
+        a3.write(dir / "a3.csv");
+        const auto r3 = plot({"--compare", (dir / "a3.csv").string(), h200.string(), (dir / "o3").string()});
+        require_ran(r3);
+        CHECK(has(r3.out, "skipped compare_devices.png: no prediction"));
+        CHECK_FALSE(fs::exists(dir / "o3" / "compare_devices.png"));
+        const std::string md3 = slurp(dir / "o3" / "compare.md");
+        INFO(md3);
+        CHECK(has(md3, "## Which rows gain from the second device's memory"));
+        CHECK(has(md3, "**No prediction**: A (`" + (dir / "a3.csv").string() + "`) has no copy_gbs"));
+        CHECK_FALSE(has(md3, "predicted B / A"));
+        CHECK(has(md3, "- hopper: 9 rows, measured 1.21× faster on the H200; by the noise verdict 5 faster, 4 same, "
+                       "0 slower."));
+        CHECK(has(md3, "| variant | layer | precision | measured B / A | verdict |"));
+    }
     fs::remove_all(dir);
 }

@@ -7,8 +7,9 @@ Modules, one per figure family:
     breakdowns  h2d / kernel / d2h per variant and memory mode
     errors      error against the golden output
     roofline    TFLOP/s against the fp32 ceiling and against each precision class's ceiling
-    ladders     each family's ladder, rung by rung, per layer
+    ladders     each family's ladder, rung by rung, per layer; the exact-fp32 ladder
     comparison  two runs side by side: B/A ratios with their spread (plot.py --compare)
+    devices     two devices: which rows gain from B's memory (floors from each card's ceilings)
     report      report.md with the study's tables
     cli         the command line behind plots/plot.py
 """

@@ -8,7 +8,9 @@ medians) that is r inside [min(A min / A med, B med / B max), max(A max / A med,
 B min)]: the noise band the figures shade, per row. Writes, per batch size of the main
 sweep, compare_kernel_N<N>.png and compare_total_N<N>.png (per layer and variant: the
 ratio, the band, and the ratio's spread B min / A max .. B max / A min, log scale) and
-DIR/compare.md with the summary, a table per family and layer, and the changed rows.
+DIR/compare.md with the summary, a table per family and layer, and the changed rows. When
+the two CSVs come from different devices, compare.md also gets the section "Which rows gain
+from the second device's memory" and compare_devices.png (devices.py).
 """
 
 import math
@@ -206,7 +208,7 @@ def geomean(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
 
 
-def write_report(c, out, figs, metric="kernel"):
+def write_report(c, out, figs, metric="kernel", dev=None):
     md = []
     w = md.append
     w(f"# convstudy comparison: {c.device(c.rows_b)} (B) against {c.device(c.rows_a)} (A)")
@@ -261,6 +263,8 @@ def write_report(c, out, figs, metric="kernel"):
     w("")
     w("Cells: `geometric mean (slower/same/faster)`.")
     w("")
+    if dev is not None:  # two devices: which rows gain from B's memory (devices.py)
+        dev.write(w, figs)
 
     w(f"## Changed rows ({metric}_ms)")
     w("")
@@ -317,7 +321,10 @@ def write_report(c, out, figs, metric="kernel"):
 
 
 def render_compare(rows_a, layers_a, rows_b, layers_b, path_a, path_b, out, suffix=""):
-    """Draws the comparison figures and compare.md; returns the names of the outputs that failed."""
+    """Draws the comparison figures and compare.md; returns the names of the outputs that failed.
+    Runs from two devices (the `device` column differs) also get compare_devices.png and the
+    section on which rows gain from B's memory (devices.py)."""
+    from . import devices  # imports this module: loaded on first use
     os.makedirs(out, exist_ok=True)
     c = Comparison(rows_a, rows_b, layers_a, layers_b, path_a, path_b, suffix)
     failed, figs = [], []
@@ -336,12 +343,29 @@ def render_compare(rows_a, layers_a, rows_b, layers_b, path_a, path_b, out, suff
                 print(f"wrote {os.path.join(out, res)}")
             else:
                 print(f"skipped {name}: {info}")
+    dev = None
+    if devices.differ(rows_a, rows_b):
+        try:
+            dev = devices.DeviceComparison(c)
+            res, info = dev.figure(out)
+            if res:
+                figs.append(res)
+                print(f"wrote {os.path.join(out, res)}")
+            else:
+                print(f"skipped {devices.FIGURE}: {info}")
+        except Exception:
+            traceback.print_exc()
+            failed.append(devices.FIGURE)
+            print(f"plot.py: {devices.FIGURE}: FAILED (traceback above)")
     try:
-        print(f"wrote {write_report(c, out, figs)}")
+        print(f"wrote {write_report(c, out, figs, dev=dev)}")
     except Exception:
         traceback.print_exc()
         failed.append("compare.md")
     for m in ("kernel", "total"):
         print(c.summary(m))
+    if dev is not None:
+        for f in dev.families:
+            print(dev.sentence(f))
     return failed
 
