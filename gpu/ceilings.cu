@@ -23,6 +23,7 @@
 #include <cuda_fp16.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -237,10 +238,24 @@ Ceilings measure_ceilings(DeviceContext& ctx) {
     if (auto it = cache.find(dev); it != cache.end()) return it->second;
     Blas& b = blas_for(dev);
     Ceilings c;
-    c.fp32 = peak_tflops(ctx, b, Kind::f32);
-    c.tf32 = peak_tflops(ctx, b, Kind::tf32);
-    c.fp16 = peak_tflops(ctx, b, Kind::f16);
-    c.bf16 = peak_tflops(ctx, b, Kind::bf16);
+    // A class this GPU or cuBLAS cannot run (bf16 before sm_80, say) gets no ceiling (0: the
+    // CSV leaves its peak_tflops and pct_peak empty); it must not stop the sweep. A sticky
+    // CUDA error (the context is gone) still propagates.
+    auto measure = [&](Kind k, const char* name) {
+        try {
+            return peak_tflops(ctx, b, k);
+        } catch (const CudaError&) {
+            throw;
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "warning: no %s ceiling on this device: %s\n", name, e.what());
+            (void)cudaGetLastError();
+            return 0.0;
+        }
+    };
+    c.fp32 = measure(Kind::f32, "fp32");
+    c.tf32 = measure(Kind::tf32, "tf32");
+    c.fp16 = measure(Kind::f16, "fp16");
+    c.bf16 = measure(Kind::bf16, "bf16");
     c.copy_gbs = copy_gbs(ctx);
     cache[dev] = c;
     return c;
