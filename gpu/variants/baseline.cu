@@ -14,6 +14,7 @@
 // Expected: far from any roofline — two global accesses to the output per FMA, and
 // every input element reloaded M times from L2. Results: see plots/h200/ and NOTES.md.
 #include "conv_shape.hpp"
+#include "direct_taps.cuh"
 #include "cuda_check.hpp"
 #include "simple_plan.hpp"
 #include "variants.hpp"
@@ -33,19 +34,8 @@ __global__ void baseline_kernel(const float* in, const float* w, float* out, Con
             int e, f;
             plane_coord<PlaneMapping::coalesced>(t, i, j, e, f);
             if (e >= s.E || f >= s.F) continue;
-            float* o = out_nm + e * s.F + f;
-            *o = 0.0f;
-            for (int c = 0; c < s.C; ++c) {
-                for (int r = 0; r < s.R; ++r) {
-                    const int ih = e * s.stride + r - s.pad;
-                    if (ih < 0 || ih >= s.H) continue;
-                    for (int q = 0; q < s.S; ++q) {
-                        const int iw = f * s.stride + q - s.pad;
-                        if (iw < 0 || iw >= s.W) continue;
-                        *o += in_n[(c * s.H + ih) * s.W + iw] * w_m[(c * s.R + r) * s.S + q];
-                    }
-                }
-            }
+            GlobalSum sum(out_nm + e * s.F + f);  // the running sum lives in the output element
+            dot(sum, in_n, w_m, s, e, f);
         }
     }
 }

@@ -52,6 +52,7 @@
 // Resources (nvcc 13.0, sm_90, -Xptxas -v): const_weights_kernel 32 registers (as
 // register-acc), 0 B shared, 0 B stack, no spills; the 64 KB bank is its constant data.
 #include "conv_shape.hpp"
+#include "direct_taps.cuh"
 #include "cuda_check.hpp"
 #include "error.hpp"
 #include "variants.hpp"
@@ -87,19 +88,9 @@ __global__ void __launch_bounds__(kMaxThreads)
             int e, f;
             plane_coord<PlaneMapping::coalesced>(t, i, j, e, f);
             if (e >= s.E || f >= s.F) continue;
-            float sum = 0.0f;
-            for (int c = 0; c < s.C; ++c) {
-                for (int r = 0; r < s.R; ++r) {
-                    const int ih = e * s.stride + r - s.pad;
-                    if (ih < 0 || ih >= s.H) continue;
-                    for (int q = 0; q < s.S; ++q) {
-                        const int iw = f * s.stride + q - s.pad;
-                        if (iw < 0 || iw >= s.W) continue;
-                        sum = fmaf(in_n[(c * s.H + ih) * s.W + iw], w_m[(c * s.R + r) * s.S + q], sum);
-                    }
-                }
-            }
-            out_nm[e * s.F + f] = sum;
+            RegSum sum(nullptr);
+            dot(sum, in_n, w_m, s, e, f);  // w_m points into __constant__ memory
+            out_nm[e * s.F + f] = sum.get();
         }
     }
 }

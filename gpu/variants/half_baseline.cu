@@ -32,6 +32,7 @@
 // Resources (nvcc 13.0, sm_90, -Xptxas -v; no spills, no stack/local memory):
 //   half_baseline_kernel coalesced / uncoalesced: 32 / 32 registers, 0 shared memory.
 #include "conv_shape.hpp"
+#include "direct_taps.cuh"
 #include "cuda_check.hpp"
 #include "error.hpp"
 #include "simple_plan.hpp"
@@ -58,19 +59,8 @@ __global__ void __launch_bounds__(1024)
             int e, f;
             plane_coord<kMap>(t, i, j, e, f);
             if (e >= s.E || f >= s.F) continue;
-            __half* o = out_nm + e * s.F + f;
-            *o = __ushort_as_half(0);  // +0.0
-            for (int c = 0; c < s.C; ++c) {
-                for (int r = 0; r < s.R; ++r) {
-                    const int ih = e * s.stride + r - s.pad;
-                    if (ih < 0 || ih >= s.H) continue;
-                    for (int q = 0; q < s.S; ++q) {
-                        const int iw = f * s.stride + q - s.pad;
-                        if (iw < 0 || iw >= s.W) continue;
-                        *o = __hfma(in_n[(c * s.H + ih) * s.W + iw], w_m[(c * s.R + r) * s.S + q], *o);
-                    }
-                }
-            }
+            HalfGlobalSum sum(out_nm + e * s.F + f);  // the half running sum in the output element
+            dot(sum, in_n, w_m, s, e, f);
         }
     }
 }

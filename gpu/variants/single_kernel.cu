@@ -66,6 +66,7 @@
 // make_plan raises the kernel's limit with cudaFuncSetAttribute (outside timing), and
 // above the device's opt-in limit supports() refuses with the reason.
 #include "conv_shape.hpp"
+#include "direct_taps.cuh"
 #include "cuda_check.hpp"
 #include "error.hpp"
 #include "simple_plan.hpp"
@@ -92,40 +93,7 @@ enum class Accum { reg, shared };
 
 constexpr bool stages(Weights w) { return w != Weights::global; }
 
-// The running sum of one output in a register.
-struct RegSum {
-    float v;
-    __device__ __forceinline__ explicit RegSum(float*) : v(0.0f) {}
-    __device__ __forceinline__ void add(float a, float b) { v = fmaf(a, b, v); }
-    __device__ __forceinline__ float get() const { return v; }
-};
-
-// The running sum of one output in its shared-memory slot. volatile: every step loads
-// and stores the slot, which is what swso studies (otherwise the compiler may keep the
-// sum in a register and the variant would silently be rswbdl2m).
-struct SharedSum {
-    volatile float* p;
-    __device__ __forceinline__ explicit SharedSum(float* slot) : p(slot) { *p = 0.0f; }
-    __device__ __forceinline__ void add(float a, float b) { *p = fmaf(a, b, *p); }
-    __device__ __forceinline__ float get() const { return *p; }
-};
-
-// One output: the K products in the baseline's order (c, r, s), zero padding skipped.
-template <class Sum>
-__device__ __forceinline__ void dot(Sum& sum, const float* in_n, const float* wk, const ConvShape& s, int e,
-                                    int f) {
-    for (int c = 0; c < s.C; ++c) {
-        for (int r = 0; r < s.R; ++r) {
-            const int ih = e * s.stride + r - s.pad;
-            if (ih < 0 || ih >= s.H) continue;
-            for (int q = 0; q < s.S; ++q) {
-                const int iw = f * s.stride + q - s.pad;
-                if (iw < 0 || iw >= s.W) continue;
-                sum.add(in_n[(c * s.H + ih) * s.W + iw], wk[(c * s.R + r) * s.S + q]);
-            }
-        }
-    }
-}
+// The Sum policies (RegSum, SharedSum) and the tap loop dot(): direct_taps.cuh.
 
 // All outputs of this thread. `wk` is the filter (global or shared memory); `sums` the
 // swso slots (null for register sums): slot (i*t + j) * threads + tid, so neighbouring
