@@ -16,6 +16,7 @@
 
 #include "buffers.hpp"
 #include "cuda_check.hpp"
+#include "elements.cuh"
 #include "error.hpp"
 
 #include <cublas_v2.h>
@@ -43,27 +44,14 @@ void check_cublas(cublasStatus_t st, const char* call) {
 }
 #define CS_CEIL_CUBLAS(call) check_cublas((call), #call)
 
-template <typename T>
-__device__ __forceinline__ T from_f(float v);
-template <>
-__device__ __forceinline__ float from_f<float>(float v) { return v; }
-template <>
-__device__ __forceinline__ __half from_f<__half>(float v) { return __float2half_rn(v); }
-template <>
-__device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
-
 // Uniform in [-1, 1) from a hash of the index, never exactly zero.
 template <typename T>
 __global__ void fill_kernel(T* p, std::int64_t n, unsigned long long seed) {
     for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
          i += std::int64_t(gridDim.x) * blockDim.x) {
-        unsigned long long z = seed + static_cast<unsigned long long>(i) * 0x9E3779B97F4A7C15ull;
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-        z ^= z >> 31;
-        float u = float(z >> 40) * (2.0f / 16777216.0f) - 1.0f;
+        float u = uniform_pm1(seed, i);
         if (u == 0.0f) u = 0.5f;
-        p[i] = from_f<T>(u);
+        p[i] = from_float<T>(u);
     }
 }
 

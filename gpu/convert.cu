@@ -1,6 +1,7 @@
 #include "convert.hpp"
 
 #include "cuda_check.hpp"
+#include "elements.cuh"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -10,14 +11,6 @@
 namespace cs::gpu {
 namespace {
 
-template <typename T>
-__device__ __forceinline__ T from_f(float x);
-template <>
-__device__ __forceinline__ __half from_f<__half>(float x) { return __float2half_rn(x); }
-template <>
-__device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
-__device__ __forceinline__ float to_f(__half x) { return __half2float(x); }
-__device__ __forceinline__ float to_f(__nv_bfloat16 x) { return __bfloat162float(x); }
 
 // Grid-stride loops; 4 elements per thread per step where the pointers allow 16/8-byte
 // accesses (cudaMalloc'd tensors do; a streams-mode chunk may start anywhere), else 1.
@@ -29,12 +22,12 @@ __global__ void from_float_kernel(const float* __restrict__ src, T* __restrict__
         const std::int64_t n4 = n / 4;
         for (std::int64_t j = i; j < n4; j += stride) {
             const float4 v = reinterpret_cast<const float4*>(src)[j];
-            T o[4] = {from_f<T>(v.x), from_f<T>(v.y), from_f<T>(v.z), from_f<T>(v.w)};
+            T o[4] = {from_float<T>(v.x), from_float<T>(v.y), from_float<T>(v.z), from_float<T>(v.w)};
             reinterpret_cast<uint2*>(dst)[j] = *reinterpret_cast<const uint2*>(o);
         }
-        for (std::int64_t j = n4 * 4 + i; j < n; j += stride) dst[j] = from_f<T>(src[j]);
+        for (std::int64_t j = n4 * 4 + i; j < n; j += stride) dst[j] = from_float<T>(src[j]);
     } else {
-        for (std::int64_t j = i; j < n; j += stride) dst[j] = from_f<T>(src[j]);
+        for (std::int64_t j = i; j < n; j += stride) dst[j] = from_float<T>(src[j]);
     }
 }
 
@@ -47,11 +40,11 @@ __global__ void to_float_kernel(const T* __restrict__ src, float* __restrict__ d
         for (std::int64_t j = i; j < n4; j += stride) {
             const uint2 raw = reinterpret_cast<const uint2*>(src)[j];
             const T* v = reinterpret_cast<const T*>(&raw);
-            reinterpret_cast<float4*>(dst)[j] = make_float4(to_f(v[0]), to_f(v[1]), to_f(v[2]), to_f(v[3]));
+            reinterpret_cast<float4*>(dst)[j] = make_float4(to_float(v[0]), to_float(v[1]), to_float(v[2]), to_float(v[3]));
         }
-        for (std::int64_t j = n4 * 4 + i; j < n; j += stride) dst[j] = to_f(src[j]);
+        for (std::int64_t j = n4 * 4 + i; j < n; j += stride) dst[j] = to_float(src[j]);
     } else {
-        for (std::int64_t j = i; j < n; j += stride) dst[j] = to_f(src[j]);
+        for (std::int64_t j = i; j < n; j += stride) dst[j] = to_float(src[j]);
     }
 }
 

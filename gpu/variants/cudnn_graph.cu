@@ -72,6 +72,7 @@
 // 28, times within 6%; the 4% band and 31 samples above came after, unmeasured.
 #include "buffers.hpp"
 #include "cuda_check.hpp"
+#include "elements.cuh"
 #include "error.hpp"
 #include "tolerance.hpp"
 #include "variants.hpp"
@@ -212,30 +213,7 @@ RowSpec spec_of(Precision p) {
 
 // ---- scratch data, the naive reference and the comparison ----------------------------
 
-template <typename T>
-__device__ __forceinline__ T from_float(float v);
-template <>
-__device__ __forceinline__ float from_float<float>(float v) { return v; }
-template <>
-__device__ __forceinline__ __half from_float<__half>(float v) { return __float2half_rn(v); }
-template <>
-__device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
-__device__ __forceinline__ float to_float(float v) { return v; }
-__device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
-__device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
-
-template <typename T>
-__global__ void fill_uniform_kernel(T* p, std::int64_t n, float scale, unsigned long long seed) {
-    for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
-         i += std::int64_t(gridDim.x) * blockDim.x) {
-        unsigned long long z = seed + static_cast<unsigned long long>(i) * 0x9E3779B97F4A7C15ull;
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-        z ^= z >> 31;
-        const float u = float(z >> 40) * (2.0f / 16777216.0f) - 1.0f;
-        p[i] = from_float<T>(u * scale);
-    }
-}
+// Scratch data: fill_uniform_kernel and the element conversions, elements.cuh.
 
 struct RefShape {
     int C, H, W, M, R, S, stride, pad, E, F;
