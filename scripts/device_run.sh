@@ -24,8 +24,10 @@
 #             (the device tool copies files, not the repository):
 #             CONVSTUDY_GIT_REV=$(git describe --always --dirty) in the command
 #   GPU_TEST_ARGS     Catch2 test specs: run only those GPU tests (default: all, via ctest)
-#   SANITIZE_SECONDS  time limit of the compute-sanitizer stage (default 300)
-#   SANITIZE_ARGS, NCU_ARGS   extra arguments for those stages
+#   SANITIZE_SECONDS  time limit of each compute-sanitizer job (default 300); the other
+#             SANITIZE_* variables (TOOLS, TARGETS, VARIANTS, SPLIT, JOBS) pass through to
+#             scripts/sanitize.sh, whose summary is sanitizer.log
+#   NCU_ARGS  extra arguments for the ncu stage
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-out/device}
@@ -119,7 +121,7 @@ fi
 if has sanitize; then
     stamp "compute-sanitizer"
     # shellcheck disable=SC2086
-    SANITIZE_SECONDS=${SANITIZE_SECONDS:-300} scripts/sanitize.sh $B "$OUT/sanitizer.log" ${SANITIZE_ARGS:-} || status=1
+    SANITIZE_SECONDS=${SANITIZE_SECONDS:-300} scripts/sanitize.sh $B "$OUT/sanitizer.log" /tmp/sanitize-logs || status=1
     tail -15 "$OUT/sanitizer.log"
 fi
 
