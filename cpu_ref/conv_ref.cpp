@@ -434,7 +434,12 @@ void conv2d_naive(const Layer& layer, std::int64_t N, const float* in, const flo
                 }
 }
 
-double conv2d_element(const Layer& layer, const float* in, const float* w, std::int64_t n, int m, int e, int f) {
+namespace {
+// sum over the taps of output (n, m, e, f) of term(x * w), in double, padding skipped: the
+// one loop behind conv2d_element (term = identity) and conv2d_element_bound (|x * w|).
+template <class Term>
+double element_sum(const Layer& layer, const float* in, const float* w, std::int64_t n, int m, int e, int f,
+                   Term term) {
     const Geometry g = geometry(layer, n + 1);
     double sum = 0;
     for (std::int64_t c = 0; c < g.C; ++c)
@@ -443,9 +448,15 @@ double conv2d_element(const Layer& layer, const float* in, const float* w, std::
                 const std::int64_t ih = e * g.stride + r - g.pad;
                 const std::int64_t iw = f * g.stride + s - g.pad;
                 if (ih < 0 || ih >= g.H || iw < 0 || iw >= g.W) continue;
-                sum += double(in[n * g.CHW + c * g.HW + ih * g.W + iw]) * double(w[((m * g.C + c) * g.R + r) * g.S + s]);
+                sum += term(double(in[n * g.CHW + c * g.HW + ih * g.W + iw]) *
+                            double(w[((m * g.C + c) * g.R + r) * g.S + s]));
             }
     return sum;
+}
+}  // namespace
+
+double conv2d_element(const Layer& layer, const float* in, const float* w, std::int64_t n, int m, int e, int f) {
+    return element_sum(layer, in, w, n, m, e, f, [](double p) { return p; });
 }
 
 void conv2d_bound(const Layer& layer, std::int64_t N, const float* in, const float* w, float* bound) {
@@ -459,18 +470,7 @@ void conv2d_bound(const Layer& layer, std::int64_t N, const float* in, const flo
 
 double conv2d_element_bound(const Layer& layer, const float* in, const float* w, std::int64_t n, int m, int e,
                             int f) {
-    const Geometry g = geometry(layer, n + 1);
-    double sum = 0;
-    for (std::int64_t c = 0; c < g.C; ++c)
-        for (std::int64_t r = 0; r < g.R; ++r)
-            for (std::int64_t s = 0; s < g.S; ++s) {
-                const std::int64_t ih = e * g.stride + r - g.pad;
-                const std::int64_t iw = f * g.stride + s - g.pad;
-                if (ih < 0 || ih >= g.H || iw < 0 || iw >= g.W) continue;
-                sum += std::fabs(double(in[n * g.CHW + c * g.HW + ih * g.W + iw]) *
-                                 double(w[((m * g.C + c) * g.R + r) * g.S + s]));
-            }
-    return sum;
+    return element_sum(layer, in, w, n, m, e, f, [](double p) { return std::fabs(p); });
 }
 
 }  // namespace cs
