@@ -3,6 +3,8 @@
 // tensors (KRSC weights) in float, half and bf16, so that the permutes, the GPU
 // conversions, convert_ms and the NaN poison are checked independently of any family.
 #include "catch.hpp"
+#include "conv_shape.hpp"
+#include "elements.cuh"
 #include "gpu_test_util.hpp"
 #include "simple_plan.hpp"
 
@@ -19,20 +21,9 @@ using cs::test::run_checked;
 
 namespace {
 
-__device__ __forceinline__ float ld(const float* p, long long i) { return p[i]; }
-__device__ __forceinline__ float ld(const __half* p, long long i) { return __half2float(p[i]); }
-__device__ __forceinline__ float ld(const __nv_bfloat16* p, long long i) { return __bfloat162float(p[i]); }
-__device__ __forceinline__ void st(float* p, long long i, float v) { p[i] = v; }
-__device__ __forceinline__ void st(__half* p, long long i, float v) { p[i] = __float2half_rn(v); }
-__device__ __forceinline__ void st(__nv_bfloat16* p, long long i, float v) { p[i] = __float2bfloat16_rn(v); }
-
-struct Shape {
-    int C, H, W, M, R, S, stride, pad, E, F;
-};
-
 // One thread per output element, NHWC input, KRSC weights, NHWC output.
 template <typename T>
-__global__ void nhwc_direct(const T* in, const T* w, T* out, long long N, Shape s) {
+__global__ void nhwc_direct(const T* in, const T* w, T* out, long long N, ConvShape s) {
     const long long total = N * s.E * s.F * s.M;
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total;
          i += (long long)gridDim.x * blockDim.x) {
@@ -46,9 +37,10 @@ __global__ void nhwc_direct(const T* in, const T* w, T* out, long long N, Shape 
                 const int h = e * s.stride - s.pad + r, x = f * s.stride - s.pad + q;
                 if (h < 0 || h >= s.H || x < 0 || x >= s.W) continue;
                 for (int c = 0; c < s.C; ++c)
-                    acc += ld(in, ((n * s.H + h) * s.W + x) * s.C + c) * ld(w, ((long long)(m * s.R + r) * s.S + q) * s.C + c);
+                    acc += to_float(in[((n * s.H + h) * s.W + x) * s.C + c]) *
+                           to_float(w[((long long)(m * s.R + r) * s.S + q) * s.C + c]);
             }
-        st(out, i, acc);
+        out[i] = from_float<T>(acc);
     }
 }
 
@@ -62,8 +54,7 @@ Variant nhwc_variant(const char* name, Precision prec, DType io) {
     v.layouts = {Layout::nhwc};
     v.supports = [](const Problem&, const cudaDeviceProp&) -> std::optional<std::string> { return std::nullopt; };
     v.make_plan = [](const Problem& p, const PlanContext&) -> std::unique_ptr<Plan> {
-        const Layer l = p.layer;
-        const Shape s{l.C, l.H, l.W, l.M, l.R, l.S, l.stride, l.pad, l.E(), l.F()};
+        const ConvShape s = conv_shape(p.layer);
         return make_simple_plan(
             [s](const DeviceIO& io, cudaStream_t st) {
                 nhwc_direct<T><<<256, 256, 0, st>>>(static_cast<const T*>(io.in), static_cast<const T*>(io.w),
