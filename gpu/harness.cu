@@ -572,38 +572,35 @@ RunResult run_variant(DeviceContext& ctx, const Variant& v, MemoryMode mode, con
     RunResult r;
     r.threshold = threshold(v.precision);
     r.algo = v.algo;
-    bool started = false;
-    // SKIP is for a variant that refused, or tensors that cannot be had, before any of its
-    // kernels ran; once one may have run, every failure is an ERROR (a SKIP would hide it).
-    auto skip_or_error = [&](std::string why) {
-        if (started) {
-            r.status = Status::error;
-            r.reason = "after the variant's kernels started: " + why;
-        } else {
-            r.status = Status::skip;
-            r.reason = std::move(why);
-        }
-    };
-    try {
+    {  // the run's buffers are released at the end of this block, before the error reset
         Run run(ctx, v, mode, p, data, opt, r);
+        // SKIP is for a variant that refused, or tensors that cannot be had, before any of its
+        // kernels ran; once one may have run, every failure is an ERROR (a SKIP would hide it).
+        auto skip_or_error = [&](std::string why) {
+            if (run.started()) {
+                r.status = Status::error;
+                r.reason = "after the variant's kernels started: " + why;
+            } else {
+                r.status = Status::skip;
+                r.reason = std::move(why);
+            }
+        };
         try {
             run.execute();
-        } catch (...) {
-            started = run.started();
-            throw;
+        } catch (const Skip& e) {
+            skip_or_error(e.what());
+        } catch (const CudaError& e) {
+            r.status = Status::error;
+            r.reason = e.what();
+            r.fatal = is_sticky(e.code());
+            if (!r.fatal && e.code() == cudaErrorMemoryAllocation)
+                skip_or_error(std::string("out of device memory: ") + e.what());
+        } catch (const std::bad_alloc&) {
+            skip_or_error("out of host memory");
+        } catch (const std::exception& e) {
+            r.status = Status::error;
+            r.reason = e.what();
         }
-    } catch (const Skip& e) {
-        skip_or_error(e.what());
-    } catch (const CudaError& e) {
-        r.status = Status::error;
-        r.reason = e.what();
-        r.fatal = is_sticky(e.code());
-        if (!r.fatal && e.code() == cudaErrorMemoryAllocation) skip_or_error(std::string("out of device memory: ") + e.what());
-    } catch (const std::bad_alloc&) {
-        skip_or_error("out of host memory");
-    } catch (const std::exception& e) {
-        r.status = Status::error;
-        r.reason = e.what();
     }
     // A failed launch or allocation must not leak into the next run's error checks.
     if (!r.fatal) (void)cudaGetLastError();
