@@ -131,7 +131,9 @@ std::unique_ptr<gpu::DeviceContext> open_device() {
     }
 }
 
-RunMeta make_meta(gpu::DeviceContext& ctx, const gpu::RunOptions& o) {
+// `ceilings`: measure the per-class ceilings (a second or two of cuBLAS GEMMs and a large
+// copy) for pct_peak and peak_tflops; only the CSV shows them.
+RunMeta make_meta(gpu::DeviceContext& ctx, const gpu::RunOptions& o, bool ceilings) {
     RunMeta m;
     m.timestamp = now_utc();
     const auto& i = ctx.info();
@@ -143,12 +145,14 @@ RunMeta make_meta(gpu::DeviceContext& ctx, const gpu::RunOptions& o) {
     // Ceilings of every precision class, measured now on this device (cuBLAS GEMMs and a
     // device-to-device copy); fp32's is the higher of cuBLAS SGEMM and the register-only
     // FMA kernel, the hardware's FMA rate, so no FMA row can pass 100%.
-    const gpu::Ceilings c = gpu::measure_ceilings(ctx);
-    m.peak_fp32 = std::max(c.fp32, ctx.fp32_peak_tflops());
-    m.peak_tf32 = c.tf32;
-    m.peak_fp16 = c.fp16;
-    m.peak_bf16 = c.bf16;
-    m.copy_gbs = c.copy_gbs;
+    if (ceilings) {
+        const gpu::Ceilings c = gpu::measure_ceilings(ctx);
+        m.peak_fp32 = std::max(c.fp32, ctx.fp32_peak_tflops());
+        m.peak_tf32 = c.tf32;
+        m.peak_fp16 = c.fp16;
+        m.peak_bf16 = c.bf16;
+        m.copy_gbs = c.copy_gbs;
+    }
     m.git_rev = kGitRevision;
     m.tool_version = kToolVersion;
     m.l2_flush = o.flush_l2;
@@ -371,9 +375,12 @@ int cmd_run(RunArgs a) {
     auto ctx = open_device();
     const ProblemData d = load_problem(a.golden, table, layer, a.batch, a.check);
     const auto opt = a.timing.to_run_options();
-    const RunMeta meta = make_meta(*ctx, opt);
+    // The ceilings and the GEMM of the layer's shape appear only in the CSV.
+    const bool csv = !a.csv.empty();
+    const RunMeta meta = make_meta(*ctx, opt, csv);
     Row row = run_one(*ctx, *ref.variant, mode, layout, d, opt);
-    if (row.result.status == gpu::Status::pass) row.gemm_ceiling_ms = gemm_ceiling(*ctx, row.precision, layer, a.batch);
+    if (csv && row.result.status == gpu::Status::pass)
+        row.gemm_ceiling_ms = gemm_ceiling(*ctx, row.precision, layer, a.batch);
     std::printf("%s\n", summary_line(row).c_str());
     if (!row.result.detail.empty()) std::printf("  plan: %s\n", row.result.detail.c_str());
     if (!a.csv.empty()) write_csv(a.csv, meta, {row});
@@ -448,7 +455,7 @@ int cmd_sweep(const SweepArgs& a) {
 
     auto ctx = open_device();
     const auto opt = a.timing.to_run_options();
-    const RunMeta meta = make_meta(*ctx, opt);
+    const RunMeta meta = make_meta(*ctx, opt, true);
     if (!a.quiet)
         std::fprintf(stderr,
                      "device: %s (cc %s, %d SMs); ceilings measured now, TFLOP/s: fp32 %.1f, tf32 %.0f, fp16 %.0f, "
