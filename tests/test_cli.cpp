@@ -114,6 +114,16 @@ TEST_CASE("bad input: clear message, exit code 2", "[cli]") {
     r = cli("list --table /nonexistent/t.json");
     CHECK(r.code == 2);
     CHECK(has(r, "/nonexistent/t.json"));
+
+    std::ofstream(d / "choices.json") << "{\"format\": \"convstudy engine choices 1\", \"choices\": [1]}";
+    r = cli("sweep --csv " + (d / "x.csv").string() + " --engine-choices " + (d / "choices.json").string());
+    CHECK(r.code == 2);
+    CHECK(has(r, "choices.json"));
+    CHECK(has(r, "--engine-choices none"));
+    CHECK_FALSE(std::filesystem::exists(d / "x.csv"));
+    r = cli("sweep --csv " + (d / "x.csv").string() + " --engine-choices /nonexistent/dir/c.json");
+    CHECK(r.code == 2);
+    CHECK(has(r, "--engine-choices path"));
 }
 
 TEST_CASE("GPU commands without a device or without golden files say so", "[cli]") {

@@ -29,13 +29,15 @@
 //      1e-2 off on conv2 in fp32).
 //   5. Timing, outside the timed region, L2 flushed before every sample like the harness's
 //      repeats, CUDA events around one execution: 1 warm-up + 3 samples each, then the
-//      configurations within 1.25x of the best (at most 6) get 31 more samples, interleaved
-//      round-robin so clock drift hits them alike; the fastest median wins, except that a
-//      configuration that ranked earlier in the candidate order (heuristics A first) and is
-//      within 7% keeps the place — so two sweeps pick the same configuration when two are
-//      a tie. Medians of ~15-30 us kernels move by 2-6% between processes: with a 4% band,
-//      two reference sweeps on the H200 (calls 10 and 11) chose eng67 and eng41 for tf32
-//      NCHW conv3 N=1 (0.0271 vs 0.0265 ms in the sweep); 119 of 120 rows agreed.
+//      configurations within 1.25x of the best (at most 6, and the remembered engine's best)
+//      get 31-201 more samples (as many as ~0.15 s buys), interleaved round-robin so clock
+//      drift hits them alike. The fastest median wins — unless the engine chosen before for
+//      this row (engine_choice.hpp: same device, cuDNN version, layer, batch, layout, class;
+//      remembered across processes through the CLI's --engine-choices file) is within 3% of
+//      it: then that engine stays. Medians of ~15-30 us kernels move by 2-6% between
+//      processes; with a "first candidate within 7% of the fastest" rule, 118-119 of 120
+//      anchor rows chose the same engine in two back-to-back sweeps (H200, calls 11-12), and
+//      the anchor could be up to 7% slower than the fastest engine measured.
 // The selection is cached per process (layer, N, layout, precision, chunk size), so every
 // memory mode and every stream of a sweep runs the same engine; a plan whose workspace
 // limit the cached choice exceeds selects anew.
@@ -73,6 +75,7 @@
 #include "buffers.hpp"
 #include "cuda_check.hpp"
 #include "elements.cuh"
+#include "engine_choice.hpp"
 #include "error.hpp"
 #include "tolerance.hpp"
 #include "variants.hpp"
@@ -745,13 +748,6 @@ struct Candidate {
     double ms = INFINITY;
 };
 
-double median(std::vector<float> v) {
-    if (v.empty()) return INFINITY;
-    std::sort(v.begin(), v.end());
-    const std::size_t n = v.size();
-    return n % 2 ? double(v[n / 2]) : 0.5 * (double(v[n / 2 - 1]) + double(v[n / 2]));
-}
-
 Selection select_engine(cudnnHandle_t h, const Problem& p, const RowSpec& sp, std::int64_t nmax,
                         std::size_t ws_limit, const cudaDeviceProp& prop) {
     const auto t_start = std::chrono::steady_clock::now();
@@ -925,34 +921,47 @@ Selection select_engine(cudnnHandle_t h, const Problem& p, const RowSpec& sp, st
     };
     for (auto* c : live) CS_CUDNN_CHECK(cudnnBackendExecute(h, c->plan->plan.get(), vp.get()));  // warm-up
     time_round(live, 3);
-    for (auto* c : live) c->ms = median(c->samples);
+    for (auto* c : live) c->ms = median_ms(c->samples);
     double best = INFINITY;
     for (auto* c : live) best = std::min(best, c->ms);
+    // The engine chosen before for this row (engine_choice.hpp), by a key that holds across
+    // processes: device, cuDNN version, layer, batch, layout, class.
+    char pkey[320];
+    std::snprintf(pkey, sizeof pkey, "%s sm%d%d cudnn%zu|%d,%d,%d,%d,%d,%d,%d,%d|%lld|%s|%s", prop.name, prop.major,
+                  prop.minor, cudnnGetVersion(), l.C, l.H, l.W, l.M, l.R, l.S, l.stride, l.pad,
+                  static_cast<long long>(nmax), p.layout == Layout::nchw ? "nchw" : "nhwc", sp.name);
+    const std::optional<RememberedEngine> remembered = engine_choices().get(pkey);
     std::vector<Candidate*> finalists;
     for (auto* c : live)
         if (c->ms <= 1.25 * best) finalists.push_back(c);
     std::stable_sort(finalists.begin(), finalists.end(), [](auto* a, auto* b) { return a->ms < b->ms; });
     if (finalists.size() > 6) finalists.resize(6);
+    if (remembered) {  // the remembered engine's fastest configuration takes part when it is in the 1.25x set
+        Candidate* own = nullptr;
+        for (auto* c : live)
+            if (c->recipe.engine == remembered->engine && c->ms <= 1.25 * best && (!own || c->ms < own->ms)) own = c;
+        if (own && std::find(finalists.begin(), finalists.end(), own) == finalists.end()) finalists.push_back(own);
+    }
     for (auto* c : finalists) c->samples.clear();
-    constexpr int kFinalSamples = 31;
-    time_round(finalists, kFinalSamples);
-    for (auto* c : finalists) c->ms = median(c->samples);
+    // Samples: as many as ~0.15 s of timing buys (L2 flush ~0.05 ms each), 31 to 201, so that
+    // the medians of 10-30 us kernels settle as well as those of milliseconds.
+    const double per_sample_ms = double(finalists.size()) * (best + 0.05);
+    const int final_samples = int(std::clamp(150.0 / per_sample_ms, 31.0, 201.0));
+    time_round(finalists, final_samples);
+    for (auto* c : finalists) c->ms = median_ms(c->samples);
     CS_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
     CS_CUDNN_CHECK(cudnnSetStream(h, nullptr));
 
-    // 4. choice: fastest median; an earlier candidate within 7% keeps the place.
-    double fastest = INFINITY;
-    for (auto* c : finalists) fastest = std::min(fastest, c->ms);
-    constexpr double kTieBand = 1.07;
-    Candidate* chosen = nullptr;
-    for (auto& c : cands)  // candidate order = heuristics A, B, fallback, global
-        if (std::find(finalists.begin(), finalists.end(), &c) != finalists.end() && c.ms <= kTieBand * fastest) {
-            chosen = &c;
-            break;
-        }
-    Candidate* runner = nullptr;
+    // 4. choice: the fastest median, unless the engine chosen before is within kKeepBand of it.
+    std::vector<TimedConfig> timed;
+    for (auto* c : finalists) timed.push_back({c->recipe.engine, c->samples});
+    const EngineChoice ch =
+        choose_engine(timed, remembered ? std::optional<std::int64_t>(remembered->engine) : std::nullopt);
+    Candidate* chosen = finalists[ch.chosen];
+    engine_choices().set(pkey, {chosen->recipe.engine, chosen->ms});
+    Candidate* runner = nullptr;  // the fastest finalist of another engine
     for (auto* c : finalists)
-        if (c != chosen && (!runner || c->ms < runner->ms)) runner = c;
+        if (c->recipe.engine != chosen->recipe.engine && (!runner || c->ms < runner->ms)) runner = c;
 
     Selection sel;
     sel.ranking.push_back({chosen->recipe, chosen->info, chosen->ms, chosen->plan->ws});
@@ -964,9 +973,17 @@ Selection select_engine(cudnnHandle_t h, const Problem& p, const RowSpec& sp, st
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
     std::string d = recipe_text(chosen->recipe) + " [" + notes_text(chosen->info) + "] from " + chosen->source +
                     " (cuDNN " + std::to_string(cudnnGetVersion()) + " graph API), ws " + mb(chosen->plan->ws) +
-                    ", " + fmt("%.4f", chosen->ms) + " ms (median of " + std::to_string(kFinalSamples) +
+                    ", " + fmt("%.4f", chosen->ms) + " ms (median of " + std::to_string(final_samples) +
                     ", L2 flushed, N=" + std::to_string(nmax) + "), err " + fmt("%.1e", chosen->err) +
                     " vs naive reference";
+    if (ch.kept_previous && ch.chosen != ch.fastest)
+        d += "; kept as the engine chosen before: within " + fmt("%.0f", (kKeepBand - 1) * 100) +
+             "% of the fastest, " + recipe_text(finalists[ch.fastest]->recipe) + " " + fmt("%.4f", ch.fastest_ms) + " ms";
+    else if (ch.kept_previous)
+        d += "; the engine chosen before, fastest again";
+    else if (remembered)
+        d += "; replaces eng" + std::to_string(remembered->engine) + " chosen before (not within " +
+             fmt("%.0f", (kKeepBand - 1) * 100) + "% of the fastest now)";
     if (runner)
         d += "; runner-up " + recipe_text(runner->recipe) + " [" + notes_text(runner->info) + "] " +
              fmt("%.4f", runner->ms) + " ms";

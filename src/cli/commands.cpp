@@ -8,6 +8,7 @@
 #include "cpu_anchor.hpp"
 #include "device.hpp"
 #include "error.hpp"
+#include "engine_choices_file.hpp"
 #include "golden.hpp"
 #include "harness.hpp"
 #include "problem_data.hpp"
@@ -56,6 +57,7 @@ struct TimingOpts {
     double workspace_limit_gib = 0;
     int streams = 4;
     int chunks = 0;
+    std::string engine_choices;  // "" = <golden>/engine_choices.json, "none", or a path
     gpu::RunOptions to_run_options() const {
         gpu::RunOptions o;
         o.warmup = warmup;
@@ -78,6 +80,9 @@ void add_timing_options(CLI::App* c, TimingOpts& t) {
     c->add_option("--streams", t.streams, "streams memory mode: number of streams")->check(CLI::Range(1, 64));
     c->add_option("--chunks", t.chunks, "streams memory mode: chunks of the batch (default 2 per stream)")
         ->check(CLI::Range(0, 1 << 20));
+    c->add_option("--engine-choices", t.engine_choices,
+                  "file of the cuDNN engines chosen before, kept while within 3% of the fastest (default: "
+                  "<golden>/engine_choices.json; none: choose afresh)");
 }
 
 std::string now_utc() {
@@ -372,6 +377,9 @@ int cmd_run(RunArgs a) {
                                                                            : ref.variant->layouts.front();
     a.check.parse();
     if (!a.csv.empty()) check_writable(a.csv);
+    const auto choices = engine_choices_path(a.timing.engine_choices, a.golden);
+    if (!choices.empty()) check_writable(choices, "--engine-choices");
+    load_engine_choices(choices);
     auto ctx = open_device();
     const ProblemData d = load_problem(a.golden, table, layer, a.batch, a.check);
     const auto opt = a.timing.to_run_options();
@@ -379,6 +387,7 @@ int cmd_run(RunArgs a) {
     const bool csv = !a.csv.empty();
     const RunMeta meta = make_meta(*ctx, opt, csv);
     Row row = run_one(*ctx, *ref.variant, mode, layout, d, opt);
+    save_engine_choices(choices);
     if (csv && row.result.status == gpu::Status::pass)
         row.gemm_ceiling_ms = gemm_ceiling(*ctx, row.precision, layer, a.batch);
     std::printf("%s\n", summary_line(row).c_str());
@@ -442,6 +451,9 @@ int cmd_sweep(const SweepArgs& a) {
             plan.push_back({ref.variant, modes});
     }
     check_writable(a.csv);
+    const auto choices = engine_choices_path(a.timing.engine_choices, a.golden);
+    if (!choices.empty()) check_writable(choices, "--engine-choices");
+    load_engine_choices(choices);
     // Every golden set must be there before hours of work start.
     const CheckMode check = a.check.parse();
     for (auto N : a.batches)
@@ -497,6 +509,7 @@ int cmd_sweep(const SweepArgs& a) {
                     done += l->flops(N);
                     if (r.status == gpu::Status::fail || r.status == gpu::Status::error) any_fail = true;
                     if (r.fatal) {
+                        save_engine_choices(choices);
                         fill_vs_cudnn(rows);
                         write_csv(a.csv, meta, rows);
                         progress.finish("stopped");
@@ -518,6 +531,7 @@ int cmd_sweep(const SweepArgs& a) {
                 row.gemm_ceiling_ms = it->second;
             }
             // Rewritten (atomically) after each (layer, N): an interrupted sweep keeps its rows.
+            save_engine_choices(choices);
             fill_vs_cudnn(rows);
             write_csv(a.csv, meta, rows);
         }

@@ -105,11 +105,11 @@ void write_csv(const std::filesystem::path& path, const RunMeta& meta, const std
     });
 }
 
-void check_writable(const std::filesystem::path& path) {
+void check_writable(const std::filesystem::path& path, const std::string& option) {
     namespace fs = std::filesystem;
     const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
     std::error_code ec;
-    const std::string hint = "; choose another --csv path";
+    const std::string hint = "; choose another " + option + " path";
     if (!fs::exists(dir, ec))
         throw Error("cannot write " + path.string() + ": directory " + dir.string() + " does not exist (create it" +
                     " first)" + hint);

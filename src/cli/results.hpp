@@ -48,7 +48,7 @@ std::vector<std::string> csv_fields(const RunMeta& meta, const Row& row);
 // Writes header + rows atomically (temporary file + rename).
 void write_csv(const std::filesystem::path& path, const RunMeta& meta, const std::vector<Row>& rows);
 // Throws cs::Error now, before any long run, when `path` cannot be written.
-void check_writable(const std::filesystem::path& path);
+void check_writable(const std::filesystem::path& path, const std::string& option = "--csv");
 
 // The precision class a row is compared in: fp16acc rows against fp16 anchors.
 std::string anchor_class(const std::string& precision);

@@ -1,0 +1,71 @@
+#include "engine_choices_file.hpp"
+
+#include "atomic_file.hpp"
+#include "engine_choice.hpp"
+#include "error.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <sstream>
+
+namespace cs::cli {
+
+namespace {
+constexpr const char* kFormat = "convstudy engine choices 1";
+}
+
+void load_engine_choices(const std::filesystem::path& path) {
+    std::map<std::string, gpu::RememberedEngine> m;
+    std::error_code ec;
+    if (path.empty() || !std::filesystem::exists(path, ec)) {
+        gpu::engine_choices().replace(std::move(m));
+        return;
+    }
+    const std::string what = "engine choices file " + path.string();
+    std::ifstream f(path, std::ios::binary);
+    if (!f) throw Error("cannot read the " + what);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(ss.str());
+    } catch (const nlohmann::json::exception& e) {
+        throw Error("the " + what + " is not valid JSON (" + e.what() + "); delete it or pass --engine-choices none");
+    }
+    if (!j.is_object() || j.value("format", std::string()) != kFormat || !j.contains("choices") ||
+        !j["choices"].is_object())
+        throw Error("the " + what + " is not a convstudy engine choices file (format \"" + kFormat +
+                    "\" expected); delete it or pass --engine-choices none");
+    for (const auto& [key, v] : j["choices"].items()) {
+        if (!v.is_object() || !v.contains("engine") || !v["engine"].is_number_integer() || !v.contains("ms") ||
+            !v["ms"].is_number())
+            throw Error("the " + what + " has a malformed entry '" + key + "' (needs integer \"engine\" and number \"ms\")");
+        m[key] = {v["engine"].get<std::int64_t>(), v["ms"].get<double>()};
+    }
+    gpu::engine_choices().replace(std::move(m));
+}
+
+void save_engine_choices(const std::filesystem::path& path) {
+    if (path.empty() || !gpu::engine_choices().changed()) return;
+    nlohmann::json j;
+    j["format"] = kFormat;
+    j["about"] =
+        "cuDNN engines chosen before, per device, cuDNN version, layer, batch, layout and class: a later run keeps "
+        "the engine while it times within 3% of the fastest (gpu/engine_choice.hpp). Delete the file or pass "
+        "--engine-choices none to choose afresh.";
+    nlohmann::json c = nlohmann::json::object();
+    for (const auto& [key, e] : gpu::engine_choices().all()) c[key] = {{"engine", e.engine}, {"ms", e.ms}};
+    j["choices"] = std::move(c);
+    write_file_atomic(path, j.dump(1) + "\n");
+}
+
+std::filesystem::path engine_choices_path(const std::string& option, const std::string& golden_root) {
+    if (option == "none") return {};
+    if (!option.empty()) return option;
+    std::error_code ec;
+    if (!std::filesystem::is_directory(golden_root, ec)) return {};
+    return std::filesystem::path(golden_root) / "engine_choices.json";
+}
+
+}  // namespace cs::cli
