@@ -10,9 +10,12 @@
 # The work is cut into jobs of (tool, family or variant, target) — target = alexnet or
 # odd — run side by side (SANITIZE_JOBS at a time, default: the number of cores; several
 # compute-sanitizer processes share one GPU fine). Each job is one compute-sanitizer
-# process around one `convstudy sweep` (sampled check of every output element, one timed
-# repeat, no L2 flush, no CPU timing) and has its own time limit, SANITIZE_SECONDS
-# (default 540), after which it is killed and reported as not finished.
+# process around one `convstudy sweep` (sampled check of every output element, no timed
+# repeat: --repeats 0, so no ceilings either; no CPU timing) and has its own time limit,
+# SANITIZE_SECONDS (default 540), after which it is killed and reported as not finished.
+# SANITIZE_DEADLINE (seconds from the start, default none) bounds the whole script: no job
+# starts after it, running ones are cut at it, and the summary is still written (jobs cut
+# or never started are listed as not finished), so a caller with a hard time limit gets it.
 #
 # Only our kernels are instrumented: --kernel-name regex= matches the namespace every
 # kernel of ours lives in (cs::gpu, mangled _ZN2cs3gpu), so library kernels — the cuBLAS
@@ -31,6 +34,7 @@
 # Environment:
 #   SANITIZE_JOBS      parallel jobs (default: nproc)
 #   SANITIZE_SECONDS   time limit of one job (default 540)
+#   SANITIZE_DEADLINE  time limit of the whole script in seconds (default: none)
 #   SANITIZE_TOOLS     tools to run (default: "memcheck racecheck initcheck synccheck")
 #   SANITIZE_SPLIT     family (default) or variant: one job per family or per variant
 #   SANITIZE_VARIANTS  comma-separated variant names: only these (default: all hand-written)
@@ -51,6 +55,7 @@ LOGDIR=${3:-${TMPDIR:-/tmp}/convstudy-sanitize}
 EXE="$B/convstudy"
 JOBS=${SANITIZE_JOBS:-$(nproc)}
 JOB_SECONDS=${SANITIZE_SECONDS:-540}
+DEADLINE=${SANITIZE_DEADLINE:-0}
 TOOLS=${SANITIZE_TOOLS:-"memcheck racecheck initcheck synccheck"}
 SPLIT=${SANITIZE_SPLIT:-family}
 TARGETS=${SANITIZE_TARGETS:-"alexnet odd"}
@@ -67,6 +72,7 @@ command -v compute-sanitizer >/dev/null || die "compute-sanitizer not on PATH"
 command -v python3 >/dev/null || die "python3 is needed to read the variant list and the CSVs"
 [[ $JOBS =~ ^[1-9][0-9]*$ ]] || die "SANITIZE_JOBS must be a positive integer, not '$JOBS'"
 [[ $JOB_SECONDS =~ ^[1-9][0-9]*$ ]] || die "SANITIZE_SECONDS must be a positive integer, not '$JOB_SECONDS'"
+[[ $DEADLINE =~ ^[0-9]+$ ]] || die "SANITIZE_DEADLINE must be a whole number of seconds, not '$DEADLINE'"
 [[ $SPLIT == family || $SPLIT == variant ]] || die "SANITIZE_SPLIT must be family or variant"
 mkdir -p "$LOGDIR" "$(dirname "$SUMMARY")" || die "cannot create $LOGDIR"
 rm -f "$LOGDIR"/*.result "$LOGDIR"/*.log "$LOGDIR"/*.csv
@@ -211,11 +217,17 @@ run_job() {
     fi
     local t0 t1 rc errors finished rows
     t0=$(date +%s)
+    local limit=$JOB_SECONDS
+    if ((DEADLINE > 0)); then
+        local left=$((t_start + DEADLINE - t0))
+        ((left < limit)) && limit=$left
+        ((limit < 1)) && limit=1
+    fi
     # shellcheck disable=SC2046
-    timeout --kill-after=30 "$JOB_SECONDS" compute-sanitizer --tool "$tool" $(tool_args "$tool") \
+    timeout --kill-after=10 "$limit" compute-sanitizer --tool "$tool" $(tool_args "$tool") \
         --kernel-name "$FILTER" --error-exitcode 99 --print-limit 50 \
         "$EXE" sweep --variants "$variants" "${table_args[@]}" --batch "$batch" --layout all \
-        --memory "$MEMORY" --check sampled --samples 16777216 --no-cpu-timing --warmup 0 --repeats 1 \
+        --memory "$MEMORY" --check sampled --samples 16777216 --no-cpu-timing --warmup 0 --repeats 0 \
         --no-flush --workspace-limit "$WORKSPACE_GIB" --quiet --csv "$csv" >"$log" 2>&1
     rc=$?
     t1=$(date +%s)
@@ -232,7 +244,7 @@ print("/".join(str(n[k]) for k in ("PASS", "SKIP", "FAIL", "ERROR")))
 EOF
     )
     printf '%-10s %-34s %-7s %-8s %-7s %-15s %s\n' "$tool" "$group/$target" "${errors:--}" "$finished" \
-        $((t1 - t0)) "$rows" "$rc" >"$LOGDIR/$job.result"
+        $((t1 - t0)) "$rows" "$rc" | tee "$LOGDIR/$job.result"
 }
 
 # Longest first: racecheck and initcheck, AlexNet before the odd shapes.
@@ -252,16 +264,24 @@ done
 
 echo "sanitize: ${#job_list[@]} jobs, $JOBS at a time, ${JOB_SECONDS}s each at most; logs in $LOGDIR"
 running=0
+not_started=0
 for spec in "${job_list[@]}"; do
     read -r tool group variants target <<<"$spec"
     while ((running >= JOBS)); do
         wait -n
         running=$((running - 1))
     done
+    if ((DEADLINE > 0 && $(date +%s) >= t_start + DEADLINE - 5)); then
+        printf '%-10s %-34s %-7s %-8s %-7s %-15s %s\n' "$tool" "$group/$target" - no 0 not-started - \
+            >"$LOGDIR/${tool}__${group}__${target}.result"
+        not_started=$((not_started + 1))
+        continue
+    fi
     run_job "$tool" "$group" "$variants" "$target" &
     running=$((running + 1))
 done
 wait
+((not_started > 0)) && echo "sanitize: $not_started jobs not started (SANITIZE_DEADLINE ${DEADLINE}s)"
 
 # ---- the summary -------------------------------------------------------------------------
 {
@@ -269,7 +289,7 @@ wait
     echo "sanitizer: $(compute-sanitizer --version 2>/dev/null | grep -iE 'version' | tail -1)"
     echo "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)"
     echo "build: $B; filter: --kernel-name $FILTER (only convstudy's kernels instrumented); targets: $TARGETS;"
-    echo "memory: $MEMORY; $JOBS jobs at a time, ${JOB_SECONDS}s limit per job; split by $SPLIT"
+    echo "memory: $MEMORY; $JOBS jobs at a time, ${JOB_SECONDS}s limit per job$( ((DEADLINE > 0)) && echo ", ${DEADLINE}s in all"); split by $SPLIT"
     echo "control (one planted error per tool, same filter):$control_line"
     echo
     printf '%-10s %-34s %-7s %-8s %-7s %-15s %s\n' tool target errors finished seconds "pass/skip/fail/error" exit
@@ -289,7 +309,7 @@ for f in "$LOGDIR"/*.result; do
     if [[ $finished != yes || $errors != 0 || ! $rows =~ ^[0-9]+/[0-9]+/0/0$ ]]; then
         job=$(basename "$f" .result)
         detail+=$'\n'"---- $tool $target (finished $finished, errors ${errors:-?}, rows $rows, exit $rc): $LOGDIR/$job.log"$'\n'
-        detail+=$(grep -E "^=========|FAIL|ERROR" "$LOGDIR/$job.log" | grep -vE "^========= *$" | head -30)
+        [[ -f $LOGDIR/$job.log ]] && detail+=$(grep -E "^=========|FAIL|ERROR" "$LOGDIR/$job.log" | grep -vE "^========= *$" | head -30)
         detail+=$'\n'
     fi
 done

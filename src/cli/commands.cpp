@@ -72,7 +72,10 @@ struct TimingOpts {
 
 void add_timing_options(CLI::App* c, TimingOpts& t) {
     c->add_option("--warmup", t.warmup, "untimed runs before timing")->check(CLI::Range(0, 1000));
-    c->add_option("--repeats", t.repeats, "timed runs (median, min, max reported)")->check(CLI::Range(1, 100000));
+    c->add_option("--repeats", t.repeats,
+                  "timed runs (median, min, max reported); 0: check only, no timing and no ceilings (for the "
+                  "sanitizers)")
+        ->check(CLI::Range(0, 100000));
     c->add_flag("--no-flush", t.no_flush, "do not flush L2 before each timed interval");
     c->add_option("--workspace-limit", t.workspace_limit_gib,
                   "largest workspace a variant may allocate, GiB (default: half the free device memory)")
@@ -383,12 +386,12 @@ int cmd_run(RunArgs a) {
     auto ctx = open_device();
     const ProblemData d = load_problem(a.golden, table, layer, a.batch, a.check);
     const auto opt = a.timing.to_run_options();
-    // The ceilings and the GEMM of the layer's shape appear only in the CSV.
-    const bool csv = !a.csv.empty();
-    const RunMeta meta = make_meta(*ctx, opt, csv);
+    // The ceilings and the GEMM of the layer's shape appear only in the CSV, beside times.
+    const bool ceilings = !a.csv.empty() && opt.repeats > 0;
+    const RunMeta meta = make_meta(*ctx, opt, ceilings);
     Row row = run_one(*ctx, *ref.variant, mode, layout, d, opt);
     save_engine_choices(choices);
-    if (csv && row.result.status == gpu::Status::pass)
+    if (ceilings && row.result.status == gpu::Status::pass)
         row.gemm_ceiling_ms = gemm_ceiling(*ctx, row.precision, layer, a.batch);
     std::printf("%s\n", summary_line(row).c_str());
     if (!row.result.detail.empty()) std::printf("  plan: %s\n", row.result.detail.c_str());
@@ -467,8 +470,10 @@ int cmd_sweep(const SweepArgs& a) {
 
     auto ctx = open_device();
     const auto opt = a.timing.to_run_options();
-    const RunMeta meta = make_meta(*ctx, opt, true);
-    if (!a.quiet)
+    // A check-only sweep (--repeats 0) has no times to hold against the ceilings.
+    const bool timed = opt.repeats > 0;
+    const RunMeta meta = make_meta(*ctx, opt, timed);
+    if (!a.quiet && timed)
         std::fprintf(stderr,
                      "device: %s (cc %s, %d SMs); ceilings measured now, TFLOP/s: fp32 %.1f, tf32 %.0f, fp16 %.0f, "
                      "bf16 %.0f; device copy %.0f GB/s\n",
@@ -523,7 +528,7 @@ int cmd_sweep(const SweepArgs& a) {
             }
             // The GEMM ceiling of each precision class that ran on this (layer, N).
             std::map<std::string, std::optional<double>> ceiling;
-            for (std::size_t i = first_row; i < rows.size(); ++i) {
+            for (std::size_t i = first_row; timed && i < rows.size(); ++i) {
                 auto& row = rows[i];
                 if (row.result.status != gpu::Status::pass) continue;
                 auto it = ceiling.find(row.precision);
