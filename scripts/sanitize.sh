@@ -130,9 +130,13 @@ namespace cs::gpu::sanitize_control {
 __global__ void out_of_bounds(float* p, int n) { p[n + threadIdx.x] = 1.0f; }            // memcheck
 __global__ void uninitialised(const float* p, float* o) { o[threadIdx.x] = p[threadIdx.x] * 2.0f; }  // initcheck
 __global__ void shared_race(float* o) {                                                   // racecheck
-    __shared__ float s;
-    s = float(threadIdx.x);  // every thread of both warps writes it, unsynchronised
-    o[threadIdx.x] = s;
+    // Each thread writes its slot and, with no barrier, reads the slot of a thread of the
+    // other warp: a read-after-write hazard between warps. (A single shared scalar written
+    // and read back by the same thread is forwarded by the compiler and its store dropped —
+    // the first control was such a race, and racecheck rightly saw nothing.)
+    __shared__ volatile float s[64];
+    s[threadIdx.x] = float(threadIdx.x);
+    o[threadIdx.x] = s[(threadIdx.x + 32) % 64];
 }
 __global__ void divergent_barrier(float* o) {                                             // synccheck
     if (threadIdx.x < 16) __syncthreads();
