@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """PyTorch's cuDNN on the AlexNet layers: the timings convstudy's cuDNN rows are held against.
 
-Reproduces the PyTorch table of DESIGN.md (issue 12) on the GPU machine:
+Reproduces the PyTorch table of DESIGN.md on the GPU machine:
 
     python3 scripts/pytorch_anchors.py OUT.csv [--layers conv2,conv3] [--batches 1,32]
 

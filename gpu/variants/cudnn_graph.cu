@@ -1,5 +1,5 @@
 // cudnn-fp32, cudnn-tf32, cudnn-fp16, cudnn-bf16 — the cuDNN anchors through cuDNN 9's graph
-// (backend) API (issue 12).
+// (backend) API.
 //
 // What: one CONVOLUTION_FORWARD operation (cross-correlation, the layer's padding and
 // stride, alpha 1, beta 0, no bias) in an operation graph, built with the cudnnBackend*

@@ -101,7 +101,7 @@
 // -vec fastest on conv2-5, half on conv1) should hold only on conv1-2; and the family as
 // a whole should lose to the single-kernel variants on the H200 at N=128, by about the
 // per-block cost: the single kernels launch C times fewer blocks.
-// (Before issue 13, mk kept its sums in registers; the H200 numbers measured then are
+// (Earlier versions of mk kept their sums in registers; the H200 numbers measured then are
 // mk-sw-mt's idea without the shared filter, not the study's Mk.)
 // Measured on H200: see NOTES.md
 //

@@ -1,5 +1,5 @@
 // split-tf32 — "3xTF32": the implicit-GEMM convolution on the tensor cores with an
-// fp32-class result (issue 15, item 4), on mma.sync m16n8k8 tf32; and tf32-mma-1x, the same
+// fp32-class result, on mma.sync m16n8k8 tf32; and tf32-mma-1x, the same
 // kernel with one product (plain TF32), to show the error the split removes.
 //
 // Idea: a float x is split into a TF32 high part and a TF32 low part,
