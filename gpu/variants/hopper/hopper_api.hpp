@@ -13,20 +13,22 @@ namespace cs::gpu::variants::hopper {
 
 // Rung 1 (wgmma_cpasync.cu): wgmma from shared memory filled by cp.async.
 int cpasync_num_configs();
-std::string cpasync_config_name(int cfg);
+std::string cpasync_config_name(int cfg, DType dt = DType::f16);  // names in elements of dt
 std::optional<std::string> cpasync_supports(const Problem& p, const cudaDeviceProp& prop);
-// dt: DType::f16 or DType::bf16; cfg -1 = the default choice for the problem.
+// dt: DType::f16, DType::bf16 or DType::f32 (tf32: fp32 tensors, wgmma .tf32); cfg -1 = the
+// default choice for the problem. Configurations are numbered alike for every dt: a tile's
+// k-slice is a 128 B (or 64 B) row, i.e. 64 (32) halves or 32 (16) floats.
 std::unique_ptr<Plan> cpasync_plan(DType dt, const Problem& p, const PlanContext& ctx, int cfg);
 
 // Rung 2 (wgmma_tma.cu): wgmma from shared memory filled by TMA (im2col + tiled), mbarriers.
 int tma_num_configs();
-std::string tma_config_name(int cfg);
+std::string tma_config_name(int cfg, DType dt = DType::f16);  // names in elements of dt
 std::optional<std::string> tma_supports(const Problem& p, const cudaDeviceProp& prop);
 std::unique_ptr<Plan> tma_plan(DType dt, const Problem& p, const PlanContext& ctx, int cfg);
 
 // Rung 3 (wgmma_ws.cu): rung 2 + producer / consumer warpgroups (setmaxnreg), persistent grid.
 int ws_num_configs();
-std::string ws_config_name(int cfg);
+std::string ws_config_name(int cfg, DType dt = DType::f16);  // names in elements of dt
 std::optional<std::string> ws_supports(const Problem& p, const cudaDeviceProp& prop);
 std::unique_ptr<Plan> ws_plan(DType dt, const Problem& p, const PlanContext& ctx, int cfg);
 

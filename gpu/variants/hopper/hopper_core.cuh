@@ -1,10 +1,15 @@
-// The Hopper family (issue 14): what its variants share — the implicit-GEMM view of a
+// The Hopper family: what its variants share — the implicit-GEMM view of a
 // layer in NHWC, the PTX wrappers (wgmma, descriptors, cp.async, mbarrier, TMA, fences),
 // the epilogue, the layout / space-to-depth transform kernels, and the Plan that runs
-// transform + GEMM inside run(). Each rung's file (wgmma_cpasync.cu, wgmma_tma.cu) holds its
-// kernel and says what it studies (rung 3: wgmma_ws.cu; TMA host pieces in hopper_tma.cuh;
-// tile-config entry points for the test program in hopper_api.hpp; the wgmma wrappers are
-// generated into wgmma_ops.cuh by tools/dev/hopper/gen_wgmma.py). Everything here is built
+// transform + GEMM inside run(). Element type T: __half, __nv_bfloat16 (fp16 / bf16 rows) or
+// float (tf32 rows: fp32 tensors, wgmma .tf32 k8). Shared-memory rows, swizzles, descriptors,
+// TMA boxes and tile tables are in bytes (a k-slice row is 128 B or 64 B whatever T is), so
+// the 4-byte type reuses everything; Elem<T> (output conversion) and OperandOf<T> (the tf32
+// rounding that transforms apply to what they write) are the per-type parts. Each rung's file
+// (wgmma_cpasync.cu, wgmma_tma.cu) holds its kernel and says what it studies (rung 3:
+// wgmma_ws.cu; TMA host pieces in hopper_tma.cuh; tile-config entry points for the test
+// program in hopper_api.hpp; the wgmma wrappers are generated into wgmma_ops.cuh by
+// tools/dev/hopper/gen_wgmma.py). Everything here is built
 // for sm_90a only (CMake object library cs_gpu_hopper: -gencode=arch=compute_90a,code=sm_90a);
 // device code is guarded by __CUDA_ARCH_FEAT_SM90_ALL, and supports() refuses other GPUs.
 //
@@ -21,17 +26,18 @@
 //
 // ---- CTA tile --------------------------------------------------------------------------
 // 128 rows (output pixels) x BN filters (BN = 96, 128, 192, 256: wgmma n), k-slices of BK
-// (64 or 32 halves = one 128 B / 64 B swizzled shared-memory row). 256 threads = 2 warpgroups;
-// warpgroup g owns rows 64g..64g+63 and all BN columns: one wgmma.m64nBNk16 per 16 k, its
+// (64 or 32 halves, 32 or 16 floats = one 128 B / 64 B swizzled shared-memory row). 256
+// threads = 2 warpgroups; warpgroup g owns rows 64g..64g+63 and all BN columns: one
+// wgmma.m64nBNk16 per 16 k (tf32: m64nBNk8 per 8 k; 32 bytes of K either way), its
 // accumulator 64 x BN fp32 = BN/2 registers per thread.
 //
 // ---- Shared memory layout (what wgmma's descriptors and TMA's swizzle agree on) --------
-// A stage: 128 rows x BK halves, row i at i*ROWB (ROWB = 2*BK bytes), its 16-byte chunk j
+// A stage: 128 rows x BK elements, row i at i*ROWB (ROWB = BK*sizeof(T) bytes), its 16-byte chunk j
 // stored at chunk j ^ ((i*ROWB >> 7) & (ROWB/16 - 1)) — CUTLASS's Swizzle<3,4,3> (128 B) or
 // Swizzle<2,4,3> (64 B) on byte offsets, which is what TMA's CU_TENSOR_MAP_SWIZZLE_128B/64B
 // write and what a descriptor with layout type 1 (128B) / 2 (64B) reads. B stage: BN rows of
 // the same shape. Every stage buffer starts at a multiple of 1024 B (the swizzle period), so
-// the k-step kk inside a row is addressed by adding kk*2 bytes to the descriptor's start
+// the k-step kk inside a row is addressed by adding kk*sizeof(T) bytes (32 per wgmma) to the descriptor's start
 // address, and warpgroup g's A rows by adding 64*g*ROWB. Descriptor: start >> 4 (bits 0-13),
 // LBO (unused for swizzled K-major, 1), SBO = 8 rows * ROWB (bits 32-45), layout (62-63).
 //
@@ -54,6 +60,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
@@ -80,6 +87,48 @@ struct Elem<__nv_bfloat16> {
     __device__ __forceinline__ static __nv_bfloat162 pair(float a, float b) { return __floats2bfloat162_rn(a, b); }
     using Pair = __nv_bfloat162;
     static constexpr const char* name = "bf16";
+};
+// tf32: fp32 tensors in and out; wgmma m64nNk8.tf32 reads the fp32 bits of the operands in
+// shared memory and uses their tf32 part (the low 13 mantissa bits are ignored: truncation).
+// The output is the fp32 accumulator as it is.
+template <>
+struct Elem<float> {
+    __device__ __forceinline__ static float from(float x) { return x; }
+    __device__ __forceinline__ static float2 pair(float a, float b) { return make_float2(a, b); }
+    using Pair = float2;
+    static constexpr const char* name = "tf32";
+};
+
+// What a transform kernel applies to each operand element it writes (the GEMM reads the
+// transformed tensor): nothing for half / bfloat16 (already the MMA's type); for tf32 the
+// round to nearest (cvt.rna.tf32.f32, ties away from zero, what cuBLAS/cuDNN do on Ampere),
+// so that an operand that passes through a transform anyway is rounded, not truncated, by
+// the tensor core — free there. Operands read in place (NHWC input, KRSC weights) are
+// truncated by the tensor core; rounding them would cost a pass over the input (see
+// wgmma_cpasync.cu, "tf32"). __host__ __device__ for tools/dev/hopper/emulate_prep.cu.
+// kActive = false: the identity, and the transform's code is the plain copy (the fp16 / bf16
+// kernels compile to the same machine code as before tf32 existed).
+template <class T>
+struct OperandOf {
+    static constexpr bool kActive = false;
+    __host__ __device__ __forceinline__ static T op(T x) { return x; }
+};
+template <>
+struct OperandOf<float> {
+    static constexpr bool kActive = true;
+    __host__ __device__ __forceinline__ static float op(float x) {
+#if defined(__CUDA_ARCH__)
+        std::uint32_t r;
+        asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
+        return __uint_as_float(r);
+#else
+        std::uint32_t u;
+        std::memcpy(&u, &x, 4);
+        if ((u & 0x7F800000u) != 0x7F800000u) u = (u + 0x1000u) & ~0x1FFFu;  // not inf / nan
+        std::memcpy(&x, &u, 4);
+        return x;
+#endif
+    }
 };
 
 // ---- the geometry the GEMM kernels see (after any transform) ------------------------------
@@ -175,11 +224,13 @@ __device__ __forceinline__ std::uint64_t smem_desc(std::uint32_t addr, std::uint
     d |= std::uint64_t(layout) << 62;
     return d;
 }
-template <int BK>
+// BK elements of ES bytes per row: 128 B rows (64 halves, 32 floats) or 64 B rows (32 halves,
+// 16 floats). Everything below is in bytes, so halves and floats share it.
+template <int BK, int ES = 2>
 struct SwizzleOf {
-    static_assert(BK == 64 || BK == 32, "k-slices of 64 (128B swizzle) or 32 halves (64B swizzle)");
-    static constexpr int kRowBytes = BK * 2;
-    static constexpr std::uint32_t kLayout = BK == 64 ? 1u : 2u;  // descriptor layout type
+    static_assert(BK * ES == 128 || BK * ES == 64, "k-slices of 128 B (128B swizzle) or 64 B (64B swizzle) rows");
+    static constexpr int kRowBytes = BK * ES;
+    static constexpr std::uint32_t kLayout = kRowBytes == 128 ? 1u : 2u;  // descriptor layout type
     static constexpr std::uint32_t kSbo = 8u * kRowBytes;         // 8-row group stride
     static constexpr int kChunks = kRowBytes / 16;                // 16-byte chunks per row
     // Byte offset of chunk j of row i inside a 1024-aligned tile.
@@ -406,7 +457,14 @@ CS_HOPPER_UNROLL
         return g.src_nchw ? (dy * g.C + c) * Wt + dx : (dy * Wt + dx) * g.C + c;
     }
 
-    template <class T>
+    // Op::op(x): applied to every element written (OperandOf<T> in the kernel: the tf32
+    // rounding; Keep: the plain map, as the host emulation checks it).
+    struct Keep {
+        static constexpr bool kActive = false;
+        template <class T>
+        __host__ __device__ static T op(T x) { return x; }
+    };
+    template <class T, class Op = Keep>
     __host__ __device__ static void store(const T* tile, T* __restrict__ out, const PrepGeom& g, int n, int Y,
                                           int tid, int nthreads, T zero) {
         const int warp = tid >> 5, lane = tid & 31, nw = nthreads >> 5;
@@ -424,11 +482,19 @@ CS_HOPPER_UNROLL
 CS_HOPPER_UNROLL
             for (int k = 0; k < kK; ++k) {
                 const int cp = lane + 32 * k;
-                if (cp < g.Cp) o[cp] = off[k] >= 0 ? tile[off[k] + xo] : zero;
+                if (cp < g.Cp) {
+                    if constexpr (Op::kActive)
+                        o[cp] = Op::op(off[k] >= 0 ? tile[off[k] + xo] : zero);
+                    else
+                        o[cp] = off[k] >= 0 ? tile[off[k] + xo] : zero;
+                }
             }
             for (int cp = lane + 32 * kK; cp < g.Cp; cp += 32) {
                 const int t = tile_offset(g, cp);
-                o[cp] = t >= 0 ? tile[t + xo] : zero;
+                if constexpr (Op::kActive)
+                    o[cp] = Op::op(t >= 0 ? tile[t + xo] : zero);
+                else
+                    o[cp] = t >= 0 ? tile[t + xo] : zero;
             }
         }
     }
@@ -443,7 +509,7 @@ __global__ void __launch_bounds__(256) prep_input_tiled_kernel(const T* __restri
     const T zero = Elem<T>::from(0.0f);
     PrepRow::load<T>(in, tile, g, n, Y, int(threadIdx.x), int(blockDim.x), zero);
     __syncthreads();
-    PrepRow::store<T>(tile, out, g, n, Y, int(threadIdx.x), int(blockDim.x), zero);
+    PrepRow::store<T, OperandOf<T>>(tile, out, g, n, Y, int(threadIdx.x), int(blockDim.x), zero);
 }
 
 // The same map one element per thread (no shared memory): for images whose tile would not
@@ -468,7 +534,7 @@ __global__ void prep_input_gather_kernel(const T* __restrict__ in, T* __restrict
             v = in[g.src_nchw ? ((std::int64_t(n) * g.C + c) * g.H + y) * g.W + x
                               : ((std::int64_t(n) * g.H + y) * g.W + x) * g.C + c];
     }
-    out[idx] = v;
+    out[idx] = OperandOf<T>::op(v);
 }
 
 struct PrepWGeom {
@@ -498,7 +564,7 @@ __global__ void prep_weights_kernel(const T* __restrict__ w, T* __restrict__ out
             v = w[g.src_kcrs ? ((std::int64_t(m) * g.C + c) * g.R + r) * g.S + s
                              : ((std::int64_t(m) * g.R + r) * g.S + s) * g.C + c];
     }
-    out[idx] = v;
+    out[idx] = OperandOf<T>::op(v);
 }
 
 // ---- host side: what a problem needs before the GEMM -------------------------------------

@@ -1,6 +1,9 @@
 // The Hopper family's TMA pieces on the host side (rungs 2 and 3): the driver's tensor-map
 // encoders fetched through cudaGetDriverEntryPointByVersion (no -lcuda), the im2col map over
 // the NHWC input and the tiled map over the KRSC weights, and what TMA cannot address.
+// Element-type generic: FLOAT16 / BFLOAT16 (2-byte) and FLOAT32 (the tf32 rungs: plain fp32
+// data, the tensor core truncates; a TFLOAT32 map type exists but its conversion is not
+// documented, so it is not used). Slice widths are chosen in bytes (128 B or 64 B rows).
 #pragma once
 
 #include "hopper_core.cuh"
@@ -11,6 +14,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <type_traits>
 
 namespace cs::gpu::variants::hopper {
 
@@ -61,20 +65,30 @@ inline std::optional<std::string> tma_geometry_reason(const ConvGeom& g) {
     return std::nullopt;
 }
 
-// k-slice width: 64 channels (128 B swizzle: fewer slices and barriers; measured faster on
-// conv2 even where C=96 pads to 128) unless C <= 32, where 32 pads less.
-inline int choose_bk(int C) { return C <= 32 ? 32 : 64; }
+// k-slice width in elements of es bytes: a 128 B row (64 halves / 32 floats: 128B swizzle,
+// fewer slices and barriers; measured faster on conv2 even where C=96 pads to 128 halves)
+// unless C*es <= 64, where a 64 B row (32 halves / 16 floats) pads less.
+inline int choose_bk(int C, int es = 2) { return C * es <= 64 ? 64 / es : 128 / es; }
+
+template <class T>
+constexpr CUtensorMapDataType tma_dtype() {
+    return std::is_same_v<T, float>            ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+           : std::is_same_v<T, __nv_bfloat16> ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                               : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+}
 
 // Encodes both maps; returns an empty string or what the driver refused.
 //   A: im2col over the NHWC input {C, W, H, N}, 128 pixels x bk channels per load.
 //   B: tiled over the KRSC weights {C, R*S, M}, box {bk, 1, bn}.
+// bk in elements of T; bk * sizeof(T) is 128 (128B swizzle) or 64 (64B swizzle).
+template <class T>
 inline std::string encode_maps(CUtensorMap& a, CUtensorMap& b, const ConvGeom& g, const void* in, const void* w,
-                               int bk, int bn, bool bf16) {
+                               int bk, int bn) {
     const DriverFns& fns = driver_fns();
     if (!fns.error.empty()) return fns.error;
-    const CUtensorMapDataType dt = bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-    const CUtensorMapSwizzle sw = bk == 64 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B;
-    const cuuint64_t es = 2;
+    const CUtensorMapDataType dt = tma_dtype<T>();
+    const cuuint64_t es = sizeof(T);
+    const CUtensorMapSwizzle sw = bk * es == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B;
     {
         const cuuint64_t dims[4] = {cuuint64_t(g.C), cuuint64_t(g.W), cuuint64_t(g.H), cuuint64_t(g.N)};
         const cuuint64_t strides[3] = {es * g.C, es * g.C * g.W, es * g.C * g.W * g.H};

@@ -1,5 +1,6 @@
-// hopper-tma-fp16 / hopper-tma-bf16 — Hopper rung 2: rung 1's wgmma core fed by the tensor
-// memory accelerator (TMA) through an mbarrier pipeline instead of per-thread cp.async.
+// hopper-tma-fp16 / hopper-tma-bf16 / hopper-tma-tf32 — Hopper rung 2: rung 1's wgmma core fed
+// by the tensor memory accelerator (TMA) through an mbarrier pipeline instead of per-thread
+// cp.async. (tf32: see the section at the end of this comment.)
 //
 // Idea: rung 1 spends its issue slots on address arithmetic, bounds tests and 4+BN/32 16-byte
 // copies per thread per k-slice, and every k-slice ends in a CTA-wide barrier. TMA moves a
@@ -55,6 +56,21 @@
 // ptxas (sm_90a, -O3, no spills): 128x96: 80 registers; 128x128: 93; 128x192: 127;
 // 128x256: 160 (BK 32 and 64 alike). SASS: UTMALDG x4 per kernel (im2col + tiled, prologue and
 // refill), HGMMA.64xBNx16.F32 x BK/16 per k-slice, no LDGSTS, no LDL/STL.
+//
+// ---- hopper-tma-tf32 -------------------------------------------------------------------
+// The same kernel on fp32 tensors (rung 1's header says why the layout, the k-steps and the
+// tiles carry over in bytes, and the rounding decision): FLOAT32 tensor maps, a k-slice of 32
+// floats (128 B rows, 128B swizzle) or 16 (64 B rows, where C*4 <= 64), im2col boxes of 128
+// pixels x 32 channels; wgmma m64nNk8.tf32, ROWB/32 = 4 (or 2) per slice. The table's k-slice
+// is in halves' worth of bytes, so config i has the same shared memory and stages in either
+// type (names in elements: "128x256x32" for tf32 is fp16's "128x256x64"). Default tile: the
+// same rule in bytes — conv1 128x96x32f 7 stages (C'=48 in two slices per tap, 48 -> 64),
+// conv2 128x256x32f 4 stages (C=96 = 3 exact slices), conv3-5 128x128x32f 3 stages 2 CTAs/SM.
+// Prediction (N=128; rung 2 fp16 reached 55-75% of the fp16 ceiling): conv2 ~0.45 ms, conv3
+// ~0.13, conv4 ~0.18, conv5 ~0.16 (ceiling 0.276 / 0.092 / 0.138 / 0.092), conv1 ~0.42.
+// Measured: not yet (no device time left in this session; tools/dev/hopper/device_tf32.sh).
+// ptxas: tf32 instantiations 80 / 93 / 127 / 160 registers (BN 96 / 128 / 192 / 256), as
+// fp16's, no spills; fp16 / bf16 machine code unchanged.
 #include "hopper_api.hpp"
 #include "hopper_core.cuh"
 #include "hopper_tma.cuh"
@@ -71,8 +87,8 @@ __global__ void __launch_bounds__(kThreads, MINB)
     wgmma_tma_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
                      T* __restrict__ out, const ConvGeom g, int tiles_n, int cslices, int nchw_out) {
 #ifdef CS_HOPPER_DEVICE
-    using Sw = SwizzleOf<BK>;
-    constexpr int ROWB = BK * 2, A_BYTES = kBM * ROWB, B_BYTES = BN * ROWB, ST_BYTES = A_BYTES + B_BYTES;
+    using Sw = SwizzleOf<BK, int(sizeof(T))>;  // BK elements = 128 B or 64 B per row
+    constexpr int ROWB = BK * int(sizeof(T)), A_BYTES = kBM * ROWB, B_BYTES = BN * ROWB, ST_BYTES = A_BYTES + B_BYTES;
     static_assert(ST_BYTES % 1024 == 0, "stage buffers keep the 1024-byte swizzle alignment");
     extern __shared__ unsigned char smem_raw[];
     const std::uint32_t sbase = (smem_u32(smem_raw) + 1023u) & ~1023u;
@@ -127,7 +143,7 @@ __global__ void __launch_bounds__(kThreads, MINB)
         const std::uint32_t sB = sbase + std::uint32_t(stage) * ST_BYTES + A_BYTES;
         wgmma_fence();
 #pragma unroll
-        for (int kk = 0; kk < BK / 16; ++kk)
+        for (int kk = 0; kk < ROWB / 32; ++kk)  // one wgmma per 32 bytes of K
             WgmmaSS<T, BN>::mma(acc, smem_desc(sA + kk * 32, Sw::kSbo, Sw::kLayout),
                                 smem_desc(sB + kk * 32, Sw::kSbo, Sw::kLayout));
         wgmma_commit();
@@ -155,28 +171,37 @@ __global__ void __launch_bounds__(kThreads, MINB)
 #endif
 }
 
+// Tiles in bytes: hb = the k-slice in halves' worth of bytes (64: 128 B rows, 32: 64 B rows);
+// a T-typed kernel uses BK = hb * 2 / sizeof(T) elements (tf32: 32 or 16 floats), so a stage
+// has the same shared memory and the same MMA time (tf32 k8 runs at half fp16's k-rate) in
+// every type, and the table serves all three.
 struct CfgInfo {
-    int bn, bk, stages, minb;
-    const char* name;
+    int bn, hb, stages, minb;
+    const char* rest;
 };
 constexpr CfgInfo kCfgs[] = {
-    {96, 64, 7, 1, "128x96x64, 7 stages, 1 CTA/SM"},   {128, 64, 6, 1, "128x128x64, 6 stages, 1 CTA/SM"},
-    {128, 64, 3, 2, "128x128x64, 3 stages, 2 CTAs/SM"}, {192, 64, 5, 1, "128x192x64, 5 stages, 1 CTA/SM"},
-    {256, 64, 4, 1, "128x256x64, 4 stages, 1 CTA/SM"},  {96, 32, 8, 1, "128x96x32, 8 stages, 1 CTA/SM"},
-    {128, 32, 8, 1, "128x128x32, 8 stages, 1 CTA/SM"},  {128, 32, 6, 2, "128x128x32, 6 stages, 2 CTAs/SM"},
-    {192, 32, 8, 1, "128x192x32, 8 stages, 1 CTA/SM"},  {256, 32, 8, 1, "128x256x32, 8 stages, 1 CTA/SM"},
+    {96, 64, 7, 1, "7 stages, 1 CTA/SM"},  {128, 64, 6, 1, "6 stages, 1 CTA/SM"},
+    {128, 64, 3, 2, "3 stages, 2 CTAs/SM"}, {192, 64, 5, 1, "5 stages, 1 CTA/SM"},
+    {256, 64, 4, 1, "4 stages, 1 CTA/SM"}, {96, 32, 8, 1, "8 stages, 1 CTA/SM"},
+    {128, 32, 8, 1, "8 stages, 1 CTA/SM"}, {128, 32, 6, 2, "6 stages, 2 CTAs/SM"},
+    {192, 32, 8, 1, "8 stages, 1 CTA/SM"}, {256, 32, 8, 1, "8 stages, 1 CTA/SM"},
 };
 constexpr int kNumCfgs = int(sizeof(kCfgs) / sizeof(kCfgs[0]));
+int bk_of(int cfg, int es) { return kCfgs[cfg].hb * 2 / es; }
+std::string cfg_name(int cfg, int es) {
+    return "128x" + std::to_string(kCfgs[cfg].bn) + "x" + std::to_string(bk_of(cfg, es)) + ", " + kCfgs[cfg].rest;
+}
 
-template <int BN, int BK, int STAGES>
+template <int BN, int ROWB, int STAGES>
 constexpr int smem_bytes() {
-    return STAGES * (kBM + BN) * BK * 2 + 1024 + STAGES * 16;
+    return STAGES * (kBM + BN) * ROWB + 1024 + STAGES * 16;
 }
 
 template <class T, int BN, int BK, int STAGES, int MINB>
 void prepare_cfg() {
     CS_CUDA_CHECK(cudaFuncSetAttribute(wgmma_tma_kernel<T, BN, BK, STAGES, MINB>,
-                                       cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes<BN, BK, STAGES>()));
+                                       cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       smem_bytes<BN, BK * int(sizeof(T)), STAGES>()));
 }
 
 template <class T, int BN, int BK, int STAGES, int MINB>
@@ -185,8 +210,9 @@ void launch_cfg(const CUtensorMap& a, const CUtensorMap& b, T* out, const ConvGe
     const int tiles_p = (g.P + kBM - 1) / kBM, tiles_n = (g.M + BN - 1) / BN;
     const std::int64_t grid = std::int64_t(tiles_p) * tiles_n;
     const int cslices = (g.C + BK - 1) / BK;
-    wgmma_tma_kernel<T, BN, BK, STAGES, MINB><<<unsigned(grid), kThreads, smem_bytes<BN, BK, STAGES>(), stream>>>(
-        a, b, out, g, tiles_n, cslices, nchw ? 1 : 0);
+    constexpr int smem = smem_bytes<BN, BK * int(sizeof(T)), STAGES>();
+    wgmma_tma_kernel<T, BN, BK, STAGES, MINB>
+        <<<unsigned(grid), kThreads, smem, stream>>>(a, b, out, g, tiles_n, cslices, nchw ? 1 : 0);
     CS_CUDA_CHECK_LAUNCH();
 }
 
@@ -214,8 +240,8 @@ struct TmaGemm {
 
     static void prepare(int c) {
         switch (c) {
-#define X(i, bn, bk, st, mb) \
-    case i: prepare_cfg<T, bn, bk, st, mb>(); break;
+#define X(i, bn, hb, st, mb) \
+    case i: prepare_cfg<T, bn, hb * 2 / int(sizeof(T)), st, mb>(); break;
             CS_TMA_CFGS(X)
 #undef X
             default: break;
@@ -224,14 +250,13 @@ struct TmaGemm {
     void launch(const T* in, const T* w, T* out, const ConvGeom& g, bool nchw, cudaStream_t stream) {
         if (g.P == 0) return;
         if (in != key_in || w != key_w || g.N != key_n) {
-            const std::string err =
-                encode_maps(a, b, g, in, w, kCfgs[cfg].bk, kCfgs[cfg].bn, std::is_same_v<T, __nv_bfloat16>);
+            const std::string err = encode_maps<T>(a, b, g, in, w, bk_of(cfg, int(sizeof(T))), kCfgs[cfg].bn);
             if (!err.empty()) throw cs::Error("hopper-tma: " + err);
             key_in = in, key_w = w, key_n = g.N;
         }
         switch (cfg) {
-#define X(i, bn, bk, st, mb) \
-    case i: launch_cfg<T, bn, bk, st, mb>(a, b, out, g, nchw, stream); break;
+#define X(i, bn, hb, st, mb) \
+    case i: launch_cfg<T, bn, hb * 2 / int(sizeof(T)), st, mb>(a, b, out, g, nchw, stream); break;
             CS_TMA_CFGS(X)
 #undef X
             default: break;
@@ -242,9 +267,10 @@ struct TmaGemm {
 
 // Default tile (from the tile sweep on the H200, N=128, see the header): 128x96 for M <= 96;
 // 128x256 where M is a multiple of 256 and the grid is >= 4 waves (conv2); else 128x128 with
-// 2 CTAs/SM (conv3-5: one CTA's fill and epilogue overlap the other's mainloop).
-int default_cfg(const Setup& u, std::int64_t n, int sms) {
-    const bool k64 = choose_bk(u.g.C) == 64;
+// 2 CTAs/SM (conv3-5: one CTA's fill and epilogue overlap the other's mainloop). In bytes,
+// so tf32 takes the same tiles (k64: 128 B rows).
+int default_cfg(const Setup& u, std::int64_t n, int sms, int es) {
+    const bool k64 = choose_bk(u.g.C, es) * es == 128;
     const std::int64_t rows = (n * u.g.EF + kBM - 1) / kBM;
     if (u.g.M <= 96) return k64 ? 0 : 5;
     if (u.g.M % 256 == 0 && rows * (u.g.M / 256) >= 4 * std::int64_t(sms)) return k64 ? 4 : 9;
@@ -256,7 +282,8 @@ std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx, int cfg) 
     if (auto why = tma_supports(p, ctx.prop)) throw Skip(*why);
     Setup u = make_setup(p);
     if (cfg < 0 || cfg >= kNumCfgs)
-        cfg = default_cfg(u, std::max<std::int64_t>(1, ctx.max_chunk_N), ctx.prop.multiProcessorCount);
+        cfg = default_cfg(u, std::max<std::int64_t>(1, ctx.max_chunk_N), ctx.prop.multiProcessorCount,
+                          int(sizeof(T)));
     TmaGemm<T>::prepare(cfg);
     TmaGemm<T> gemm;
     gemm.cfg = cfg;
@@ -265,17 +292,19 @@ std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx, int cfg) 
         const std::int64_t maxn = std::max<std::int64_t>(1, ctx.max_chunk_N);
         ConvGeom g = geom_for(u, maxn);
         CUtensorMap a, b;
-        const std::string err = encode_maps(a, b, g, reinterpret_cast<const void*>(std::uintptr_t(1) << 20),
-                                            reinterpret_cast<const void*>(std::uintptr_t(1) << 21), kCfgs[cfg].bk,
-                                            kCfgs[cfg].bn, std::is_same_v<T, __nv_bfloat16>);
+        const int bk = bk_of(cfg, int(sizeof(T)));
+        const std::string err = encode_maps<T>(a, b, g, reinterpret_cast<const void*>(std::uintptr_t(1) << 20),
+                                               reinterpret_cast<const void*>(std::uintptr_t(1) << 21), bk,
+                                               kCfgs[cfg].bn);
         if (!err.empty()) throw Skip(err);
         const std::int64_t tiles = (maxn * u.g.EF + kBM - 1) / kBM * ((u.g.M + kCfgs[cfg].bn - 1) / kCfgs[cfg].bn);
-        const int cs = (u.g.C + kCfgs[cfg].bk - 1) / kCfgs[cfg].bk;
-        gemm.info = std::string("wgmma m64n") + std::to_string(kCfgs[cfg].bn) + "k16 " + Elem<T>::name +
-                    " fed by TMA (im2col + tiled maps, " + (kCfgs[cfg].bk == 64 ? "128B" : "64B") +
-                    " swizzle) on mbarriers, CTA tile " + kCfgs[cfg].name + ", " + std::to_string(tiles) +
-                    " CTAs for " + std::to_string(maxn) + " image(s); " + std::to_string(u.g.R * u.g.S) + " taps x " +
-                    std::to_string(cs) + " channel slice(s) of " + std::to_string(kCfgs[cfg].bk) + " (C=" +
+        const int cs = (u.g.C + bk - 1) / bk;
+        gemm.info = std::string("wgmma m64n") + std::to_string(kCfgs[cfg].bn) + "k" +
+                    std::to_string(WgmmaSS<T, 96>::kK) + " " + Elem<T>::name + " fed by TMA (im2col + tiled maps, " +
+                    (kCfgs[cfg].hb == 64 ? "128B" : "64B") + " swizzle) on mbarriers, CTA tile " +
+                    cfg_name(cfg, int(sizeof(T))) + ", " + std::to_string(tiles) + " CTAs for " +
+                    std::to_string(maxn) + " image(s); " + std::to_string(u.g.R * u.g.S) + " taps x " +
+                    std::to_string(cs) + " channel slice(s) of " + std::to_string(bk) + " (C=" +
                     std::to_string(u.g.C) + ")";
     }
     return make_hopper_plan<T>(p, ctx, std::move(u), std::move(gemm));
@@ -284,8 +313,8 @@ std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx, int cfg) 
 }  // namespace
 
 int tma_num_configs() { return kNumCfgs; }
-std::string tma_config_name(int cfg) {
-    return cfg >= 0 && cfg < kNumCfgs ? std::string(kCfgs[cfg].name) : std::string("default");
+std::string tma_config_name(int cfg, DType dt) {
+    return cfg >= 0 && cfg < kNumCfgs ? cfg_name(cfg, dt == DType::f32 ? 4 : 2) : std::string("default");
 }
 
 std::optional<std::string> tma_supports(const Problem& p, const cudaDeviceProp& prop) {
@@ -294,6 +323,7 @@ std::optional<std::string> tma_supports(const Problem& p, const cudaDeviceProp& 
 }
 
 std::unique_ptr<Plan> tma_plan(DType dt, const Problem& p, const PlanContext& ctx, int cfg) {
+    if (dt == DType::f32) return plan_t<float>(p, ctx, cfg);
     if (dt == DType::bf16) return plan_t<__nv_bfloat16>(p, ctx, cfg);
     return plan_t<__half>(p, ctx, cfg);
 }
@@ -311,6 +341,12 @@ std::optional<std::string> hopper_tma_bf16_supports(const Problem& p, const cuda
 }
 std::unique_ptr<Plan> hopper_tma_bf16_plan(const Problem& p, const PlanContext& ctx) {
     return hopper::tma_plan(DType::bf16, p, ctx, -1);
+}
+std::optional<std::string> hopper_tma_tf32_supports(const Problem& p, const cudaDeviceProp& prop) {
+    return hopper::tma_supports(p, prop);
+}
+std::unique_ptr<Plan> hopper_tma_tf32_plan(const Problem& p, const PlanContext& ctx) {
+    return hopper::tma_plan(DType::f32, p, ctx, -1);
 }
 
 }  // namespace cs::gpu::variants

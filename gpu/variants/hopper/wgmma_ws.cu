@@ -1,5 +1,6 @@
-// hopper-ws-fp16 / hopper-ws-bf16 — Hopper rung 3: rung 2 (wgmma fed by TMA through an
-// mbarrier pipeline) + warp specialisation, register reallocation and a persistent grid.
+// hopper-ws-fp16 / hopper-ws-bf16 / hopper-ws-tf32 — Hopper rung 3: rung 2 (wgmma fed by TMA
+// through an mbarrier pipeline) + warp specialisation, register reallocation and a persistent
+// grid. (tf32: see the section at the end of this comment.)
 //
 // Idea: rung 2's thread 0 is both a consumer and the producer — each refill waits inside a
 // consumer warp, stalling its warpgroup's next wgmma — and every CTA pays its pipeline fill
@@ -57,6 +58,26 @@
 // ptxas (sm_90a, -O3, no spills): 168 registers at launch for every tile (384 threads, 1
 // CTA/SM; setmaxnreg moves them to 40 / 232 at run time). SASS: UTMALDG x2 (the producer's
 // im2col + tiled loads), HGMMA.64xBNx16.F32 x BK/16 per k-slice, no LDL/STL.
+//
+// ---- hopper-ws-tf32 --------------------------------------------------------------------
+// The same kernel on fp32 tensors, wgmma m64nNk8.tf32 (rungs 1 and 2 say what carries over in
+// bytes and why operands read in place are truncated, transformed ones rounded). Default tile
+// by the same rule in bytes: conv1 128x96x32f 7 stages; conv2 128x256x32f 4 stages (C=96
+// floats = 3 exact 128 B slices per tap: fp16 needed 64 B slices for that); conv3-5
+// 128x128x32f 6 stages.
+// Prediction (N=128, tf32 ceiling ~416 TFLOP/s): GFLOP 27.0 / 114.7 / 38.3 / 57.4 / 38.3;
+// conv2-5 compute-bound (conv2 134 MB, conv3-5 55-72 MB of DRAM traffic: 0.01-0.03 ms). The
+// fixed per-tile costs (fill, epilogue) weigh half as much against a mainloop twice as long
+// (the epilogue's bytes double too), so a little above fp16 rung 3's 70-81% of its ceiling:
+// ~77-84% -> conv2 ~0.36 ms, conv3 ~0.115, conv4 ~0.165, conv5 ~0.118; conv1 (transform 79 MB
+// in + 80 MB out, GEMM 80 MB + 149 MB out, L2 re-reads of the filter block) ~0.40-0.50.
+// Against the goal (cuDNN tf32 NHWC 0.660 / 0.279 / 0.112 / 0.161 / 0.113, all five
+// <= 1.0 ms): conv1 met, conv2 missed (~1.3x: 0.279 ms is 411 TFLOP/s, 99% of the ceiling,
+// out of reach with a non-overlapped epilogue and a 5.5-wave tile count), conv3-5 within a
+// few % either side of 1.0x, total ~1.15 ms (missed). cuBLAS's tf32 GEMM of the same shapes
+// (0.386 / 0.469 / 0.192 / 0.280 / 0.170) runs at only 200-245 TFLOP/s: we expect 1.6-1.7x it.
+// Measured: not yet (no device time left in this session; tools/dev/hopper/device_tf32.sh).
+// ptxas: 168 registers at launch for every tf32 tile (as fp16), no spills.
 #include "hopper_api.hpp"
 #include "hopper_core.cuh"
 #include "hopper_tma.cuh"
@@ -75,8 +96,8 @@ __global__ void __launch_bounds__(kWsThreads, 1)
     wgmma_ws_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
                     T* __restrict__ out, const ConvGeom g, int tiles_n, int ntiles, int cslices, int nchw_out) {
 #ifdef CS_HOPPER_DEVICE
-    using Sw = SwizzleOf<BK>;
-    constexpr int ROWB = BK * 2, A_BYTES = kBM * ROWB, B_BYTES = BN * ROWB, ST_BYTES = A_BYTES + B_BYTES;
+    using Sw = SwizzleOf<BK, int(sizeof(T))>;  // BK elements = 128 B or 64 B per row
+    constexpr int ROWB = BK * int(sizeof(T)), A_BYTES = kBM * ROWB, B_BYTES = BN * ROWB, ST_BYTES = A_BYTES + B_BYTES;
     static_assert(ST_BYTES % 1024 == 0, "stage buffers keep the 1024-byte swizzle alignment");
     extern __shared__ unsigned char smem_raw[];
     const std::uint32_t sbase = (smem_u32(smem_raw) + 1023u) & ~1023u;
@@ -153,7 +174,7 @@ __global__ void __launch_bounds__(kWsThreads, 1)
                 const std::uint32_t sB = sbase + std::uint32_t(stage) * ST_BYTES + A_BYTES;
                 wgmma_fence();
 #pragma unroll
-                for (int kk = 0; kk < BK / 16; ++kk)
+                for (int kk = 0; kk < ROWB / 32; ++kk)  // one wgmma per 32 bytes of K
                     WgmmaSS<T, BN>::mma(acc, smem_desc(sA + kk * 32, Sw::kSbo, Sw::kLayout),
                                         smem_desc(sB + kk * 32, Sw::kSbo, Sw::kLayout));
                 wgmma_commit();
@@ -176,9 +197,10 @@ __global__ void __launch_bounds__(kWsThreads, 1)
 #endif
 }
 
+// Tiles in bytes, as rung 2's: hb = the k-slice in halves' worth of bytes (64: 128 B rows,
+// 32: 64 B rows); a T-typed kernel uses BK = hb * 2 / sizeof(T) elements (tf32: 32 or 16).
 struct CfgInfo {
-    int bn, bk, stages;
-    const char* name;
+    int bn, hb, stages;
 };
 #define CS_WS_CFGS(X)  \
     X(0, 96, 64, 7)    \
@@ -189,22 +211,24 @@ struct CfgInfo {
     X(5, 96, 32, 8)    \
     X(6, 256, 32, 8)
 constexpr CfgInfo kCfgs[] = {
-    {96, 64, 7, "128x96x64, 7 stages, persistent"},   {128, 64, 6, "128x128x64, 6 stages, persistent"},
-    {192, 64, 5, "128x192x64, 5 stages, persistent"}, {256, 64, 4, "128x256x64, 4 stages, persistent"},
-    {128, 32, 8, "128x128x32, 8 stages, persistent"}, {96, 32, 8, "128x96x32, 8 stages, persistent"},
-    {256, 32, 8, "128x256x32, 8 stages, persistent"},
+    {96, 64, 7}, {128, 64, 6}, {192, 64, 5}, {256, 64, 4}, {128, 32, 8}, {96, 32, 8}, {256, 32, 8},
 };
 constexpr int kNumCfgs = int(sizeof(kCfgs) / sizeof(kCfgs[0]));
+int bk_of(int cfg, int es) { return kCfgs[cfg].hb * 2 / es; }
+std::string cfg_name(int cfg, int es) {
+    return "128x" + std::to_string(kCfgs[cfg].bn) + "x" + std::to_string(bk_of(cfg, es)) + ", " +
+           std::to_string(kCfgs[cfg].stages) + " stages, persistent";
+}
 
-template <int BN, int BK, int STAGES>
+template <int BN, int ROWB, int STAGES>
 constexpr int smem_bytes() {
-    return STAGES * (kBM + BN) * BK * 2 + 1024 + STAGES * 16;
+    return STAGES * (kBM + BN) * ROWB + 1024 + STAGES * 16;
 }
 
 template <class T, int BN, int BK, int STAGES>
 void prepare_cfg() {
     CS_CUDA_CHECK(cudaFuncSetAttribute(wgmma_ws_kernel<T, BN, BK, STAGES>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       smem_bytes<BN, BK, STAGES>()));
+                                       smem_bytes<BN, BK * int(sizeof(T)), STAGES>()));
 }
 
 template <class T, int BN, int BK, int STAGES>
@@ -214,8 +238,9 @@ void launch_cfg(const CUtensorMap& a, const CUtensorMap& b, T* out, const ConvGe
     const std::int64_t ntiles = std::int64_t(tiles_p) * tiles_n;
     const int grid = int(std::min<std::int64_t>(ntiles, sms));
     const int cslices = (g.C + BK - 1) / BK;
-    wgmma_ws_kernel<T, BN, BK, STAGES><<<unsigned(grid), kWsThreads, smem_bytes<BN, BK, STAGES>(), stream>>>(
-        a, b, out, g, tiles_n, int(ntiles), cslices, nchw ? 1 : 0);
+    constexpr int smem = smem_bytes<BN, BK * int(sizeof(T)), STAGES>();
+    wgmma_ws_kernel<T, BN, BK, STAGES>
+        <<<unsigned(grid), kWsThreads, smem, stream>>>(a, b, out, g, tiles_n, int(ntiles), cslices, nchw ? 1 : 0);
     CS_CUDA_CHECK_LAUNCH();
 }
 
@@ -231,8 +256,8 @@ struct WsGemm {
 
     static void prepare(int c) {
         switch (c) {
-#define X(i, bn, bk, st) \
-    case i: prepare_cfg<T, bn, bk, st>(); break;
+#define X(i, bn, hb, st) \
+    case i: prepare_cfg<T, bn, hb * 2 / int(sizeof(T)), st>(); break;
             CS_WS_CFGS(X)
 #undef X
             default: break;
@@ -241,14 +266,13 @@ struct WsGemm {
     void launch(const T* in, const T* w, T* out, const ConvGeom& g, bool nchw, cudaStream_t stream) {
         if (g.P == 0) return;
         if (in != key_in || w != key_w || g.N != key_n) {
-            const std::string err =
-                encode_maps(a, b, g, in, w, kCfgs[cfg].bk, kCfgs[cfg].bn, std::is_same_v<T, __nv_bfloat16>);
+            const std::string err = encode_maps<T>(a, b, g, in, w, bk_of(cfg, int(sizeof(T))), kCfgs[cfg].bn);
             if (!err.empty()) throw cs::Error("hopper-ws: " + err);
             key_in = in, key_w = w, key_n = g.N;
         }
         switch (cfg) {
-#define X(i, bn, bk, st) \
-    case i: launch_cfg<T, bn, bk, st>(a, b, out, g, nchw, sms, stream); break;
+#define X(i, bn, hb, st) \
+    case i: launch_cfg<T, bn, hb * 2 / int(sizeof(T)), st>(a, b, out, g, nchw, sms, stream); break;
             CS_WS_CFGS(X)
 #undef X
             default: break;
@@ -262,13 +286,15 @@ struct WsGemm {
 // k-slices of 32 where C is a multiple of 32 but not of 64 (conv2: C=96 in 3 exact slices per
 // tap and 8 stages: 0.218 ms against 0.250 for 64-slices padded to 128 and 4 stages); else
 // 128x128x64, 6 stages (conv3-5: 3.8 and 2.6 waves of 128x128 tiles against 2.6 and 1.3 of
-// 128x192 / 128x256).
-int default_cfg(const Setup& u, std::int64_t n, int sms) {
-    const bool k64 = choose_bk(u.g.C) == 64;
+// 128x192 / 128x256). All in bytes (k64: 128 B rows), so for tf32 conv2's C=96 floats is 3
+// exact 128 B slices per tap and takes 128x256x32f, 4 stages.
+int default_cfg(const Setup& u, std::int64_t n, int sms, int es) {
+    const bool k64 = choose_bk(u.g.C, es) * es == 128;
+    const int e128 = 128 / es, e64 = 64 / es;  // elements of a 128 B / 64 B row
     const std::int64_t rows = (n * u.g.EF + kBM - 1) / kBM;
     if (u.g.M <= 96) return k64 ? 0 : 5;
     if (u.g.M % 256 == 0 && rows * (u.g.M / 256) >= 4 * std::int64_t(sms))
-        return (k64 && !(u.g.C % 64 != 0 && u.g.C % 32 == 0)) ? 3 : 6;
+        return (k64 && !(u.g.C % e128 != 0 && u.g.C % e64 == 0)) ? 3 : 6;
     return k64 ? 1 : 4;
 }
 
@@ -277,7 +303,7 @@ std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx, int cfg) 
     if (auto why = ws_supports(p, ctx.prop)) throw Skip(*why);
     Setup u = make_setup(p);
     const std::int64_t maxn = std::max<std::int64_t>(1, ctx.max_chunk_N);
-    if (cfg < 0 || cfg >= kNumCfgs) cfg = default_cfg(u, maxn, ctx.prop.multiProcessorCount);
+    if (cfg < 0 || cfg >= kNumCfgs) cfg = default_cfg(u, maxn, ctx.prop.multiProcessorCount, int(sizeof(T)));
     WsGemm<T>::prepare(cfg);
     WsGemm<T> gemm;
     gemm.cfg = cfg;
@@ -285,18 +311,20 @@ std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx, int cfg) 
     {
         ConvGeom g = geom_for(u, maxn);
         CUtensorMap a, b;
-        const std::string err = encode_maps(a, b, g, reinterpret_cast<const void*>(std::uintptr_t(1) << 20),
-                                            reinterpret_cast<const void*>(std::uintptr_t(1) << 21), kCfgs[cfg].bk,
-                                            kCfgs[cfg].bn, std::is_same_v<T, __nv_bfloat16>);
+        const int bk = bk_of(cfg, int(sizeof(T)));
+        const std::string err = encode_maps<T>(a, b, g, reinterpret_cast<const void*>(std::uintptr_t(1) << 20),
+                                               reinterpret_cast<const void*>(std::uintptr_t(1) << 21), bk,
+                                               kCfgs[cfg].bn);
         if (!err.empty()) throw Skip(err);
         const std::int64_t tiles = (maxn * u.g.EF + kBM - 1) / kBM * ((u.g.M + kCfgs[cfg].bn - 1) / kCfgs[cfg].bn);
-        const int cs = (u.g.C + kCfgs[cfg].bk - 1) / kCfgs[cfg].bk;
-        gemm.info = std::string("wgmma m64n") + std::to_string(kCfgs[cfg].bn) + "k16 " + Elem<T>::name +
+        const int cs = (u.g.C + bk - 1) / bk;
+        gemm.info = std::string("wgmma m64n") + std::to_string(kCfgs[cfg].bn) + "k" +
+                    std::to_string(WgmmaSS<T, 96>::kK) + " " + Elem<T>::name +
                     ", TMA producer warpgroup (setmaxnreg 40) + 2 consumer warpgroups (232), CTA tile " +
-                    kCfgs[cfg].name + ": " + std::to_string(tiles) + " tiles on " +
+                    cfg_name(cfg, int(sizeof(T))) + ": " + std::to_string(tiles) + " tiles on " +
                     std::to_string(std::min<std::int64_t>(tiles, ctx.prop.multiProcessorCount)) + " CTAs for " +
                     std::to_string(maxn) + " image(s); " + std::to_string(u.g.R * u.g.S) + " taps x " +
-                    std::to_string(cs) + " channel slice(s) of " + std::to_string(kCfgs[cfg].bk) + " (C=" +
+                    std::to_string(cs) + " channel slice(s) of " + std::to_string(bk) + " (C=" +
                     std::to_string(u.g.C) + ")";
     }
     return make_hopper_plan<T>(p, ctx, std::move(u), std::move(gemm));
@@ -305,8 +333,8 @@ std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx, int cfg) 
 }  // namespace
 
 int ws_num_configs() { return kNumCfgs; }
-std::string ws_config_name(int cfg) {
-    return cfg >= 0 && cfg < kNumCfgs ? std::string(kCfgs[cfg].name) : std::string("default");
+std::string ws_config_name(int cfg, DType dt) {
+    return cfg >= 0 && cfg < kNumCfgs ? cfg_name(cfg, dt == DType::f32 ? 4 : 2) : std::string("default");
 }
 
 std::optional<std::string> ws_supports(const Problem& p, const cudaDeviceProp& prop) {
@@ -315,6 +343,7 @@ std::optional<std::string> ws_supports(const Problem& p, const cudaDeviceProp& p
 }
 
 std::unique_ptr<Plan> ws_plan(DType dt, const Problem& p, const PlanContext& ctx, int cfg) {
+    if (dt == DType::f32) return plan_t<float>(p, ctx, cfg);
     if (dt == DType::bf16) return plan_t<__nv_bfloat16>(p, ctx, cfg);
     return plan_t<__half>(p, ctx, cfg);
 }
@@ -332,6 +361,12 @@ std::optional<std::string> hopper_ws_bf16_supports(const Problem& p, const cudaD
 }
 std::unique_ptr<Plan> hopper_ws_bf16_plan(const Problem& p, const PlanContext& ctx) {
     return hopper::ws_plan(DType::bf16, p, ctx, -1);
+}
+std::optional<std::string> hopper_ws_tf32_supports(const Problem& p, const cudaDeviceProp& prop) {
+    return hopper::ws_supports(p, prop);
+}
+std::unique_ptr<Plan> hopper_ws_tf32_plan(const Problem& p, const PlanContext& ctx) {
+    return hopper::ws_plan(DType::f32, p, ctx, -1);
 }
 
 }  // namespace cs::gpu::variants

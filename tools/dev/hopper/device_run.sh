@@ -1,5 +1,5 @@
 #!/bin/bash
-# Device-side run of the Hopper family check (issue 14), from the repository root:
+# Device-side run of the Hopper family check, from the repository root:
 #   tools/dev/hopper/device_run.sh [all|quick|final|nosan]   (final: no racecheck)
 # Uses the carried build-hopper/test_hopper (built here by build.sh) or builds it on the device.
 # Writes logs to $OUT: cp.log, tma.log, ws.log, sass_counts.txt, {memcheck,racecheck,synccheck}.log

@@ -1,9 +1,11 @@
 // Host emulation of hopper_core.cuh's transform (PrepRow: load, barrier, store per block) on
 // the odd shapes and conv1, both source layouts, against the map written out element by
-// element. Build: nvcc -std=c++17 -I gpu -I gpu/variants -I gpu/variants/hopper -I layers
+// element; and the tf32 rounding (OperandOf<float>) the tf32 kernels' store applies.
+// Build: nvcc -std=c++17 -I gpu -I gpu/variants -I gpu/variants/hopper -I layers
 //                 tools/dev/hopper/emulate_prep.cu -o /tmp/emulate_prep
 #include "hopper_core.cuh"
 
+#include <cmath>
 #include <cstdio>
 #include <vector>
 
@@ -26,6 +28,21 @@ int main() {
                         mk("conv3", 256, 13, 13, 384, 3, 3, 1, 1),   mk("c40", 40, 13, 13, 200, 3, 3, 1, 1),
                         mk("conv4", 384, 13, 13, 384, 3, 3, 1, 1),   mk("c300_s3", 3, 40, 41, 8, 7, 7, 3, 2)};
     int bad_total = 0;
+    // The tf32 rounding the transforms apply (OperandOf<float>, host branch: round to nearest,
+    // ties away, on the 13 low mantissa bits; the device branch is cvt.rna.tf32.f32).
+    {
+        const float one = 1.0f, ulp = std::ldexp(1.0f, -10), half = std::ldexp(1.0f, -11), e = std::ldexp(1.0f, -23);
+        const float cases[][2] = {{one, one},         {one + half, one + ulp},  {one + half - e, one},
+                                  {-(one + half), -(one + ulp)}, {3.0f + 3 * half, 3.0f + 2 * ulp}, {0.0f, 0.0f}};
+        for (const auto& c : cases)
+            if (OperandOf<float>::op(c[0]) != c[1]) {
+                std::printf("OperandOf<float>(%.9g) = %.9g, want %.9g\n", c[0], OperandOf<float>::op(c[0]), c[1]);
+                ++bad_total;
+            }
+    }
+    // rnd 0: the plain map (PrepRow::Keep); rnd 1: the tf32 kernels' store (OperandOf<float>)
+    // on values with low mantissa bits set, against the rounded map.
+    for (int rnd = 0; rnd < 2; ++rnd)
     for (const Layer& l : ls)
         for (Layout lay : {Layout::nchw, Layout::nhwc}) {
             const int N = 2;
@@ -34,7 +51,8 @@ int main() {
             if (!u.tin) continue;
             const PrepGeom& g = u.pg;
             std::vector<float> in(std::size_t(N) * l.C * l.H * l.W);
-            for (std::size_t i = 0; i < in.size(); ++i) in[i] = float(i % 9973) + 1.0f;  // nonzero, distinct-ish
+            for (std::size_t i = 0; i < in.size(); ++i)  // nonzero, distinct-ish
+                in[i] = rnd ? (float(i % 9973) + 1.0f) * 1.0001234f + 0.3f : float(i % 9973) + 1.0f;
             std::vector<float> out(std::size_t(N) * u.ws_img, -1.0f);
             const int Wt = g.Wp * g.b;
             std::vector<float> tile(std::size_t(g.b) * g.C * Wt);
@@ -42,7 +60,11 @@ int main() {
                 for (int Y = 0; Y < g.Hp; ++Y) {
                     std::fill(tile.begin(), tile.end(), -7.0f);
                     for (int t = 0; t < 256; ++t) PrepRow::load<float>(in.data(), tile.data(), g, n, Y, t, 256, 0.0f);
-                    for (int t = 0; t < 256; ++t) PrepRow::store<float>(tile.data(), out.data(), g, n, Y, t, 256, 0.0f);
+                    for (int t = 0; t < 256; ++t)
+                        if (rnd)
+                            PrepRow::store<float, OperandOf<float>>(tile.data(), out.data(), g, n, Y, t, 256, 0.0f);
+                        else
+                            PrepRow::store<float>(tile.data(), out.data(), g, n, Y, t, 256, 0.0f);
                 }
             long bad = 0;
             for (int n = 0; n < N; ++n)
@@ -58,10 +80,10 @@ int main() {
                                                       : in[((std::size_t(n) * l.H + y) * l.W + x) * l.C + c];
                             }
                             const float got = out[((std::size_t(n) * g.Hp + Y) * g.Wp + X) * g.Cp + cp];
-                            if (got != want) ++bad;
+                            if (got != (rnd ? OperandOf<float>::op(want) : want)) ++bad;
                         }
-            std::printf("%-10s %s b=%d C'=%d %dx%d: %ld wrong of %zu\n", l.name.c_str(), g.src_nchw ? "nchw" : "nhwc",
-                        g.b, g.Cp, g.Hp, g.Wp, bad, out.size());
+            std::printf("%-10s %s%s b=%d C'=%d %dx%d: %ld wrong of %zu\n", l.name.c_str(), g.src_nchw ? "nchw" : "nhwc",
+                        rnd ? " tf32-rounded" : "", g.b, g.Cp, g.Hp, g.Wp, bad, out.size());
             bad_total += bad != 0;
         }
     std::printf("%s\n", bad_total ? "EMULATION FAILED" : "emulation: all transforms exact");
