@@ -67,6 +67,11 @@ bool EngineChoices::changed() const {
     return changed_;
 }
 
+void EngineChoices::mark_saved() {
+    std::lock_guard<std::mutex> lock(m_);
+    changed_ = false;
+}
+
 EngineChoices& engine_choices() {
     static EngineChoices c;
     return c;

@@ -63,6 +63,7 @@ public:
     std::map<std::string, RememberedEngine> all() const;
     void replace(std::map<std::string, RememberedEngine> m);  // also clears changed()
     bool changed() const;
+    void mark_saved();  // what is in memory is now on file: changed() is false until the next set()
 
 private:
     mutable std::mutex m_;

@@ -78,6 +78,7 @@ TEST_CASE("engine choices survive a save and a load, and bad files are refused",
     CHECK(mem.changed());
     cli::save_engine_choices(file);
     REQUIRE(std::filesystem::exists(file));
+    CHECK(!mem.changed());  // saved: the next save (after each layer and batch of a sweep) writes nothing
     mem.replace({});
     cli::load_engine_choices(file);
     CHECK(!mem.changed());

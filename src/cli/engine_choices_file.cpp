@@ -58,6 +58,7 @@ void save_engine_choices(const std::filesystem::path& path) {
     for (const auto& [key, e] : gpu::engine_choices().all()) c[key] = {{"engine", e.engine}, {"ms", e.ms}};
     j["choices"] = std::move(c);
     write_file_atomic(path, j.dump(1) + "\n");
+    gpu::engine_choices().mark_saved();
 }
 
 std::filesystem::path engine_choices_path(const std::string& option, const std::string& golden_root) {
