@@ -159,6 +159,16 @@ const std::vector<Variant>& registry() {
         {"hopper-ws-bf16", {}, "hopper", Precision::bf16, DType::bf16,
          "hopper-ws-fp16 on bfloat16 operands (fp32 accumulation)", true, v::hopper_ws_bf16_supports,
          v::hopper_ws_bf16_plan, "gemm", {Layout::nhwc, Layout::nchw}},
+        {"hopper-wgmma-tf32", {}, "hopper", Precision::tf32, DType::f32,
+         "hopper-wgmma-fp16 on fp32 tensors, wgmma m64nNk8 .tf32 (operands read in place are truncated to tf32 by "
+         "the tensor core, operands a transform writes are rounded)",
+         true, v::hopper_wgmma_tf32_supports, v::hopper_wgmma_tf32_plan, "gemm", {Layout::nhwc, Layout::nchw}},
+        {"hopper-tma-tf32", {}, "hopper", Precision::tf32, DType::f32,
+         "hopper-tma-fp16 on fp32 tensors (FLOAT32 tensor maps), wgmma m64nNk8 .tf32", true,
+         v::hopper_tma_tf32_supports, v::hopper_tma_tf32_plan, "gemm", {Layout::nhwc, Layout::nchw}},
+        {"hopper-ws-tf32", {}, "hopper", Precision::tf32, DType::f32,
+         "hopper-ws-fp16 on fp32 tensors (FLOAT32 tensor maps), wgmma m64nNk8 .tf32", true,
+         v::hopper_ws_tf32_supports, v::hopper_ws_tf32_plan, "gemm", {Layout::nhwc, Layout::nchw}},
         // ---- exact-fp32 fast family ----
         // gpu/variants/winograd_f2x2_3x3.cu, winograd_f4x4_3x3.cu (kernel: winograd_fused.cuh),
         // simt_gemm.cu, split_tf32.cu (shared: fp32fast_common.cuh). fp32-class results faster than

@@ -131,8 +131,6 @@ std::unique_ptr<Plan> hopper_ws_fp16_plan(const Problem&, const PlanContext&);
 std::optional<std::string> hopper_ws_bf16_supports(const Problem&, const cudaDeviceProp&);
 std::unique_ptr<Plan> hopper_ws_bf16_plan(const Problem&, const PlanContext&);
 // The three rungs on fp32 tensors with wgmma m64nNk8 .tf32 (same core, 128 B k-slices).
-// Not in the registry yet: compiled, but not run on a GPU (tools/dev/hopper/device_tf32.sh
-// is the check; its rows go in beside the bf16 rows once it passes).
 std::optional<std::string> hopper_wgmma_tf32_supports(const Problem&, const cudaDeviceProp&);
 std::unique_ptr<Plan> hopper_wgmma_tf32_plan(const Problem&, const PlanContext&);
 std::optional<std::string> hopper_tma_tf32_supports(const Problem&, const cudaDeviceProp&);
