@@ -137,6 +137,10 @@ std::optional<std::string> hopper_tma_tf32_supports(const Problem&, const cudaDe
 std::unique_ptr<Plan> hopper_tma_tf32_plan(const Problem&, const PlanContext&);
 std::optional<std::string> hopper_ws_tf32_supports(const Problem&, const cudaDeviceProp&);
 std::unique_ptr<Plan> hopper_ws_tf32_plan(const Problem&, const PlanContext&);
+// 3xTF32 on rung 3 (fp32 class): the transforms split each operand into tf32 hi and lo
+// channel blocks, the tf32 kernel sums hi*hi + hi*lo + lo*hi over K' = 3K.
+std::optional<std::string> hopper_ws_3xtf32_supports(const Problem&, const cudaDeviceProp&);
+std::unique_ptr<Plan> hopper_ws_3xtf32_plan(const Problem&, const PlanContext&);
 
 // ---- exact-fp32 fast family: Winograd, SIMT GEMM at cuBLAS speed, split-TF32 ----
 // winograd_f2x2_3x3.cu, winograd_f4x4_3x3.cu (fused Winograd, 3x3 stride 1; shared kernel:

@@ -29,7 +29,11 @@ std::unique_ptr<Plan> tma_plan(DType dt, const Problem& p, const PlanContext& ct
 // Rung 3 (wgmma_ws.cu): rung 2 + producer / consumer warpgroups (setmaxnreg), persistent grid.
 int ws_num_configs();
 std::string ws_config_name(int cfg, DType dt = DType::f16);  // names in elements of dt
-std::optional<std::string> ws_supports(const Problem& p, const cudaDeviceProp& prop);
+// parts = 3: the 3xTF32 split (hopper-ws-3xtf32: fp32 tensors, K tripled).
+std::optional<std::string> ws_supports(const Problem& p, const cudaDeviceProp& prop, int parts = 1);
 std::unique_ptr<Plan> ws_plan(DType dt, const Problem& p, const PlanContext& ctx, int cfg);
+// 3xTF32 on rung 3: each fp32 operand split into tf32 hi + lo parts by the transforms,
+// hi*hi + hi*lo + lo*hi summed by the unchanged tf32 kernel over three channel blocks.
+std::unique_ptr<Plan> ws_3xtf32_plan(const Problem& p, const PlanContext& ctx, int cfg);
 
 }  // namespace cs::gpu::variants::hopper

@@ -108,14 +108,20 @@ struct Elem<float> {
 // wgmma_cpasync.cu, "tf32"). __host__ __device__ for tools/dev/hopper/emulate_prep.cu.
 // kActive = false: the identity, and the transform's code is the plain copy (the fp16 / bf16
 // kernels compile to the same machine code as before tf32 existed).
+// put(o, cp, Cp, x): how a transform writes value x of channel cp into pixel o (Cp value
+// channels per pixel, kParts * Cp written): o[cp] = op(x).
 template <class T>
 struct OperandOf {
     static constexpr bool kActive = false;
+    static constexpr int kParts = 1;
     __host__ __device__ __forceinline__ static T op(T x) { return x; }
+    __host__ __device__ __forceinline__ static void put(T* o, int cp, int, T x) { o[cp] = x; }
 };
 template <>
 struct OperandOf<float> {
     static constexpr bool kActive = true;
+    static constexpr int kParts = 1;
+    __host__ __device__ __forceinline__ static void put(float* o, int cp, int, float x) { o[cp] = op(x); }
     __host__ __device__ __forceinline__ static float op(float x) {
 #if defined(__CUDA_ARCH__)
         std::uint32_t r;
@@ -128,6 +134,25 @@ struct OperandOf<float> {
         std::memcpy(&x, &u, 4);
         return x;
 #endif
+    }
+};
+
+// 3xTF32 (the fp32-class rung hopper-ws-3xtf32): each fp32 operand x becomes a tf32 high part
+// hi = rna(x) and a tf32 low part lo = rna(x - hi) (|x - hi - lo| <= 2^-22 |x|), written
+// as three blocks of Cp channels per pixel: [hi, hi, lo] for the input (kInput) and
+// [hi, lo, hi] for the weights. The unchanged tf32 GEMM over K' = R*S*3*Cp then sums
+// hi*hi + hi*lo + lo*hi in its fp32 accumulators: the three tensor-core products of
+// 3xTF32 (lo*lo, ~2^-22, is dropped) without a line of kernel code changed.
+template <bool kInput>
+struct Split3 {
+    static constexpr bool kActive = true;
+    static constexpr int kParts = 3;
+    __host__ __device__ __forceinline__ static void put(float* o, int cp, int Cp, float x) {
+        const float hi = OperandOf<float>::op(x);
+        const float lo = OperandOf<float>::op(x - hi);
+        o[cp] = hi;
+        o[Cp + cp] = kInput ? hi : lo;
+        o[2 * Cp + cp] = kInput ? lo : hi;
     }
 };
 
@@ -461,8 +486,11 @@ CS_HOPPER_UNROLL
     // rounding; Keep: the plain map, as the host emulation checks it).
     struct Keep {
         static constexpr bool kActive = false;
+        static constexpr int kParts = 1;
         template <class T>
         __host__ __device__ static T op(T x) { return x; }
+        template <class T>
+        __host__ __device__ static void put(T* o, int cp, int, T x) { o[cp] = x; }
     };
     template <class T, class Op = Keep>
     __host__ __device__ static void store(const T* tile, T* __restrict__ out, const PrepGeom& g, int n, int Y,
@@ -475,32 +503,25 @@ CS_HOPPER_UNROLL
             const int cp = lane + 32 * k;
             off[k] = cp < g.Cp ? tile_offset(g, cp) : -1;
         }
-        T* orow = out + (std::int64_t(n) * g.Hp + Y) * g.Wp * g.Cp;
+        const int px = g.Cp * Op::kParts;  // elements written per pixel
+        T* orow = out + (std::int64_t(n) * g.Hp + Y) * g.Wp * px;
         for (int X = warp; X < g.Wp; X += nw) {
-            T* o = orow + X * g.Cp;
+            T* o = orow + X * px;
             const int xo = X * xstep;
 CS_HOPPER_UNROLL
             for (int k = 0; k < kK; ++k) {
                 const int cp = lane + 32 * k;
-                if (cp < g.Cp) {
-                    if constexpr (Op::kActive)
-                        o[cp] = Op::op(off[k] >= 0 ? tile[off[k] + xo] : zero);
-                    else
-                        o[cp] = off[k] >= 0 ? tile[off[k] + xo] : zero;
-                }
+                if (cp < g.Cp) Op::put(o, cp, g.Cp, off[k] >= 0 ? tile[off[k] + xo] : zero);
             }
             for (int cp = lane + 32 * kK; cp < g.Cp; cp += 32) {
                 const int t = tile_offset(g, cp);
-                if constexpr (Op::kActive)
-                    o[cp] = Op::op(t >= 0 ? tile[t + xo] : zero);
-                else
-                    o[cp] = t >= 0 ? tile[t + xo] : zero;
+                Op::put(o, cp, g.Cp, t >= 0 ? tile[t + xo] : zero);
             }
         }
     }
 };
 
-template <class T>
+template <class T, class Op>
 __global__ void __launch_bounds__(256) prep_input_tiled_kernel(const T* __restrict__ in, T* __restrict__ out,
                                                                const PrepGeom g) {
     extern __shared__ __align__(16) unsigned char prep_smem[];
@@ -509,12 +530,12 @@ __global__ void __launch_bounds__(256) prep_input_tiled_kernel(const T* __restri
     const T zero = Elem<T>::from(0.0f);
     PrepRow::load<T>(in, tile, g, n, Y, int(threadIdx.x), int(blockDim.x), zero);
     __syncthreads();
-    PrepRow::store<T, OperandOf<T>>(tile, out, g, n, Y, int(threadIdx.x), int(blockDim.x), zero);
+    PrepRow::store<T, Op>(tile, out, g, n, Y, int(threadIdx.x), int(blockDim.x), zero);
 }
 
 // The same map one element per thread (no shared memory): for images whose tile would not
-// fit in 48 KB.
-template <class T>
+// fit in 48 KB. total: value elements (pixels * Cp).
+template <class T, class Op>
 __global__ void prep_input_gather_kernel(const T* __restrict__ in, T* __restrict__ out, const PrepGeom g,
                                          std::int64_t total) {
     const std::int64_t idx = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -534,7 +555,7 @@ __global__ void prep_input_gather_kernel(const T* __restrict__ in, T* __restrict
             v = in[g.src_nchw ? ((std::int64_t(n) * g.C + c) * g.H + y) * g.W + x
                               : ((std::int64_t(n) * g.H + y) * g.W + x) * g.C + c];
     }
-    out[idx] = OperandOf<T>::op(v);
+    Op::put(out + (idx - cp) * Op::kParts, cp, g.Cp, v);
 }
 
 struct PrepWGeom {
@@ -544,7 +565,8 @@ struct PrepWGeom {
     int src_kcrs;     // source layout: KCRS (nchw problems) or KRSC
 };
 
-template <class T>
+// total: value elements (M * Rp * Sp * Cp).
+template <class T, class Op>
 __global__ void prep_weights_kernel(const T* __restrict__ w, T* __restrict__ out, const PrepWGeom g,
                                     std::int64_t total) {
     const std::int64_t idx = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -564,7 +586,7 @@ __global__ void prep_weights_kernel(const T* __restrict__ w, T* __restrict__ out
             v = w[g.src_kcrs ? ((std::int64_t(m) * g.C + c) * g.R + r) * g.S + s
                              : ((std::int64_t(m) * g.R + r) * g.S + s) * g.C + c];
     }
-    out[idx] = OperandOf<T>::op(v);
+    Op::put(out + (idx - cp) * Op::kParts, cp, g.Cp, v);
 }
 
 // ---- host side: what a problem needs before the GEMM -------------------------------------
@@ -574,6 +596,7 @@ struct Setup {
     int b = 1, padf = 0;     // transform parameters (see PrepGeom)
     bool tin = false;        // input transformed into the workspace
     bool tw = false;         // weights transformed into the workspace
+    int parts = 1;           // channel blocks per transformed pixel (3: the 3xTF32 split)
     ConvGeom g{};            // the GEMM's geometry (N set per call)
     PrepGeom pg{};
     PrepWGeom pw{};
@@ -583,14 +606,17 @@ struct Setup {
     std::int64_t w_elems = 0;   // transformed weights
     std::string what() const {
         std::string r;
+        if (parts == 3)
+            r = "3xTF32 split: input [hi, hi, lo], weights [hi, lo, hi] as 3x" + std::to_string(g.C / 3) +
+                " channels, ";
         if (tin) {
             if (b > 1)
-                r = "space-to-depth " + std::to_string(b) + "x" + std::to_string(b) + ": C=" + std::to_string(s.C) +
+                r += "space-to-depth " + std::to_string(b) + "x" + std::to_string(b) + ": C=" + std::to_string(s.C) +
                     " " + std::to_string(s.R) + "x" + std::to_string(s.S) + " stride " + std::to_string(s.stride) +
                     " -> C'=" + std::to_string(g.C) + " " + std::to_string(g.R) + "x" + std::to_string(g.S) +
                     " stride 1 on " + std::to_string(g.H) + "x" + std::to_string(g.W) + " (transform kernels in run)";
             else
-                r = std::string(src_nchw ? "NCHW->NHWC" : "NHWC") +
+                r += std::string(src_nchw ? "NCHW->NHWC" : "NHWC") +
                     (g.C != s.C ? " with channels padded " + std::to_string(s.C) + "->" + std::to_string(g.C) : "") +
                     " transform kernels in run";
         } else {
@@ -602,15 +628,17 @@ struct Setup {
 
 inline int round_up(int x, int m) { return (x + m - 1) / m * m; }
 
-inline Setup make_setup(const Problem& p) {
+// parts = 3: the 3xTF32 split (Split3), which always transforms both operands.
+inline Setup make_setup(const Problem& p, int parts = 1) {
     Setup u;
+    u.parts = parts;
     const ConvShape s = conv_shape(p.layer);
     u.s = s;
     u.src_nchw = p.layout == Layout::nchw;
     const bool cpad = s.C % 8 != 0;
     u.b = (cpad && s.stride > 1) ? s.stride : 1;
     u.padf = u.b > 1 ? s.pad : 0;
-    u.tin = cpad || u.src_nchw;
+    u.tin = cpad || u.src_nchw || parts > 1;
     u.tw = u.tin;  // KCRS -> KRSC, or the channel padding / space-to-depth of the filters
     const int Cp = u.tin ? round_up(s.C * u.b * u.b, 8) : s.C;
     const int Hp = u.b > 1 ? (s.H + 2 * s.pad + u.b - 1) / u.b : s.H;
@@ -618,19 +646,19 @@ inline Setup make_setup(const Problem& p) {
     const int Rp = (s.R + u.b - 1) / u.b, Sp = (s.S + u.b - 1) / u.b;
     ConvGeom& g = u.g;
     g.N = 0;
-    g.H = Hp, g.W = Wp, g.C = Cp;
+    g.H = Hp, g.W = Wp, g.C = parts * Cp;
     g.R = Rp, g.S = Sp;
     g.stride = u.b > 1 ? 1 : s.stride;
     g.pad = u.b > 1 ? 0 : s.pad;
     g.E = s.E, g.F = s.F;
     g.M = s.M;
-    g.K = Rp * Sp * Cp;
+    g.K = Rp * Sp * g.C;
     g.P = 0;
     g.EF = s.E * s.F;
     u.pg = PrepGeom{s.C, s.H, s.W, u.b, u.padf, Hp, Wp, Cp, u.src_nchw ? 1 : 0};
     u.pw = PrepWGeom{s.M, s.C, s.R, s.S, u.b, Rp, Sp, Cp, u.src_nchw ? 1 : 0};
     u.src_img = std::int64_t(s.C) * s.H * s.W;
-    u.ws_img = std::int64_t(Hp) * Wp * Cp;
+    u.ws_img = std::int64_t(Hp) * Wp * g.C;
     u.out_img = std::int64_t(s.M) * s.E * s.F;
     u.w_elems = std::int64_t(s.M) * g.K;
     return u;
@@ -656,24 +684,25 @@ inline std::optional<std::string> supports_common(const Problem& p, const cudaDe
     return std::nullopt;
 }
 
-template <class T>
+// Op: OperandOf<T> (one block of channels), or Split3<true> / Split3<false> (3 blocks).
+template <class T, class Op = OperandOf<T>>
 inline void launch_prep_input(const Setup& u, const T* in, T* out, std::int64_t n, cudaStream_t stream) {
     const PrepGeom& g = u.pg;
     const std::size_t smem = std::size_t(g.b) * g.C * g.Wp * g.b * sizeof(T);
     if (smem <= 48 * 1024) {
         const std::int64_t blocks = n * g.Hp;
-        prep_input_tiled_kernel<T><<<unsigned(blocks), 256, smem, stream>>>(in, out, g);
+        prep_input_tiled_kernel<T, Op><<<unsigned(blocks), 256, smem, stream>>>(in, out, g);
     } else {
-        const std::int64_t total = n * u.ws_img;
-        prep_input_gather_kernel<T><<<unsigned((total + 255) / 256), 256, 0, stream>>>(in, out, g, total);
+        const std::int64_t total = n * u.ws_img / Op::kParts;
+        prep_input_gather_kernel<T, Op><<<unsigned((total + 255) / 256), 256, 0, stream>>>(in, out, g, total);
     }
     CS_CUDA_CHECK_LAUNCH();
 }
 
-template <class T>
+template <class T, class Op = OperandOf<T>>
 inline void launch_prep_weights(const Setup& u, const T* w, T* out, cudaStream_t stream) {
-    const std::int64_t total = u.w_elems;
-    prep_weights_kernel<T><<<unsigned((total + 255) / 256), 256, 0, stream>>>(w, out, u.pw, total);
+    const std::int64_t total = u.w_elems / Op::kParts;
+    prep_weights_kernel<T, Op><<<unsigned((total + 255) / 256), 256, 0, stream>>>(w, out, u.pw, total);
     CS_CUDA_CHECK_LAUNCH();
 }
 
@@ -689,7 +718,9 @@ inline std::string mib(double bytes) {
 //   std::string detail() const;
 // The transformed input lives in a workspace sized for `chunk` images (all of the largest call
 // when the workspace limit allows, else run() loops over chunks of images).
-template <class T, class Gemm>
+// InOp / WOp: what the transforms write (OperandOf<T>, or Split3 for 3xTF32; Setup::parts
+// must be their kParts).
+template <class T, class Gemm, class InOp = OperandOf<T>, class WOp = OperandOf<T>>
 class HopperPlan final : public Plan {
 public:
     HopperPlan(Setup u, Gemm gemm, std::int64_t chunk, Buffer ws_in, Buffer ws_w)
@@ -701,7 +732,7 @@ public:
         T* out = static_cast<T*>(io.out);
         const bool nchw_out = u_.src_nchw;
         if (u_.tw) {
-            launch_prep_weights<T>(u_, w, ws_w_.as<T>(), stream);
+            launch_prep_weights<T, WOp>(u_, w, ws_w_.as<T>(), stream);
             w = ws_w_.as<T>();
         }
         if (!u_.tin) {
@@ -710,7 +741,7 @@ public:
         }
         for (std::int64_t first = 0; first < io.N; first += chunk_) {
             const std::int64_t cnt = std::min(chunk_, io.N - first);
-            launch_prep_input<T>(u_, in + first * u_.src_img, ws_in_.as<T>(), cnt, stream);
+            launch_prep_input<T, InOp>(u_, in + first * u_.src_img, ws_in_.as<T>(), cnt, stream);
             gemm_.launch(ws_in_.as<T>(), w, out + first * u_.out_img, geom_for(u_, cnt), nchw_out, stream);
         }
     }
@@ -729,8 +760,10 @@ private:
 };
 
 // Builds the workspace and the plan; throws Skip when one transformed image does not fit.
-template <class T, class Gemm>
+template <class T, class Gemm, class InOp = OperandOf<T>, class WOp = OperandOf<T>>
 inline std::unique_ptr<Plan> make_hopper_plan(const Problem& p, const PlanContext& ctx, Setup u, Gemm gemm) {
+    static_assert(InOp::kParts == WOp::kParts, "input and weights split into the same channel blocks");
+    if (u.parts != InOp::kParts) throw cs::Error("hopper: the setup's channel blocks do not match the transforms");
     const std::int64_t max_n = std::max<std::int64_t>(1, ctx.max_chunk_N);
     std::int64_t chunk = max_n;
     Buffer ws_in, ws_w;
@@ -746,8 +779,8 @@ inline std::unique_ptr<Plan> make_hopper_plan(const Problem& p, const PlanContex
     }
     if (u.tw) ws_w = Buffer(MemKind::device, std::size_t(u.w_elems) * sizeof(T));
     (void)p;
-    return std::make_unique<HopperPlan<T, Gemm>>(std::move(u), std::move(gemm), chunk, std::move(ws_in),
-                                                 std::move(ws_w));
+    return std::make_unique<HopperPlan<T, Gemm, InOp, WOp>>(std::move(u), std::move(gemm), chunk, std::move(ws_in),
+                                                             std::move(ws_w));
 }
 
 // Tile width (filters per CTA) for M: the wgmma n that covers M in the fewest column tiles

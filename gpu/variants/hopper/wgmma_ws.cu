@@ -1,4 +1,4 @@
-// hopper-ws-fp16 / hopper-ws-bf16 / hopper-ws-tf32 — Hopper rung 3: rung 2 (wgmma fed by TMA
+// hopper-ws-fp16 / hopper-ws-bf16 / hopper-ws-tf32 / hopper-ws-3xtf32 — Hopper rung 3: rung 2 (wgmma fed by TMA
 // through an mbarrier pipeline) + warp specialisation, register reallocation and a persistent
 // grid. (tf32: see the section at the end of this comment.)
 //
@@ -76,8 +76,23 @@
 // out of reach with a non-overlapped epilogue and a 5.5-wave tile count), conv3-5 within a
 // few % either side of 1.0x, total ~1.15 ms (missed). cuBLAS's tf32 GEMM of the same shapes
 // (0.386 / 0.469 / 0.192 / 0.280 / 0.170) runs at only 200-245 TFLOP/s: we expect 1.6-1.7x it.
-// Measured: not yet (no device time left in this session; tools/dev/hopper/device_tf32.sh).
 // ptxas: 168 registers at launch for every tf32 tile (as fp16), no spills.
+// Measured (H200, N=128, tools/dev/hopper/h200/tf32_time.log, L2 flushed, median of 20):
+// conv1 0.341 / conv2 0.308 / conv3 0.110 / conv4 0.154 / conv5 0.119 ms NHWC (total 1.03);
+// 0.52 / 1.10 / 0.98 / 0.96 / 1.05x cuDNN tf32 NHWC (PyTorch), 0.83-0.97x cuBLAS's tf32 GEMM.
+//
+// ---- hopper-ws-3xtf32 (fp32 class) -------------------------------------------------------
+// 3xTF32 with no new kernel: the transforms (hopper_core.cuh, Split3) write each fp32 operand
+// as three blocks of channels, hi = rna_tf32(x) and lo = rna_tf32(x - hi) (x - hi - lo
+// <= 2^-22 |x|): the input as [hi, hi, lo], the weights as [hi, lo, hi]. This kernel, run on
+// C' = 3C channels, sums hi*hi + hi*lo + lo*hi in fp32: the split-TF32 products (lo*lo,
+// 2^-22 relative, is dropped). Cost: 3x the MMA work and the transforms on every layout
+// (the input read once, written three times).
+// Prediction (N=128): 3x the tf32 GEMM plus a transform of 22-36 MB in / 66-108 MB out
+// (~0.03-0.05 ms): conv1 ~0.75, conv2 ~0.97, conv3 ~0.36, conv4 ~0.51, conv5 ~0.41 ms, total
+// ~3.0 against cuDNN fp32 (NCHW, PyTorch) 1.032 / 0.464 / 0.494 / 0.674 / 0.482 (3.15): under
+// cuDNN on conv1 and conv3-5, 2.1x over it on conv2 (FFT), the 2.5 ms total missed. Error:
+// ~1e-6 of max|out| (two roundings of 2^-22 and fp32 accumulation), well inside 1e-4.
 #include "hopper_api.hpp"
 #include "hopper_core.cuh"
 #include "hopper_tma.cuh"
@@ -298,10 +313,13 @@ int default_cfg(const Setup& u, std::int64_t n, int sms, int es) {
     return k64 ? 1 : 4;
 }
 
-template <class T>
+// Split: 3xTF32 (float only): the transforms write [hi, hi, lo] / [hi, lo, hi] channel blocks.
+template <class T, bool Split = false>
 std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx, int cfg) {
-    if (auto why = ws_supports(p, ctx.prop)) throw Skip(*why);
-    Setup u = make_setup(p);
+    static_assert(!Split || std::is_same_v<T, float>, "3xTF32 splits fp32 operands");
+    constexpr int parts = Split ? 3 : 1;
+    if (auto why = ws_supports(p, ctx.prop, parts)) throw Skip(*why);
+    Setup u = make_setup(p, parts);
     const std::int64_t maxn = std::max<std::int64_t>(1, ctx.max_chunk_N);
     if (cfg < 0 || cfg >= kNumCfgs) cfg = default_cfg(u, maxn, ctx.prop.multiProcessorCount, int(sizeof(T)));
     WsGemm<T>::prepare(cfg);
@@ -327,7 +345,10 @@ std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx, int cfg) 
                     std::to_string(cs) + " channel slice(s) of " + std::to_string(bk) + " (C=" +
                     std::to_string(u.g.C) + ")";
     }
-    return make_hopper_plan<T>(p, ctx, std::move(u), std::move(gemm));
+    if constexpr (Split)
+        return make_hopper_plan<T, WsGemm<T>, Split3<true>, Split3<false>>(p, ctx, std::move(u), std::move(gemm));
+    else
+        return make_hopper_plan<T>(p, ctx, std::move(u), std::move(gemm));
 }
 
 }  // namespace
@@ -337,9 +358,13 @@ std::string ws_config_name(int cfg, DType dt) {
     return cfg >= 0 && cfg < kNumCfgs ? cfg_name(cfg, dt == DType::f32 ? 4 : 2) : std::string("default");
 }
 
-std::optional<std::string> ws_supports(const Problem& p, const cudaDeviceProp& prop) {
+std::optional<std::string> ws_supports(const Problem& p, const cudaDeviceProp& prop, int parts) {
     if (auto why = supports_common(p, prop)) return why;
-    return tma_geometry_reason(make_setup(p).g);
+    return tma_geometry_reason(make_setup(p, parts).g);
+}
+
+std::unique_ptr<Plan> ws_3xtf32_plan(const Problem& p, const PlanContext& ctx, int cfg) {
+    return plan_t<float, true>(p, ctx, cfg);
 }
 
 std::unique_ptr<Plan> ws_plan(DType dt, const Problem& p, const PlanContext& ctx, int cfg) {
@@ -367,6 +392,12 @@ std::optional<std::string> hopper_ws_tf32_supports(const Problem& p, const cudaD
 }
 std::unique_ptr<Plan> hopper_ws_tf32_plan(const Problem& p, const PlanContext& ctx) {
     return hopper::ws_plan(DType::f32, p, ctx, -1);
+}
+std::optional<std::string> hopper_ws_3xtf32_supports(const Problem& p, const cudaDeviceProp& prop) {
+    return hopper::ws_supports(p, prop, 3);
+}
+std::unique_ptr<Plan> hopper_ws_3xtf32_plan(const Problem& p, const PlanContext& ctx) {
+    return hopper::ws_3xtf32_plan(p, ctx, -1);
 }
 
 }  // namespace cs::gpu::variants

@@ -1,6 +1,7 @@
 // Host emulation of hopper_core.cuh's transform (PrepRow: load, barrier, store per block) on
 // the odd shapes and conv1, both source layouts, against the map written out element by
-// element; and the tf32 rounding (OperandOf<float>) the tf32 kernels' store applies.
+// element; the tf32 rounding (OperandOf<float>) the tf32 kernels' store applies; and the
+// 3xTF32 split (Split3<true>: [hi, hi, lo] channel blocks, hi + lo within 2^-22 of x).
 // Build: nvcc -std=c++17 -I gpu -I gpu/variants -I gpu/variants/hopper -I layers
 //                 tools/dev/hopper/emulate_prep.cu -o /tmp/emulate_prep
 #include "hopper_core.cuh"
@@ -41,13 +42,14 @@ int main() {
             }
     }
     // rnd 0: the plain map (PrepRow::Keep); rnd 1: the tf32 kernels' store (OperandOf<float>)
-    // on values with low mantissa bits set, against the rounded map.
-    for (int rnd = 0; rnd < 2; ++rnd)
+    // on values with low mantissa bits set, against the rounded map; rnd 2: the 3xTF32 split.
+    for (int rnd = 0; rnd < 3; ++rnd)
     for (const Layer& l : ls)
         for (Layout lay : {Layout::nchw, Layout::nhwc}) {
             const int N = 2;
             const Problem p{l, N, lay};
-            const Setup u = make_setup(p);
+            const int parts = rnd == 2 ? 3 : 1;
+            const Setup u = make_setup(p, parts);
             if (!u.tin) continue;
             const PrepGeom& g = u.pg;
             std::vector<float> in(std::size_t(N) * l.C * l.H * l.W);
@@ -61,7 +63,9 @@ int main() {
                     std::fill(tile.begin(), tile.end(), -7.0f);
                     for (int t = 0; t < 256; ++t) PrepRow::load<float>(in.data(), tile.data(), g, n, Y, t, 256, 0.0f);
                     for (int t = 0; t < 256; ++t)
-                        if (rnd)
+                        if (rnd == 2)
+                            PrepRow::store<float, Split3<true>>(tile.data(), out.data(), g, n, Y, t, 256, 0.0f);
+                        else if (rnd)
                             PrepRow::store<float, OperandOf<float>>(tile.data(), out.data(), g, n, Y, t, 256, 0.0f);
                         else
                             PrepRow::store<float>(tile.data(), out.data(), g, n, Y, t, 256, 0.0f);
@@ -79,11 +83,20 @@ int main() {
                                     want = g.src_nchw ? in[((std::size_t(n) * l.C + c) * l.H + y) * l.W + x]
                                                       : in[((std::size_t(n) * l.H + y) * l.W + x) * l.C + c];
                             }
-                            const float got = out[((std::size_t(n) * g.Hp + Y) * g.Wp + X) * g.Cp + cp];
-                            if (got != (rnd ? OperandOf<float>::op(want) : want)) ++bad;
+                            const float* px = &out[((std::size_t(n) * g.Hp + Y) * g.Wp + X) * g.Cp * parts];
+                            if (rnd == 2) {
+                                const float hi = px[cp], hi2 = px[g.Cp + cp], lo = px[2 * g.Cp + cp];
+                                const bool tf32 = OperandOf<float>::op(hi) == hi && OperandOf<float>::op(lo) == lo;
+                                const double res = std::fabs(double(want) - double(hi) - double(lo));
+                                if (hi != OperandOf<float>::op(want) || hi2 != hi || !tf32 ||
+                                    res > std::ldexp(std::fabs(double(want)), -22))
+                                    ++bad;
+                            } else if (px[cp] != (rnd ? OperandOf<float>::op(want) : want)) {
+                                ++bad;
+                            }
                         }
             std::printf("%-10s %s%s b=%d C'=%d %dx%d: %ld wrong of %zu\n", l.name.c_str(), g.src_nchw ? "nchw" : "nhwc",
-                        rnd ? " tf32-rounded" : "", g.b, g.Cp, g.Hp, g.Wp, bad, out.size());
+                        rnd == 2 ? " 3xtf32-split" : rnd ? " tf32-rounded" : "", g.b, g.Cp, g.Hp, g.Wp, bad, out.size());
             bad_total += bad != 0;
         }
     std::printf("%s\n", bad_total ? "EMULATION FAILED" : "emulation: all transforms exact");
