@@ -173,6 +173,10 @@ const std::vector<Variant>& registry() {
          "hopper-ws-tf32 made fp32-exact by 3xTF32: the transforms split each operand into tf32 high and low "
          "channel blocks, the kernel sums hi*hi + hi*lo + lo*hi over K tripled",
          true, v::hopper_ws_3xtf32_supports, v::hopper_ws_3xtf32_plan, "gemm", {Layout::nhwc, Layout::nchw}},
+        {"hopper-ws-3xfp16", {}, "hopper", Precision::fp32, DType::f32,
+         "hopper-ws-3xtf32's three products on half operands (fp16 wgmma, twice the tf32 rate, as many significand "
+         "bits): low parts stored scaled by 2^11 out of fp16's subnormals, undone in the epilogue",
+         true, v::hopper_ws_3xfp16_supports, v::hopper_ws_3xfp16_plan, "gemm", {Layout::nhwc, Layout::nchw}},
         // ---- exact-fp32 fast family ----
         // gpu/variants/winograd_f2x2_3x3.cu, winograd_f4x4_3x3.cu (kernel: winograd_fused.cuh),
         // simt_gemm.cu, split_tf32.cu (shared: fp32fast_common.cuh). fp32-class results faster than

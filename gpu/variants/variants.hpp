@@ -141,6 +141,10 @@ std::unique_ptr<Plan> hopper_ws_tf32_plan(const Problem&, const PlanContext&);
 // channel blocks, the tf32 kernel sums hi*hi + hi*lo + lo*hi over K' = 3K.
 std::optional<std::string> hopper_ws_3xtf32_supports(const Problem&, const cudaDeviceProp&);
 std::unique_ptr<Plan> hopper_ws_3xtf32_plan(const Problem&, const PlanContext&);
+// 3xFP16 on rung 3 (fp32 class): the same three products on half operands (twice the tf32
+// rate), low parts scaled by 2^11 to stay out of fp16's subnormals, undone in the epilogue.
+std::optional<std::string> hopper_ws_3xfp16_supports(const Problem&, const cudaDeviceProp&);
+std::unique_ptr<Plan> hopper_ws_3xfp16_plan(const Problem&, const PlanContext&);
 
 // ---- exact-fp32 fast family: Winograd, SIMT GEMM at cuBLAS speed, split-TF32 ----
 // winograd_f2x2_3x3.cu, winograd_f4x4_3x3.cu (fused Winograd, 3x3 stride 1; shared kernel:

@@ -35,5 +35,7 @@ std::unique_ptr<Plan> ws_plan(DType dt, const Problem& p, const PlanContext& ctx
 // 3xTF32 on rung 3: each fp32 operand split into tf32 hi + lo parts by the transforms,
 // hi*hi + hi*lo + lo*hi summed by the unchanged tf32 kernel over three channel blocks.
 std::unique_ptr<Plan> ws_3xtf32_plan(const Problem& p, const PlanContext& ctx, int cfg);
+// 3xFP16 on rung 3: the same split into half operands (fp32 problem; low parts scaled by 2^11).
+std::unique_ptr<Plan> ws_3xfp16_plan(const Problem& p, const PlanContext& ctx, int cfg);
 
 }  // namespace cs::gpu::variants::hopper

@@ -64,6 +64,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 namespace cs::gpu::variants::hopper {
@@ -153,6 +154,36 @@ struct Split3 {
         o[cp] = hi;
         o[Cp + cp] = kInput ? hi : lo;
         o[2 * Cp + cp] = kInput ? lo : hi;
+    }
+};
+
+// 3xFP16 (hopper-ws-3xfp16): the same three products on half operands, which the tensor core
+// multiplies at twice the tf32 rate with as many significand bits (11). fp16's narrow exponent
+// is what must be managed: lo = x - hi is ~2^-11 |x| and would fall into fp16's subnormals
+// (< 2^-14) for |x| < 2^-3, so the low parts are stored scaled up, lo' = half((x - hi) * 2^11)
+// (Ootomo & Yokota's trick), and the weights' high block carries the same factor,
+// hi_w' = hi_w * 2^11 (exact): input [hi, hi, lo'], weights [hi_w', lo_w', hi_w] sum to
+// 2^11 (hi*hi + hi*lo + lo*hi), which the epilogue scales back by 2^-11 (kLoLog2).
+// Range: |w| < 2^4 (hi_w' below fp16's 65504), |x| < 65504; values under ~2^-14 lose relative
+// precision (their contribution is that small). Out of range gives inf, which the check fails.
+constexpr int kLoLog2 = 11;
+template <bool kInput>
+struct Split3Half {
+    static constexpr bool kActive = true;
+    static constexpr int kParts = 3;
+    __host__ __device__ __forceinline__ static void put(__half* o, int cp, int Cp, float x) {
+        const __half hi = __float2half_rn(x);
+        const float hf = __half2float(hi);
+        const __half lo = __float2half_rn((x - hf) * float(1 << kLoLog2));  // x - hf is exact
+        if (kInput) {
+            o[cp] = hi;
+            o[Cp + cp] = hi;
+            o[2 * Cp + cp] = lo;
+        } else {
+            o[cp] = __float2half_rn(hf * float(1 << kLoLog2));  // exact (power of two)
+            o[Cp + cp] = lo;
+            o[2 * Cp + cp] = hi;
+        }
     }
 };
 
@@ -336,9 +367,16 @@ __device__ __forceinline__ void tma_load_3d(std::uint32_t dst, const void* tmap,
 // m0 ...) straight from the fragment: NHWC as pairs of adjacent filters (4-byte stores where M
 // is even), NCHW as single elements at out[n][m][e][f]. Rows >= P and columns >= M are skipped.
 // ct: the thread's index among the CTA's 256 consumer threads (warpgroup ct/128).
-template <class T, int BN>
-__device__ __forceinline__ void store_tile(const float (&acc)[BN / 2], T* __restrict__ out, const ConvGeom& g,
+// kDownLog2 > 0: every value is multiplied by 2^-kDownLog2 first (exact: the 3xFP16 split
+// scales its weights up by 2^kDownLog2).
+template <class T, int BN, int kDownLog2 = 0>
+__device__ __forceinline__ void store_tile(float (&acc)[BN / 2], T* __restrict__ out, const ConvGeom& g,
                                            int p0, int m0, bool nchw, int ct) {
+    if constexpr (kDownLog2 > 0) {
+        constexpr float down = 1.0f / float(1 << kDownLog2);
+#pragma unroll
+        for (int i = 0; i < BN / 2; ++i) acc[i] *= down;
+    }
     const int t = ct & 127;
     const int wg = ct >> 7;
     const int lane = t & 31, warp = t >> 5;
@@ -492,8 +530,9 @@ CS_HOPPER_UNROLL
         template <class T>
         __host__ __device__ static void put(T* o, int cp, int, T x) { o[cp] = x; }
     };
-    template <class T, class Op = Keep>
-    __host__ __device__ static void store(const T* tile, T* __restrict__ out, const PrepGeom& g, int n, int Y,
+    // T: the tile's (source) type; TW: the written type (T, or __half for Split3Half).
+    template <class T, class Op = Keep, class TW = T>
+    __host__ __device__ static void store(const T* tile, TW* __restrict__ out, const PrepGeom& g, int n, int Y,
                                           int tid, int nthreads, T zero) {
         const int warp = tid >> 5, lane = tid & 31, nw = nthreads >> 5;
         const int xstep = g.src_nchw ? g.b : g.b * g.C;  // tile offset of X+1 minus X
@@ -504,9 +543,9 @@ CS_HOPPER_UNROLL
             off[k] = cp < g.Cp ? tile_offset(g, cp) : -1;
         }
         const int px = g.Cp * Op::kParts;  // elements written per pixel
-        T* orow = out + (std::int64_t(n) * g.Hp + Y) * g.Wp * px;
+        TW* orow = out + (std::int64_t(n) * g.Hp + Y) * g.Wp * px;
         for (int X = warp; X < g.Wp; X += nw) {
-            T* o = orow + X * px;
+            TW* o = orow + X * px;
             const int xo = X * xstep;
 CS_HOPPER_UNROLL
             for (int k = 0; k < kK; ++k) {
@@ -521,8 +560,8 @@ CS_HOPPER_UNROLL
     }
 };
 
-template <class T, class Op>
-__global__ void __launch_bounds__(256) prep_input_tiled_kernel(const T* __restrict__ in, T* __restrict__ out,
+template <class T, class Op, class TW = T>
+__global__ void __launch_bounds__(256) prep_input_tiled_kernel(const T* __restrict__ in, TW* __restrict__ out,
                                                                const PrepGeom g) {
     extern __shared__ __align__(16) unsigned char prep_smem[];
     T* tile = reinterpret_cast<T*>(prep_smem);
@@ -530,13 +569,13 @@ __global__ void __launch_bounds__(256) prep_input_tiled_kernel(const T* __restri
     const T zero = Elem<T>::from(0.0f);
     PrepRow::load<T>(in, tile, g, n, Y, int(threadIdx.x), int(blockDim.x), zero);
     __syncthreads();
-    PrepRow::store<T, Op>(tile, out, g, n, Y, int(threadIdx.x), int(blockDim.x), zero);
+    PrepRow::store<T, Op, TW>(tile, out, g, n, Y, int(threadIdx.x), int(blockDim.x), zero);
 }
 
 // The same map one element per thread (no shared memory): for images whose tile would not
 // fit in 48 KB. total: value elements (pixels * Cp).
-template <class T, class Op>
-__global__ void prep_input_gather_kernel(const T* __restrict__ in, T* __restrict__ out, const PrepGeom g,
+template <class T, class Op, class TW = T>
+__global__ void prep_input_gather_kernel(const T* __restrict__ in, TW* __restrict__ out, const PrepGeom g,
                                          std::int64_t total) {
     const std::int64_t idx = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (idx >= total) return;
@@ -566,8 +605,8 @@ struct PrepWGeom {
 };
 
 // total: value elements (M * Rp * Sp * Cp).
-template <class T, class Op>
-__global__ void prep_weights_kernel(const T* __restrict__ w, T* __restrict__ out, const PrepWGeom g,
+template <class T, class Op, class TW = T>
+__global__ void prep_weights_kernel(const T* __restrict__ w, TW* __restrict__ out, const PrepWGeom g,
                                     std::int64_t total) {
     const std::int64_t idx = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (idx >= total) return;
@@ -607,8 +646,8 @@ struct Setup {
     std::string what() const {
         std::string r;
         if (parts == 3)
-            r = "3xTF32 split: input [hi, hi, lo], weights [hi, lo, hi] as 3x" + std::to_string(g.C / 3) +
-                " channels, ";
+            r = "split into high and low parts: input [hi, hi, lo], weights [hi, lo, hi] as 3x" +
+                std::to_string(g.C / 3) + " channels, ";
         if (tin) {
             if (b > 1)
                 r += "space-to-depth " + std::to_string(b) + "x" + std::to_string(b) + ": C=" + std::to_string(s.C) +
@@ -685,24 +724,25 @@ inline std::optional<std::string> supports_common(const Problem& p, const cudaDe
 }
 
 // Op: OperandOf<T> (one block of channels), or Split3<true> / Split3<false> (3 blocks).
-template <class T, class Op = OperandOf<T>>
-inline void launch_prep_input(const Setup& u, const T* in, T* out, std::int64_t n, cudaStream_t stream) {
+// T: the problem's type (what the transforms read); TW: the operands' (what they write).
+template <class T, class Op = OperandOf<T>, class TW = T>
+inline void launch_prep_input(const Setup& u, const T* in, TW* out, std::int64_t n, cudaStream_t stream) {
     const PrepGeom& g = u.pg;
     const std::size_t smem = std::size_t(g.b) * g.C * g.Wp * g.b * sizeof(T);
     if (smem <= 48 * 1024) {
         const std::int64_t blocks = n * g.Hp;
-        prep_input_tiled_kernel<T, Op><<<unsigned(blocks), 256, smem, stream>>>(in, out, g);
+        prep_input_tiled_kernel<T, Op, TW><<<unsigned(blocks), 256, smem, stream>>>(in, out, g);
     } else {
         const std::int64_t total = n * u.ws_img / Op::kParts;
-        prep_input_gather_kernel<T, Op><<<unsigned((total + 255) / 256), 256, 0, stream>>>(in, out, g, total);
+        prep_input_gather_kernel<T, Op, TW><<<unsigned((total + 255) / 256), 256, 0, stream>>>(in, out, g, total);
     }
     CS_CUDA_CHECK_LAUNCH();
 }
 
-template <class T, class Op = OperandOf<T>>
-inline void launch_prep_weights(const Setup& u, const T* w, T* out, cudaStream_t stream) {
+template <class T, class Op = OperandOf<T>, class TW = T>
+inline void launch_prep_weights(const Setup& u, const T* w, TW* out, cudaStream_t stream) {
     const std::int64_t total = u.w_elems / Op::kParts;
-    prep_weights_kernel<T, Op><<<unsigned((total + 255) / 256), 256, 0, stream>>>(w, out, u.pw, total);
+    prep_weights_kernel<T, Op, TW><<<unsigned((total + 255) / 256), 256, 0, stream>>>(w, out, u.pw, total);
     CS_CUDA_CHECK_LAUNCH();
 }
 
@@ -718,31 +758,42 @@ inline std::string mib(double bytes) {
 //   std::string detail() const;
 // The transformed input lives in a workspace sized for `chunk` images (all of the largest call
 // when the workspace limit allows, else run() loops over chunks of images).
-// InOp / WOp: what the transforms write (OperandOf<T>, or Split3 for 3xTF32; Setup::parts
-// must be their kParts).
-template <class T, class Gemm, class InOp = OperandOf<T>, class WOp = OperandOf<T>>
+// T: the GEMM's operand type; TIO: the problem's (input, weights, output; T, or float for the
+// 3xFP16 split). InOp / WOp: what the transforms write (OperandOf<T>, or Split3 / Split3Half;
+// Setup::parts must be their kParts).
+template <class T, class Gemm, class InOp = OperandOf<T>, class WOp = OperandOf<T>, class TIO = T>
 class HopperPlan final : public Plan {
 public:
     HopperPlan(Setup u, Gemm gemm, std::int64_t chunk, Buffer ws_in, Buffer ws_w)
         : u_(std::move(u)), gemm_(std::move(gemm)), chunk_(chunk), ws_in_(std::move(ws_in)), ws_w_(std::move(ws_w)) {}
 
     void run(const DeviceIO& io, cudaStream_t stream) override {
-        const T* in = static_cast<const T*>(io.in);
-        const T* w = static_cast<const T*>(io.w);
-        T* out = static_cast<T*>(io.out);
+        const TIO* in = static_cast<const TIO*>(io.in);
+        const TIO* w = static_cast<const TIO*>(io.w);
+        TIO* out = static_cast<TIO*>(io.out);
         const bool nchw_out = u_.src_nchw;
+        if constexpr (std::is_same_v<T, TIO>) {
+            if (!u_.tw && !u_.tin) {
+                gemm_.launch(in, w, out, geom_for(u_, io.N), nchw_out, stream);
+                return;
+            }
+        }
+        // A plan whose operand type differs from its problem's always transforms both.
+        const T* wop = nullptr;
         if (u_.tw) {
-            launch_prep_weights<T, WOp>(u_, w, ws_w_.as<T>(), stream);
-            w = ws_w_.as<T>();
+            launch_prep_weights<TIO, WOp, T>(u_, w, ws_w_.as<T>(), stream);
+            wop = ws_w_.as<T>();
+        } else if constexpr (std::is_same_v<T, TIO>) {
+            wop = w;
         }
         if (!u_.tin) {
-            gemm_.launch(in, w, out, geom_for(u_, io.N), nchw_out, stream);
+            if constexpr (std::is_same_v<T, TIO>) gemm_.launch(in, wop, out, geom_for(u_, io.N), nchw_out, stream);
             return;
         }
         for (std::int64_t first = 0; first < io.N; first += chunk_) {
             const std::int64_t cnt = std::min(chunk_, io.N - first);
-            launch_prep_input<T, InOp>(u_, in + first * u_.src_img, ws_in_.as<T>(), cnt, stream);
-            gemm_.launch(ws_in_.as<T>(), w, out + first * u_.out_img, geom_for(u_, cnt), nchw_out, stream);
+            launch_prep_input<TIO, InOp, T>(u_, in + first * u_.src_img, ws_in_.as<T>(), cnt, stream);
+            gemm_.launch(ws_in_.as<T>(), wop, out + first * u_.out_img, geom_for(u_, cnt), nchw_out, stream);
         }
     }
     std::size_t workspace_bytes() const override { return ws_in_.bytes() + ws_w_.bytes(); }
@@ -760,10 +811,12 @@ private:
 };
 
 // Builds the workspace and the plan; throws Skip when one transformed image does not fit.
-template <class T, class Gemm, class InOp = OperandOf<T>, class WOp = OperandOf<T>>
+template <class T, class Gemm, class InOp = OperandOf<T>, class WOp = OperandOf<T>, class TIO = T>
 inline std::unique_ptr<Plan> make_hopper_plan(const Problem& p, const PlanContext& ctx, Setup u, Gemm gemm) {
     static_assert(InOp::kParts == WOp::kParts, "input and weights split into the same channel blocks");
     if (u.parts != InOp::kParts) throw cs::Error("hopper: the setup's channel blocks do not match the transforms");
+    if (!std::is_same_v<T, TIO> && !(u.tin && u.tw))
+        throw cs::Error("hopper: an operand type other than the problem's needs both transforms");
     const std::int64_t max_n = std::max<std::int64_t>(1, ctx.max_chunk_N);
     std::int64_t chunk = max_n;
     Buffer ws_in, ws_w;
@@ -779,8 +832,8 @@ inline std::unique_ptr<Plan> make_hopper_plan(const Problem& p, const PlanContex
     }
     if (u.tw) ws_w = Buffer(MemKind::device, std::size_t(u.w_elems) * sizeof(T));
     (void)p;
-    return std::make_unique<HopperPlan<T, Gemm, InOp, WOp>>(std::move(u), std::move(gemm), chunk, std::move(ws_in),
-                                                             std::move(ws_w));
+    return std::make_unique<HopperPlan<T, Gemm, InOp, WOp, TIO>>(std::move(u), std::move(gemm), chunk,
+                                                                  std::move(ws_in), std::move(ws_w));
 }
 
 // Tile width (filters per CTA) for M: the wgmma n that covers M in the fewest column tiles

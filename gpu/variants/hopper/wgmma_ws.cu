@@ -106,10 +106,11 @@ namespace {
 
 constexpr int kWsThreads = 384;  // producer warpgroup + 2 consumer warpgroups
 
-template <class T, int BN, int BK, int STAGES>
+// T: operand type; TO: output type (T, or float for 3xFP16); kDown: the epilogue's 2^-kDown.
+template <class T, int BN, int BK, int STAGES, class TO = T, int kDown = 0>
 __global__ void __launch_bounds__(kWsThreads, 1)
     wgmma_ws_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
-                    T* __restrict__ out, const ConvGeom g, int tiles_n, int ntiles, int cslices, int nchw_out) {
+                    TO* __restrict__ out, const ConvGeom g, int tiles_n, int ntiles, int cslices, int nchw_out) {
 #ifdef CS_HOPPER_DEVICE
     using Sw = SwizzleOf<BK, int(sizeof(T))>;  // BK elements = 128 B or 64 B per row
     constexpr int ROWB = BK * int(sizeof(T)), A_BYTES = kBM * ROWB, B_BYTES = BN * ROWB, ST_BYTES = A_BYTES + B_BYTES;
@@ -204,7 +205,7 @@ __global__ void __launch_bounds__(kWsThreads, 1)
             wgmma_wait<0>();
             fence_regs(acc);
             if ((ct & 127) == 0) mbar_arrive(empty0 + 8 * prev);
-            store_tile<T, BN>(acc, out, g, p0, m0, nchw_out != 0, ct);
+            store_tile<TO, BN, kDown>(acc, out, g, p0, m0, nchw_out != 0, ct);
         }
     }
 #else
@@ -240,26 +241,27 @@ constexpr int smem_bytes() {
     return STAGES * (kBM + BN) * ROWB + 1024 + STAGES * 16;
 }
 
-template <class T, int BN, int BK, int STAGES>
+template <class T, int BN, int BK, int STAGES, class TO, int kDown>
 void prepare_cfg() {
-    CS_CUDA_CHECK(cudaFuncSetAttribute(wgmma_ws_kernel<T, BN, BK, STAGES>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    CS_CUDA_CHECK(cudaFuncSetAttribute(wgmma_ws_kernel<T, BN, BK, STAGES, TO, kDown>,
+                                       cudaFuncAttributeMaxDynamicSharedMemorySize,
                                        smem_bytes<BN, BK * int(sizeof(T)), STAGES>()));
 }
 
-template <class T, int BN, int BK, int STAGES>
-void launch_cfg(const CUtensorMap& a, const CUtensorMap& b, T* out, const ConvGeom& g, bool nchw, int sms,
+template <class T, int BN, int BK, int STAGES, class TO, int kDown>
+void launch_cfg(const CUtensorMap& a, const CUtensorMap& b, TO* out, const ConvGeom& g, bool nchw, int sms,
                 cudaStream_t stream) {
     const int tiles_p = (g.P + kBM - 1) / kBM, tiles_n = (g.M + BN - 1) / BN;
     const std::int64_t ntiles = std::int64_t(tiles_p) * tiles_n;
     const int grid = int(std::min<std::int64_t>(ntiles, sms));
     const int cslices = (g.C + BK - 1) / BK;
     constexpr int smem = smem_bytes<BN, BK * int(sizeof(T)), STAGES>();
-    wgmma_ws_kernel<T, BN, BK, STAGES>
+    wgmma_ws_kernel<T, BN, BK, STAGES, TO, kDown>
         <<<unsigned(grid), kWsThreads, smem, stream>>>(a, b, out, g, tiles_n, int(ntiles), cslices, nchw ? 1 : 0);
     CS_CUDA_CHECK_LAUNCH();
 }
 
-template <class T>
+template <class T, class TO = T, int kDown = 0>
 struct WsGemm {
     int cfg = 0;
     int sms = 132;
@@ -272,13 +274,13 @@ struct WsGemm {
     static void prepare(int c) {
         switch (c) {
 #define X(i, bn, hb, st) \
-    case i: prepare_cfg<T, bn, hb * 2 / int(sizeof(T)), st>(); break;
+    case i: prepare_cfg<T, bn, hb * 2 / int(sizeof(T)), st, TO, kDown>(); break;
             CS_WS_CFGS(X)
 #undef X
             default: break;
         }
     }
-    void launch(const T* in, const T* w, T* out, const ConvGeom& g, bool nchw, cudaStream_t stream) {
+    void launch(const T* in, const T* w, TO* out, const ConvGeom& g, bool nchw, cudaStream_t stream) {
         if (g.P == 0) return;
         if (in != key_in || w != key_w || g.N != key_n) {
             const std::string err = encode_maps<T>(a, b, g, in, w, bk_of(cfg, int(sizeof(T))), kCfgs[cfg].bn);
@@ -287,7 +289,7 @@ struct WsGemm {
         }
         switch (cfg) {
 #define X(i, bn, hb, st) \
-    case i: launch_cfg<T, bn, hb * 2 / int(sizeof(T)), st>(a, b, out, g, nchw, sms, stream); break;
+    case i: launch_cfg<T, bn, hb * 2 / int(sizeof(T)), st, TO, kDown>(a, b, out, g, nchw, sms, stream); break;
             CS_WS_CFGS(X)
 #undef X
             default: break;
@@ -313,17 +315,24 @@ int default_cfg(const Setup& u, std::int64_t n, int sms, int es) {
     return k64 ? 1 : 4;
 }
 
-// Split: 3xTF32 (float only): the transforms write [hi, hi, lo] / [hi, lo, hi] channel blocks.
-template <class T, bool Split = false>
+// Split: none; x3tf32 (T = float): the transforms write [hi, hi, lo] / [hi, lo, hi] channel
+// blocks; x3fp16 (T = __half operands of a float problem): the same in half, low parts and the
+// weights' first block scaled by 2^kLoLog2, the epilogue scales back.
+enum class Split { none, x3tf32, x3fp16 };
+template <class T, Split kSplit = Split::none>
 std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx, int cfg) {
-    static_assert(!Split || std::is_same_v<T, float>, "3xTF32 splits fp32 operands");
-    constexpr int parts = Split ? 3 : 1;
+    static_assert(kSplit != Split::x3tf32 || std::is_same_v<T, float>, "3xTF32 splits fp32 operands");
+    static_assert(kSplit != Split::x3fp16 || std::is_same_v<T, __half>, "3xFP16 splits into half operands");
+    constexpr int parts = kSplit == Split::none ? 1 : 3;
+    using TO = std::conditional_t<kSplit == Split::x3fp16, float, T>;
+    constexpr int kDown = kSplit == Split::x3fp16 ? kLoLog2 : 0;
+    using Gemm = WsGemm<T, TO, kDown>;
     if (auto why = ws_supports(p, ctx.prop, parts)) throw Skip(*why);
     Setup u = make_setup(p, parts);
     const std::int64_t maxn = std::max<std::int64_t>(1, ctx.max_chunk_N);
     if (cfg < 0 || cfg >= kNumCfgs) cfg = default_cfg(u, maxn, ctx.prop.multiProcessorCount, int(sizeof(T)));
-    WsGemm<T>::prepare(cfg);
-    WsGemm<T> gemm;
+    Gemm::prepare(cfg);
+    Gemm gemm;
     gemm.cfg = cfg;
     gemm.sms = ctx.prop.multiProcessorCount;
     {
@@ -345,8 +354,11 @@ std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx, int cfg) 
                     std::to_string(cs) + " channel slice(s) of " + std::to_string(bk) + " (C=" +
                     std::to_string(u.g.C) + ")";
     }
-    if constexpr (Split)
-        return make_hopper_plan<T, WsGemm<T>, Split3<true>, Split3<false>>(p, ctx, std::move(u), std::move(gemm));
+    if constexpr (kSplit == Split::x3tf32)
+        return make_hopper_plan<T, Gemm, Split3<true>, Split3<false>>(p, ctx, std::move(u), std::move(gemm));
+    else if constexpr (kSplit == Split::x3fp16)
+        return make_hopper_plan<T, Gemm, Split3Half<true>, Split3Half<false>, float>(p, ctx, std::move(u),
+                                                                                     std::move(gemm));
     else
         return make_hopper_plan<T>(p, ctx, std::move(u), std::move(gemm));
 }
@@ -364,7 +376,10 @@ std::optional<std::string> ws_supports(const Problem& p, const cudaDeviceProp& p
 }
 
 std::unique_ptr<Plan> ws_3xtf32_plan(const Problem& p, const PlanContext& ctx, int cfg) {
-    return plan_t<float, true>(p, ctx, cfg);
+    return plan_t<float, Split::x3tf32>(p, ctx, cfg);
+}
+std::unique_ptr<Plan> ws_3xfp16_plan(const Problem& p, const PlanContext& ctx, int cfg) {
+    return plan_t<__half, Split::x3fp16>(p, ctx, cfg);
 }
 
 std::unique_ptr<Plan> ws_plan(DType dt, const Problem& p, const PlanContext& ctx, int cfg) {
@@ -398,6 +413,12 @@ std::optional<std::string> hopper_ws_3xtf32_supports(const Problem& p, const cud
 }
 std::unique_ptr<Plan> hopper_ws_3xtf32_plan(const Problem& p, const PlanContext& ctx) {
     return hopper::ws_3xtf32_plan(p, ctx, -1);
+}
+std::optional<std::string> hopper_ws_3xfp16_supports(const Problem& p, const cudaDeviceProp& prop) {
+    return hopper::ws_supports(p, prop, 3);
+}
+std::unique_ptr<Plan> hopper_ws_3xfp16_plan(const Problem& p, const PlanContext& ctx) {
+    return hopper::ws_3xfp16_plan(p, ctx, -1);
 }
 
 }  // namespace cs::gpu::variants

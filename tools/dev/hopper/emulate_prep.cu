@@ -1,7 +1,8 @@
 // Host emulation of hopper_core.cuh's transform (PrepRow: load, barrier, store per block) on
 // the odd shapes and conv1, both source layouts, against the map written out element by
 // element; the tf32 rounding (OperandOf<float>) the tf32 kernels' store applies; and the
-// 3xTF32 split (Split3<true>: [hi, hi, lo] channel blocks, hi + lo within 2^-22 of x).
+// 3xTF32 split (Split3<true>: [hi, hi, lo] channel blocks, hi + lo within 2^-22 of x) and the
+// 3xFP16 one (Split3Half<true>: half hi, hi, lo' = (x - hi) * 2^11, within 2^-21 of x).
 // Build: nvcc -std=c++17 -I gpu -I gpu/variants -I gpu/variants/hopper -I layers
 //                 tools/dev/hopper/emulate_prep.cu -o /tmp/emulate_prep
 #include "hopper_core.cuh"
@@ -43,19 +44,22 @@ int main() {
     }
     // rnd 0: the plain map (PrepRow::Keep); rnd 1: the tf32 kernels' store (OperandOf<float>)
     // on values with low mantissa bits set, against the rounded map; rnd 2: the 3xTF32 split.
-    for (int rnd = 0; rnd < 3; ++rnd)
+    for (int rnd = 0; rnd < 4; ++rnd)
     for (const Layer& l : ls)
         for (Layout lay : {Layout::nchw, Layout::nhwc}) {
             const int N = 2;
             const Problem p{l, N, lay};
-            const int parts = rnd == 2 ? 3 : 1;
+            const int parts = rnd >= 2 ? 3 : 1;
             const Setup u = make_setup(p, parts);
             if (!u.tin) continue;
             const PrepGeom& g = u.pg;
             std::vector<float> in(std::size_t(N) * l.C * l.H * l.W);
-            for (std::size_t i = 0; i < in.size(); ++i)  // nonzero, distinct-ish
-                in[i] = rnd ? (float(i % 9973) + 1.0f) * 1.0001234f + 0.3f : float(i % 9973) + 1.0f;
+            for (std::size_t i = 0; i < in.size(); ++i)  // nonzero, distinct-ish (3xFP16: in fp16's range)
+                in[i] = rnd == 3 ? ((float(i % 9973) + 1.0f) * 1.0001234f + 0.3f) / 4096.0f
+                        : rnd    ? (float(i % 9973) + 1.0f) * 1.0001234f + 0.3f
+                                 : float(i % 9973) + 1.0f;
             std::vector<float> out(std::size_t(N) * u.ws_img, -1.0f);
+            std::vector<__half> outh(rnd == 3 ? std::size_t(N) * u.ws_img : 0);
             const int Wt = g.Wp * g.b;
             std::vector<float> tile(std::size_t(g.b) * g.C * Wt);
             for (int n = 0; n < N; ++n)
@@ -63,7 +67,10 @@ int main() {
                     std::fill(tile.begin(), tile.end(), -7.0f);
                     for (int t = 0; t < 256; ++t) PrepRow::load<float>(in.data(), tile.data(), g, n, Y, t, 256, 0.0f);
                     for (int t = 0; t < 256; ++t)
-                        if (rnd == 2)
+                        if (rnd == 3)
+                            PrepRow::store<float, Split3Half<true>, __half>(tile.data(), outh.data(), g, n, Y, t, 256,
+                                                                            0.0f);
+                        else if (rnd == 2)
                             PrepRow::store<float, Split3<true>>(tile.data(), out.data(), g, n, Y, t, 256, 0.0f);
                         else if (rnd)
                             PrepRow::store<float, OperandOf<float>>(tile.data(), out.data(), g, n, Y, t, 256, 0.0f);
@@ -83,8 +90,17 @@ int main() {
                                     want = g.src_nchw ? in[((std::size_t(n) * l.C + c) * l.H + y) * l.W + x]
                                                       : in[((std::size_t(n) * l.H + y) * l.W + x) * l.C + c];
                             }
-                            const float* px = &out[((std::size_t(n) * g.Hp + Y) * g.Wp + X) * g.Cp * parts];
-                            if (rnd == 2) {
+                            const std::size_t pix = ((std::size_t(n) * g.Hp + Y) * g.Wp + X) * g.Cp * parts;
+                            const float* px = &out[pix];
+                            if (rnd == 3) {
+                                const __half* ph = &outh[pix];
+                                const float hi = __half2float(ph[cp]), hi2 = __half2float(ph[g.Cp + cp]);
+                                const float lo = __half2float(ph[2 * g.Cp + cp]) / 2048.0f;
+                                const double res = std::fabs(double(want) - double(hi) - double(lo));
+                                if (hi != __half2float(__float2half_rn(want)) || hi2 != hi ||
+                                    res > std::ldexp(std::fabs(double(want)), -21))
+                                    ++bad;
+                            } else if (rnd == 2) {
                                 const float hi = px[cp], hi2 = px[g.Cp + cp], lo = px[2 * g.Cp + cp];
                                 const bool tf32 = OperandOf<float>::op(hi) == hi && OperandOf<float>::op(lo) == lo;
                                 const double res = std::fabs(double(want) - double(hi) - double(lo));
@@ -96,7 +112,7 @@ int main() {
                             }
                         }
             std::printf("%-10s %s%s b=%d C'=%d %dx%d: %ld wrong of %zu\n", l.name.c_str(), g.src_nchw ? "nchw" : "nhwc",
-                        rnd == 2 ? " 3xtf32-split" : rnd ? " tf32-rounded" : "", g.b, g.Cp, g.Hp, g.Wp, bad, out.size());
+                        rnd == 3 ? " 3xfp16-split" : rnd == 2 ? " 3xtf32-split" : rnd ? " tf32-rounded" : "", g.b, g.Cp, g.Hp, g.Wp, bad, out.size());
             bad_total += bad != 0;
         }
     std::printf("%s\n", bad_total ? "EMULATION FAILED" : "emulation: all transforms exact");
