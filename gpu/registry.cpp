@@ -159,6 +159,13 @@ const std::vector<Variant>& registry() {
         {"hopper-ws-bf16", {}, "hopper", Precision::bf16, DType::bf16,
          "hopper-ws-fp16 on bfloat16 operands (fp32 accumulation)", true, v::hopper_ws_bf16_supports,
          v::hopper_ws_bf16_plan, "gemm", {Layout::nhwc, Layout::nchw}},
+        {"hopper-pp-fp16", {}, "hopper", Precision::fp16, DType::f16,
+         "hopper-ws-fp16 with ping-pong consumers: each consumer warpgroup a whole 128x128 tile, one's epilogue "
+         "under the other's mainloop",
+         true, v::hopper_pp_fp16_supports, v::hopper_pp_fp16_plan, "gemm", {Layout::nhwc, Layout::nchw}},
+        {"hopper-pp-bf16", {}, "hopper", Precision::bf16, DType::bf16,
+         "hopper-pp-fp16 on bfloat16 operands (fp32 accumulation)", true, v::hopper_pp_bf16_supports,
+         v::hopper_pp_bf16_plan, "gemm", {Layout::nhwc, Layout::nchw}},
         {"hopper-wgmma-tf32", {}, "hopper", Precision::tf32, DType::f32,
          "hopper-wgmma-fp16 on fp32 tensors, wgmma m64nNk8 .tf32 (operands read in place are truncated to tf32 by "
          "the tensor core, operands a transform writes are rounded)",
@@ -169,6 +176,9 @@ const std::vector<Variant>& registry() {
         {"hopper-ws-tf32", {}, "hopper", Precision::tf32, DType::f32,
          "hopper-ws-fp16 on fp32 tensors (FLOAT32 tensor maps), wgmma m64nNk8 .tf32", true,
          v::hopper_ws_tf32_supports, v::hopper_ws_tf32_plan, "gemm", {Layout::nhwc, Layout::nchw}},
+        {"hopper-pp-tf32", {}, "hopper", Precision::tf32, DType::f32,
+         "hopper-pp-fp16 on fp32 tensors (FLOAT32 tensor maps), wgmma m64nNk8 .tf32", true,
+         v::hopper_pp_tf32_supports, v::hopper_pp_tf32_plan, "gemm", {Layout::nhwc, Layout::nchw}},
         {"hopper-ws-3xtf32", {}, "hopper", Precision::fp32, DType::f32,
          "hopper-ws-tf32 made fp32-exact by 3xTF32: the transforms split each operand into tf32 high and low "
          "channel blocks, the kernel sums hi*hi + hi*lo + lo*hi over K tripled",

@@ -145,6 +145,14 @@ std::unique_ptr<Plan> hopper_ws_3xtf32_plan(const Problem&, const PlanContext&);
 // rate), low parts scaled by 2^11 to stay out of fp16's subnormals, undone in the epilogue.
 std::optional<std::string> hopper_ws_3xfp16_supports(const Problem&, const cudaDeviceProp&);
 std::unique_ptr<Plan> hopper_ws_3xfp16_plan(const Problem&, const PlanContext&);
+// wgmma_pingpong.cuh (on wgmma_ws.cu's kernel) — rung 4: rung 3 with ping-pong consumer
+// warpgroups, each a whole 128 x BN tile, one's epilogue under the other's mainloop.
+std::optional<std::string> hopper_pp_fp16_supports(const Problem&, const cudaDeviceProp&);
+std::unique_ptr<Plan> hopper_pp_fp16_plan(const Problem&, const PlanContext&);
+std::optional<std::string> hopper_pp_bf16_supports(const Problem&, const cudaDeviceProp&);
+std::unique_ptr<Plan> hopper_pp_bf16_plan(const Problem&, const PlanContext&);
+std::optional<std::string> hopper_pp_tf32_supports(const Problem&, const cudaDeviceProp&);
+std::unique_ptr<Plan> hopper_pp_tf32_plan(const Problem&, const PlanContext&);
 
 // ---- exact-fp32 fast family: Winograd, SIMT GEMM at cuBLAS speed, split-TF32 ----
 // winograd_f2x2_3x3.cu, winograd_f4x4_3x3.cu (fused Winograd, 3x3 stride 1; shared kernel:

@@ -38,4 +38,8 @@ std::unique_ptr<Plan> ws_3xtf32_plan(const Problem& p, const PlanContext& ctx, i
 // 3xFP16 on rung 3: the same split into half operands (fp32 problem; low parts scaled by 2^11).
 std::unique_ptr<Plan> ws_3xfp16_plan(const Problem& p, const PlanContext& ctx, int cfg);
 
+// Rung 4 (wgmma_pingpong.cuh on rung 3's kernel): ping-pong consumer warpgroups. Same
+// configurations and supports() as rung 3; tiles wider than 128 filters are refused.
+std::unique_ptr<Plan> pp_plan(DType dt, const Problem& p, const PlanContext& ctx, int cfg);
+
 }  // namespace cs::gpu::variants::hopper

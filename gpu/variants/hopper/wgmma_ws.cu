@@ -97,6 +97,7 @@
 #include "hopper_core.cuh"
 #include "hopper_tma.cuh"
 #include "variants.hpp"
+#include "wgmma_pingpong.cuh"
 
 #include <type_traits>
 
@@ -106,8 +107,9 @@ namespace {
 
 constexpr int kWsThreads = 384;  // producer warpgroup + 2 consumer warpgroups
 
-// T: operand type; TO: output type (T, or float for 3xFP16); kDown: the epilogue's 2^-kDown.
-template <class T, int BN, int BK, int STAGES, class TO = T, int kDown = 0>
+// T: operand type; TO: output type (T, or float for 3xFP16); kDown: the epilogue's 2^-kDown;
+// kPP: ping-pong consumers (rung 4, wgmma_pingpong.cuh) instead of cooperative ones.
+template <class T, int BN, int BK, int STAGES, class TO = T, int kDown = 0, bool kPP = false>
 __global__ void __launch_bounds__(kWsThreads, 1)
     wgmma_ws_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
                     TO* __restrict__ out, const ConvGeom g, int tiles_n, int ntiles, int cslices, int nchw_out) {
@@ -119,6 +121,7 @@ __global__ void __launch_bounds__(kWsThreads, 1)
     const std::uint32_t sbase = (smem_u32(smem_raw) + 1023u) & ~1023u;
     const std::uint32_t full0 = sbase + STAGES * ST_BYTES;
     const std::uint32_t empty0 = full0 + STAGES * 8;
+    const std::uint32_t order0 = empty0 + STAGES * 8;  // rung 4: one per consumer warpgroup
 
     const int tid = int(threadIdx.x);
     const int wg = tid >> 7;
@@ -128,8 +131,10 @@ __global__ void __launch_bounds__(kWsThreads, 1)
 #pragma unroll
         for (int s = 0; s < STAGES; ++s) {
             mbar_init(full0 + 8 * s, 1);
-            mbar_init(empty0 + 8 * s, 2);
+            mbar_init(empty0 + 8 * s, kPP ? 1 : 2);
         }
+        mbar_init(order0, 1);
+        mbar_init(order0 + 8, 1);
         mbar_fence_init();
     }
     __syncthreads();
@@ -174,6 +179,12 @@ __global__ void __launch_bounds__(kWsThreads, 1)
         // ---- consumers ----
         setmaxnreg_inc<232>();
         const int ct = tid - 128;  // 0..255
+        if constexpr (kPP) {
+            if constexpr (BN <= 128)
+                pingpong_consume<T, BN, BK, STAGES, TO, kDown>(out, g, tiles_n, ntiles, KT, sbase, full0, empty0,
+                                                               order0, ct, nchw_out != 0);
+            return;
+        }
         const int cw = ct >> 7;    // consumer warpgroup: rows 64*cw ..
         int stage = 0;
         std::uint32_t phase = 0;
@@ -238,17 +249,17 @@ std::string cfg_name(int cfg, int es) {
 
 template <int BN, int ROWB, int STAGES>
 constexpr int smem_bytes() {
-    return STAGES * (kBM + BN) * ROWB + 1024 + STAGES * 16;
+    return STAGES * (kBM + BN) * ROWB + 1024 + STAGES * 16 + 16;
 }
 
-template <class T, int BN, int BK, int STAGES, class TO, int kDown>
+template <class T, int BN, int BK, int STAGES, class TO, int kDown, bool kPP>
 void prepare_cfg() {
-    CS_CUDA_CHECK(cudaFuncSetAttribute(wgmma_ws_kernel<T, BN, BK, STAGES, TO, kDown>,
+    CS_CUDA_CHECK(cudaFuncSetAttribute(wgmma_ws_kernel<T, BN, BK, STAGES, TO, kDown, kPP>,
                                        cudaFuncAttributeMaxDynamicSharedMemorySize,
                                        smem_bytes<BN, BK * int(sizeof(T)), STAGES>()));
 }
 
-template <class T, int BN, int BK, int STAGES, class TO, int kDown>
+template <class T, int BN, int BK, int STAGES, class TO, int kDown, bool kPP>
 void launch_cfg(const CUtensorMap& a, const CUtensorMap& b, TO* out, const ConvGeom& g, bool nchw, int sms,
                 cudaStream_t stream) {
     const int tiles_p = (g.P + kBM - 1) / kBM, tiles_n = (g.M + BN - 1) / BN;
@@ -256,12 +267,12 @@ void launch_cfg(const CUtensorMap& a, const CUtensorMap& b, TO* out, const ConvG
     const int grid = int(std::min<std::int64_t>(ntiles, sms));
     const int cslices = (g.C + BK - 1) / BK;
     constexpr int smem = smem_bytes<BN, BK * int(sizeof(T)), STAGES>();
-    wgmma_ws_kernel<T, BN, BK, STAGES, TO, kDown>
+    wgmma_ws_kernel<T, BN, BK, STAGES, TO, kDown, kPP>
         <<<unsigned(grid), kWsThreads, smem, stream>>>(a, b, out, g, tiles_n, int(ntiles), cslices, nchw ? 1 : 0);
     CS_CUDA_CHECK_LAUNCH();
 }
 
-template <class T, class TO = T, int kDown = 0>
+template <class T, class TO = T, int kDown = 0, bool kPP = false>
 struct WsGemm {
     int cfg = 0;
     int sms = 132;
@@ -274,7 +285,7 @@ struct WsGemm {
     static void prepare(int c) {
         switch (c) {
 #define X(i, bn, hb, st) \
-    case i: prepare_cfg<T, bn, hb * 2 / int(sizeof(T)), st, TO, kDown>(); break;
+    case i: prepare_cfg<T, bn, hb * 2 / int(sizeof(T)), st, TO, kDown, kPP && bn <= 128>(); break;
             CS_WS_CFGS(X)
 #undef X
             default: break;
@@ -289,7 +300,10 @@ struct WsGemm {
         }
         switch (cfg) {
 #define X(i, bn, hb, st) \
-    case i: launch_cfg<T, bn, hb * 2 / int(sizeof(T)), st, TO, kDown>(a, b, out, g, nchw, sms, stream); break;
+    case i:                                                                                                    \
+        launch_cfg<T, bn, hb * 2 / int(sizeof(T)), st, TO, kDown, kPP && bn <= 128>(a, b, out, g, nchw, sms, \
+                                                                                     stream);                 \
+        break;
             CS_WS_CFGS(X)
 #undef X
             default: break;
@@ -305,11 +319,15 @@ struct WsGemm {
 // 128x128x64, 6 stages (conv3-5: 3.8 and 2.6 waves of 128x128 tiles against 2.6 and 1.3 of
 // 128x192 / 128x256). All in bytes (k64: 128 B rows), so for tf32 conv2's C=96 floats is 3
 // exact 128 B slices per tap and takes 128x256x32f, 4 stages.
-int default_cfg(const Setup& u, std::int64_t n, int sms, int es) {
+// Rung 4 (pp: ping-pong, BN <= 128): 128x96 for M <= 96, else 128x128, with 64 B k-slices
+// where C divides into them and not into 128 B ones (conv2).
+int default_cfg(const Setup& u, std::int64_t n, int sms, int es, bool pp) {
     const bool k64 = choose_bk(u.g.C, es) * es == 128;
     const int e128 = 128 / es, e64 = 64 / es;  // elements of a 128 B / 64 B row
+    const bool exact64 = u.g.C % e128 != 0 && u.g.C % e64 == 0;
     const std::int64_t rows = (n * u.g.EF + kBM - 1) / kBM;
     if (u.g.M <= 96) return k64 ? 0 : 5;
+    if (pp) return (k64 && !exact64) ? 1 : 4;
     if (u.g.M % 256 == 0 && rows * (u.g.M / 256) >= 4 * std::int64_t(sms))
         return (k64 && !(u.g.C % e128 != 0 && u.g.C % e64 == 0)) ? 3 : 6;
     return k64 ? 1 : 4;
@@ -319,18 +337,23 @@ int default_cfg(const Setup& u, std::int64_t n, int sms, int es) {
 // blocks; x3fp16 (T = __half operands of a float problem): the same in half, low parts and the
 // weights' first block scaled by 2^kLoLog2, the epilogue scales back.
 enum class Split { none, x3tf32, x3fp16 };
-template <class T, Split kSplit = Split::none>
+// kPP: rung 4's ping-pong consumers (tiles of BN <= 128 only).
+template <class T, Split kSplit = Split::none, bool kPP = false>
 std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx, int cfg) {
     static_assert(kSplit != Split::x3tf32 || std::is_same_v<T, float>, "3xTF32 splits fp32 operands");
     static_assert(kSplit != Split::x3fp16 || std::is_same_v<T, __half>, "3xFP16 splits into half operands");
     constexpr int parts = kSplit == Split::none ? 1 : 3;
     using TO = std::conditional_t<kSplit == Split::x3fp16, float, T>;
     constexpr int kDown = kSplit == Split::x3fp16 ? kLoLog2 : 0;
-    using Gemm = WsGemm<T, TO, kDown>;
+    using Gemm = WsGemm<T, TO, kDown, kPP>;
     if (auto why = ws_supports(p, ctx.prop, parts)) throw Skip(*why);
     Setup u = make_setup(p, parts);
     const std::int64_t maxn = std::max<std::int64_t>(1, ctx.max_chunk_N);
-    if (cfg < 0 || cfg >= kNumCfgs) cfg = default_cfg(u, maxn, ctx.prop.multiProcessorCount, int(sizeof(T)));
+    if (cfg < 0 || cfg >= kNumCfgs)
+        cfg = default_cfg(u, maxn, ctx.prop.multiProcessorCount, int(sizeof(T)), kPP);
+    if (kPP && kCfgs[cfg].bn > 128)
+        throw Skip("ping-pong consumers hold a whole 128 x BN tile each: BN <= 128 (tile " +
+                   cfg_name(cfg, int(sizeof(T))) + ")");
     Gemm::prepare(cfg);
     Gemm gemm;
     gemm.cfg = cfg;
@@ -347,7 +370,10 @@ std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx, int cfg) 
         const int cs = (u.g.C + bk - 1) / bk;
         gemm.info = std::string("wgmma m64n") + std::to_string(kCfgs[cfg].bn) + "k" +
                     std::to_string(WgmmaSS<T, 96>::kK) + " " + Elem<T>::name +
-                    ", TMA producer warpgroup (setmaxnreg 40) + 2 consumer warpgroups (232), CTA tile " +
+                    ", TMA producer warpgroup (setmaxnreg 40) + 2 " +
+                    (kPP ? "ping-pong consumer warpgroups (232; each a whole tile, alternating)"
+                         : "consumer warpgroups (232)") +
+                    ", CTA tile " +
                     cfg_name(cfg, int(sizeof(T))) + ": " + std::to_string(tiles) + " tiles on " +
                     std::to_string(std::min<std::int64_t>(tiles, ctx.prop.multiProcessorCount)) + " CTAs for " +
                     std::to_string(maxn) + " image(s); " + std::to_string(u.g.R * u.g.S) + " taps x " +
@@ -388,6 +414,12 @@ std::unique_ptr<Plan> ws_plan(DType dt, const Problem& p, const PlanContext& ctx
     return plan_t<__half>(p, ctx, cfg);
 }
 
+std::unique_ptr<Plan> pp_plan(DType dt, const Problem& p, const PlanContext& ctx, int cfg) {
+    if (dt == DType::f32) return plan_t<float, Split::none, true>(p, ctx, cfg);
+    if (dt == DType::bf16) return plan_t<__nv_bfloat16, Split::none, true>(p, ctx, cfg);
+    return plan_t<__half, Split::none, true>(p, ctx, cfg);
+}
+
 }  // namespace hopper
 
 std::optional<std::string> hopper_ws_fp16_supports(const Problem& p, const cudaDeviceProp& prop) {
@@ -419,6 +451,24 @@ std::optional<std::string> hopper_ws_3xfp16_supports(const Problem& p, const cud
 }
 std::unique_ptr<Plan> hopper_ws_3xfp16_plan(const Problem& p, const PlanContext& ctx) {
     return hopper::ws_3xfp16_plan(p, ctx, -1);
+}
+std::optional<std::string> hopper_pp_fp16_supports(const Problem& p, const cudaDeviceProp& prop) {
+    return hopper::ws_supports(p, prop);
+}
+std::unique_ptr<Plan> hopper_pp_fp16_plan(const Problem& p, const PlanContext& ctx) {
+    return hopper::pp_plan(DType::f16, p, ctx, -1);
+}
+std::optional<std::string> hopper_pp_bf16_supports(const Problem& p, const cudaDeviceProp& prop) {
+    return hopper::ws_supports(p, prop);
+}
+std::unique_ptr<Plan> hopper_pp_bf16_plan(const Problem& p, const PlanContext& ctx) {
+    return hopper::pp_plan(DType::bf16, p, ctx, -1);
+}
+std::optional<std::string> hopper_pp_tf32_supports(const Problem& p, const cudaDeviceProp& prop) {
+    return hopper::ws_supports(p, prop);
+}
+std::unique_ptr<Plan> hopper_pp_tf32_plan(const Problem& p, const PlanContext& ctx) {
+    return hopper::pp_plan(DType::f32, p, ctx, -1);
 }
 
 }  // namespace cs::gpu::variants

@@ -17,7 +17,7 @@
 //        -I gpu/variants/hopper -I layers tools/dev/hopper/test_hopper.cu
 //        gpu/variants/hopper/wgmma_{cpasync,tma,ws}.cu gpu/cuda_check.cpp
 //        -lcublas -o test_hopper
-// Options: --rung cp|tma|ws|all   --quick (odd shapes only, no timing)   --cublas-only (ceilings only)
+// Options: --rung cp|tma|ws|pp|all (comma-separated list allowed)   --quick (odd shapes only, no timing)   --cublas-only (ceilings only)
 //          --no-cublas   --no-tune (default tile only)   --reps N   --no-time (correctness only)
 //          --big-only (only the N=128 cases: checked, then timed)
 //          --dt fp16,bf16,tf32 (any subset, comma-separated; default all three). Every tile
@@ -209,7 +209,7 @@ static void sync_deadline(cudaStream_t s, const char* what, double seconds = 10.
 }
 
 struct Options {
-    bool cp = true, tma = true, ws = true, quick = false, cublas = true, tune = true, ours = true;
+    bool cp = true, tma = true, ws = true, pp = true, quick = false, cublas = true, tune = true, ours = true;
     bool f16 = true, b16 = true, t32 = true, timing = true, big_only = false;
     int reps = 20;
 };
@@ -367,11 +367,12 @@ static void run_dtype(const Case& cs_, DType dt, const Options& o, const cudaDev
     CK(cudaDeviceSynchronize());
 
     const double flops = l.flops(N);
-    for (int rung = 0; rung < 3; ++rung) {
+    for (int rung = 0; rung < 4; ++rung) {
         if (rung == 0 && !o.cp) continue;
         if (rung == 1 && !o.tma) continue;
         if (rung == 2 && !o.ws) continue;
-        const char* rname = rung == 0 ? "wgmma-cp" : rung == 1 ? "wgmma-tma" : "wgmma-ws";
+        if (rung == 3 && !o.pp) continue;
+        const char* rname = rung == 0 ? "wgmma-cp" : rung == 1 ? "wgmma-tma" : rung == 2 ? "wgmma-ws" : "wgmma-pp";
         for (Layout lay : {Layout::nhwc, Layout::nchw}) {
             const bool nhwc = lay == Layout::nhwc;
             Problem p{l, N, lay};
@@ -395,7 +396,8 @@ static void run_dtype(const Case& cs_, DType dt, const Options& o, const cudaDev
                 try {
                     plan = rung == 0   ? hp::cpasync_plan(dt, p, ctx, cfg)
                            : rung == 1 ? hp::tma_plan(dt, p, ctx, cfg)
-                                       : hp::ws_plan(dt, p, ctx, cfg);
+                           : rung == 2 ? hp::ws_plan(dt, p, ctx, cfg)
+                                       : hp::pp_plan(dt, p, ctx, cfg);
                 } catch (const std::exception& e) {
                     std::printf("%-12s N=%-4lld %-9s %s %s cfg %d PLAN-SKIP: %s\n", l.name.c_str(), (long long)N,
                                 rname, dname, nhwc ? "nhwc" : "nchw", cfg, e.what());
@@ -490,9 +492,11 @@ int main(int argc, char** argv) {
         const std::string a = argv[i];
         if (a == "--rung" && i + 1 < argc) {
             const std::string r = argv[++i];
-            o.cp = r == "cp" || r == "all";
-            o.tma = r == "tma" || r == "all";
-            o.ws = r == "ws" || r == "all";
+            auto has = [&](const char* n) { return r == "all" || ("," + r + ",").find(std::string(",") + n + ",") != std::string::npos; };
+            o.cp = has("cp");
+            o.tma = has("tma");
+            o.ws = has("ws");
+            o.pp = has("pp");
         } else if (a == "--quick") {
             o.quick = true;
         } else if (a == "--no-cublas") {
@@ -614,7 +618,7 @@ int main(int argc, char** argv) {
             if (cub[i] > 0)
                 std::printf("%-6s %-9s %.4f %.0f (cuBLAS fp16 GEMM, K=%lld)\n", ln.c_str(), "cublas", cub[i],
                             alex[i].flops(128) / (cub[i] * 1e-3) / 1e12, (long long)alex[i].K());
-            for (const char* rn : {"wgmma-cp", "wgmma-tma", "wgmma-ws"}) {
+            for (const char* rn : {"wgmma-cp", "wgmma-tma", "wgmma-ws", "wgmma-pp"}) {
                 const Row* best = best_of(ln, rn, "fp16");
                 if (!best) continue;
                 std::printf("%-6s %-9s %-14s %-14s %-14s %-14s %.4f [%s]\n", ln.c_str(), rn,
@@ -637,7 +641,7 @@ int main(int argc, char** argv) {
                 std::printf("%-6s %-9s %.4f %.0f (cuBLAS tf32 GEMM, K=%lld); cuDNN tf32 NHWC (PyTorch) %.3f\n",
                             ln.c_str(), "cublas", cubt[i], alex[i].flops(128) / (cubt[i] * 1e-3) / 1e12,
                             (long long)alex[i].K(), cudnn_tf32[i]);
-            for (const char* rn : {"wgmma-cp", "wgmma-tma", "wgmma-ws"}) {
+            for (const char* rn : {"wgmma-cp", "wgmma-tma", "wgmma-ws", "wgmma-pp"}) {
                 const Row* best = best_of(ln, rn, "tf32");
                 if (!best) continue;
                 const Row* d = find(ln, rn, "tf32", "nhwc");
