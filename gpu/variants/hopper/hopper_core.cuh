@@ -413,6 +413,31 @@ __device__ __forceinline__ void store_tile(float (&acc)[BN / 2], T* __restrict__
     }
 }
 
+// ---- split-K: the partial sums' reduction -------------------------------------------------
+// A split-K launch (rung 3/4 where one image leaves most SMs idle) writes each K part's fp32
+// 128 x BN tile to partial[part][p][m] (P x M row-major, as store_tile's NHWC path); this
+// kernel sums the parts in order (deterministic), applies the epilogue's 2^-kDown and writes
+// the output in its type and layout. One thread per output element, in the output's order.
+template <class TO, int kDown>
+__global__ void splitk_reduce_kernel(const float* __restrict__ partial, TO* __restrict__ out, const ConvGeom g,
+                                     int parts, int nchw) {
+    const std::int64_t total = std::int64_t(g.P) * g.M;
+    const std::int64_t idx = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (idx >= total) return;
+    std::int64_t pm;  // index into one part, [p][m]
+    if (nchw) {      // idx = (n*M + m)*EF + ef
+        const std::int64_t ef = idx % g.EF, nm = idx / g.EF;
+        const std::int64_t m = nm % g.M, n = nm / g.M;
+        pm = (n * g.EF + ef) * g.M + m;
+    } else {
+        pm = idx;
+    }
+    float v = 0.0f;
+    for (int k = 0; k < parts; ++k) v += partial[std::int64_t(k) * total + pm];
+    if constexpr (kDown > 0) v *= 1.0f / float(1 << kDown);
+    out[idx] = Elem<TO>::from(v);
+}
+
 // ---- transforms: NCHW -> NHWC, channel padding, space-to-depth ---------------------------
 // in'[n][Y][X][c'] with c' = (dy*b + dx)*C + c  (c' < C*b*b; the rest up to Cp is zero)
 //                = in[n][c][b*Y + dy - padf][b*X + dx - padf]  (zero outside the image).
@@ -756,6 +781,7 @@ inline std::string mib(double bytes) {
 // Gemm: a rung's launcher with
 //   void launch(const T* in, const T* w, T* out, const ConvGeom& g, bool nchw_out, cudaStream_t);
 //   std::string detail() const;
+//   std::size_t workspace_bytes() const;  (its own device memory: rung 3's split-K partials)
 // The transformed input lives in a workspace sized for `chunk` images (all of the largest call
 // when the workspace limit allows, else run() loops over chunks of images).
 // T: the GEMM's operand type; TIO: the problem's (input, weights, output; T, or float for the
@@ -796,7 +822,9 @@ public:
             gemm_.launch(ws_in_.as<T>(), wop, out + first * u_.out_img, geom_for(u_, cnt), nchw_out, stream);
         }
     }
-    std::size_t workspace_bytes() const override { return ws_in_.bytes() + ws_w_.bytes(); }
+    std::size_t workspace_bytes() const override {
+        return ws_in_.bytes() + ws_w_.bytes() + gemm_.workspace_bytes();
+    }
     std::string detail() const override {
         std::string d = gemm_.detail() + "; " + u_.what();
         if (u_.tin) d += ", workspace " + mib(double(workspace_bytes())) + " (" + std::to_string(chunk_) + " image(s) per chunk)";

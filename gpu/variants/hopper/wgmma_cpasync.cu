@@ -284,6 +284,7 @@ struct CpAsyncGemm {
         }
     }
     std::string detail() const { return info; }
+    std::size_t workspace_bytes() const { return 0; }
 };
 
 // Default tile (from the tile sweep on the H200, N=128, see the header): 2 CTAs/SM of

@@ -33,21 +33,25 @@ namespace cs::gpu::variants::hopper {
 // The consumer side of rung 4, for consumer thread ct (0..255; warpgroup ct / 128).
 // sbase: the first stage (1024-aligned); full0 / empty0: the ring's barriers; order0: two
 // order barriers (warpgroup c arrives on order0 + 8c after each mainloop).
+// Work units as rung 3's: tile (unit / ksplit) x K part (unit % ksplit) of KT slices; a split
+// unit's tile goes to partial[part] (fp32, P x M), reduced by splitk_reduce_kernel.
 template <class T, int BN, int BK, int STAGES, class TO, int kDown>
-__device__ __forceinline__ void pingpong_consume(TO* __restrict__ out, const ConvGeom& g, int tiles_n, int ntiles,
+__device__ __forceinline__ void pingpong_consume(TO* __restrict__ out, const ConvGeom& g, int tiles_n, int nunits,
                                                  int KT, std::uint32_t sbase, std::uint32_t full0,
-                                                 std::uint32_t empty0, std::uint32_t order0, int ct, bool nchw) {
+                                                 std::uint32_t empty0, std::uint32_t order0, int ct, bool nchw,
+                                                 int ksplit, float* __restrict__ partial) {
     static_assert(BN <= 128, "a ping-pong warpgroup holds a whole 128 x BN tile: BN fp32 registers per thread");
     using Sw = SwizzleOf<BK, int(sizeof(T))>;
     constexpr int ROWB = BK * int(sizeof(T)), A_BYTES = kBM * ROWB, ST_BYTES = A_BYTES + BN * ROWB;
     const int cw = ct >> 7, t = ct & 127;
     for (int i = cw, j = 0;; i += 2, ++j) {
-        const std::int64_t tile = std::int64_t(blockIdx.x) + std::int64_t(i) * gridDim.x;
-        if (tile >= ntiles) break;
+        const std::int64_t unit = std::int64_t(blockIdx.x) + std::int64_t(i) * gridDim.x;
+        if (unit >= nunits) break;
+        const int tile = int(unit / ksplit), part = int(unit - std::int64_t(tile) * ksplit);
         // Wait for the other warpgroup's mainloop of tile i-1: its arrival number
         // (i-1 - other) / 2, i.e. j for warpgroup 1 and j-1 for warpgroup 0.
         if (i > 0) mbar_wait(order0 + 8u * std::uint32_t(1 - cw), std::uint32_t(cw ? j : j - 1) & 1u);
-        const int pt = int(tile / tiles_n), nt = int(tile - std::int64_t(pt) * tiles_n);
+        const int pt = tile / tiles_n, nt = tile - pt * tiles_n;
         const int p0 = pt * kBM, m0 = nt * BN;
         float acc0[BN / 2], acc1[BN / 2];
 #pragma unroll
@@ -82,8 +86,14 @@ __device__ __forceinline__ void pingpong_consume(TO* __restrict__ out, const Con
         fence_regs(acc0);
         fence_regs(acc1);
         if (t == 0) mbar_arrive(empty0 + 8 * prev);
-        store_tile<TO, BN, kDown>(acc0, out, g, p0, m0, nchw, t);
-        store_tile<TO, BN, kDown>(acc1, out, g, p0 + 64, m0, nchw, t);
+        if (ksplit > 1) {
+            float* dst = partial + std::int64_t(part) * g.P * g.M;
+            store_tile<float, BN>(acc0, dst, g, p0, m0, false, t);
+            store_tile<float, BN>(acc1, dst, g, p0 + 64, m0, false, t);
+        } else {
+            store_tile<TO, BN, kDown>(acc0, out, g, p0, m0, nchw, t);
+            store_tile<TO, BN, kDown>(acc1, out, g, p0 + 64, m0, nchw, t);
+        }
     }
 }
 

@@ -263,6 +263,7 @@ struct TmaGemm {
         }
     }
     std::string detail() const { return info; }
+    std::size_t workspace_bytes() const { return 0; }
 };
 
 // Default tile (from the tile sweep on the H200, N=128, see the header): 128x96 for M <= 96;

@@ -112,7 +112,8 @@ constexpr int kWsThreads = 384;  // producer warpgroup + 2 consumer warpgroups
 template <class T, int BN, int BK, int STAGES, class TO = T, int kDown = 0, bool kPP = false>
 __global__ void __launch_bounds__(kWsThreads, 1)
     wgmma_ws_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
-                    TO* __restrict__ out, const ConvGeom g, int tiles_n, int ntiles, int cslices, int nchw_out) {
+                    TO* __restrict__ out, const ConvGeom g, int tiles_n, int nunits, int cslices, int nchw_out,
+                    int ksplit, float* __restrict__ partial) {
 #ifdef CS_HOPPER_DEVICE
     using Sw = SwizzleOf<BK, int(sizeof(T))>;  // BK elements = 128 B or 64 B per row
     constexpr int ROWB = BK * int(sizeof(T)), A_BYTES = kBM * ROWB, B_BYTES = BN * ROWB, ST_BYTES = A_BYTES + B_BYTES;
@@ -125,7 +126,9 @@ __global__ void __launch_bounds__(kWsThreads, 1)
 
     const int tid = int(threadIdx.x);
     const int wg = tid >> 7;
-    const int KT = g.R * g.S * cslices;
+    // Work units: output tile (unit / ksplit) x K part (unit % ksplit), each part KT of the
+    // R*S*cslices k-slices (ksplit divides them; 1 unless split-K).
+    const int KT = g.R * g.S * cslices / ksplit;
 
     if (tid == 0) {
 #pragma unroll
@@ -146,13 +149,15 @@ __global__ void __launch_bounds__(kWsThreads, 1)
             int stage = 0;
             std::uint32_t phase = 0;  // parity of the stage's current round
             int round0 = 1;           // first round: the stages are free
-            for (int tile = int(blockIdx.x); tile < ntiles; tile += int(gridDim.x)) {
+            for (int unit = int(blockIdx.x); unit < nunits; unit += int(gridDim.x)) {
+                const int tile = unit / ksplit, part = unit - tile * ksplit;
                 const int pt = tile / tiles_n, nt = tile - pt * tiles_n;
                 const int p0 = pt * kBM, m0 = nt * BN;
                 const int n0 = p0 / g.EF, rem = p0 - n0 * g.EF;
                 const int e0 = rem / g.F, f0 = rem - e0 * g.F;
                 const int w0 = f0 * g.stride - g.pad, h0 = e0 * g.stride - g.pad;
-                int tap = 0, cs = 0, r = 0, s = 0;
+                const int kt0 = part * KT;
+                int tap = kt0 / cslices, cs = kt0 - tap * cslices, r = tap / g.S, s = tap - r * g.S;
                 for (int kt = 0; kt < KT; ++kt) {
                     // round k of a stage waits for the consumers' release of round k-1,
                     // which completed phase k-1 of empty[stage]: parity (k-1) & 1.
@@ -181,14 +186,15 @@ __global__ void __launch_bounds__(kWsThreads, 1)
         const int ct = tid - 128;  // 0..255
         if constexpr (kPP) {
             if constexpr (BN <= 128)
-                pingpong_consume<T, BN, BK, STAGES, TO, kDown>(out, g, tiles_n, ntiles, KT, sbase, full0, empty0,
-                                                               order0, ct, nchw_out != 0);
+                pingpong_consume<T, BN, BK, STAGES, TO, kDown>(out, g, tiles_n, nunits, KT, sbase, full0, empty0,
+                                                               order0, ct, nchw_out != 0, ksplit, partial);
             return;
         }
         const int cw = ct >> 7;    // consumer warpgroup: rows 64*cw ..
         int stage = 0;
         std::uint32_t phase = 0;
-        for (int tile = int(blockIdx.x); tile < ntiles; tile += int(gridDim.x)) {
+        for (int unit = int(blockIdx.x); unit < nunits; unit += int(gridDim.x)) {
+            const int tile = unit / ksplit, part = unit - tile * ksplit;
             const int pt = tile / tiles_n, nt = tile - pt * tiles_n;
             const int p0 = pt * kBM, m0 = nt * BN;
             float acc[BN / 2];
@@ -216,11 +222,15 @@ __global__ void __launch_bounds__(kWsThreads, 1)
             wgmma_wait<0>();
             fence_regs(acc);
             if ((ct & 127) == 0) mbar_arrive(empty0 + 8 * prev);
-            store_tile<TO, BN, kDown>(acc, out, g, p0, m0, nchw_out != 0, ct);
+            if (ksplit > 1)
+                store_tile<float, BN>(acc, partial + std::int64_t(part) * g.P * g.M, g, p0, m0, false, ct);
+            else
+                store_tile<TO, BN, kDown>(acc, out, g, p0, m0, nchw_out != 0, ct);
         }
     }
 #else
-    (void)tmA, (void)tmB, (void)out, (void)g, (void)tiles_n, (void)ntiles, (void)cslices, (void)nchw_out;
+    (void)tmA, (void)tmB, (void)out, (void)g, (void)tiles_n, (void)nunits, (void)cslices, (void)nchw_out,
+        (void)ksplit, (void)partial;
 #endif
 }
 
@@ -261,21 +271,30 @@ void prepare_cfg() {
 
 template <class T, int BN, int BK, int STAGES, class TO, int kDown, bool kPP>
 void launch_cfg(const CUtensorMap& a, const CUtensorMap& b, TO* out, const ConvGeom& g, bool nchw, int sms,
-                cudaStream_t stream) {
+                int ksplit, float* partial, cudaStream_t stream) {
     const int tiles_p = (g.P + kBM - 1) / kBM, tiles_n = (g.M + BN - 1) / BN;
     const std::int64_t ntiles = std::int64_t(tiles_p) * tiles_n;
-    const int grid = int(std::min<std::int64_t>(ntiles, sms));
+    const std::int64_t nunits = ntiles * ksplit;
+    const int grid = int(std::min<std::int64_t>(nunits, sms));
     const int cslices = (g.C + BK - 1) / BK;
     constexpr int smem = smem_bytes<BN, BK * int(sizeof(T)), STAGES>();
     wgmma_ws_kernel<T, BN, BK, STAGES, TO, kDown, kPP>
-        <<<unsigned(grid), kWsThreads, smem, stream>>>(a, b, out, g, tiles_n, int(ntiles), cslices, nchw ? 1 : 0);
+        <<<unsigned(grid), kWsThreads, smem, stream>>>(a, b, out, g, tiles_n, int(nunits), cslices, nchw ? 1 : 0, ksplit, partial);
     CS_CUDA_CHECK_LAUNCH();
+    if (ksplit > 1) {
+        const std::int64_t total = std::int64_t(g.P) * g.M;
+        splitk_reduce_kernel<TO, kDown>
+            <<<unsigned((total + 255) / 256), 256, 0, stream>>>(partial, out, g, ksplit, nchw ? 1 : 0);
+        CS_CUDA_CHECK_LAUNCH();
+    }
 }
 
 template <class T, class TO = T, int kDown = 0, bool kPP = false>
 struct WsGemm {
     int cfg = 0;
     int sms = 132;
+    int ksplit = 1;   // K parts per tile (split-K), dividing the k-slices
+    Buffer partial;   // ksplit x P x M fp32 partial tiles (ksplit > 1)
     std::string info;
     CUtensorMap a{}, b{};
     const void* key_in = nullptr;
@@ -302,6 +321,8 @@ struct WsGemm {
 #define X(i, bn, hb, st) \
     case i:                                                                                                    \
         launch_cfg<T, bn, hb * 2 / int(sizeof(T)), st, TO, kDown, kPP && bn <= 128>(a, b, out, g, nchw, sms, \
+                                                                                     ksplit,                  \
+                                                                                     partial.as<float>(),     \
                                                                                      stream);                 \
         break;
             CS_WS_CFGS(X)
@@ -310,7 +331,21 @@ struct WsGemm {
         }
     }
     std::string detail() const { return info; }
+    std::size_t workspace_bytes() const { return partial.bytes(); }
 };
+
+// Split-K where the output tiles leave most SMs idle (N=1: conv3-5 have 6-9 tiles for 132
+// SMs): the largest divisor d of the k-slice count with tiles * d <= SMs and at least
+// kMinSlices slices per part (the pipeline's fill and the partials' round trip must stay
+// small against the part's MMAs); 1 when tiles fill half the SMs or more.
+constexpr int kMinSlices = 4;
+int choose_ksplit(std::int64_t tiles, int kslices, int sms) {
+    if (2 * tiles > sms) return 1;
+    int best = 1;
+    for (int d = 2; d <= kslices / kMinSlices; ++d)
+        if (kslices % d == 0 && tiles * d <= sms) best = d;
+    return best;
+}
 
 // Default tile (from the tile sweep on the H200, N=128, see the header): 128x96 for M <= 96;
 // 128x256 where M is a multiple of 256 and the grid has >= 4 waves of tiles (conv2), with
@@ -374,11 +409,18 @@ std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx, int cfg) 
                     (kPP ? "ping-pong consumer warpgroups (232; each a whole tile, alternating)"
                          : "consumer warpgroups (232)") +
                     ", CTA tile " +
-                    cfg_name(cfg, int(sizeof(T))) + ": " + std::to_string(tiles) + " tiles on " +
-                    std::to_string(std::min<std::int64_t>(tiles, ctx.prop.multiProcessorCount)) + " CTAs for " +
-                    std::to_string(maxn) + " image(s); " + std::to_string(u.g.R * u.g.S) + " taps x " +
-                    std::to_string(cs) + " channel slice(s) of " + std::to_string(bk) + " (C=" +
-                    std::to_string(u.g.C) + ")";
+                    cfg_name(cfg, int(sizeof(T))) + ": " + std::to_string(tiles) + " tiles";
+        const int ksplit = choose_ksplit(tiles, u.g.R * u.g.S * cs, ctx.prop.multiProcessorCount);
+        if (ksplit > 1) {
+            gemm.ksplit = ksplit;
+            gemm.partial = Buffer(MemKind::device, std::size_t(ksplit) * std::size_t(maxn * u.g.EF) * u.g.M * 4);
+            gemm.info += " x split-K " + std::to_string(ksplit) + " (" + std::to_string(u.g.R * u.g.S * cs / ksplit) +
+                         " k-slices each, fp32 partials reduced in order by a second kernel)";
+        }
+        gemm.info += " on " + std::to_string(std::min<std::int64_t>(tiles * ksplit, ctx.prop.multiProcessorCount)) +
+                     " CTAs for " + std::to_string(maxn) + " image(s); " + std::to_string(u.g.R * u.g.S) +
+                     " taps x " + std::to_string(cs) + " channel slice(s) of " + std::to_string(bk) + " (C=" +
+                     std::to_string(u.g.C) + ")";
     }
     if constexpr (kSplit == Split::x3tf32)
         return make_hopper_plan<T, Gemm, Split3<true>, Split3<false>>(p, ctx, std::move(u), std::move(gemm));
