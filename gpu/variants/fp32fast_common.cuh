@@ -1,4 +1,4 @@
-// The exact-fp32 fast family (issue 15): what its variants share — cp.async and mma.sync
+// The exact-fp32 fast family: what its variants share — cp.async and mma.sync
 // wrappers (with CPU models for the emulator in tools/dev/fp32fast/emu.hpp), the weight
 // transpose that gives the GEMM variants a zero-padded K x M operand, the im2col row table
 // computed at plan time, and the implicit-im2col B-tile loader (any filter, stride, pad).

@@ -1,5 +1,5 @@
-// simt-gemm — an implicit-GEMM convolution on the FP32 FMA pipes built like a cuBLAS SGEMM
-// (issue 15, item 1): the rungs implicit-gemm-idx lacks, added together.
+// simt-gemm — an implicit-GEMM convolution on the FP32 FMA pipes built like a cuBLAS SGEMM:
+// the rungs implicit-gemm-idx lacks, added together.
 //
 // Idea (what changes against implicit-gemm-idx, gemm_implicit_idx.cu):
 //   - weights transposed once per run into a zero-padded Kp x Mp workspace (wt_transpose_kernel,

@@ -24,6 +24,22 @@
 // 0.061 / 0.086 / 0.063); conv2 on 128x128 tiles (1458 of them, 11 waves, no half-empty last
 // wave) ~0.19-0.20 (cuDNN 0.181); conv1 unchanged (L2-bound, see rung 2). tf32 alike: conv2
 // ~0.29, conv3-5 ~0.10 / 0.145 / 0.11.
+// Measured (H200, N=128, tools/dev/hopper/test_hopper --big-only, L2 flushed, median of 20,
+// default tiles; rung 3 beside it, same run):
+//            fp16 NHWC rung 3 -> 4        tf32 NHWC rung 3 -> 4
+//   conv1    0.309 -> 0.305               0.335 -> 0.334
+//   conv2    0.215 -> 0.249 (128x128)     0.304 -> 0.298
+//   conv3    0.0656 -> 0.0585 (-11%)      0.108 -> 0.104
+//   conv4    0.0914 -> 0.0833 (-9%)       0.153 -> 0.149
+//   conv5    0.0683 -> 0.0644 (-6%)       0.117 -> 0.115
+// conv3-5 as predicted: 655 / 689 / 595 TFLOP/s, at or above cuBLAS's own GEMM of the shape
+// (672 / 679 / 576), 0.98-1.06x cuDNN fp16 in the sweeps. conv2 loses: rung 3's 128x256
+// tile reads each A slice once for 256 filters (half the shared-memory traffic per MMA of
+// 128x128) and its 729 tiles beat 1458 tiles' 11.05 waves (the 12th nearly empty); a
+// ping-pong schedule for conv2 needs 64x256 per warpgroup (m64n256, 128 accumulators), a
+// 64-row ring. ptxas: 168 registers at launch, no spills (the 128 accumulators fit the 232
+// of setmaxnreg); SASS as rung 3 (HGMMA x 2 per 32 bytes of K).
+// Split-K (rungs 3 and 4, wgmma_ws.cu's choose_ksplit) applies here too.
 #pragma once
 
 #include "hopper_core.cuh"

@@ -93,6 +93,33 @@
 // ~3.0 against cuDNN fp32 (NCHW, PyTorch) 1.032 / 0.464 / 0.494 / 0.674 / 0.482 (3.15): under
 // cuDNN on conv1 and conv3-5, 2.1x over it on conv2 (FFT), the 2.5 ms total missed. Error:
 // ~1e-6 of max|out| (two roundings of 2^-22 and fp32 accumulation), well inside 1e-4.
+// Measured (H200, sweep at 968c39f, N=128, 10 repeats, NHWC): 0.571 / 0.887 / 0.325 / 0.470 /
+// 0.366 ms = 2.62 (cuDNN fp32 best 2.92): 0.55 / 2.04 / 0.78 / 0.79 / 0.83x cuDNN; conv2-5 run
+// at 2.86-2.93x the tf32 kernel's time (the GEMM at the tf32 ceiling, the transforms ~3%).
+// max_rel_err 4e-6 (conv1) to 3e-5 (conv4): 20x more than the prediction — the tensor core's
+// fp32 accumulation of the aligned products is not an IEEE fp32 sum (the mma.sync split-tf32
+// shows the same 2-3e-5) — and still 3x inside the fp32 threshold.
+//
+// ---- hopper-ws-3xfp16 (fp32 class) -------------------------------------------------------
+// The same split into half operands (hopper_core.cuh, Split3Half): fp16 has tf32's 11
+// significand bits and twice its tensor-core rate, so the three products cost 1.5x one tf32
+// GEMM instead of 3x. fp16's 5-bit exponent is handled by scaling: the low parts are stored
+// x 2^11 (out of the subnormals), the weights' first block too, and the epilogue multiplies
+// by 2^-11 (exact). Prediction: fp16 rung 3 x 3 plus the transforms: conv2 ~0.67, conv3 ~0.22,
+// conv4 ~0.31, conv5 ~0.24, conv1 ~0.6 (L2-bound like every conv1 here).
+// Measured (sweep at 587b15d, N=128, NHWC): 0.446 / 0.593 / 0.199 / 0.288 / 0.226 = 1.75 ms
+// (goal 2.5; cuDNN fp32 2.92): 0.43 / 1.37 / 0.48 / 0.48 / 0.51x cuDNN; max_rel_err 2.4e-6 to
+// 1.5e-5, half of 3xTF32's (the tf32 lo parts are truncated by the tensor core, the fp16
+// ones are rounded by the transform). N=32: 0.54 ms total (cuDNN 0.90), conv2 1.11x; N=1 (with
+// split-K, 44d9743): 0.163 ms against 0.349 (0.47x).
+//
+// ---- split-K (rungs 3 and 4) -------------------------------------------------------------
+// At N=1 conv3-5 have 6-9 output tiles for 132 SMs: choose_ksplit splits each tile's k-slices
+// into d equal parts (the largest divisor of the slice count with tiles x d <= SMs and >= 4
+// slices a part); each work unit writes an fp32 partial tile, splitk_reduce_kernel sums the
+// parts in order (deterministic), scales, converts and lays out. Measured (sweep at 44d9743,
+// N=1, fp16 NHWC): all five 0.107 -> 0.071 ms (cuDNN 0.076: 1.40x -> 0.93x); tf32 0.152 ->
+// 0.080 (cuDNN 0.089: 1.71x -> 0.90x).
 #include "hopper_api.hpp"
 #include "hopper_core.cuh"
 #include "hopper_tma.cuh"

@@ -24,6 +24,7 @@
 //          config is run (correctness, and timed at N=128) for fp16 NHWC and tf32 NHWC.
 #include "cuda_check.hpp"
 #include "hopper_api.hpp"
+#include "tolerance.hpp"
 #include "variant.hpp"
 
 #include <cublas_v2.h>
@@ -214,25 +215,6 @@ struct Options {
     int reps = 20;
 };
 
-// tolerance.cpp's per-element bound for tf32 (bound_factor with min_terms), recomputed here.
-static double tf32_bound(const Layer& l) {
-    auto inside = [](int e, int stride, int pad, int R, int H) {
-        int n = 0;
-        for (int r = 0; r < R; ++r) {
-            const int h = e * stride - pad + r;
-            n += (h >= 0 && h < H) ? 1 : 0;
-        }
-        return n;
-    };
-    int rows = l.R, cols = l.S;
-    for (int e = 0; e < l.E(); ++e) rows = std::min(rows, inside(e, l.stride, l.pad, l.R, l.H));
-    for (int f = 0; f < l.F(); ++f) cols = std::min(cols, inside(f, l.stride, l.pad, l.S, l.W));
-    const double terms = double(l.C) * rows * cols;
-    const double tau = 6e-4, u_in = 0x1p-10, u_acc = 0x1p-24, cal = 363;
-    if (terms <= 0 || terms >= cal) return tau;
-    return std::max(tau, std::min(2 * u_in + terms * u_acc, tau * std::sqrt(cal / terms)));
-}
-
 struct Case {
     Layer l;
     std::int64_t N;
@@ -339,8 +321,10 @@ static void run_dtype(const Case& cs_, DType dt, const Options& o, const cudaDev
     const std::int64_t nin = l.input_elems(N), nw = l.weight_elems(), nout = l.output_elems(N);
     const bool tf32 = dt == DType::f32;
     const char* dname = dt == DType::bf16 ? "bf16" : tf32 ? "tf32" : "fp16";
-    const double tol = dt == DType::bf16 ? 1e-2 : 5e-3;
-    const double ebound = tf32 ? tf32_bound(l) : 0;  // per-element check (tf32 only)
+    const Precision prec = dt == DType::bf16 ? Precision::bf16 : tf32 ? Precision::tf32 : Precision::fp16;
+    const double tol = cs::gpu::threshold(prec);
+    // per-element check (tf32 only): tolerance.cpp's bound for the layer's fewest products
+    const double ebound = tf32 ? cs::gpu::bound_factor(prec, cs::gpu::min_terms(l)) : 0;
     constexpr std::int64_t es = sizeof(T);
 
     T *in_nchw, *w_kcrs, *in_nhwc, *w_krsc, *out;
