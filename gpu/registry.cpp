@@ -199,6 +199,10 @@ const std::vector<Variant>& registry() {
         {"winograd-f4x4", {}, "fp32-fast", Precision::fp32, DType::f32,
          "fused Winograd F(4x4,3x3): as winograd-f2x2 with 6x6 windows, 36 GEMMs, 4x fewer multiplies", true,
          v::winograd_f4x4_supports, v::winograd_f4x4_plan, "winograd"},
+        {"winograd-f4x4-canvas", {}, "fp32-fast", Precision::fp32, DType::f32,
+         "winograd-f4x4 on canvases of 4x4 images a pad apart (pack and unpack kernels around it): 86% of the "
+         "tiles' outputs used on 13x13 planes instead of 66%",
+         true, v::winograd_f4x4_canvas_supports, v::winograd_f4x4_canvas_plan, "winograd"},
         {"simt-gemm", {}, "fp32-fast", Precision::fp32, DType::f32,
          "implicit GEMM built like cuBLAS SGEMM: transposed weights, plan-time im2col table, 3-stage cp.async, "
          "warp tiles, 8x8 per thread, double-buffered fragments",

@@ -162,6 +162,9 @@ std::optional<std::string> winograd_f2x2_supports(const Problem&, const cudaDevi
 std::unique_ptr<Plan> winograd_f2x2_plan(const Problem&, const PlanContext&);
 std::optional<std::string> winograd_f4x4_supports(const Problem&, const cudaDeviceProp&);
 std::unique_ptr<Plan> winograd_f4x4_plan(const Problem&, const PlanContext&);
+// winograd_canvas.cu: winograd-f4x4 on canvases of 4x4 images (less border waste).
+std::optional<std::string> winograd_f4x4_canvas_supports(const Problem&, const cudaDeviceProp&);
+std::unique_ptr<Plan> winograd_f4x4_canvas_plan(const Problem&, const PlanContext&);
 std::optional<std::string> simt_gemm_supports(const Problem&, const cudaDeviceProp&);
 std::unique_ptr<Plan> simt_gemm_plan(const Problem&, const PlanContext&);
 std::optional<std::string> split_tf32_supports(const Problem&, const cudaDeviceProp&);
