@@ -19,7 +19,12 @@
 // + unpack move ~(22 + 25) + (33 + 2 x 35) MB on conv4 (~0.04 ms at ~3 TB/s): conv3 ~0.70,
 // conv4 ~1.01, conv5 ~0.69 — 1.2x faster than winograd-f4x4, level with winograd-f2x2
 // (0.645 / 0.950 / 0.636), still behind cuDNN fp32 (0.419 / 0.597 / 0.441).
-// Measured: see NOTES.md ("Exact fp32 faster").
+// Measured (H200, c884824, 20 repeats, against winograd-f4x4 in the same sweep): N=128 conv3
+// 0.861 -> 0.833, conv4 1.268 -> 1.197, conv5 0.847 -> 0.762 ms (-3%, -6%, -10%; predicted
+// -19%), error unchanged (1.3-1.8e-5). The kernel's time follows its rounds of one block per
+// SM, not its tiles: conv4 768 blocks of 32 filters x 32 tiles = 5.8 rounds -> 588 = 4.5
+// rounds, and pack + unpack cost ~0.04 ms. At N=1 (one image on a 4x4 canvas then) it was
+// 1.1-1.8x slower: the canvas side now follows the batch (1 image: no packing gain).
 #include "buffers.hpp"
 #include "cuda_check.hpp"
 #include "error.hpp"
@@ -34,7 +39,9 @@
 namespace cs::gpu::variants {
 namespace {
 
-constexpr int kCanvasSide = 4;  // images per canvas side (k)
+// Images per canvas side: 4 (a 55x55 canvas for 13x13 planes: 14 tiles of 4 for 52 useful
+// outputs a side), fewer when the batch does not fill one canvas (1: the image alone).
+int canvas_side(std::int64_t n) { return n >= 16 ? 4 : n >= 9 ? 3 : n >= 4 ? 2 : 1; }
 
 struct CanvasGeom {
     int C, H, W, M, E, F;  // the layer
@@ -136,17 +143,19 @@ Problem canvas_problem(const Problem& p, const CanvasGeom& g, std::int64_t canva
 
 std::optional<std::string> winograd_f4x4_canvas_supports(const Problem& p, const cudaDeviceProp& prop) {
     if (auto why = winograd_f4x4_supports(p, prop)) return why;
-    const CanvasGeom g = canvas_geom(p.layer, kCanvasSide);
-    const std::int64_t canvases = (p.N + kCanvasSide * kCanvasSide - 1) / (kCanvasSide * kCanvasSide);
+    const int k = canvas_side(p.N);
+    const CanvasGeom g = canvas_geom(p.layer, k);
+    const std::int64_t canvases = (p.N + k * k - 1) / (k * k);
     if (auto why = winograd_f4x4_supports(canvas_problem(p, g, canvases), prop)) return "canvas: " + *why;
     return std::nullopt;
 }
 
 std::unique_ptr<Plan> winograd_f4x4_canvas_plan(const Problem& p, const PlanContext& ctx) {
     if (auto why = winograd_f4x4_canvas_supports(p, ctx.prop)) throw Skip(*why);
-    const CanvasGeom g = canvas_geom(p.layer, kCanvasSide);
-    const std::int64_t kk = kCanvasSide * kCanvasSide;
     const std::int64_t max_n = std::max<std::int64_t>(1, std::max(p.N, ctx.max_chunk_N));
+    const int k = canvas_side(max_n);
+    const CanvasGeom g = canvas_geom(p.layer, k);
+    const std::int64_t kk = std::int64_t(k) * k;
     const std::int64_t canvases = (max_n + kk - 1) / kk;
     const std::size_t bin = std::size_t(canvases) * g.C * g.Hc * g.Wc * sizeof(float);
     const std::size_t bout = std::size_t(canvases) * g.M * g.Ec * g.Fc * sizeof(float);
@@ -154,7 +163,7 @@ std::unique_ptr<Plan> winograd_f4x4_canvas_plan(const Problem& p, const PlanCont
         throw Skip("the canvases (" + std::to_string((bin + bout) >> 20) + " MiB) exceed the workspace limit");
     PlanContext inner_ctx{ctx.prop, ctx.device, ctx.workspace_limit - bin - bout, canvases};
     auto inner = winograd_f4x4_plan(canvas_problem(p, g, canvases), inner_ctx);
-    const std::string what = std::to_string(kCanvasSide) + "x" + std::to_string(kCanvasSide) + " images of " +
+    const std::string what = std::to_string(k) + "x" + std::to_string(k) + " images of " +
                              std::to_string(g.H) + "x" + std::to_string(g.W) + " per " + std::to_string(g.Hc) + "x" +
                              std::to_string(g.Wc) + " canvas (pitch " + std::to_string(g.D) + "), " +
                              std::to_string(canvases) + " canvas(es); pack and unpack kernels in run";
