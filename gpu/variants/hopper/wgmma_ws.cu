@@ -381,8 +381,9 @@ int choose_ksplit(std::int64_t tiles, int kslices, int sms) {
 // 128x128x64, 6 stages (conv3-5: 3.8 and 2.6 waves of 128x128 tiles against 2.6 and 1.3 of
 // 128x192 / 128x256). All in bytes (k64: 128 B rows), so for tf32 conv2's C=96 floats is 3
 // exact 128 B slices per tap and takes 128x256x32f, 4 stages.
-// Rung 4 (pp: ping-pong, BN <= 128): 128x96 for M <= 96, else 128x128, with 64 B k-slices
-// where C divides into them and not into 128 B ones (conv2).
+// Rung 4 (pp: ping-pong, BN <= 128): 128x96 for M <= 96, else 128x128. Both rungs take 64 B
+// k-slices where C divides into them and not into 128 B ones (conv2 at N=32 and N=1 too, where
+// 128x128 tiles padded C=96 to 128 halves: a quarter of the MMAs on zeros).
 int default_cfg(const Setup& u, std::int64_t n, int sms, int es, bool pp) {
     const bool k64 = choose_bk(u.g.C, es) * es == 128;
     const int e128 = 128 / es, e64 = 64 / es;  // elements of a 128 B / 64 B row
@@ -390,9 +391,8 @@ int default_cfg(const Setup& u, std::int64_t n, int sms, int es, bool pp) {
     const std::int64_t rows = (n * u.g.EF + kBM - 1) / kBM;
     if (u.g.M <= 96) return k64 ? 0 : 5;
     if (pp) return (k64 && !exact64) ? 1 : 4;
-    if (u.g.M % 256 == 0 && rows * (u.g.M / 256) >= 4 * std::int64_t(sms))
-        return (k64 && !(u.g.C % e128 != 0 && u.g.C % e64 == 0)) ? 3 : 6;
-    return k64 ? 1 : 4;
+    if (u.g.M % 256 == 0 && rows * (u.g.M / 256) >= 4 * std::int64_t(sms)) return (k64 && !exact64) ? 3 : 6;
+    return (k64 && !exact64) ? 1 : 4;
 }
 
 // Split: none; x3tf32 (T = float): the transforms write [hi, hi, lo] / [hi, lo, hi] channel
