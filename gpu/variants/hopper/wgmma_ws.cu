@@ -381,18 +381,23 @@ int choose_ksplit(std::int64_t tiles, int kslices, int sms) {
 // 128x128x64, 6 stages (conv3-5: 3.8 and 2.6 waves of 128x128 tiles against 2.6 and 1.3 of
 // 128x192 / 128x256). All in bytes (k64: 128 B rows), so for tf32 conv2's C=96 floats is 3
 // exact 128 B slices per tap and takes 128x256x32f, 4 stages.
-// Rung 4 (pp: ping-pong, BN <= 128): 128x96 for M <= 96, else 128x128. Both rungs take 64 B
-// k-slices where C divides into them and not into 128 B ones (conv2 at N=32 and N=1 too, where
-// 128x128 tiles padded C=96 to 128 halves: a quarter of the MMAs on zeros).
+// Rung 4 (pp: ping-pong, BN <= 128): 128x96 for M <= 96, else 128x128 with 64 B k-slices where
+// C divides into them and not into 128 B ones. Rung 3's 128x128 tile takes 64 B slices only
+// where 128 B ones would pad more than 1/8 (measured, N=32 conv2: fp16 C=96 0.0777 -> 0.0718
+// ms with 64 B slices, 3xFP16 C'=288 0.179 -> 0.204: its 11% padding costs less than 9
+// barriers instead of 5 per tap).
 int default_cfg(const Setup& u, std::int64_t n, int sms, int es, bool pp) {
     const bool k64 = choose_bk(u.g.C, es) * es == 128;
     const int e128 = 128 / es, e64 = 64 / es;  // elements of a 128 B / 64 B row
     const bool exact64 = u.g.C % e128 != 0 && u.g.C % e64 == 0;
+    // 128 B slices would put more than 1/8 of the MMAs on zero channels (fp16 conv2: C=96 ->
+    // 128, 33%; 3xFP16 conv2: C'=288 -> 320, 11%, keeps them: fewer barriers win there).
+    const bool pad_heavy = exact64 && ((u.g.C + e128 - 1) / e128 * e128 - u.g.C) * 8 > u.g.C;
     const std::int64_t rows = (n * u.g.EF + kBM - 1) / kBM;
     if (u.g.M <= 96) return k64 ? 0 : 5;
     if (pp) return (k64 && !exact64) ? 1 : 4;
     if (u.g.M % 256 == 0 && rows * (u.g.M / 256) >= 4 * std::int64_t(sms)) return (k64 && !exact64) ? 3 : 6;
-    return (k64 && !exact64) ? 1 : 4;
+    return (k64 && !pad_heavy) ? 1 : 4;
 }
 
 // Split: none; x3tf32 (T = float): the transforms write [hi, hi, lo] / [hi, lo, hi] channel
