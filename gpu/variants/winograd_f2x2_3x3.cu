@@ -1,5 +1,5 @@
 // winograd-f2x2 — fused Winograd F(2x2,3x3), fp32, NCHW, for 3x3 stride-1 layers (conv3-5)
-// (issue 15, item 2). The kernel is the template in winograd_fused.cuh; this file picks its
+// The kernel is the template in winograd_fused.cuh; this file picks its
 // tile and says what it predicts and measured.
 //
 // Idea: each 2x2 output tile from a 4x4 input window: 16 products per (tile, filter,

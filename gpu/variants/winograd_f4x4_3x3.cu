@@ -1,5 +1,5 @@
 // winograd-f4x4 — fused Winograd F(4x4,3x3), fp32, NCHW, for 3x3 stride-1 layers (conv3-5)
-// (issue 15, item 2). The kernel is the template in winograd_fused.cuh; this file picks its
+// The kernel is the template in winograd_fused.cuh; this file picks its
 // tiles and says what they predict and measured.
 //
 // Idea: each 4x4 output tile from a 6x6 input window: 36 products per (tile, filter,

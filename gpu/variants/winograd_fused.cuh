@@ -1,4 +1,4 @@
-// Fused Winograd F(m x m, 3x3) for 3x3 stride-1 layers, NCHW, fp32 (issue 15, item 2): the
+// Fused Winograd F(m x m, 3x3) for 3x3 stride-1 layers, NCHW, fp32: the
 // kernel template that winograd_f2x2_3x3.cu (m = 2) and winograd_f4x4_3x3.cu (m = 4)
 // instantiate. Each variant file says what its tile size predicts and measured.
 //
@@ -36,8 +36,8 @@
 //
 // Tiles are laid out per image (tiles_h x tiles_w, t = (n*tiles_h + th)*tiles_w + tw); the
 // border tiles of a 13 x 13 plane waste 14% (m=2: 7x7 tiles cover 14x14) and 34% (m=4:
-// 4x4 tiles cover 16x16) of their work. Packing several images into one canvas (issue 15)
-// is the next step.
+// 4x4 tiles cover 16x16) of their work. Packing several images into one canvas
+// is winograd_canvas.cu (winograd-f4x4-canvas: measured -3 to -10% at N=128).
 #pragma once
 
 #include "fp32fast_common.cuh"

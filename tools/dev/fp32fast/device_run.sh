@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One device call for the fp32-fast family (issue 15): uses the carried prebuilt
+# One device call for the fp32-fast family : uses the carried prebuilt
 # build-fp32fast/test_fp32fast when it runs there, else builds it; then the full check+timing
 # run, SASS instruction mix, and compute-sanitizer memcheck/racecheck on the odd shapes.
 # Everything lands in $OUT; stdout gets the summary and any failure.

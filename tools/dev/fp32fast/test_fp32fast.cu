@@ -1,4 +1,4 @@
-// test_fp32fast.cu — checks and times the exact-fp32 fast family (issue 15) on the GPU,
+// test_fp32fast.cu — checks and times the exact-fp32 fast family on the GPU,
 // standalone (no harness, no golden files): every plan of winograd-f2x2, winograd-f4x4,
 // simt-gemm, split-tf32 and tf32-mma-1x (plus tile probes that are not registered) on
 // AlexNet conv1-conv5 at N = 1, 32, 128 and on odd shapes, against a double-precision direct
