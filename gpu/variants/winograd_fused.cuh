@@ -1,15 +1,17 @@
-// Fused Winograd F(m x m, 3x3) for 3x3 stride-1 layers, NCHW, fp32: the
-// kernel template that winograd_f2x2_3x3.cu (m = 2) and winograd_f4x4_3x3.cu (m = 4)
-// instantiate. Each variant file says what its tile size predicts and measured.
+// Fused Winograd F(m x m, r x r) for r x r stride-1 layers, NCHW, fp32: the kernel template
+// that winograd_f2x2_3x3.cu (m = 2, r = 3), winograd_f4x4_3x3.cu (m = 4, r = 3) and
+// winograd_f2x2_5x5.cu (m = 2, r = 5; also F(3x3,5x5)) instantiate. Each variant file says
+// what its tile size predicts and measured.
 //
-// Winograd (Lavin & Gray 2015): an m x m output tile of a 3x3 correlation is
+// Winograd (Lavin & Gray 2015): an m x m output tile of an r x r correlation is
 //   Y = A^T [ sum_c (G g_c G^T) .* (B^T d_c B) ] A
-// with d_c the (m+2) x (m+2) input tile of channel c, g_c the 3x3 filter. With
+// with d_c the a x a (a = m+r-1) input tile of channel c, g_c the r x r filter. With
 // U[xi][m][c] = (G g G^T)[xi] of filter m and V[xi][c][t] = (B^T d B)[xi] of tile t, the
-// sum over c is, for each of the a^2 = (m+2)^2 positions xi, a GEMM
+// sum over c is, for each of the a^2 positions xi, a GEMM
 //   Mx[xi][m][t] = sum_c U[xi][m][c] * V[xi][c][t]
-// followed by the output transform of each (m, t). Multiplies per output: 9*C direct vs
-// a^2*C/m^2 (2.25x fewer for m = 2, 4x for m = 4), before the tiles' waste at the borders.
+// followed by the output transform of each (m, t). Multiplies per output: r^2*C direct vs
+// a^2*C/m^2 (3x3: 2.25x fewer for m = 2, 4x for m = 4; 5x5: 2.78x for m = 2, 4.59x for
+// m = 3), before the tiles' waste at the borders. (Below, "(m+2)" is a = m+r-1 for r = 3.)
 //
 // Data flow of one run:
 //   1. wino_filter_kernel: U = G g G^T of every (filter, channel), in double, rounded to
@@ -59,13 +61,13 @@ namespace cs::gpu::variants::fp32fast {
 
 // ---- the transforms (1-D; the 2-D ones apply them to columns, then rows) ---------------------
 
-template <int MT>
+template <int MT, int R = 3>
 struct Wino;
 
 // F(2,3): B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1], G = [1 0 0; .5 .5 .5; .5 -.5 .5; 0 0 1],
 // A^T = [1 1 1 0; 0 1 -1 -1].
 template <>
-struct Wino<2> {
+struct Wino<2, 3> {
     static constexpr int A = 4;
     template <class T>
     __host__ __device__ static void filt(const T g[3], T u[4]) {
@@ -91,7 +93,7 @@ struct Wino<2> {
 // G   = [1/4 0 0; -1/6 -1/6 -1/6; -1/6 1/6 -1/6; 1/24 1/12 1/6; 1/24 -1/12 1/6; 0 0 1]
 // A^T = [1 1 1 1 1 0; 0 1 -1 2 -2 0; 0 1 1 4 4 0; 0 1 -1 8 -8 1]
 template <>
-struct Wino<4> {
+struct Wino<4, 3> {
     static constexpr int A = 6;
     template <class T>
     __host__ __device__ static void filt(const T g[3], T u[6]) {
@@ -119,22 +121,105 @@ struct Wino<4> {
     }
 };
 
+// 5x5 filters (conv2): the matrices by Toom-Cook from the points below (tools/dev/fp32fast/
+// wino_derive.py derives them and checks them against F(4,3)'s). The points were chosen by the
+// error of a float32 model of the whole 2-D algorithm on conv2's statistics (C = 96, max|err| /
+// max|ref|, 3 seeds; wino_derive.py's --sim): F(2,5) {0, +-1, +-2, inf} 4-5e-6, {0, +-1, +-1/2,
+// inf} 4-6e-6, {0, +-1, 2, -1/2, inf} 1.9-2.6e-6 (taken; its mirror {0, +-1, 1/2, -2} the same).
+//
+// F(2,5) with the points 0, 1, -1, 2, -1/2, inf:
+// B^T = [1 3/2 -2 -3/2 1 0; 0 -1 -5/2 -1/2 1 0; 0 1 1/2 -5/2 1 0; 0 -1/2 -1 1/2 1 0;
+//        0 2 -1 -2 1 0; 0 1 3/2 -2 -3/2 1]
+// G   = [1 0 0 0 0; -1/3 (x5); 1/3 -1/3 1/3 -1/3 1/3; 1/15 2/15 4/15 8/15 16/15;
+//        -16/15 8/15 -4/15 2/15 -1/15; 0 0 0 0 1]
+// A^T = [1 1 1 1 1 0; 0 1 -1 2 -1/2 1]
+template <>
+struct Wino<2, 5> {
+    static constexpr int A = 6;
+    template <class T>
+    __host__ __device__ static void filt(const T g[5], T u[6]) {
+        u[0] = g[0];
+        u[1] = -(g[0] + g[1] + g[2] + g[3] + g[4]) / T(3);
+        u[2] = (g[0] - g[1] + g[2] - g[3] + g[4]) / T(3);
+        u[3] = (g[0] + T(2) * g[1] + T(4) * g[2] + T(8) * g[3] + T(16) * g[4]) / T(15);
+        u[4] = -(T(16) * g[0] - T(8) * g[1] + T(4) * g[2] - T(2) * g[3] + g[4]) / T(15);
+        u[5] = g[4];
+    }
+    __host__ __device__ static void in(const float d[6], float o[6]) {
+        // Written out row by row: the factored form (shared d1-d3, d4-d2) made ptxas spill 8
+        // bytes in the 576-thread block (96-register cap); this one does not.
+        o[0] = d[0] + 1.5f * d[1] - 2.0f * d[2] - 1.5f * d[3] + d[4];
+        o[1] = -d[1] - 2.5f * d[2] - 0.5f * d[3] + d[4];
+        o[2] = d[1] + 0.5f * d[2] - 2.5f * d[3] + d[4];
+        o[3] = -0.5f * d[1] - d[2] + 0.5f * d[3] + d[4];
+        o[4] = 2.0f * d[1] - d[2] - 2.0f * d[3] + d[4];
+        o[5] = d[1] + 1.5f * d[2] - 2.0f * d[3] - 1.5f * d[4] + d[5];
+    }
+    __host__ __device__ static void out(const float m[6], float y[2]) {
+        y[0] = m[0] + m[1] + m[2] + m[3] + m[4];
+        y[1] = (m[1] - m[2]) + 2.0f * m[3] - 0.5f * m[4] + m[5];
+    }
+};
+
+// F(3,5) with the points 0, 1, -1, 2, -2, 1/2, inf (float32 model: 6-7e-6; {0, +-1, +-1/2, +-2}
+// 7-9e-6, {0, +-1, +-2, 3} 1.8e-4):
+// B^T = [-2 4 5/2 -5 -1/2 1 0; 0 2 -2 -9/2 1/2 1 0; 0 -2 6 -7/2 -3/2 1 0; 0 1 -3/2 -2 3/2 1 0;
+//        0 -1 5/2 0 -5/2 1 0; 0 4 0 -5 0 1 0; 0 -2 4 5/2 -5 -1/2 1]
+// G   = [-1/2 0 0 0 0; -1/3 (x5); 1/9 -1/9 1/9 -1/9 1/9; 1/36 1/18 1/9 2/9 4/9;
+//        -1/60 1/30 -1/15 2/15 -4/15; 32/45 16/45 8/45 4/45 2/45; 0 0 0 0 1]
+// A^T = [1 1 1 1 1 1 0; 0 1 -1 2 -2 1/2 0; 0 1 1 4 4 1/4 1]
+template <>
+struct Wino<3, 5> {
+    static constexpr int A = 7;
+    template <class T>
+    __host__ __device__ static void filt(const T g[5], T u[7]) {
+        u[0] = -g[0] / T(2);
+        u[1] = -(g[0] + g[1] + g[2] + g[3] + g[4]) / T(3);
+        u[2] = (g[0] - g[1] + g[2] - g[3] + g[4]) / T(9);
+        u[3] = (g[0] + T(2) * g[1] + T(4) * g[2] + T(8) * g[3] + T(16) * g[4]) / T(36);
+        u[4] = -(g[0] - T(2) * g[1] + T(4) * g[2] - T(8) * g[3] + T(16) * g[4]) / T(60);
+        u[5] = (T(32) * g[0] + T(16) * g[1] + T(8) * g[2] + T(4) * g[3] + T(2) * g[4]) / T(45);
+        u[6] = g[4];
+    }
+    __host__ __device__ static void in(const float d[7], float o[7]) {
+        o[0] = -2.0f * d[0] + 4.0f * d[1] + 2.5f * d[2] - 5.0f * d[3] - 0.5f * d[4] + d[5];
+        o[1] = 2.0f * (d[1] - d[2]) - 4.5f * d[3] + 0.5f * d[4] + d[5];
+        o[2] = -2.0f * d[1] + 6.0f * d[2] - 3.5f * d[3] - 1.5f * d[4] + d[5];
+        o[3] = d[1] - 1.5f * (d[2] - d[4]) - 2.0f * d[3] + d[5];
+        o[4] = 2.5f * (d[2] - d[4]) - d[1] + d[5];
+        o[5] = 4.0f * d[1] - 5.0f * d[3] + d[5];
+        o[6] = -2.0f * d[1] + 4.0f * d[2] + 2.5f * d[3] - 5.0f * d[4] - 0.5f * d[5] + d[6];
+    }
+    __host__ __device__ static void out(const float m[7], float y[3]) {
+        const float s12 = m[1] + m[2], d12 = m[1] - m[2], s34 = m[3] + m[4], d34 = m[3] - m[4];
+        y[0] = m[0] + s12 + s34 + m[5];
+        y[1] = d12 + 2.0f * d34 + 0.5f * m[5];
+        y[2] = s12 + 4.0f * s34 + 0.25f * m[5] + m[6];
+    }
+};
+
 // ---- configuration ----------------------------------------------------------------------------
 
-// MT: output tile (2 or 4); BM x BN: filters x tiles per block; TPX: threads per position
+// MT: output tile (2, 3 or 4); R: filter size (3 or 5; WinoCfg is the 3x3 form); BM x BN: filters x tiles per block; TPX: threads per position
 // (32, 16 or 8: a warp holds 32 / TPX positions); BC: channels per pipeline stage; TWO_PASS:
 // the input transform's form (see transform() in wino_fused_kernel); PADU,
 // PADV: row padding of the U and V tiles so that the positions sharing a warp read distinct
 // banks (TPX 16: rows 16 floats apart mod 32; TPX 8, BN 16: 8 apart).
-template <int MT_, int BM_, int BN_, int TPX_, int BC_, bool TWO_PASS_ = true, int PADU_ = (TPX_ == 32 ? 0 : 16),
+// When NX * TPX is not a whole number of warps (F(3x3,5x5): 49 positions x 8), the block is
+// rounded up to NXP positions: the threads of the NXP - NX extra ones load and transform but
+// own no GEMM tile, and the loads that do not divide evenly over the threads are guarded
+// (RAW_EXACT, U_EXACT false). For every F(m,3x3) configuration NXP = NX and both are exact.
+template <int MT_, int R_, int BM_, int BN_, int TPX_, int BC_, bool TWO_PASS_ = true, int PADU_ = (TPX_ == 32 ? 0 : 16),
           int PADV_ = (TPX_ == 32 ? 0 : (TPX_ == 16 ? 16 : 8))>
-struct WinoCfg {
-    static constexpr int MT = MT_, BM = BM_, BN = BN_, TPX = TPX_, BC = BC_;
-    static constexpr int A = MT + 2, NX = A * A, NT = NX * TPX;
+struct WinoCfgR {
+    static constexpr int MT = MT_, R = R_, BM = BM_, BN = BN_, TPX = TPX_, BC = BC_;
+    static constexpr int A = MT + R - 1, NX = A * A;
+    static constexpr int NXP = (NX * TPX + 31) / 32 * 32 / TPX, NT = NXP * TPX;
     static constexpr int GM = BM / 8, GN = BN / 8;  // thread grid of one position's GEMM
     static_assert(GM * GN == TPX, "one 8x8 register tile per thread");
     static_assert(TPX == 32 || TPX == 16 || TPX == 8, "a warp holds one, two or four positions");
-    static_assert(NT % 32 == 0, "whole warps");
+    static_assert(NT % 32 == 0 && NXP * TPX == NT, "whole warps");
+    static_assert(NT <= 1024, "at most 1024 threads per block");
     static constexpr int LDU = BM + PADU_;
     static constexpr int LDV = BN + PADV_;
     static_assert(LDU % 4 == 0 && LDV % 4 == 0, "float4 rows");
@@ -147,13 +232,19 @@ struct WinoCfg {
     static constexpr int MAIN = 2 * US + RS + VS;
     static constexpr int EPI = NX * BM * LDM;
     static constexpr int SMEM = (MAIN > EPI ? MAIN : EPI) * 4;
-    static_assert((NX * BN) % NT == 0, "raw windows: whole (position, tile) pairs per thread");
-    static constexpr int RPT = NX * BN / NT;
-    static_assert((BC * NX * BM / 4) % NT == 0, "U chunk: whole 16-byte pieces per thread");
-    static constexpr int UPT = BC * NX * BM / 4 / NT;
+    static constexpr bool RAW_EXACT = (NX * BN) % NT == 0;  // whole (position, tile) pairs per thread
+    static constexpr int RPT = (NX * BN + NT - 1) / NT;
+    static constexpr bool U_EXACT = (BC * NX * BM / 4) % NT == 0;  // whole 16-byte U pieces per thread
+    static_assert((BC * NX * BM) % 4 == 0, "U chunk in 16-byte pieces");
+    static constexpr int UPT = (BC * NX * BM / 4 + NT - 1) / NT;
     static constexpr bool TWO_PASS = TWO_PASS_;  // see transform() in wino_fused_kernel
     static_assert(TWO_PASS || BC * BN <= NT, "one thread per (channel, tile) in the input transform");
 };
+
+// The 3x3 configurations (winograd_f2x2_3x3.cu, winograd_f4x4_3x3.cu, the dev tests).
+template <int MT_, int BM_, int BN_, int TPX_, int BC_, bool TWO_PASS_ = true, int PADU_ = (TPX_ == 32 ? 0 : 16),
+          int PADV_ = (TPX_ == 32 ? 0 : (TPX_ == 16 ? 16 : 8))>
+using WinoCfg = WinoCfgR<MT_, 3, BM_, BN_, TPX_, BC_, TWO_PASS_, PADU_, PADV_>;
 
 struct WinoArgs {
     const float* in;
@@ -167,34 +258,40 @@ struct WinoArgs {
 };
 
 // ---- 1. filter transform -------------------------------------------------------------------------
-// Block: 32 filters x 8 channels (256 threads); the 32 x 72 weights are staged in shared memory
-// (coalesced reads along c*9), each thread transforms one (m, c) in double and writes its a^2
-// values to U[m / BM][c][xi][m % BM] (coalesced along m; one block's chunk is contiguous).
-template <int MT, int BM>
+// Block: 32 filters x 8 channels (256 threads); the 32 x 8R^2 weights (3x3: 32 x 72) are staged
+// in shared memory (coalesced reads along c*R^2), each thread transforms one (m, c) in double
+// and writes its a^2 values to U[m / BM][c][xi][m % BM] (coalesced along m; one block's chunk
+// is contiguous). Shared memory: wino_filter_smem<R>() bytes.
+template <int R>
+constexpr int wino_filter_smem() {
+    return 32 * (8 * R * R + 1) * 4;
+}
+
+template <int MT, int BM, int R = 3>
 __global__ void __launch_bounds__(256) wino_filter_kernel(const float* __restrict__ w, float* __restrict__ U, int M,
                                                           int C, int Mp, int Cp) {
-    constexpr int A = MT + 2, NX = A * A;
-    FF_DYN_SMEM(float, ws);  // [32][73]
+    constexpr int A = MT + R - 1, NX = A * A, KK = R * R, ROW = 8 * KK, LDW = ROW + 1;
+    FF_DYN_SMEM(float, ws);  // [32][LDW]
     const int tid = int(threadIdx.x), tx = tid % 32, ty = tid / 32;
     const int m0 = int(blockIdx.x) * 32, c0 = int(blockIdx.y) * 8;
-    for (int e = tid; e < 32 * 72; e += 256) {
-        const int row = e / 72, col = e % 72;
-        const int gm = m0 + row, gc = c0 + col / 9;
-        ws[row * 73 + col] = (gm < M && gc < C) ? w[(std::int64_t(gm) * C + c0) * 9 + col] : 0.0f;
+    for (int e = tid; e < 32 * ROW; e += 256) {
+        const int row = e / ROW, col = e % ROW;
+        const int gm = m0 + row, gc = c0 + col / KK;
+        ws[row * LDW + col] = (gm < M && gc < C) ? w[(std::int64_t(gm) * C + c0) * KK + col] : 0.0f;
     }
     __syncthreads();
     const int m = m0 + tx, c = c0 + ty;
     if (m < Mp && c < Cp) {
-        double t[A][3];
-        for (int j = 0; j < 3; ++j) {
-            double col[3], o[A];
-            for (int i = 0; i < 3; ++i) col[i] = double(ws[tx * 73 + ty * 9 + i * 3 + j]);
-            Wino<MT>::filt(col, o);
+        double t[A][R];
+        for (int j = 0; j < R; ++j) {
+            double col[R], o[A];
+            for (int i = 0; i < R; ++i) col[i] = double(ws[tx * LDW + ty * KK + i * R + j]);
+            Wino<MT, R>::filt(col, o);
             for (int a = 0; a < A; ++a) t[a][j] = o[a];
         }
         for (int a = 0; a < A; ++a) {
             double u[A];
-            Wino<MT>::filt(t[a], u);
+            Wino<MT, R>::filt(t[a], u);
             for (int b = 0; b < A; ++b) U[((std::int64_t(m / BM) * Cp + c) * NX + a * A + b) * BM + m % BM] = float(u[b]);
         }
     }
@@ -223,7 +320,7 @@ __global__ void __launch_bounds__(Cfg::NT, 1) wino_fused_kernel(const WinoArgs a
     for (int j = 0; j < RPT; ++j) {
         const int q = tid + j * NT, pos = q / BN, t = t0 + q % BN;
         roff[j] = -1;
-        if (t < a.T) {
+        if ((Cfg::RAW_EXACT || q < NX * BN) && t < a.T) {
             const int n = t / a.tpi, rem = t - n * a.tpi, th = rem / a.tiles_w, tw = rem - th * a.tiles_w;
             const int ih = th * MT - a.pad + pos / A, iw = tw * MT - a.pad + pos % A;
             if (unsigned(ih) < unsigned(a.H) && unsigned(iw) < unsigned(a.W)) roff[j] = (n * a.C * a.H + ih) * a.W + iw;
@@ -239,16 +336,19 @@ __global__ void __launch_bounds__(Cfg::NT, 1) wino_fused_kernel(const WinoArgs a
 #pragma unroll
         for (int i = 0; i < UPT; ++i) {
             const int q = tid + i * NT;  // 16-byte piece q of the chunk: row q / (BM/4) = c*NX + xi
+            if (!Cfg::U_EXACT && q >= BC * NX * BM / 4) break;
             cp_async16(us + (q / (BM / 4)) * LDU + (q % (BM / 4)) * 4, usrc + q * 4);
         }
         float* raw = Raw + tid;
 #pragma unroll
-        for (int j = 0; j < RPT; ++j)
+        for (int j = 0; j < RPT; ++j) {
+            if (!Cfg::RAW_EXACT && tid + j * NT >= NX * BN) break;
 #pragma unroll
             for (int c = 0; c < BC; ++c) {
                 const bool ok = roff[j] >= 0 && (c0 + c < a.C);
                 cp_async4(raw + c * NX * BN + j * NT, a.in + (ok ? roff[j] + (c0 + c) * a.HW : 0), ok);
             }
+        }
     };
 
     // Input transform of the raw windows into Vs. One pass: one thread per (channel, tile)
@@ -269,7 +369,7 @@ __global__ void __launch_bounds__(Cfg::NT, 1) wino_fused_kernel(const WinoArgs a
                     float col[A], o[A];
 #pragma unroll
                     for (int i = 0; i < A; ++i) col[i] = rw[(i * A + j) * BN];
-                    Wino<MT>::in(col, o);
+                    Wino<MT, Cfg::R>::in(col, o);
 #pragma unroll
                     for (int i = 0; i < A; ++i) t[i][j] = o[i];
                 }
@@ -277,7 +377,7 @@ __global__ void __launch_bounds__(Cfg::NT, 1) wino_fused_kernel(const WinoArgs a
 #pragma unroll
                 for (int i = 0; i < A; ++i) {
                     float o[A];
-                    Wino<MT>::in(t[i], o);
+                    Wino<MT, Cfg::R>::in(t[i], o);
 #pragma unroll
                     for (int j = 0; j < A; ++j) vs[(i * A + j) * LDV] = o[j];
                 }
@@ -290,7 +390,7 @@ __global__ void __launch_bounds__(Cfg::NT, 1) wino_fused_kernel(const WinoArgs a
                 float col[A], o[A];
 #pragma unroll
                 for (int i = 0; i < A; ++i) col[i] = rw[i * A * BN];
-                Wino<MT>::in(col, o);
+                Wino<MT, Cfg::R>::in(col, o);
 #pragma unroll
                 for (int i = 0; i < A; ++i) rw[i * A * BN] = o[i];
             }
@@ -302,7 +402,7 @@ __global__ void __launch_bounds__(Cfg::NT, 1) wino_fused_kernel(const WinoArgs a
                 float row[A], o[A];
 #pragma unroll
                 for (int j = 0; j < A; ++j) row[j] = rw[j * BN];
-                Wino<MT>::in(row, o);
+                Wino<MT, Cfg::R>::in(row, o);
                 float* vs = Vs + (c * NX + i * A) * LDV + tile;
 #pragma unroll
                 for (int j = 0; j < A; ++j) vs[j * LDV] = o[j];
@@ -311,6 +411,7 @@ __global__ void __launch_bounds__(Cfg::NT, 1) wino_fused_kernel(const WinoArgs a
     };
 
     const int xi = tid / Cfg::TPX, r = tid % Cfg::TPX, ty = r / Cfg::GN, tx = r % Cfg::GN;
+    const bool owns_tile = Cfg::NXP == NX || xi < NX;  // false only for the padding positions
     float acc[8][8];
 #pragma unroll
     for (int i = 0; i < 8; ++i)
@@ -318,6 +419,7 @@ __global__ void __launch_bounds__(Cfg::NT, 1) wino_fused_kernel(const WinoArgs a
         for (int j = 0; j < 8; ++j) acc[i][j] = 0.0f;
 
     auto compute = [&](int stage) {
+        if (!owns_tile) return;
         const float* us = Us + stage * Cfg::US + xi * LDU + ty * 4;
         const float* vs = Vs + xi * LDV + tx * 4;
 #pragma unroll
@@ -359,6 +461,7 @@ __global__ void __launch_bounds__(Cfg::NT, 1) wino_fused_kernel(const WinoArgs a
     float* Ms = smem;
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
+        if (!owns_tile) break;
         const int m = ty * 4 + (i & 3) + (i >> 2) * (BM / 2);
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
@@ -377,7 +480,7 @@ __global__ void __launch_bounds__(Cfg::NT, 1) wino_fused_kernel(const WinoArgs a
             float col[A], o[MT];
 #pragma unroll
             for (int i = 0; i < A; ++i) col[i] = Ms[((i * A + j) * BM + m) * LDM + tile];
-            Wino<MT>::out(col, o);
+            Wino<MT, Cfg::R>::out(col, o);
 #pragma unroll
             for (int i = 0; i < MT; ++i) t2[i][j] = o[i];
         }
@@ -386,7 +489,7 @@ __global__ void __launch_bounds__(Cfg::NT, 1) wino_fused_kernel(const WinoArgs a
 #pragma unroll
         for (int i = 0; i < MT; ++i) {
             float y[MT];
-            Wino<MT>::out(t2[i], y);
+            Wino<MT, Cfg::R>::out(t2[i], y);
             const int oh = th * MT + i;
 #pragma unroll
             for (int j = 0; j < MT; ++j) {
@@ -408,8 +511,8 @@ template <class Cfg>
 WinoDims wino_dims(int C, int H, int W, int M, int pad) {
     WinoDims d{};
     d.C = C, d.H = H, d.W = W, d.M = M, d.pad = pad;
-    d.E = H + 2 * pad - 2;
-    d.F = W + 2 * pad - 2;
+    d.E = H + 2 * pad - (Cfg::R - 1);
+    d.F = W + 2 * pad - (Cfg::R - 1);
     d.tiles_h = (d.E + Cfg::MT - 1) / Cfg::MT;
     d.tiles_w = (d.F + Cfg::MT - 1) / Cfg::MT;
     d.tpi = d.tiles_h * d.tiles_w;
@@ -421,9 +524,9 @@ WinoDims wino_dims(int C, int H, int W, int M, int pad) {
 template <class Cfg>
 void wino_enqueue(const WinoDims& d, const float* in, const float* w, float* U, float* out, std::int64_t N,
                   cudaStream_t stream) {
-    auto fk = &wino_filter_kernel<Cfg::MT, Cfg::BM>;
+    auto fk = &wino_filter_kernel<Cfg::MT, Cfg::BM, Cfg::R>;
     const dim3 fgrid(unsigned(d.Mp / 32), unsigned((d.Cp + 7) / 8));
-    FF_LAUNCH(fk, fgrid, 256, 32 * 73 * 4, stream, w, U, d.M, d.C, d.Mp, d.Cp);
+    FF_LAUNCH(fk, fgrid, 256, wino_filter_smem<Cfg::R>(), stream, w, U, d.M, d.C, d.Mp, d.Cp);
 #ifndef FP32FAST_EMU
     CS_CUDA_CHECK_LAUNCH();
 #endif
@@ -448,8 +551,10 @@ template <class Cfg>
 std::optional<std::string> wino_supports(const Problem& p, const cudaDeviceProp& prop) {
     const Layer& l = p.layer;
     if (p.layout != Layout::nchw) return std::string("NCHW only");
-    if (l.R != 3 || l.S != 3 || l.stride != 1)
-        return "Winograd F(mxm,3x3) needs a 3x3 filter at stride 1 (this layer: " + std::to_string(l.R) + "x" +
+    constexpr int R = Cfg::R;
+    if (l.R != R || l.S != R || l.stride != 1)
+        return "Winograd F(mxm," + std::to_string(R) + "x" + std::to_string(R) + ") needs a " + std::to_string(R) + "x" +
+               std::to_string(R) + " filter at stride 1 (this layer: " + std::to_string(l.R) + "x" +
                std::to_string(l.S) + " stride " + std::to_string(l.stride) + ")";
     if (prop.major < 8) return std::string("needs sm_80+ (cp.async)");
     if (prop.sharedMemPerBlockOptin < std::size_t(Cfg::SMEM))

@@ -14,6 +14,7 @@ if ! timeout 60 "$B" --quick > "$OUT/quick.txt" 2>&1; then
     tail -5 "$OUT/quick.txt"
     nvcc -std=c++17 -O3 -arch=sm_90 -I gpu -I gpu/variants -I layers -o /tmp/test_fp32fast \
         tools/dev/fp32fast/test_fp32fast.cu gpu/variants/winograd_f2x2_3x3.cu gpu/variants/winograd_f4x4_3x3.cu \
+        gpu/variants/winograd_f2x2_5x5.cu gpu/variants/winograd_f3x3_5x5.cu \
         gpu/variants/simt_gemm.cu gpu/variants/split_tf32.cu gpu/cuda_check.cpp -lcublas || exit 1
     B=/tmp/test_fp32fast
 fi

@@ -2,6 +2,8 @@
 // double-precision direct convolution, on small odd shapes that exercise every branch:
 // padding 0/1/2, partial tiles, channel chunks that do not divide C, M not a multiple of the
 // block, several k-tiles, stride 4 with an 11x11 filter (GEMM variants), both thread orders.
+// "wino5": the 5x5 Winograd variants (F(2x2,5x5) both tiles, F(3x3,5x5)) on conv2's shape at
+// N=4 (C=96, 27x27, pad 2, M=256; argument "wino5-conv2", ~20 s) and on odd 5x5 shapes.
 //
 // Build and run (development machine, no GPU):
 //   g++ -std=c++17 -O1 -DFP32FAST_EMU -include tools/dev/fp32fast/emu.hpp -I gpu -I gpu/variants \
@@ -11,6 +13,8 @@
 #include "split_tf32.cu"
 #include "winograd_f2x2_3x3.cu"
 #include "winograd_f4x4_3x3.cu"
+#include "winograd_f2x2_5x5.cu"
+#include "winograd_f3x3_5x5.cu"
 
 #include <cstdio>
 #include <cstdlib>
@@ -137,6 +141,24 @@ int main(int argc, char** argv) {
             run_wino<WinoF4W>("winograd-f4x4 32x32", *s, 1e-4);
         }
     }
+    if (only.empty() || only == "wino5" || only == "wino5-conv2") {
+        const Shape o5[] = {{"odd5_p2", 2, 19, 11, 13, 33, 5, 5, 1, 2},   // C, M not multiples of 8, 32
+                            {"odd5_p0", 3, 5, 9, 9, 7, 5, 5, 1, 0},       // no padding, 5x5 outputs
+                            {"odd5_p1", 1, 17, 14, 10, 40, 5, 5, 1, 1},   // non-square, partial tiles
+                            {"odd_c33_5x5", 3, 33, 11, 13, 9, 5, 5, 1, 2},  // tests/gpu's 5x5 shape
+                            {"odd5_5x5in", 2, 9, 5, 5, 65, 5, 5, 1, 2}};  // image = one window
+        for (const Shape& s : o5) {
+            run_wino<WinoF25>("winograd-f2x2-5x5", s, 1e-4);
+            run_wino<WinoF25W>("winograd-f2x2-5x5 32x32", s, 1e-4);
+            run_wino<WinoF35>("winograd-f3x3-5x5", s, 1e-4);
+        }
+        if (only == "wino5-conv2") {
+            const Shape conv2{"conv2 N=4", 4, 96, 27, 27, 256, 5, 5, 1, 2};
+            run_wino<WinoF25>("winograd-f2x2-5x5", conv2, 1e-4);
+            run_wino<WinoF25W>("winograd-f2x2-5x5 32x32", conv2, 1e-4);
+            run_wino<WinoF35>("winograd-f3x3-5x5", conv2, 1e-4);
+        }
+    }
     if (only.empty() || only == "simt") {
         for (int cfg = 0; cfg < kSimtNumCfgs; ++cfg)
             for (const Shape* s : {&odd1, &odd2, &s5, &c1, &big}) run_simt(cfg, *s);
@@ -157,6 +179,11 @@ int main(int argc, char** argv) {
                 run_wino<WinoF2>("winograd-f2x2", s, 1e-4);
                 run_wino<WinoF4>("winograd-f4x4", s, 1e-4);
                 run_wino<WinoF4W>("winograd-f4x4 32x32", s, 1e-4);
+            }
+            if (s.R == 5 && s.S == 5 && s.stride == 1) {
+                run_wino<WinoF25>("winograd-f2x2-5x5", s, 1e-4);
+                run_wino<WinoF25W>("winograd-f2x2-5x5 32x32", s, 1e-4);
+                run_wino<WinoF35>("winograd-f3x3-5x5", s, 1e-4);
             }
             run_simt(2, s);
             run_simt(3, s);

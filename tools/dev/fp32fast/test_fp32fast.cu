@@ -1,6 +1,6 @@
 // test_fp32fast.cu — checks and times the exact-fp32 fast family on the GPU,
 // standalone (no harness, no golden files): every plan of winograd-f2x2, winograd-f4x4,
-// simt-gemm, split-tf32 and tf32-mma-1x (plus tile probes that are not registered) on
+// winograd-f2x2-5x5, winograd-f3x3-5x5, simt-gemm, split-tf32 and tf32-mma-1x (plus tile probes that are not registered) on
 // AlexNet conv1-conv5 at N = 1, 32, 128 and on odd shapes, against a double-precision direct
 // convolution on the GPU; outputs NaN-poisoned before the checked run; time = median of 20
 // runs, CUDA events, L2 flushed (256 MiB memset) before each; beside it cuBLAS SGEMM (FP32,
@@ -9,6 +9,7 @@
 // Build (device or development machine):
 //   nvcc -std=c++17 -O3 -arch=sm_90 -I gpu -I gpu/variants -I layers -o build-fp32fast/test_fp32fast \
 //     tools/dev/fp32fast/test_fp32fast.cu gpu/variants/winograd_f2x2_3x3.cu gpu/variants/winograd_f4x4_3x3.cu \
+//     gpu/variants/winograd_f2x2_5x5.cu gpu/variants/winograd_f3x3_5x5.cu \
 //     gpu/variants/simt_gemm.cu gpu/variants/split_tf32.cu gpu/cuda_check.cpp -lcublas
 // Run: build-fp32fast/test_fp32fast [--quick] [--only NAME-PART]   (--quick: odd shapes only,
 // no timing: for compute-sanitizer). Exit 0 when every checked row is within its threshold.
@@ -184,6 +185,17 @@ std::unique_ptr<Plan> wino_probe_plan(const Problem& p, const PlanContext& ctx) 
 using F2Bc16 = variants::fp32fast::WinoCfg<2, 64, 32, 32, 16, false>;  // 16 channels/stage (12-byte spill)
 using F4Narrow = variants::fp32fast::WinoCfg<4, 32, 16, 8, 8>;
 using F4Wide = variants::fp32fast::WinoCfg<4, 32, 32, 16, 8>;
+using F25Narrow = variants::fp32fast::WinoCfgR<2, 5, 32, 16, 8, 8>;  // winograd-f2x2-5x5's two tiles
+using F25Wide = variants::fp32fast::WinoCfgR<2, 5, 32, 32, 16, 8>;
+
+// The 5x5 variants' entry points (gpu/variants/winograd_f2x2_5x5.cu, winograd_f3x3_5x5.cu),
+// declared here as well so that this test builds before variants.hpp lists them.
+namespace cs::gpu::variants {
+std::optional<std::string> winograd_f2x2_5x5_supports(const Problem&, const cudaDeviceProp&);
+std::unique_ptr<Plan> winograd_f2x2_5x5_plan(const Problem&, const PlanContext&);
+std::optional<std::string> winograd_f3x3_5x5_supports(const Problem&, const cudaDeviceProp&);
+std::unique_ptr<Plan> winograd_f3x3_5x5_plan(const Problem&, const PlanContext&);
+}  // namespace cs::gpu::variants
 
 namespace cs::gpu::variants::fp32fast {
 std::unique_ptr<Plan> simt_gemm_plan_with_tile(const Problem& p, const PlanContext& ctx, int cfg);
@@ -214,6 +226,10 @@ int main(int argc, char** argv) {
         {"winograd-f4x4", 1e-4, variants::winograd_f4x4_supports, variants::winograd_f4x4_plan},
         {"probe-f4x4-32x16", 1e-4, wino_probe_supports<F4Narrow>, wino_probe_plan<F4Narrow>},
         {"probe-f4x4-32x32", 1e-4, wino_probe_supports<F4Wide>, wino_probe_plan<F4Wide>},
+        {"winograd-f2x2-5x5", 1e-4, variants::winograd_f2x2_5x5_supports, variants::winograd_f2x2_5x5_plan},
+        {"probe-f2x2-5x5-32x16", 1e-4, wino_probe_supports<F25Narrow>, wino_probe_plan<F25Narrow>},
+        {"probe-f2x2-5x5-32x32", 1e-4, wino_probe_supports<F25Wide>, wino_probe_plan<F25Wide>},
+        {"winograd-f3x3-5x5", 1e-4, variants::winograd_f3x3_5x5_supports, variants::winograd_f3x3_5x5_plan},
         {"simt-gemm", 1e-4, variants::simt_gemm_supports, variants::simt_gemm_plan},
         {"probe-simt-128x128w", 1e-4, variants::simt_gemm_supports, simt_probe_plan<0>},
         {"probe-simt-128x64w", 1e-4, variants::simt_gemm_supports, simt_probe_plan<1>},
@@ -233,6 +249,8 @@ int main(int argc, char** argv) {
     cases.push_back({L("odd1", 5, 11, 11, 7, 3, 3, 1, 1), 3});
     cases.push_back({L("odd2", 19, 9, 14, 70, 3, 3, 1, 2), 5});
     cases.push_back({L("odd3", 6, 20, 20, 9, 5, 5, 2, 1), 2});
+    cases.push_back({L("odd4", 33, 11, 13, 9, 5, 5, 1, 2), 3});   // 5x5 stride 1 (tests/gpu's shape)
+    cases.push_back({L("odd5", 19, 14, 10, 40, 5, 5, 1, 1), 2});  // 5x5, pad 1, non-square
     if (!quick) {
         const Layer alex[] = {L("conv1", 3, 227, 227, 96, 11, 11, 4, 0), L("conv2", 96, 27, 27, 256, 5, 5, 1, 2),
                               L("conv3", 256, 13, 13, 384, 3, 3, 1, 1), L("conv4", 384, 13, 13, 384, 3, 3, 1, 1),

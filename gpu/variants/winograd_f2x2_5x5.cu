@@ -1,0 +1,80 @@
+// winograd-f2x2-5x5 — fused Winograd F(2x2,5x5), fp32, NCHW, for 5x5 stride-1 layers (conv2)
+// The kernel is the template in winograd_fused.cuh (generalised from 3x3 to r x r); this file
+// picks its tiles and says what they predict and measured. Its twin with 3x3 output tiles is
+// winograd_f3x3_5x5.cu.
+//
+// Idea: each 2x2 output tile from a 6x6 input window: 36 products per (tile, filter, channel)
+// instead of 4 * 25 = 100, 2.78x fewer multiplies. The 6x6 windows are those of F(4x4,3x3), so
+// the kernel runs the same block shapes as winograd-f4x4; only the transforms differ (and the
+// 5x5 filter transform, in double as before). Points 0, 1, -1, 2, -1/2, inf (matrices in
+// winograd_fused.cuh, Wino<2, 5>): picked by the error of a float32 model of the 2-D algorithm
+// on conv2's statistics, 1.9-2.6e-6 against 4-5e-6 for {0, +-1, +-2, inf} (F(4x4,3x3)'s) and
+// 4-6e-6 for {0, +-1, +-1/2, inf} (tools/dev/fp32fast/wino_derive.py).
+//
+// Tiles (8 channels per stage, two-pass input transform over all threads, 1 block/SM):
+//   32 filters x 16 tiles, 288 threads = a quarter warp per position, 8x8 per thread, 153 KiB;
+//   32 filters x 32 tiles, 576 threads = half a warp per position, 8x8 per thread at the
+//     96-register cap, 198 KiB. The plan takes the one with fewer estimated rounds
+//     (f25_use_wide: winograd-f4x4's rule, whose choice was the measured best on the H200).
+//
+// Prediction (conv2: C=96, 27x27, pad 2, M=256 -> 14x14 tiles of 2x2 = 196 per image, border
+// waste 1 - (27/28)^2 = 7%; N=128: 25088 tiles, the 32x32 block, 8 x 784 = 6272 blocks = 48
+// rounds of one block per SM):
+//   direct 114.7 GFLOP; Winograd-domain FMAs 36 * 96 * 256 * 25088 = 22.2 G (44.4 GFLOP).
+//   The same 32x32 block ran winograd-f4x4 on conv4 (N=128, 10.9 G FMAs in 1.244 ms) at 8.8 T
+//   FMA/s (17.5 TFLOP/s of Winograd-domain work): conv2 ~2.5 ms (~45 effective TFLOP/s) — no
+//   gain over our best fp32 row today (2.14 ms), 5.4x cuDNN fp32's FFT (0.464 ms). C = 96 is
+//   only 12 pipeline stages per block (conv4: 48), so the prologue and epilogue weigh more: if
+//   anything slower. N=32: ~0.63 ms (cuDNN 0.180); N=1: 104 blocks of 32x16, one round, ~0.05 ms
+//   (cuDNN 0.082). The 36-position fused block is capped by the register file (36 x 32 x 32
+//   accumulators), as winograd-f4x4 is; the 5x5 tile that should pay is winograd-f3x3-5x5
+//   (49/9 = 5.4 products per output instead of 9, no border waste on 27x27: ~1.5 ms predicted).
+//
+// Error (CPU emulation of this kernel, tools/dev/fp32fast/emu_test.cpp "wino5" / "wino5-conv2":
+// every thread, barrier and cp.async modelled, both thread orders, against a double direct
+// convolution; max|err|/max|ref|; the CPU does not contract into FMAs, the GPU will): conv2 at
+// N=4 (C=96, 27x27, pad 2, M=256) 1.9e-6 with either tile; odd 5x5 shapes (pad 0/1/2, C and M
+// off the block multiples, 5x5 images, non-square) 0.76-1.2e-6. fp32 threshold 1e-4.
+//
+// Measured (H200): not yet — the lead runs it after registering it.
+//
+// ptxas (sm_90, -O3, nvcc 13.0): 32x16: 130 registers, 32x32: 96 registers (the cap of 576
+// threads), 0 spills (the factored form of the input transform spilled 8 bytes at 96: see
+// Wino<2, 5>::in); filter transform (5x5, double) 102 registers, 0 spills.
+#include "variants.hpp"
+#include "winograd_fused.cuh"
+
+#include <algorithm>
+
+namespace cs::gpu::variants {
+namespace fp32fast {
+using WinoF25 = WinoCfgR<2, 5, 32, 16, 8, 8>;   // 288 threads, 153 KiB
+using WinoF25W = WinoCfgR<2, 5, 32, 32, 16, 8>;  // 576 threads, 96 registers (cap), 198 KiB
+
+// winograd-f4x4's rule (f4_use_wide) for 2x2 tiles: one block per SM either way; rounds of
+// blocks times the block's relative time (the 32x32 block does twice the work of the 32x16 one,
+// which ran ~12% less efficiently on the H200).
+inline bool f25_use_wide(const Layer& l, std::int64_t N, const cudaDeviceProp& prop) {
+    if (prop.sharedMemPerBlockOptin < std::size_t(WinoF25W::SMEM)) return false;
+    const std::int64_t tiles = std::max<std::int64_t>(1, N) * ((l.E() + 1) / 2) * ((l.F() + 1) / 2);
+    const std::int64_t mblocks = (l.M + 31) / 32, sms = prop.multiProcessorCount;
+    const std::int64_t bn = mblocks * ((tiles + 15) / 16), bw = mblocks * ((tiles + 31) / 32);
+    const double narrow = double((bn + sms - 1) / sms) * 1.12, wide = double((bw + sms - 1) / sms) * 2.0;
+    return wide < narrow;
+}
+}  // namespace fp32fast
+
+#ifndef FP32FAST_EMU
+std::optional<std::string> winograd_f2x2_5x5_supports(const Problem& p, const cudaDeviceProp& prop) {
+    return fp32fast::wino_supports<fp32fast::WinoF25>(p, prop);
+}
+
+std::unique_ptr<Plan> winograd_f2x2_5x5_plan(const Problem& p, const PlanContext& ctx) {
+    if (auto why = fp32fast::wino_supports<fp32fast::WinoF25>(p, ctx.prop)) throw Skip(*why);
+    if (fp32fast::f25_use_wide(p.layer, ctx.max_chunk_N, ctx.prop))
+        return std::make_unique<fp32fast::WinoPlan<fp32fast::WinoF25W>>(p, ctx, "F(2x2,5x5)");
+    return std::make_unique<fp32fast::WinoPlan<fp32fast::WinoF25>>(p, ctx, "F(2x2,5x5)");
+}
+#endif
+
+}  // namespace cs::gpu::variants
