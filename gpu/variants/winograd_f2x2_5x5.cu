@@ -51,16 +51,9 @@ namespace fp32fast {
 using WinoF25 = WinoCfgR<2, 5, 32, 16, 8, 8>;   // 288 threads, 153 KiB
 using WinoF25W = WinoCfgR<2, 5, 32, 32, 16, 8>;  // 576 threads, 96 registers (cap), 198 KiB
 
-// winograd-f4x4's rule (f4_use_wide) for 2x2 tiles: one block per SM either way; rounds of
-// blocks times the block's relative time (the 32x32 block does twice the work of the 32x16 one,
-// which ran ~12% less efficiently on the H200).
+// winograd-f4x4's rule (wino_use_wide in winograd_fused.cuh) for these two blocks.
 inline bool f25_use_wide(const Layer& l, std::int64_t N, const cudaDeviceProp& prop) {
-    if (prop.sharedMemPerBlockOptin < std::size_t(WinoF25W::SMEM)) return false;
-    const std::int64_t tiles = std::max<std::int64_t>(1, N) * ((l.E() + 1) / 2) * ((l.F() + 1) / 2);
-    const std::int64_t mblocks = (l.M + 31) / 32, sms = prop.multiProcessorCount;
-    const std::int64_t bn = mblocks * ((tiles + 15) / 16), bw = mblocks * ((tiles + 31) / 32);
-    const double narrow = double((bn + sms - 1) / sms) * 1.12, wide = double((bw + sms - 1) / sms) * 2.0;
-    return wide < narrow;
+    return wino_use_wide<WinoF25, WinoF25W>(l, N, prop);
 }
 }  // namespace fp32fast
 

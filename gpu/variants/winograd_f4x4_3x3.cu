@@ -48,12 +48,7 @@ using WinoF4W = WinoCfg<4, 32, 32, 16, 8>;  // 576 threads, 96 registers (cap), 
 // (H200, N=128: 0.946 vs 0.845 ms on conv3). Picks 32x16 at N=1 and on conv3/conv4 at N=32,
 // 32x32 elsewhere — the measured best in every case of the H200 sweep.
 inline bool f4_use_wide(const Layer& l, std::int64_t N, const cudaDeviceProp& prop) {
-    if (prop.sharedMemPerBlockOptin < std::size_t(WinoF4W::SMEM)) return false;
-    const std::int64_t tiles = std::max<std::int64_t>(1, N) * ((l.E() + 3) / 4) * ((l.F() + 3) / 4);
-    const std::int64_t mblocks = (l.M + 31) / 32, sms = prop.multiProcessorCount;
-    const std::int64_t bn = mblocks * ((tiles + 15) / 16), bw = mblocks * ((tiles + 31) / 32);
-    const double narrow = double((bn + sms - 1) / sms) * 1.12, wide = double((bw + sms - 1) / sms) * 2.0;
-    return wide < narrow;
+    return wino_use_wide<WinoF4, WinoF4W>(l, N, prop);
 }
 }  // namespace fp32fast
 
