@@ -191,7 +191,8 @@ const std::vector<Variant>& registry() {
         // gpu/variants/winograd_f2x2_3x3.cu, winograd_f4x4_3x3.cu (kernel: winograd_fused.cuh),
         // simt_gemm.cu, split_tf32.cu (shared: fp32fast_common.cuh). fp32-class results faster than
         // the FMA floor of a plain implicit GEMM; tf32-mma-1x is split-tf32's kernel with one product,
-        // to show the error the split removes. NCHW; Winograd needs 3x3 stride 1.
+        // to show the error the split removes. NCHW; Winograd needs 3x3 or 5x5 stride 1.
+        // gpu/variants/winograd_f2x2_5x5.cu, winograd_f3x3_5x5.cu: the same kernel for 5x5 filters (conv2).
         {"winograd-f2x2", {}, "fp32-fast", Precision::fp32, DType::f32,
          "fused Winograd F(2x2,3x3): filter transform each run, input transform in shared memory, 16 batched "
          "channel GEMMs in registers, output transform in the epilogue",
@@ -199,6 +200,18 @@ const std::vector<Variant>& registry() {
         {"winograd-f4x4", {}, "fp32-fast", Precision::fp32, DType::f32,
          "fused Winograd F(4x4,3x3): as winograd-f2x2 with 6x6 windows, 36 GEMMs, 4x fewer multiplies", true,
          v::winograd_f4x4_supports, v::winograd_f4x4_plan, "winograd"},
+        {"winograd-f2x2-5x5", {}, "fp32-fast", Precision::fp32, DType::f32,
+         "fused Winograd F(2x2,5x5) (points 0, +-1, 2, -1/2, inf) for conv2: the fused kernel generalised to 5x5 "
+         "filters, 6x6 windows, 36 batched channel GEMMs, 2.78x fewer multiplies than direct",
+         true, v::winograd_f2x2_5x5_supports, v::winograd_f2x2_5x5_plan, "winograd"},
+        {"winograd-f3x3-5x5", {}, "fp32-fast", Precision::fp32, DType::f32,
+         "fused Winograd F(3x3,5x5) (points 0, +-1, +-2, 1/2, inf): 7x7 windows, 49 batched channel GEMMs, 4.59x "
+         "fewer multiplies than direct; 27x27 outputs = 9x9 tiles, no border waste",
+         true, v::winograd_f3x3_5x5_supports, v::winograd_f3x3_5x5_plan, "winograd"},
+        {"winograd-3xfp16-f3x3-5x5", {}, "fp32-fast", Precision::fp32, DType::f32,
+         "winograd-f3x3-5x5's 49 position GEMMs on the tensor cores (mma.sync m16n8k16) as 3xFP16: transforms "
+         "split into fp16 hi + lo, hi*hi + hi*lo + lo*hi in fp32, each position folded into the 3x3 outputs at once",
+         true, v::winograd_3xfp16_f3x3_5x5_supports, v::winograd_3xfp16_f3x3_5x5_plan, "winograd"},
         {"winograd-f4x4-canvas", {}, "fp32-fast", Precision::fp32, DType::f32,
          "winograd-f4x4 on canvases of 4x4 images a pad apart (pack and unpack kernels around it): 86% of the "
          "tiles' outputs used on 13x13 planes instead of 66%",

@@ -166,12 +166,15 @@ std::unique_ptr<Plan> winograd_f4x4_plan(const Problem&, const PlanContext&);
 std::optional<std::string> winograd_f4x4_canvas_supports(const Problem&, const cudaDeviceProp&);
 std::unique_ptr<Plan> winograd_f4x4_canvas_plan(const Problem&, const PlanContext&);
 // winograd_f2x2_5x5.cu, winograd_f3x3_5x5.cu: fused Winograd F(2x2,5x5), F(3x3,5x5) (5x5 stride 1,
-// conv2; the kernel of winograd_fused.cuh generalised to the filter size). Not in the registry
-// yet: compiled and checked by the CPU emulation (tools/dev/fp32fast), not run on a GPU.
+// conv2; the kernel of winograd_fused.cuh generalised to the filter size).
 std::optional<std::string> winograd_f2x2_5x5_supports(const Problem&, const cudaDeviceProp&);
 std::unique_ptr<Plan> winograd_f2x2_5x5_plan(const Problem&, const PlanContext&);
 std::optional<std::string> winograd_f3x3_5x5_supports(const Problem&, const cudaDeviceProp&);
 std::unique_ptr<Plan> winograd_f3x3_5x5_plan(const Problem&, const PlanContext&);
+// winograd_3xfp16.cu: Winograd F(3x3,5x5) with the position GEMMs on mma.sync as 3xFP16 and the
+// output transform folded in per position (transforms in two small kernels before it).
+std::optional<std::string> winograd_3xfp16_f3x3_5x5_supports(const Problem&, const cudaDeviceProp&);
+std::unique_ptr<Plan> winograd_3xfp16_f3x3_5x5_plan(const Problem&, const PlanContext&);
 std::optional<std::string> simt_gemm_supports(const Problem&, const cudaDeviceProp&);
 std::unique_ptr<Plan> simt_gemm_plan(const Problem&, const PlanContext&);
 std::optional<std::string> split_tf32_supports(const Problem&, const cudaDeviceProp&);

@@ -36,7 +36,10 @@
 // N=4 (C=96, 27x27, pad 2, M=256) 1.9e-6 with either tile; odd 5x5 shapes (pad 0/1/2, C and M
 // off the block multiples, 5x5 images, non-square) 0.76-1.2e-6. fp32 threshold 1e-4.
 //
-// Measured (H200): not yet — the lead runs it after registering it.
+// Measured (H200, same call as winograd-f3x3-5x5; plots/h200/conv2_winograd_5x5.csv): conv2 N=128
+// 2.406 ms (the 32x32 block; the 32x16 block 3.04), N=32 0.614, N=1 0.046 ms (32x16; 32x32
+// 0.064); max_rel_err 2.4e-6 / 2.3e-6 / 2.1e-6. As predicted (2.5 / 0.63 / 0.05): 1.2x faster
+// than simt-gemm, 1.37x slower than winograd-f3x3-5x5, which carries conv2's SIMT Winograd.
 //
 // ptxas (sm_90, -O3, nvcc 13.0): 32x16: 130 registers, 32x32: 96 registers (the cap of 576
 // threads), 0 spills (the factored form of the input transform spilled 8 bytes at 96: see

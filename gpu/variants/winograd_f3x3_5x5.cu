@@ -33,7 +33,14 @@
 // F(2x2,5x5)'s error (the points 2, -2, 1/2 and G's 1/36, 1/60, 32/45), 15x inside the fp32
 // threshold 1e-4.
 //
-// Measured (H200): not yet — the lead runs it after registering it.
+// Measured (H200, 17ae14b + registration, median of 20, L2 flushed; plots/h200/conv2_winograd_5x5.csv):
+// conv2 N=128 1.753 ms (65 effective TFLOP/s, 14.3 TFLOP/s of Winograd-domain FMA work, 21% of
+// the FP32 peak), N=32 0.452, N=1 0.059 ms; max_rel_err 1.0e-5 / 8.4e-6 / 7.2e-6 (the emulation's
+// 6.8e-6 plus the GPU's FMA contraction). Prediction 1.6 / 0.4 / 0.05: 10% slower than predicted
+// at N=128. The fastest fp32 FMA-class row on conv2 (simt-gemm 2.86, implicit-gemm-idx 3.71 ms),
+// still 4.0x cuDNN fp32's FFT (0.438) and 2.9x hopper-ws-3xfp16 (0.596): the FP32 pipe is the
+// ceiling of every SIMT rung (the loop is 59% FFMA, SASS of tools/dev/fp32fast); conv2's
+// exact-class row that wins takes the tensor cores.
 //
 // ptxas (sm_90, -O3, nvcc 13.0): 128 registers (the cap of 416 threads), 0 spills; filter
 // transform (5x5, double) 114 registers, 0 spills.
