@@ -212,6 +212,10 @@ const std::vector<Variant>& registry() {
          "winograd-f3x3-5x5's 49 position GEMMs on the tensor cores (mma.sync m16n8k16) as 3xFP16: transforms "
          "split into fp16 hi + lo, hi*hi + hi*lo + lo*hi in fp32, each position folded into the 3x3 outputs at once",
          true, v::winograd_3xfp16_f3x3_5x5_supports, v::winograd_3xfp16_f3x3_5x5_plan, "winograd"},
+        {"winograd-3xfp16-wgmma-f3x3-5x5", {}, "fp32-fast", Precision::fp32, DType::f32,
+         "winograd-3xfp16-f3x3-5x5 with the position GEMMs on wgmma m64n32k16 from 128 B-swizzled shared memory "
+         "(2 warpgroups, 6-stage cp.async): no fragment registers, products in flight while the next stage loads",
+         true, v::winograd_3xfp16_wgmma_f3x3_5x5_supports, v::winograd_3xfp16_wgmma_f3x3_5x5_plan, "winograd"},
         {"winograd-f4x4-canvas", {}, "fp32-fast", Precision::fp32, DType::f32,
          "winograd-f4x4 on canvases of 4x4 images a pad apart (pack and unpack kernels around it): 86% of the "
          "tiles' outputs used on 13x13 planes instead of 66%",

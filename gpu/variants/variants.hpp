@@ -175,6 +175,9 @@ std::unique_ptr<Plan> winograd_f3x3_5x5_plan(const Problem&, const PlanContext&)
 // output transform folded in per position (transforms in two small kernels before it).
 std::optional<std::string> winograd_3xfp16_f3x3_5x5_supports(const Problem&, const cudaDeviceProp&);
 std::unique_ptr<Plan> winograd_3xfp16_f3x3_5x5_plan(const Problem&, const PlanContext&);
+// hopper/winograd_wgmma.cu: the same on wgmma (sm_90a); shared pieces: winograd_3xfp16.cuh.
+std::optional<std::string> winograd_3xfp16_wgmma_f3x3_5x5_supports(const Problem&, const cudaDeviceProp&);
+std::unique_ptr<Plan> winograd_3xfp16_wgmma_f3x3_5x5_plan(const Problem&, const PlanContext&);
 std::optional<std::string> simt_gemm_supports(const Problem&, const cudaDeviceProp&);
 std::unique_ptr<Plan> simt_gemm_plan(const Problem&, const PlanContext&);
 std::optional<std::string> split_tf32_supports(const Problem&, const cudaDeviceProp&);

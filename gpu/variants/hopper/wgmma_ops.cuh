@@ -20,6 +20,28 @@ template <class T, int N>
 struct WgmmaSS;
 
 template <>
+struct WgmmaSS<__half, 32> {
+    static constexpr int kRegs = 16;
+    static constexpr int kK = 16;
+    __device__ __forceinline__ static void mma(float (&d)[16], std::uint64_t desc_a, std::uint64_t desc_b) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+        asm volatile(
+            "{\n"
+            "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 "
+            "{"
+            "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15"
+            "}, %16, %17, 1, 1, 1, 0, 0;\n"
+            "}\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+              "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+            : "l"(desc_a), "l"(desc_b));
+#else
+        (void)d, (void)desc_a, (void)desc_b;
+#endif
+    }
+};
+
+template <>
 struct WgmmaSS<__half, 64> {
     static constexpr int kRegs = 32;
     static constexpr int kK = 16;
@@ -184,6 +206,28 @@ struct WgmmaSS<__half, 256> {
 };
 
 template <>
+struct WgmmaSS<__nv_bfloat16, 32> {
+    static constexpr int kRegs = 16;
+    static constexpr int kK = 16;
+    __device__ __forceinline__ static void mma(float (&d)[16], std::uint64_t desc_a, std::uint64_t desc_b) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+        asm volatile(
+            "{\n"
+            "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 "
+            "{"
+            "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15"
+            "}, %16, %17, 1, 1, 1, 0, 0;\n"
+            "}\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+              "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+            : "l"(desc_a), "l"(desc_b));
+#else
+        (void)d, (void)desc_a, (void)desc_b;
+#endif
+    }
+};
+
+template <>
 struct WgmmaSS<__nv_bfloat16, 64> {
     static constexpr int kRegs = 32;
     static constexpr int kK = 16;
@@ -340,6 +384,28 @@ struct WgmmaSS<__nv_bfloat16, 256> {
               "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
               "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
               "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+            : "l"(desc_a), "l"(desc_b));
+#else
+        (void)d, (void)desc_a, (void)desc_b;
+#endif
+    }
+};
+
+template <>
+struct WgmmaSS<float, 32> {
+    static constexpr int kRegs = 16;
+    static constexpr int kK = 8;
+    __device__ __forceinline__ static void mma(float (&d)[16], std::uint64_t desc_a, std::uint64_t desc_b) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+        asm volatile(
+            "{\n"
+            "wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32 "
+            "{"
+            "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15"
+            "}, %16, %17, 1, 1, 1;\n"
+            "}\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+              "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
             : "l"(desc_a), "l"(desc_b));
 #else
         (void)d, (void)desc_a, (void)desc_b;

@@ -10,7 +10,7 @@ kernels step their descriptors by 32 bytes per instruction for every element typ
 Run from the repository root: python3 tools/dev/hopper/gen_wgmma.py"""
 import pathlib
 
-NS = [64, 96, 128, 192, 256]
+NS = [32, 64, 96, 128, 192, 256]  # 32: the Winograd rung (hopper/winograd_wgmma.cu)
 # (C++ type, PTX type, k per instruction, trailing immediates: scale-a, scale-b[, trans-a, trans-b])
 TYPES = [("__half", "f16", 16, "1, 1, 0, 0"), ("__nv_bfloat16", "bf16", 16, "1, 1, 0, 0"), ("float", "tf32", 8, "1, 1")]
 

@@ -1,0 +1,226 @@
+// winograd-3xfp16-wgmma-f3x3-5x5 — winograd-3xfp16-f3x3-5x5 with the position GEMMs on the
+// Hopper warpgroup MMA (wgmma) instead of mma.sync; same transforms, tile, split and fold
+// (winograd_3xfp16.cuh), only the main kernel differs.
+//
+// Why: the mma.sync rung measured 0.845 ms on conv2 at N=128 (main kernel 0.73 ms): ncu shows
+// 12% occupancy (242 registers: the 144 folded output accumulators), issue slots 38% busy and the
+// tensor pipe at ~437 multiply-adds/clk/SM, ~21% of the dense fp16 rate — each warp waits on its
+// ldmatrix -> mma chains with two warps per scheduler to hide them. wgmma takes both operands
+// straight from shared memory (no fragment registers, no ldmatrix) and runs asynchronously, so
+// the next stage's copies are issued while a stage's products are in flight.
+//
+// Main kernel: block = 64 tiles x 32 filters, one warpgroup, 2 blocks per SM: wgmma m64n32k16 on
+// the 64 tiles (A = V rows) and the 32 filters (B = U rows), accumulators 16 + 16 fp32 per thread
+// (main and corr), folded output tile 9 x 16 (216 registers). Stage = one position, 3 chunks of
+// 32 channels (conv2's 96): per chunk 64 + 32 rows of 128 B in the 128 B swizzle (hopper_core.cuh:
+// SwizzleOf<64>), brought by two tiled TMA loads (maps over V and U, encoded once per plan) that
+// complete on the stage's mbarrier; 3 stages; descriptors stepped 32 B per k16 (hi at bytes
+// 0/32, lo at 64/96 of the row). After a stage's 18 wgmma: wait (all of them when the position
+// is complete, then fold; else all but the newest group), thread 0 refills the buffer the last
+// complete stage used. No __syncthreads in the loop.
+//
+// What each step measured (conv2 N=128, kernel ms of the whole variant in a conv2 sweep, and
+// the main kernel's ncu duration; H200):
+//   2 warpgroups x 32 filters, 6-stage cp.async, division-based addressing   0.805 (694 us)
+//   + addressing set up once and advanced by additions (WtcLoader)           0.541 (427 us)
+//   + one warpgroup of 32 filters, 2 blocks/SM (the other block fills one's
+//     fold and barrier)                                                      0.540 (393 us)
+//   + 3 chunks per stage (one barrier per position)                          0.538 (409 us)
+//   + TMA instead of cp.async (no copy instructions in the loop: 104M instead
+//     of 157M instructions)                                                  0.545 (418 us)
+//   (G = 1 with 8 stages of 12 KiB: 444 us.) The prediction (0.14 ms for this kernel) assumed
+//   the tensor pipe or shared memory bound; the tensor pipe is busy 18-20% of the time. The
+//   bound is L2: 64 x 32 blocks move 1296 x 147 x 12 KiB = 2.3 GB from L2 to the SMs, 5.3-5.6
+//   TB/s at 418 us — ncu "L2 throughput" 46-50%, but what this H200 delivers to TMA/cp.async
+//   streams in practice; the 64 x 64 block moved 1.56 GB at 3.7 TB/s, short of warps instead.
+//   Next: clusters of 2-4 blocks along the filters that share one V tile by TMA multicast (V's
+//   share of the traffic /2../4), then the 64 x 64 block with two consumer warpgroups.
+//
+#include "hopper_core.cuh"
+#include "hopper_tma.cuh"
+#include "winograd_3xfp16.cuh"
+
+namespace cs::gpu::variants {
+namespace fp32fast {
+namespace hw = cs::gpu::variants::hopper;
+
+template <class Cfg, class K>
+__global__ void __launch_bounds__(K::NT, K::CTAS)
+    wtc_wgmma_kernel(const __grid_constant__ CUtensorMap tmV, const __grid_constant__ CUtensorMap tmU, const WtcArgs a) {
+#ifdef CS_HOPPER_DEVICE
+    constexpr int MT = Cfg::MT, NX = Cfg::NX, CH = Cfg::CH, BT = Cfg::BT, BM = Cfg::BM;
+    constexpr int STAGES = K::STAGES, EL = K::WN / 2, G = K::G;
+    using Sw = hw::SwizzleOf<64>;  // 64 halves = one 128 B row per (row, chunk)
+    static_assert(2 * CH * 2 == Sw::kRowBytes, "a chunk row is one 128 B swizzle row");
+    static_assert(BT == 64 && BM == K::WN && K::NT == 128, "one warpgroup, one m64nBM wgmma per k16 and product");
+    constexpr std::uint32_t ROWB = Sw::kRowBytes, A_BYTES = BT * ROWB, CK_BYTES = (BT + BM) * ROWB;
+    constexpr std::uint32_t ST_BYTES = G * CK_BYTES;
+    using W = hw::WgmmaSS<__half, K::WN>;
+
+    extern __shared__ __align__(16) unsigned char wtc_smem_raw[];
+    const std::uint32_t sbase = (hw::smem_u32(wtc_smem_raw) + 1023u) & ~1023u;
+    const std::uint32_t full0 = sbase + STAGES * ST_BYTES;  // STAGES mbarriers of 8 bytes
+    const int tid = int(threadIdx.x), warp = tid >> 5, lane = tid & 31;
+    const int mb = int(blockIdx.x % unsigned(a.mblocks)), tb = int(blockIdx.x / unsigned(a.mblocks));
+    const int t0 = tb * BT, m0 = mb * BM;
+    const int nkc = a.Cp / CH, ngrp = (nkc + G - 1) / G, total = NX * ngrp;
+
+    if (tid == 0) {
+        for (int st = 0; st < STAGES; ++st) hw::mbar_init(full0 + 8 * st, 1);
+        hw::mbar_fence_init();
+    }
+    __syncthreads();
+
+    // Stage s = (position xi, chunk group): 2G tiled TMA loads (V rows t0.., U rows m0.., 64
+    // halves = one chunk of hi + lo each), completing on the stage's mbarrier. Chunks past Cp
+    // are outside the maps: TMA fills them with zeros, and counts their bytes all the same.
+    auto issue = [&](int s, int st) {
+        const int xi = s / ngrp, kc = (s - xi * ngrp) * G;
+        const std::uint32_t bar = full0 + 8 * st, dst = sbase + std::uint32_t(st) * ST_BYTES;
+        hw::mbar_arrive_expect_tx(bar, ST_BYTES);
+#pragma unroll
+        for (int g = 0; g < G; ++g) {
+            hw::tma_load_3d(dst + g * CK_BYTES, &tmV, bar, (kc + g) * 2 * CH, t0, xi);
+            hw::tma_load_3d(dst + g * CK_BYTES + A_BYTES, &tmU, bar, (kc + g) * 2 * CH, m0, xi);
+        }
+    };
+    if (tid == 0)
+        for (int s = 0; s < STAGES && s < total; ++s) issue(s, s);
+
+    float accm[EL], accc[EL], Y[MT * MT][EL];
+#pragma unroll
+    for (int e = 0; e < EL; ++e) {
+        accm[e] = 0.0f;
+        accc[e] = 0.0f;
+#pragma unroll
+        for (int y = 0; y < MT * MT; ++y) Y[y][e] = 0.0f;
+    }
+
+    // Descriptors of stage 0 (start address >> 4 in the low bits: a stage is ST_BYTES >> 4 more,
+    // a chunk CK_BYTES >> 4 more, a k16 step 2 more, the lo half of a row 4 more).
+    const std::uint64_t dA0 = hw::smem_desc(sbase, Sw::kSbo, Sw::kLayout);
+    const std::uint64_t dB0 = hw::smem_desc(sbase + A_BYTES, Sw::kSbo, Sw::kLayout);
+    int stage = 0, cgrp = 0, cxi = 0;
+    std::uint32_t phase = 0;
+    for (int s = 0; s < total; ++s) {
+        hw::mbar_wait(full0 + 8 * stage, phase);
+        const std::uint64_t dA = dA0 + std::uint64_t(stage) * (ST_BYTES >> 4);
+        const std::uint64_t dB = dB0 + std::uint64_t(stage) * (ST_BYTES >> 4);
+        hw::wgmma_fence();
+#pragma unroll
+        for (int g = 0; g < G; ++g)
+#pragma unroll
+            for (int ks = 0; ks < CH / 16; ++ks) {
+                constexpr std::uint64_t LO = (CH * 2) >> 4;  // the lo half of a row, in 16 B units
+                const std::uint64_t k = g * (CK_BYTES >> 4) + 2 * ks;
+                W::mma(accm, dA + k, dB + k);
+                W::mma(accc, dA + k, dB + LO + k);
+                W::mma(accc, dA + LO + k, dB + k);
+            }
+        hw::wgmma_commit();
+        // Once stage s-1's products are complete (wait<1>, or wait<0> before a fold), thread 0
+        // refills its buffer with stage s-1+STAGES, before the fold so the copies fly during it.
+        auto refill = [&] {
+            if (s > 0 && tid == 0 && s - 1 + STAGES < total) issue(s - 1 + STAGES, stage == 0 ? STAGES - 1 : stage - 1);
+            __syncwarp();  // warp 0 reconverges before the next (warpgroup-collective) wgmma
+        };
+        if (++cgrp == ngrp) {  // the position is complete: fold it
+            cgrp = 0;
+            hw::wgmma_wait<0>();
+            refill();
+            hw::fence_regs(accm);
+            hw::fence_regs(accc);
+            wtc_fold<MT, Cfg::R, EL>(Y, accm, accc, cxi++);
+        } else {
+            hw::wgmma_wait<1>();
+            refill();
+        }
+        if (++stage == STAGES) {
+            stage = 0;
+            phase ^= 1u;
+        }
+    }
+    hw::wgmma_wait<0>();
+
+    // Accumulator element 4j + 2i + h (wgmma m64nN fragment): tile t0 + 16*warp + lane/4 + 8i,
+    // filter m0 + 8j + 2*(lane%4) + h.
+#pragma unroll
+    for (int j = 0; j < K::WN / 8; ++j)
+#pragma unroll
+        for (int i = 0; i < 2; ++i)
+#pragma unroll
+            for (int h = 0; h < 2; ++h)
+                wtc_store<MT, EL>(a, Y, 4 * j + 2 * i + h, t0 + 16 * warp + lane / 4 + 8 * i,
+                                  m0 + 8 * j + 2 * (lane % 4) + h);
+#else
+    (void)tmV, (void)tmU, (void)a;
+#endif
+}
+
+template <class Cfg>
+struct WtcWgmma {
+    static constexpr int NT = 128;     // one warpgroup
+    static constexpr int WN = Cfg::BM;  // its filters (wgmma n)
+    static constexpr int CTAS = 2;      // per SM (2 x 128 threads x <= 255 registers)
+    static constexpr int G = 3;         // chunks of 32 channels per stage (conv2: a whole position)
+    static constexpr int STAGES = 3;    // 3 x 36 KiB: 2 blocks fit an SM's 227 KiB (G = 1 with 8
+                                        // stages of 12 KiB measured 444 us against 418 for conv2)
+    static constexpr int SMEM = STAGES * G * (Cfg::BT + Cfg::BM) * 128 + STAGES * 8 + 1024;  // + barriers, alignment
+    struct State {
+        CUtensorMap v, u;
+    };
+    static std::string what() {
+        return "wgmma m64n" + std::to_string(WN) + "k16 (one warpgroup, " + std::to_string(CTAS) + " blocks/SM)";
+    }
+    static std::string copies() { return "TMA"; }
+    static std::optional<std::string> supports(const cudaDeviceProp& prop) {
+        if (prop.major != 9 || prop.minor != 0)
+            return std::string("needs sm_90 (Hopper): built for sm_90a (wgmma, TMA)");
+        if (!hw::driver_fns().error.empty()) return hw::driver_fns().error;
+        return std::nullopt;
+    }
+    static void prepare() {
+        CS_CUDA_CHECK(
+            cudaFuncSetAttribute(wtc_wgmma_kernel<Cfg, WtcWgmma>, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM));
+    }
+    // Tiled maps over V [NX][Tp][K2] and U [NX][Mp][K2] (halves), boxes of 64 halves (one chunk's
+    // hi + lo: a 128 B row, 128B swizzle) x 64 tiles / BM filters x 1 position.
+    static State make_state(const WtcArgs& a) {
+        State st{};
+        const auto& fns = hw::driver_fns();
+        auto encode = [&](CUtensorMap& m, const __half* base, int rows, int box_rows, const char* what) {
+            const cuuint64_t dims[3] = {cuuint64_t(a.K2), cuuint64_t(rows), cuuint64_t(Cfg::NX)};
+            const cuuint64_t strides[2] = {cuuint64_t(a.K2) * 2, cuuint64_t(a.K2) * 2 * cuuint64_t(rows)};
+            const cuuint32_t box[3] = {cuuint32_t(2 * Cfg::CH), cuuint32_t(box_rows), 1};
+            const cuuint32_t estr[3] = {1, 1, 1};
+            const CUresult r = fns.tiled(&m, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3, const_cast<__half*>(base), dims, strides,
+                                         box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                         CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+            if (r != CUDA_SUCCESS)
+                throw Skip(std::string("cuTensorMapEncodeTiled refused the map of ") + what + " (CUresult " +
+                           std::to_string(int(r)) + ")");
+        };
+        encode(st.v, a.V, a.Tp, Cfg::BT, "the transformed tiles");
+        encode(st.u, a.U, a.Mp, Cfg::BM, "the transformed filters");
+        return st;
+    }
+    static void launch(const State& st, const WtcArgs& a, unsigned blocks, cudaStream_t stream) {
+        wtc_wgmma_kernel<Cfg, WtcWgmma><<<blocks, NT, SMEM, stream>>>(st.v, st.u, a);
+        CS_CUDA_CHECK_LAUNCH();
+    }
+};
+
+using WtcF35W = WtcCfg<3, 5, 32>;  // 64 tiles x 32 filters
+using WtcF35Wgmma = WtcWgmma<WtcF35W>;
+}  // namespace fp32fast
+
+std::optional<std::string> winograd_3xfp16_wgmma_f3x3_5x5_supports(const Problem& p, const cudaDeviceProp& prop) {
+    return fp32fast::wtc_supports<fp32fast::WtcF35W, fp32fast::WtcF35Wgmma>(p, prop);
+}
+
+std::unique_ptr<Plan> winograd_3xfp16_wgmma_f3x3_5x5_plan(const Problem& p, const PlanContext& ctx) {
+    if (auto why = winograd_3xfp16_wgmma_f3x3_5x5_supports(p, ctx.prop)) throw Skip(*why);
+    return std::make_unique<fp32fast::WtcPlan<fp32fast::WtcF35W, fp32fast::WtcF35Wgmma>>(p, ctx, "F(3x3,5x5)");
+}
+
+}  // namespace cs::gpu::variants

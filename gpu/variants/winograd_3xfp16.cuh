@@ -1,0 +1,385 @@
+// Winograd with the Winograd-domain products on the tensor cores as 3xFP16 (fp32 class): what
+// its rungs share — the tile geometry, the filter and input transform kernels (fp32 -> fp16 hi +
+// lo parts in the layout the GEMM stages read), the check of what a layer must be, and the plan
+// (workspace, chunks of images, the three launches). The rungs differ only in the main kernel
+// (the 49 position GEMMs with the output transform folded in):
+//   winograd_3xfp16.cu          mma.sync m16n8k16 from ldmatrix fragments (any sm_80+ GPU)
+//   hopper/winograd_wgmma.cu    wgmma m64n32k16 from swizzled shared memory (sm_90a)
+//
+// Split: x = hi + 2^-11 lo, hi = fp16(x), lo = fp16((x - hi) * 2^11) (x - hi is exact; the scale
+// keeps lo out of fp16's subnormals). A product sums Vh*Uh into one fp32 accumulator and
+// Vh*Ul + Vl*Uh into a second, combined as main + 2^-11 corr: ~22 significand bits per operand.
+//
+// Global layout of the transformed operands: V[xi][t][2*Cp] (tile rows, Tp = T rounded up to the
+// block's tiles, padding rows zero) and U[xi][m][2*Cp] (Mp rows, padding rows zero); a row holds
+// its channels in chunks of CH = 32 as [hi c0..31 | lo c0..31 | hi c32..63 | lo c32..63 ...], so
+// one pipeline stage (one position, one chunk) is 128 contiguous bytes per row — one 128 B
+// swizzle row for wgmma, four 16-byte cp.async chunks of hi and four of lo.
+#pragma once
+
+#include "variants.hpp"
+#include "winograd_fused.cuh"
+
+#include <cuda_fp16.h>
+
+#include <algorithm>
+
+namespace cs::gpu::variants {
+namespace fp32fast {
+
+// ---- configuration -------------------------------------------------------------------------------
+template <int MT_, int R_, int BM_ = 64>
+struct WtcCfg {
+    static constexpr int MT = MT_, R = R_, A = MT + R - 1, NX = A * A;
+    static constexpr int BT = 64, BM = BM_;    // tiles x filters per block
+    static constexpr int CH = 32;              // channels per pipeline stage (hi and lo: 64 halves)
+    static constexpr float LO = 2048.0f;             // 2^11: low parts' storage scale
+};
+
+struct WtcArgs {
+    const float* in;
+    const __half* U;
+    __half* V;
+    float* out;
+    int C, H, W, M, E, F, pad;
+    int tiles_w, tpi, T, Tp, Mp, Cp, K2, mblocks;
+    int HW;
+    std::int64_t CHW, MEF;
+};
+
+// Row position of channel c's part (0 hi, 1 lo) in a row of 2*Cp halves.
+template <int CH>
+__host__ __device__ inline int wtc_col(int c, int part) {
+    return (c / CH) * 2 * CH + part * CH + c % CH;
+}
+
+__device__ __forceinline__ void wtc_split(double x, __half& hi, __half& lo) {
+    hi = __double2half(x);
+    lo = __double2half((x - double(__half2float(hi))) * 2048.0);
+}
+__device__ __forceinline__ void wtc_split(float x, __half& hi, __half& lo) {
+    hi = __float2half_rn(x);
+    lo = __float2half_rn((x - __half2float(hi)) * 2048.0f);  // x - hi is exact
+}
+
+// ---- 1. filter transform: thread (c = 32 per block in x, m = 8 per block in y) ----------------------
+template <class Cfg>
+__global__ void __launch_bounds__(256) wtc_filter_kernel(const float* __restrict__ w, __half* __restrict__ U,
+                                                         WtcArgs a) {
+    constexpr int R = Cfg::R, A = Cfg::A, CH = Cfg::CH;
+    const int c = int(blockIdx.y) * 32 + int(threadIdx.x), m = int(blockIdx.x) * 8 + int(threadIdx.y);
+    if (c >= a.Cp || m >= a.Mp) return;
+    double g[R][R];
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+        for (int s = 0; s < R; ++s)
+            g[r][s] = (m < a.M && c < a.C) ? double(w[((std::int64_t(m) * a.C + c) * R + r) * R + s]) : 0.0;
+    double t[A][R];
+    for (int j = 0; j < R; ++j) {
+        double col[R], o[A];
+        for (int i = 0; i < R; ++i) col[i] = g[i][j];
+        Wino<Cfg::MT, R>::filt(col, o);
+        for (int i = 0; i < A; ++i) t[i][j] = o[i];
+    }
+    for (int i = 0; i < A; ++i) {
+        double u[A];
+        Wino<Cfg::MT, R>::filt(t[i], u);
+        for (int j = 0; j < A; ++j) {
+            __half hi, lo;
+            wtc_split(u[j], hi, lo);
+            __half* row = U + (std::int64_t(i * A + j) * a.Mp + m) * a.K2;
+            row[wtc_col<CH>(c, 0)] = hi;
+            row[wtc_col<CH>(c, 1)] = lo;
+        }
+    }
+}
+
+// ---- 2. input transform: block = 32 channels x TW tiles of one tile row of one image -------------
+// The block's input (32 channels x A rows x TW*MT + R-1 columns, zero outside the image and for
+// channels C..Cp-1) is staged in shared memory with loads along the rows (coalesced), then
+// thread (channel = tid % 32, tile = tid / 32) transforms its window from there (rows XP floats
+// apart, A*XP odd: the 32 channels of a warp hit 32 banks) and writes its a^2 values as hi and lo:
+// per warp and (position, part) 32 consecutive halves. Tiles past tiles_w idle. The padding rows
+// t >= T of V are never written (the plan zeroes V once; their products are never stored).
+// (A first version read the windows straight from global memory, lanes = channels: 100 us at
+// conv2 N=128, 40% of its stalls on those loads.)
+template <class Cfg>
+struct WtcInputTile {
+    int TW, XW, XP;  // tiles per block, window columns, their padded row length
+    __host__ __device__ explicit WtcInputTile(int tiles_w) : TW(tiles_w < 16 ? tiles_w : 16) {  // XW <= 64
+        XW = TW * Cfg::MT + Cfg::R - 1;
+        XP = (Cfg::A * XW) % 2 ? XW : XW + 1;
+    }
+    int smem_bytes() const { return 32 * Cfg::A * XP * 4; }
+};
+
+template <class Cfg>
+__global__ void __launch_bounds__(512) wtc_input_kernel(const float* __restrict__ in, __half* __restrict__ V,
+                                                        WtcArgs a) {
+    constexpr int MT = Cfg::MT, A = Cfg::A, CH = Cfg::CH;
+    extern __shared__ float wtc_in_smem[];  // [32][A][XP]
+    const WtcInputTile<Cfg> g(a.tiles_w);
+    const int ntb = (a.tiles_w + g.TW - 1) / g.TW, tiles_h = a.tpi / a.tiles_w;
+    const int tb = int(blockIdx.x) % ntb, th = (int(blockIdx.x) / ntb) % tiles_h, n = int(blockIdx.x) / ntb / tiles_h;
+    const int c0 = int(blockIdx.y) * 32, tid = int(threadIdx.x), nt = 32 * g.TW;
+    const int y0 = th * MT - a.pad, x0 = tb * g.TW * MT - a.pad;
+    const float* img = in + std::int64_t(n) * a.CHW;
+    // Staging: warp w loads rows (channel, window row) r = w + k*nwarps, lanes along the row (XW <=
+    // 52 columns: two loads per lane), four rows per batch so a warp has 8 loads in flight.
+    {
+        constexpr int ROWS = 32 * A, B = 4;
+        const int warp = tid / 32, lane = tid % 32, nw = nt / 32;
+        for (int r0 = warp; r0 < ROWS; r0 += B * nw) {
+            float v[B][2];
+#pragma unroll
+            for (int b = 0; b < B; ++b) {
+                const int r = r0 + b * nw, cl = r / A, i = r % A, c = c0 + cl, y = y0 + i;
+                const bool rok = r < ROWS && c < a.C && unsigned(y) < unsigned(a.H);
+                const float* src = img + (rok ? std::int64_t(c) * a.HW + y * a.W : 0);
+#pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                    const int x = lane + 32 * h, xx = x0 + x;
+                    v[b][h] = (rok && x < g.XW && unsigned(xx) < unsigned(a.W)) ? __ldg(src + xx) : 0.0f;
+                }
+            }
+#pragma unroll
+            for (int b = 0; b < B; ++b)
+#pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                    const int r = r0 + b * nw, x = lane + 32 * h;
+                    if (r < ROWS && x < g.XW) wtc_in_smem[r * g.XP + x] = v[b][h];
+                }
+        }
+    }
+    __syncthreads();
+    const int cl = tid % 32, tl = tid / 32, tw = tb * g.TW + tl, c = c0 + cl;
+    if (tw >= a.tiles_w || c >= a.Cp) return;
+    const int t = (n * tiles_h + th) * a.tiles_w + tw;
+    float d[A][A];
+    const float* w = wtc_in_smem + cl * A * g.XP + tl * MT;
+#pragma unroll
+    for (int i = 0; i < A; ++i)
+#pragma unroll
+        for (int j = 0; j < A; ++j) d[i][j] = w[i * g.XP + j];
+#pragma unroll
+    for (int j = 0; j < A; ++j) {  // columns (B^T d)
+        float col[A], o[A];
+#pragma unroll
+        for (int i = 0; i < A; ++i) col[i] = d[i][j];
+        Wino<MT, Cfg::R>::in(col, o);
+#pragma unroll
+        for (int i = 0; i < A; ++i) d[i][j] = o[i];
+    }
+    __half* o = V + std::int64_t(t) * a.K2 + wtc_col<CH>(c, 0);  // position 0; lo CH halves on
+    const std::int64_t step = std::int64_t(a.Tp) * a.K2;           // next position
+#pragma unroll
+    for (int i = 0; i < A; ++i) {  // rows (. B)
+        float r[A];
+        Wino<MT, Cfg::R>::in(d[i], r);
+#pragma unroll
+        for (int j = 0; j < A; ++j, o += step) wtc_split(r[j], o[0], o[CH]);
+    }
+}
+
+// ---- the main kernels' shared pieces -----------------------------------------------------------------
+// The copies of the pipeline stages. The main kernels are bound by each warp's instruction stream
+// (the 144 folded accumulators per thread leave room for few warps), so all addressing is set up
+// once and advanced by additions. A stage is one position and G chunks of CH channels: BT rows of
+// V and BM rows of U, 2*CH halves each per chunk, in 16-byte copies; thread tid does copies
+// q = tid + j*NT of every chunk, the first CPA of them A rows (V), the rest B rows (U).
+// dst_of(row, part) is a copy's byte offset in a chunk (padded rows or a swizzle: the rung's
+// layout), chunk g of a stage lies GBYTES after chunk g-1. Chunks past the position's last
+// (kc >= nkc when G does not divide Cp / CH) are zero-filled: their products add nothing. Per
+// position the sources move by +Tp*K2 (V) and +Mp*K2 (U); chunk kc of a row is 2*CH*kc halves in.
+template <class Cfg, int NT, int G = 1, std::uint32_t GBYTES = 0>
+struct WtcLoader {
+    static constexpr int KCH = 2 * Cfg::CH / 8;  // 16-byte copies per row
+    static constexpr int CPT = (Cfg::BT + Cfg::BM) * KCH / NT, CPA = Cfg::BT * KCH / NT;
+    static_assert(Cfg::BT * KCH % NT == 0 && Cfg::BM * KCH % NT == 0, "a thread's copies split into A and B rows");
+    const __half* src[CPT];
+    std::uint32_t dst[CPT];
+    std::int64_t offV = 0, offU = 0, stepV, stepU;
+    int kc = 0, nkc, stage = 0;
+
+    template <class DstOf>
+    __device__ __forceinline__ WtcLoader(const WtcArgs& a, int tid, int t0, int m0, DstOf dst_of)
+        : stepV(std::int64_t(a.Tp) * a.K2), stepU(std::int64_t(a.Mp) * a.K2), nkc(a.Cp / Cfg::CH) {
+#pragma unroll
+        for (int j = 0; j < CPT; ++j) {
+            const int q = tid + j * NT, row = q / KCH, part = q % KCH;
+            src[j] = j < CPA ? a.V + std::int64_t(t0 + row) * a.K2 + part * 8
+                             : a.U + std::int64_t(m0 + row - Cfg::BT) * a.K2 + part * 8;
+            dst[j] = dst_of(row, part);
+        }
+    }
+    // Issues the next stage's copies: copy(stage buffer, byte offset in it, source, valid).
+    template <int STAGES, class Copy>
+    __device__ __forceinline__ void next(Copy copy) {
+#pragma unroll
+        for (int g = 0; g < G; ++g) {
+            const bool ok = G == 1 || kc + g < nkc;
+#pragma unroll
+            for (int j = 0; j < CPT; ++j)
+                copy(stage, g * GBYTES + dst[j], ok ? src[j] + (j < CPA ? offV : offU) + (kc + g) * 2 * Cfg::CH : src[j],
+                     ok);
+        }
+        kc += G;
+        if (kc >= nkc) {
+            kc = 0;
+            offV += stepV;
+            offU += stepU;
+        }
+        stage = stage + 1 == STAGES ? 0 : stage + 1;
+    }
+};
+
+// Fold position xi = p*A + q of the EL accumulator elements a thread owns into its output tile:
+//   Y[i*MT + j][e] += At[i][p] * At[j][q] * (main[e] + 2^-11 corr[e]);  main, corr reset to 0.
+// At's columns come from Wino::out applied to unit vectors (p, q are uniform over the block).
+template <int MT, int R, int EL>
+__device__ __forceinline__ void wtc_fold(float (&Y)[MT * MT][EL], float (&accm)[EL], float (&accc)[EL], int xi) {
+    constexpr int A = MT + R - 1;
+    const int p = xi / A, q = xi % A;
+    float ep[A], eq[A], ap[MT], aq[MT];
+#pragma unroll
+    for (int k = 0; k < A; ++k) {
+        ep[k] = k == p ? 1.0f : 0.0f;
+        eq[k] = k == q ? 1.0f : 0.0f;
+    }
+    Wino<MT, R>::out(ep, ap);
+    Wino<MT, R>::out(eq, aq);
+    float c[MT * MT];
+#pragma unroll
+    for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int j = 0; j < MT; ++j) c[i * MT + j] = ap[i] * aq[j];
+#pragma unroll
+    for (int e = 0; e < EL; ++e) {
+        accm[e] = fmaf(accc[e], 1.0f / 2048.0f, accm[e]);
+        accc[e] = 0.0f;
+    }
+    // A^T has zeros (F(3x3,5x5): columns 0 and 6 one nonzero each): 289 of the 441 (i, j, xi)
+    // coefficients are nonzero. The branch is uniform over the block.
+#pragma unroll
+    for (int y = 0; y < MT * MT; ++y)
+        if (c[y] != 0.0f) {
+#pragma unroll
+            for (int e = 0; e < EL; ++e) Y[y][e] = fmaf(c[y], accm[e], Y[y][e]);
+        }
+#pragma unroll
+    for (int e = 0; e < EL; ++e) accm[e] = 0.0f;
+}
+
+// The MT x MT outputs of tile t, filter m (y[i*MT + j] for output row i, column j), clipped to
+// E x F; nothing for t >= T or m >= M (the padding rows of the block).
+template <int MT, int EL>
+__device__ __forceinline__ void wtc_store(const WtcArgs& a, const float (&Y)[MT * MT][EL], int e, int t, int m) {
+    if (t >= a.T || m >= a.M) return;
+    const int n = t / a.tpi, r = t % a.tpi, e0 = (r / a.tiles_w) * MT, f0 = (r % a.tiles_w) * MT;
+    float* o = a.out + std::int64_t(n) * a.MEF + std::int64_t(m) * a.E * a.F;
+#pragma unroll
+    for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int j = 0; j < MT; ++j)
+            if (e0 + i < a.E && f0 + j < a.F) o[(e0 + i) * a.F + f0 + j] = Y[i * MT + j][e];
+}
+
+// ---- the plan ---------------------------------------------------------------------------------------
+template <class Cfg, class Main>
+std::optional<std::string> wtc_supports(const Problem& p, const cudaDeviceProp& prop) {
+    const Layer& l = p.layer;
+    if (p.layout != Layout::nchw) return std::string("NCHW only");
+    constexpr int R = Cfg::R;
+    if (l.R != R || l.S != R || l.stride != 1)
+        return "Winograd F(mxm," + std::to_string(R) + "x" + std::to_string(R) + ") needs a " + std::to_string(R) + "x" +
+               std::to_string(R) + " filter at stride 1 (this layer: " + std::to_string(l.R) + "x" +
+               std::to_string(l.S) + " stride " + std::to_string(l.stride) + ")";
+    if (auto why = Main::supports(prop)) return why;
+    if (prop.sharedMemPerBlockOptin < std::size_t(Main::SMEM))
+        return "needs " + std::to_string(Main::SMEM) + " bytes of shared memory per block (device opt-in limit " +
+               std::to_string(prop.sharedMemPerBlockOptin) + ")";
+    const std::int64_t tiles =
+        p.N * std::int64_t((l.E() + Cfg::MT - 1) / Cfg::MT) * ((l.F() + Cfg::MT - 1) / Cfg::MT);
+    if (tiles > std::int64_t(INT_MAX) - Cfg::BT) return std::string("N * tiles exceeds 32-bit indices");
+    if (p.N * l.C * l.H * l.W > std::int64_t(INT_MAX))
+        return std::string("N*C*H*W exceeds the kernel's 32-bit input offsets");
+    return std::nullopt;
+}
+
+template <class Cfg, class Main>
+class WtcPlan final : public Plan {
+public:
+    WtcPlan(const Problem& p, const PlanContext& ctx, const char* what) {
+        const Layer& l = p.layer;
+        a_.C = l.C, a_.H = l.H, a_.W = l.W, a_.M = l.M, a_.pad = l.pad;
+        a_.E = l.H + 2 * l.pad - (Cfg::R - 1);
+        a_.F = l.W + 2 * l.pad - (Cfg::R - 1);
+        const int tiles_h = (a_.E + Cfg::MT - 1) / Cfg::MT;
+        a_.tiles_w = (a_.F + Cfg::MT - 1) / Cfg::MT;
+        a_.tpi = tiles_h * a_.tiles_w;
+        a_.Mp = round_up(l.M, Cfg::BM);
+        a_.Cp = round_up(l.C, Cfg::CH);
+        a_.K2 = 2 * a_.Cp;
+        a_.mblocks = a_.Mp / Cfg::BM;
+        a_.HW = l.H * l.W;
+        a_.CHW = std::int64_t(l.C) * a_.HW;
+        a_.MEF = std::int64_t(l.M) * a_.E * a_.F;
+        const std::size_t u_bytes = std::size_t(Cfg::NX) * a_.Mp * a_.K2 * 2;
+        const std::size_t v_per_image = std::size_t(Cfg::NX) * a_.tpi * a_.K2 * 2;
+        const std::int64_t want = std::max<std::int64_t>(1, ctx.max_chunk_N);
+        if (u_bytes + v_per_image + std::size_t(Cfg::NX) * Cfg::BT * a_.K2 * 2 > ctx.workspace_limit)
+            throw Skip("transformed filters and one image's transformed tiles need more than the workspace limit (" +
+                       std::to_string(ctx.workspace_limit) + " bytes)");
+        const std::size_t room = ctx.workspace_limit - u_bytes - std::size_t(Cfg::NX) * Cfg::BT * a_.K2 * 2;
+        chunk_ = std::min<std::int64_t>(want, std::int64_t(room / v_per_image));
+        // V's position stride is a full chunk's tiles, also for a shorter last chunk (one layout:
+        // the TMA rung's tensor map is encoded once); rows past a chunk's tiles are zero (the
+        // memset) or an earlier chunk's, and their products are never stored.
+        a_.Tp = round_up(int(chunk_ * a_.tpi), Cfg::BT);
+        U_ = Buffer(MemKind::device, u_bytes);
+        V_ = Buffer(MemKind::device, std::size_t(Cfg::NX) * a_.Tp * a_.K2 * 2);
+        CS_CUDA_CHECK(cudaMemset(V_.as<__half>(), 0, V_.bytes()));
+        a_.U = U_.as<__half>();
+        a_.V = V_.as<__half>();
+        Main::prepare();
+        st_ = Main::make_state(a_);
+        detail_ = std::string(what) + ", products on " + Main::what() + " as 3xFP16 (hi*hi + hi*lo + lo*hi): block " +
+                  std::to_string(Cfg::BT) + " tiles x " + std::to_string(Cfg::BM) + " filters, " +
+                  std::to_string(Main::NT) + " threads, " + std::to_string(Main::STAGES) + "-stage " + Main::copies() + " of " +
+                  std::to_string(Cfg::CH) + " channels, output transform folded per position; " +
+                  std::to_string(chunk_) + " images per pass, workspace " +
+                  std::to_string((U_.bytes() + V_.bytes()) >> 20) + " MiB";
+    }
+    void run(const DeviceIO& io, cudaStream_t stream) override {
+        WtcArgs a = a_;
+        const dim3 fgrid(unsigned((a.Mp + 7) / 8), unsigned((a.Cp + 31) / 32));
+        wtc_filter_kernel<Cfg><<<fgrid, dim3(32, 8), 0, stream>>>(static_cast<const float*>(io.w), U_.as<__half>(), a);
+        CS_CUDA_CHECK_LAUNCH();
+        for (std::int64_t n0 = 0; n0 < io.N; n0 += chunk_) {
+            const std::int64_t nc = std::min(chunk_, io.N - n0);
+            a.in = static_cast<const float*>(io.in) + n0 * a.CHW;
+            a.out = static_cast<float*>(io.out) + n0 * a.MEF;
+            a.T = int(nc * a.tpi);
+            const WtcInputTile<Cfg> ig(a.tiles_w);
+            const dim3 igrid(unsigned(nc * (a.tpi / a.tiles_w) * ((a.tiles_w + ig.TW - 1) / ig.TW)),
+                             unsigned(a.Cp / 32));
+            wtc_input_kernel<Cfg><<<igrid, 32 * ig.TW, ig.smem_bytes(), stream>>>(a.in, a.V, a);
+            CS_CUDA_CHECK_LAUNCH();
+            const unsigned blocks = unsigned(a.mblocks) * unsigned((a.T + Cfg::BT - 1) / Cfg::BT);
+            Main::launch(st_, a, blocks, stream);
+        }
+    }
+    std::size_t workspace_bytes() const override { return U_.bytes() + V_.bytes(); }
+    std::string detail() const override { return detail_; }
+
+private:
+    WtcArgs a_{};
+    std::int64_t chunk_ = 1;
+    Buffer U_, V_;
+    typename Main::State st_{};
+    std::string detail_;
+};
+
+}  // namespace fp32fast
+}  // namespace cs::gpu::variants
