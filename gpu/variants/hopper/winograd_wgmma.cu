@@ -29,12 +29,21 @@
 //   + TMA instead of cp.async (no copy instructions in the loop: 104M instead
 //     of 157M instructions)                                                  0.545 (418 us)
 //   (G = 1 with 8 stages of 12 KiB: 444 us.) The prediction (0.14 ms for this kernel) assumed
-//   the tensor pipe or shared memory bound; the tensor pipe is busy 18-20% of the time. The
-//   bound is L2: 64 x 32 blocks move 1296 x 147 x 12 KiB = 2.3 GB from L2 to the SMs, 5.3-5.6
-//   TB/s at 418 us — ncu "L2 throughput" 46-50%, but what this H200 delivers to TMA/cp.async
-//   streams in practice; the 64 x 64 block moved 1.56 GB at 3.7 TB/s, short of warps instead.
-//   Next: clusters of 2-4 blocks along the filters that share one V tile by TMA multicast (V's
-//   share of the traffic /2../4), then the 64 x 64 block with two consumer warpgroups.
+//   the tensor pipe or shared memory bound; the tensor pipe is busy 18-20% of the time, issue
+//   slots 28-43%. Three experiments ruled out the obvious bounds (none kept; ncu durations):
+//   - L2 traffic (2.3 GB at 5.5 TB/s): clusters of 4 blocks along the filters sharing one V
+//     tile by TMA multicast (empty barriers across the cluster) halved it — and ran 702 us, the
+//     blocks waiting on each other's releases (L2 throughput fell to 32%).
+//   - the epilogue's scattered 4-byte stores: staging the output tile in the idle stage buffers
+//     for row-wise stores: 419 us (no change; +47% instructions for the index arithmetic).
+//   - the fold serialised behind the products: two accumulator sets, position p's wgmma in
+//     flight while p-1 is folded after wait<1>: ptxas serialises the wgmma (C7514: accumulators
+//     read between issue and wait, whatever the set) — 488 us.
+//   What is left: per position a warp runs ~300 instructions of fold and waits (the 144 folded
+//   outputs cost the registers that would hold more warps), so the tensor pipe idles while the
+//   fold runs and the fold cannot run under a wgmma of the same warpgroup. Next: a separate
+//   fold warpgroup fed through shared memory (producer / MMA / fold, as FlashAttention-3 splits
+//   softmax from its GEMMs), which frees the MMA warpgroup's registers for a 64 x 64 tile too.
 //
 #include "hopper_core.cuh"
 #include "hopper_tma.cuh"
