@@ -178,6 +178,8 @@ std::unique_ptr<Plan> winograd_3xfp16_f3x3_5x5_plan(const Problem&, const PlanCo
 // hopper/winograd_wgmma.cu: the same on wgmma (sm_90a); shared pieces: winograd_3xfp16.cuh.
 std::optional<std::string> winograd_3xfp16_wgmma_f3x3_5x5_supports(const Problem&, const cudaDeviceProp&);
 std::unique_ptr<Plan> winograd_3xfp16_wgmma_f3x3_5x5_plan(const Problem&, const PlanContext&);
+std::optional<std::string> winograd_3xfp16_wgmma_ws_f3x3_5x5_supports(const Problem&, const cudaDeviceProp&);
+std::unique_ptr<Plan> winograd_3xfp16_wgmma_ws_f3x3_5x5_plan(const Problem&, const PlanContext&);
 std::optional<std::string> simt_gemm_supports(const Problem&, const cudaDeviceProp&);
 std::unique_ptr<Plan> simt_gemm_plan(const Problem&, const PlanContext&);
 std::optional<std::string> split_tf32_supports(const Problem&, const cudaDeviceProp&);

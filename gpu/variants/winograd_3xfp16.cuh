@@ -125,32 +125,26 @@ __global__ void __launch_bounds__(512) wtc_input_kernel(const float* __restrict_
     const int c0 = int(blockIdx.y) * 32, tid = int(threadIdx.x), nt = 32 * g.TW;
     const int y0 = th * MT - a.pad, x0 = tb * g.TW * MT - a.pad;
     const float* img = in + std::int64_t(n) * a.CHW;
-    // Staging: warp w loads rows (channel, window row) r = w + k*nwarps, lanes along the row (XW <=
-    // 52 columns: two loads per lane), four rows per batch so a warp has 8 loads in flight.
+    // Staging: warp w copies rows (channel, window row) r = w + k*nwarps, lanes along the row (XW <=
+    // 52 columns: two per lane), by cp.async (zero-filled outside the image and past C): every copy
+    // of the thread in flight at once. (Loads through registers, 8 in flight per warp: 120 us at
+    // conv2 N=128, the staging stores waiting on them — ncu's top stall.)
     {
-        constexpr int ROWS = 32 * A, B = 4;
+        constexpr int ROWS = 32 * A;
         const int warp = tid / 32, lane = tid % 32, nw = nt / 32;
-        for (int r0 = warp; r0 < ROWS; r0 += B * nw) {
-            float v[B][2];
+        for (int r = warp; r < ROWS; r += nw) {
+            const int cl = r / A, i = r % A, c = c0 + cl, y = y0 + i;
+            const bool rok = c < a.C && unsigned(y) < unsigned(a.H);
+            const float* src = img + (rok ? std::int64_t(c) * a.HW + y * a.W : 0);
 #pragma unroll
-            for (int b = 0; b < B; ++b) {
-                const int r = r0 + b * nw, cl = r / A, i = r % A, c = c0 + cl, y = y0 + i;
-                const bool rok = r < ROWS && c < a.C && unsigned(y) < unsigned(a.H);
-                const float* src = img + (rok ? std::int64_t(c) * a.HW + y * a.W : 0);
-#pragma unroll
-                for (int h = 0; h < 2; ++h) {
-                    const int x = lane + 32 * h, xx = x0 + x;
-                    v[b][h] = (rok && x < g.XW && unsigned(xx) < unsigned(a.W)) ? __ldg(src + xx) : 0.0f;
-                }
+            for (int h = 0; h < 2; ++h) {
+                const int x = lane + 32 * h, xx = x0 + x;
+                const bool ok = rok && unsigned(xx) < unsigned(a.W);
+                if (x < g.XW) cp_async4(wtc_in_smem + r * g.XP + x, ok ? src + xx : img, ok);
             }
-#pragma unroll
-            for (int b = 0; b < B; ++b)
-#pragma unroll
-                for (int h = 0; h < 2; ++h) {
-                    const int r = r0 + b * nw, x = lane + 32 * h;
-                    if (r < ROWS && x < g.XW) wtc_in_smem[r * g.XP + x] = v[b][h];
-                }
         }
+        cp_async_commit();
+        cp_async_wait<0>();
     }
     __syncthreads();
     const int cl = tid % 32, tl = tid / 32, tw = tb * g.TW + tl, c = c0 + cl;
@@ -234,11 +228,11 @@ struct WtcLoader {
     }
 };
 
-// Fold position xi = p*A + q of the EL accumulator elements a thread owns into its output tile:
-//   Y[i*MT + j][e] += At[i][p] * At[j][q] * (main[e] + 2^-11 corr[e]);  main, corr reset to 0.
-// At's columns come from Wino::out applied to unit vectors (p, q are uniform over the block).
+// Fold position xi = p*A + q of EL products m (hi*hi + 2^-11 (hi*lo + lo*hi), already merged)
+// into a thread's output tile: Y[i*MT + j][e] += At[i][p] * At[j][q] * m[e]. At's columns come
+// from Wino::out applied to unit vectors (p, q are uniform over the block).
 template <int MT, int R, int EL>
-__device__ __forceinline__ void wtc_fold(float (&Y)[MT * MT][EL], float (&accm)[EL], float (&accc)[EL], int xi) {
+__device__ __forceinline__ void wtc_fold_merged(float (&Y)[MT * MT][EL], const float (&m)[EL], int xi) {
     constexpr int A = MT + R - 1;
     const int p = xi / A, q = xi % A;
     float ep[A], eq[A], ap[MT], aq[MT];
@@ -254,19 +248,26 @@ __device__ __forceinline__ void wtc_fold(float (&Y)[MT * MT][EL], float (&accm)[
     for (int i = 0; i < MT; ++i)
 #pragma unroll
         for (int j = 0; j < MT; ++j) c[i * MT + j] = ap[i] * aq[j];
-#pragma unroll
-    for (int e = 0; e < EL; ++e) {
-        accm[e] = fmaf(accc[e], 1.0f / 2048.0f, accm[e]);
-        accc[e] = 0.0f;
-    }
     // A^T has zeros (F(3x3,5x5): columns 0 and 6 one nonzero each): 289 of the 441 (i, j, xi)
     // coefficients are nonzero. The branch is uniform over the block.
 #pragma unroll
     for (int y = 0; y < MT * MT; ++y)
         if (c[y] != 0.0f) {
 #pragma unroll
-            for (int e = 0; e < EL; ++e) Y[y][e] = fmaf(c[y], accm[e], Y[y][e]);
+            for (int e = 0; e < EL; ++e) Y[y][e] = fmaf(c[y], m[e], Y[y][e]);
         }
+}
+
+// The same from the two accumulators (main = hi*hi, corr = hi*lo + lo*hi scaled by 2^11),
+// which are merged into main first and both reset to 0.
+template <int MT, int R, int EL>
+__device__ __forceinline__ void wtc_fold(float (&Y)[MT * MT][EL], float (&accm)[EL], float (&accc)[EL], int xi) {
+#pragma unroll
+    for (int e = 0; e < EL; ++e) {
+        accm[e] = fmaf(accc[e], 1.0f / 2048.0f, accm[e]);
+        accc[e] = 0.0f;
+    }
+    wtc_fold_merged<MT, R, EL>(Y, accm, xi);
 #pragma unroll
     for (int e = 0; e < EL; ++e) accm[e] = 0.0f;
 }

@@ -10,8 +10,8 @@
 // the next stage's copies are issued while a stage's products are in flight.
 //
 // Main kernel: block = 64 tiles x 32 filters, one warpgroup, 2 blocks per SM: wgmma m64n32k16 on
-// the 64 tiles (A = V rows) and the 32 filters (B = U rows), accumulators 16 + 16 fp32 per thread
-// (main and corr), folded output tile 9 x 16 (216 registers). Stage = one position, 3 chunks of
+// the 64 tiles (A = V rows) and the 32 filters (B = U rows), accumulators 3 x 16 fp32 per thread
+// (hi*hi, hi*lo, lo*hi), folded output tile 9 x 16 (236 registers). Stage = one position, 3 chunks of
 // 32 channels (conv2's 96): per chunk 64 + 32 rows of 128 B in the 128 B swizzle (hopper_core.cuh:
 // SwizzleOf<64>), brought by two tiled TMA loads (maps over V and U, encoded once per plan) that
 // complete on the stage's mbarrier; 3 stages; descriptors stepped 32 B per k16 (hi at bytes
@@ -39,19 +39,20 @@
 //   - the fold serialised behind the products: two accumulator sets, position p's wgmma in
 //     flight while p-1 is folded after wait<1>: ptxas serialises the wgmma (C7514: accumulators
 //     read between issue and wait, whatever the set) — 488 us.
-//   What is left: per position a warp runs ~300 instructions of fold and waits (the 144 folded
-//   outputs cost the registers that would hold more warps), so the tensor pipe idles while the
-//   fold runs and the fold cannot run under a wgmma of the same warpgroup. Next: a separate
-//   fold warpgroup fed through shared memory (producer / MMA / fold, as FlashAttention-3 splits
-//   softmax from its GEMMs), which frees the MMA warpgroup's registers for a 64 x 64 tile too.
+//   What is left (ncu per SASS instruction, and diagnostic builds, 2026-11-24): ~400 us split as
+//   ~115 us writing the outputs (96 MB, 144 scattered 4-byte stores per thread when a block ends;
+//   the kernel without them: 285 us), ~35 us of fold (with the fold reduced to one output: 250
+//   us) and ~250 us of the MMA pipeline itself. Products in three accumulator chains (hi*hi,
+//   hi*lo, lo*hi; kept) instead of two changed nothing, so consecutive wgmma do not wait on each
+//   other's accumulators; the warps stall on each position's first wgmma and on its wait<0>.
+//   The fold taken out into other warpgroups is the next rung (winograd_wgmma_ws.cu); the
+//   epilogue there is staged through shared memory (here 407 against 396 us: the other block
+//   on the SM already overlaps this one's epilogue).
 //
-#include "hopper_core.cuh"
-#include "hopper_tma.cuh"
-#include "winograd_3xfp16.cuh"
+#include "winograd_wgmma.cuh"
 
 namespace cs::gpu::variants {
 namespace fp32fast {
-namespace hw = cs::gpu::variants::hopper;
 
 template <class Cfg, class K>
 __global__ void __launch_bounds__(K::NT, K::CTAS)
@@ -62,9 +63,8 @@ __global__ void __launch_bounds__(K::NT, K::CTAS)
     using Sw = hw::SwizzleOf<64>;  // 64 halves = one 128 B row per (row, chunk)
     static_assert(2 * CH * 2 == Sw::kRowBytes, "a chunk row is one 128 B swizzle row");
     static_assert(BT == 64 && BM == K::WN && K::NT == 128, "one warpgroup, one m64nBM wgmma per k16 and product");
-    constexpr std::uint32_t ROWB = Sw::kRowBytes, A_BYTES = BT * ROWB, CK_BYTES = (BT + BM) * ROWB;
-    constexpr std::uint32_t ST_BYTES = G * CK_BYTES;
-    using W = hw::WgmmaSS<__half, K::WN>;
+    using St = WtcStage<Cfg, G>;
+    constexpr std::uint32_t A_BYTES = St::A_BYTES, ST_BYTES = St::BYTES;
 
     extern __shared__ __align__(16) unsigned char wtc_smem_raw[];
     const std::uint32_t sbase = (hw::smem_u32(wtc_smem_raw) + 1023u) & ~1023u;
@@ -80,33 +80,22 @@ __global__ void __launch_bounds__(K::NT, K::CTAS)
     }
     __syncthreads();
 
-    // Stage s = (position xi, chunk group): 2G tiled TMA loads (V rows t0.., U rows m0.., 64
-    // halves = one chunk of hi + lo each), completing on the stage's mbarrier. Chunks past Cp
-    // are outside the maps: TMA fills them with zeros, and counts their bytes all the same.
     auto issue = [&](int s, int st) {
-        const int xi = s / ngrp, kc = (s - xi * ngrp) * G;
-        const std::uint32_t bar = full0 + 8 * st, dst = sbase + std::uint32_t(st) * ST_BYTES;
-        hw::mbar_arrive_expect_tx(bar, ST_BYTES);
-#pragma unroll
-        for (int g = 0; g < G; ++g) {
-            hw::tma_load_3d(dst + g * CK_BYTES, &tmV, bar, (kc + g) * 2 * CH, t0, xi);
-            hw::tma_load_3d(dst + g * CK_BYTES + A_BYTES, &tmU, bar, (kc + g) * 2 * CH, m0, xi);
-        }
+        const int xi = s / ngrp;
+        St::issue(&tmV, &tmU, sbase + std::uint32_t(st) * ST_BYTES, full0 + 8 * st, xi, (s - xi * ngrp) * G, t0, m0);
     };
     if (tid == 0)
         for (int s = 0; s < STAGES && s < total; ++s) issue(s, s);
 
-    float accm[EL], accc[EL], Y[MT * MT][EL];
+    float acc[3][EL], Y[MT * MT][EL];
 #pragma unroll
     for (int e = 0; e < EL; ++e) {
-        accm[e] = 0.0f;
-        accc[e] = 0.0f;
+        acc[0][e] = acc[1][e] = acc[2][e] = 0.0f;
 #pragma unroll
         for (int y = 0; y < MT * MT; ++y) Y[y][e] = 0.0f;
     }
 
-    // Descriptors of stage 0 (start address >> 4 in the low bits: a stage is ST_BYTES >> 4 more,
-    // a chunk CK_BYTES >> 4 more, a k16 step 2 more, the lo half of a row 4 more).
+    // Descriptors of stage 0 (a stage is ST_BYTES >> 4 more).
     const std::uint64_t dA0 = hw::smem_desc(sbase, Sw::kSbo, Sw::kLayout);
     const std::uint64_t dB0 = hw::smem_desc(sbase + A_BYTES, Sw::kSbo, Sw::kLayout);
     int stage = 0, cgrp = 0, cxi = 0;
@@ -115,18 +104,7 @@ __global__ void __launch_bounds__(K::NT, K::CTAS)
         hw::mbar_wait(full0 + 8 * stage, phase);
         const std::uint64_t dA = dA0 + std::uint64_t(stage) * (ST_BYTES >> 4);
         const std::uint64_t dB = dB0 + std::uint64_t(stage) * (ST_BYTES >> 4);
-        hw::wgmma_fence();
-#pragma unroll
-        for (int g = 0; g < G; ++g)
-#pragma unroll
-            for (int ks = 0; ks < CH / 16; ++ks) {
-                constexpr std::uint64_t LO = (CH * 2) >> 4;  // the lo half of a row, in 16 B units
-                const std::uint64_t k = g * (CK_BYTES >> 4) + 2 * ks;
-                W::mma(accm, dA + k, dB + k);
-                W::mma(accc, dA + k, dB + LO + k);
-                W::mma(accc, dA + LO + k, dB + k);
-            }
-        hw::wgmma_commit();
+        wtc_stage_mma<Cfg, G, K::WN>(acc, dA, dB);
         // Once stage s-1's products are complete (wait<1>, or wait<0> before a fold), thread 0
         // refills its buffer with stage s-1+STAGES, before the fold so the copies fly during it.
         auto refill = [&] {
@@ -137,9 +115,15 @@ __global__ void __launch_bounds__(K::NT, K::CTAS)
             cgrp = 0;
             hw::wgmma_wait<0>();
             refill();
-            hw::fence_regs(accm);
-            hw::fence_regs(accc);
-            wtc_fold<MT, Cfg::R, EL>(Y, accm, accc, cxi++);
+#pragma unroll
+            for (int j = 0; j < 3; ++j) hw::fence_regs(acc[j]);
+            float m[EL];
+#pragma unroll
+            for (int e = 0; e < EL; ++e) {
+                m[e] = wtc_merged(acc, e);
+                acc[0][e] = acc[1][e] = acc[2][e] = 0.0f;
+            }
+            wtc_fold_merged<MT, Cfg::R, EL>(Y, m, cxi++);
         } else {
             hw::wgmma_wait<1>();
             refill();
@@ -151,16 +135,7 @@ __global__ void __launch_bounds__(K::NT, K::CTAS)
     }
     hw::wgmma_wait<0>();
 
-    // Accumulator element 4j + 2i + h (wgmma m64nN fragment): tile t0 + 16*warp + lane/4 + 8i,
-    // filter m0 + 8j + 2*(lane%4) + h.
-#pragma unroll
-    for (int j = 0; j < K::WN / 8; ++j)
-#pragma unroll
-        for (int i = 0; i < 2; ++i)
-#pragma unroll
-            for (int h = 0; h < 2; ++h)
-                wtc_store<MT, EL>(a, Y, 4 * j + 2 * i + h, t0 + 16 * warp + lane / 4 + 8 * i,
-                                  m0 + 8 * j + 2 * (lane % 4) + h);
+    wtc_store_direct<MT, K::WN>(a, Y, t0, m0, warp, lane);
 #else
     (void)tmV, (void)tmU, (void)a;
 #endif
@@ -175,44 +150,17 @@ struct WtcWgmma {
     static constexpr int STAGES = 3;    // 3 x 36 KiB: 2 blocks fit an SM's 227 KiB (G = 1 with 8
                                         // stages of 12 KiB measured 444 us against 418 for conv2)
     static constexpr int SMEM = STAGES * G * (Cfg::BT + Cfg::BM) * 128 + STAGES * 8 + 1024;  // + barriers, alignment
-    struct State {
-        CUtensorMap v, u;
-    };
+    using State = WtcMaps;
     static std::string what() {
         return "wgmma m64n" + std::to_string(WN) + "k16 (one warpgroup, " + std::to_string(CTAS) + " blocks/SM)";
     }
     static std::string copies() { return "TMA"; }
-    static std::optional<std::string> supports(const cudaDeviceProp& prop) {
-        if (prop.major != 9 || prop.minor != 0)
-            return std::string("needs sm_90 (Hopper): built for sm_90a (wgmma, TMA)");
-        if (!hw::driver_fns().error.empty()) return hw::driver_fns().error;
-        return std::nullopt;
-    }
+    static std::optional<std::string> supports(const cudaDeviceProp& prop) { return wtc_wgmma_supports(prop); }
     static void prepare() {
         CS_CUDA_CHECK(
             cudaFuncSetAttribute(wtc_wgmma_kernel<Cfg, WtcWgmma>, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM));
     }
-    // Tiled maps over V [NX][Tp][K2] and U [NX][Mp][K2] (halves), boxes of 64 halves (one chunk's
-    // hi + lo: a 128 B row, 128B swizzle) x 64 tiles / BM filters x 1 position.
-    static State make_state(const WtcArgs& a) {
-        State st{};
-        const auto& fns = hw::driver_fns();
-        auto encode = [&](CUtensorMap& m, const __half* base, int rows, int box_rows, const char* what) {
-            const cuuint64_t dims[3] = {cuuint64_t(a.K2), cuuint64_t(rows), cuuint64_t(Cfg::NX)};
-            const cuuint64_t strides[2] = {cuuint64_t(a.K2) * 2, cuuint64_t(a.K2) * 2 * cuuint64_t(rows)};
-            const cuuint32_t box[3] = {cuuint32_t(2 * Cfg::CH), cuuint32_t(box_rows), 1};
-            const cuuint32_t estr[3] = {1, 1, 1};
-            const CUresult r = fns.tiled(&m, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3, const_cast<__half*>(base), dims, strides,
-                                         box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                                         CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-            if (r != CUDA_SUCCESS)
-                throw Skip(std::string("cuTensorMapEncodeTiled refused the map of ") + what + " (CUresult " +
-                           std::to_string(int(r)) + ")");
-        };
-        encode(st.v, a.V, a.Tp, Cfg::BT, "the transformed tiles");
-        encode(st.u, a.U, a.Mp, Cfg::BM, "the transformed filters");
-        return st;
-    }
+    static State make_state(const WtcArgs& a) { return wtc_encode_maps<Cfg>(a); }
     static void launch(const State& st, const WtcArgs& a, unsigned blocks, cudaStream_t stream) {
         wtc_wgmma_kernel<Cfg, WtcWgmma><<<blocks, NT, SMEM, stream>>>(st.v, st.u, a);
         CS_CUDA_CHECK_LAUNCH();
