@@ -142,7 +142,7 @@ __global__ void __launch_bounds__(K::NT, K::CTAS)
 }
 
 template <class Cfg>
-struct WtcWgmma {
+struct WtcWgmma : WtcTmaMain<WtcWgmma<Cfg>, Cfg> {
     static constexpr int NT = 128;     // one warpgroup
     static constexpr int WN = Cfg::BM;  // its filters (wgmma n)
     static constexpr int CTAS = 2;      // per SM (2 x 128 threads x <= 255 registers)
@@ -150,21 +150,10 @@ struct WtcWgmma {
     static constexpr int STAGES = 3;    // 3 x 36 KiB: 2 blocks fit an SM's 227 KiB (G = 1 with 8
                                         // stages of 12 KiB measured 444 us against 418 for conv2)
     static constexpr int SMEM = STAGES * G * (Cfg::BT + Cfg::BM) * 128 + STAGES * 8 + 1024;  // + barriers, alignment
-    using State = WtcMaps;
     static std::string what() {
         return "wgmma m64n" + std::to_string(WN) + "k16 (one warpgroup, " + std::to_string(CTAS) + " blocks/SM)";
     }
-    static std::string copies() { return "TMA"; }
-    static std::optional<std::string> supports(const cudaDeviceProp& prop) { return wtc_wgmma_supports(prop); }
-    static void prepare() {
-        CS_CUDA_CHECK(
-            cudaFuncSetAttribute(wtc_wgmma_kernel<Cfg, WtcWgmma>, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM));
-    }
-    static State make_state(const WtcArgs& a) { return wtc_encode_maps<Cfg>(a); }
-    static void launch(const State& st, const WtcArgs& a, unsigned blocks, cudaStream_t stream) {
-        wtc_wgmma_kernel<Cfg, WtcWgmma><<<blocks, NT, SMEM, stream>>>(st.v, st.u, a);
-        CS_CUDA_CHECK_LAUNCH();
-    }
+    static auto kernel() { return wtc_wgmma_kernel<Cfg, WtcWgmma>; }
 };
 
 using WtcF35W = WtcCfg<3, 5, 32>;  // 64 tiles x 32 filters

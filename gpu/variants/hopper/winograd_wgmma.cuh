@@ -45,6 +45,23 @@ WtcMaps wtc_encode_maps(const WtcArgs& a) {
     return st;
 }
 
+// The TMA-fed main kernels' glue to WtcPlan (its Main interface): Self provides NT, SMEM and
+// kernel(), the __global__ function taking (V map, U map, WtcArgs).
+template <class Self, class Cfg>
+struct WtcTmaMain {
+    using State = WtcMaps;
+    static std::string copies() { return "TMA"; }
+    static std::optional<std::string> supports(const cudaDeviceProp& prop) { return wtc_wgmma_supports(prop); }
+    static void prepare() {
+        CS_CUDA_CHECK(cudaFuncSetAttribute(Self::kernel(), cudaFuncAttributeMaxDynamicSharedMemorySize, Self::SMEM));
+    }
+    static State make_state(const WtcArgs& a) { return wtc_encode_maps<Cfg>(a); }
+    static void launch(const State& st, const WtcArgs& a, unsigned blocks, cudaStream_t stream) {
+        Self::kernel()<<<blocks, Self::NT, Self::SMEM, stream>>>(st.v, st.u, a);
+        CS_CUDA_CHECK_LAUNCH();
+    }
+};
+
 // A stage's layout in shared memory: G chunks, each BT rows of V then BM rows of U (128 B each).
 template <class Cfg, int G>
 struct WtcStage {

@@ -177,7 +177,7 @@ __global__ void __launch_bounds__(K::NT, 1)
 }
 
 template <class Cfg>
-struct WtcWgmmaWs {
+struct WtcWgmmaWs : WtcTmaMain<WtcWgmmaWs<Cfg>, Cfg> {
     static constexpr int FW = 2;                    // fold warpgroups (32 filters each)
     static constexpr int NT = 128 * (1 + FW);       // + the MMA warpgroup
     // setmaxnreg moves registers within the block's allocation (384 x 168 at launch): 136 + 2 x 184
@@ -188,22 +188,11 @@ struct WtcWgmmaWs {
     static constexpr int STAGES = 3;                // 3 x 48 KiB
     static constexpr int SMEM = STAGES * G * (Cfg::BT + Cfg::BM) * 128 + 2 * 128 * (Cfg::BM / 2) * 4 +
                                 8 * (STAGES + 4) + 1024;  // + barriers, alignment
-    using State = WtcMaps;
     static std::string what() {
         return "wgmma m64n" + std::to_string(Cfg::BM) + "k16 (an MMA warpgroup issuing TMA, " + std::to_string(FW) +
                " fold warpgroups fed through shared memory)";
     }
-    static std::string copies() { return "TMA"; }
-    static std::optional<std::string> supports(const cudaDeviceProp& prop) { return wtc_wgmma_supports(prop); }
-    static void prepare() {
-        CS_CUDA_CHECK(cudaFuncSetAttribute(wtc_wgmma_ws_kernel<Cfg, WtcWgmmaWs>,
-                                           cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM));
-    }
-    static State make_state(const WtcArgs& a) { return wtc_encode_maps<Cfg>(a); }
-    static void launch(const State& st, const WtcArgs& a, unsigned blocks, cudaStream_t stream) {
-        wtc_wgmma_ws_kernel<Cfg, WtcWgmmaWs><<<blocks, NT, SMEM, stream>>>(st.v, st.u, a);
-        CS_CUDA_CHECK_LAUNCH();
-    }
+    static auto kernel() { return wtc_wgmma_ws_kernel<Cfg, WtcWgmmaWs>; }
 };
 
 using WtcF35Ws = WtcCfg<3, 5, 64>;  // 64 tiles x 64 filters
