@@ -2,6 +2,7 @@
 # Per-SASS-instruction stall samples of the wgmma Winograd main kernels (ncu source page), for
 # finding where their warps wait. On the GPU machine after a build:
 #   [KERNELS=regex] tools/dev/fp32fast/ncu_source.sh BUILD_DIR OUT_DIR   -> OUT_DIR/ncu_source.csv.gz
+# Read it with tools/dev/fp32fast/ncu_source_summary.py (here, no GPU needed).
 set -uo pipefail
 B=$1 OUT=$2
 ncu --clock-control none --target-processes all -k "regex:${KERNELS:-wtc_wgmma}" --section SourceCounters --section WarpStateStats \
