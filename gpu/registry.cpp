@@ -218,9 +218,9 @@ const std::vector<Variant>& registry() {
          "instructions, products in flight while the next stage loads",
          true, v::winograd_3xfp16_wgmma_f3x3_5x5_supports, v::winograd_3xfp16_wgmma_f3x3_5x5_plan, "winograd"},
         {"winograd-3xfp16-wgmma-ws-f3x3-5x5", {}, "fp32-fast", Precision::fp32, DType::f32,
-         "winograd-3xfp16-wgmma-f3x3-5x5 with blocks of 64 tiles x 64 filters: two consumer warpgroups share the "
-         "tiles in shared memory, a producer warp issues the TMA loads (full/empty mbarriers): a third less L2 "
-         "traffic for the same outputs per SM",
+         "winograd-3xfp16-wgmma-f3x3-5x5 warp-specialised, blocks of 64 tiles x 64 filters: an MMA warpgroup "
+         "(wgmma m64n64k16, TMA) hands each position's products through shared memory to two fold warpgroups; "
+         "the outputs leave through shared memory as whole rows",
          true, v::winograd_3xfp16_wgmma_ws_f3x3_5x5_supports, v::winograd_3xfp16_wgmma_ws_f3x3_5x5_plan, "winograd"},
         {"winograd-f4x4-canvas", {}, "fp32-fast", Precision::fp32, DType::f32,
          "winograd-f4x4 on canvases of 4x4 images a pad apart (pack and unpack kernels around it): 86% of the "
