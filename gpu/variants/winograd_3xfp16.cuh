@@ -272,18 +272,39 @@ __device__ __forceinline__ void wtc_fold(float (&Y)[MT * MT][EL], float (&accm)[
     for (int e = 0; e < EL; ++e) accm[e] = 0.0f;
 }
 
-// The MT x MT outputs of tile t, filter m (y[i*MT + j] for output row i, column j), clipped to
-// E x F; nothing for t >= T or m >= M (the padding rows of the block).
+// Where tile t's outputs go: the corner of its MT x MT outputs in filter 0's plane (filter m's is
+// m * E*F further), how many of its rows (ne) and columns (nf) lie inside the E x F plane (more
+// than MT where the plane goes on), and its column among the tiles of its tile row. Two
+// divisions: locate a tile once, not once per filter.
+struct WtcOutTile {
+    float* base;
+    int ne, nf, tw;
+};
+template <int MT>
+__device__ __forceinline__ WtcOutTile wtc_out_tile(const WtcArgs& a, int t) {
+    const int n = t / a.tpi, r = t - n * a.tpi, th = r / a.tiles_w, tw = r - th * a.tiles_w;
+    const int e0 = th * MT, f0 = tw * MT;
+    return {a.out + n * a.MEF + std::int64_t(e0) * a.F + f0, a.E - e0, a.F - f0, tw};
+}
+
+// Filter m's MT x MT outputs of a located tile (Y[i*MT + j][e] for output row i, column j),
+// clipped to the plane; nothing for m >= M (the padding rows of the block).
 template <int MT, int EL>
-__device__ __forceinline__ void wtc_store(const WtcArgs& a, const float (&Y)[MT * MT][EL], int e, int t, int m) {
-    if (t >= a.T || m >= a.M) return;
-    const int n = t / a.tpi, r = t % a.tpi, e0 = (r / a.tiles_w) * MT, f0 = (r % a.tiles_w) * MT;
-    float* o = a.out + std::int64_t(n) * a.MEF + std::int64_t(m) * a.E * a.F;
+__device__ __forceinline__ void wtc_put(const WtcArgs& a, const WtcOutTile& o, const float (&Y)[MT * MT][EL], int e,
+                                        int m) {
+    if (m >= a.M) return;
+    float* const p = o.base + m * (std::int64_t(a.E) * a.F);
 #pragma unroll
     for (int i = 0; i < MT; ++i)
 #pragma unroll
         for (int j = 0; j < MT; ++j)
-            if (e0 + i < a.E && f0 + j < a.F) o[(e0 + i) * a.F + f0 + j] = Y[i * MT + j][e];
+            if (i < o.ne && j < o.nf) p[i * a.F + j] = Y[i * MT + j][e];
+}
+
+// One output element of the fragment: tile t, filter m; nothing for t >= T (padding tiles).
+template <int MT, int EL>
+__device__ __forceinline__ void wtc_store(const WtcArgs& a, const float (&Y)[MT * MT][EL], int e, int t, int m) {
+    if (t < a.T) wtc_put<MT, EL>(a, wtc_out_tile<MT>(a, t), Y, e, m);
 }
 
 // ---- the plan ---------------------------------------------------------------------------------------

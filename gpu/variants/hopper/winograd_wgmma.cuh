@@ -115,34 +115,21 @@ __device__ __forceinline__ float wtc_merged(const float (&acc)[3][EL], int e) {
 // conv2 N=128 (ncu with and without the stores): 96 MB, written when the block ends.
 //
 // Direct: each thread stores its 144 outputs (4-byte stores; a warp instruction covers 4 filter
-// planes x 8 tiles). Its two tiles are located once (two divisions each; with them per element,
-// as wtc_store does, ~2100 instructions per warp). Used where another block on the SM overlaps
+// planes x 8 tiles). Its two tiles are located once (wtc_out_tile; located per element, as
+// wtc_store does for the mma.sync rung's scattered fragment, ~2100 instructions per warp). Used where another block on the SM overlaps
 // the epilogue (the one-warpgroup rung: 396 us, against 407 with the staged form).
 template <int MT, int WN>
 __device__ __forceinline__ void wtc_store_direct(const WtcArgs& a, const float (&Y)[MT * MT][WN / 2], int t0, int m0,
                                                  int warp, int lane) {
-    const std::int64_t EF = std::int64_t(a.E) * a.F;
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
         const int t = t0 + 16 * warp + lane / 4 + 8 * i;
         if (t >= a.T) continue;
-        const int n = t / a.tpi, r = t - n * a.tpi, th = r / a.tiles_w;
-        const int e0 = th * MT, f0 = (r - th * a.tiles_w) * MT;
-        const int ne = a.E - e0, nf = a.F - f0;  // outputs inside the plane: rows < ne, columns < nf
-        float* const base = a.out + n * a.MEF + std::int64_t(e0) * a.F + f0;
+        const WtcOutTile o = wtc_out_tile<MT>(a, t);
 #pragma unroll
         for (int j = 0; j < WN / 8; ++j)
 #pragma unroll
-            for (int h = 0; h < 2; ++h) {
-                const int m = m0 + 8 * j + 2 * (lane % 4) + h;
-                if (m >= a.M) continue;
-                float* const o = base + m * EF;
-#pragma unroll
-                for (int yi = 0; yi < MT; ++yi)
-#pragma unroll
-                    for (int yj = 0; yj < MT; ++yj)
-                        if (yi < ne && yj < nf) o[yi * a.F + yj] = Y[yi * MT + yj][4 * j + 2 * i + h];
-            }
+            for (int h = 0; h < 2; ++h) wtc_put<MT, WN / 2>(a, o, Y, 4 * j + 2 * i + h, m0 + 8 * j + 2 * (lane % 4) + h);
     }
 }
 
@@ -171,17 +158,16 @@ __device__ __forceinline__ void wtc_store_staged(const WtcArgs& a, const float (
     sync();
     const std::int64_t EF = std::int64_t(a.E) * a.F;
     for (int tl = 0; tl < 64 && t0 + tl < a.T;) {  // runs of tiles in one tile row (uniform over the block)
-        const int t = t0 + tl, n = t / a.tpi, r = t - n * a.tpi, th = r / a.tiles_w, tw = r - th * a.tiles_w;
-        const int cnt = min(min(a.tiles_w - tw, 64 - tl), a.T - t);
-        const int e0 = th * MT, f0 = tw * MT, ne = min(MT, a.E - e0), nf = min(cnt * MT, a.F - f0);
-        float* const base = a.out + n * a.MEF + std::int64_t(e0) * a.F + f0;
+        const int t = t0 + tl;
+        const WtcOutTile o = wtc_out_tile<MT>(a, t);
+        const int cnt = min(min(a.tiles_w - o.tw, 64 - tl), a.T - t), nf = min(cnt * MT, o.nf);
         for (int idx = warp; idx < WN * MT; idx += 4) {  // (filter, output row of the tile row)
             const int ml = idx / MT, yi = idx - ml * MT, m = m0 + ml;
-            if (m >= a.M || yi >= ne) continue;
+            if (m >= a.M || yi >= o.ne) continue;
             const float* const src = S + ml * WTC_SP + tl * 9 + yi * MT;
             for (int x = lane; x < nf; x += 32) {
                 const int tt = x / MT;
-                base[m * EF + std::int64_t(yi) * a.F + x] = src[tt * 9 + (x - tt * MT)];
+                o.base[m * EF + std::int64_t(yi) * a.F + x] = src[tt * 9 + (x - tt * MT)];
             }
         }
         tl += cnt;
