@@ -98,6 +98,9 @@ inline std::vector<Layer> odd_layers() {
     };
 }
 
+// Whether `text` (a plan's detail, a SKIP reason) contains `part`.
+inline bool has(std::string_view text, std::string_view part) { return text.find(part) != std::string_view::npos; }
+
 // A layer of any shape, for tests that need one the tables do not have.
 inline Layer make_layer(const char* name, int C, int H, int W, int M, int R, int S, int stride, int pad) {
     Layer l;

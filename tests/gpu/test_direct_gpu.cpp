@@ -14,6 +14,7 @@
 using namespace cs;
 using namespace cs::gpu;
 using cs::test::device;
+using cs::test::has;
 using cs::test::make_ref_problem;
 using cs::test::run_checked;
 using cs::test::make_layer;
@@ -36,8 +37,6 @@ void require_pass(const Variant& v, const Layer& l, std::int64_t N, const RunRes
     REQUIRE(r.err.nonfinite == 0);
     REQUIRE(r.err.max_rel_err <= r.threshold);
 }
-
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 // Runs `name` on `l` at N images (pageable), requires PASS, returns the result.
 RunResult pass(const std::string& name, const Layer& l, std::int64_t N, bool keep_output = false) {

@@ -16,6 +16,7 @@
 using namespace cs;
 using namespace cs::gpu;
 using cs::test::device;
+using cs::test::has;
 using cs::test::make_layer;
 using cs::test::make_ref_problem;
 using cs::test::run_checked;
@@ -26,8 +27,6 @@ namespace {
 const std::vector<std::string> kWinograd5x5 = {"winograd-f2x2-5x5", "winograd-f3x3-5x5", "winograd-3xfp16-f3x3-5x5",
                                                "winograd-3xfp16-wgmma-f3x3-5x5",
                                                "winograd-3xfp16-wgmma-ws-f3x3-5x5"};
-
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 // PASS; SKIP only for the Hopper rungs on a device that is not sm_90 (their announced reason).
 void require_pass(const Variant& v, const Layer& l, std::int64_t N, const RunResult& r) {
