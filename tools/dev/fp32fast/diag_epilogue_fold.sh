@@ -13,11 +13,12 @@ dur() {
     done
 }
 echo "== as built"; dur
-sed -i 's/if (yi < ne \&\& yj < nf) o\[/if (yi < ne \&\& yj < nf \&\& Y[yi * MT + yj][4 * j + 2 * i + h] == 1234.5f) o[/' \
+sed -i 's/if (i < o.ne \&\& j < o.nf) p\[/if (i < o.ne \&\& j < o.nf \&\& Y[i * MT + j][e] == 1234.5f) p[/' \
+    gpu/variants/winograd_3xfp16.cuh
+sed -i 's/o.base\[m \* EF + std::int64_t(yi) \* a.F + x\] = src\[/if (src[0] == 1234.5f) o.base[m * EF + std::int64_t(yi) * a.F + x] = src[/' \
     gpu/variants/hopper/winograd_wgmma.cuh
-sed -i 's/base\[m \* EF + std::int64_t(yi) \* a.F + x\] = src\[/if (src[0] == 1234.5f) base[m * EF + std::int64_t(yi) * a.F + x] = src[/' \
-    gpu/variants/hopper/winograd_wgmma.cuh
-[[ $(grep -c "1234.5f" gpu/variants/hopper/winograd_wgmma.cuh) == 2 ]] || echo "PATCH 1 NOT APPLIED"
+[[ $(cat gpu/variants/winograd_3xfp16.cuh gpu/variants/hopper/winograd_wgmma.cuh | grep -c "1234.5f") == 2 ]] ||
+    echo "PATCH 1 NOT APPLIED"
 cmake --build "$B" -j "$(nproc)" --target convstudy >/dev/null 2>&1 || echo "BUILD 1 FAILED"
 echo "== no output stores"; dur
 sed -i 's/if (c\[y\] != 0.0f) {/if (y == 0) {/' gpu/variants/winograd_3xfp16.cuh
