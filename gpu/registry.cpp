@@ -228,7 +228,7 @@ const std::vector<Variant>& registry() {
          true, v::winograd_f4x4_canvas_supports, v::winograd_f4x4_canvas_plan, "winograd"},
         {"simt-gemm", {}, "fp32-fast", Precision::fp32, DType::f32,
          "implicit GEMM built like cuBLAS SGEMM: transposed weights, plan-time im2col table, 3-stage cp.async, "
-         "warp tiles, 8x8 per thread, double-buffered fragments",
+         "warp tiles, 8x8 per thread, double-buffered fragments, k-tiles of 16, split-K where the tiles are few",
          true, v::simt_gemm_supports, v::simt_gemm_plan, "gemm"},
         {"split-tf32", {}, "fp32-fast", Precision::fp32, DType::f32,
          "3xTF32 implicit GEMM on mma.sync m16n8k8: each operand split into tf32 hi + lo, three products in fp32",

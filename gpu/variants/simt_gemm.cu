@@ -12,9 +12,13 @@
 //   - warp tiling: a warp owns a 64 x 32 (or 64 x 64) block of the output, lanes 8 (m) x 4
 //     (n), each thread 8 x 8 (8 x 16) outputs in groups of 4 x 4: a float4 fragment read
 //     touches 8 (A) or 4 (B) distinct 16-byte words per warp, one wavefront, no conflicts;
-//   - fragments double-buffered in registers across the 8 k-steps of a tile.
-// Tiles (kSimtCfgs): 128x128 and 128x64 with 8x16 per thread, 128x64 and 64x64 with 8x8;
-// choose_cfg takes 128x64/8x8 (64x64 for tiny problems), the measured best.
+//   - fragments double-buffered in registers across the k-steps of a tile;
+//   - k-tiles of 16 (two barriers' worth of loop overhead per 1024 FFMA instead of 512) and,
+//     where the output tiles leave the SMs' block slots idle, split-K: K parts written as fp32
+//     partial outputs and summed in part order by split_sum_kernel (deterministic).
+// Tiles (kSimtCfgs): 128x128 and 128x64 with 8x16 per thread, 128x64 and 64x64 with 8x8 and
+// k-tiles of 8 (the first rungs, kept as probes for tools/dev/fp32fast), and the default,
+// 128x64x16 with 8x8; choose_split picks the K parts.
 //
 // Prediction (H200, 132 SMs x 128 FMA/clk x 1.98 GHz = 66.9 TFLOP/s FP32 peak): per thread
 // and k-tile 512 FFMA of ~600 instructions (~85%), 16 warps/SM: ~65-70% of peak, 43-47
@@ -34,11 +38,20 @@
 //   blocks on 528 slots, the second round 28% full. The 8x16 tiles (205-211 registers, 8 warps/SM) gain
 //   1-4% on conv3/conv4 at N=128 only and lose 26% on conv5: a lone 4-warp block at the tail
 //   runs at ~1/4 of the SM's rate.
-//   Next: split-K (or stream-K) for N=1 and the conv5 tail; BK=16 to halve the per-tile
-//   overhead; the B loader's index arithmetic (IMAD, LDG of the table) out of the FFMA stream.
+//   Then (2026-11-25, test_fp32fast, 20 repeats; ratio to cuBLAS in the same run):
+//   k-tiles of 16 (the loop 78% FFMA instead of 76%; predicted +6%): N=128 -1.6 to -3.5%
+//   (0.912 / 2.805 / 0.960 / 1.428 / 1.075 ms); split-K by choose_split (predicted from the
+//   waves: conv5 N=128 1.07 -> 0.94, N=1 ~5x): 1.005 on conv5 N=128 (2 parts), at N=1
+//   0.033 / 0.052 / 0.037 / 0.047 / 0.037 ms (4-8 parts, 5-8x faster), at N=32 conv5 0.393 ->
+//   0.292. Ratios now: N=128 0.83 / 0.87 / 0.84 / 0.86 / 0.82, N=32 0.77 / 0.83 / 0.81 / 0.85
+//   / 0.79, N=1 0.61 / 0.69 / 0.59 / 0.57 / 0.62: the 0.9x goal is still missed by 3-18% at
+//   N=128. Not kept: 8x16 per thread with k-tiles of 16 (82% FFMA in the loop, but 225-247
+//   registers, 4-8 warps per SM: 5-20% slower), 128x128 blocks of 8 warps with 8x8 (2 blocks
+//   per SM: 2-12% slower). What is left is the loop's issue rate: 64% of the FP32 peak with 78%
+//   of its instructions FFMA, i.e. ~82% of the issue slots used; cuBLAS reaches 73% of peak.
 //
-// ptxas (sm_90, -O3): 128x64 and 64x64 (8x8): 127 registers; 128x128 and 128x64 (8x16): 205
-// and 211 registers; 0 spills; wt_transpose_kernel 32 registers.
+// ptxas (sm_90, -O3): 128x64 and 64x64 (8x8, k-tiles of 8 or 16): 127 registers; 128x128 and
+// 128x64 (8x16): 205 and 211 registers; 0 spills; wt_transpose_kernel 32 registers.
 #include "buffers.hpp"
 #include "conv_shape.hpp"
 #include "cuda_check.hpp"
@@ -48,6 +61,8 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
+#include <cstdint>
 #include <string>
 
 namespace cs::gpu::variants {
@@ -55,9 +70,9 @@ namespace fp32fast {
 
 // Block BM x BN x 8; warps of 64 x WN (lanes 8 x 4), so a thread owns 8 x (WN/4): rows
 // ty*4 + {0..3} + {0, 32}, columns tx*4 + {0..3} + 16*h (h < WN/16).
-template <int BM, int BN, int WN>
+template <int BM, int BN, int WN, int BK_ = 8>
 struct SimtTile {
-    static constexpr int BK = 8, WM = 64, NSTAGE = 3;
+    static constexpr int BK = BK_, WM = 64, NSTAGE = 3;
     static constexpr int NWM = BM / WM, NWN = BN / WN, NT = NWM * NWN * 32;
     static constexpr int TN = WN / 4;  // columns per thread: 8 or 16
     static constexpr int AST = BK * BM, BST = BK * BN;  // floats per stage
@@ -68,11 +83,12 @@ struct SimtTile {
     static_assert(WN == 32 || WN == 64, "8x8 or 8x16 per thread");
 };
 
-template <int BM, int BN, int WN>
-__global__ void __launch_bounds__(SimtTile<BM, BN, WN>::NT, SimtTile<BM, BN, WN>::MINB)
+template <int BM, int BN, int WN, int BK_>
+__global__ void __launch_bounds__(SimtTile<BM, BN, WN, BK_>::NT, SimtTile<BM, BN, WN, BK_>::MINB)
     simt_gemm_kernel(const float* __restrict__ in, const float* __restrict__ wt, const int2* __restrict__ tbl,
-                     float* __restrict__ out, const GemmShape g, int P, int tiles_m) {
-    using T = SimtTile<BM, BN, WN>;
+                     float* __restrict__ out, const GemmShape g, int P, int tiles_m, int tiles_n, int kt_split,
+                     std::int64_t split_stride) {
+    using T = SimtTile<BM, BN, WN, BK_>;
     constexpr int BK = T::BK, NT = T::NT, NSTAGE = T::NSTAGE, TN = T::TN, NH = TN / 4;
     constexpr int A_CHUNKS = BK * BM / 4;
     static_assert(A_CHUNKS % NT == 0, "A tile: whole 16-byte chunks per thread");
@@ -84,15 +100,21 @@ __global__ void __launch_bounds__(SimtTile<BM, BN, WN>::NT, SimtTile<BM, BN, WN>
     float* Bs = smem + NSTAGE * T::AST;  // [NSTAGE][BK][BN]
 
     const int tid = int(threadIdx.x);
-    const int mt = int(blockIdx.x % unsigned(tiles_m)), nt = int(blockIdx.x / unsigned(tiles_m));
+    // Block = (row tile, column tile, K part): the K parts of one output tile are tiles_m *
+    // tiles_n blocks apart; part s covers k-tiles [s * kt_split, (s + 1) * kt_split) and
+    // writes its partial sums split_stride floats after part s - 1's (no split: one part,
+    // straight into the output).
+    const int mn = int(blockIdx.x % unsigned(tiles_m * tiles_n)), part = int(blockIdx.x / unsigned(tiles_m * tiles_n));
+    const int mt = mn % tiles_m, nt = mn / tiles_m;
     const int m0 = mt * BM, p0 = nt * BN;
-    const int ktiles = g.Kp / BK;
+    const int kt0 = part * kt_split, ktiles = g.Kp / BK - kt0 < kt_split ? g.Kp / BK - kt0 : kt_split;
+    out += part * split_stride;
 
     BLd b;
     b.init(g, P, p0, tid);
 
     auto load_tile = [&](int stage, int kt) {
-        const int k0 = kt * BK;
+        const int k0 = (kt0 + kt) * BK;
         float* as = As + stage * T::AST;
 #pragma unroll
         for (int i = 0; i < A_PER; ++i) {
@@ -170,60 +192,128 @@ __global__ void __launch_bounds__(SimtTile<BM, BN, WN>::NT, SimtTile<BM, BN, WN>
 }
 
 struct SimtCfgInfo {
-    int bm, bn, wn, nt, minb, smem;
+    int bm, bn, wn, bk, nt, minb, smem;
     const char* what;
 };
-#define FF_SIMT_CFG(BM, BN, WN, WHAT) \
-    {BM, BN, WN, SimtTile<BM, BN, WN>::NT, SimtTile<BM, BN, WN>::MINB, SimtTile<BM, BN, WN>::SMEM, WHAT}
+#define FF_SIMT_CFG(BM, BN, WN, BK, WHAT) \
+    {BM, BN, WN, BK, SimtTile<BM, BN, WN, BK>::NT, SimtTile<BM, BN, WN, BK>::MINB, SimtTile<BM, BN, WN, BK>::SMEM, WHAT}
 inline const SimtCfgInfo kSimtCfgs[] = {
-    FF_SIMT_CFG(128, 128, 64, "128x128x8 block, 4 warps of 64x64, 8x16 per thread"),
-    FF_SIMT_CFG(128, 64, 64, "128x64x8 block, 2 warps of 64x64, 8x16 per thread"),
-    FF_SIMT_CFG(128, 64, 32, "128x64x8 block, 4 warps of 64x32, 8x8 per thread"),
-    FF_SIMT_CFG(64, 64, 32, "64x64x8 block, 2 warps of 64x32, 8x8 per thread"),
+    FF_SIMT_CFG(128, 128, 64, 8, "128x128x8 block, 4 warps of 64x64, 8x16 per thread"),
+    FF_SIMT_CFG(128, 64, 64, 8, "128x64x8 block, 2 warps of 64x64, 8x16 per thread"),
+    FF_SIMT_CFG(128, 64, 32, 8, "128x64x8 block, 4 warps of 64x32, 8x8 per thread"),
+    FF_SIMT_CFG(64, 64, 32, 8, "64x64x8 block, 2 warps of 64x32, 8x8 per thread"),
+    FF_SIMT_CFG(128, 64, 32, 16, "128x64x16 block, 4 warps of 64x32, 8x8 per thread"),
 };
 #undef FF_SIMT_CFG
-inline constexpr int kSimtNumCfgs = 4;
+inline constexpr int kSimtNumCfgs = 5;
+inline constexpr int kSimtDefaultCfg = 4;
+inline constexpr int kSimtBK = 16;  // K is padded to a multiple of every tile's BK
 inline constexpr int kSimtMaxBM = 128;
 
-// Measured on the H200 (every tile on conv1-5 at N = 1, 32, 128): 128x64 with 8x8 per thread
-// (4 blocks of 4 warps per SM) is the best or within 4% of it everywhere; the 8x16 tiles
-// (205-211 registers: 2 blocks of 4 warps or 4 of 2 per SM) gain 1-4% on conv3/conv4 at
-// N=128 and lose 26% on conv5 (338 blocks: 74 SMs end with one 4-warp block alone, which
-// runs at ~1/4 of the SM's rate) and 15-30% at N=32. 64x64 only when 128x64 leaves most SMs
-// without a block.
-inline int choose_cfg(int M, std::int64_t P, int sms) {
-    const std::int64_t blocks = ((M + 127) / 128) * ((P + 63) / 64);
-    return blocks * 2 < sms ? 3 : 2;
+// K parts: the time of S parts in k-tile rounds (a round = every block slot busy with one
+// k-tile: ~3.1 us on the H200 for 128x64x16 tiles, 4 blocks/SM) is the full waves times the
+// k-tiles of a part, a last partial wave counted as at least half a wave (an SM with fewer
+// blocks runs each one faster, up to ~2x), plus the sum of the parts (S + 1 passes over the
+// output at ~3 TB/s and a launch). The smallest S within 3% of the best, at least 4 k-tiles
+// per part, at most 16 parts, and the parts' partial outputs within ws_room bytes.
+struct SimtSplit {
+    int parts = 1, kt_per = 1;
+};
+inline SimtSplit choose_split(std::int64_t tiles, int ktiles, int slots, std::int64_t out_elems, std::size_t ws_room) {
+    auto cost = [&](int S) {
+        const int kps = (ktiles + S - 1) / S;
+        const double waves = double(tiles * S) / slots;
+        const double full = std::floor(waves), rest = waves - full;
+        const double rounds = full + (rest > 0 ? std::max(rest, 0.5) : 0.0);
+        const double red_us = S > 1 ? double(S + 1) * double(out_elems) * 4.0 / 3.0e6 + 4.0 : 0.0;
+        return rounds * kps + red_us / 3.1;
+    };
+    int best = 1;
+    double best_cost = cost(1);
+    for (int S = 2; S <= 16 && (ktiles + S - 1) / S >= 4; ++S) {
+        if (std::size_t(S) * std::size_t(out_elems) * 4 > ws_room) break;
+        const double c = cost(S);
+        if (c < best_cost) best = S, best_cost = c;
+    }
+    for (int S = 1; S < best; ++S)  // the fewest parts within 3% of the best
+        if (cost(S) <= 1.03 * best_cost) {
+            best = S;
+            break;
+        }
+    const int kps = (ktiles + best - 1) / best;
+    return {(ktiles + kps - 1) / kps, kps};
 }
 
-template <int BM, int BN, int WN>
-void launch_simt(const float* in, const float* wt, const int2* tbl, float* out, const GemmShape& g, int P,
-                 cudaStream_t stream) {
-    using T = SimtTile<BM, BN, WN>;
-    const int tiles_m = (g.M + BM - 1) / BM;
-    const std::int64_t blocks = std::int64_t(tiles_m) * ((P + BN - 1) / BN);
+// One K part's partial output: the chunk's outputs, rounded up to whole float4s.
+inline std::int64_t split_stride_of(const GemmShape& g, int P) { return (std::int64_t(P / g.EF) * g.MEF + 3) / 4 * 4; }
+
+template <int BM, int BN, int WN, int BK>
+void launch_simt(const float* in, const float* wt, const int2* tbl, float* out, const GemmShape& g, int P, int split,
+                 int kt_split, cudaStream_t stream) {
+    using T = SimtTile<BM, BN, WN, BK>;
+    const int tiles_m = (g.M + BM - 1) / BM, tiles_n = (P + BN - 1) / BN;
+    const std::int64_t blocks = std::int64_t(tiles_m) * tiles_n * split;
     if (blocks == 0) return;
-    auto k = &simt_gemm_kernel<BM, BN, WN>;
-    FF_LAUNCH(k, unsigned(blocks), T::NT, T::SMEM, stream, in, wt, tbl, out, g, P, tiles_m);
+    auto k = &simt_gemm_kernel<BM, BN, WN, BK>;
+    const std::int64_t split_stride = split_stride_of(g, P);
+    FF_LAUNCH(k, unsigned(blocks), T::NT, T::SMEM, stream, in, wt, tbl, out, g, P, tiles_m, tiles_n, kt_split,
+              split_stride);
 #ifndef FP32FAST_EMU
     CS_CUDA_CHECK_LAUNCH();
 #endif
 }
 
-// The whole run: transpose the weights, then the GEMM.
+// out[i] = sum over the K parts of part[s * stride + i], in part order (deterministic), n
+// elements; thread q of the grid (blocks of kSumThreads) takes elements 4q..4q+3 by float4 where
+// out is 16-byte aligned (stride is a multiple of 4 floats), else element q.
+constexpr int kSumThreads = 256;
+__global__ void split_sum_kernel(const float* __restrict__ part, std::int64_t stride, float* __restrict__ out,
+                                 std::int64_t n, int split, bool vec) {
+    const std::int64_t q = std::int64_t(blockIdx.x) * kSumThreads + threadIdx.x;
+    if (vec && 4 * q + 3 < n) {
+        float4 a = reinterpret_cast<const float4*>(part)[q];
+        for (int s = 1; s < split; ++s) {
+            const float4 b = reinterpret_cast<const float4*>(part + s * stride)[q];
+            a.x += b.x, a.y += b.y, a.z += b.z, a.w += b.w;
+        }
+        reinterpret_cast<float4*>(out)[q] = a;
+        return;
+    }
+    for (std::int64_t i = vec ? 4 * q : q; i < n && i < (vec ? 4 * q + 4 : q + 1); ++i) {
+        float a = part[i];
+        for (int s = 1; s < split; ++s) a += part[s * stride + i];
+        out[i] = a;
+    }
+}
+
+// The whole run: transpose the weights, then the GEMM (into the output, or with split > 1 into
+// split partial outputs in ws, n floats each, summed into the output by a second kernel).
 inline void simt_gemm_enqueue(int cfg, const float* in, const float* w, float* wt, const int2* tbl, float* out,
-                              const GemmShape& g, int P, cudaStream_t stream) {
+                              float* ws, const GemmShape& g, int P, int split, int kt_split, cudaStream_t stream) {
     auto tk = &wt_transpose_kernel;
     const dim3 tgrid(unsigned((g.Kp + 31) / 32), unsigned((g.Mp + 31) / 32));
     FF_LAUNCH(tk, tgrid, 256, 32 * 33 * 4, stream, w, wt, g.M, g.K, g.Mp, g.Kp);
 #ifndef FP32FAST_EMU
     CS_CUDA_CHECK_LAUNCH();
 #endif
+    float* dst = split > 1 ? ws : out;
     switch (cfg) {
-        case 0: launch_simt<128, 128, 64>(in, wt, tbl, out, g, P, stream); break;
-        case 1: launch_simt<128, 64, 64>(in, wt, tbl, out, g, P, stream); break;
-        case 2: launch_simt<128, 64, 32>(in, wt, tbl, out, g, P, stream); break;
-        default: launch_simt<64, 64, 32>(in, wt, tbl, out, g, P, stream); break;
+        case 0: launch_simt<128, 128, 64, 8>(in, wt, tbl, dst, g, P, split, kt_split, stream); break;
+        case 1: launch_simt<128, 64, 64, 8>(in, wt, tbl, dst, g, P, split, kt_split, stream); break;
+        case 2: launch_simt<128, 64, 32, 8>(in, wt, tbl, dst, g, P, split, kt_split, stream); break;
+        case 3: launch_simt<64, 64, 32, 8>(in, wt, tbl, dst, g, P, split, kt_split, stream); break;
+        default: launch_simt<128, 64, 32, 16>(in, wt, tbl, dst, g, P, split, kt_split, stream); break;
+    }
+    if (split > 1) {
+        const std::int64_t n = std::int64_t(P / g.EF) * g.MEF;
+        const bool vec = reinterpret_cast<std::uintptr_t>(out) % 16 == 0;
+        auto sk = &split_sum_kernel;
+        const std::int64_t threads = vec ? (n + 3) / 4 : n;
+        FF_LAUNCH(sk, unsigned((threads + kSumThreads - 1) / kSumThreads), kSumThreads, 0, stream, ws,
+                  split_stride_of(g, P), out, n, split, vec);
+#ifndef FP32FAST_EMU
+        CS_CUDA_CHECK_LAUNCH();
+#endif
     }
 }
 
@@ -246,13 +336,11 @@ std::optional<std::string> simt_common_supports(const Problem& p) {
 
 class SimtGemmPlan final : public Plan {
 public:
-    SimtGemmPlan(const Problem& p, const PlanContext& ctx, int forced_cfg) {
+    SimtGemmPlan(const Problem& p, const PlanContext& ctx, int forced_cfg, int forced_split) {
         const Layer& l = p.layer;
-        g_ = fp32fast::gemm_shape(l.C, l.H, l.W, l.M, l.R, l.S, l.stride, l.pad, 8, fp32fast::kSimtMaxBM);
+        g_ = fp32fast::gemm_shape(l.C, l.H, l.W, l.M, l.R, l.S, l.stride, l.pad, fp32fast::kSimtBK, fp32fast::kSimtMaxBM);
         const std::int64_t Pmax = std::max<std::int64_t>(1, ctx.max_chunk_N) * g_.EF;
-        cfg_ = forced_cfg >= 0 && forced_cfg < fp32fast::kSimtNumCfgs
-                   ? forced_cfg
-                   : fp32fast::choose_cfg(l.M, Pmax, ctx.prop.multiProcessorCount);
+        cfg_ = forced_cfg >= 0 && forced_cfg < fp32fast::kSimtNumCfgs ? forced_cfg : fp32fast::kSimtDefaultCfg;
         const std::size_t wt_bytes = std::size_t(g_.Kp) * std::size_t(g_.Mp) * 4;
         const std::size_t tbl_bytes = std::size_t(g_.Kp) * sizeof(int2);
         if (wt_bytes + tbl_bytes > ctx.workspace_limit)
@@ -260,27 +348,43 @@ public:
                        " bytes, over the workspace limit");
         const auto& c = fp32fast::kSimtCfgs[cfg_];
         if (c.smem > int(ctx.prop.sharedMemPerBlock)) throw Skip("tile needs more shared memory than 48 KB");
+        const std::int64_t tiles = ((l.M + c.bm - 1) / c.bm) * ((Pmax + c.bn - 1) / c.bn);
+        const std::int64_t out_elems = fp32fast::split_stride_of(g_, int(Pmax));
+        const int ktiles = g_.Kp / fp32fast::kSimtCfgs[cfg_].bk;
+        split_ = fp32fast::choose_split(tiles, ktiles, c.minb * ctx.prop.multiProcessorCount, out_elems,
+                                        ctx.workspace_limit - wt_bytes - tbl_bytes);
+        if (forced_split > 0) {
+            split_.kt_per = (ktiles + std::min(forced_split, ktiles) - 1) / std::min(forced_split, ktiles);
+            split_.parts = (ktiles + split_.kt_per - 1) / split_.kt_per;
+            if (std::size_t(split_.parts) * std::size_t(out_elems) * 4 > ctx.workspace_limit - wt_bytes - tbl_bytes)
+                throw Skip("the K parts' partial outputs exceed the workspace limit");
+        }
+        if (split_.parts > 1) part_ = Buffer(MemKind::device, std::size_t(split_.parts) * std::size_t(out_elems) * 4);
         wt_ = Buffer(MemKind::device, wt_bytes);
         tbl_ = Buffer(MemKind::device, tbl_bytes);
         const auto t = fp32fast::im2col_row_table(g_);
         CS_CUDA_CHECK(cudaMemcpy(tbl_.get(), t.data(), tbl_bytes, cudaMemcpyHostToDevice));
-        const std::int64_t blocks = ((l.M + c.bm - 1) / c.bm) * ((Pmax + c.bn - 1) / c.bn);
-        detail_ = std::string(c.what) + ", 3-stage cp.async, " + std::to_string(blocks) + " blocks for P=" +
-                  std::to_string(Pmax) + "; weights transposed to " + std::to_string(g_.Kp) + "x" +
-                  std::to_string(g_.Mp) + " each run";
+        detail_ = std::string(c.what) + ", 3-stage cp.async, " + std::to_string(tiles) + " tiles for P=" +
+                  std::to_string(Pmax) +
+                  (split_.parts > 1 ? " x split-K " + std::to_string(split_.parts) + " (" + std::to_string(split_.kt_per) +
+                                          " k-tiles each, partials summed in order by a second kernel)"
+                                    : std::string()) +
+                  "; weights transposed to " + std::to_string(g_.Kp) + "x" + std::to_string(g_.Mp) + " each run";
     }
     void run(const DeviceIO& io, cudaStream_t stream) override {
         const int P = int(io.N * g_.EF);
         fp32fast::simt_gemm_enqueue(cfg_, static_cast<const float*>(io.in), static_cast<const float*>(io.w),
-                                    wt_.as<float>(), tbl_.as<int2>(), static_cast<float*>(io.out), g_, P, stream);
+                                    wt_.as<float>(), tbl_.as<int2>(), static_cast<float*>(io.out), part_.as<float>(), g_,
+                                    P, split_.parts, split_.kt_per, stream);
     }
-    std::size_t workspace_bytes() const override { return wt_.bytes() + tbl_.bytes(); }
+    std::size_t workspace_bytes() const override { return wt_.bytes() + tbl_.bytes() + part_.bytes(); }
     std::string detail() const override { return detail_; }
 
 private:
     fp32fast::GemmShape g_{};
     int cfg_ = 0;
-    Buffer wt_, tbl_;
+    fp32fast::SimtSplit split_{};
+    Buffer wt_, tbl_, part_;
     std::string detail_;
 };
 
@@ -292,14 +396,15 @@ std::optional<std::string> simt_gemm_supports(const Problem& p, const cudaDevice
 
 std::unique_ptr<Plan> simt_gemm_plan(const Problem& p, const PlanContext& ctx) {
     if (auto why = simt_common_supports(p)) throw Skip(*why);
-    return std::make_unique<SimtGemmPlan>(p, ctx, -1);
+    return std::make_unique<SimtGemmPlan>(p, ctx, -1, -1);
 }
 
 namespace fp32fast {
-// The plan with its tile forced (an index of kSimtCfgs): for tools/dev/fp32fast.
-std::unique_ptr<Plan> simt_gemm_plan_with_tile(const Problem& p, const PlanContext& ctx, int cfg) {
+// The plan with its tile (an index of kSimtCfgs) and its K parts forced (split <= 0: the
+// plan's rule): for tools/dev/fp32fast.
+std::unique_ptr<Plan> simt_gemm_plan_with_tile(const Problem& p, const PlanContext& ctx, int cfg, int split) {
     if (auto why = simt_common_supports(p)) throw Skip(*why);
-    return std::make_unique<SimtGemmPlan>(p, ctx, cfg);
+    return std::make_unique<SimtGemmPlan>(p, ctx, cfg, split);
 }
 }  // namespace fp32fast
 #endif  // FP32FAST_EMU

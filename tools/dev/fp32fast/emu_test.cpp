@@ -98,14 +98,18 @@ static void run_wino(const char* what, const Shape& s, double thr) {
     check(what, s, d, thr);
 }
 
-static void run_simt(int cfg, const Shape& s) {
+static void run_simt(int cfg, const Shape& s, int parts = 1) {
     Data d = make_data(s, 77u + unsigned(s.M));
-    const GemmShape g = gemm_shape(s.C, s.H, s.W, s.M, s.R, s.S, s.stride, s.pad, 8, kSimtMaxBM);
+    const GemmShape g = gemm_shape(s.C, s.H, s.W, s.M, s.R, s.S, s.stride, s.pad, kSimtBK, kSimtMaxBM);
     std::vector<float> wt(std::size_t(g.Kp) * g.Mp, std::nanf(""));
     const auto tbl = im2col_row_table(g);
     const int P = s.N * g.EF;
-    simt_gemm_enqueue(cfg, d.in.data(), d.w.data(), wt.data(), tbl.data(), d.out.data(), g, P, nullptr);
-    check((std::string("simt-gemm cfg") + std::to_string(cfg)).c_str(), s, d, 1e-4);
+    const int ktiles = g.Kp / kSimtCfgs[cfg].bk, kps = (ktiles + parts - 1) / parts;
+    parts = (ktiles + kps - 1) / kps;
+    std::vector<float> ws(parts > 1 ? std::size_t(parts) * std::size_t(split_stride_of(g, P)) : 0, std::nanf(""));
+    simt_gemm_enqueue(cfg, d.in.data(), d.w.data(), wt.data(), tbl.data(), d.out.data(), ws.data(), g, P, parts, kps,
+                      nullptr);
+    check((std::string("simt-gemm cfg") + std::to_string(cfg) + " parts " + std::to_string(parts)).c_str(), s, d, 1e-4);
 }
 
 template <bool SPLIT>
@@ -162,6 +166,7 @@ int main(int argc, char** argv) {
     if (only.empty() || only == "simt") {
         for (int cfg = 0; cfg < kSimtNumCfgs; ++cfg)
             for (const Shape* s : {&odd1, &odd2, &s5, &c1, &big}) run_simt(cfg, *s);
+        for (const Shape* s : {&odd1, &odd2, &s5, &c1, &big}) run_simt(kSimtDefaultCfg, *s, 3);
     }
     if (only.empty() || only == "tc") {
         for (const Shape* s : {&odd1, &s5, &big}) {
@@ -185,8 +190,8 @@ int main(int argc, char** argv) {
                 run_wino<WinoF25W>("winograd-f2x2-5x5 32x32", s, 1e-4);
                 run_wino<WinoF35>("winograd-f3x3-5x5", s, 1e-4);
             }
-            run_simt(2, s);
-            run_simt(3, s);
+            run_simt(kSimtDefaultCfg, s);
+            run_simt(kSimtDefaultCfg, s, 3);
             run_tc<true>(s);
             run_tc<false>(s);
         }

@@ -198,11 +198,11 @@ std::unique_ptr<Plan> winograd_f3x3_5x5_plan(const Problem&, const PlanContext&)
 }  // namespace cs::gpu::variants
 
 namespace cs::gpu::variants::fp32fast {
-std::unique_ptr<Plan> simt_gemm_plan_with_tile(const Problem& p, const PlanContext& ctx, int cfg);
+std::unique_ptr<Plan> simt_gemm_plan_with_tile(const Problem& p, const PlanContext& ctx, int cfg, int split);
 }
-template <int CFG>
+template <int CFG, int SPLIT = 0>
 std::unique_ptr<Plan> simt_probe_plan(const Problem& p, const PlanContext& ctx) {
-    return variants::fp32fast::simt_gemm_plan_with_tile(p, ctx, CFG);
+    return variants::fp32fast::simt_gemm_plan_with_tile(p, ctx, CFG, SPLIT);
 }
 
 int main(int argc, char** argv) {
@@ -231,10 +231,14 @@ int main(int argc, char** argv) {
         {"probe-f2x2-5x5-32x32", 1e-4, wino_probe_supports<F25Wide>, wino_probe_plan<F25Wide>},
         {"winograd-f3x3-5x5", 1e-4, variants::winograd_f3x3_5x5_supports, variants::winograd_f3x3_5x5_plan},
         {"simt-gemm", 1e-4, variants::simt_gemm_supports, variants::simt_gemm_plan},
-        {"probe-simt-128x128w", 1e-4, variants::simt_gemm_supports, simt_probe_plan<0>},
-        {"probe-simt-128x64w", 1e-4, variants::simt_gemm_supports, simt_probe_plan<1>},
-        {"probe-simt-128x64", 1e-4, variants::simt_gemm_supports, simt_probe_plan<2>},
-        {"probe-simt-64x64", 1e-4, variants::simt_gemm_supports, simt_probe_plan<3>},
+        {"probe-simt-128x64x8", 1e-4, variants::simt_gemm_supports, simt_probe_plan<2, 1>},
+        {"probe-simt-64x64x8", 1e-4, variants::simt_gemm_supports, simt_probe_plan<3, 1>},
+        {"probe-simt-k16-s1", 1e-4, variants::simt_gemm_supports, simt_probe_plan<4, 1>},
+        {"probe-simt-k16-s2", 1e-4, variants::simt_gemm_supports, simt_probe_plan<4, 2>},
+        {"probe-simt-k16-s3", 1e-4, variants::simt_gemm_supports, simt_probe_plan<4, 3>},
+        {"probe-simt-k16-s4", 1e-4, variants::simt_gemm_supports, simt_probe_plan<4, 4>},
+        {"probe-simt-k16-s8", 1e-4, variants::simt_gemm_supports, simt_probe_plan<4, 8>},
+        {"probe-simt-k16-s16", 1e-4, variants::simt_gemm_supports, simt_probe_plan<4, 16>},
         {"split-tf32", 1e-4, variants::split_tf32_supports, variants::split_tf32_plan},
         {"tf32-mma-1x", 5e-3, variants::tf32_mma_supports, variants::tf32_mma_plan},
     };
