@@ -193,34 +193,36 @@ struct ImplicitB {
     static constexpr int kStep = NT / BN;
     static_assert(BK % kStep == 0, "rows split evenly");
     static constexpr int kPer = BK / kStep;
-    std::int64_t base;  // n*C*H*W + ih0*W + iw0
+    const float* src;  // in + n*C*H*W + ih0*W + iw0: the column's window origin (not read itself)
     int ih0, iw0;
 
-    __device__ __forceinline__ void init(const GemmShape& g, int P, int p0, int tid) {
+    __device__ __forceinline__ void init(const float* in, const GemmShape& g, int P, int p0, int tid) {
         const int p = p0 + tid % BN;
         if (p < P) {
             const int n = p / g.EF, ef = p - n * g.EF;
             const int e = ef / g.F, f = ef - e * g.F;
             ih0 = e * g.stride - g.pad;
             iw0 = f * g.stride - g.pad;
-            base = std::int64_t(n) * g.CHW + std::int64_t(ih0) * g.W + iw0;
+            src = in + (std::int64_t(n) * g.CHW + std::int64_t(ih0) * g.W + iw0);
         } else {
             ih0 = -(1 << 30);  // fails every bounds test
             iw0 = 0;
-            base = 0;
+            src = in;
         }
     }
     // Issues the cp.async of rows [k0, k0 + BK) into dst (BK x LDB floats); tid as in init.
+    // Rows outside the image are zero-filled from `in` (a valid address; nothing is read).
     __device__ __forceinline__ void load(const float* __restrict__ in, const int2* __restrict__ tbl, const GemmShape& g,
                                          int k0, float* dst, int tid) const {
         const int col = tid % BN, row0 = tid / BN;
+        const int2* const t0 = tbl + (k0 + row0);
+        float* const d0 = dst + row0 * LDB + col;
 #pragma unroll
         for (int i = 0; i < kPer; ++i) {
-            const int row = row0 + i * kStep;
-            const int2 t = __ldg(&tbl[k0 + row]);
+            const int2 t = __ldg(t0 + i * kStep);
             const int r = t.y >> 16, s = t.y & 0xFFFF;
             const bool ok = unsigned(ih0 + r) < unsigned(g.H) && unsigned(iw0 + s) < unsigned(g.W);
-            cp_async4(dst + row * LDB + col, ok ? in + (base + t.x) : in, ok);
+            cp_async4(d0 + i * kStep * LDB, ok ? src + t.x : in, ok);
         }
     }
 };

@@ -47,8 +47,16 @@
 //   / 0.79, N=1 0.61 / 0.69 / 0.59 / 0.57 / 0.62: the 0.9x goal is still missed by 3-18% at
 //   N=128. Not kept: 8x16 per thread with k-tiles of 16 (82% FFMA in the loop, but 225-247
 //   registers, 4-8 warps per SM: 5-20% slower), 128x128 blocks of 8 warps with 8x8 (2 blocks
-//   per SM: 2-12% slower). What is left is the loop's issue rate: 64% of the FP32 peak with 78%
+//   per SM: 2-12% slower). What was left was the loop's issue rate: 64% of the FP32 peak with 78%
 //   of its instructions FFMA, i.e. ~82% of the issue slots used; cuBLAS reaches 73% of peak.
+//   So the loaders' address arithmetic out of the loop (SASS: 281 of the 1305 instructions per
+//   k-tile were not FFMA; the A source recomputed with 64-bit multiplies per chunk, the B source
+//   as in + (base + offset) in 64 bits, the stage as kt % 3 by a multiply): a running A pointer,
+//   the B column's window origin as a pointer, stage counters. Predicted ~-75 instructions per
+//   k-tile, 4-5% faster. Measured: 1218 instructions per k-tile (84% FFMA), 8-9% faster: N=128
+//   0.849 / 2.565 / 0.882 / 1.306 / 0.922 ms = 0.89 / 0.96 / 0.91 / 0.94 / 0.89x cuBLAS's time
+//   (conv1 carries 25% of padded rows: M = 96 in 128-row tiles); N=32 0.82 / 0.90 / 0.87 / 0.93
+//   / 0.85x; N=1 0.62-0.73x. split-tf32, on the same B loader, 2-6% faster.
 //
 // ptxas (sm_90, -O3): 128x64 and 64x64 (8x8, k-tiles of 8 or 16): 127 registers; 128x128 and
 // 128x64 (8x16): 205 and 211 registers; 0 spills; wt_transpose_kernel 32 registers.
@@ -111,18 +119,23 @@ __global__ void __launch_bounds__(SimtTile<BM, BN, WN, BK_>::NT, SimtTile<BM, BN
     out += part * split_stride;
 
     BLd b;
-    b.init(g, P, p0, tid);
+    b.init(in, g, P, p0, tid);
 
-    auto load_tile = [&](int stage, int kt) {
-        const int k0 = (kt0 + kt) * BK;
-        float* as = As + stage * T::AST;
+    // Tiles are loaded in k order, so the A source is a running pointer (one add per tile):
+    // chunk i of a thread is row tid / (BM/4) + i * NT / (BM/4), column (tid % (BM/4)) * 4.
+    static_assert(NT % (BM / 4) == 0, "a thread's A chunks share their column");
+    constexpr int A_ROWS = NT / (BM / 4);
+    const float* a_src = wt + std::int64_t(kt0 * BK + tid / (BM / 4)) * g.Mp + m0 + (tid % (BM / 4)) * 4;
+    const std::int64_t a_rows = std::int64_t(A_ROWS) * g.Mp, a_tile = std::int64_t(BK) * g.Mp;
+    const int a_dst = (tid / (BM / 4)) * BM + (tid % (BM / 4)) * 4;
+    int k_next = kt0 * BK;
+    auto load_tile = [&](int stage) {
+        float* as = As + stage * T::AST + a_dst;
 #pragma unroll
-        for (int i = 0; i < A_PER; ++i) {
-            const int q = tid + i * NT;
-            const int row = q / (BM / 4), c4 = (q % (BM / 4)) * 4;
-            cp_async16(as + row * BM + c4, wt + std::int64_t(k0 + row) * g.Mp + m0 + c4);
-        }
-        b.load(in, tbl, g, k0, Bs + stage * T::BST, tid);
+        for (int i = 0; i < A_PER; ++i) cp_async16(as + i * A_ROWS * BM, a_src + i * a_rows);
+        b.load(in, tbl, g, k_next, Bs + stage * T::BST, tid);
+        a_src += a_tile;
+        k_next += BK;
     };
 
     const int warp = tid / 32, lane = tid % 32;
@@ -137,20 +150,20 @@ __global__ void __launch_bounds__(SimtTile<BM, BN, WN, BK_>::NT, SimtTile<BM, BN
 
 #pragma unroll
     for (int s = 0; s < NSTAGE - 1; ++s) {
-        if (s < ktiles) load_tile(s, s);
+        if (s < ktiles) load_tile(s);
         cp_async_commit();
     }
 
+    int rd = 0, wr = NSTAGE - 1;  // the stage read this k-tile, the stage refilled
     for (int kt = 0; kt < ktiles; ++kt) {
         cp_async_wait<NSTAGE - 2>();
         __syncthreads();  // tile kt visible to all; the stage refilled below was last read in kt-1
-        {
-            const int nk = kt + NSTAGE - 1;
-            if (nk < ktiles) load_tile(nk % NSTAGE, nk);
-            cp_async_commit();
-        }
-        const float* as = As + (kt % NSTAGE) * T::AST + wm * T::WM + ty * 4;
-        const float* bs = Bs + (kt % NSTAGE) * T::BST + wn * WN + tx * 4;
+        if (kt + NSTAGE - 1 < ktiles) load_tile(wr);
+        cp_async_commit();
+        const float* as = As + rd * T::AST + wm * T::WM + ty * 4;
+        const float* bs = Bs + rd * T::BST + wn * WN + tx * 4;
+        rd = rd + 1 == NSTAGE ? 0 : rd + 1;
+        wr = wr + 1 == NSTAGE ? 0 : wr + 1;
 
         float a[2][8], bb[2][TN];
         auto frag = [&](int buf, int kk) {

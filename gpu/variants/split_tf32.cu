@@ -117,7 +117,7 @@ __global__ void __launch_bounds__(TcTile<SPLIT>::NT, 2)
     const float* ablk = apack + std::int64_t(mt) * ktiles * T::AST;
 
     BLd b;
-    b.init(g, P, p0, tid);
+    b.init(in, g, P, p0, tid);
 
     auto load_tile = [&](int stage, int kt) {
         float* as = As + stage * T::AST;
