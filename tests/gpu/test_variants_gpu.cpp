@@ -20,7 +20,7 @@ std::string describe(const Variant& v, const Problem& p, MemoryMode m, const Run
     return v.name + " on " + p.layer.name + " (" + p.layer.shape_string() + ") N=" + std::to_string(p.N) + " " +
            std::string(to_string(m)) + " " + std::string(to_string(p.layout)) + ": " +
            std::string(to_string(r.status)) + " " + r.reason +
-           " max_rel_err=" + std::to_string(r.err.max_rel_err);
+           " max_rel_err=" + std::to_string(r.err.max_rel_err) + (r.detail.empty() ? "" : " [plan: " + r.detail + "]");
 }
 
 // PASS, or SKIP that supports() itself announced with a reason. Never FAIL or ERROR.
