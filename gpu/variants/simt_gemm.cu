@@ -57,6 +57,13 @@
 //   0.849 / 2.565 / 0.882 / 1.306 / 0.922 ms = 0.89 / 0.96 / 0.91 / 0.94 / 0.89x cuBLAS's time
 //   (conv1 carries 25% of padded rows: M = 96 in 128-row tiles); N=32 0.82 / 0.90 / 0.87 / 0.93
 //   / 0.85x; N=1 0.62-0.73x. split-tf32, on the same B loader, 2-6% faster.
+//   Then the padded rows: conv1's 96 filters fill 128-row tiles to 75%, and the warps whose
+//   upper 32 rows are all padding now skip those products (a warp-uniform branch between an
+//   8-row and a 4-row loop): conv1 N=128 0.853 -> 0.759 ms (0.99x cuBLAS), N=32 0.239 ->
+//   0.209 (0.91x); the other layers unchanged. And the split rule refitted to the measured
+//   times of 1-16 parts (choose_split): N=32 conv3/4 now 2 parts (0.269 -> 0.241 ms, 0.391
+//   -> 0.348), conv5 3 (0.265 -> 0.238). Measured in test_fp32fast before the refit, N=128:
+//   0.759 / 2.504 / 0.864 / 1.289 / 0.903 ms = 0.99 / 0.98 / 0.93 / 0.95 / 0.91x cuBLAS.
 //
 // ptxas (sm_90, -O3): 128x64 and 64x64 (8x8, k-tiles of 8 or 16): 127 registers; 128x128 and
 // 128x64 (8x16): 205 and 211 registers; 0 spills; wt_transpose_kernel 32 registers.
@@ -72,6 +79,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 namespace cs::gpu::variants {
 namespace fp32fast {
@@ -154,6 +162,8 @@ __global__ void __launch_bounds__(SimtTile<BM, BN, WN, BK_>::NT, SimtTile<BM, BN
         cp_async_commit();
     }
 
+    // Whether any of the warp's rows 32..63 (a thread's rows 4..7) is a real filter.
+    const bool upper_rows = m0 + wm * T::WM + 32 < g.M;
     int rd = 0, wr = NSTAGE - 1;  // the stage read this k-tile, the stage refilled
     for (int kt = 0; kt < ktiles; ++kt) {
         cp_async_wait<NSTAGE - 2>();
@@ -165,28 +175,40 @@ __global__ void __launch_bounds__(SimtTile<BM, BN, WN, BK_>::NT, SimtTile<BM, BN
         rd = rd + 1 == NSTAGE ? 0 : rd + 1;
         wr = wr + 1 == NSTAGE ? 0 : wr + 1;
 
-        float a[2][8], bb[2][TN];
-        auto frag = [&](int buf, int kk) {
-            const float4 a0 = *reinterpret_cast<const float4*>(as + kk * BM);
-            const float4 a1 = *reinterpret_cast<const float4*>(as + kk * BM + 32);
-            a[buf][0] = a0.x, a[buf][1] = a0.y, a[buf][2] = a0.z, a[buf][3] = a0.w;
-            a[buf][4] = a1.x, a[buf][5] = a1.y, a[buf][6] = a1.z, a[buf][7] = a1.w;
+        // MI = 8 rows per thread, or 4 where the warp's upper 32 rows are all padding (M not a
+        // multiple of the tile: conv1's 96 filters in 128-row tiles): those warps skip the
+        // padded half of their products, which frees issue slots for the other warps.
+        auto compute = [&](auto mi) {
+            constexpr int MI = decltype(mi)::value;
+            float a[2][MI], bb[2][TN];
+            auto frag = [&](int buf, int kk) {
+                const float4 a0 = *reinterpret_cast<const float4*>(as + kk * BM);
+                a[buf][0] = a0.x, a[buf][1] = a0.y, a[buf][2] = a0.z, a[buf][3] = a0.w;
+                if constexpr (MI == 8) {
+                    const float4 a1 = *reinterpret_cast<const float4*>(as + kk * BM + 32);
+                    a[buf][4] = a1.x, a[buf][5] = a1.y, a[buf][6] = a1.z, a[buf][7] = a1.w;
+                }
 #pragma unroll
-            for (int h = 0; h < NH; ++h) {
-                const float4 b0 = *reinterpret_cast<const float4*>(bs + kk * BN + 16 * h);
-                bb[buf][h * 4 + 0] = b0.x, bb[buf][h * 4 + 1] = b0.y, bb[buf][h * 4 + 2] = b0.z,
-                bb[buf][h * 4 + 3] = b0.w;
+                for (int h = 0; h < NH; ++h) {
+                    const float4 b0 = *reinterpret_cast<const float4*>(bs + kk * BN + 16 * h);
+                    bb[buf][h * 4 + 0] = b0.x, bb[buf][h * 4 + 1] = b0.y, bb[buf][h * 4 + 2] = b0.z,
+                    bb[buf][h * 4 + 3] = b0.w;
+                }
+            };
+            frag(0, 0);
+#pragma unroll
+            for (int kk = 0; kk < BK; ++kk) {
+                if (kk + 1 < BK) frag((kk + 1) & 1, kk + 1);
+#pragma unroll
+                for (int i = 0; i < MI; ++i)
+#pragma unroll
+                    for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[kk & 1][i], bb[kk & 1][j], acc[i][j]);
             }
         };
-        frag(0, 0);
-#pragma unroll
-        for (int kk = 0; kk < BK; ++kk) {
-            if (kk + 1 < BK) frag((kk + 1) & 1, kk + 1);
-#pragma unroll
-            for (int i = 0; i < 8; ++i)
-#pragma unroll
-                for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[kk & 1][i], bb[kk & 1][j], acc[i][j]);
-        }
+        if (upper_rows)
+            compute(std::integral_constant<int, 8>{});
+        else
+            compute(std::integral_constant<int, 4>{});
     }
     cp_async_wait<0>();
 
@@ -225,10 +247,13 @@ inline constexpr int kSimtMaxBM = 128;
 
 // K parts: the time of S parts in k-tile rounds (a round = every block slot busy with one
 // k-tile: ~3.1 us on the H200 for 128x64x16 tiles, 4 blocks/SM) is the full waves times the
-// k-tiles of a part, a last partial wave counted as at least half a wave (an SM with fewer
-// blocks runs each one faster, up to ~2x), plus the sum of the parts (S + 1 passes over the
-// output at ~3 TB/s and a launch). The smallest S within 3% of the best, at least 4 k-tiles
-// per part, at most 16 parts, and the parts' partial outputs within ws_room bytes.
+// k-tiles of a part, plus the last partial wave, filled to a fraction r of the slots, costing
+// min(1, max(0.5, 1.25 r)) of a round (fitted to the H200's times of 1-16 parts on conv1-5 at
+// N = 1, 32, 128: an SM with 2 of its 4 blocks still runs at ~90% of its full rate, so a wave
+// 40% full costs half a round and one 80% full a whole one), plus the sum of the parts (S + 1
+// passes over the output at ~3 TB/s and a launch). The smallest S within 3% of the best, at
+// least 4 k-tiles per part, at most 16 parts, and the parts' partial outputs within ws_room
+// bytes.
 struct SimtSplit {
     int parts = 1, kt_per = 1;
 };
@@ -237,7 +262,7 @@ inline SimtSplit choose_split(std::int64_t tiles, int ktiles, int slots, std::in
         const int kps = (ktiles + S - 1) / S;
         const double waves = double(tiles * S) / slots;
         const double full = std::floor(waves), rest = waves - full;
-        const double rounds = full + (rest > 0 ? std::max(rest, 0.5) : 0.0);
+        const double rounds = full + (rest > 0 ? std::min(1.0, std::max(0.5, 1.25 * rest)) : 0.0);
         const double red_us = S > 1 ? double(S + 1) * double(out_elems) * 4.0 / 3.0e6 + 4.0 : 0.0;
         return rounds * kps + red_us / 3.1;
     };
