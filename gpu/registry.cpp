@@ -3,7 +3,10 @@
 //
 // Columns: name, study aliases (an alias may imply a memory mode), family, precision,
 // element type on the bus, the idea in one line, deterministic?, supports(), make_plan().
+#include "error.hpp"
+#include "family.hpp"
 #include "variant.hpp"
+#include "variants/families.hpp"
 #include "variants/variants.hpp"
 
 #include <algorithm>
@@ -13,7 +16,9 @@ namespace cs::gpu {
 
 namespace v = variants;
 
-const std::vector<Variant>& registry() {
+namespace {
+// Rows not yet written as family specs (families.hpp lists the ones that are).
+std::vector<Variant> legacy_rows() {
     static const std::vector<Variant> table = {
         {"baseline", {{"Mcpy", "pageable"}, {"UM", "managed"}}, "baseline", Precision::fp32, DType::f32,
          "one thread per output, sum kept in global memory (study: Mcpy, UM in managed memory)", true,
@@ -135,58 +140,6 @@ const std::vector<Variant>& registry() {
         {"cublas-im2col-bf16", {}, "cublas", Precision::bf16, DType::bf16,
          "our im2col unroll on bfloat16 data, then cublasGemmEx (bf16 in/out, float accumulation) and a permute",
          true, v::cublas_im2col_bf16_supports, v::cublas_im2col_bf16_plan, "gemm"},
-        // ---- Hopper family  ----
-        // gpu/variants/hopper/*.cu (shared: hopper_core.cuh), sm_90a only: implicit GEMM in NHWC
-        // (rows = output pixels, K = R*S*C), warpgroup MMA. conv1 (C=3) by space-to-depth, NCHW
-        // by transform kernels inside run(); the epilogue writes either layout.
-        {"hopper-wgmma-fp16", {}, "hopper", Precision::fp16, DType::f16,
-         "implicit GEMM on warpgroup MMA (wgmma m64nNk16, fp32 accumulation) from swizzled shared memory filled by "
-         "cp.async, multi-stage",
-         true, v::hopper_wgmma_fp16_supports, v::hopper_wgmma_fp16_plan, "gemm", {Layout::nhwc, Layout::nchw}},
-        {"hopper-wgmma-bf16", {}, "hopper", Precision::bf16, DType::bf16,
-         "hopper-wgmma-fp16 on bfloat16 operands (fp32 accumulation)", true, v::hopper_wgmma_bf16_supports,
-         v::hopper_wgmma_bf16_plan, "gemm", {Layout::nhwc, Layout::nchw}},
-        {"hopper-tma-fp16", {}, "hopper", Precision::fp16, DType::f16,
-         "hopper-wgmma-fp16 fed by TMA (im2col input map, tiled weight map) through an mbarrier pipeline", true,
-         v::hopper_tma_fp16_supports, v::hopper_tma_fp16_plan, "gemm", {Layout::nhwc, Layout::nchw}},
-        {"hopper-tma-bf16", {}, "hopper", Precision::bf16, DType::bf16,
-         "hopper-tma-fp16 on bfloat16 operands (fp32 accumulation)", true, v::hopper_tma_bf16_supports,
-         v::hopper_tma_bf16_plan, "gemm", {Layout::nhwc, Layout::nchw}},
-        {"hopper-ws-fp16", {}, "hopper", Precision::fp16, DType::f16,
-         "hopper-tma-fp16 + warp specialisation (TMA producer warpgroup, 2 consumer warpgroups, setmaxnreg) and a "
-         "persistent grid",
-         true, v::hopper_ws_fp16_supports, v::hopper_ws_fp16_plan, "gemm", {Layout::nhwc, Layout::nchw}},
-        {"hopper-ws-bf16", {}, "hopper", Precision::bf16, DType::bf16,
-         "hopper-ws-fp16 on bfloat16 operands (fp32 accumulation)", true, v::hopper_ws_bf16_supports,
-         v::hopper_ws_bf16_plan, "gemm", {Layout::nhwc, Layout::nchw}},
-        {"hopper-pp-fp16", {}, "hopper", Precision::fp16, DType::f16,
-         "hopper-ws-fp16 with ping-pong consumers: each consumer warpgroup a whole 128x128 tile, one's epilogue "
-         "under the other's mainloop",
-         true, v::hopper_pp_fp16_supports, v::hopper_pp_fp16_plan, "gemm", {Layout::nhwc, Layout::nchw}},
-        {"hopper-pp-bf16", {}, "hopper", Precision::bf16, DType::bf16,
-         "hopper-pp-fp16 on bfloat16 operands (fp32 accumulation)", true, v::hopper_pp_bf16_supports,
-         v::hopper_pp_bf16_plan, "gemm", {Layout::nhwc, Layout::nchw}},
-        {"hopper-wgmma-tf32", {}, "hopper", Precision::tf32, DType::f32,
-         "hopper-wgmma-fp16 on fp32 tensors, wgmma m64nNk8 .tf32 (operands read in place are truncated to tf32 by "
-         "the tensor core, operands a transform writes are rounded)",
-         true, v::hopper_wgmma_tf32_supports, v::hopper_wgmma_tf32_plan, "gemm", {Layout::nhwc, Layout::nchw}},
-        {"hopper-tma-tf32", {}, "hopper", Precision::tf32, DType::f32,
-         "hopper-tma-fp16 on fp32 tensors (FLOAT32 tensor maps), wgmma m64nNk8 .tf32", true,
-         v::hopper_tma_tf32_supports, v::hopper_tma_tf32_plan, "gemm", {Layout::nhwc, Layout::nchw}},
-        {"hopper-ws-tf32", {}, "hopper", Precision::tf32, DType::f32,
-         "hopper-ws-fp16 on fp32 tensors (FLOAT32 tensor maps), wgmma m64nNk8 .tf32", true,
-         v::hopper_ws_tf32_supports, v::hopper_ws_tf32_plan, "gemm", {Layout::nhwc, Layout::nchw}},
-        {"hopper-pp-tf32", {}, "hopper", Precision::tf32, DType::f32,
-         "hopper-pp-fp16 on fp32 tensors (FLOAT32 tensor maps), wgmma m64nNk8 .tf32", true,
-         v::hopper_pp_tf32_supports, v::hopper_pp_tf32_plan, "gemm", {Layout::nhwc, Layout::nchw}},
-        {"hopper-ws-3xtf32", {}, "hopper", Precision::fp32, DType::f32,
-         "hopper-ws-tf32 made fp32-exact by 3xTF32: the transforms split each operand into tf32 high and low "
-         "channel blocks, the kernel sums hi*hi + hi*lo + lo*hi over K tripled",
-         true, v::hopper_ws_3xtf32_supports, v::hopper_ws_3xtf32_plan, "gemm", {Layout::nhwc, Layout::nchw}},
-        {"hopper-ws-3xfp16", {}, "hopper", Precision::fp32, DType::f32,
-         "hopper-ws-3xtf32's three products on half operands (fp16 wgmma, twice the tf32 rate, as many significand "
-         "bits): low parts stored scaled by 2^11 out of fp16's subnormals, undone in the epilogue",
-         true, v::hopper_ws_3xfp16_supports, v::hopper_ws_3xfp16_plan, "gemm", {Layout::nhwc, Layout::nchw}},
         // ---- exact-fp32 fast family ----
         // gpu/variants/winograd_f2x2_3x3.cu, winograd_f4x4_3x3.cu (kernel: winograd_fused.cuh),
         // simt_gemm.cu, split_tf32.cu (shared: fp32fast_common.cuh). fp32-class results faster than
@@ -261,6 +214,135 @@ const std::vector<Variant>& registry() {
          false, v::exp_mk_sw_mt_si_c_vec_supports, v::exp_mk_sw_mt_si_c_vec_plan},
     };
     return table;
+}
+}  // namespace
+
+const std::vector<Variant>& registry() {
+    static const std::vector<Variant> table = [] {
+        std::vector<Variant> t;
+        for (const auto& f : v::families()) {
+            if (f.name == "legacy") {
+                for (const auto& r : legacy_rows()) t.push_back(r);
+                continue;
+            }
+            for (auto& r : expand(f)) t.push_back(std::move(r));
+        }
+        return t;
+    }();
+    return table;
+}
+
+PrecisionRow row_fp32() { return {Precision::fp32, DType::f32, "fp32"}; }
+PrecisionRow row_tf32() { return {Precision::tf32, DType::f32, "tf32"}; }
+PrecisionRow row_fp16() { return {Precision::fp16, DType::f16, "fp16"}; }
+PrecisionRow row_bf16() { return {Precision::bf16, DType::bf16, "bf16"}; }
+
+namespace {
+std::string fill(std::string s, const std::string& suffix) {
+    for (std::size_t i; (i = s.find("{p}")) != std::string::npos;) s.replace(i, 3, suffix);
+    return s;
+}
+}  // namespace
+
+std::vector<Variant> expand(const Family& f) {
+    std::vector<Variant> out;
+    for (const auto& r : f.rungs) {
+        if (r.rows.size() != 1 && !r.aliases.empty())
+            throw Error("registry: rung " + r.name + " has aliases but " + std::to_string(r.rows.size()) + " rows");
+        for (const auto& row : r.rows) {
+            Variant v;
+            v.name = fill(r.name, row.suffix);
+            v.aliases = r.aliases;
+            v.family = f.name;
+            v.precision = row.precision;
+            v.io = row.io;
+            v.idea = fill(r.idea, row.suffix);
+            v.deterministic = r.deterministic;
+            v.supports = [fn = r.supports, row](const Problem& p, const cudaDeviceProp& prop) { return fn(row, p, prop); };
+            v.make_plan = [fn = r.make_plan, row](const Problem& p, const PlanContext& c) { return fn(row, p, c); };
+            v.algo = r.algo;
+            v.layouts = r.layouts;
+            v.axes = f.axes;
+            v.axes.insert(v.axes.end(), r.axes.begin(), r.axes.end());
+            out.push_back(std::move(v));
+        }
+    }
+    return out;
+}
+
+RungSupports plain(PlainSupports f) {
+    return [f](const PrecisionRow&, const Problem& p, const cudaDeviceProp& prop) { return f(p, prop); };
+}
+RungPlan plain(PlainPlan f) {
+    return [f](const PrecisionRow&, const Problem& p, const PlanContext& c) { return f(p, c); };
+}
+
+std::string Config::get(std::string_view axis) const {
+    for (const auto& [k, v] : set)
+        if (k == axis) return v;
+    return {};
+}
+
+std::string Config::str() const {
+    std::string s;
+    for (const auto& [k, v] : set) s += (s.empty() ? "" : ";") + k + "=" + v;
+    return s;
+}
+
+std::optional<std::string> config_error(const Variant& v, const Config& c) {
+    for (const auto& [k, val] : c.set) {
+        const Axis* ax = nullptr;
+        for (const auto& a : v.axes)
+            if (a.name == k) ax = &a;
+        if (!ax) {
+            std::string names;
+            for (const auto& a : v.axes) names += (names.empty() ? "" : ", ") + a.name;
+            return v.name + " has no axis '" + k + "'" + (names.empty() ? " (it has none)" : " (its axes: " + names + ")");
+        }
+        if (std::find(ax->values.begin(), ax->values.end(), val) == ax->values.end()) {
+            std::string vals;
+            for (const auto& x : ax->values) vals += (vals.empty() ? "" : ", ") + x;
+            return "'" + val + "' is not a value of " + v.name + "'s axis " + k + " (values: " + vals + ")";
+        }
+    }
+    return std::nullopt;
+}
+
+std::pair<std::string, std::vector<std::string>> parse_axis_arg(std::string_view text) {
+    const auto eq = text.find('=');
+    if (eq == std::string_view::npos || eq == 0 || eq + 1 == text.size())
+        throw Error("--axis takes NAME=VALUE[,VALUE...] (or NAME=all), not '" + std::string(text) + "'");
+    std::pair<std::string, std::vector<std::string>> r{std::string(text.substr(0, eq)), {}};
+    std::string_view rest = text.substr(eq + 1);
+    while (!rest.empty()) {
+        const auto c = rest.find(',');
+        const std::string_view one = rest.substr(0, c);
+        if (one.empty()) throw Error("--axis " + std::string(text) + ": an empty value");
+        r.second.emplace_back(one);
+        if (c == std::string_view::npos) break;
+        rest = rest.substr(c + 1);
+    }
+    return r;
+}
+
+std::vector<std::string> expand_axis_values(const Variant& v, const std::string& axis,
+                                            const std::vector<std::string>& requested) {
+    const Axis* ax = nullptr;
+    for (const auto& a : v.axes)
+        if (a.name == axis) ax = &a;
+    if (!ax) return {};
+    std::vector<std::string> out;
+    for (const auto& r : requested) {
+        if (r == "all") {
+            for (const auto& x : ax->values)
+                if (std::find(out.begin(), out.end(), x) == out.end()) out.push_back(x);
+        } else if (r == "default") {
+            if (std::find(out.begin(), out.end(), "") == out.end()) out.push_back("");
+        } else if (std::find(out.begin(), out.end(), r) == out.end()) {
+            out.push_back(r);
+        }
+    }
+    return out;
 }
 
 std::string_view to_string(Precision p) {

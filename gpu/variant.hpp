@@ -20,6 +20,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace cs::gpu {
@@ -49,10 +50,31 @@ std::string_view to_string(Layout l);
 std::optional<Layout> parse_layout(std::string_view s);
 const std::vector<Layout>& all_layouts();
 
+// An axis of a family: a choice beyond precision that a sweep can walk, as nvbench walks a
+// benchmark's axes (a Hopper rung's tile, schedule, tile scheduler, epilogue). The first
+// value is never implied: a row whose Config leaves the axis unset runs the variant's
+// default, which its plan chooses per problem and reports through Plan::config().
+struct Axis {
+    std::string name;                 // "tile"
+    std::vector<std::string> values;  // every value a row may set
+    std::string help;                 // one line: what it varies
+};
+
+// The axis values set for one row (name -> value); an axis left out takes the default.
+struct Config {
+    std::vector<std::pair<std::string, std::string>> set;
+    // The value set for `axis`, "" when it takes the default.
+    std::string get(std::string_view axis) const;
+    // "tile=m128n256k64B-s4;schedule=pingpong" (in the order set), "" when nothing is set.
+    std::string str() const;
+    bool empty() const { return set.empty(); }
+};
+
 struct Problem {
     Layer layer;
     std::int64_t N = 1;
     Layout layout = Layout::nchw;
+    Config config;  // axis values (the variant's axes only; registry.cpp checks them)
 };
 
 // Device-visible tensors for one (sub-)batch, in the variant's DType and the problem's
@@ -87,6 +109,9 @@ public:
     // How the plan computes when it decides at plan time (a library's engine: "gemm",
     // "winograd", "fft"); empty: the registry's Variant::algo.
     virtual std::string algo() const { return {}; }
+    // Every axis value the plan runs with, defaults resolved ("tile=...;schedule=..."), for
+    // the CSV's `config` column; empty for a variant without axes.
+    virtual std::string config() const { return {}; }
 };
 
 // A study abbreviation accepted on the command line. `memory` set means the alias also
@@ -114,10 +139,24 @@ struct Variant {
     std::string algo = "direct";
     // Layouts it runs; the harness skips the others with the reason.
     std::vector<Layout> layouts = {Layout::nchw};
+    // Axes a sweep can walk (the family's and the rung's); empty for most variants.
+    std::vector<Axis> axes;
 };
 
-// The registry: one table, in registry.cpp.
+// The registry: every family's rows, expanded from the family specs (family.hpp) that
+// registry.cpp lists.
 const std::vector<Variant>& registry();
+
+// Checks a row's config against the variant's axes: empty when every name is an axis of the
+// variant and every value one of the axis's values, else the message that says which are.
+std::optional<std::string> config_error(const Variant& v, const Config& c);
+// Parses "name=v1,v2,...": the axis and its values ("all": every value the variant's axis
+// lists, expanded per variant by expand_axis_values). Throws cs::Error on a malformed text.
+std::pair<std::string, std::vector<std::string>> parse_axis_arg(std::string_view text);
+// The values of `axis` a sweep runs for `v`: `requested` with "all" expanded; empty when v
+// has no such axis (the variant then runs its default once).
+std::vector<std::string> expand_axis_values(const Variant& v, const std::string& axis,
+                                            const std::vector<std::string>& requested);
 
 struct VariantRef {
     const Variant* variant = nullptr;

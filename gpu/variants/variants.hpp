@@ -111,49 +111,6 @@ std::unique_ptr<Plan> cublas_im2col_fp16_plan(const Problem&, const PlanContext&
 std::optional<std::string> cublas_im2col_bf16_supports(const Problem&, const cudaDeviceProp&);
 std::unique_ptr<Plan> cublas_im2col_bf16_plan(const Problem&, const PlanContext&);
 
-// ---- Hopper family : gpu/variants/hopper/*.cu, built for sm_90a (cs_gpu_hopper) ----
-// wgmma_cpasync.cu — rung 1: wgmma from shared memory filled by cp.async; wgmma_tma.cu —
-// rung 2: the same fed by TMA (im2col + tiled tensor maps) through mbarriers. Shared code:
-// hopper_core.cuh (transforms, space-to-depth, epilogue, plan), hopper_tma.cuh (tensor maps),
-// hopper_api.hpp (tile configs, for tools/dev/hopper/test_hopper.cu).
-std::optional<std::string> hopper_wgmma_fp16_supports(const Problem&, const cudaDeviceProp&);
-std::unique_ptr<Plan> hopper_wgmma_fp16_plan(const Problem&, const PlanContext&);
-std::optional<std::string> hopper_wgmma_bf16_supports(const Problem&, const cudaDeviceProp&);
-std::unique_ptr<Plan> hopper_wgmma_bf16_plan(const Problem&, const PlanContext&);
-std::optional<std::string> hopper_tma_fp16_supports(const Problem&, const cudaDeviceProp&);
-std::unique_ptr<Plan> hopper_tma_fp16_plan(const Problem&, const PlanContext&);
-std::optional<std::string> hopper_tma_bf16_supports(const Problem&, const cudaDeviceProp&);
-std::unique_ptr<Plan> hopper_tma_bf16_plan(const Problem&, const PlanContext&);
-// wgmma_ws.cu — rung 3: rung 2 + a TMA producer warpgroup and 2 consumer warpgroups
-// (setmaxnreg), persistent grid.
-std::optional<std::string> hopper_ws_fp16_supports(const Problem&, const cudaDeviceProp&);
-std::unique_ptr<Plan> hopper_ws_fp16_plan(const Problem&, const PlanContext&);
-std::optional<std::string> hopper_ws_bf16_supports(const Problem&, const cudaDeviceProp&);
-std::unique_ptr<Plan> hopper_ws_bf16_plan(const Problem&, const PlanContext&);
-// The three rungs on fp32 tensors with wgmma m64nNk8 .tf32 (same core, 128 B k-slices).
-std::optional<std::string> hopper_wgmma_tf32_supports(const Problem&, const cudaDeviceProp&);
-std::unique_ptr<Plan> hopper_wgmma_tf32_plan(const Problem&, const PlanContext&);
-std::optional<std::string> hopper_tma_tf32_supports(const Problem&, const cudaDeviceProp&);
-std::unique_ptr<Plan> hopper_tma_tf32_plan(const Problem&, const PlanContext&);
-std::optional<std::string> hopper_ws_tf32_supports(const Problem&, const cudaDeviceProp&);
-std::unique_ptr<Plan> hopper_ws_tf32_plan(const Problem&, const PlanContext&);
-// 3xTF32 on rung 3 (fp32 class): the transforms split each operand into tf32 hi and lo
-// channel blocks, the tf32 kernel sums hi*hi + hi*lo + lo*hi over K' = 3K.
-std::optional<std::string> hopper_ws_3xtf32_supports(const Problem&, const cudaDeviceProp&);
-std::unique_ptr<Plan> hopper_ws_3xtf32_plan(const Problem&, const PlanContext&);
-// 3xFP16 on rung 3 (fp32 class): the same three products on half operands (twice the tf32
-// rate), low parts scaled by 2^11 to stay out of fp16's subnormals, undone in the epilogue.
-std::optional<std::string> hopper_ws_3xfp16_supports(const Problem&, const cudaDeviceProp&);
-std::unique_ptr<Plan> hopper_ws_3xfp16_plan(const Problem&, const PlanContext&);
-// wgmma_pingpong.cuh (on wgmma_ws.cu's kernel) — rung 4: rung 3 with ping-pong consumer
-// warpgroups, each a whole 128 x BN tile, one's epilogue under the other's mainloop.
-std::optional<std::string> hopper_pp_fp16_supports(const Problem&, const cudaDeviceProp&);
-std::unique_ptr<Plan> hopper_pp_fp16_plan(const Problem&, const PlanContext&);
-std::optional<std::string> hopper_pp_bf16_supports(const Problem&, const cudaDeviceProp&);
-std::unique_ptr<Plan> hopper_pp_bf16_plan(const Problem&, const PlanContext&);
-std::optional<std::string> hopper_pp_tf32_supports(const Problem&, const cudaDeviceProp&);
-std::unique_ptr<Plan> hopper_pp_tf32_plan(const Problem&, const PlanContext&);
-
 // ---- exact-fp32 fast family: Winograd, SIMT GEMM at cuBLAS speed, split-TF32 ----
 // winograd_f2x2_3x3.cu, winograd_f4x4_3x3.cu (fused Winograd, 3x3 stride 1; shared kernel:
 // winograd_fused.cuh), simt_gemm.cu, split_tf32.cu (3xTF32 and its 1xTF32 twin on mma.sync).

@@ -6,9 +6,9 @@
 // TMA boxes and tile tables are in bytes (a k-slice row is 128 B or 64 B whatever T is), so
 // the 4-byte type reuses everything; Elem<T> (output conversion) and OperandOf<T> (the tf32
 // rounding that transforms apply to what they write) are the per-type parts. Each rung's file
-// (wgmma_cpasync.cu, wgmma_tma.cu) holds its kernel and says what it studies (rung 3:
-// wgmma_ws.cu; TMA host pieces in hopper_tma.cuh; tile-config entry points for the test
-// program in hopper_api.hpp; the wgmma wrappers are generated into wgmma_ops.cuh by
+// (wgmma_cpasync.cu, wgmma_tma.cu) holds its kernel and says what it studies (the persistent
+// rungs: ws_kernel.cuh composed from pipeline.cuh, tile_scheduler.cuh, epilogue.cuh and
+// schedule_pingpong.cuh, planned in wgmma_ws.cu; TMA host pieces in hopper_tma.cuh; tiles in tiles.hpp; the family spec in family.cu; the wgmma wrappers are generated into wgmma_ops.cuh by
 // tools/dev/hopper/gen_wgmma.py). Everything here is built
 // for sm_90a only (CMake object library cs_gpu_hopper: -gencode=arch=compute_90a,code=sm_90a);
 // device code is guarded by __CUDA_ARCH_FEAT_SM90_ALL, and supports() refuses other GPUs.
@@ -781,6 +781,7 @@ inline std::string mib(double bytes) {
 // Gemm: a rung's launcher with
 //   void launch(const T* in, const T* w, T* out, const ConvGeom& g, bool nchw_out, cudaStream_t);
 //   std::string detail() const;
+//   std::string config() const;           (the axis values it runs with, for the CSV)
 //   std::size_t workspace_bytes() const;  (its own device memory: rung 3's split-K partials)
 // The transformed input lives in a workspace sized for `chunk` images (all of the largest call
 // when the workspace limit allows, else run() loops over chunks of images).
@@ -825,6 +826,7 @@ public:
     std::size_t workspace_bytes() const override {
         return ws_in_.bytes() + ws_w_.bytes() + gemm_.workspace_bytes();
     }
+    std::string config() const override { return gemm_.config(); }
     std::string detail() const override {
         std::string d = gemm_.detail() + "; " + u_.what();
         if (u_.tin) d += ", workspace " + mib(double(workspace_bytes())) + " (" + std::to_string(chunk_) + " image(s) per chunk)";

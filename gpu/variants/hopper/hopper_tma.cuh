@@ -116,4 +116,27 @@ inline std::string encode_maps(CUtensorMap& a, CUtensorMap& b, const ConvGeom& g
     return {};
 }
 
+// The NHWC output as the row-major P x M matrix for the TMA-store epilogue: box of 64 rows x
+// 128 bytes of filters, 128 B swizzle (epilogue.cuh writes its staging in that pattern).
+// Empty string, or why the map cannot be made (row pitch not a multiple of 16 bytes).
+template <class TO>
+inline std::string encode_out_map(CUtensorMap& o, const void* out, int P, int M) {
+    const DriverFns& fns = driver_fns();
+    if (!fns.error.empty()) return fns.error;
+    const cuuint64_t es = sizeof(TO);
+    if ((es * cuuint64_t(M)) % 16 != 0)
+        return "the TMA-store epilogue needs rows of a multiple of 16 bytes: M * " + std::to_string(es) +
+               " bytes with M = " + std::to_string(M);
+    if (reinterpret_cast<std::uintptr_t>(out) % 16 != 0) return "the output is not 16-byte aligned";
+    const cuuint64_t dims[2] = {cuuint64_t(M), cuuint64_t(P)};
+    const cuuint64_t strides[1] = {es * cuuint64_t(M)};
+    const cuuint32_t box[2] = {cuuint32_t(128 / es), 64};
+    const cuuint32_t estr[2] = {1, 1};
+    const CUresult r = fns.tiled(&o, tma_dtype<TO>(), 2, const_cast<void*>(out), dims, strides, box, estr,
+                                 CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                 CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) return "cuTensorMapEncodeTiled refused the output map (CUresult " + std::to_string(int(r)) + ")";
+    return {};
+}
+
 }  // namespace cs::gpu::variants::hopper

@@ -91,12 +91,12 @@
 // instantiations use exactly the fp16 ones' registers (128x96: 107; 128x128: 128 / 119;
 // 128x192: 160; 128x256: 188), no spills; the fp16 / bf16 kernels are byte-identical machine
 // code to before (cubin .text compared).
-#include "hopper_api.hpp"
 #include "hopper_core.cuh"
-#include "variants.hpp"
+#include "pipeline.cuh"
+#include "rungs.hpp"
+#include "tiles.hpp"
 
-namespace cs::gpu::variants {
-namespace hopper {
+namespace cs::gpu::variants::hopper {
 namespace {
 
 template <class T, int BN, int STAGES, int MINB>
@@ -224,18 +224,7 @@ __global__ void __launch_bounds__(kThreads, MINB)
 // Tiles in bytes: every stage holds 128 B of K per row (64 halves or 32 floats), so a stage
 // costs the same shared memory and (tf32 k8 at half fp16's rate per k) the same MMA time in
 // either type; the same configurations fit and keep their balance.
-struct CfgInfo {
-    int bn, stages, minb;
-    const char* rest;
-};
-constexpr CfgInfo kCfgs[] = {
-    {96, 7, 1, "7 stages, 1 CTA/SM"},  {128, 6, 1, "6 stages, 1 CTA/SM"}, {128, 3, 2, "3 stages, 2 CTAs/SM"},
-    {192, 5, 1, "5 stages, 1 CTA/SM"}, {256, 4, 1, "4 stages, 1 CTA/SM"}, {96, 3, 2, "3 stages, 2 CTAs/SM"},
-};
-std::string cfg_name(int cfg, int es) {
-    return "128x" + std::to_string(kCfgs[cfg].bn) + "x" + std::to_string(128 / es) + ", " + kCfgs[cfg].rest;
-}
-constexpr int kNumCfgs = int(sizeof(kCfgs) / sizeof(kCfgs[0]));
+// Tiles: the family's table (tiles.hpp), those with 128 B k-slices (this loader's rows).
 
 template <int BN, int STAGES>
 constexpr int smem_bytes() {
@@ -260,98 +249,76 @@ void launch_cfg(const T* in, const T* w, T* out, const ConvGeom& g, bool nchw, c
 
 template <class T>
 struct CpAsyncGemm {
-    int cfg = 0;
+    int tile = 0;
     std::string info;
 
-    static void prepare(int c) {
-        switch (c) {
-            case 0: prepare_cfg<T, 96, 7, 1>(); break;
-            case 1: prepare_cfg<T, 128, 6, 1>(); break;
-            case 2: prepare_cfg<T, 128, 3, 2>(); break;
-            case 3: prepare_cfg<T, 192, 5, 1>(); break;
-            case 5: prepare_cfg<T, 96, 3, 2>(); break;
-            default: prepare_cfg<T, 256, 4, 1>(); break;
-        }
+    template <class F>
+    void dispatch(F&& f) const {
+        with_tile(tile, [&](auto I) {
+            constexpr Tile t = kTiles[decltype(I)::value];
+            if constexpr (t.rowb == 128) f(std::integral_constant<int, t.bn>{}, std::integral_constant<int, t.stages>{},
+                                           std::integral_constant<int, t.minb>{});
+        });
+    }
+    void prepare() const {
+        dispatch([&](auto bn, auto st, auto mb) { prepare_cfg<T, bn.value, st.value, mb.value>(); });
     }
     void launch(const T* in, const T* w, T* out, const ConvGeom& g, bool nchw, cudaStream_t stream) {
-        switch (cfg) {
-            case 0: launch_cfg<T, 96, 7, 1>(in, w, out, g, nchw, stream); break;
-            case 1: launch_cfg<T, 128, 6, 1>(in, w, out, g, nchw, stream); break;
-            case 2: launch_cfg<T, 128, 3, 2>(in, w, out, g, nchw, stream); break;
-            case 3: launch_cfg<T, 192, 5, 1>(in, w, out, g, nchw, stream); break;
-            case 5: launch_cfg<T, 96, 3, 2>(in, w, out, g, nchw, stream); break;
-            default: launch_cfg<T, 256, 4, 1>(in, w, out, g, nchw, stream); break;
-        }
+        dispatch([&](auto bn, auto st, auto mb) { launch_cfg<T, bn.value, st.value, mb.value>(in, w, out, g, nchw, stream); });
     }
     std::string detail() const { return info; }
+    std::string config() const { return "tile=" + tile_name(tile); }
     std::size_t workspace_bytes() const { return 0; }
 };
 
 // Default tile (from the tile sweep on the H200, N=128, see the header): 2 CTAs/SM of
 // 128x96 / 128x128 where the mainloop is short or the 128x256 grid would leave a partial wave;
 // 128x256 where M is a multiple of 256 and the grid is >= 4 waves (conv2).
-int default_cfg(const Setup& u, std::int64_t n, int sms) {
+int default_tile(const Setup& u, std::int64_t n, int sms) {
     const std::int64_t rows = (n * u.g.EF + kBM - 1) / kBM;
-    if (u.g.M <= 96) return 5;
-    if (u.g.M % 256 == 0) return rows * (u.g.M / 256) >= 4 * std::int64_t(sms) ? 4 : 1;
-    return 2;
+    auto pick = [](int bn, int stages, int minb) {
+        for (int i = 0; i < kNumTiles; ++i)
+            if (kTiles[i].bn == bn && kTiles[i].rowb == 128 && kTiles[i].stages == stages && kTiles[i].minb == minb)
+                return i;
+        return 0;
+    };
+    if (u.g.M <= 96) return pick(96, 3, 2);
+    if (u.g.M % 256 == 0) return rows * (u.g.M / 256) >= 4 * std::int64_t(sms) ? pick(256, 4, 1) : pick(128, 6, 1);
+    return pick(128, 3, 2);
 }
 
 template <class T>
-std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx, int cfg) {
+std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx) {
     if (auto why = cpasync_supports(p, ctx.prop)) throw Skip(*why);
     Setup u = make_setup(p);
-    if (cfg < 0 || cfg >= kNumCfgs)
-        cfg = default_cfg(u, std::max<std::int64_t>(1, ctx.max_chunk_N), ctx.prop.multiProcessorCount);
-    CpAsyncGemm<T>::prepare(cfg);
     CpAsyncGemm<T> gemm;
-    gemm.cfg = cfg;
+    const std::string tile = p.config.get("tile");
+    gemm.tile = tile.empty() ? default_tile(u, std::max<std::int64_t>(1, ctx.max_chunk_N), ctx.prop.multiProcessorCount)
+                             : tile_index(tile);
+    if (gemm.tile < 0) throw Skip("no tile named " + tile);
+    if (kTiles[gemm.tile].rowb != 128) throw Skip("the cp.async loader fills 128 B k-slices only (tile " + tile + ")");
+    gemm.prepare();
+    const int bn = kTiles[gemm.tile].bn;
     const std::int64_t maxn = std::max<std::int64_t>(1, ctx.max_chunk_N);
-    const std::int64_t tiles = (maxn * u.g.EF + kBM - 1) / kBM * ((u.g.M + kCfgs[cfg].bn - 1) / kCfgs[cfg].bn);
-    gemm.info = std::string("wgmma m64n") + std::to_string(kCfgs[cfg].bn) + "k" +
-                std::to_string(WgmmaSS<T, 96>::kK) +
-                " " + Elem<T>::name + " from cp.async shared memory (128B swizzle), CTA tile " +
-                cfg_name(cfg, int(sizeof(T))) + ", " + std::to_string(tiles) + " CTAs for " + std::to_string(maxn) +
-                " image(s); K " + std::to_string(u.g.K) + " in slices of " + std::to_string(128 / int(sizeof(T)));
+    const std::int64_t tiles = (maxn * u.g.EF + kBM - 1) / kBM * ((u.g.M + bn - 1) / bn);
+    gemm.info = std::string("wgmma m64n") + std::to_string(bn) + "k" + std::to_string(WgmmaSS<T, 96>::kK) + " " +
+                Elem<T>::name + " from cp.async shared memory (128B swizzle), CTA tile " +
+                tile_text(gemm.tile, int(sizeof(T))) + ", " + std::to_string(tiles) + " CTAs for " +
+                std::to_string(maxn) + " image(s); K " + std::to_string(u.g.K) + " in slices of " +
+                std::to_string(128 / int(sizeof(T)));
     return make_hopper_plan<T>(p, ctx, std::move(u), std::move(gemm));
 }
 
 }  // namespace
 
-int cpasync_num_configs() { return kNumCfgs; }
-std::string cpasync_config_name(int cfg, DType dt) {
-    return cfg >= 0 && cfg < kNumCfgs ? cfg_name(cfg, dt == DType::f32 ? 4 : 2) : std::string("default");
-}
-
 std::optional<std::string> cpasync_supports(const Problem& p, const cudaDeviceProp& prop) {
     return supports_common(p, prop);
 }
 
-std::unique_ptr<Plan> cpasync_plan(DType dt, const Problem& p, const PlanContext& ctx, int cfg) {
-    if (dt == DType::f32) return plan_t<float>(p, ctx, cfg);
-    if (dt == DType::bf16) return plan_t<__nv_bfloat16>(p, ctx, cfg);
-    return plan_t<__half>(p, ctx, cfg);
+std::unique_ptr<Plan> cpasync_plan(const PrecisionRow& row, const Problem& p, const PlanContext& ctx) {
+    if (row.io == DType::f32) return plan_t<float>(p, ctx);
+    if (row.io == DType::bf16) return plan_t<__nv_bfloat16>(p, ctx);
+    return plan_t<__half>(p, ctx);
 }
 
-}  // namespace hopper
-
-std::optional<std::string> hopper_wgmma_fp16_supports(const Problem& p, const cudaDeviceProp& prop) {
-    return hopper::cpasync_supports(p, prop);
-}
-std::unique_ptr<Plan> hopper_wgmma_fp16_plan(const Problem& p, const PlanContext& ctx) {
-    return hopper::cpasync_plan(DType::f16, p, ctx, -1);
-}
-std::optional<std::string> hopper_wgmma_bf16_supports(const Problem& p, const cudaDeviceProp& prop) {
-    return hopper::cpasync_supports(p, prop);
-}
-std::unique_ptr<Plan> hopper_wgmma_bf16_plan(const Problem& p, const PlanContext& ctx) {
-    return hopper::cpasync_plan(DType::bf16, p, ctx, -1);
-}
-std::optional<std::string> hopper_wgmma_tf32_supports(const Problem& p, const cudaDeviceProp& prop) {
-    return hopper::cpasync_supports(p, prop);
-}
-std::unique_ptr<Plan> hopper_wgmma_tf32_plan(const Problem& p, const PlanContext& ctx) {
-    return hopper::cpasync_plan(DType::f32, p, ctx, -1);
-}
-
-}  // namespace cs::gpu::variants
+}  // namespace cs::gpu::variants::hopper

@@ -1,0 +1,64 @@
+// A family as the registry sees it: one spec with its axes and its ladder of rungs, expanded
+// into the registry's rows (one per rung and precision). Adding a rung to a family is its own
+// file plus one line in the family's spec; no other place lists variants.
+//
+// A rung's name and idea may hold "{p}", replaced by each precision row's suffix
+// ("hopper-ws-{p}" -> hopper-ws-fp16, hopper-ws-bf16, hopper-ws-tf32). supports() and
+// make_plan() receive the row they run for, so one function serves every precision of a rung
+// (no per-type wrappers).
+#pragma once
+
+#include "variant.hpp"
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cs::gpu {
+
+// One precision a rung runs in: its class, the element type on the bus, the name suffix.
+struct PrecisionRow {
+    Precision precision = Precision::fp32;
+    DType io = DType::f32;
+    std::string suffix;  // replaces "{p}" in the rung's name and idea
+};
+// The common rows: fp32 / tf32 / fp16 / bf16 / fp16acc with their element types.
+PrecisionRow row_fp32();
+PrecisionRow row_tf32();
+PrecisionRow row_fp16();
+PrecisionRow row_bf16();
+
+using RungSupports = std::function<std::optional<std::string>(const PrecisionRow&, const Problem&, const cudaDeviceProp&)>;
+using RungPlan = std::function<std::unique_ptr<Plan>(const PrecisionRow&, const Problem&, const PlanContext&)>;
+
+struct Rung {
+    std::string name;                // may hold {p}
+    std::vector<PrecisionRow> rows;  // one registry row each
+    std::string idea;                // may hold {p}
+    RungSupports supports;
+    RungPlan make_plan;
+    std::string algo = "direct";
+    std::vector<Layout> layouts = {Layout::nchw};
+    bool deterministic = true;
+    std::vector<Alias> aliases;      // only for a rung of one row
+    std::vector<Axis> axes;          // beyond the family's
+};
+
+struct Family {
+    std::string name;                // the CSV's `family`
+    std::vector<Axis> axes;          // every rung's
+    std::vector<Rung> rungs;         // the ladder, in order
+};
+
+// The registry rows of one family, in rung order, precisions in the order given.
+std::vector<Variant> expand(const Family& f);
+
+// Adapters for variants whose entry points take no row (one precision per rung).
+using PlainSupports = std::optional<std::string> (*)(const Problem&, const cudaDeviceProp&);
+using PlainPlan = std::unique_ptr<Plan> (*)(const Problem&, const PlanContext&);
+RungSupports plain(PlainSupports f);
+RungPlan plain(PlainPlan f);
+
+}  // namespace cs::gpu

@@ -1,0 +1,151 @@
+// The pieces every Hopper GEMM kernel composes (after CUTLASS 3's collective mainloop): the
+// TMA loads of one k-slice into a ring stage, the MMAs of one k-slice from that stage, the
+// ring's position, named barriers and the bulk-store PTX. The rungs' kernels (wgmma_tma.cu,
+// ws_kernel.cuh and its schedules) write no k-loop arithmetic of their own.
+#pragma once
+
+#include "hopper_core.cuh"
+
+#include <cuda.h>
+
+#include <cstdint>
+
+namespace cs::gpu::variants::hopper {
+
+// The bytes of one ring stage for a tile of BN filters and ROWB-byte k-slices.
+template <int BN, int ROWB>
+struct StageShape {
+    static constexpr int kABytes = kBM * ROWB;
+    static constexpr int kBBytes = BN * ROWB;
+    static constexpr int kBytes = kABytes + kBBytes;
+    static_assert(kBytes % 1024 == 0, "stage buffers keep the 1024-byte swizzle alignment");
+};
+
+// Position in the ring of STAGES stages: the stage and the parity of its current round.
+template <int STAGES>
+struct Ring {
+    int stage = 0;
+    std::uint32_t phase = 0;
+    __device__ __forceinline__ void advance() {
+        if (++stage == STAGES) stage = 0, phase ^= 1u;
+    }
+    // The position after q slices from the start.
+    __device__ __forceinline__ static Ring at(long long q) {
+        Ring r;
+        r.stage = int(q % STAGES);
+        r.phase = std::uint32_t(q / STAGES) & 1u;
+        return r;
+    }
+};
+
+// k-slice kt of a tile as (filter tap r, s; channel slice cs) for cslices slices per tap.
+struct KSlice {
+    int r, s, tap, cs;
+    __device__ __forceinline__ static KSlice of(int kt, int cslices, int S) {
+        KSlice k;
+        k.tap = kt / cslices;
+        k.cs = kt - k.tap * cslices;
+        k.r = k.tap / S;
+        k.s = k.tap - k.r * S;
+        return k;
+    }
+};
+
+// The tile's first output pixel as im2col start coordinates (w0, h0, n0) and its filters m0.
+struct TileOrigin {
+    int p0, m0, n0, w0, h0;
+    __device__ __forceinline__ static TileOrigin of(int tile, int tiles_n, int BN, const ConvGeom& g) {
+        TileOrigin o;
+        const int pt = tile / tiles_n, nt = tile - pt * tiles_n;
+        o.p0 = pt * kBM;
+        o.m0 = nt * BN;
+        o.n0 = o.p0 / g.EF;
+        const int rem = o.p0 - o.n0 * g.EF;
+        const int e0 = rem / g.F, f0 = rem - e0 * g.F;
+        o.w0 = f0 * g.stride - g.pad;
+        o.h0 = e0 * g.stride - g.pad;
+        return o;
+    }
+};
+
+// Mainloop, producer side (TMA): one k-slice of the tile into `stage_addr`, completing on
+// `bar` with the stage's transaction bytes — the im2col box of 128 pixels x BK channels of
+// one tap, and the tiled box of BN filters x BK channels of the same tap.
+template <int BN, int ROWB, int BK>
+__device__ __forceinline__ void tma_load_slice(const CUtensorMap* tmA, const CUtensorMap* tmB, std::uint32_t stage_addr,
+                                               std::uint32_t bar, const TileOrigin& o, const KSlice& k) {
+    using St = StageShape<BN, ROWB>;
+    mbar_arrive_expect_tx(bar, St::kBytes);
+    tma_load_im2col_4d(stage_addr, tmA, bar, k.cs * BK, o.w0, o.h0, o.n0, k.s, k.r);
+    tma_load_3d(stage_addr + St::kABytes, tmB, bar, k.cs * BK, k.tap, o.m0);
+}
+
+// Mainloop, consumer side: the MMAs of one k-slice — the warpgroup's 64 rows at sA times the
+// BN filters at sB, one wgmma per 32 bytes of K — issued and committed as one group.
+template <class T, int BN, int ROWB>
+__device__ __forceinline__ void mma_slice(float (&acc)[BN / 2], std::uint32_t sA, std::uint32_t sB) {
+    using Sw = SwizzleOf<ROWB / int(sizeof(T)), int(sizeof(T))>;
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < ROWB / 32; ++kk)
+        WgmmaSS<T, BN>::mma(acc, smem_desc(sA + kk * 32, Sw::kSbo, Sw::kLayout),
+                            smem_desc(sB + kk * 32, Sw::kSbo, Sw::kLayout));
+    wgmma_commit();
+}
+// The same for a warpgroup that owns all 128 rows (two accumulators sharing each B read).
+template <class T, int BN, int ROWB>
+__device__ __forceinline__ void mma_slice2(float (&acc0)[BN / 2], float (&acc1)[BN / 2], std::uint32_t sA,
+                                           std::uint32_t sB) {
+    using Sw = SwizzleOf<ROWB / int(sizeof(T)), int(sizeof(T))>;
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < ROWB / 32; ++kk) {
+        const std::uint64_t db = smem_desc(sB + kk * 32, Sw::kSbo, Sw::kLayout);
+        WgmmaSS<T, BN>::mma(acc0, smem_desc(sA + kk * 32, Sw::kSbo, Sw::kLayout), db);
+        WgmmaSS<T, BN>::mma(acc1, smem_desc(sA + 64 * ROWB + kk * 32, Sw::kSbo, Sw::kLayout), db);
+    }
+    wgmma_commit();
+}
+
+template <int N>
+__device__ __forceinline__ void zero(float (&a)[N]) {
+#pragma unroll
+    for (int i = 0; i < N; ++i) a[i] = 0.0f;
+}
+
+// Named barrier `id` (1..15; 0 is __syncthreads) over `count` threads.
+__device__ __forceinline__ void named_sync(int id, int count) {
+#ifdef CS_HOPPER_DEVICE
+    asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");
+#endif
+}
+
+// Bulk (TMA) store of a 2D box from shared memory, its bulk group, and the waits.
+__device__ __forceinline__ void tma_store_2d(const void* tmap, std::uint32_t src, int c0, int c1) {
+#ifdef CS_HOPPER_DEVICE
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n" ::"l"(
+                     reinterpret_cast<std::uint64_t>(tmap)),
+                 "r"(src), "r"(c0), "r"(c1)
+                 : "memory");
+#endif
+}
+__device__ __forceinline__ void bulk_commit() {
+#ifdef CS_HOPPER_DEVICE
+    asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+#endif
+}
+// Until at most N of this thread's bulk groups still read their shared memory.
+template <int N>
+__device__ __forceinline__ void bulk_wait_read() {
+#ifdef CS_HOPPER_DEVICE
+    asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
+#endif
+}
+template <int N>
+__device__ __forceinline__ void bulk_wait() {
+#ifdef CS_HOPPER_DEVICE
+    asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(N) : "memory");
+#endif
+}
+
+}  // namespace cs::gpu::variants::hopper

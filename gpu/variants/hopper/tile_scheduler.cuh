@@ -1,0 +1,133 @@
+// Tile schedulers of the persistent Hopper kernels (the `scheduler` axis): which work units
+// (an output tile and a range of its k-slices) each CTA of a persistent grid runs, in order.
+// One runtime scheduler covers the three decompositions, as CUTLASS's stream-K scheduler does:
+//   data-parallel  unit = a whole tile; CTA c takes tiles c, c + grid, ...
+//   split-K        unit = (tile, one of `ksplit` equal k parts); fp32 partial tiles, summed in
+//                  part order by splitk_reduce_kernel (hopper_core.cuh): deterministic
+//   stream-K       whole tiles for all but the last one or two waves (data-parallel), then the
+//                  remaining tiles' k-slices cut into `grid` equal contiguous ranges, one per
+//                  CTA, so that no SM idles in a half-empty last wave. A tile cut between CTAs
+//                  is finished by the CTA holding its first slices (it runs them last, so it
+//                  seldom waits): the others write their fp32 partial accumulators to a
+//                  per-CTA slot and raise a flag; the finisher adds the slots in CTA order
+//                  (deterministic) and runs the epilogue. The flags hold a launch epoch, so no
+//                  memset is needed between launches.
+// Producer and consumers walk the same sequence (next()), so their rings stay in step.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+namespace cs::gpu::variants::hopper {
+
+enum class Role : int {
+    whole = 0,        // all k-slices of the tile: run the epilogue
+    split_part = 1,   // split-K part: write the fp32 partial tile
+    sk_finish = 2,    // stream-K: first k-slices of a cut tile; add the others' slots, epilogue
+    sk_contrib = 3,   // stream-K: later k-slices of a cut tile; write this CTA's slot, flag
+};
+
+struct Work {
+    int tile = 0;
+    int k0 = 0, k1 = 0;  // k-slices [k0, k1) of the tile
+    int part = 0;        // split-K part
+    Role role = Role::whole;
+};
+
+struct TileSched {
+    enum Mode : int { kDataParallel = 0, kSplitK = 1, kStreamK = 2 };
+    int mode = kDataParallel;
+    int ntiles = 0, tiles_n = 0;
+    int KT = 0;          // k-slices per tile
+    int ksplit = 1;      // split-K parts (mode kSplitK)
+    int grid = 1;
+    int tiles_dp = 0;    // stream-K: tiles run whole before the stream-K ranges
+    long long sk_iters = 0;  // stream-K: (ntiles - tiles_dp) * KT
+
+    struct Cursor {
+        int i = 0;           // units taken so far in the data-parallel part
+        long long it = -1;   // stream-K: next global iteration (-1: not started)
+    };
+
+#if defined(__CUDACC__)
+    __device__ __forceinline__ long long sk_begin(int c) const { return (long long)c * sk_iters / grid; }
+    // The CTA whose stream-K range holds iteration `it`.
+    __device__ __forceinline__ int sk_owner(long long it) const {
+        const long long c = ((it + 1) * grid - 1) / sk_iters;
+        return int(c < grid - 1 ? c : grid - 1);
+    }
+
+    __device__ __forceinline__ bool next(Cursor& cur, Work& w) const {
+        const int cta = int(blockIdx.x);
+        if (mode != kStreamK) {
+            const long long u = (long long)cta + (long long)cur.i * grid;
+            if (u >= (long long)ntiles * ksplit) return false;
+            ++cur.i;
+            w.tile = int(u / ksplit);
+            w.part = int(u - (long long)w.tile * ksplit);
+            const int kp = KT / ksplit;
+            w.k0 = w.part * kp;
+            w.k1 = w.k0 + kp;
+            w.role = ksplit > 1 ? Role::split_part : Role::whole;
+            return true;
+        }
+        if (cur.it < 0) {
+            const int t = cta + cur.i * grid;
+            if (t < tiles_dp) {
+                ++cur.i;
+                w.tile = t, w.part = 0, w.k0 = 0, w.k1 = KT, w.role = Role::whole;
+                return true;
+            }
+            cur.it = sk_begin(cta);
+        }
+        const long long end = sk_begin(cta + 1);
+        if (cur.it >= end) return false;
+        const long long t = cur.it / KT;
+        w.tile = tiles_dp + int(t);
+        w.part = 0;
+        w.k0 = int(cur.it - t * KT);
+        const long long tend = (t + 1) * KT;
+        w.k1 = int((end < tend ? end : tend) - t * KT);
+        w.role = w.k0 > 0 ? Role::sk_contrib : (w.k1 == KT ? Role::whole : Role::sk_finish);
+        cur.it = t * KT + w.k1;
+        return true;
+    }
+    // For a sk_finish unit of stream-K tile w.tile: the CTAs that hold its later slices.
+    __device__ __forceinline__ void contributors(const Work& w, int& first, int& last) const {
+        const long long t = w.tile - tiles_dp;
+        first = int(blockIdx.x) + 1;
+        last = sk_owner((t + 1) * KT - 1);
+    }
+#endif
+
+    // Host: the decomposition for `ntiles` tiles of KT slices on `sms` SMs.
+    static TileSched data_parallel(int ntiles, int tiles_n, int KT, int sms, int ksplit = 1) {
+        TileSched s;
+        s.mode = ksplit > 1 ? kSplitK : kDataParallel;
+        s.ntiles = ntiles, s.tiles_n = tiles_n, s.KT = KT, s.ksplit = ksplit;
+        s.grid = int(std::min<long long>((long long)ntiles * ksplit, sms));
+        return s;
+    }
+    static TileSched stream_k(int ntiles, int tiles_n, int KT, int sms) {
+        TileSched s;
+        s.mode = kStreamK;
+        s.ntiles = ntiles, s.tiles_n = tiles_n, s.KT = KT;
+        s.grid = sms;
+        const int full = ntiles / sms, rem = ntiles % sms;
+        s.tiles_dp = rem == 0 ? ntiles : std::max(0, full - 1) * sms;
+        s.sk_iters = (long long)(ntiles - s.tiles_dp) * KT;
+        if (s.sk_iters == 0) return data_parallel(ntiles, tiles_n, KT, sms);
+        // Fewer iterations than CTAs: one CTA per iteration at most.
+        if (s.sk_iters < s.grid) s.grid = int(s.sk_iters);
+        return s;
+    }
+    std::string describe() const {
+        if (mode == kDataParallel) return "data-parallel";
+        if (mode == kSplitK) return "split-K " + std::to_string(ksplit);
+        return "stream-K (" + std::to_string(tiles_dp) + " tiles whole, " + std::to_string(ntiles - tiles_dp) +
+               " tiles' " + std::to_string(sk_iters) + " k-slices over " + std::to_string(grid) + " CTAs)";
+    }
+};
+
+}  // namespace cs::gpu::variants::hopper

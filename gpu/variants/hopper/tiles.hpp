@@ -1,0 +1,56 @@
+// The Hopper family's CTA tiles: one table for every rung (the `tile` axis). A tile is
+// 128 rows (output pixels) x BN filters x one k-slice of ROWB bytes (a 128 B or 64 B
+// swizzled shared-memory row: 64 / 32 halves or 32 / 16 floats), STAGES pipeline stages,
+// MINB CTAs per SM. A rung instantiates the tiles it can run (tile_fits); the others are
+// refused at plan time with the reason. Adding a tile is one line here.
+//
+// Name: m128n<BN>k<ROWB>B-s<STAGES>[-x<MINB>], e.g. m128n256k64B-s8 (conv2's default).
+#pragma once
+
+#include <string>
+#include <utility>
+
+namespace cs::gpu::variants::hopper {
+
+struct Tile {
+    int bn;      // filters per CTA (wgmma n)
+    int rowb;    // bytes of K per shared-memory row: 128 or 64
+    int stages;  // pipeline depth
+    int minb;    // CTAs per SM the launch bounds ask for
+};
+
+inline constexpr Tile kTiles[] = {
+    {96, 128, 7, 1},  {128, 128, 6, 1}, {128, 128, 3, 2}, {192, 128, 5, 1}, {256, 128, 4, 1}, {96, 64, 8, 1},
+    {128, 64, 8, 1},  {128, 64, 6, 2},  {192, 64, 8, 1},  {256, 64, 8, 1},  {96, 128, 3, 2},
+};
+inline constexpr int kNumTiles = int(sizeof(kTiles) / sizeof(kTiles[0]));
+
+inline std::string tile_name(int i) {
+    const Tile& t = kTiles[i];
+    return "m128n" + std::to_string(t.bn) + "k" + std::to_string(t.rowb) + "B-s" + std::to_string(t.stages) +
+           (t.minb > 1 ? "-x" + std::to_string(t.minb) : "");
+}
+inline int tile_index(const std::string& name) {
+    for (int i = 0; i < kNumTiles; ++i)
+        if (tile_name(i) == name) return i;
+    return -1;
+}
+// A human description: "128x256x32 (halves), 8 stages, 1 CTA/SM" for element size es.
+inline std::string tile_text(int i, int es) {
+    const Tile& t = kTiles[i];
+    return "128x" + std::to_string(t.bn) + "x" + std::to_string(t.rowb / es) + ", " + std::to_string(t.stages) +
+           " stages, " + std::to_string(t.minb) + " CTA" + (t.minb > 1 ? "s" : "") + "/SM";
+}
+
+// Calls f(std::integral_constant<int, I>{}) for the tile index i (a runtime value), with the
+// tile as a compile-time constant: the one dispatch from a tile name to its kernel.
+template <class F, int... I>
+void with_tile_impl(int i, F&& f, std::integer_sequence<int, I...>) {
+    ((i == I ? (f(std::integral_constant<int, I>{}), 0) : 0), ...);
+}
+template <class F>
+void with_tile(int i, F&& f) {
+    with_tile_impl(i, std::forward<F>(f), std::make_integer_sequence<int, kNumTiles>{});
+}
+
+}  // namespace cs::gpu::variants::hopper

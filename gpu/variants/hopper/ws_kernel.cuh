@@ -1,0 +1,202 @@
+// The persistent warp-specialised Hopper kernel, composed from policies (after CUTLASS 3's
+// split of collective mainloop / kernel schedule / tile scheduler / epilogue):
+//   mainloop       TMA im2col + tiled loads (pipeline.cuh: tma_load_slice) into a ring of
+//                  STAGES stages with full / empty mbarriers; MMAs by mma_slice
+//   schedule       kPP = false: cooperative — both consumer warpgroups on one 128 x BN tile,
+//                  64 rows each; true: ping-pong — each consumer warpgroup a whole tile, in
+//                  turns, one's epilogue under the other's mainloop (schedule_pingpong.cuh)
+//   tile scheduler TileSched (tile_scheduler.cuh): data-parallel, split-K, stream-K
+//   epilogue       Epi: EpiDirect or EpiTmaStore (epilogue.cuh)
+//   tile           kTiles[TILE] (tiles.hpp)
+// One CTA per SM, 3 warpgroups: warpgroup 0 the producer (setmaxnreg 40; one thread issues
+// the loads of every unit the scheduler gives this CTA, running ahead across tile
+// boundaries), warpgroups 1-2 the consumers (setmaxnreg 232). T: operand type; TO: output
+// type (T, or float for 3xFP16); kDown: the epilogue's 2^-kDown (3xFP16's scale).
+#pragma once
+
+#include "epilogue.cuh"
+#include "pipeline.cuh"
+#include "tile_scheduler.cuh"
+#include "tiles.hpp"
+
+namespace cs::gpu::variants::hopper {
+
+constexpr int kWsThreads = 384;  // producer warpgroup + 2 consumer warpgroups
+
+template <class TO>
+struct WsArgs {
+    TO* out;
+    ConvGeom g;
+    TileSched sched;
+    int cslices;          // channel slices per filter tap
+    int nchw;             // output layout
+    float* partial;       // split-K: ksplit x P x M; stream-K: grid x 128 x BN (per-CTA slots)
+    int* flags;           // stream-K: one per CTA, set to `epoch` when its slot is written
+    int epoch;
+};
+
+__device__ __forceinline__ void st_release(int* p, int v) {
+#ifdef CS_HOPPER_DEVICE
+    asm volatile("st.release.gpu.global.b32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
+#endif
+}
+__device__ __forceinline__ int ld_acquire(const int* p) {
+    int v = 0;
+#ifdef CS_HOPPER_DEVICE
+    asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
+#endif
+    return v;
+}
+
+// Shared-memory layout: the ring, the epilogue's staging, the barriers.
+template <class T, int TILE, class Epi>
+struct WsSmem {
+    static constexpr Tile kT = kTiles[TILE];
+    using St = StageShape<kT.bn, kT.rowb>;
+    static constexpr int kRing = kT.stages * St::kBytes;
+    static constexpr int kEpi = Epi::kSmemBytes;
+    static constexpr int kBars = kT.stages * 16 + 16;
+    static constexpr int kTotal = 1024 + kRing + kEpi + kBars;  // + alignment slack
+};
+
+// The consumer side of the cooperative schedule for one unit's accumulators: what the
+// scheduler's role asks (epilogue, split-K partial, stream-K slot or fix-up).
+template <class TO, int BN, int kDown, class Epi>
+__device__ __forceinline__ void finish_unit(float (&acc)[BN / 2], const Work& w, const WsArgs<TO>& a,
+                                            const EpiArgs<TO>& ea, int p0, int m0, int cw, int ct, int& nsub) {
+    const int t = ct & 127;
+    constexpr int kSlot = 256 * (BN / 2);  // floats of one CTA's stream-K slot
+    switch (w.role) {
+        case Role::whole:
+            Epi::template store<TO, BN, kDown>(acc, ea, p0 + 64 * cw, m0, cw, t, nsub);
+            break;
+        case Role::split_part:
+            store_tile<float, BN>(acc, a.partial + std::int64_t(w.part) * a.g.P * a.g.M, a.g, p0 + 64 * cw, m0,
+                                  false, t);
+            break;
+        case Role::sk_contrib: {
+            float* slot = a.partial + std::int64_t(blockIdx.x) * kSlot;
+#pragma unroll
+            for (int i = 0; i < BN / 2; ++i) slot[i * 256 + ct] = acc[i];
+            named_sync(3, 256);
+            if (ct == 0) {
+                __threadfence();
+                st_release(a.flags + blockIdx.x, a.epoch);
+            }
+            break;
+        }
+        case Role::sk_finish: {
+            int first = 0, last = -1;
+            a.sched.contributors(w, first, last);
+            if (ct == 0)
+                for (int c = first; c <= last; ++c)
+                    while (ld_acquire(a.flags + c) != a.epoch) {
+                    }
+            named_sync(3, 256);
+            for (int c = first; c <= last; ++c) {
+                const float* slot = a.partial + std::int64_t(c) * kSlot;
+#pragma unroll
+                for (int i = 0; i < BN / 2; ++i) acc[i] += __ldcg(slot + i * 256 + ct);
+            }
+            Epi::template store<TO, BN, kDown>(acc, ea, p0 + 64 * cw, m0, cw, t, nsub);
+            break;
+        }
+    }
+}
+
+}  // namespace cs::gpu::variants::hopper
+
+#include "schedule_pingpong.cuh"
+
+namespace cs::gpu::variants::hopper {
+
+template <class T, int TILE, bool kPP, class Epi, class TO, int kDown>
+__global__ void __launch_bounds__(kWsThreads, 1)
+    ws_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
+              const __grid_constant__ CUtensorMap tmO, const WsArgs<TO> a) {
+#ifdef CS_HOPPER_DEVICE
+    constexpr Tile kT = kTiles[TILE];
+    constexpr int BN = kT.bn, ROWB = kT.rowb, STAGES = kT.stages, BK = ROWB / int(sizeof(T));
+    using St = StageShape<BN, ROWB>;
+    using L = WsSmem<T, TILE, Epi>;
+    extern __shared__ unsigned char smem_raw[];
+    const std::uint32_t sbase = (smem_u32(smem_raw) + 1023u) & ~1023u;
+    const std::uint32_t epi0 = sbase + L::kRing;
+    const std::uint32_t full0 = epi0 + L::kEpi;
+    const std::uint32_t empty0 = full0 + STAGES * 8;
+    const std::uint32_t order0 = empty0 + STAGES * 8;  // ping-pong: one per consumer warpgroup
+
+    const int tid = int(threadIdx.x);
+    const int wg = tid >> 7;
+    if (tid == 0) {
+#pragma unroll
+        for (int s = 0; s < STAGES; ++s) {
+            mbar_init(full0 + 8 * s, 1);
+            mbar_init(empty0 + 8 * s, kPP ? 1 : 2);
+        }
+        mbar_init(order0, 1);
+        mbar_init(order0 + 8, 1);
+        mbar_fence_init();
+    }
+    __syncthreads();
+
+    if (wg == 0) {
+        // ---- producer ----
+        setmaxnreg_dec<40>();
+        if (tid == 0) {
+            Ring<STAGES> r;
+            long long q = 0;  // slices produced
+            TileSched::Cursor cur;
+            Work w;
+            while (a.sched.next(cur, w)) {
+                const TileOrigin o = TileOrigin::of(w.tile, a.sched.tiles_n, BN, a.g);
+                for (int kt = w.k0; kt < w.k1; ++kt, ++q) {
+                    // round k of a stage waits for the consumers' release of round k-1.
+                    if (q >= STAGES) mbar_wait(empty0 + 8 * r.stage, r.phase ^ 1u);
+                    tma_load_slice<BN, ROWB, BK>(&tmA, &tmB, sbase + std::uint32_t(r.stage) * St::kBytes,
+                                                 full0 + 8 * r.stage, o, KSlice::of(kt, a.cslices, a.g.S));
+                    r.advance();
+                }
+            }
+        }
+        return;
+    }
+    // ---- consumers ----
+    setmaxnreg_inc<232>();
+    const int ct = tid - 128;  // 0..255
+    const int cw = ct >> 7;    // consumer warpgroup
+    const EpiArgs<TO> ea{a.out, &tmO, a.g, a.nchw != 0, epi0};
+    int nsub = 0;
+    if constexpr (kPP) {
+        pingpong_consume<T, BN, ROWB, STAGES, TO, kDown, Epi>(a, ea, sbase, full0, empty0, order0, ct, nsub);
+    } else {
+        Ring<STAGES> r;
+        TileSched::Cursor cur;
+        Work w;
+        while (a.sched.next(cur, w)) {
+            const TileOrigin o = TileOrigin::of(w.tile, a.sched.tiles_n, BN, a.g);
+            float acc[BN / 2];
+            zero(acc);
+            int prev = -1;
+            for (int kt = w.k0; kt < w.k1; ++kt) {
+                mbar_wait(full0 + 8 * r.stage, r.phase);
+                const std::uint32_t st = sbase + std::uint32_t(r.stage) * St::kBytes;
+                mma_slice<T, BN, ROWB>(acc, st + std::uint32_t(cw) * 64u * ROWB, st + St::kABytes);
+                wgmma_wait<1>();
+                if (prev >= 0 && (ct & 127) == 0) mbar_arrive(empty0 + 8 * prev);
+                prev = r.stage;
+                r.advance();
+            }
+            wgmma_wait<0>();
+            fence_regs(acc);
+            if ((ct & 127) == 0) mbar_arrive(empty0 + 8 * prev);
+            finish_unit<TO, BN, kDown, Epi>(acc, w, a, ea, o.p0, o.m0, cw, ct, nsub);
+        }
+    }
+    Epi::drain(ct & 127);
+#else
+    (void)tmA, (void)tmB, (void)tmO, (void)a;
+#endif
+}
+
+}  // namespace cs::gpu::variants::hopper

@@ -1,0 +1,74 @@
+// Host side of ws_kernel.cuh: from a runtime (tile, schedule, epilogue) to the kernel
+// instantiation, its shared memory and its launch. launch_ws<T, TO, kDown> is explicitly
+// instantiated once per operand type in ws_inst_*.cu (the kernels compile in parallel).
+#pragma once
+
+#include "cuda_check.hpp"
+#include "ws_kernel.cuh"
+
+namespace cs::gpu::variants::hopper {
+
+enum class Schedule { cooperative, pingpong };
+enum class Epilogue { direct, tma_store };
+
+// Whether the persistent kernel instantiates tile I for this schedule (1 CTA per SM; a
+// ping-pong warpgroup holds a whole 128 x BN tile: BN <= 128).
+template <int I>
+constexpr bool ws_tile_ok(Schedule s) {
+    return kTiles[I].minb == 1 && (s == Schedule::cooperative || kTiles[I].bn <= 128);
+}
+inline bool ws_tile_ok_rt(int i, Schedule s) {
+    return kTiles[i].minb == 1 && (s == Schedule::cooperative || kTiles[i].bn <= 128);
+}
+
+struct WsLaunch {
+    const CUtensorMap* a;
+    const CUtensorMap* b;
+    const CUtensorMap* o;
+    int tile;
+    Schedule schedule;
+    Epilogue epilogue;
+    bool prepare_only;  // set the kernel's shared-memory attribute, launch nothing
+};
+
+template <class T, int I, bool kPP, class Epi, class TO, int kDown>
+void launch_one(const WsLaunch& l, const WsArgs<TO>& args, cudaStream_t stream) {
+    auto* k = ws_kernel<T, I, kPP, Epi, TO, kDown>;
+    constexpr int smem = WsSmem<T, I, Epi>::kTotal;
+    if (l.prepare_only) {
+        CS_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+        return;
+    }
+    k<<<unsigned(args.sched.grid), kWsThreads, smem, stream>>>(*l.a, *l.b, *l.o, args);
+    CS_CUDA_CHECK_LAUNCH();
+}
+
+template <class T, class TO, int kDown>
+void launch_ws(const WsLaunch& l, const WsArgs<TO>& args, cudaStream_t stream) {
+    with_tile(l.tile, [&](auto I) {
+        constexpr int i = decltype(I)::value;
+        if (l.schedule == Schedule::cooperative) {
+            if constexpr (ws_tile_ok<i>(Schedule::cooperative)) {
+                if (l.epilogue == Epilogue::direct)
+                    launch_one<T, i, false, EpiDirect, TO, kDown>(l, args, stream);
+                else
+                    launch_one<T, i, false, EpiTmaStore, TO, kDown>(l, args, stream);
+            }
+        } else {
+            if constexpr (ws_tile_ok<i>(Schedule::pingpong)) {
+                if (l.epilogue == Epilogue::direct)
+                    launch_one<T, i, true, EpiDirect, TO, kDown>(l, args, stream);
+                else
+                    launch_one<T, i, true, EpiTmaStore, TO, kDown>(l, args, stream);
+            }
+        }
+    });
+}
+
+extern template void launch_ws<__half, __half, 0>(const WsLaunch&, const WsArgs<__half>&, cudaStream_t);
+extern template void launch_ws<__nv_bfloat16, __nv_bfloat16, 0>(const WsLaunch&, const WsArgs<__nv_bfloat16>&,
+                                                                 cudaStream_t);
+extern template void launch_ws<float, float, 0>(const WsLaunch&, const WsArgs<float>&, cudaStream_t);
+extern template void launch_ws<__half, float, kLoLog2>(const WsLaunch&, const WsArgs<float>&, cudaStream_t);
+
+}  // namespace cs::gpu::variants::hopper
