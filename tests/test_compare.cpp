@@ -126,7 +126,8 @@ TEST_CASE("compare: one outlier repeat neither hides nor invents a change", "[co
 }
 
 TEST_CASE("compare: a sweep's CSV carries the spread and the seed; an older one is named", "[compare][cli]") {
-    using namespace cs::cli;
+    using cs::cli::Row;
+    using cs::cli::RunMeta;
     cs::test::TempDir tmp;
     auto write = [&](const std::string& name, std::uint64_t seed, double scale) {
         Row r;
@@ -143,7 +144,7 @@ TEST_CASE("compare: a sweep's CSV carries the spread and the seed; an older one 
         RunMeta m;
         m.device = "NVIDIA H200", m.seed = seed;
         const auto p = tmp.path / name;
-        write_csv(p, m, {r});
+        cs::cli::write_csv(p, m, {r});
         return p.string();
     };
     const auto a = write("a.csv", 42, 1.0), b = write("b.csv", 7, 1.08), same_seed = write("c.csv", 42, 1.0);

@@ -150,6 +150,7 @@ def date_range(rows):
 class Data:
     def __init__(self, rows, layer_order, title_suffix=""):
         self.rows = rows
+        self.all_rows = rows  # a subset's whole run (the anchors of its ratios)
         self.device = rows[0]["device"] if rows else "unknown device"
         self.suffix = title_suffix
         self.layers = [l for l in layer_order if any(r["layer"] == l for r in rows)]
@@ -202,7 +203,7 @@ class Data:
         """The same run restricted to some families (a figure split to a readable size): the
         run-wide values (ceilings, main batch sizes, copy bandwidth) stay the whole run's."""
         sub = Data([r for r in self.rows if r["family"] in families], self.layers, self.suffix)
-        for k in ("main_Ns", "peak", "class_peaks", "copy_gbs", "has_algo", "device"):
+        for k in ("main_Ns", "peak", "class_peaks", "copy_gbs", "has_algo", "device", "all_rows"):
             setattr(sub, k, getattr(self, k))
         return sub
 

@@ -248,7 +248,8 @@ def fig_scaling(d, out):
 
 
 def anchor_rows(d):
-    return [r for r in d.rows if r["family"] == ANCHOR_FAMILY]
+    """The cuDNN rows of the whole run (also for a figure split to some families)."""
+    return [r for r in d.all_rows if r["family"] == ANCHOR_FAMILY]
 
 
 def vs_cudnn_value(d, r):
