@@ -1,6 +1,6 @@
 """The noise verdict of two timings, as `convstudy compare` defines it (src/cli/compare.cpp,
 judge() and Timing::lo/hi: the definition). This module restates it for the figures, and
-tests/test_plots.cpp checks row by row that the two give the same verdicts.
+tests/test_plots.cpp checks that the two give the same verdict counts on the fixtures.
 
 A timing is (median, lo, hi): lo/hi are the 10th and 90th percentiles of the timed repeats
 (columns <metric>_p10_ms / _p90_ms) when the CSV has them, else min and max (CSVs older than

@@ -10,7 +10,7 @@
 // narrows it to invent one. A CSV older than the p10/p90 columns is judged on [min, max]
 // instead, and `compare` says so (Results::spread_note). This verdict is the one definition
 // of "same within the noise": plots/convplots/noise.py mirrors it and tests/test_plots.cpp
-// checks that the two agree row by row. Status changes and rows present on one side only
+// checks that the two give the same verdict counts on the fixtures. Status changes and rows present on one side only
 // come first.
 // Mismatched devices, tool versions, git revisions, CUDA versions and seeds are stated at the
 // top. Exit codes: 0, 1 (--fail-slower tripped), 2 bad input (cs::Error naming the file).
