@@ -64,6 +64,14 @@ Stat Stat::of(std::vector<double> v) {
     s.max = v.back();
     const std::size_t h = v.size() / 2;
     s.median = v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+    auto quantile = [&](double q) {
+        const double at = q * double(v.size() - 1);
+        const std::size_t lo = std::size_t(at);
+        const std::size_t hi = std::min(lo + 1, v.size() - 1);
+        return v[lo] + (at - double(lo)) * (v[hi] - v[lo]);
+    };
+    s.p10 = quantile(0.1);
+    s.p90 = quantile(0.9);
     return s;
 }
 

@@ -85,8 +85,11 @@ struct HostData {
 enum class Status { pass, fail, skip, error };
 std::string_view to_string(Status s);
 
+// median, min, max and the 10th / 90th percentiles (linear interpolation between the
+// sorted repeats, numpy's default): the robust spread `compare` judges on, which one outlier
+// repeat does not move when there are 11 or more repeats (the default is 20).
 struct Stat {
-    double median = NAN, min = NAN, max = NAN;
+    double median = NAN, min = NAN, max = NAN, p10 = NAN, p90 = NAN;
     int count = 0;
     static Stat of(std::vector<double> v);
 };

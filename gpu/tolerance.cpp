@@ -6,6 +6,16 @@
 
 namespace cs::gpu {
 
+Precision anchor_class(Precision p) { return p == Precision::fp16acc ? Precision::fp16 : p; }
+
+Precision ceiling_class(Precision p) { return p == Precision::fp16acc ? Precision::fp16 : p; }
+
+std::optional<Precision> parse_precision(std::string_view s) {
+    for (auto p : {Precision::fp32, Precision::tf32, Precision::fp16, Precision::bf16, Precision::fp16acc})
+        if (to_string(p) == s) return p;
+    return std::nullopt;
+}
+
 // The numbers and their reasons: tolerance.hpp.
 double threshold(Precision p) {
     switch (p) {

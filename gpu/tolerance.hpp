@@ -70,9 +70,23 @@
 #include "variant.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace cs::gpu {
+
+// ---- what a precision class counts as --------------------------------------------------
+// A row is measured against others of its anchor class (vs_cudnn: the fastest cuDNN row of
+// that class) and its ceiling class (peak_tflops, pct_peak, gemm_ceiling_ms: the cuBLAS GEMM
+// of that class). fp16acc (half accumulation) has no cuDNN or cuBLAS counterpart of its own:
+// it counts as fp16 (half operands and output) for both. Every other class is its own. These
+// two functions are the only place the rule is written: the sweep writes both classes into
+// the CSV (columns anchor_class, ceiling_class) and plots/ and `compare` read them from there.
+Precision anchor_class(Precision p);
+Precision ceiling_class(Precision p);
+// The class named by to_string(Precision), or nothing.
+std::optional<Precision> parse_precision(std::string_view s);
 
 // Limit on max_rel_err.
 double threshold(Precision p);

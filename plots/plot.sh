@@ -3,6 +3,10 @@
 #
 #     plots/plot.sh CSV [MORE.csv ...] OUTDIR [--title-suffix TEXT]
 #     plots/plot.sh --compare A.csv B.csv OUTDIR [--title-suffix TEXT]
+#     plots/plot.sh --update-docs | --check-docs
+#
+# --update-docs rewrites the generated blocks of README.md and NOTES.md from the committed
+# CSVs (plots/convplots/docs.py); --check-docs exits 1 when one is stale.
 #
 # Finds a python3 that can import matplotlib and numpy ($CS_PLOT_PYTHON if set, then
 # /usr/bin/python3, python3 on PATH, /opt/torch/.venv/bin/python3) and runs plots/plot.py,
@@ -15,6 +19,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 usage() {
     echo "usage: plots/plot.sh CSV [MORE.csv ...] OUTDIR [--title-suffix TEXT]" >&2
     echo "       plots/plot.sh --compare A.csv B.csv OUTDIR [--title-suffix TEXT]" >&2
+    echo "       plots/plot.sh --update-docs | --check-docs" >&2
     exit 2
 }
 
@@ -33,8 +38,13 @@ while [[ $# -gt 0 ]]; do
             shift 2
             ;;
         -h|--help)
-            sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
+            sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
             exit 0
+            ;;
+        --update-docs|--check-docs)
+            [[ $# -eq 1 ]] || usage
+            # python3 only (no matplotlib): the blocks are text
+            opt="${1#--}"; exec python3 "$here/docs.py" "--${opt%-docs}"
             ;;
         -*)
             echo "plot.sh: unknown option $1" >&2

@@ -5,6 +5,7 @@
 // divides by the ceiling of the row's own class.
 #include "catch.hpp"
 #include "results.hpp"
+#include "tolerance.hpp"
 
 #include <cmath>
 #include <string>
@@ -152,4 +153,53 @@ TEST_CASE("pct_peak divides by the ceiling of the row's own precision class", "[
     CHECK(std::stod(field(r, "peak_tflops", meta)) == Approx(790));
     r.precision = "fp32";
     CHECK(std::stod(field(r, "pct_peak", meta)) == Approx(100 * tflops / 50));
+}
+
+TEST_CASE("anchor_class and ceiling_class: the CSV says what each precision class counts as", "[results][anchors]") {
+    // The rule itself (gpu/tolerance.hpp): fp16acc counts as fp16, every other class is its own.
+    for (auto p : {gpu::Precision::fp32, gpu::Precision::tf32, gpu::Precision::fp16, gpu::Precision::bf16}) {
+        CHECK(gpu::anchor_class(p) == p);
+        CHECK(gpu::ceiling_class(p) == p);
+        CHECK(gpu::parse_precision(gpu::to_string(p)) == p);
+    }
+    CHECK(gpu::anchor_class(gpu::Precision::fp16acc) == gpu::Precision::fp16);
+    CHECK(gpu::ceiling_class(gpu::Precision::fp16acc) == gpu::Precision::fp16);
+    CHECK_FALSE(gpu::parse_precision("fp64").has_value());
+    // ... and the columns the plots and compare read instead of deriving it again.
+    for (const char* p : {"fp32", "tf32", "fp16", "bf16"}) {
+        const Row r = make_row("conv2", 1, "x", "gemm", p, "pageable", 1.0);
+        CHECK(field(r, "anchor_class") == p);
+        CHECK(field(r, "ceiling_class") == p);
+    }
+    const Row acc = make_row("conv2", 1, "half-baseline", "single-kernel", "fp16acc", "pageable", 1.0);
+    CHECK(field(acc, "precision") == "fp16acc");
+    CHECK(field(acc, "anchor_class") == "fp16");
+    CHECK(field(acc, "ceiling_class") == "fp16");
+}
+
+TEST_CASE("the CSV records the robust spread of the repeats and the seed", "[results][compare]") {
+    // 20 repeats around 1.0 with one outlier 23% above: p10 / p90 do not move, max does.
+    std::vector<double> v;
+    for (int i = 0; i < 19; ++i) v.push_back(1.0 + 0.001 * i);
+    v.push_back(1.23);
+    const auto s = gpu::Stat::of(v);
+    CHECK(s.max == Approx(1.23));
+    CHECK(s.p10 == Approx(1.0019));  // linear between the 2nd and 3rd of 20: 0.1 * 19 = 1.9
+    CHECK(s.p90 == Approx(1.0171));  // 0.9 * 19 = 17.1: between 1.017 and 1.018
+    CHECK(gpu::Stat::of({2.0}).p10 == 2.0);
+    CHECK(gpu::Stat::of({2.0}).p90 == 2.0);
+    CHECK(gpu::Stat::of({1.0, 3.0}).p90 == Approx(2.8));
+    Row r = make_row("conv2", 1, "x", "gemm", "fp32", "pageable", 1.0);
+    r.result.kernel = s;
+    r.result.total = gpu::Stat::of({2.0, 2.5, 3.0});
+    RunMeta meta;
+    CHECK(field(r, "seed", meta).empty());  // not known: empty, never a made-up number
+    meta.seed = 42;
+    CHECK(field(r, "seed", meta) == "42");
+    CHECK(std::stod(field(r, "kernel_p10_ms", meta)) == Approx(s.p10));
+    CHECK(std::stod(field(r, "kernel_p90_ms", meta)) == Approx(s.p90));
+    CHECK(std::stod(field(r, "total_p10_ms", meta)) == Approx(2.1));
+    CHECK(std::stod(field(r, "total_p90_ms", meta)) == Approx(2.9));
+    r.result.status = gpu::Status::fail;  // no times for a row that did not pass
+    CHECK(field(r, "kernel_p10_ms", meta).empty());
 }

@@ -13,6 +13,7 @@
 #include "test_util.hpp"
 
 #include "compare.hpp"
+#include "results.hpp"
 
 #include <filesystem>
 #include <fstream>
@@ -88,6 +89,80 @@ TEST_CASE("compare: the noise-aware verdict", "[compare]") {
     CHECK(judge({1.0, NAN, NAN}, {1.0, NAN, NAN}) == Verdict::same);  // no spread recorded
     CHECK(judge({1.0, NAN, NAN}, {1.001, NAN, NAN}) == Verdict::slower);
     CHECK(judge({NAN, NAN, NAN}, a) == Verdict::none);
+}
+
+TEST_CASE("compare: one outlier repeat neither hides nor invents a change", "[compare]") {
+    using cs::cli::compare::judge;
+    using cs::cli::compare::Timing;
+    using cs::cli::compare::Verdict;
+    // 20 repeats of a steady 1.000-1.019 ms, and the same with one repeat 23% slower (a
+    // cuDNN row's max reaches that) or 30% faster.
+    std::vector<double> steady, slow_outlier, fast_outlier;
+    for (int i = 0; i < 20; ++i) steady.push_back(1.0 + 0.001 * i);
+    slow_outlier = fast_outlier = steady;
+    slow_outlier.back() = 1.23;
+    fast_outlier.front() = 0.70;
+    auto timing = [](const std::vector<double>& v, double scale = 1.0) {
+        std::vector<double> w;
+        for (double x : v) w.push_back(x * scale);
+        const auto s = cs::gpu::Stat::of(w);
+        return Timing{s.median, s.min, s.max, s.p10, s.p90};
+    };
+    auto without_spread = [](Timing t) { return Timing{t.med, t.min, t.max}; };
+    // a real 8% slowdown: [min, max] lets the outlier hide it, [p10, p90] does not
+    const Timing a = timing(slow_outlier), b = timing(steady, 1.08);
+    CHECK(judge(without_spread(a), without_spread(b)) == Verdict::same);
+    CHECK(judge(a, b) == Verdict::slower);
+    // no change but an outlier on either side: same
+    CHECK(judge(timing(steady), timing(slow_outlier)) == Verdict::same);
+    CHECK(judge(timing(steady), timing(fast_outlier)) == Verdict::same);
+    CHECK(judge(timing(fast_outlier), timing(steady)) == Verdict::same);
+    // a median outside the other side's [p10, p90] is a change even inside its [min, max]
+    CHECK(judge({1.0, 0.5, 1.5, 0.99, 1.01}, {1.05, 1.04, 1.06, 1.045, 1.055}) == Verdict::slower);
+    // the spread used: p10 / p90 when recorded, else min / max, else the median
+    CHECK(Timing{1.0, 0.5, 1.5, 0.9, 1.1}.lo() == 0.9);
+    CHECK(Timing{1.0, 0.5, 1.5}.hi() == 1.5);
+    CHECK(Timing{1.0}.lo() == 1.0);
+}
+
+TEST_CASE("compare: a sweep's CSV carries the spread and the seed; an older one is named", "[compare][cli]") {
+    using cs::cli::Row;
+    using cs::cli::RunMeta;
+    cs::test::TempDir tmp;
+    auto write = [&](const std::string& name, std::uint64_t seed, double scale) {
+        Row r;
+        r.layer.name = "conv2";
+        r.layer.C = 96, r.layer.H = 27, r.layer.W = 27, r.layer.M = 256, r.layer.R = 5, r.layer.S = 5,
+        r.layer.pad = 2;
+        r.N = 32, r.variant = "im2col-gemm", r.family = "gemm", r.precision = "fp32", r.io_dtype = "f32";
+        r.memory = "pageable", r.layout = "nchw";
+        r.result.status = cs::gpu::Status::pass;
+        std::vector<double> k;
+        for (int i = 0; i < 20; ++i) k.push_back((1.0 + 0.001 * i) * scale);
+        if (scale == 1.0) k.back() = 1.23;  // run A: one outlier repeat
+        r.result.kernel = r.result.total = cs::gpu::Stat::of(k);
+        RunMeta m;
+        m.device = "NVIDIA H200", m.seed = seed;
+        const auto p = tmp.path / name;
+        cs::cli::write_csv(p, m, {r});
+        return p.string();
+    };
+    const auto a = write("a.csv", 42, 1.0), b = write("b.csv", 7, 1.08), same_seed = write("c.csv", 42, 1.0);
+    const auto r = compare(a, b);
+    INFO(r.out);
+    CHECK(r.code == 0);
+    CHECK(has(r.out, "1 slower"));  // the outlier of A does not hide B's 8%
+    CHECK(has(r.out, "DIFFERS   seed"));
+    CHECK(has(r.out, "A: 42   B: 7"));
+    CHECK_FALSE(has(r.out, "warning:"));
+    CHECK(has(compare(a, same_seed).out, "same      seed"));
+    // a CSV without the spread columns: a warning naming it and what the verdict uses instead
+    const auto old = compare(data("compare_a.csv"), b);
+    INFO(old.out);
+    CHECK(has(old.out, "warning: " + data("compare_a.csv") + " has no kernel_p10_ms / kernel_p90_ms columns"));
+    CHECK(has(old.out, "judged on [min, max] instead"));
+    CHECK_FALSE(has(old.out, "warning: " + b));
+    CHECK(has(compare(data("compare_a.csv"), b, "--markdown").out, "- warning: "));
 }
 
 TEST_CASE("compare: identical runs are all the same, exit 0", "[compare][cli]") {

@@ -1,18 +1,76 @@
 """The command line: read the CSVs, draw every figure, write the report."""
 
 import argparse
+import math
 import os
+import struct
 import sys
+import tempfile
 import traceback
 
 from .io import Data, load, slug
 from .breakdowns import breakdown_N, fig_breakdown
 from .comparison import render_compare
 from .errors import fig_errors
+from .headline import fig_summary
 from .report import report
 from .ladders import fig_ladders
 from .roofline import ceilings_N, fig_ceilings, fig_roofline, fig_tflops
 from .speedups import coalescing_layer, fig_all_layers, fig_coalescing, fig_scaling, fig_speedup, fig_vs_cudnn
+
+
+MAX_HEIGHT_PX = 2000  # a figure taller than this is drawn again, one part per group of families
+
+
+def png_height(path):
+    with open(path, "rb") as f:
+        head = f.read(24)
+    return struct.unpack(">I", head[20:24])[0]
+
+
+def family_groups(d, parts):
+    """The families in data order, cut into `parts` consecutive groups of about equal rows
+    (variants); a family is never cut."""
+    sizes = [(f, sum(1 for v in d.variants if d.families[v] == f)) for f in d.family_order]
+    total = sum(n for _, n in sizes)
+    groups, cur, acc = [], [], 0
+    for f, n in sizes:
+        if cur and acc + n > total / parts * 1.15:
+            groups.append(cur)
+            cur, acc = [], 0
+        cur.append(f)
+        acc += n
+    if cur:
+        if groups and acc < total / parts * 0.3:  # a small tail joins the group before it
+            groups[-1] += cur
+        else:
+            groups.append(cur)
+    return groups
+
+
+def split_by_family(d, out, name, fn, args, res):
+    """Draws fn again per group of families when out/res is taller than MAX_HEIGHT_PX; returns
+    the files that make up the figure (res itself when it fits, else <stem>_<families>.png)."""
+    path = os.path.join(out, res)
+    h = png_height(path)
+    if h <= MAX_HEIGHT_PX or len(d.family_order) < 2:
+        return [res]
+    stem = res[:-len(".png")]
+    parts = max(2, math.ceil(h / (MAX_HEIGHT_PX * 0.85)))
+    files = []
+    with tempfile.TemporaryDirectory(dir=out) as tmp:
+        for g in family_groups(d, parts):
+            sub = d.subset(set(g))
+            r, _ = fn(sub, tmp, *args)
+            if not r:
+                continue
+            part = f"{stem}_{slug('_'.join(g))}.png"
+            os.replace(os.path.join(tmp, r), os.path.join(out, part))
+            files.append(part)
+    if files:
+        os.remove(path)
+        return files
+    return [res]
 
 
 def render(rows, layer_order, out, inputs, suffix):
@@ -21,9 +79,10 @@ def render(rows, layer_order, out, inputs, suffix):
     figs = {"_skipped": {}}
     failed = []
 
-    def run(name, fn, *args):
+    def run(name, fn, *args, split=True):
         try:
             res, info = fn(d, out, *args)
+            parts = split_by_family(d, out, name, fn, args, res) if res and split else [res]
         except Exception:  # keep going: the other figures and the report still get written
             traceback.print_exc()
             failed.append(name)
@@ -31,12 +90,14 @@ def render(rows, layer_order, out, inputs, suffix):
             print(f"plot.py: {name}: FAILED (traceback above)")
             return
         if res:
-            figs[res] = res
-            print(f"wrote {os.path.join(out, res)}")
+            figs[res] = parts
+            for p in parts:
+                print(f"wrote {os.path.join(out, p)}")
         else:
             figs["_skipped"][name] = info
             print(f"skipped {name}: {info}")
 
+    run("summary.png", fig_summary, split=False)
     for l in d.layers:
         run(f"speedup_{l}.png", fig_speedup, l)
     for l in d.layers:
@@ -48,7 +109,7 @@ def render(rows, layer_order, out, inputs, suffix):
     run("vs_cudnn.png", fig_vs_cudnn)
     run("tflops.png", fig_tflops)
     run(f"ceilings_N{ceilings_N(d)}.png", fig_ceilings)
-    run("roofline.png", fig_roofline)
+    run("roofline.png", fig_roofline, split=False)
     run("ladders.png", fig_ladders)
     try:
         print(f"wrote {report(d, out, figs, inputs)}")

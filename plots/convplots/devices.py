@@ -19,7 +19,7 @@ sides):
 - floor = max(FLOPs / peak, bytes / bandwidth) on each device; the row is memory-bound on
   a device when the bytes term is the larger;
 - predicted ratio = B floor / A floor; measured ratio = B / A of the kernel_ms medians, with
-  the comparison's verdict and noise band [lo, hi] (comparison.band: the ratios `convstudy
+  the comparison's verdict and noise band [lo, hi] (noise.band: the ratios `convstudy
   compare` calls "same");
 - the row departs from the prediction when measured / predicted lies outside [lo, hi]
   (the measured gain differs from the predicted one by more than the noise);
@@ -40,6 +40,7 @@ import matplotlib.pyplot as plt
 from matplotlib.lines import Line2D
 
 from .io import EFFECTIVE_ALGOS, Data, fnum, md_table
+from .noise import band
 from .draw import plain_log_ticks, save
 from .roofline import min_bytes, prec_key
 
@@ -134,7 +135,6 @@ class DevRow:
     """One row timed on both devices, with the floors' prediction beside the measurement."""
 
     def __init__(self, e, A, B):
-        from .comparison import band
         self.e = e
         self.layer, self.N, self.variant, self.family = e.layer, e.N, e.variant, e.family
         self.precision = e.precision

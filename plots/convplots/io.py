@@ -6,6 +6,8 @@ import math
 import re
 import statistics
 
+from . import classes
+
 MEM_ORDER = ["pageable", "pinned", "streams", "managed-prefetch", "managed"]
 PREC_ORDER = ["fp32", "tf32", "fp16", "bf16", "fp16acc"]
 PREC_COLOR = {"fp32": "#1f77b4", "tf32": "#2ca02c", "fp16": "#ff7f0e", "bf16": "#9467bd", "fp16acc": "#d62728"}
@@ -21,7 +23,10 @@ NUMERIC = ["max_abs_err", "max_rel_err", "rel_l2_err", "threshold", "kernel_ms",
            "cpu_onednn_ms", "speedup_kernel", "speedup_total", "vs_cudnn", "gflop", "tflops",
            "pct_peak", "peak_tflops", "workspace_bytes", "device_bytes",
            # newer columns (absent from older CSVs: None)
-           "total_min_ms", "total_max_ms", "convert_ms", "vs_cudnn_best", "gemm_ceiling_ms", "copy_gbs"]
+           "total_min_ms", "total_max_ms", "convert_ms", "vs_cudnn_best", "gemm_ceiling_ms", "copy_gbs",
+           "kernel_p10_ms", "kernel_p90_ms", "total_p10_ms", "total_p90_ms"]
+# library rows: the anchors and ceilings, never "ours"
+LIBRARY_FAMILIES = ("cudnn", "cudnn-legacy", "cublas")
 DPI = 110
 
 
@@ -42,7 +47,8 @@ def load(paths):
     """Rows of all CSVs, later (device, layer, N, variant, memory, layout) replacing earlier ones.
 
     Columns are read by header name; older CSVs lack `layout` (nchw), `algo` and the other
-    newer columns. A row in another layout than nchw is its own variant for the figures:
+    newer columns (see classes.py for the anchor and ceiling classes of CSVs older than
+    those columns). A row in another layout than nchw is its own variant for the figures:
     its `variant` becomes "name/layout" (the registry name stays in `_variant`)."""
     rows = {}
     layer_order = []
@@ -70,6 +76,7 @@ def load(paths):
                 r["_seq"] = seq
                 seq += 1
                 r["_has_algo"] = "algo" in rd.fieldnames
+                classes.fill(r)
                 r["_variant"] = r["variant"]
                 r["layout"] = r.get("layout") or DEFAULT_LAYOUT
                 if r["layout"] != DEFAULT_LAYOUT:
@@ -143,6 +150,7 @@ def date_range(rows):
 class Data:
     def __init__(self, rows, layer_order, title_suffix=""):
         self.rows = rows
+        self.all_rows = rows  # a subset's whole run (the anchors of its ratios)
         self.device = rows[0]["device"] if rows else "unknown device"
         self.suffix = title_suffix
         self.layers = [l for l in layer_order if any(r["layer"] == l for r in rows)]
@@ -190,6 +198,14 @@ class Data:
         for v in sorted(first, key=lambda v: first[v]):
             self.rungs.setdefault(self.families[v], []).append(v)
         self.family_order = fam_order
+
+    def subset(self, families):
+        """The same run restricted to some families (a figure split to a readable size): the
+        run-wide values (ceilings, main batch sizes, copy bandwidth) stay the whole run's."""
+        sub = Data([r for r in self.rows if r["family"] in families], self.layers, self.suffix)
+        for k in ("main_Ns", "peak", "class_peaks", "copy_gbs", "has_algo", "device", "all_rows"):
+            setattr(sub, k, getattr(self, k))
+        return sub
 
     @staticmethod
     def _pick_mode(modes):

@@ -1,7 +1,9 @@
 """Each family's ladder, rung by rung, per layer: what each idea is worth.
 
 A family's rungs are its variants in the order the CSV's rows first show them (a sweep
-writes them in the registry's order, where each rung adds one idea to the one before).
+writes them in the registry's order, where each rung adds one idea to the one before); a
+family that holds several ladders names them in LADDER_OF, so lines join only the rungs of
+one ladder.
 A ladder compares like with like: a family whose rows span several precision classes or
 layouts gets one ladder per (precision, layout) that has two or more rungs.
 `X-uncoalesced` twins are controls, not rungs (the coalescing figure shows them). The
@@ -22,6 +24,19 @@ from .io import UNCOALESCED, fnum, fx, md_table
 from .draw import layer_colors, plain_log_ticks, save
 
 
+# Ladders are explicit: a family is one ladder (its rungs in registry order, cut by precision
+# class and layout) unless this table puts a variant on a ladder of its own name. fp32-fast
+# holds three unrelated ladders: lines join only the rungs of one of them.
+LADDER_OF = {
+    "simt-gemm": "fp32-fast GEMM", "split-tf32": "fp32-fast GEMM", "tf32-mma-1x": "fp32-fast GEMM",
+    "winograd-f2x2": "fp32-fast Winograd 3x3", "winograd-f4x4": "fp32-fast Winograd 3x3",
+    "winograd-f4x4-canvas": "fp32-fast Winograd 3x3",
+    "winograd-f2x2-5x5": "fp32-fast Winograd 5x5", "winograd-f3x3-5x5": "fp32-fast Winograd 5x5",
+    "winograd-3xfp16-f3x3-5x5": "fp32-fast Winograd 5x5", "winograd-3xfp16-wgmma-f3x3-5x5": "fp32-fast Winograd 5x5",
+    "winograd-3xfp16-wgmma-ws-f3x3-5x5": "fp32-fast Winograd 5x5",
+}
+
+
 def ladder_N(d):
     return max(d.main_Ns) if d.main_Ns else None
 
@@ -35,13 +50,17 @@ def ladders(d):
     for fam in d.family_order:
         rungs = [v for v in d.rungs.get(fam, []) if not v.endswith(UNCOALESCED)
                  and any(d.getok(l, n, v) for l in d.layers)]
-        groups = {}
+        by_ladder = {}
         for v in rungs:
-            layout = "nhwc" if v.endswith("/nhwc") else "nchw"
-            groups.setdefault((d.precision.get(v, ""), layout), []).append(v)
-        for (prec, layout), g in groups.items():
-            if len(g) >= 2:
-                out[fam if len(groups) == 1 else f"{fam} ({prec}, {layout})"] = g
+            by_ladder.setdefault(LADDER_OF.get(v.split("/")[0], fam), []).append(v)
+        for name, lrungs in by_ladder.items():
+            groups = {}
+            for v in lrungs:
+                layout = "nhwc" if v.endswith("/nhwc") else "nchw"
+                groups.setdefault((d.precision.get(v, ""), layout), []).append(v)
+            for (prec, layout), g in groups.items():
+                if len(g) >= 2:
+                    out[name if len(groups) == 1 else f"{name} ({prec}, {layout})"] = g
     return out
 
 

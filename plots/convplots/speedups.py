@@ -248,20 +248,22 @@ def fig_scaling(d, out):
 
 
 def anchor_rows(d):
-    return [r for r in d.rows if r["family"] == ANCHOR_FAMILY]
+    """The cuDNN rows of the whole run (also for a figure split to some families)."""
+    return [r for r in d.all_rows if r["family"] == ANCHOR_FAMILY]
 
 
 def vs_cudnn_value(d, r):
-    """The CSV's vs_cudnn, or (older CSVs) the same rule as results.cpp: cuDNN row of the same
-    layer, N, memory mode and precision class (fp16 for fp16/fp16acc, fp32 otherwise)."""
+    """The CSV's vs_cudnn, or (CSVs without it) the rule of results.cpp's fill_vs_cudnn: the
+    fastest cuDNN row of the same layer, N, memory mode, layout and anchor class (the row's
+    `anchor_class` column: classes.py)."""
     if r["vs_cudnn"] is not None:
         return r["vs_cudnn"]
-    cls = "fp16" if r.get("precision") in ("fp16", "fp16acc") else "fp32"
-    for a in anchor_rows(d):
-        if (ok(a) and a["layer"] == r["layer"] and a["N"] == r["N"] and a["memory"] == r["memory"]
-                and a.get("precision") == cls):
-            return a["kernel_ms"] / r["kernel_ms"]
-    return None
+    if not ok(r):
+        return None
+    same = [a["kernel_ms"] for a in anchor_rows(d)
+            if ok(a) and a["layer"] == r["layer"] and a["N"] == r["N"] and a["memory"] == r["memory"]
+            and a["layout"] == r["layout"] and a["anchor_class"] == r["anchor_class"]]
+    return min(same) / r["kernel_ms"] if same else None
 
 
 def fig_vs_cudnn(d, out):
@@ -322,8 +324,8 @@ def fig_vs_cudnn(d, out):
         cb.set_label("vs_cudnn = fastest cuDNN kernel_ms / variant kernel_ms\n(> 1: faster than cuDNN; same "
                      "precision class and layout)", fontsize=8)
     else:
-        cb.set_label("vs_cudnn = cuDNN kernel_ms / variant kernel_ms\n(> 1: faster than cuDNN; fp16 rows "
-                     "against cuDNN fp16)", fontsize=8)
+        cb.set_label("vs_cudnn = cuDNN kernel_ms / variant kernel_ms\n(> 1: faster than cuDNN; each row "
+                     "against cuDNN of its anchor class)", fontsize=8)
     fig.suptitle(d.title("Ratio to cuDNN by layer and variant (memory: pageable unless [marked])", used),
                  fontsize=10)
     return save(fig, out, "vs_cudnn.png"), used

@@ -141,8 +141,9 @@ std::unique_ptr<gpu::DeviceContext> open_device() {
 
 // `ceilings`: measure the per-class ceilings (a second or two of cuBLAS GEMMs and a large
 // copy) for pct_peak and peak_tflops; only the CSV shows them.
-RunMeta make_meta(gpu::DeviceContext& ctx, const gpu::RunOptions& o, bool ceilings) {
+RunMeta make_meta(gpu::DeviceContext& ctx, const gpu::RunOptions& o, bool ceilings, std::uint64_t seed) {
     RunMeta m;
+    m.seed = seed;
     m.timestamp = now_utc();
     const auto& i = ctx.info();
     m.device = i.name;
@@ -183,15 +184,10 @@ bool declares(const gpu::Variant& v, gpu::Layout l) {
 // the ceiling of an implicit GEMM, measured in the same run. Empty when it cannot run.
 std::optional<double> gemm_ceiling(gpu::DeviceContext& ctx, const std::string& precision, const Layer& l,
                                    std::int64_t N) {
-    static const std::map<std::string, gpu::Precision> classes = {{"fp32", gpu::Precision::fp32},
-                                                                  {"tf32", gpu::Precision::tf32},
-                                                                  {"fp16", gpu::Precision::fp16},
-                                                                  {"fp16acc", gpu::Precision::fp16},
-                                                                  {"bf16", gpu::Precision::bf16}};
-    auto it = classes.find(precision);
-    if (it == classes.end()) return std::nullopt;
+    const auto p = gpu::parse_precision(precision);
+    if (!p) return std::nullopt;
     try {
-        const double ms = gpu::gemm_ceiling_ms(ctx, it->second, l.M, N * l.E() * l.F(), l.C * l.R * l.S);
+        const double ms = gpu::gemm_ceiling_ms(ctx, gpu::ceiling_class(*p), l.M, N * l.E() * l.F(), l.C * l.R * l.S);
         if (std::isfinite(ms) && ms > 0) return ms;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "warning: no GEMM ceiling for %s N=%lld %s: %s\n", l.name.c_str(),
@@ -388,7 +384,7 @@ int cmd_run(RunArgs a) {
     const auto opt = a.timing.to_run_options();
     // The ceilings and the GEMM of the layer's shape appear only in the CSV, beside times.
     const bool ceilings = !a.csv.empty() && opt.repeats > 0;
-    const RunMeta meta = make_meta(*ctx, opt, ceilings);
+    const RunMeta meta = make_meta(*ctx, opt, ceilings, a.check.seed);
     Row row = run_one(*ctx, *ref.variant, mode, layout, d, opt);
     save_engine_choices(choices);
     if (ceilings && row.result.status == gpu::Status::pass)
@@ -472,7 +468,7 @@ int cmd_sweep(const SweepArgs& a) {
     const auto opt = a.timing.to_run_options();
     // A check-only sweep (--repeats 0) has no times to hold against the ceilings.
     const bool timed = opt.repeats > 0;
-    const RunMeta meta = make_meta(*ctx, opt, timed);
+    const RunMeta meta = make_meta(*ctx, opt, timed, a.check.seed);
     if (!a.quiet && timed)
         std::fprintf(stderr,
                      "device: %s (cc %s, %d SMs); ceilings measured now, TFLOP/s: fp32 %.1f, tf32 %.0f, fp16 %.0f, "

@@ -218,6 +218,7 @@ Results read_results(const std::string& path) {
     Results res;
     res.path = path;
     res.has_layout = col.count("layout") > 0;
+    res.has_spread = col.count("kernel_p10_ms") > 0 && col.count("kernel_p90_ms") > 0;
     std::map<std::string, std::size_t> index;  // key -> position in res.rows
     for (std::size_t k = 1; k < recs.size(); ++k) {
         const auto& f = recs[k].fields;
@@ -229,9 +230,10 @@ Results read_results(const std::string& path) {
             auto it = col.find(name);
             return it == col.end() ? std::string() : trim(f[it->second]);
         };
-        auto timing = [&](const std::string& med, const std::string& mn, const std::string& mx) {
-            return Timing{number(path, line, med, get(med)), number(path, line, mn, get(mn)),
-                          number(path, line, mx, get(mx))};
+        auto timing = [&](const std::string& what) {
+            auto val = [&](const std::string& c) { return number(path, line, c, get(c)); };
+            return Timing{val(what + "_ms"), val(what + "_min_ms"), val(what + "_max_ms"), val(what + "_p10_ms"),
+                          val(what + "_p90_ms")};
         };
         Record r;
         r.layer = get("layer");
@@ -249,8 +251,8 @@ Results read_results(const std::string& path) {
         r.N = std::int64_t(n);
         if (r.layer.empty() || r.variant.empty())
             throw Error(path + ":" + std::to_string(line) + ": empty layer or variant");
-        r.kernel = timing("kernel_ms", "kernel_min_ms", "kernel_max_ms");
-        r.total = timing("total_ms", "total_min_ms", "total_max_ms");
+        r.kernel = timing("kernel");
+        r.total = timing("total");
         r.order = k;
         for (const auto& m : meta_columns())  // empty cells (repeats of a SKIP row) say nothing
             if (col.count(m) && !get(m).empty()) res.meta[m].insert(get(m));
@@ -268,13 +270,25 @@ Results read_results(const std::string& path) {
     return res;
 }
 
+double Timing::lo() const {
+    if (std::isfinite(p10) && std::isfinite(p90)) return std::min(p10, med);
+    return std::isfinite(min) ? std::min(min, med) : med;
+}
+
+double Timing::hi() const {
+    if (std::isfinite(p10) && std::isfinite(p90)) return std::max(p90, med);
+    return std::isfinite(max) ? std::max(max, med) : med;
+}
+
+std::string Results::spread_note() const {
+    if (has_spread) return {};
+    return path + " has no kernel_p10_ms / kernel_p90_ms columns (a CSV older than the robust spread): its rows "
+                  "are judged on [min, max] instead, which one outlier repeat can widen";
+}
+
 Verdict judge(const Timing& a, const Timing& b) {
     if (!std::isfinite(a.med) || !std::isfinite(b.med)) return Verdict::none;
-    const double alo = std::isfinite(a.min) ? std::min(a.min, a.med) : a.med;
-    const double ahi = std::isfinite(a.max) ? std::max(a.max, a.med) : a.med;
-    const double blo = std::isfinite(b.min) ? std::min(b.min, b.med) : b.med;
-    const double bhi = std::isfinite(b.max) ? std::max(b.max, b.med) : b.med;
-    if ((b.med >= alo && b.med <= ahi) || (a.med >= blo && a.med <= bhi)) return Verdict::same;
+    if ((b.med >= a.lo() && b.med <= a.hi()) || (a.med >= b.lo() && a.med <= b.hi())) return Verdict::same;
     return b.med > a.med ? Verdict::slower : Verdict::faster;
 }
 
@@ -394,7 +408,7 @@ std::string timing_cell(const Record* r, bool kernel) {
     const Timing& t = kernel ? r->kernel : r->total;
     if (!std::isfinite(t.med)) return "-";
     std::string s = fmt(t.med);
-    if (std::isfinite(t.min) && std::isfinite(t.max)) s += " (" + fmt(t.min) + "-" + fmt(t.max) + ")";
+    if (t.hi() > t.lo() || std::isfinite(t.min)) s += " (" + fmt(t.lo()) + "-" + fmt(t.hi()) + ")";
     return s;
 }
 
@@ -442,7 +456,7 @@ std::string summary(const Comparison& c) {
 std::vector<std::string> header_cells(bool layout) {
     std::vector<std::string> h = {"change", "layer", "N", "variant", "precision"};
     if (layout) h.push_back("layout");
-    for (const char* x : {"memory", "A kernel ms (min-max)", "B kernel ms (min-max)", "B/A kernel", "B/A total",
+    for (const char* x : {"memory", "A kernel ms (spread)", "B kernel ms (spread)", "B/A kernel", "B/A total",
                           "verdict"})
         h.push_back(x);
     return h;
@@ -482,6 +496,8 @@ std::string format_table(const Comparison& c, bool only_changed) {
     for (const Results* r : {c.a, c.b})
         if (r->repeated)
             o << "note: " << r->path << " repeats " << r->repeated << " row key(s); the later row of each was kept\n";
+    for (const Results* r : {c.a, c.b})
+        if (!r->spread_note().empty()) o << "warning: " << r->spread_note() << "\n";
     std::size_t w = 0;
     for (const auto& m : c.meta) w = std::max(w, m.column.size());
     for (const auto& m : c.meta) {
@@ -492,7 +508,7 @@ std::string format_table(const Comparison& c, bool only_changed) {
         o << "\n";
     }
     o << summary(c) << "\n";
-    o << "verdict: \"same\" when either side's median lies inside the other side's [min, max]\n\n";
+    o << "verdict: \"same\" when either side's median lies inside the other side's [p10, p90] of its repeats\n\n";
 
     const bool layout = show_layout(c);
     std::vector<std::vector<std::string>> rows;
@@ -542,11 +558,13 @@ std::string format_markdown(const Comparison& c, bool only_changed) {
         if (r->repeated)
             notes.push_back("`" + r->path + "` repeats " + std::to_string(r->repeated) +
                             " row key(s); the later row of each was kept");
+    for (const Results* r : {c.a, c.b})
+        if (!r->spread_note().empty()) notes.push_back("warning: " + r->spread_note());
     o << "\n";
     for (const auto& n : notes) o << "- " << md_escape(n) << "\n";
     if (!notes.empty()) o << "\n";
-    o << summary(c) << ". A row is *same* when either side's median lies inside the other side's [min, max] "
-      << "over its timed repeats; ratios are B / A of the medians (below 1: B is faster).\n\n";
+    o << summary(c) << ". A row is *same* when either side's median lies inside the other side's [p10, p90] "
+      << "of its timed repeats; ratios are B / A of the medians (below 1: B is faster).\n\n";
 
     const bool layout = show_layout(c);
     auto table = [&](const std::string& title, auto pred) {
@@ -584,9 +602,10 @@ std::string format_markdown(const Comparison& c, bool only_changed) {
 void write_compare_csv(const std::string& path, const Comparison& c) {
     write_file_atomic(path, [&](std::ostream& os) {
         os << "layer,N,variant,family,precision,layout,memory,change,status_a,status_b,"
-              "kernel_ms_a,kernel_min_ms_a,kernel_max_ms_a,kernel_ms_b,kernel_min_ms_b,kernel_max_ms_b,"
-              "kernel_ratio,kernel_verdict,total_ms_a,total_min_ms_a,total_max_ms_a,total_ms_b,total_min_ms_b,"
-              "total_max_ms_b,total_ratio,total_verdict\n";
+              "kernel_ms_a,kernel_min_ms_a,kernel_max_ms_a,kernel_p10_ms_a,kernel_p90_ms_a,"
+              "kernel_ms_b,kernel_min_ms_b,kernel_max_ms_b,kernel_p10_ms_b,kernel_p90_ms_b,"
+              "kernel_ratio,kernel_verdict,total_ms_a,total_min_ms_a,total_max_ms_a,total_p10_ms_a,total_p90_ms_a,"
+              "total_ms_b,total_min_ms_b,total_max_ms_b,total_p10_ms_b,total_p90_ms_b,total_ratio,total_verdict\n";
         auto q = [](const std::string& s) {
             if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
             std::string r = "\"";
@@ -598,9 +617,9 @@ void write_compare_csv(const std::string& path, const Comparison& c) {
         };
         auto n = [](double v) { return std::isfinite(v) ? fmt(v, "%.6g") : std::string(); };
         auto t = [&](const Record* r, bool kernel) {
-            if (!r) return std::string(",,");
+            if (!r) return std::string(",,,,");
             const Timing& x = kernel ? r->kernel : r->total;
-            return n(x.med) + "," + n(x.min) + "," + n(x.max);
+            return n(x.med) + "," + n(x.min) + "," + n(x.max) + "," + n(x.p10) + "," + n(x.p90);
         };
         auto verdict = [](Verdict v) { return v == Verdict::none ? std::string() : std::string(to_string(v)); };
         for (const auto& e : c.entries) {
@@ -637,6 +656,8 @@ CLI::App* add_compare_command(CLI::App& app, CompareArgs& a) {
 int cmd_compare(const CompareArgs& args) {
     const auto a = compare::read_results(args.a);
     const auto b = compare::read_results(args.b);
+    for (const auto* r : {&a, &b})
+        if (!r->spread_note().empty()) std::fprintf(stderr, "compare: warning: %s\n", r->spread_note().c_str());
     const auto metric = args.metric == "total" ? compare::Metric::total : compare::Metric::kernel;
     const auto c = compare::compare(a, b, metric);
     if (!args.csv.empty()) compare::write_compare_csv(args.csv, c);

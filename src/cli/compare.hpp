@@ -3,9 +3,15 @@
 // Rows are matched on (layer, N, variant, precision, layout, memory); columns are found by
 // header name, so CSVs from older versions (no `layout` column: nchw) compare with newer
 // ones. For each matched row: B/A of kernel_ms and total_ms, and a verdict from the recorded
-// median, min and max of both sides: "same" when either side's median lies inside the other
-// side's [min, max] spread (the difference is inside the noise one of the runs showed), else
-// "faster" or "slower". Status changes and rows present on one side only come first.
+// median and spread of both sides: "same" when either side's median lies inside the other
+// side's [p10, p90] of its timed repeats (the difference is inside the noise one of the runs
+// showed), else "faster" or "slower". p10 / p90 are robust: one outlier repeat (the cuDNN
+// rows' max reaches 23% above their median) neither widens the spread to hide a change nor
+// narrows it to invent one. A CSV older than the p10/p90 columns is judged on [min, max]
+// instead, and `compare` says so (Results::spread_note). This verdict is the one definition
+// of "same within the noise": plots/convplots/noise.py mirrors it and tests/test_plots.cpp
+// checks that the two give the same verdict counts on the fixtures. Status changes and rows present on one side only
+// come first.
 // Mismatched devices, tool versions, git revisions, CUDA versions and seeds are stated at the
 // top. Exit codes: 0, 1 (--fail-slower tripped), 2 bad input (cs::Error naming the file).
 #pragma once
@@ -26,9 +32,13 @@ namespace cs::cli {
 
 namespace compare {
 
-// median, min, max of one timing (NaN when not recorded)
+// median, min, max, p10, p90 of one timing (NaN when not recorded)
 struct Timing {
-    double med = NAN, min = NAN, max = NAN;
+    double med = NAN, min = NAN, max = NAN, p10 = NAN, p90 = NAN;
+    // The spread the verdict uses: [p10, p90] when recorded, else [min, max], else the
+    // median alone; always containing the median.
+    double lo() const;
+    double hi() const;
 };
 
 struct Record {
@@ -45,6 +55,9 @@ struct Results {
     std::map<std::string, std::set<std::string>> meta;  // run-wide column -> values seen
     std::size_t repeated = 0;                           // rows that replaced an earlier one
     bool has_layout = false;                            // the CSV has a `layout` column
+    bool has_spread = false;  // the CSV has the robust spread columns (kernel_p10_ms, ...)
+    // Non-empty when it does not: what the verdict falls back to, for a warning.
+    std::string spread_note() const;
 };
 
 // Throws cs::Error naming the file: missing, not a regular file, empty, binary, a ragged
@@ -54,8 +67,8 @@ Results read_results(const std::string& path);
 enum class Verdict { same, faster, slower, none };
 const char* to_string(Verdict v);
 
-// The noise-aware verdict of B's timing against A's (none when a median is missing). A
-// missing min or max counts as the median (no recorded spread).
+// The noise-aware verdict of B's timing against A's (none when a median is missing): same
+// when either median lies inside the other side's spread (Timing::lo/hi).
 Verdict judge(const Timing& a, const Timing& b);
 
 // What changed for one key, in the order the output lists them.

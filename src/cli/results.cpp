@@ -2,6 +2,7 @@
 
 #include "atomic_file.hpp"
 #include "error.hpp"
+#include "tolerance.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -20,10 +21,11 @@ const std::vector<std::string>& csv_columns() {
     static const std::vector<std::string> cols = {
         "timestamp", "device", "cc", "sms", "cuda_runtime", "driver", "git_rev", "tool_version",
         "layer", "C", "H", "W", "M", "R", "S", "stride", "pad", "E", "F", "N",
-        "variant", "family", "precision", "io_dtype", "memory", "layout", "algo", "status", "reason", "check",
+        "variant", "family", "precision", "anchor_class", "ceiling_class", "io_dtype", "memory", "layout", "algo", "status", "reason", "check",
         "max_abs_err", "max_rel_err", "rel_l2_err", "threshold", "max_bound_ratio", "bound_tau",
-        "kernel_ms", "kernel_min_ms", "kernel_max_ms", "repeats", "warmup", "l2_flush",
-        "h2d_ms", "convert_ms", "d2h_ms", "total_ms", "total_min_ms", "total_max_ms", "setup_ms",
+        "kernel_ms", "kernel_min_ms", "kernel_max_ms", "kernel_p10_ms", "kernel_p90_ms", "repeats", "warmup",
+        "l2_flush", "seed", "h2d_ms", "convert_ms", "d2h_ms", "total_ms", "total_min_ms", "total_max_ms",
+        "total_p10_ms", "total_p90_ms", "setup_ms",
         "streams", "chunks", "overlap",
         "cpu_ms", "cpu_threads", "cpu_model", "cpu_onednn_ms",
         "speedup_kernel", "speedup_total", "vs_cudnn", "vs_cudnn_best",
@@ -71,16 +73,19 @@ std::vector<std::string> csv_fields(const RunMeta& m, const Row& row) {
         l.name, std::to_string(l.C), std::to_string(l.H), std::to_string(l.W), std::to_string(l.M),
         std::to_string(l.R), std::to_string(l.S), std::to_string(l.stride), std::to_string(l.pad),
         std::to_string(l.E()), std::to_string(l.F()), std::to_string(row.N),
-        row.variant, row.family, row.precision, row.io_dtype, row.memory, row.layout, r.algo,
+        row.variant, row.family, row.precision, anchor_class(row.precision), ceiling_class(row.precision), row.io_dtype, row.memory, row.layout, r.algo,
         std::string(gpu::to_string(r.status)), r.reason, r.check,
         checked ? num(r.err.max_abs_err) : "", checked ? num(r.err.max_rel_err) : "",
         checked ? num(r.err.rel_l2_err) : "", num(r.threshold),
         checked && r.err.bound_checked ? num(r.err.max_bound_ratio) : "",
         r.err.bound_checked ? num(r.err.bound_tau) : "",
         num(kernel), pass ? num(r.kernel.min) : "", pass ? num(r.kernel.max) : "",
+        pass ? num(r.kernel.p10) : "", pass ? num(r.kernel.p90) : "",
         pass ? std::to_string(r.kernel.count) : "", std::to_string(m.warmup), m.l2_flush ? "1" : "0",
+        m.seed ? std::to_string(*m.seed) : "",
         pass ? num(r.h2d.median) : "", pass ? num(r.convert.median) : "", pass ? num(r.d2h.median) : "", num(total),
-        pass ? num(r.total.min) : "", pass ? num(r.total.max) : "", num(r.setup_ms),
+        pass ? num(r.total.min) : "", pass ? num(r.total.max) : "", pass ? num(r.total.p10) : "",
+        pass ? num(r.total.p90) : "", num(r.setup_ms),
         r.streams ? std::to_string(r.streams) : "", r.chunks ? std::to_string(r.chunks) : "", num(overlap),
         num(row.cpu_ms), row.cpu_threads ? std::to_string(row.cpu_threads) : "", row.cpu_model,
         num(row.cpu_onednn_ms),
@@ -128,14 +133,23 @@ void check_writable(const std::filesystem::path& path, const std::string& option
 }
 
 double RunMeta::peak_for(const std::string& precision) const {
-    if (precision == "fp32") return peak_fp32;
-    if (precision == "tf32") return peak_tf32;
-    if (precision == "fp16" || precision == "fp16acc") return peak_fp16;
-    if (precision == "bf16") return peak_bf16;
+    const std::string c = ceiling_class(precision);
+    if (c == "fp32") return peak_fp32;
+    if (c == "tf32") return peak_tf32;
+    if (c == "fp16") return peak_fp16;
+    if (c == "bf16") return peak_bf16;
     return 0;
 }
 
-std::string anchor_class(const std::string& precision) { return precision == "fp16acc" ? "fp16" : precision; }
+std::string anchor_class(const std::string& precision) {
+    const auto p = gpu::parse_precision(precision);
+    return p ? std::string(gpu::to_string(gpu::anchor_class(*p))) : precision;
+}
+
+std::string ceiling_class(const std::string& precision) {
+    const auto p = gpu::parse_precision(precision);
+    return p ? std::string(gpu::to_string(gpu::ceiling_class(*p))) : precision;
+}
 
 void fill_vs_cudnn(std::vector<Row>& rows) {
     // (layer, N, memory, class[, layout]) -> fastest cuDNN kernel_ms

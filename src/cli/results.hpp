@@ -17,13 +17,14 @@ struct RunMeta {
     std::string timestamp;  // UTC, ISO 8601
     std::string device, cc, cuda_runtime, driver;
     int sms = 0;
-    // Ceilings measured in this run (TFLOP/s per precision class; fp16acc uses fp16's),
+    // Ceilings measured in this run (TFLOP/s per ceiling class, gpu::ceiling_class),
     // and the device-to-device copy bandwidth (GB/s, bytes read + written).
     double peak_fp32 = 0, peak_tf32 = 0, peak_fp16 = 0, peak_bf16 = 0, copy_gbs = 0;
     double peak_for(const std::string& precision) const;
     std::string git_rev, tool_version;
     bool l2_flush = true;
     int warmup = 0, repeats = 0;
+    std::optional<std::uint64_t> seed;  // the generator seed of the inputs (column `seed`)
 };
 
 struct Row {
@@ -36,7 +37,7 @@ struct Row {
     int cpu_threads = 0;
     std::string cpu_model;
     double cpu_onednn_ms = NAN;
-    // The fastest cuDNN row's kernel_ms over ours: same precision class (fp16acc: fp16),
+    // The fastest cuDNN row's kernel_ms over ours: same anchor class (gpu::anchor_class),
     // layout and memory mode (vs_cudnn), or either layout (vs_cudnn_best).
     std::optional<double> vs_cudnn, vs_cudnn_best;
     // cuBLAS GEMM of the layer's im2col shape in the row's precision class, this run (ms).
@@ -50,8 +51,10 @@ void write_csv(const std::filesystem::path& path, const RunMeta& meta, const std
 // Throws cs::Error now, before any long run, when `path` cannot be written.
 void check_writable(const std::filesystem::path& path, const std::string& option = "--csv");
 
-// The precision class a row is compared in: fp16acc rows against fp16 anchors.
+// gpu::anchor_class and gpu::ceiling_class of a precision class's name (the names of
+// gpu::to_string(Precision)); an unknown name is its own class.
 std::string anchor_class(const std::string& precision);
+std::string ceiling_class(const std::string& precision);
 // Fills vs_cudnn and vs_cudnn_best from the PASS rows of family "cudnn" of the same
 // (layer, N, memory mode) and precision class: the fastest of them in the row's layout,
 // and the fastest in either layout.

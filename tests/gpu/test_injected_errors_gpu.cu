@@ -36,8 +36,10 @@
 //     per output) is below the half running sum's own rounding noise (tolerance.hpp's
 //     comment, the documented gap), so nothing is asserted and max_bound_ratio is printed.
 //
-// STATUS: written 2026-11-24 without device time; this file has NOT YET RUN ON A GPU. It
-// compiles with the flags of tests/gpu/test_layout_gpu.cu (nvcc 13.0, sm_90). Its kernel
+// STATUS: it runs in the GPU tests on the H200 (plots/h200/gpu_tests.log, the reference
+// sweep's call at f83d02e), and the device printed exactly the prediction below, every
+// number of every row (the log adds only the note on fp16acc's documented gap). It was
+// written without device time and predicted on the CPU first, as follows. Its kernel
 // body (between the "replay" markers below) was replayed on the CPU by a throw-away program
 // that compiles that text as host code, with each class's arithmetic done by bit-exact
 // roundings (half and bf16 to nearest even, tf32 to nearest with ties away, as cvt.rna; the

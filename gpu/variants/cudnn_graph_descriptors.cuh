@@ -1,0 +1,239 @@
+// Part of gpu/variants/cudnn_graph.cu, which includes it once inside its anonymous
+// namespace (one translation unit, as before the split: nothing here is visible elsewhere).
+// Descriptors: cuDNN errors, the RAII owners of backend descriptors, what a row is,
+// the operation graph of one convolution, and the finalized execution plan with its variant pack.
+
+#pragma once
+
+// ---- errors ---------------------------------------------------------------------------
+
+std::string status_text(cudnnStatus_t st) {
+    std::string s = cudnnGetErrorString(st);
+    char last[512] = {0};
+    cudnnGetLastErrorString(last, sizeof last);
+    if (last[0]) s += std::string(" (") + last + ")";
+    return s;
+}
+
+[[noreturn]] void throw_cudnn(cudnnStatus_t st, const char* call, const char* file, int line) {
+    std::string msg = std::string("cuDNN error: ") + call + " failed at " + file + ":" + std::to_string(line) +
+                      ": " + status_text(st);
+    if (st == CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED ||
+        st == CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED)
+        throw CudaError(cudaErrorMemoryAllocation, msg);
+    const cudaError_t ce = cudaPeekAtLastError();
+    if (ce != cudaSuccess) throw CudaError(ce, msg + "; CUDA: " + cudaGetErrorName(ce));
+    if (CUDNN_STATUS_CATEGORY(st) == CUDNN_STATUS_NOT_SUPPORTED) throw cs::Skip(msg);
+    throw std::runtime_error(msg);
+}
+
+#define CS_CUDNN_CHECK(call)                                                                \
+    do {                                                                                    \
+        const cudnnStatus_t cs_st_ = (call);                                                \
+        if (cs_st_ != CUDNN_STATUS_SUCCESS) throw_cudnn(cs_st_, #call, __FILE__, __LINE__); \
+    } while (0)
+
+// The handle attributes are marked deprecated in cuDNN 9 (a device-property descriptor is
+// the new way) but are still honoured; named by value to keep the build free of warnings.
+constexpr auto kAttrOpGraphHandle = static_cast<cudnnBackendAttributeName_t>(800);  // OPERATIONGRAPH_HANDLE
+constexpr auto kAttrPlanHandle = static_cast<cudnnBackendAttributeName_t>(400);     // EXECUTION_PLAN_HANDLE
+
+// ---- RAII owners ----------------------------------------------------------------------
+
+class Handle {
+public:
+    Handle() { CS_CUDNN_CHECK(cudnnCreate(&h_)); }
+    ~Handle() {
+        if (h_) (void)cudnnDestroy(h_);
+    }
+    Handle(const Handle&) = delete;
+    Handle& operator=(const Handle&) = delete;
+    cudnnHandle_t get() const { return h_; }
+
+private:
+    cudnnHandle_t h_ = nullptr;
+};
+
+class BDesc {
+public:
+    BDesc() = default;
+    explicit BDesc(cudnnBackendDescriptorType_t t) { CS_CUDNN_CHECK(cudnnBackendCreateDescriptor(t, &d_)); }
+    ~BDesc() { reset(); }
+    BDesc(const BDesc&) = delete;
+    BDesc& operator=(const BDesc&) = delete;
+    BDesc(BDesc&& o) noexcept : d_(std::exchange(o.d_, nullptr)) {}
+    BDesc& operator=(BDesc&& o) noexcept {
+        if (this != &o) {
+            reset();
+            d_ = std::exchange(o.d_, nullptr);
+        }
+        return *this;
+    }
+    cudnnBackendDescriptor_t get() const { return d_; }
+    explicit operator bool() const { return d_ != nullptr; }
+
+private:
+    void reset() noexcept {
+        if (d_) (void)cudnnBackendDestroyDescriptor(d_);
+        d_ = nullptr;
+    }
+    cudnnBackendDescriptor_t d_ = nullptr;
+};
+
+template <typename T>
+cudnnStatus_t set_attr(const BDesc& d, cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type,
+                       std::int64_t count, const T* values) {
+    return cudnnBackendSetAttribute(d.get(), name, type, count, values);
+}
+cudnnStatus_t set_desc(const BDesc& d, cudnnBackendAttributeName_t name, const BDesc& value) {
+    const cudnnBackendDescriptor_t v = value.get();
+    return cudnnBackendSetAttribute(d.get(), name, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &v);
+}
+cudnnStatus_t set_i64(const BDesc& d, cudnnBackendAttributeName_t name, std::int64_t v) {
+    return cudnnBackendSetAttribute(d.get(), name, CUDNN_TYPE_INT64, 1, &v);
+}
+
+// ---- what the row is --------------------------------------------------------------------
+
+struct RowSpec {
+    Precision precision;
+    cudnnDataType_t data;
+    std::size_t elem_bytes;
+    bool allow_tensor_core;
+    const char* name;
+};
+
+RowSpec spec_of(Precision p) {
+    switch (p) {
+        case Precision::fp32: return {p, CUDNN_DATA_FLOAT, 4, false, "fp32"};
+        case Precision::tf32: return {p, CUDNN_DATA_FLOAT, 4, true, "tf32"};
+        case Precision::fp16: return {p, CUDNN_DATA_HALF, 2, true, "fp16"};
+        case Precision::bf16: return {p, CUDNN_DATA_BFLOAT16, 2, true, "bf16"};
+        case Precision::fp16acc: break;
+    }
+    throw std::logic_error("cudnn_graph: no row for this precision class");
+}
+
+
+// ---- the operation graph --------------------------------------------------------------
+
+constexpr std::int64_t kUidX = 1, kUidW = 2, kUidY = 3;
+
+// Byte alignment a pointer (or an offset from a 256-byte aligned base) guarantees, capped at 16.
+std::int64_t alignment_of(std::uintptr_t v) {
+    if (v == 0) return 16;
+    std::int64_t a = 1;
+    while (a < 16 && (v & std::uintptr_t(a)) == 0) a *= 2;
+    return a;
+}
+
+struct Shape {  // what one execution plan is built for
+    std::int64_t n;
+    std::int64_t align_x, align_w, align_y;
+    bool operator<(const Shape& o) const {
+        return std::tie(n, align_x, align_w, align_y) < std::tie(o.n, o.align_x, o.align_w, o.align_y);
+    }
+};
+
+struct Graph {
+    BDesc x, w, y, conv, op, graph;
+};
+
+BDesc tensor(std::int64_t uid, cudnnDataType_t t, const std::int64_t (&dims)[4], const std::int64_t (&strides)[4],
+             std::int64_t align) {
+    BDesc d(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
+    CS_CUDNN_CHECK(set_attr(d, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &t));
+    CS_CUDNN_CHECK(set_attr(d, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4, dims));
+    CS_CUDNN_CHECK(set_attr(d, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, 4, strides));
+    CS_CUDNN_CHECK(set_i64(d, CUDNN_ATTR_TENSOR_UNIQUE_ID, uid));
+    CS_CUDNN_CHECK(set_i64(d, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, align));
+    CS_CUDNN_CHECK(cudnnBackendFinalize(d.get()));
+    return d;
+}
+
+// Dims N,C,H,W (K,C,R,S for filters); strides per layout.
+void strides_for(Layout lay, std::int64_t C, std::int64_t H, std::int64_t W, std::int64_t (&s)[4]) {
+    if (lay == Layout::nchw) {
+        s[0] = C * H * W, s[1] = H * W, s[2] = W, s[3] = 1;
+    } else {
+        s[0] = H * W * C, s[1] = 1, s[2] = W * C, s[3] = C;
+    }
+}
+
+std::unique_ptr<Graph> build_graph(cudnnHandle_t h, const Layer& l, Layout lay, cudnnDataType_t t, const Shape& sh) {
+    auto g = std::make_unique<Graph>();
+    std::int64_t s[4];
+    strides_for(lay, l.C, l.H, l.W, s);
+    g->x = tensor(kUidX, t, {sh.n, l.C, l.H, l.W}, s, sh.align_x);
+    strides_for(lay, l.C, l.R, l.S, s);
+    g->w = tensor(kUidW, t, {l.M, l.C, l.R, l.S}, s, sh.align_w);
+    strides_for(lay, l.M, l.E(), l.F(), s);
+    g->y = tensor(kUidY, t, {sh.n, l.M, l.E(), l.F()}, s, sh.align_y);
+
+    g->conv = BDesc(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
+    const cudnnDataType_t compute = CUDNN_DATA_FLOAT;
+    const cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
+    const std::int64_t pad[2] = {l.pad, l.pad}, stride[2] = {l.stride, l.stride}, dil[2] = {1, 1};
+    CS_CUDNN_CHECK(set_i64(g->conv, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, 2));
+    CS_CUDNN_CHECK(set_attr(g->conv, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &compute));
+    CS_CUDNN_CHECK(set_attr(g->conv, CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode));
+    CS_CUDNN_CHECK(set_attr(g->conv, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, 2, pad));
+    CS_CUDNN_CHECK(set_attr(g->conv, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, 2, pad));
+    CS_CUDNN_CHECK(set_attr(g->conv, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, 2, stride));
+    CS_CUDNN_CHECK(set_attr(g->conv, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, 2, dil));
+    CS_CUDNN_CHECK(cudnnBackendFinalize(g->conv.get()));
+
+    g->op = BDesc(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR);
+    const float alpha = 1.0f, beta = 0.0f;  // float scaling for float compute
+    CS_CUDNN_CHECK(set_desc(g->op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, g->x));
+    CS_CUDNN_CHECK(set_desc(g->op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, g->w));
+    CS_CUDNN_CHECK(set_desc(g->op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, g->y));
+    CS_CUDNN_CHECK(set_desc(g->op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, g->conv));
+    CS_CUDNN_CHECK(set_attr(g->op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_TYPE_FLOAT, 1, &alpha));
+    CS_CUDNN_CHECK(set_attr(g->op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, CUDNN_TYPE_FLOAT, 1, &beta));
+    CS_CUDNN_CHECK(cudnnBackendFinalize(g->op.get()));
+
+    g->graph = BDesc(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
+    CS_CUDNN_CHECK(set_attr(g->graph, kAttrOpGraphHandle, CUDNN_TYPE_HANDLE, 1, &h));
+    const cudnnBackendDescriptor_t ops[1] = {g->op.get()};
+    CS_CUDNN_CHECK(set_attr(g->graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, ops));
+    CS_CUDNN_CHECK(cudnnBackendFinalize(g->graph.get()));
+    return g;
+}
+
+
+struct ExecPlan {
+    BDesc plan;
+    std::size_t ws = 0;
+};
+
+// Finalizes an execution plan; nullopt (and the reason) when cuDNN refuses it.
+std::optional<ExecPlan> finalize_plan(cudnnHandle_t h, const BDesc& cfg, std::string* why = nullptr) {
+    ExecPlan p;
+    p.plan = BDesc(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+    cudnnStatus_t st = set_attr(p.plan, kAttrPlanHandle, CUDNN_TYPE_HANDLE, 1, &h);
+    if (st == CUDNN_STATUS_SUCCESS) st = set_desc(p.plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, cfg);
+    if (st == CUDNN_STATUS_SUCCESS) st = cudnnBackendFinalize(p.plan.get());
+    std::int64_t ws = 0, cnt = 0;
+    if (st == CUDNN_STATUS_SUCCESS)
+        st = cudnnBackendGetAttribute(p.plan.get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1,
+                                      &cnt, &ws);
+    if (st != CUDNN_STATUS_SUCCESS) {
+        if (why) *why = status_text(st);
+        (void)cudaGetLastError();
+        return std::nullopt;
+    }
+    p.ws = std::size_t(std::max<std::int64_t>(ws, 0));
+    return p;
+}
+
+BDesc variant_pack(const void* x, const void* w, void* y, void* ws) {
+    BDesc vp(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
+    const std::int64_t uids[3] = {kUidX, kUidW, kUidY};
+    void* ptrs[3] = {const_cast<void*>(x), const_cast<void*>(w), y};
+    CS_CUDNN_CHECK(set_attr(vp, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, 3, uids));
+    CS_CUDNN_CHECK(set_attr(vp, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, 3, ptrs));
+    CS_CUDNN_CHECK(set_attr(vp, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ws));
+    CS_CUDNN_CHECK(cudnnBackendFinalize(vp.get()));
+    return vp;
+}

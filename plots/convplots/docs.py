@@ -1,0 +1,229 @@
+"""Numbers in prose come from data: the README's and NOTES.md's result tables and headline
+figures are generated from the committed CSVs (plots/h200/*.csv) between markers
+
+    <!-- BEGIN generated:NAME -->
+    ...
+    <!-- END generated:NAME -->
+
+by `plots/plot.sh --update-docs` (or `python3 plots/docs.py --update`); `--check` (a CPU
+test in the README's test command, ctest docs_generated) exits 1 naming every block whose
+text differs from what the CSVs give. GENERATORS names each block and what it is made of; the
+editorial choices (which rows the README's table shows) are written here, the numbers never.
+"""
+
+import os
+import re
+import sys
+
+from . import summary
+from .io import Data, date_range, load, ok
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+H200 = "plots/h200"
+SWEEP = f"{H200}/sweep_all_variants.csv"
+DOCS = ["README.md", "NOTES.md"]
+BLOCK = re.compile(r"(<!-- BEGIN generated:(?P<name>[\w.-]+) -->\n)(?P<body>.*?)(<!-- END generated:(?P=name) -->)",
+                   re.S)
+
+
+def g3(v):
+    """Three significant figures, as the tables have always been written."""
+    if v is None:
+        return "-"
+    return f"{v:.3g}" if abs(v) < 1000 else f"{v:.0f}"
+
+
+_cache = {}
+
+
+def data(path=SWEEP):
+    if path not in _cache:
+        rows, layers = load([os.path.join(ROOT, path)])
+        for r in rows:
+            r["_src"] = path
+        _cache[path] = Data(rows, layers)
+    return _cache[path]
+
+
+# ---- README: the sweep, the kernel-time table, the summary -----------------------------------
+
+def sweep_sentence():
+    d = data()
+    rows = d.rows
+    one = rows[0]
+    st = {s: sum(r["status"] == s for r in rows) for s in ("PASS", "SKIP", "FAIL", "ERROR")}
+    reps = sorted({r["repeats"] for r in rows if r.get("repeats")})
+    warm = sorted({r["warmup"] for r in rows if r.get("warmup")})
+    return (f"Measured on an {d.device} (CUDA {one['cuda_runtime']}) on {date_range(rows)} at revision "
+            f"{', '.join(sorted({r['git_rev'] for r in rows}))}: {len({r['_variant'] for r in rows})} variants in "
+            f"every layout each declares x {len(d.layers)} layers x N = {', '.join(map(str, d.Ns))}, "
+            f"{'/'.join(reps)} repeats after {'/'.join(warm)} warm-ups, L2 flushed before each: {st['PASS']} rows "
+            f"PASS against the golden output, {st['SKIP']} SKIP, {st['FAIL']} FAIL, {st['ERROR']} ERROR "
+            f"([{SWEEP}]({SWEEP})).\n")
+
+
+# The README's kernel-time table: (label, variant, layout). The choice of rows is editorial;
+# every number is read from the sweep.
+README_ROWS = [
+    ("baseline (Mcpy)", "baseline", "nchw"),
+    ("register-acc (rla2m)", "register-acc", "nchw"),
+    ("shared-weights-many-loaders (rswmtla2m)", "shared-weights-many-loaders", "nchw"),
+    ("mk-sw-mt-si-c-vec (Mk-sw-mt-si-c-vec)", "mk-sw-mt-si-c-vec", "nchw"),
+    ("tiled-input", "tiled-input", "nchw"),
+    ("implicit-gemm-idx", "implicit-gemm-idx", "nchw"),
+    ("simt-gemm", "simt-gemm", "nchw"),
+    ("split-tf32 (3xTF32 on mma.sync: fp32 class)", "split-tf32", "nchw"),
+    ("winograd-f2x2 (3x3 layers only)", "winograd-f2x2", "nchw"),
+    ("winograd-f3x3-5x5 (conv2 only: FMA pipes)", "winograd-f3x3-5x5", "nchw"),
+    ("winograd-3xfp16-wgmma-f3x3-5x5 (conv2 only: 3xFP16 on wgmma)", "winograd-3xfp16-wgmma-f3x3-5x5", "nchw"),
+    ("winograd-3xfp16-wgmma-ws-f3x3-5x5 (+ fold warpgroups, staged epilogue)", "winograd-3xfp16-wgmma-ws-f3x3-5x5",
+     "nchw"),
+    ("hopper-ws-3xtf32 (3xTF32 on wgmma), NHWC", "hopper-ws-3xtf32", "nhwc"),
+    ("hopper-ws-3xfp16 (the split on fp16 wgmma), NHWC", "hopper-ws-3xfp16", "nhwc"),
+    ("cuDNN fp32 (TF32 off), NCHW", "cudnn-fp32", "nchw"),
+    ("cuDNN fp32 (TF32 off), NHWC", "cudnn-fp32", "nhwc"),
+    ("wmma-tf32 (warp MMA)", "wmma-tf32", "nchw"),
+    ("hopper-ws-tf32, NHWC", "hopper-ws-tf32", "nhwc"),
+    ("hopper-pp-tf32, NHWC", "hopper-pp-tf32", "nhwc"),
+    ("cuDNN tf32, NHWC", "cudnn-tf32", "nhwc"),
+    ("wmma-fp16 (warp MMA)", "wmma-fp16", "nchw"),
+    ("hopper-ws-fp16 (wgmma + TMA + warp specialisation), NHWC", "hopper-ws-fp16", "nhwc"),
+    ("hopper-pp-fp16 (+ ping-pong consumers), NHWC", "hopper-pp-fp16", "nhwc"),
+    ("hopper-ws-fp16, NCHW (its transforms inside)", "hopper-ws-fp16", "nchw"),
+    ("cuDNN fp16, NCHW", "cudnn-fp16", "nchw"),
+    ("cuDNN fp16, NHWC", "cudnn-fp16", "nhwc"),
+    ("hopper-ws-bf16, NHWC", "hopper-ws-bf16", "nhwc"),
+    ("cuDNN bf16, NHWC", "cudnn-bf16", "nhwc"),
+]
+README_N = 128
+
+
+def find(d, layer, n, variant, layout):
+    for r in d.rows:
+        if (r["layer"] == layer and r["N"] == n and r["_variant"] == variant and r["layout"] == layout
+                and r["memory"] == "pageable"):
+            return r
+    return None
+
+
+def kernel_table():
+    d, n = data(), README_N
+    out = ["| variant | precision | " + " | ".join(d.layers) + f" | all {len(d.layers)} | vs CPU |",
+           "| --- | --- | " + " | ".join("---" for _ in d.layers) + " | --- | --- |"]
+    cpu = [d.cpu_ms(l, n) for l in d.layers]
+    threads = sorted({r["cpu_threads"] for r in d.rows if r.get("cpu_threads")})
+    out.append(f"| CPU float32 reference ({'/'.join(threads)} cores) | fp32 | " + " | ".join(g3(c) for c in cpu)
+               + f" | {g3(sum(cpu))} | 1x |")
+    for label, v, layout in README_ROWS:
+        rs = [find(d, l, n, v, layout) for l in d.layers]
+        if not any(rs):
+            raise SystemExit(f"docs.py: {SWEEP} has no row of {v} ({layout}) at N={n}: update README_ROWS")
+        prec = next(r["precision"] for r in rs if r)
+        cells = [g3(r["kernel_ms"]) if r and ok(r) else "-" for r in rs]
+        tot = sum(r["kernel_ms"] for r in rs) if all(r and ok(r) for r in rs) else None
+        x = sum(cpu) / tot if tot else None
+        vs = "-" if x is None else f"{x:.0f}x" if x >= 10 else f"{x:.2g}x"
+        out.append(f"| {label} | {prec} | " + " | ".join(cells) + f" | {g3(tot)} | {vs} |")
+    return "\n".join(out) + "\n"
+
+
+def summary_table():
+    """Per class, ours / cuDNN at README_N per layer and for all layers (summary.py)."""
+    d, n = data(), README_N
+    out = [f"| N={n}: best of ours / fastest cuDNN (kernel time) | " + " | ".join(d.layers)
+           + f" | all {len(d.layers)} (ms) |",
+           "| --- | " + " | ".join("---" for _ in d.layers) + " | --- |"]
+    for cls in summary.classes_of(d):
+        cs = summary.cells(d, cls)
+        cells = []
+        for l in d.layers:
+            c = cs.get((l, n))
+            cells.append(f"{c.ratio:.3g}x" if c and c.ratio else "-")
+        s = summary.all_layers(d, cls, n)
+        tot = f"{s[0] / s[1]:.3g}x ({g3(s[0])} vs {g3(s[1])})" if s else "-"
+        out.append(f"| {cls} class | " + " | ".join(cells) + f" | {tot} |")
+    return "\n".join(out) + "\n"
+
+
+# ---- NOTES.md: what each committed CSV holds --------------------------------------------------
+
+def csv_inventory():
+    out = ["| CSV | rows | variants | layouts | memory modes | N | warm-up / repeats | status | date | rev | "
+           "format |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    folder = os.path.join(ROOT, H200)
+    for f in sorted(os.listdir(folder)):
+        if not f.endswith(".csv"):
+            continue
+        path = f"{H200}/{f}"
+        with open(os.path.join(ROOT, path), encoding="utf-8") as fh:
+            header = fh.readline().strip().split(",")
+        if "variant" not in header or "status" not in header:
+            continue  # not a convstudy sweep CSV (e.g. PyTorch's timings)
+        rows = data(path).rows
+        st = ", ".join(f"{sum(r['status'] == s for r in rows)} {s}" for s in ("PASS", "SKIP", "FAIL", "ERROR")
+                       if any(r["status"] == s for r in rows))
+        wr = sorted({f"{r.get('warmup', '')} / {r.get('repeats', '')}" for r in rows if r.get("repeats")})
+        missing = [c for c in ("layout", "algo", "convert_ms", "anchor_class") if c not in header]
+        fmt = "current" if not missing else "older: no " + ", ".join(missing) + " (read by header name)"
+        out.append(f"| [{f}]({path}) | {len(rows)} | "
+                   f"{len({r['_variant'] for r in rows})} | {', '.join(sorted({r['layout'] for r in rows}))} | "
+                   f"{', '.join(sorted({r['memory'] for r in rows}))} | {', '.join(map(str, sorted({r['N'] for r in rows})))} | "
+                   f"{', '.join(wr) or '-'} | {st} | {date_range(rows)} | "
+                   f"{', '.join(sorted({r.get('git_rev', '') for r in rows}))} | {fmt} |")
+    return "\n".join(out) + "\n"
+
+
+GENERATORS = {
+    "h200-sweep": sweep_sentence,
+    "h200-kernel-n128": kernel_table,
+    "h200-summary-n128": summary_table,
+    "h200-csvs": csv_inventory,
+}
+
+
+def process(update):
+    stale, unknown = [], []
+    for doc in DOCS:
+        path = os.path.join(ROOT, doc)
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+
+        def repl(m):
+            name = m.group("name")
+            if name not in GENERATORS:
+                unknown.append(f"{doc}: generated:{name}")
+                return m.group(0)
+            body = GENERATORS[name]()
+            if body != m.group("body"):
+                stale.append(f"{doc}: generated:{name}")
+            return m.group(1) + body + m.group(4)
+
+        new = BLOCK.sub(repl, text)
+        if update and new != text:
+            with open(path + ".tmp", "w", encoding="utf-8") as f:
+                f.write(new)
+            os.replace(path + ".tmp", path)
+    return stale, unknown
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if argv not in (["--check"], ["--update"]):
+        print("usage: docs.py --check | --update", file=sys.stderr)
+        return 2
+    stale, unknown = process(update=argv == ["--update"])
+    for u in unknown:
+        print(f"docs.py: unknown block {u} (GENERATORS in plots/convplots/docs.py)", file=sys.stderr)
+    if unknown:
+        return 2
+    if argv == ["--check"]:
+        for s in stale:
+            print(f"docs.py: stale: {s} differs from what the committed CSVs give; "
+                  "run plots/plot.sh --update-docs", file=sys.stderr)
+        if stale:
+            return 1
+        print(f"docs.py: every generated block of {', '.join(DOCS)} matches the committed CSVs")
+        return 0
+    for s in stale:
+        print(f"docs.py: updated {s}")
+    return 0

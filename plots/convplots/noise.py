@@ -1,0 +1,48 @@
+"""The noise verdict of two timings, as `convstudy compare` defines it (src/cli/compare.cpp,
+judge() and Timing::lo/hi: the definition). This module restates it for the figures, and
+tests/test_plots.cpp checks that the two give the same verdict counts on the fixtures.
+
+A timing is (median, lo, hi): lo/hi are the 10th and 90th percentiles of the timed repeats
+(columns <metric>_p10_ms / _p90_ms) when the CSV has them, else min and max (CSVs older than
+the robust spread), else the median alone; the spread always contains the median. B is
+*same* as A when either median lies inside the other side's [lo, hi]; else faster or slower.
+"""
+
+SPREAD_TEXT = "[p10, p90] of its timed repeats ([min, max] in CSVs without the p10/p90 columns)"
+
+
+def timing(r, metric, ok):
+    """(median, lo, hi) of `metric` ("kernel" or "total") of a PASS row r, else None."""
+    if r is None or not ok(r):
+        return None
+    med = r.get(f"{metric}_ms")
+    if med is None:
+        return None
+    p10, p90 = r.get(f"{metric}_p10_ms"), r.get(f"{metric}_p90_ms")
+    if p10 is not None and p90 is not None:
+        lo, hi = p10, p90
+    else:
+        lo, hi = r.get(f"{metric}_min_ms"), r.get(f"{metric}_max_ms")
+    lo = min(lo, med) if lo is not None else med
+    hi = max(hi, med) if hi is not None else med
+    return med, lo, hi
+
+
+def has_spread(rows):
+    """Whether the rows carry the robust spread (the p10/p90 columns)."""
+    return any(r.get("kernel_p10_ms") is not None for r in rows)
+
+
+def judge(a, b):
+    """The verdict of timing b = (med, lo, hi) against a: same, slower or faster; None when
+    either is missing."""
+    if a is None or b is None:
+        return None
+    if a[1] <= b[0] <= a[2] or b[1] <= a[0] <= b[2]:
+        return "same"
+    return "slower" if b[0] > a[0] else "faster"
+
+
+def band(a, b):
+    """The ratios B / A that judge() calls same: [lo, hi] around 1."""
+    return min(a[1] / a[0], b[0] / b[2]), max(a[2] / a[0], b[0] / b[1])
