@@ -8,6 +8,7 @@ from .io import ANCHOR_FAMILY, MEM_ORDER, date_range, fexp, fnum, fx, md_table, 
 from .breakdowns import breakdown_N
 from .ladders import report_exact_fp32, report_section as ladder_section
 from .roofline import ceilings_N, report_section as roofline_section
+from .profile_section import report_lines as profile_lines
 from .speedups import anchor_rows, coalescing_layer, coalescing_pairs, scaling_variants, vs_cudnn_value
 
 
@@ -392,6 +393,7 @@ def report(d, out, figs, inputs):
 
     roofline_section(d, w, fig)
     ladder_section(d, w, fig)
+    md += profile_lines(d)
     report_exact_fp32(d, w)
 
     # --- SKIP / FAIL / ERROR
