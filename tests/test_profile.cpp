@@ -1,5 +1,9 @@
 // `convstudy profile` without a GPU: parsing Nsight Compute's CSV (both of its layouts),
 // aggregating a row's kernels, and the errors for a missing ncu and bad arguments.
+// tests/data/ncu_details_sample.csv (--csv --print-units base) and ncu_raw_sample.csv
+// (--csv --page raw, units under the header) are in ncu's two CSV layouts, written by hand
+// in that format: their values are plausible, not measured (scripts/device_profile.sh saves
+// a real one, ncu_raw_conv2.csv).
 #include "test_util.hpp"
 
 #include "profile.hpp"
