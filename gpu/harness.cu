@@ -5,6 +5,7 @@
 #include "layout.hpp"
 #include "cuda_check.hpp"
 #include "error.hpp"
+#include "nvtx.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -159,6 +160,9 @@ private:
     void time_copies_mode(bool chunked);
     void time_managed_mode();
     void time_streams_mode();
+    // NVTX names of timing-loop iteration `it` and of its kernel_ms interval (nvtx.hpp).
+    const char* phase_name(int it) const { return it < opt_.warmup ? "warm-up" : "timed"; }
+    const char* kernels_range_name(int it) const { return it < opt_.warmup ? "warm-up kernels" : nvtx::kTimedKernels; }
 
     DeviceContext& ctx_;
     const Variant& v_;
@@ -441,6 +445,7 @@ void Run::time_copies_mode(bool chunked) {
     Event e0, e1, e2, e3, e4, e5, e6;
     std::vector<double> th, tc, tk, td, tt;
     for (int it = 0; it < opt_.warmup + opt_.repeats; ++it) {
+        const nvtx::Range phase(phase_name(it));
         if (opt_.flush_l2) ctx_.flush_l2(s);
         ctx_.hold(s);
         e0.record(s);
@@ -453,7 +458,10 @@ void Run::time_copies_mode(bool chunked) {
         if (opt_.flush_l2) ctx_.flush_l2(s);
         ctx_.hold(s);
         e3.record(s);
-        kernels(s, chunked);
+        {
+            const nvtx::Range k(kernels_range_name(it));
+            kernels(s, chunked);
+        }
         e4.record(s);
         convert_output(s, 0, p_.N);
         e5.record(s);
@@ -481,6 +489,7 @@ void Run::time_managed_mode() {
     Event e0, e1, e2, e3, e4, e5;
     std::vector<double> th, tc, tk, td, tt;
     for (int it = 0; it < opt_.warmup + opt_.repeats; ++it) {
+        const nvtx::Range phase(phase_name(it));
         // Untimed: every page back on the host, as after the host wrote the inputs.
         prefetch(x_in_, host, s);
         prefetch(x_w_, host, s);
@@ -498,7 +507,10 @@ void Run::time_managed_mode() {
         convert_weights(s);
         convert_input(s, 0, p_.N);
         e2.record(s);
-        kernels(s, false);
+        {
+            const nvtx::Range k(kernels_range_name(it));
+            kernels(s, false);
+        }
         e3.record(s);
         convert_output(s, 0, p_.N);
         e4.record(s);
@@ -527,6 +539,7 @@ void Run::time_streams_mode() {
     Event e0, e1;
     std::vector<double> tt;
     for (int it = 0; it < opt_.warmup + opt_.repeats; ++it) {
+        const nvtx::Range phase(it < opt_.warmup ? "warm-up pipeline" : "timed pipeline");
         if (opt_.flush_l2) ctx_.flush_l2(s);
         ctx_.hold(s);
         e0.record(s);
@@ -548,15 +561,20 @@ void Run::execute() {
     if (auto why = v_.supports(p_, ctx_.prop())) throw Skip(*why);
     if (managed() && !ctx_.info().concurrent_managed)
         throw Skip("this device has no concurrent managed access, so managed pages cannot be prefetched");
-    sizes();
-    const auto t0 = Clock::now();
-    stage_host();
-    allocate();
-    make_plans();
-    CS_CUDA_CHECK(cudaDeviceSynchronize());
-    r_.setup_ms = ms_since(t0);
-
-    checked_run();
+    {
+        const nvtx::Range plan("plan");
+        sizes();
+        const auto t0 = Clock::now();
+        stage_host();
+        allocate();
+        make_plans();
+        CS_CUDA_CHECK(cudaDeviceSynchronize());
+        r_.setup_ms = ms_since(t0);
+    }
+    {
+        const nvtx::Range check("check");
+        checked_run();
+    }
     if (r_.check != "none" && !passes(r_.err, v_.precision)) {
         r_.status = Status::fail;
         r_.reason = failure_reason(r_.err, v_.precision);
@@ -581,6 +599,8 @@ RunResult run_variant(DeviceContext& ctx, const Variant& v, MemoryMode mode, con
     r.threshold = threshold(v.precision);
     r.algo = v.algo;
     {  // the run's buffers are released at the end of this block, before the error reset
+        const nvtx::Range row(nvtx::row_name(p.layer.name, static_cast<long long>(p.N), v.name,
+                                             std::string(to_string(p.layout)), std::string(to_string(mode))));
         Run run(ctx, v, mode, p, data, opt, r);
         // SKIP is for a variant that refused, or tensors that cannot be had, before any of its
         // kernels ran; once one may have run, every failure is an ERROR (a SKIP would hide it).

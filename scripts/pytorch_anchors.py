@@ -20,7 +20,15 @@ compute in float inside cuDNN (PyTorch's default for convolutions).
 Extra rows: conv1 rewritten by space-to-depth (48 channels, 57x57, 3x3 stride 1; the same
 55x55 output), fp16 and tf32, NHWC, N=128 (layer "conv1-s2d").
 
-Writes a CSV (layer,N,precision,layout,ms,torch,cudnn,device) and prints a table like
+torch.compile as a second peer (--compile-batches, default 128; --no-compile skips it): the
+same convolution through torch.compile(mode="max-autotune-no-cudagraphs") per layer,
+precision class and layout, timed the same way after its compilation (Inductor chooses among
+cuDNN and its Triton convolution templates). Each configuration compiles with a fresh cache:
+a new TORCHINDUCTOR_CACHE_DIR and TRITON_CACHE_DIR, torch._dynamo.reset() and Inductor's
+in-memory caches cleared, so no choice leaks into the next. Those rows have impl=compile, the
+cuDNN ones impl=eager.
+
+Writes a CSV (layer,N,precision,layout,ms,torch,cudnn,device,impl) and prints a table like
 DESIGN.md's (ms, per layer, and the five layers' total). Runs in well under 3 minutes on an
 H200; rows are written as they are measured, N=1 first.
 """
@@ -28,8 +36,10 @@ import argparse
 import csv
 import json
 import os
+import shutil
 import statistics
 import sys
+import tempfile
 import time
 
 import torch
@@ -92,7 +102,30 @@ def make_conv(C, H, W, M, R, S, stride, pad, N, precision, layout):
         x = x.contiguous(memory_format=torch.channels_last)
         w = w.contiguous(memory_format=torch.channels_last)
     set_fp32_precision(precision == "tf32")
-    return lambda: F.conv2d(x, w, None, stride, pad)
+    fn = lambda: F.conv2d(x, w, None, stride, pad)  # noqa: E731
+    fn.x, fn.w = x, w
+    return fn
+
+
+def make_compiled(C, H, W, M, R, S, stride, pad, N, precision, layout):
+    """The convolution through torch.compile(max-autotune-no-cudagraphs), compiled afresh: a
+    new, empty compile cache (removed by the caller: the returned path) and no state of an
+    earlier configuration. Compilation happens in the first call (inside the warm-up)."""
+    eager = make_conv(C, H, W, M, R, S, stride, pad, N, precision, layout)
+    x, w = eager.x, eager.w
+    cache = tempfile.mkdtemp(prefix="convstudy-inductor-")
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache
+    os.environ["TRITON_CACHE_DIR"] = os.path.join(cache, "triton")
+    torch._dynamo.reset()
+    clear = getattr(getattr(torch._inductor, "utils", None), "clear_inductor_caches", None)
+    if clear is not None:
+        clear()
+
+    def conv(a, b):
+        return F.conv2d(a, b, None, stride, pad)
+
+    compiled = torch.compile(conv, mode="max-autotune-no-cudagraphs", dynamic=False)
+    return (lambda: compiled(x, w)), cache
 
 
 def main() -> int:
@@ -101,6 +134,12 @@ def main() -> int:
     ap.add_argument("--layers", default="", help="comma-separated layer names (default: all)")
     ap.add_argument("--batches", default="1,32,128", help="comma-separated N (default 1,32,128)")
     ap.add_argument("--no-s2d", action="store_true", help="skip the space-to-depth conv1 rows")
+    ap.add_argument("--no-compile", action="store_true", help="skip the torch.compile rows")
+    ap.add_argument("--compile-batches", default="128", help="N for the torch.compile rows (default 128)")
+    ap.add_argument("--compile-precisions", default=",".join(PRECISIONS),
+                    help="precision classes for the torch.compile rows (default all)")
+    ap.add_argument("--compile-layouts", default=",".join(LAYOUTS), help="layouts for the torch.compile rows")
+    ap.add_argument("--precisions", default=",".join(PRECISIONS), help="precision classes of the eager rows")
     args = ap.parse_args()
     if not torch.cuda.is_available():
         print("pytorch_anchors: no CUDA device", file=sys.stderr)
@@ -123,16 +162,17 @@ def main() -> int:
     rows = []
     out = open(args.csv, "w", newline="")
     wr = csv.writer(out)
-    wr.writerow(["layer", "N", "precision", "layout", "ms", "torch", "cudnn", "device"])
+    wr.writerow(["layer", "N", "precision", "layout", "ms", "torch", "cudnn", "device", "impl"])
 
-    def record(layer, n, precision, layout, ms):
-        rows.append((layer, n, precision, layout, ms))
-        wr.writerow([layer, n, precision, layout, f"{ms:.5f}", torch.__version__, cudnn_s, device])
+    def record(layer, n, precision, layout, ms, impl="eager"):
+        rows.append((layer, n, precision, layout, ms, impl))
+        wr.writerow([layer, n, precision, layout, f"{ms:.5f}", torch.__version__, cudnn_s, device, impl])
         out.flush()
 
+    precisions = [p for p in args.precisions.split(",") if p]
     with torch.inference_mode():
         for n in batches:
-            for precision in PRECISIONS:
+            for precision in precisions:
                 for layout in LAYOUTS:
                     for l in layers:
                         fn = make_conv(l["C"], l["H"], l["W"], l["M"], l["R"], l["S"], l["stride"], l["pad"], n,
@@ -143,17 +183,38 @@ def main() -> int:
             for precision in ("fp16", "tf32"):
                 fn = make_conv(48, 57, 57, 96, 3, 3, 1, 0, 128, precision, "nhwc")
                 record("conv1-s2d", 128, precision, "nhwc", timer.time(fn))
+    if not args.no_compile:
+        # outside inference_mode: torch.compile traces ordinary tensors (no grad is taken)
+        with torch.no_grad():
+            for n in [int(b) for b in args.compile_batches.split(",") if b]:
+                for precision in [p for p in args.compile_precisions.split(",") if p]:
+                    for layout in [x for x in args.compile_layouts.split(",") if x]:
+                        for l in layers:
+                            t1 = time.time()
+                            fn, cache = make_compiled(l["C"], l["H"], l["W"], l["M"], l["R"], l["S"], l["stride"],
+                                                      l["pad"], n, precision, layout)
+                            try:
+                                record(l["name"], n, precision, layout, timer.time(fn), "compile")
+                            except Exception as e:  # one configuration that fails to compile: say so, go on
+                                print(f"  torch.compile {l['name']} N={n} {precision} {layout} failed: {e}",
+                                      flush=True)
+                            finally:
+                                shutil.rmtree(cache, ignore_errors=True)
+                            print(f"  compile {l['name']} N={n} {precision} {layout}: "
+                                  f"{time.time() - t1:.0f} s with compilation", flush=True)
     out.close()
 
     # The table: one line per (precision, layout, N), ms per layer and the five layers' total.
     names = [l["name"] for l in layers]
-    by = {(r[0], r[1], r[2], r[3]): r[4] for r in rows}
+    printed = set()
+    by = {(r[0], r[1], r[2], r[3]): r[4] for r in rows if r[5] == "eager"}
+    comp = {(r[0], r[1], r[2], r[3]): r[4] for r in rows if r[5] == "compile"}
     print()
     print(f"PyTorch {torch.__version__}, cuDNN {cudnn_s}, {device}: ms, median of {REPEATS}, L2 flushed")
     head = f"| {'precision, layout, N':<22} | " + " | ".join(f"{n:>6}" for n in names) + " |  total |"
     print(head)
     print("|" + "|".join("-" * (len(c)) for c in head.split("|")[1:-1]) + "|")
-    for precision in PRECISIONS:
+    for precision in precisions:
         for layout in LAYOUTS:
             for n in batches:
                 vals = [by.get((name, n, precision, layout)) for name in names]
@@ -166,6 +227,16 @@ def main() -> int:
         v = by.get(("conv1-s2d", 128, precision, "nhwc"))
         if v is not None:
             print(f"conv1 by space-to-depth (48 ch 57x57, 3x3 s1), {precision} NHWC N=128: {v:.3f} ms")
+    for precision in PRECISIONS:
+        for layout in LAYOUTS:
+            for n in batches + [int(b) for b in args.compile_batches.split(",") if b]:
+                vals = [comp.get((name, n, precision, layout)) for name in names]
+                if all(v is None for v in vals) or (n, precision, layout) in printed:
+                    continue
+                printed.add((n, precision, layout))
+                cells = " | ".join(f"{v:6.3f}" if v is not None else "     -" for v in vals)
+                total = sum(v for v in vals if v is not None)
+                print(f"| {'compile ' + precision + ' ' + layout.upper() + ' ' + str(n):<22} | {cells} | {total:6.3f} |")
     print(f"({len(rows)} rows in {time.time() - t0:.0f} s -> {args.csv})")
     return 0
 

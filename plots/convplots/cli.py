@@ -15,6 +15,7 @@ from .errors import fig_errors
 from .headline import fig_summary
 from .report import report
 from .ladders import fig_ladders
+from .profile_section import attach_pytorch, is_pytorch_csv
 from .roofline import ceilings_N, fig_ceilings, fig_roofline, fig_tflops
 from .speedups import coalescing_layer, fig_all_layers, fig_coalescing, fig_scaling, fig_speedup, fig_vs_cudnn
 
@@ -73,9 +74,10 @@ def split_by_family(d, out, name, fn, args, res):
     return [res]
 
 
-def render(rows, layer_order, out, inputs, suffix):
+def render(rows, layer_order, out, inputs, suffix, pytorch=()):
     os.makedirs(out, exist_ok=True)
     d = Data(rows, layer_order, suffix)
+    attach_pytorch(d, pytorch)
     figs = {"_skipped": {}}
     failed = []
 
@@ -149,6 +151,11 @@ def main(argv=None):
             print(f"plot.py: {len(failed)} output(s) failed: {', '.join(failed)}", file=sys.stderr)
             return 1
         return 0
+    # PyTorch anchor CSVs (scripts/pytorch_anchors.py) go beside the sweep's, into the report
+    pytorch = [p for p in a.csv if is_pytorch_csv(p)]
+    a.csv = [p for p in a.csv if p not in pytorch]
+    if not a.csv:
+        ap.error("give at least one sweep CSV (the PyTorch anchor CSVs go beside one)")
     rows, layer_order = load(a.csv)
     if not rows:
         print("plot.py: the CSV(s) hold no rows: nothing to plot", file=sys.stderr)
@@ -159,7 +166,7 @@ def main(argv=None):
             devices.append(r["device"])
     failed = []
     if len(devices) == 1:
-        failed += render(rows, layer_order, a.out, a.csv, a.title_suffix)
+        failed += render(rows, layer_order, a.out, a.csv, a.title_suffix, pytorch)
     else:
         os.makedirs(a.out, exist_ok=True)
         index = ["# convstudy results", "", "The CSV(s) hold rows from several devices; each has its own folder:", ""]

@@ -18,6 +18,7 @@ NO_CLASS_PEAKS = ("the CSV(s) have no `algo` column: an older format whose peak_
                   "ceiling on every row (tflops.png draws it)")
 ALGO_MARKER = {"direct": "o", "gemm": "s", "winograd": "^", "fft": "D", "library": "*"}
 ELEM_BYTES = {"f32": 4, "f16": 2, "bf16": 2}
+MEASURED_MARKER = "x"  # a row's point at the DRAM bytes Nsight Compute measured (profile CSVs)
 
 
 def fig_tflops(d, out):
@@ -86,6 +87,23 @@ def min_bytes(r):
     return (n * c * h * w_ + m * c * rr * ss + n * m * e * f) * b
 
 
+def measured_bytes(r):
+    """DRAM bytes read + written by the row's kernels as Nsight Compute counted them
+    (`convstudy profile` / `sweep --profile` columns), or None."""
+    try:
+        b = float(r.get("ncu_dram_read_bytes") or "nan") + float(r.get("ncu_dram_write_bytes") or "nan")
+    except ValueError:
+        return None
+    return b if b > 0 else None
+
+
+def label_sides(values):
+    """Which end of the panel each ceiling's label goes to: from the highest ceiling down,
+    left and right in turn, so that labels of neighbouring (possibly close) ceilings never
+    share a place; each label sits just above its line."""
+    return {v: ("left" if i % 2 == 0 else "right") for i, v in enumerate(sorted(values, reverse=True))}
+
+
 def fig_ceilings(d, out):
     if not d.has_algo:
         return None, NO_CLASS_PEAKS
@@ -145,7 +163,7 @@ def fig_roofline(d, out):
     if not d.has_algo:
         return None, NO_CLASS_PEAKS
     Ns = d.main_Ns
-    pts = {}
+    pts, meas = {}, {}
     for n in Ns:
         for v in d.variants:
             for l in d.layers:
@@ -153,11 +171,14 @@ def fig_roofline(d, out):
                 b = min_bytes(r) if r else None
                 if r and r["tflops"] and r["gflop"] and b:
                     pts.setdefault(n, []).append((r["gflop"] * 1e9 / b, r["tflops"], r))
+                    mb = measured_bytes(r)
+                    if mb:
+                        meas.setdefault(n, []).append((r["gflop"] * 1e9 / b, r["gflop"] * 1e9 / mb, r["tflops"], r))
     Ns = [n for n in Ns if n in pts]
     if not Ns:
         return None, "no PASS rows with tflops and a layer shape"
     allp = [p for n in Ns for p in pts[n]]
-    xs = [p[0] for p in allp]
+    xs = [p[0] for p in allp] + [m[1] for n in Ns for m in meas.get(n, [])]
     ys = [p[1] for p in allp]
     lo_x, hi_x = min(xs) / 3, max(xs) * 3
     top = max(ys + list(d.class_peaks.values()))
@@ -173,33 +194,49 @@ def fig_roofline(d, out):
             m = ALGO_MARKER.get(r.get("algo", ""), "P")
             ax.scatter([x], [y], marker=m, s=30, zorder=3, alpha=0.85,
                        facecolors="none" if effective(r) else col, edgecolors=col, linewidths=1.2)
+        # measured: the same TFLOP/s at the intensity of the DRAM bytes ncu counted, joined
+        # to the modelled point by a thin line (left of it: the kernels moved more bytes)
+        for x_model, x_meas, y, r in meas.get(n, []):
+            col = PREC_COLOR.get(r.get("precision", ""), "0.5")
+            ax.plot([x_model, x_meas], [y, y], color=col, lw=0.6, alpha=0.6, zorder=2)
+            ax.scatter([x_meas], [y], marker=MEASURED_MARKER, s=34, zorder=4, color=col, linewidths=1.4)
+        # ceiling labels inside the first panel (the smallest N: its points sit lowest), at the
+        # left and right ends in turn from the top
+        sides = label_sides(list(ceilings))
         for pk, ps in ceilings.items():
             col = PREC_COLOR.get(ps[0], "0.5")
             ax.axhline(pk, color=col, lw=1.2, ls="--", zorder=2)
-            if ax is axes[0][-1]:
-                ax.annotate(f"{', '.join(ps)} ceiling {fnum(pk)}", (hi_x, pk), xytext=(-4, 3),
-                            textcoords="offset points", ha="right", fontsize=7, color=col)
+            if ax is axes[0][0]:
+                left = sides[pk] == "left"
+                ax.annotate(f"{', '.join(ps)} ceiling {fnum(pk)}", (lo_x if left else hi_x, pk),
+                            xytext=(4 if left else -4, 3), textcoords="offset points", ha="left" if left else "right",
+                            fontsize=7, color=col, bbox=dict(boxstyle="square,pad=0.1", fc="w", ec="none", alpha=0.8),
+                            zorder=5)
         if d.copy_gbs:
             bx = [lo_x, hi_x]
             ax.plot(bx, [x * d.copy_gbs / 1000.0 for x in bx], color="0.3", lw=1.2, zorder=2)
-            if ax is axes[0][0]:
+            if ax is axes[0][-1]:
                 ax.annotate(f"copy bandwidth {fnum(d.copy_gbs)} GB/s", (lo_x * 1.3, lo_x * 1.3 * d.copy_gbs / 1000.0),
                             xytext=(4, 6), textcoords="offset points", fontsize=7, color="0.3")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlim(lo_x, hi_x)
-        ax.set_ylim(min(ys) / 2, top * 3)
-        # the layers' intensities (one per io_dtype) named along the top; equal ones share a label
+        ax.set_ylim(min(ys) / 2, top * 1.8)
+        plain_log_ticks(ax, "x")
+        # the layers' modelled intensities (one per io_dtype) named above the panel, outside
+        # the plotting area (so no tag crosses a ceiling label); equal ones share a tag
         at = {}
         for x, _, r in pts[n]:
             names = at.setdefault(round(x, 3), [])
             if r["layer"] not in names:
                 names.append(r["layer"])
-        for x, names in at.items():
+        for x in at:
             ax.axvline(x, color="0.85", lw=0.6, zorder=1)
-            ax.annotate(", ".join(names), (x, top * 2.2), ha="center", fontsize=6.5, color="0.4", rotation=90,
-                        va="top")
-        plain_log_ticks(ax, "x")
+        top_ax = ax.secondary_xaxis("top")
+        top_ax.set_xticks(sorted(at), labels=[", ".join(at[x]) for x in sorted(at)], fontsize=6.5, rotation=90,
+                          color="0.4")
+        top_ax.minorticks_off()
+        top_ax.tick_params(length=2)
         plain_log_ticks(ax, "y")
         ax.set_title(f"N = {n}", fontsize=9)
         ax.set_xlabel("FLOPs / bytes of input, weights and output once (io_dtype), log", fontsize=8)
@@ -210,11 +247,15 @@ def fig_roofline(d, out):
     handles += [Line2D([], [], color="0.3", marker=ALGO_MARKER.get(a, "P"), ls="", label=a or "(no algo)")
                 for a in algos]
     handles.append(Line2D([], [], color="0.3", marker="o", mfc="none", ls="", label="hollow: effective"))
+    if any(meas.get(n) for n in Ns):
+        handles.append(Line2D([], [], color="0.3", marker=MEASURED_MARKER, ls="-", lw=0.6,
+                              label="x: at the DRAM bytes ncu measured\n(profile CSV), joined to the\nmodelled point"))
     axes[0][-1].legend(handles=handles, loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8, frameon=False,
                        title="precision; algo", title_fontsize=8)
     used = [p[2] for p in allp]
     fig.suptitle(d.title("Roofline: every PASS row (memory: pageable unless marked) against its precision class's "
-                         "ceiling" + (" and the device's copy bandwidth" if d.copy_gbs else ""), used), fontsize=10)
+                         "ceiling" + (" and the device's copy bandwidth" if d.copy_gbs else "")
+                         + ("; x: measured DRAM bytes" if any(meas.get(n) for n in Ns) else ""), used), fontsize=10)
     return save(fig, out, "roofline.png"), used
 
 

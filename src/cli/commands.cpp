@@ -1,6 +1,7 @@
 // The convstudy commands. Exit codes (README.md): 0 success (every row PASS or SKIP),
 // 1 a row FAILed or hit a CUDA error, 2 bad input (options, files), 3 `run` skipped
-// the variant (its reason is printed), 4 no CUDA device for a GPU command.
+// the variant (its reason is printed), 4 no CUDA device for a GPU command, 5 `profile`
+// cannot profile (no ncu, or no permission to read the GPU's counters).
 #include "commands.hpp"
 
 #include "ceilings.hpp"
@@ -11,7 +12,11 @@
 #include "engine_choices_file.hpp"
 #include "golden.hpp"
 #include "harness.hpp"
+#include "merge.hpp"
+#include "nvtx.hpp"
 #include "problem_data.hpp"
+#include "profile.hpp"
+#include "shard.hpp"
 #include "progress.hpp"
 #include "results.hpp"
 #include "tolerance.hpp"
@@ -361,9 +366,47 @@ struct RunArgs {
     std::int64_t batch = 0;
     TimingOpts timing;
     CheckOpts check;
+    bool profile_target = false;  // run under ncu by `profile`: the engine choices stay as they are
+    ProfileOptions prof;          // `profile` only
 };
 
-int cmd_run(RunArgs a) {
+// The `run` command line that repeats `row` under ncu for `profile` (src/cli/profile.hpp):
+// the same data, check, options and engine choices, with one timed repeat.
+ProfileTarget profile_target(const Row& row, const TableOpt& table, const std::string& golden, const CheckOpts& c,
+                             const TimingOpts& t, const std::filesystem::path& choices) {
+    ProfileTarget p;
+    p.label = gpu::nvtx::row_name(row.layer.name, static_cast<long long>(row.N), row.variant, row.layout, row.memory);
+    p.detail = row.result.detail;
+    auto& v = p.run_args;
+    v = {"run", "--variant", row.variant, "--layer", row.layer.name, "--batch", std::to_string(row.N), "--memory",
+         row.memory, "--layout", row.layout, "--golden", golden, "--check", c.mode, "--samples",
+         std::to_string(c.samples), "--seed", std::to_string(c.seed), "--no-cpu-timing", "--warmup",
+         std::to_string(t.warmup), "--repeats", "1", "--streams", std::to_string(t.streams), "--chunks",
+         std::to_string(t.chunks), "--engine-choices", choices.empty() ? "none" : choices.string(), "--profile-target"};
+    if (!table.path.empty()) v.insert(v.end(), {"--table", table.path});
+    if (t.no_flush) v.push_back("--no-flush");
+    if (t.workspace_limit_gib > 0) v.insert(v.end(), {"--workspace-limit", std::to_string(t.workspace_limit_gib)});
+    return p;
+}
+
+void print_profile(const ProfileSummary& s) {
+    auto f = [](double v, const char* unit, double scale = 1) {
+        if (!std::isfinite(v)) return std::string("-");
+        char b[48];
+        std::snprintf(b, sizeof b, "%.3g%s", v * scale, unit);
+        return std::string(b);
+    };
+    std::printf("  ncu (%d kernel%s, longest %s): tensor pipe %s, FMA pipe %s, SM throughput %s, DRAM read %s, "
+                "written %s, L2 hit %s, occupancy %s, %s registers/thread, %s shared/block\n",
+                s.kernels, s.kernels == 1 ? "" : "s", s.main_kernel.substr(0, 60).c_str(), f(s.tensor_pct, "%").c_str(),
+                f(s.fma_pct, "%").c_str(), f(s.sm_pct, "%").c_str(), f(s.dram_read_bytes, " MB", 1e-6).c_str(),
+                f(s.dram_write_bytes, " MB", 1e-6).c_str(), f(s.l2_hit_pct, "%").c_str(),
+                f(s.occupancy_pct, "%").c_str(), f(s.registers, "").c_str(), f(s.smem_bytes, " B").c_str());
+    if (!s.note.empty()) std::printf("  ncu note: %s\n", s.note.c_str());
+}
+
+// `profile` (profiling = true) is `run` plus Nsight Compute's counters of one timed repeat.
+int cmd_run(RunArgs a, bool profiling = false) {
     check_batches({a.batch});
     const LayerTable table = a.table.load();
     const Layer& layer = find_layer(table, a.layer);
@@ -376,8 +419,14 @@ int cmd_run(RunArgs a) {
                                                                            : ref.variant->layouts.front();
     a.check.parse();
     if (!a.csv.empty()) check_writable(a.csv);
+    std::string ncu;
+    if (profiling) {
+        metric_set(a.prof.metrics);
+        if (!a.prof.kernels_csv.empty()) check_writable(a.prof.kernels_csv, "--kernels-csv");
+        ncu = find_ncu(a.prof.ncu);
+    }
     const auto choices = engine_choices_path(a.timing.engine_choices, a.golden);
-    if (!choices.empty()) check_writable(choices, "--engine-choices");
+    if (!choices.empty() && !a.profile_target) check_writable(choices, "--engine-choices");
     load_engine_choices(choices);
     auto ctx = open_device();
     const ProblemData d = load_problem(a.golden, table, layer, a.batch, a.check);
@@ -386,12 +435,23 @@ int cmd_run(RunArgs a) {
     const bool ceilings = !a.csv.empty() && opt.repeats > 0;
     const RunMeta meta = make_meta(*ctx, opt, ceilings, a.check.seed);
     Row row = run_one(*ctx, *ref.variant, mode, layout, d, opt);
-    save_engine_choices(choices);
+    if (!a.profile_target) save_engine_choices(choices);
     if (ceilings && row.result.status == gpu::Status::pass)
         row.gemm_ceiling_ms = gemm_ceiling(*ctx, row.precision, layer, a.batch);
     std::printf("%s\n", summary_line(row).c_str());
     if (!row.result.detail.empty()) std::printf("  plan: %s\n", row.result.detail.c_str());
-    if (!a.csv.empty()) write_csv(a.csv, meta, {row});
+    std::optional<ProfileSummary> prof;
+    if (profiling && row.result.status == gpu::Status::pass) {
+        prof = profile_row(a.prof, ncu, profile_target(row, a.table, a.golden, a.check, a.timing, choices));
+        print_profile(*prof);
+        if (!a.prof.kernels_csv.empty())
+            write_kernels_csv(a.prof.kernels_csv, {{profile_target(row, a.table, a.golden, a.check, a.timing, choices).label,
+                                                    *prof}});
+    }
+    if (!a.csv.empty()) {
+        ExtraColumns extra{profile_columns(), {profile_fields(prof)}};
+        write_csv(a.csv, meta, {row}, profiling ? &extra : nullptr);
+    }
     switch (row.result.status) {
         case gpu::Status::pass: return 0;
         case gpu::Status::skip: return kExitSkipped;
@@ -409,9 +469,13 @@ struct SweepArgs {
     bool quiet = false;
     TimingOpts timing;
     CheckOpts check;
+    std::string shard = "1/1";  // K/N: this process's share of the rows (shard.hpp)
+    bool profile = false;       // ncu counters of every PASS row (slow)
+    ProfileOptions prof;
 };
 
 int cmd_sweep(const SweepArgs& a) {
+    const Shard shard = parse_shard(a.shard);
     check_batches(a.batches);
     const LayerTable table = a.table.load();
     std::vector<const Layer*> layers;
@@ -450,14 +514,26 @@ int cmd_sweep(const SweepArgs& a) {
             plan.push_back({ref.variant, modes});
     }
     check_writable(a.csv);
+    std::string ncu;
+    if (a.profile) {
+        metric_set(a.prof.metrics);
+        if (!a.prof.kernels_csv.empty()) check_writable(a.prof.kernels_csv, "--kernels-csv");
+        ncu = find_ncu(a.prof.ncu);
+    }
     const auto choices = engine_choices_path(a.timing.engine_choices, a.golden);
     if (!choices.empty()) check_writable(choices, "--engine-choices");
     load_engine_choices(choices);
+    // This process's rows: every row of the sweep, or its shard's.
+    const std::vector<SweepItem> items = select_shard(sweep_items(a.batches, layers, plan, layouts), shard);
+    auto in_shard = [&](std::int64_t N, const Layer* l) {
+        return std::any_of(items.begin(), items.end(), [&](const SweepItem& it) { return it.N == N && it.layer == l; });
+    };
     // Every golden set must be there before hours of work start.
     const CheckMode check = a.check.parse();
     for (auto N : a.batches)
         for (const Layer* l : layers) {
             if (check != CheckMode::golden) break;
+            if (!in_shard(N, l)) continue;
             if (!have_golden(a.golden, table, *l, N))
                 throw Error("no golden set for " + l->name + " at N=" + std::to_string(N) + " under " +
                             golden_table_dir(a.golden, table).string() +
@@ -475,31 +551,40 @@ int cmd_sweep(const SweepArgs& a) {
                      "bf16 %.0f; device copy %.0f GB/s\n",
                      meta.device.c_str(), meta.cc.c_str(), meta.sms, meta.peak_fp32, meta.peak_tf32, meta.peak_fp16,
                      meta.peak_bf16, meta.copy_gbs);
+    if (shard.count > 1 && !a.quiet)
+        std::fprintf(stderr, "shard %d/%d: %zu rows of the sweep\n", shard.index, shard.count, items.size());
     // A variant runs in each requested layout its registry row declares (others are not
-    // rows of the sweep: `convstudy list` shows each variant's layouts).
-    auto runs_of = [&](const gpu::Variant& v) {
-        std::vector<gpu::Layout> ls;
-        for (auto l : layouts)
-            if (declares(v, l)) ls.push_back(l);
-        return ls;
-    };
-
+    // rows of the sweep: `convstudy list` shows each variant's layouts); sweep_items
+    // lists exactly those rows.
     double total_work = 0;
-    for (auto N : a.batches)
-        for (const Layer* l : layers)
-            for (const auto& [v, ms] : plan) total_work += l->flops(N) * double(ms.size() * runs_of(*v).size());
+    for (const auto& it : items) total_work += it.layer->flops(it.N);
     Progress progress("sweep", total_work, a.quiet);
     double done = 0;
     std::vector<Row> rows;
+    std::vector<std::vector<std::string>> prof_fields;  // --profile: the ncu columns of each row
+    std::vector<std::pair<std::string, ProfileSummary>> prof_kernels;
+    auto save = [&] {
+        fill_vs_cudnn(rows);
+        prof_fields.resize(rows.size(), profile_fields(std::nullopt));
+        ExtraColumns extra{profile_columns(), prof_fields};
+        write_csv(a.csv, meta, rows, a.profile ? &extra : nullptr);
+        if (!a.prof.kernels_csv.empty() && a.profile) write_kernels_csv(a.prof.kernels_csv, prof_kernels);
+    };
     bool any_fail = false;
-    for (auto N : a.batches) {
-        for (const Layer* l : layers) {
+    for (std::size_t gi = 0; gi < items.size();) {
+        const std::int64_t N = items[gi].N;
+        const Layer* l = items[gi].layer;
+        std::size_t ge = gi;
+        while (ge < items.size() && items[ge].N == N && items[ge].layer == l) ++ge;
+        {
             progress.update(done, l->name + " N=" + std::to_string(N) + ": loading the reference data");
             const ProblemData g = load_problem(a.golden, table, *l, N, a.check);
             const std::size_t first_row = rows.size();
-            for (const auto& [v, ms] : plan) {
-                for (auto mode : ms)
-                for (auto layout : runs_of(*v)) {
+            for (; gi < ge; ++gi) {
+                const gpu::Variant* v = items[gi].variant;
+                const gpu::MemoryMode mode = items[gi].mode;
+                const gpu::Layout layout = items[gi].layout;
+                {
                     progress.update(done, l->name + " N=" + std::to_string(N) + ": " + v->name + " " +
                                               std::string(gpu::to_string(mode)) + " " +
                                               std::string(gpu::to_string(layout)));
@@ -511,8 +596,7 @@ int cmd_sweep(const SweepArgs& a) {
                     if (r.status == gpu::Status::fail || r.status == gpu::Status::error) any_fail = true;
                     if (r.fatal) {
                         save_engine_choices(choices);
-                        fill_vs_cudnn(rows);
-                        write_csv(a.csv, meta, rows);
+                        save();
                         progress.finish("stopped");
                         std::fprintf(stderr,
                                      "error: %s\nthe CUDA context is unusable after this error; the sweep stopped "
@@ -531,14 +615,34 @@ int cmd_sweep(const SweepArgs& a) {
                 if (it == ceiling.end()) it = ceiling.emplace(row.precision, gemm_ceiling(*ctx, row.precision, *l, N)).first;
                 row.gemm_ceiling_ms = it->second;
             }
-            // Rewritten (atomically) after each (layer, N): an interrupted sweep keeps its rows.
             save_engine_choices(choices);
-            fill_vs_cudnn(rows);
-            write_csv(a.csv, meta, rows);
+            // --profile: each PASS row again under ncu (a process of its own per row).
+            prof_fields.resize(rows.size(), profile_fields(std::nullopt));
+            for (std::size_t i = first_row; a.profile && i < rows.size(); ++i) {
+                if (rows[i].result.status != gpu::Status::pass) continue;
+                const ProfileTarget t = profile_target(rows[i], a.table, a.golden, a.check, a.timing, choices);
+                progress.update(done, "ncu: " + t.label);
+                try {
+                    const ProfileSummary s = profile_row(a.prof, ncu, t);
+                    prof_fields[i] = profile_fields(s);
+                    prof_kernels.emplace_back(t.label, s);
+                } catch (const ProfileUnavailable&) {
+                    save();
+                    throw;
+                } catch (const Error& e) {
+                    // one row that ncu could not profile does not stop the sweep: its note says why
+                    ProfileSummary failed;
+                    failed.set = a.prof.metrics;
+                    failed.note = std::string("profiling failed: ") + e.what();
+                    prof_fields[i] = profile_fields(failed);
+                    progress.message("ncu failed on " + t.label + ": " + e.what());
+                }
+            }
+            // Rewritten (atomically) after each (layer, N): an interrupted sweep keeps its rows.
+            save();
         }
     }
-    fill_vs_cudnn(rows);
-    write_csv(a.csv, meta, rows);
+    save();
     std::size_t npass = 0, nfail = 0, nskip = 0;
     for (const auto& r : rows) {
         if (r.result.status == gpu::Status::pass) ++npass;
@@ -576,19 +680,31 @@ int main(int argc, char** argv) {
     g->add_flag("--no-cpu-timing", gen.no_cpu_timing, "do not time the float32 CPU reference");
     g->add_flag("--no-onednn", gen.no_onednn, "do not time oneDNN");
 
+    auto add_run_options = [](CLI::App* c, RunArgs& ra) {
+        c->add_option("--variant", ra.variant, "variant name or study abbreviation (see `list`)")->required();
+        c->add_option("--layer", ra.layer, "layer name (see `list`)")->required();
+        c->add_option("--batch", ra.batch, "batch size N")->required();
+        c->add_option("--memory", ra.memory, "memory mode: " + gpu::memory_mode_names() + " (default pageable)");
+        c->add_option("--layout", ra.layout,
+                      "tensor layout: nchw or nhwc (default nchw, or the variant's own where it runs only nhwc)");
+        c->add_option("--csv", ra.csv, "write the result row to this CSV file");
+        c->add_option("--golden", ra.golden, "root directory of the golden files");
+        c->add_option("--table", ra.table.path, "layer table (JSON); default: built-in AlexNet");
+        add_timing_options(c, ra.timing);
+        add_check_options(c, ra.check);
+    };
     RunArgs run;
     auto* r = app.add_subcommand("run", "check and time one variant on one layer and batch");
-    r->add_option("--variant", run.variant, "variant name or study abbreviation (see `list`)")->required();
-    r->add_option("--layer", run.layer, "layer name (see `list`)")->required();
-    r->add_option("--batch", run.batch, "batch size N")->required();
-    r->add_option("--memory", run.memory, "memory mode: " + gpu::memory_mode_names() + " (default pageable)");
-    r->add_option("--layout", run.layout,
-                  "tensor layout: nchw or nhwc (default nchw, or the variant's own where it runs only nhwc)");
-    r->add_option("--csv", run.csv, "write the result row to this CSV file");
-    r->add_option("--golden", run.golden, "root directory of the golden files");
-    r->add_option("--table", run.table.path, "layer table (JSON); default: built-in AlexNet");
-    add_timing_options(r, run.timing);
-    add_check_options(r, run.check);
+    add_run_options(r, run);
+    // `profile` runs `run` under ncu with this flag: the engine choices file is only read
+    r->add_flag("--profile-target", run.profile_target)->group("");
+
+    RunArgs prof;
+    auto* pr = app.add_subcommand("profile",
+                                  "run one variant as `run` does, then its kernels of one timed repeat under Nsight "
+                                  "Compute (ncu): tensor pipe, DRAM bytes, L2 hit rate, occupancy beside the timing");
+    add_run_options(pr, prof);
+    add_profile_options(pr, prof.prof);
 
     SweepArgs sw;
     auto* s = app.add_subcommand("sweep", "check and time many variants, layers, batches and memory modes");
@@ -603,8 +719,18 @@ int main(int argc, char** argv) {
     s->add_option("--golden", sw.golden, "root directory of the golden files");
     s->add_option("--table", sw.table.path, "layer table (JSON); default: built-in AlexNet");
     s->add_flag("--quiet", sw.quiet, "no progress on stderr; one line per result on stdout");
+    s->add_option("--shard", sw.shard,
+                  "K/N: run only the K-th of N equal, disjoint shares of the rows (one process per GPU or SLURM "
+                  "task; join the CSVs with `convstudy merge`)");
+    s->add_flag("--profile", sw.profile,
+                "also run every PASS row under Nsight Compute (ncu columns, as `profile`; slow: one ncu process "
+                "per row)");
     add_timing_options(s, sw.timing);
     add_check_options(s, sw.check);
+    add_profile_options(s, sw.prof);
+
+    MergeArgs mg;
+    auto* mgc = add_merge_command(app, mg);
 
     CompareArgs cmp;
     auto* cm = add_compare_command(app, cmp);
@@ -626,8 +752,13 @@ int main(int argc, char** argv) {
         if (*list) return cmd_list(list_table, list_json);
         if (*g) return cmd_generate(gen);
         if (*r) return cmd_run(run);
+        if (*pr) return cmd_run(prof, true);
         if (*s) return cmd_sweep(sw);
         if (*cm) return cmd_compare(cmp);
+        if (*mgc) return cmd_merge(mg);
+    } catch (const ProfileUnavailable& e) {
+        std::fprintf(stderr, "error: %s\n", e.what());
+        return kExitNoProfiler;
     } catch (const NoDevice& e) {
         std::fprintf(stderr, "error: %s\n", e.what());
         return kExitNoDevice;

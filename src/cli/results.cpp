@@ -97,14 +97,22 @@ std::vector<std::string> csv_fields(const RunMeta& m, const Row& row) {
     return f;
 }
 
-void write_csv(const std::filesystem::path& path, const RunMeta& meta, const std::vector<Row>& rows) {
+std::string csv_number(double v) { return num(v); }
+
+void write_csv(const std::filesystem::path& path, const RunMeta& meta, const std::vector<Row>& rows,
+               const ExtraColumns* extra) {
     write_file_atomic(path, [&](std::ostream& os) {
         const auto& cols = csv_columns();
         for (std::size_t i = 0; i < cols.size(); ++i) os << (i ? "," : "") << cols[i];
+        if (extra)
+            for (const auto& c : extra->names) os << ',' << c;
         os << '\n';
-        for (const auto& row : rows) {
-            const auto f = csv_fields(meta, row);
+        for (std::size_t r = 0; r < rows.size(); ++r) {
+            const auto f = csv_fields(meta, rows[r]);
             for (std::size_t i = 0; i < f.size(); ++i) os << (i ? "," : "") << quote(f[i]);
+            if (extra)
+                for (std::size_t i = 0; i < extra->names.size(); ++i)
+                    os << ',' << (r < extra->fields.size() && i < extra->fields[r].size() ? quote(extra->fields[r][i]) : "");
             os << '\n';
         }
     });

@@ -46,8 +46,17 @@ struct Row {
 
 const std::vector<std::string>& csv_columns();
 std::vector<std::string> csv_fields(const RunMeta& meta, const Row& row);
+// A number as the CSV writes it (empty for NaN): `merge` rewrites derived columns with it.
+std::string csv_number(double v);
+// Columns after csv_columns() (e.g. `profile`'s ncu_* counters): names, and one list of
+// fields per row.
+struct ExtraColumns {
+    std::vector<std::string> names;
+    std::vector<std::vector<std::string>> fields;
+};
 // Writes header + rows atomically (temporary file + rename).
-void write_csv(const std::filesystem::path& path, const RunMeta& meta, const std::vector<Row>& rows);
+void write_csv(const std::filesystem::path& path, const RunMeta& meta, const std::vector<Row>& rows,
+               const ExtraColumns* extra = nullptr);
 // Throws cs::Error now, before any long run, when `path` cannot be written.
 void check_writable(const std::filesystem::path& path, const std::string& option = "--csv");
 

@@ -8,6 +8,7 @@ import os
 
 from ..io import date_range
 from ..ladders import report_exact_fp32, report_section as ladder_section
+from ..profile_section import report_lines as profile_lines
 from ..roofline import report_section as roofline_section
 from . import accuracy, anchors, copies, failures, figures, header, network, summary_section, tables
 from .common import Context
@@ -22,6 +23,11 @@ def _ladders(c):
     report_exact_fp32(c.d, c.w)
 
 
+def _profile(c):
+    for line in profile_lines(c.d):
+        c.w(line)
+
+
 SECTIONS = [
     summary_section.section,  # the answer: per class, best of ours against cuDNN (first 40 lines)
     header.section,           # the CSVs, device, CPU and conventions
@@ -32,7 +38,7 @@ SECTIONS = [
     anchors.section,          # ratio to cuDNN, best per layer, TFLOP/s
     _roofline,                # ceilings and roofline (roofline.py)
     _ladders,                 # family ladders and the exact-fp32 ladder (ladders.py)
-    # an extra section (e.g. a profile) goes here: one line, `module.section,`
+    _profile,                 # Nsight Compute counters, torch.compile beside eager cuDNN (profile_section.py)
     failures.section,         # SKIP / FAIL / ERROR
     figures.section,          # the list of figures
 ]
