@@ -263,6 +263,7 @@ void Run::make_plans() {
     for (int i = 0; i < nplans; ++i) plans_.push_back(v_.make_plan(p_, pc));
     for (const auto& pl : plans_) r_.workspace_bytes += pl->workspace_bytes();
     r_.detail = plans_.front()->detail();
+    if (auto c = plans_.front()->config(); !c.empty()) r_.config = c;
     const std::string a = plans_.front()->algo();
     r_.algo = a.empty() ? v_.algo : a;
     r_.device_bytes = x_in_.bytes() + x_w_.bytes() + x_out_.bytes() + k_in_.bytes() + k_w_.bytes() +
@@ -553,6 +554,8 @@ void Run::time_streams_mode() {
 }
 
 void Run::execute() {
+    r_.axes = r_.config = p_.config.str();
+    if (auto why = config_error(v_, p_.config)) throw Skip(*why);
     if (std::find(v_.layouts.begin(), v_.layouts.end(), p_.layout) == v_.layouts.end()) {
         std::string ls;
         for (auto l : v_.layouts) ls += (ls.empty() ? "" : ", ") + std::string(to_string(l));

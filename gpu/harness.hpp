@@ -107,6 +107,8 @@ struct RunResult {
     std::size_t workspace_bytes = 0;
     std::size_t device_bytes = 0;  // tensors + workspace on the device
     std::string detail;            // the plan's description
+    std::string axes;              // the axis values the row set (Problem::config; empty: defaults)
+    std::string config;            // every axis value it ran with (the plan's, defaults resolved)
     int streams = 0, chunks = 0;   // streams mode
     std::vector<float> output;     // with RunOptions::keep_output
     bool fatal = false;            // the CUDA context is unusable after this (sticky error)

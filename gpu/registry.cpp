@@ -338,8 +338,9 @@ std::vector<std::string> expand_axis_values(const Variant& v, const std::string&
                 if (std::find(out.begin(), out.end(), x) == out.end()) out.push_back(x);
         } else if (r == "default") {
             if (std::find(out.begin(), out.end(), "") == out.end()) out.push_back("");
-        } else if (std::find(out.begin(), out.end(), r) == out.end()) {
-            out.push_back(r);
+        } else if (std::find(ax->values.begin(), ax->values.end(), r) != ax->values.end() &&
+                   std::find(out.begin(), out.end(), r) == out.end()) {
+            out.push_back(r);  // a value this variant's axis lacks is not a row of it
         }
     }
     return out;

@@ -153,8 +153,9 @@ std::optional<std::string> config_error(const Variant& v, const Config& c);
 // Parses "name=v1,v2,...": the axis and its values ("all": every value the variant's axis
 // lists, expanded per variant by expand_axis_values). Throws cs::Error on a malformed text.
 std::pair<std::string, std::vector<std::string>> parse_axis_arg(std::string_view text);
-// The values of `axis` a sweep runs for `v`: `requested` with "all" expanded; empty when v
-// has no such axis (the variant then runs its default once).
+// The values of `axis` a sweep runs for `v`: `requested` with "all" expanded, "default" as ""
+// (the variant's own choice), values v's axis lacks left out; empty when v has no such axis
+// (the variant then runs its default once).
 std::vector<std::string> expand_axis_values(const Variant& v, const std::string& axis,
                                             const std::vector<std::string>& requested);
 

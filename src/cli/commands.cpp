@@ -203,7 +203,7 @@ std::optional<double> gemm_ceiling(gpu::DeviceContext& ctx, const std::string& p
 }
 
 Row run_one(gpu::DeviceContext& ctx, const gpu::Variant& v, gpu::MemoryMode mode, gpu::Layout layout,
-            const ProblemData& d, const gpu::RunOptions& opt) {
+            const ProblemData& d, const gpu::RunOptions& opt, const gpu::Config& config) {
     Row row;
     row.layer = d.layer;
     row.N = d.N;
@@ -213,7 +213,7 @@ Row run_one(gpu::DeviceContext& ctx, const gpu::Variant& v, gpu::MemoryMode mode
     row.io_dtype = std::string(gpu::to_string(v.io));
     row.memory = std::string(gpu::to_string(mode));
     row.layout = std::string(gpu::to_string(layout));
-    row.result = gpu::run_variant(ctx, v, mode, gpu::Problem{d.layer, d.N, layout}, d.host(), opt);
+    row.result = gpu::run_variant(ctx, v, mode, gpu::Problem{d.layer, d.N, layout, config}, d.host(), opt);
     if (d.cpu.repeats > 0) {
         row.cpu_ms = d.cpu.ms;
         row.cpu_threads = d.cpu.threads;
@@ -360,8 +360,82 @@ int cmd_generate(const GenerateArgs& a) {
 
 // ---- run -------------------------------------------------------------------------------
 
+// The axes of the registry's variants for --help, grouped by variants with the same axes:
+// "hopper-wgmma-fp16, ...: tile = m128n96k128B-s7, ...".
+std::string axes_help() {
+    std::vector<std::pair<std::string, const gpu::Variant*>> seen;  // names -> a variant with those axes
+    auto sig = [](const gpu::Variant& v) {
+        std::string k;
+        for (const auto& a : v.axes) {
+            k += a.name + "=";
+            for (const auto& x : a.values) k += x + ",";
+            k += ";";
+        }
+        return k;
+    };
+    for (const auto& v : gpu::registry()) {
+        if (v.axes.empty()) continue;
+        auto it = std::find_if(seen.begin(), seen.end(), [&](const auto& s) { return sig(*s.second) == sig(v); });
+        if (it == seen.end())
+            seen.emplace_back(v.name, &v);
+        else
+            it->first += ", " + v.name;
+    }
+    std::string s;
+    for (const auto& [names, v] : seen) {
+        s += "\n  " + names + ":";
+        for (const auto& ax : v->axes) {
+            s += "\n    " + ax.name + " = ";
+            for (std::size_t i = 0; i < ax.values.size(); ++i) s += (i ? ", " : "") + ax.values[i];
+            s += "\n      (" + ax.help + ")";
+        }
+    }
+    return s.empty() ? std::string("\n  (no variant has axes)") : s;
+}
+
+// "NAME=VALUE" options of `run` as a Config; throws cs::Error (exit 2) for a malformed one or
+// one the variant does not have.
+gpu::Config parse_run_axes(const std::vector<std::string>& args, const gpu::Variant& v) {
+    gpu::Config c;
+    for (const auto& a : args) {
+        auto [name, values] = gpu::parse_axis_arg(a);
+        if (values.size() != 1 || values[0] == "all")
+            throw Error("run --axis " + a + ": one value per axis (sweep walks several)");
+        c.set.emplace_back(name, values[0]);
+    }
+    if (auto why = gpu::config_error(v, c)) throw Error("--axis: " + *why);
+    return c;
+}
+
+// "NAME=V1,V2|all" options of `sweep`; throws cs::Error when an axis or value belongs to none
+// of the swept variants.
+AxisRequests parse_sweep_axes(const std::vector<std::string>& args, const SweepPlan& plan) {
+    AxisRequests out;
+    for (const auto& a : args) {
+        auto req = gpu::parse_axis_arg(a);
+        bool axis_known = false;
+        for (const auto& val : req.second) {
+            bool value_known = val == "all" || val == "default";
+            for (const auto& [v, modes] : plan)
+                for (const auto& ax : v->axes)
+                    if (ax.name == req.first) {
+                        axis_known = true;
+                        if (std::find(ax.values.begin(), ax.values.end(), val) != ax.values.end()) value_known = true;
+                    }
+            if (axis_known && !value_known)
+                throw Error("--axis " + a + ": '" + val + "' is a value of no swept variant's axis " + req.first +
+                            " (see `convstudy sweep --help`)");
+        }
+        if (!axis_known)
+            throw Error("--axis " + a + ": no swept variant has an axis '" + req.first + "' (see `convstudy sweep --help`)");
+        out.push_back(std::move(req));
+    }
+    return out;
+}
+
 struct RunArgs {
     TableOpt table;
+    std::vector<std::string> axes;  // --axis NAME=VALUE
     std::string variant, layer, memory, layout, csv, golden = "golden";
     std::int64_t batch = 0;
     TimingOpts timing;
@@ -384,6 +458,11 @@ ProfileTarget profile_target(const Row& row, const TableOpt& table, const std::s
          std::to_string(t.warmup), "--repeats", "1", "--streams", std::to_string(t.streams), "--chunks",
          std::to_string(t.chunks), "--engine-choices", choices.empty() ? "none" : choices.string(), "--profile-target"};
     if (!table.path.empty()) v.insert(v.end(), {"--table", table.path});
+    for (std::string rest = row.result.axes; !rest.empty();) {  // "a=x;b=y": one --axis each
+        const auto semi = rest.find(';');
+        v.insert(v.end(), {"--axis", rest.substr(0, semi)});
+        rest = semi == std::string::npos ? "" : rest.substr(semi + 1);
+    }
     if (t.no_flush) v.push_back("--no-flush");
     if (t.workspace_limit_gib > 0) v.insert(v.end(), {"--workspace-limit", std::to_string(t.workspace_limit_gib)});
     return p;
@@ -418,6 +497,7 @@ int cmd_run(RunArgs a, bool profiling = false) {
                                : declares(*ref.variant, gpu::Layout::nchw) ? gpu::Layout::nchw
                                                                            : ref.variant->layouts.front();
     a.check.parse();
+    const gpu::Config config = parse_run_axes(a.axes, *ref.variant);
     if (!a.csv.empty()) check_writable(a.csv);
     std::string ncu;
     if (profiling) {
@@ -434,7 +514,7 @@ int cmd_run(RunArgs a, bool profiling = false) {
     // The ceilings and the GEMM of the layer's shape appear only in the CSV, beside times.
     const bool ceilings = !a.csv.empty() && opt.repeats > 0;
     const RunMeta meta = make_meta(*ctx, opt, ceilings, a.check.seed);
-    Row row = run_one(*ctx, *ref.variant, mode, layout, d, opt);
+    Row row = run_one(*ctx, *ref.variant, mode, layout, d, opt, config);
     if (!a.profile_target) save_engine_choices(choices);
     if (ceilings && row.result.status == gpu::Status::pass)
         row.gemm_ceiling_ms = gemm_ceiling(*ctx, row.precision, layer, a.batch);
@@ -470,6 +550,7 @@ struct SweepArgs {
     TimingOpts timing;
     CheckOpts check;
     std::string shard = "1/1";  // K/N: this process's share of the rows (shard.hpp)
+    std::vector<std::string> axes;  // --axis NAME=VALUES
     bool profile = false;       // ncu counters of every PASS row (slow)
     ProfileOptions prof;
 };
@@ -524,7 +605,8 @@ int cmd_sweep(const SweepArgs& a) {
     if (!choices.empty()) check_writable(choices, "--engine-choices");
     load_engine_choices(choices);
     // This process's rows: every row of the sweep, or its shard's.
-    const std::vector<SweepItem> items = select_shard(sweep_items(a.batches, layers, plan, layouts), shard);
+    const AxisRequests axes = parse_sweep_axes(a.axes, plan);
+    const std::vector<SweepItem> items = select_shard(sweep_items(a.batches, layers, plan, layouts, axes), shard);
     auto in_shard = [&](std::int64_t N, const Layer* l) {
         return std::any_of(items.begin(), items.end(), [&](const SweepItem& it) { return it.N == N && it.layer == l; });
     };
@@ -585,10 +667,11 @@ int cmd_sweep(const SweepArgs& a) {
                 const gpu::MemoryMode mode = items[gi].mode;
                 const gpu::Layout layout = items[gi].layout;
                 {
-                    progress.update(done, l->name + " N=" + std::to_string(N) + ": " + v->name + " " +
+                    progress.update(done, l->name + " N=" + std::to_string(N) + ": " + v->name +
+                                              (items[gi].config.empty() ? "" : " [" + items[gi].config.str() + "]") + " " +
                                               std::string(gpu::to_string(mode)) + " " +
                                               std::string(gpu::to_string(layout)));
-                    rows.push_back(run_one(*ctx, *v, mode, layout, g, opt));
+                    rows.push_back(run_one(*ctx, *v, mode, layout, g, opt, items[gi].config));
                     const auto& r = rows.back().result;
                     progress.message(summary_line(rows.back()));
                     if (a.quiet) std::printf("%s\n", summary_line(rows.back()).c_str());
@@ -690,6 +773,9 @@ int main(int argc, char** argv) {
         c->add_option("--csv", ra.csv, "write the result row to this CSV file");
         c->add_option("--golden", ra.golden, "root directory of the golden files");
         c->add_option("--table", ra.table.path, "layer table (JSON); default: built-in AlexNet");
+        c->add_option("--axis", ra.axes,
+                      "NAME=VALUE: one value of one of the variant's axes (repeatable; default: the variant's own "
+                      "choice per problem). Axes:" + axes_help());
         add_timing_options(c, ra.timing);
         add_check_options(c, ra.check);
     };
@@ -719,6 +805,10 @@ int main(int argc, char** argv) {
     s->add_option("--golden", sw.golden, "root directory of the golden files");
     s->add_option("--table", sw.table.path, "layer table (JSON); default: built-in AlexNet");
     s->add_flag("--quiet", sw.quiet, "no progress on stderr; one line per result on stdout");
+    s->add_option("--axis", sw.axes,
+                  "NAME=V1,V2,... or NAME=all (repeatable): walk an axis; each variant that has it runs once per "
+                  "value (and per combination of several axes), recorded in the CSV's `axes` and `config` columns; "
+                  "`default` is the variant's own choice. Axes:" + axes_help());
     s->add_option("--shard", sw.shard,
                   "K/N: run only the K-th of N equal, disjoint shares of the rows (one process per GPU or SLURM "
                   "task; join the CSVs with `convstudy merge`)");

@@ -148,7 +148,7 @@ double number(const std::string& path, std::size_t line, const std::string& col,
 
 std::string key_of(const Record& r) {
     return r.layer + '\x1f' + std::to_string(r.N) + '\x1f' + r.variant + '\x1f' + r.precision + '\x1f' + r.layout +
-           '\x1f' + r.memory;
+           '\x1f' + r.memory + '\x1f' + r.axes;
 }
 
 std::string join(const std::set<std::string>& s) {
@@ -240,6 +240,7 @@ Results read_results(const std::string& path) {
         r.variant = get("variant");
         r.family = get("family");
         r.precision = get("precision");
+        r.axes = get("axes");
         r.layout = get("layout");
         if (r.layout.empty()) r.layout = "nchw";
         r.memory = get("memory");
@@ -464,7 +465,8 @@ std::vector<std::string> header_cells(bool layout) {
 
 std::vector<std::string> row_cells(const Entry& e, const Comparison& c, bool layout) {
     const Record& r = e.any();
-    std::vector<std::string> v = {to_string(e.change), r.layer, std::to_string(r.N), r.variant, r.precision};
+    std::vector<std::string> v = {to_string(e.change), r.layer, std::to_string(r.N),
+                                  r.axes.empty() ? r.variant : r.variant + " [" + r.axes + "]", r.precision};
     if (layout) v.push_back(r.layout);
     v.push_back(r.memory);
     v.push_back(timing_cell(e.a, true));

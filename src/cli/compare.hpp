@@ -43,6 +43,7 @@ struct Timing {
 
 struct Record {
     std::string layer, variant, family, precision, layout, memory, status, reason;
+    std::string axes;  // axis values the row set (empty: defaults, or a CSV without the column)
     std::int64_t N = 0;
     Timing kernel, total;
     std::size_t order = 0;  // position in its file (stable ordering of the output)

@@ -90,7 +90,8 @@ MergeResult merge_tables(const std::vector<CsvTable>& parts) {
         for (const auto& r : p.rows) {
             const std::string layout = p.col("layout") < 0 ? "nchw" : field(p, r, "layout");
             const std::string key = field(p, r, "layer") + " N=" + field(p, r, "N") + " " + field(p, r, "variant") +
-                                    " " + field(p, r, "memory") + " " + layout;
+                                    " " + field(p, r, "memory") + " " + layout +
+                                    (p.col("axes") < 0 || field(p, r, "axes").empty() ? "" : " " + field(p, r, "axes"));
             auto [it, fresh] = owner.emplace(key, p.path);
             if (!fresh)
                 throw Error("merge: the row " + key + " is in both " + it->second + " and " + p.path +

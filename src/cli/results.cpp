@@ -21,7 +21,7 @@ const std::vector<std::string>& csv_columns() {
     static const std::vector<std::string> cols = {
         "timestamp", "device", "cc", "sms", "cuda_runtime", "driver", "git_rev", "tool_version",
         "layer", "C", "H", "W", "M", "R", "S", "stride", "pad", "E", "F", "N",
-        "variant", "family", "precision", "anchor_class", "ceiling_class", "io_dtype", "memory", "layout", "algo", "status", "reason", "check",
+        "variant", "family", "precision", "anchor_class", "ceiling_class", "io_dtype", "memory", "layout", "axes", "config", "algo", "status", "reason", "check",
         "max_abs_err", "max_rel_err", "rel_l2_err", "threshold", "max_bound_ratio", "bound_tau",
         "kernel_ms", "kernel_min_ms", "kernel_max_ms", "kernel_p10_ms", "kernel_p90_ms", "repeats", "warmup",
         "l2_flush", "seed", "h2d_ms", "convert_ms", "d2h_ms", "total_ms", "total_min_ms", "total_max_ms",
@@ -73,7 +73,7 @@ std::vector<std::string> csv_fields(const RunMeta& m, const Row& row) {
         l.name, std::to_string(l.C), std::to_string(l.H), std::to_string(l.W), std::to_string(l.M),
         std::to_string(l.R), std::to_string(l.S), std::to_string(l.stride), std::to_string(l.pad),
         std::to_string(l.E()), std::to_string(l.F()), std::to_string(row.N),
-        row.variant, row.family, row.precision, anchor_class(row.precision), ceiling_class(row.precision), row.io_dtype, row.memory, row.layout, r.algo,
+        row.variant, row.family, row.precision, anchor_class(row.precision), ceiling_class(row.precision), row.io_dtype, row.memory, row.layout, r.axes, r.config, r.algo,
         std::string(gpu::to_string(r.status)), r.reason, r.check,
         checked ? num(r.err.max_abs_err) : "", checked ? num(r.err.max_rel_err) : "",
         checked ? num(r.err.rel_l2_err) : "", num(r.threshold),

@@ -24,16 +24,37 @@ Shard parse_shard(const std::string& s) {
     return r;
 }
 
+std::vector<gpu::Config> configs_of(const gpu::Variant& v, const AxisRequests& axes) {
+    std::vector<gpu::Config> out{gpu::Config{}};
+    for (const auto& [name, values] : axes) {
+        const auto vals = gpu::expand_axis_values(v, name, values);
+        if (vals.empty()) continue;  // not an axis of v
+        std::vector<gpu::Config> next;
+        for (const auto& c : out)
+            for (const auto& val : vals) {
+                gpu::Config d = c;
+                if (!val.empty()) d.set.emplace_back(name, val);  // "" = the default
+                next.push_back(std::move(d));
+            }
+        out = std::move(next);
+    }
+    return out;
+}
+
 std::vector<SweepItem> sweep_items(const std::vector<std::int64_t>& batches, const std::vector<const Layer*>& layers,
-                                   const SweepPlan& plan, const std::vector<gpu::Layout>& layouts) {
+                                   const SweepPlan& plan, const std::vector<gpu::Layout>& layouts,
+                                   const AxisRequests& axes) {
     std::vector<SweepItem> out;
     for (auto N : batches)
         for (const Layer* l : layers)
-            for (const auto& [v, modes] : plan)
-                for (auto mode : modes)
-                    for (auto layout : layouts)
-                        if (std::find(v->layouts.begin(), v->layouts.end(), layout) != v->layouts.end())
-                            out.push_back(SweepItem{N, l, v, mode, layout});
+            for (const auto& [v, modes] : plan) {
+                const auto configs = configs_of(*v, axes);
+                for (const auto& config : configs)
+                    for (auto mode : modes)
+                        for (auto layout : layouts)
+                            if (std::find(v->layouts.begin(), v->layouts.end(), layout) != v->layouts.end())
+                                out.push_back(SweepItem{N, l, v, mode, layout, config});
+            }
     return out;
 }
 

@@ -31,14 +31,23 @@ struct SweepItem {
     const gpu::Variant* variant = nullptr;
     gpu::MemoryMode mode = gpu::MemoryMode::pageable;
     gpu::Layout layout = gpu::Layout::nchw;
+    gpu::Config config;  // axis values set for this row (empty: the variant's defaults)
 };
+
+// `--axis NAME=VALUES` requests: each axis and the values asked ("all" for every value).
+using AxisRequests = std::vector<std::pair<std::string, std::vector<std::string>>>;
 
 // (variant, the memory modes it runs in), in the order `--variants` gave them.
 using SweepPlan = std::vector<std::pair<const gpu::Variant*, std::vector<gpu::MemoryMode>>>;
 
 // Every row of the sweep in run order; a variant runs only the requested layouts it declares.
+// A variant with some of the requested axes runs once per combination of their values (the
+// others at their defaults); a variant with none of them runs once, at its defaults.
 std::vector<SweepItem> sweep_items(const std::vector<std::int64_t>& batches, const std::vector<const Layer*>& layers,
-                                   const SweepPlan& plan, const std::vector<gpu::Layout>& layouts);
+                                   const SweepPlan& plan, const std::vector<gpu::Layout>& layouts,
+                                   const AxisRequests& axes = {});
+// The configurations `axes` asks of variant v, in order (one empty Config when none applies).
+std::vector<gpu::Config> configs_of(const gpu::Variant& v, const AxisRequests& axes);
 
 // The rows of shard `s` (all of them for 1/1), in run order.
 std::vector<SweepItem> select_shard(const std::vector<SweepItem>& items, Shard s);

@@ -24,7 +24,7 @@ struct RefProblem {
 
 inline RefProblem make_ref_problem(const Layer& l, std::int64_t N, std::uint64_t seed = 7) {
     RefProblem r;
-    r.problem = gpu::Problem{l, N};
+    r.problem = gpu::Problem{l, N, gpu::Layout::nchw, {}};
     r.in.resize(std::size_t(l.input_elems(N)));
     r.w.resize(std::size_t(l.weight_elems()));
     r.golden.resize(std::size_t(l.output_elems(N)));

@@ -229,7 +229,7 @@ TEST_CASE("exp-mk-sw-mt-si-c-vec adds every channel into every output exactly on
     for (const auto& l : layers) {
         const std::int64_t N = l.C <= 3 ? 3 : 2;
         RefProblem rp;
-        rp.problem = Problem{l, N};
+        rp.problem = Problem{l, N, gpu::Layout::nchw, {}};
         rp.in.assign(std::size_t(l.input_elems(N)), 1.0f);
         rp.w.assign(std::size_t(l.weight_elems()), 1.0f);
         rp.golden.resize(std::size_t(l.output_elems(N)));

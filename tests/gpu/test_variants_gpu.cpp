@@ -169,7 +169,7 @@ TEST_CASE("a problem larger than device memory is skipped, not crashed", "[gpu][
     std::vector<float> dummy(1);
     data.in = data.w = data.golden = dummy.data();
     RunOptions opt;
-    const auto r = run_variant(ctx, *base, MemoryMode::pageable, Problem{l, N}, data, opt);
+    const auto r = run_variant(ctx, *base, MemoryMode::pageable, Problem{l, N, gpu::Layout::nchw, {}}, data, opt);
     INFO(r.reason);
     REQUIRE(r.status == Status::skip);
     REQUIRE(r.reason.find("device memory") != std::string::npos);
