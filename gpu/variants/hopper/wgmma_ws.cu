@@ -179,6 +179,10 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
         else if (c.scheduler == "split-k") why = "split-K (a reduction kernel writes the output)";
         else if (bn % (128 / int(sizeof(TO))) != 0)
             why = "a tile of " + std::to_string(bn) + " filters is not whole 128-byte subtiles";
+        else if (ws_smem_bytes(c.tile, Epilogue::tma_store) > int(ctx.prop.sharedMemPerBlockOptin))
+            why = "tile " + tile_name(c.tile) + " with the staging buffers needs " +
+                  std::to_string(ws_smem_bytes(c.tile, Epilogue::tma_store)) + " bytes of shared memory, the device " +
+                  std::to_string(ctx.prop.sharedMemPerBlockOptin);
         if (!why.empty()) {
             if (!p.config.get("epilogue").empty()) throw Skip("the TMA-store epilogue cannot run here: " + why);
             c.epilogue = Epilogue::direct;

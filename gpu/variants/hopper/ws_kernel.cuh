@@ -56,7 +56,7 @@ struct WsSmem {
     static constexpr int kRing = kT.stages * St::kBytes;
     static constexpr int kEpi = Epi::kSmemBytes;
     static constexpr int kBars = kT.stages * 16 + 16;
-    static constexpr int kTotal = 1024 + kRing + kEpi + kBars;  // + alignment slack
+    static constexpr int kTotal = 1024 + kRing + kEpi + kBars;  // + alignment slack (ws_smem_bytes)
 };
 
 // The consumer side of the cooperative schedule for one unit's accumulators: what the

@@ -21,6 +21,13 @@ inline bool ws_tile_ok_rt(int i, Schedule s) {
     return kTiles[i].minb == 1 && (s == Schedule::cooperative || kTiles[i].bn <= 128);
 }
 
+// Dynamic shared memory of the persistent kernel for a tile and an epilogue (bytes).
+inline int ws_smem_bytes(int tile, Epilogue e) {
+    const Tile& t = kTiles[tile];
+    return 1024 + t.stages * (kBM + t.bn) * t.rowb + (e == Epilogue::tma_store ? EpiTmaStore::kSmemBytes : 0) +
+           t.stages * 16 + 16;
+}
+
 struct WsLaunch {
     const CUtensorMap* a;
     const CUtensorMap* b;
