@@ -57,8 +57,8 @@ TEST_CASE("every axis value of every variant matches the CPU reference", "[gpu][
                             continue;
                         }
                         REQUIRE(r.err.max_rel_err <= r.threshold);
-                        // The plan ran what was asked.
-                        REQUIRE(test::has(r.config, ax.name + "=" + val));
+                        // The plan ran what was asked ("auto" resolves to a scheduler by name).
+                        if (val != "auto") REQUIRE(test::has(r.config, ax.name + "=" + val));
                         ++passes[v.family + " " + ax.name + "=" + val];
                     }
             }
