@@ -49,6 +49,15 @@ struct KSlice {
         k.s = k.tap - k.r * S;
         return k;
     }
+    // The next slice, without a division: a persistent producer walks slices in order and
+    // must not put a division chain between a stage's release and its refill.
+    __device__ __forceinline__ void advance(int cslices, int S) {
+        if (++cs == cslices) {
+            cs = 0;
+            ++tap;
+            if (++s == S) s = 0, ++r;
+        }
+    }
 };
 
 // The tile's first output pixel as im2col start coordinates (w0, h0, n0) and its filters m0.

@@ -60,16 +60,20 @@ struct TileSched {
 
     __device__ __forceinline__ bool next(Cursor& cur, Work& w) const {
         const int cta = int(blockIdx.x);
-        if (mode != kStreamK) {
-            const long long u = (long long)cta + (long long)cur.i * grid;
-            if (u >= (long long)ntiles * ksplit) return false;
+        if (mode != kStreamK) {  // units fit in int: plan() checks tiles * ksplit
+            const int u = cta + cur.i * grid;
+            if (u >= ntiles * ksplit) return false;
             ++cur.i;
-            w.tile = int(u / ksplit);
-            w.part = int(u - (long long)w.tile * ksplit);
+            if (ksplit == 1) {
+                w.tile = u, w.part = 0, w.k0 = 0, w.k1 = KT, w.role = Role::whole;
+                return true;
+            }
+            w.tile = u / ksplit;
+            w.part = u - w.tile * ksplit;
             const int kp = KT / ksplit;
             w.k0 = w.part * kp;
             w.k1 = w.k0 + kp;
-            w.role = ksplit > 1 ? Role::split_part : Role::whole;
+            w.role = Role::split_part;
             return true;
         }
         if (cur.it < 0) {

@@ -145,17 +145,21 @@ __global__ void __launch_bounds__(kWsThreads, 1)
         setmaxnreg_dec<40>();
         if (tid == 0) {
             Ring<STAGES> r;
-            long long q = 0;  // slices produced
+            bool first_round = true;  // the ring's stages start free
             TileSched::Cursor cur;
             Work w;
+            const int cslices = a.cslices, S = a.g.S;
             while (a.sched.next(cur, w)) {
                 const TileOrigin o = TileOrigin::of(w.tile, a.sched.tiles_n, BN, a.g);
-                for (int kt = w.k0; kt < w.k1; ++kt, ++q) {
+                KSlice k = KSlice::of(w.k0, cslices, S);
+                for (int kt = w.k0; kt < w.k1; ++kt) {
                     // round k of a stage waits for the consumers' release of round k-1.
-                    if (q >= STAGES) mbar_wait(empty0 + 8 * r.stage, r.phase ^ 1u);
+                    if (!first_round) mbar_wait(empty0 + 8 * r.stage, r.phase ^ 1u);
                     tma_load_slice<BN, ROWB, BK>(&tmA, &tmB, sbase + std::uint32_t(r.stage) * St::kBytes,
-                                                 full0 + 8 * r.stage, o, KSlice::of(kt, a.cslices, a.g.S));
+                                                 full0 + 8 * r.stage, o, k);
+                    k.advance(cslices, S);
                     r.advance();
+                    if (r.stage == 0) first_round = false;
                 }
             }
         }
