@@ -82,3 +82,29 @@ TEST_CASE("the fp32-fast family passes the odd shapes of its development harness
             CHECK(passes[v->name] >= 1);
     }
 }
+
+// simt-gemm's axes (what the harness's tile probes did): every tile and several forced K-part
+// counts pass on a shape with few output tiles (split-K's case) and on the 5x5 one.
+TEST_CASE("simt-gemm passes with every tile and forced K parts", "[gpu][fp32-fast]") {
+    auto& ctx = device();
+    const Variant& v = cs::test::variant("simt-gemm");
+    const Axis* tile = nullptr;
+    for (const auto& a : v.axes)
+        if (a.name == "tile") tile = &a;
+    REQUIRE(tile != nullptr);
+    for (const auto& s : {shapes()[1], shapes()[3]}) {
+        auto rp = make_ref_problem(s.layer, s.N);
+        for (const auto& t : tile->values)
+            for (const char* split : {"", "1", "3", "16"}) {
+                rp.problem.config = Config{{{"tile", t}}};
+                if (*split) rp.problem.config.set.emplace_back("split", split);
+                REQUIRE(!config_error(v, rp.problem.config));
+                const auto r = run_checked(ctx, v, MemoryMode::pageable, rp);
+                INFO("simt-gemm " << rp.problem.config.str() << " on " << s.layer.name << ": " << to_string(r.status)
+                                  << " " << r.reason << " [" << r.detail << "] max_rel_err=" << r.err.max_rel_err);
+                REQUIRE(r.status == Status::pass);
+                REQUIRE(r.err.max_rel_err <= r.threshold);
+                if (std::string(split) == "1") CHECK(!has(r.detail, "split-K"));
+            }
+    }
+}
