@@ -1,6 +1,12 @@
 // A family as the registry sees it: one spec with its axes and its ladder of rungs, expanded
-// into the registry's rows (one per rung and precision). Adding a rung to a family is its own
-// file plus one line in the family's spec; no other place lists variants.
+// into the registry's rows (one per rung and precision). No other place lists variants.
+//
+// Adding a rung: (1) its file beside the family's, holding the kernel, its supports() and its
+// plan(), each taking the PrecisionRow when the rung runs in several precisions (else the plain
+// signatures, wrapped by plain() below); (2) one Rung line in the family's spec,
+// `Family <family>_family()` (families.hpp says which file holds it), with the two entry points
+// declared beside the spec. Its place in the spec is its place in `convstudy list`.
+// Adding a family: its spec function, declared and listed in variants/families.hpp.
 //
 // A rung's name and idea may hold "{p}", replaced by each precision row's suffix
 // ("hopper-ws-{p}" -> hopper-ws-fp16, hopper-ws-bf16, hopper-ws-tf32). supports() and

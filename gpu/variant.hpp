@@ -6,7 +6,8 @@
 // builds a Plan outside the timed region (workspace, function attributes, library
 // handles), and the Plan enqueues all of its kernels on the stream it is given.
 //
-// Every variant is one row of the table in registry.cpp; no other place lists them.
+// Every variant is one row that registry.cpp expands from its family's spec (family.hpp);
+// no other place lists them.
 #pragma once
 
 #include "layer.hpp"
@@ -144,7 +145,7 @@ struct Variant {
 };
 
 // The registry: every family's rows, expanded from the family specs (family.hpp) that
-// registry.cpp lists.
+// variants/families.hpp lists.
 const std::vector<Variant>& registry();
 
 // Checks a row's config against the variant's axes: empty when every name is an axis of the

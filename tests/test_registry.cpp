@@ -1,10 +1,17 @@
-// The registry table (gpu/registry.cpp), checked without a GPU: names and aliases are
-// unique case-insensitively, every row is complete, and the single-kernel family has its
+// The registry (gpu/registry.cpp, expanded from the family specs of
+// gpu/variants/families.hpp), checked without a GPU: every family expands to unique names,
+// every name and alias finds its row, the rows and their order are the committed
+// tests/data/registry_names.txt, every row is complete, and the single-kernel family has its
 // coalesced / uncoalesced pairs and the study's abbreviations.
 #include "catch.hpp"
+#include "family.hpp"
 #include "variant.hpp"
+#include "variants/families.hpp"
 
+#include <algorithm>
 #include <cctype>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 #include <string>
@@ -27,7 +34,100 @@ bool has_alias(const Variant& v, const std::string& name) {
 
 const std::string kUncoalesced = "-uncoalesced";
 
+// The committed row names, in order (comment lines start with '#').
+std::vector<std::string> expected_names() {
+    const auto path = std::filesystem::path(CS_SOURCE_DIR) / "tests/data/registry_names.txt";
+    std::ifstream f(path);
+    INFO(path.string());
+    REQUIRE(f.good());
+    std::vector<std::string> names;
+    for (std::string line; std::getline(f, line);)
+        if (!line.empty() && line[0] != '#') names.push_back(line);
+    return names;
+}
+
 }  // namespace
+
+TEST_CASE("every family spec expands to rows of unique names, in rung order", "[registry][family]") {
+    std::set<std::string> families, all;
+    std::size_t rows = 0;
+    for (const Family& f : cs::gpu::variants::families()) {
+        INFO("family " << f.name);
+        REQUIRE(!f.name.empty());
+        REQUIRE(families.insert(f.name).second);
+        REQUIRE(!f.rungs.empty());
+        const std::vector<Variant> expanded = expand(f);
+        std::size_t want = 0;
+        for (const Rung& r : f.rungs) {
+            INFO("rung " << r.name);
+            REQUIRE(!r.rows.empty());
+            REQUIRE(static_cast<bool>(r.supports));
+            REQUIRE(static_cast<bool>(r.make_plan));
+            want += r.rows.size();
+        }
+        REQUIRE(expanded.size() == want);
+        for (const Variant& v : expanded) {
+            INFO(v.name);
+            REQUIRE(v.family == f.name);
+            REQUIRE(v.name.find("{p}") == std::string::npos);
+            REQUIRE(v.idea.find("{p}") == std::string::npos);
+            REQUIRE(all.insert(lower(v.name)).second);
+            std::set<std::string> axis_names;
+            for (const Axis& a : v.axes) {
+                INFO("axis " << a.name);
+                REQUIRE(axis_names.insert(a.name).second);
+                REQUIRE(!a.values.empty());
+                REQUIRE(std::set<std::string>(a.values.begin(), a.values.end()).size() == a.values.size());
+                for (const auto& x : a.values) REQUIRE(!x.empty());
+                // Every value is a valid row configuration of the variant.
+                REQUIRE(!config_error(v, Config{{{a.name, a.values.front()}}}));
+            }
+        }
+        rows += expanded.size();
+    }
+    REQUIRE(rows == registry().size());
+}
+
+TEST_CASE("the registry's rows and their order are the committed list", "[registry][family]") {
+    // A build without cuDNN lacks the rows that families.hpp names as not built, and only them.
+    const auto absent = cs::gpu::variants::rows_not_built();
+    std::vector<std::string> want;
+    for (const auto& n : expected_names())
+        if (std::find(absent.begin(), absent.end(), n) == absent.end()) want.push_back(n);
+    std::vector<std::string> got;
+    for (const auto& v : registry()) got.push_back(v.name);
+    CHECK(got == want);
+    REQUIRE(expected_names().size() == got.size() + absent.size());
+    // The help text names every row, and says which this build lacks.
+    const std::string help = variant_names_for_help();
+    for (const auto& n : got) CHECK(help.find(n) != std::string::npos);
+    for (const auto& n : absent) {
+        INFO(n);
+        CHECK(help.find("unavailable in this build") != std::string::npos);
+        CHECK(help.find(n) != std::string::npos);
+        CHECK(find_variant(n).variant == nullptr);
+    }
+}
+
+TEST_CASE("every alias resolves to its row and memory mode", "[registry][family]") {
+    int aliases = 0;
+    for (const auto& v : registry())
+        for (const auto& a : v.aliases) {
+            INFO(v.name << " alias " << a.name);
+            for (const std::string& spelling : {a.name, lower(a.name)}) {
+                const VariantRef r = find_variant(spelling);
+                REQUIRE(r.variant == &v);
+                REQUIRE(r.memory == a.memory);
+            }
+            ++aliases;
+        }
+    REQUIRE(aliases > 0);
+    // The study's memory-mode aliases of the baseline.
+    REQUIRE(find_variant("Mcpy").variant == find_variant("baseline").variant);
+    REQUIRE(find_variant("Mcpy").memory == "pageable");
+    REQUIRE(find_variant("UM").memory == "managed");
+    REQUIRE(find_variant("no-such-variant").variant == nullptr);
+}
 
 // A name or alias must find one variant only: no two variants may share one, whatever the
 // case. (An alias that repeats its own variant's name, e.g. "mk" / "Mk", finds the same row

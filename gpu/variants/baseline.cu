@@ -17,7 +17,7 @@
 #include "direct_taps.cuh"
 #include "cuda_check.hpp"
 #include "simple_plan.hpp"
-#include "variants.hpp"
+#include "families.hpp"
 
 #include <string>
 
@@ -40,8 +40,6 @@ __global__ void baseline_kernel(const float* in, const float* w, float* out, Con
     }
 }
 
-}  // namespace
-
 std::optional<std::string> baseline_supports(const Problem& p, const cudaDeviceProp& prop) {
     if (const char* why = nm_grid_limit_reason(p.N, p.layer.M, prop)) return std::string(why);
     return std::nullopt;
@@ -62,6 +60,19 @@ std::unique_ptr<Plan> baseline_plan(const Problem& p, const PlanContext& ctx) {
             CS_CUDA_CHECK_LAUNCH();
         },
         detail);
+}
+
+}  // namespace
+
+Family baseline_family() {
+    Rung r;
+    r.name = "baseline";
+    r.aliases = {{"Mcpy", "pageable"}, {"UM", "managed"}};
+    r.rows = {row_fp32()};
+    r.idea = "one thread per output, sum kept in global memory (study: Mcpy, UM in managed memory)";
+    r.supports = plain(baseline_supports);
+    r.make_plan = plain(baseline_plan);
+    return {"baseline", {}, {r}};
 }
 
 }  // namespace cs::gpu::variants

@@ -55,7 +55,7 @@
 #include "cuda_check.hpp"
 #include "error.hpp"
 #include "im2col.hpp"
-#include "variants.hpp"
+#include "families.hpp"
 
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
@@ -251,7 +251,19 @@ private:
     cudaStream_t stream_ = nullptr;
 };
 
-std::optional<std::string> supports(Row row, const Problem& p, const cudaDeviceProp& prop) {
+// The GEMM's row of a precision class.
+Row row_of(const PrecisionRow& r) {
+    switch (r.precision) {
+        case Precision::fp32: return Row::fp32;
+        case Precision::tf32: return Row::tf32;
+        case Precision::fp16: return Row::fp16;
+        case Precision::bf16: return Row::bf16;
+        default: throw std::logic_error("cublas-im2col has no " + std::string(to_string(r.precision)) + " row");
+    }
+}
+
+std::optional<std::string> supports(const PrecisionRow& prow, const Problem& p, const cudaDeviceProp& prop) {
+    const Row row = row_of(prow);
     const Layer& l = p.layer;
     if (p.layout != Layout::nchw) return std::string("im2col reads NCHW input and the permute writes NCHW output");
     const std::int64_t plane = std::int64_t(l.E()) * l.F();
@@ -264,31 +276,38 @@ std::optional<std::string> supports(Row row, const Problem& p, const cudaDeviceP
     return std::nullopt;
 }
 
+std::unique_ptr<Plan> make_plan(const PrecisionRow& row, const Problem& p, const PlanContext& ctx) {
+    return std::make_unique<CublasIm2colPlan>(p, ctx, row_of(row));
+}
+
 }  // namespace
 
-std::optional<std::string> cublas_im2col_supports(const Problem& p, const cudaDeviceProp& prop) {
-    return supports(Row::fp32, p, prop);
-}
-std::unique_ptr<Plan> cublas_im2col_plan(const Problem& p, const PlanContext& ctx) {
-    return std::make_unique<CublasIm2colPlan>(p, ctx, Row::fp32);
-}
-std::optional<std::string> cublas_im2col_tf32_supports(const Problem& p, const cudaDeviceProp& prop) {
-    return supports(Row::tf32, p, prop);
-}
-std::unique_ptr<Plan> cublas_im2col_tf32_plan(const Problem& p, const PlanContext& ctx) {
-    return std::make_unique<CublasIm2colPlan>(p, ctx, Row::tf32);
-}
-std::optional<std::string> cublas_im2col_fp16_supports(const Problem& p, const cudaDeviceProp& prop) {
-    return supports(Row::fp16, p, prop);
-}
-std::unique_ptr<Plan> cublas_im2col_fp16_plan(const Problem& p, const PlanContext& ctx) {
-    return std::make_unique<CublasIm2colPlan>(p, ctx, Row::fp16);
-}
-std::optional<std::string> cublas_im2col_bf16_supports(const Problem& p, const cudaDeviceProp& prop) {
-    return supports(Row::bf16, p, prop);
-}
-std::unique_ptr<Plan> cublas_im2col_bf16_plan(const Problem& p, const PlanContext& ctx) {
-    return std::make_unique<CublasIm2colPlan>(p, ctx, Row::bf16);
+// One rung per precision class (the ideas differ), all on supports() and make_plan() above.
+Family cublas_family() {
+    auto rung = [](std::string name, PrecisionRow row, std::string idea) {
+        Rung r;
+        r.name = std::move(name);
+        r.rows = {std::move(row)};
+        r.idea = std::move(idea);
+        r.supports = supports;
+        r.make_plan = make_plan;
+        r.algo = "gemm";
+        return r;
+    };
+    return {"cublas",
+            {},
+            {
+                rung("cublas-im2col", row_fp32(),
+                     "our im2col unroll, then one cublasSgemm per chunk of images (no TF32) and a permute to NCHW"),
+                rung("cublas-im2col-tf32", row_tf32(),
+                     "our im2col unroll, then cublasGemmEx with CUBLAS_COMPUTE_32F_FAST_TF32 and a permute to NCHW"),
+                rung("cublas-im2col-fp16", row_fp16(),
+                     "our im2col unroll on half data, then cublasGemmEx (half in/out, float accumulation) and a "
+                     "permute"),
+                rung("cublas-im2col-bf16", row_bf16(),
+                     "our im2col unroll on bfloat16 data, then cublasGemmEx (bf16 in/out, float accumulation) and a "
+                     "permute"),
+            }};
 }
 
 }  // namespace cs::gpu::variants

@@ -74,7 +74,7 @@
 #include "elements.cuh"
 #include "error.hpp"
 #include "tolerance.hpp"
-#include "variants.hpp"
+#include "families.hpp"
 
 #include <cuda_fp16.h>
 #include <cudnn.h>
@@ -690,7 +690,18 @@ void CudnnPlan::run(const DeviceIO& io, cudaStream_t stream) {
                                            algo_, ws_.get(), ws_.bytes(), &beta, b.y.get(), io.out));
 }
 
-std::optional<std::string> supports(Row row, const Problem& p, const cudaDeviceProp& prop) {
+// The legacy API's row of a precision class.
+Row row_of(const PrecisionRow& r) {
+    switch (r.precision) {
+        case Precision::fp32: return Row::fp32;
+        case Precision::tf32: return Row::tf32;
+        case Precision::fp16: return Row::fp16;
+        default: throw std::logic_error("cudnn-legacy has no " + std::string(to_string(r.precision)) + " row");
+    }
+}
+
+std::optional<std::string> supports(const PrecisionRow& prow, const Problem& p, const cudaDeviceProp& prop) {
+    const Row row = row_of(prow);
     if (p.layout != Layout::nchw) return std::string("the legacy-API rows describe NCHW tensors only");
     if (auto why = int_range_reason(p)) return why;
     if (row == Row::fp16 && (prop.major * 10 + prop.minor) < 53)
@@ -712,25 +723,38 @@ std::optional<std::string> supports(Row row, const Problem& p, const cudaDeviceP
     return std::nullopt;
 }
 
+std::unique_ptr<Plan> make_plan(const PrecisionRow& row, const Problem& p, const PlanContext& ctx) {
+    return std::make_unique<CudnnPlan>(p, ctx, row_of(row));
+}
+
 }  // namespace
 
-std::optional<std::string> cudnn_legacy_fp32_supports(const Problem& p, const cudaDeviceProp& prop) {
-    return supports(Row::fp32, p, prop);
-}
-std::unique_ptr<Plan> cudnn_legacy_fp32_plan(const Problem& p, const PlanContext& ctx) {
-    return std::make_unique<CudnnPlan>(p, ctx, Row::fp32);
-}
-std::optional<std::string> cudnn_legacy_tf32_supports(const Problem& p, const cudaDeviceProp& prop) {
-    return supports(Row::tf32, p, prop);
-}
-std::unique_ptr<Plan> cudnn_legacy_tf32_plan(const Problem& p, const PlanContext& ctx) {
-    return std::make_unique<CudnnPlan>(p, ctx, Row::tf32);
-}
-std::optional<std::string> cudnn_legacy_fp16_supports(const Problem& p, const cudaDeviceProp& prop) {
-    return supports(Row::fp16, p, prop);
-}
-std::unique_ptr<Plan> cudnn_legacy_fp16_plan(const Problem& p, const PlanContext& ctx) {
-    return std::make_unique<CudnnPlan>(p, ctx, Row::fp16);
+// One rung per precision class (the ideas differ), all on supports() and make_plan() above.
+Family cudnn_legacy_family() {
+    auto rung = [](PrecisionRow row, std::string idea) {
+        Rung r;
+        r.name = "cudnn-legacy-{p}";
+        r.rows = {std::move(row)};
+        r.idea = std::move(idea);
+        r.supports = supports;
+        r.make_plan = make_plan;
+        r.algo = "library";
+        r.deterministic = false;
+        return r;
+    };
+    return {"cudnn-legacy",
+            {},
+            {
+                rung(row_fp32(),
+                     "cuDNN legacy API: fastest of cudnnFindConvolutionForwardAlgorithmEx that is FMA math (TF32 off) "
+                     "and fp32-accurate"),
+                rung(row_tf32(),
+                     "cuDNN legacy API on float tensors, tensor-op math (TF32 allowed): fastest tf32-accurate "
+                     "algorithm found"),
+                rung(row_fp16(),
+                     "cuDNN legacy API on half tensors, float accumulation, tensor-op math: fastest fp16-accurate "
+                     "algorithm found"),
+            }};
 }
 
 }  // namespace cs::gpu::variants

@@ -62,7 +62,7 @@
 // fp16 NHWC N=128 0.698 / 0.175 / 0.062 / 0.083 / 0.062 (conv1..conv5), N=1 0.028 / 0.016 /
 // 0.011 / 0.013 / 0.013; tf32 NHWC N=128 0.660 / 0.279 / 0.112 / 0.161 / 0.113; fp32 NCHW
 // N=128 1.032 / 0.464 / 0.494 / 0.674 / 0.482. The gate: each row within 1.15x of PyTorch.
-// Measured on the H200 (system cuDNN 9.14, tools/dev/cudnn_graph/check.cu, L2 flushed, median
+// Measured on the H200 (system cuDNN 9.14, plots/h200/cudnn_graph_check/, L2 flushed, median
 // of 30; PyTorch 2.11 / cuDNN 9.19 by scripts/pytorch_anchors.py the same hour), conv2 and
 // conv3 at N=1 and 32, every class and layout: all 32 rows PASS against a naive reference,
 // each 0.56-1.03x PyTorch's time (fp16 NHWC N=32: 0.056 / 0.023 ms vs 0.062 / 0.026;
@@ -76,14 +76,14 @@
 // Files (one translation unit: this file includes the other two inside its anonymous
 // namespace): cudnn_graph_descriptors.cuh (errors, descriptor owners, the operation graph,
 // the execution plan), cudnn_graph_engine.cuh (the reference check, engine configurations,
-// select_engine), and here the Plan and the entry points.
+// select_engine), and here the Plan, supports() and the family spec (cudnn_family).
 #include "buffers.hpp"
 #include "cuda_check.hpp"
 #include "elements.cuh"
 #include "engine_choice.hpp"
 #include "error.hpp"
 #include "tolerance.hpp"
-#include "variants.hpp"
+#include "families.hpp"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -247,7 +247,8 @@ void GraphPlan::run(const DeviceIO& io, cudaStream_t stream) {
     CS_CUDNN_CHECK(cudnnBackendExecute(handle_.get(), b.exec.plan.get(), it->second.get()));
 }
 
-std::optional<std::string> supports(Precision prec, const Problem& p, const cudaDeviceProp& prop) {
+std::optional<std::string> supports(const PrecisionRow& row, const Problem& p, const cudaDeviceProp& prop) {
+    const Precision prec = row.precision;
     if (p.layout != Layout::nchw && p.layout != Layout::nhwc) return std::string("layout not nchw or nhwc");
     const int cc = prop.major * 10 + prop.minor;
     if (prec == Precision::fp16 && cc < 53) return std::string("half arithmetic needs compute capability 5.3 or later");
@@ -256,31 +257,39 @@ std::optional<std::string> supports(Precision prec, const Problem& p, const cuda
     return std::nullopt;
 }
 
+std::unique_ptr<Plan> make_plan(const PrecisionRow& row, const Problem& p, const PlanContext& ctx) {
+    return std::make_unique<GraphPlan>(p, ctx, row.precision);
+}
+
 }  // namespace
 
-std::optional<std::string> cudnn_fp32_supports(const Problem& p, const cudaDeviceProp& prop) {
-    return supports(Precision::fp32, p, prop);
-}
-std::unique_ptr<Plan> cudnn_fp32_plan(const Problem& p, const PlanContext& ctx) {
-    return std::make_unique<GraphPlan>(p, ctx, Precision::fp32);
-}
-std::optional<std::string> cudnn_tf32_supports(const Problem& p, const cudaDeviceProp& prop) {
-    return supports(Precision::tf32, p, prop);
-}
-std::unique_ptr<Plan> cudnn_tf32_plan(const Problem& p, const PlanContext& ctx) {
-    return std::make_unique<GraphPlan>(p, ctx, Precision::tf32);
-}
-std::optional<std::string> cudnn_fp16_supports(const Problem& p, const cudaDeviceProp& prop) {
-    return supports(Precision::fp16, p, prop);
-}
-std::unique_ptr<Plan> cudnn_fp16_plan(const Problem& p, const PlanContext& ctx) {
-    return std::make_unique<GraphPlan>(p, ctx, Precision::fp16);
-}
-std::optional<std::string> cudnn_bf16_supports(const Problem& p, const cudaDeviceProp& prop) {
-    return supports(Precision::bf16, p, prop);
-}
-std::unique_ptr<Plan> cudnn_bf16_plan(const Problem& p, const PlanContext& ctx) {
-    return std::make_unique<GraphPlan>(p, ctx, Precision::bf16);
+// One rung per precision class (the ideas differ), all on supports() and make_plan() above.
+Family cudnn_family() {
+    auto rung = [](PrecisionRow row, std::string idea) {
+        Rung r;
+        r.name = "cudnn-{p}";
+        r.rows = {std::move(row)};
+        r.idea = std::move(idea);
+        r.supports = supports;
+        r.make_plan = make_plan;
+        r.algo = "library";
+        r.layouts = {Layout::nchw, Layout::nhwc};
+        r.deterministic = false;
+        return r;
+    };
+    return {"cudnn",
+            {},
+            {
+                rung(row_fp32(),
+                     "cuDNN graph API on float tensors: fastest fp32-accurate engine config of heuristics A/B, "
+                     "fallback and the global list, no tensor cores (TF32 off)"),
+                rung(row_tf32(),
+                     "cuDNN graph API on float tensors, tensor cores (TF32) allowed: fastest tf32-accurate engine "
+                     "config"),
+                rung(row_fp16(), "cuDNN graph API on half tensors, float compute: fastest fp16-accurate engine config"),
+                rung(row_bf16(),
+                     "cuDNN graph API on bfloat16 tensors, float compute: fastest bf16-accurate engine config"),
+            }};
 }
 
 }  // namespace cs::gpu::variants

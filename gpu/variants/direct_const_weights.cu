@@ -55,7 +55,7 @@
 #include "direct_taps.cuh"
 #include "cuda_check.hpp"
 #include "error.hpp"
-#include "variants.hpp"
+#include "variant.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -188,7 +188,7 @@ private:
 
 }  // namespace
 
-// ---- entry points (registry.cpp) ----
+// ---- entry points (the spec: direct_family.cpp) ----
 
 std::optional<std::string> const_weights_supports(const Problem& p, const cudaDeviceProp& prop) {
     if (const char* why = nm_grid_limit_reason(p.N, p.layer.M, prop)) return std::string(why);

@@ -48,7 +48,7 @@
 #include "cuda_check.hpp"
 #include "error.hpp"
 #include "simple_plan.hpp"
-#include "variants.hpp"
+#include "variant.hpp"
 
 #include <climits>
 #include <cstdint>
@@ -160,7 +160,7 @@ Instance pick(const ConvShape& s) {
 
 }  // namespace
 
-// ---- entry points (registry.cpp) ----
+// ---- entry points (the spec: direct_family.cpp) ----
 
 std::optional<std::string> restrict_unroll_supports(const Problem& p, const cudaDeviceProp& prop) {
     if (const char* why = nm_grid_limit_reason(p.N, p.layer.M, prop)) return std::string(why);

@@ -64,7 +64,7 @@
 #include "cuda_check.hpp"
 #include "error.hpp"
 #include "simple_plan.hpp"
-#include "variants.hpp"
+#include "variant.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -325,7 +325,7 @@ std::string stride_instance(int stride) {
 
 }  // namespace
 
-// ---- entry points (registry.cpp) ----
+// ---- entry points (the spec: direct_family.cpp) ----
 
 std::optional<std::string> tiled_input_supports(const Problem& p, const cudaDeviceProp& prop) {
     const Layer& l = p.layer;

@@ -33,7 +33,7 @@
 #include "buffers.hpp"
 #include "gemm_common.cuh"
 #include "im2col.hpp"
-#include "variants.hpp"
+#include "variant.hpp"
 
 #include <algorithm>
 #include <utility>

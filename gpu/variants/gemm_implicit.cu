@@ -38,7 +38,7 @@
 // 16640 B smem; 64x64x16: 89 registers, 16896 B; 32x32x32: 137 registers, 17408 B;
 // 0 bytes spilled, no stack frame.
 #include "gemm_common.cuh"
-#include "variants.hpp"
+#include "variant.hpp"
 
 namespace cs::gpu::variants {
 

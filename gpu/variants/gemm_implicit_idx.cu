@@ -34,7 +34,7 @@
 // 16768 B smem; 64x64x16: 96 registers, 17152 B; 32x32x32: 135 registers, 17920 B;
 // 0 bytes spilled, no stack frame.
 #include "gemm_common.cuh"
-#include "variants.hpp"
+#include "variant.hpp"
 
 namespace cs::gpu::variants {
 

@@ -30,7 +30,7 @@
 // 21248 B smem; 64x64x32: 127 registers, 19968 B; 32x32x32: 72 registers, 10752 B;
 // 0 bytes spilled.
 #include "gemm_wmma.cuh"
-#include "variants.hpp"
+#include "variant.hpp"
 
 namespace cs::gpu::variants {
 

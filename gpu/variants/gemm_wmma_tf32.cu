@@ -22,7 +22,7 @@
 // (cap of __launch_bounds__(128, 4)), 19200 B; 32x32x32: 128 registers, 18944 B; 0 bytes
 // spilled.
 #include "gemm_wmma.cuh"
-#include "variants.hpp"
+#include "variant.hpp"
 
 namespace cs::gpu::variants {
 

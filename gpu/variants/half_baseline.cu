@@ -36,7 +36,7 @@
 #include "cuda_check.hpp"
 #include "error.hpp"
 #include "simple_plan.hpp"
-#include "variants.hpp"
+#include "variant.hpp"
 
 #include <cuda_fp16.h>
 

@@ -33,7 +33,7 @@
 #include "conv_shape.hpp"
 #include "cuda_check.hpp"
 #include "error.hpp"
-#include "variants.hpp"
+#include "variant.hpp"
 
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>

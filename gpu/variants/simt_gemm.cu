@@ -17,15 +17,16 @@
 //     where the output tiles leave the SMs' block slots idle, split-K: K parts written as fp32
 //     partial outputs and summed in part order by split_sum_kernel (deterministic).
 // Tiles (kSimtCfgs): 128x128 and 128x64 with 8x16 per thread, 128x64 and 64x64 with 8x8 and
-// k-tiles of 8 (the first rungs, kept as probes for tools/dev/fp32fast), and the default,
-// 128x64x16 with 8x8; choose_split picks the K parts.
+// k-tiles of 8 (the first rungs; tools/dev/fp32fast/emu_test.cpp runs them all), and the
+// default, 128x64x16 with 8x8; choose_split picks the K parts. The sweep's axes `tile` and
+// `split` (simt_gemm_axes) force either, for comparing them on many shapes.
 //
 // Prediction (H200, 132 SMs x 128 FMA/clk x 1.98 GHz = 66.9 TFLOP/s FP32 peak): per thread
 // and k-tile 512 FFMA of ~600 instructions (~85%), 16 warps/SM: ~65-70% of peak, 43-47
 // TFLOP/s, i.e. 0.9-1.0x cuBLAS SGEMM on the same GEMM shape: N=128 conv2 ~2.6 ms (cuBLAS
 // 2.45), conv3 ~0.85 (0.80), conv4 ~1.25 (1.23), conv5 ~0.9 (0.82).
 //
-// Measured (H200, tools/dev/fp32fast/RESULTS.md run 2; 128x64, 8x8 per thread), ms and
+// Measured (H200, plots/h200/fp32fast_dev/RESULTS.md run 2; 128x64, 8x8 per thread), ms and
 // the ratio cuBLAS-SGEMM-time / ours (goal >= 0.9):
 //            conv1          conv2          conv3          conv4          conv5
 //   N=1      0.047 (0.43)   0.246 (0.15)   0.256 (0.08)   0.377 (0.07)   0.373 (0.06)
@@ -38,7 +39,7 @@
 //   blocks on 528 slots, the second round 28% full. The 8x16 tiles (205-211 registers, 8 warps/SM) gain
 //   1-4% on conv3/conv4 at N=128 only and lose 26% on conv5: a lone 4-warp block at the tail
 //   runs at ~1/4 of the SM's rate.
-//   Then (2026-11-25, test_fp32fast, 20 repeats; ratio to cuBLAS in the same run):
+//   Then (2026-11-25, the family's former dev harness, 20 repeats; ratio to cuBLAS in the same run):
 //   k-tiles of 16 (the loop 78% FFMA instead of 76%; predicted +6%): N=128 -1.6 to -3.5%
 //   (0.912 / 2.805 / 0.960 / 1.428 / 1.075 ms); split-K by choose_split (predicted from the
 //   waves: conv5 N=128 1.07 -> 0.94, N=1 ~5x): 1.005 on conv5 N=128 (2 parts), at N=1
@@ -62,7 +63,7 @@
 //   8-row and a 4-row loop): conv1 N=128 0.853 -> 0.759 ms (0.99x cuBLAS), N=32 0.239 ->
 //   0.209 (0.91x); the other layers unchanged. And the split rule refitted to the measured
 //   times of 1-16 parts (choose_split): N=32 conv3/4 now 2 parts (0.269 -> 0.241 ms, 0.391
-//   -> 0.348), conv5 3 (0.265 -> 0.238). Measured in test_fp32fast before the refit, N=128:
+//   -> 0.348), conv5 3 (0.265 -> 0.238). Measured by that harness before the refit, N=128:
 //   0.759 / 2.504 / 0.864 / 1.289 / 0.903 ms = 0.99 / 0.98 / 0.93 / 0.95 / 0.91x cuBLAS.
 //
 // ptxas (sm_90, -O3): 128x64 and 64x64 (8x8, k-tiles of 8 or 16): 127 registers; 128x128 and
@@ -72,7 +73,7 @@
 #include "cuda_check.hpp"
 #include "error.hpp"
 #include "fp32fast_common.cuh"
-#include "variants.hpp"
+#include "variant.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -80,6 +81,7 @@
 #include <cstdint>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 namespace cs::gpu::variants {
 namespace fp32fast {
@@ -360,6 +362,17 @@ inline void simt_gemm_enqueue(int cfg, const float* in, const float* w, float* w
 #ifndef FP32FAST_EMU
 namespace {
 
+// A tile's axis value: "<block BMxBNxBK>-<outputs per thread>", from kSimtCfgs' description.
+std::string simt_tile_name(int cfg) {
+    const std::string what = fp32fast::kSimtCfgs[cfg].what;
+    const auto per = what.rfind(" per thread");
+    const auto from = what.rfind(' ', per - 1) + 1;
+    return what.substr(0, what.find(' ')) + "-" + what.substr(from, per - from);
+}
+
+// The K parts a row may force (the axis "split"; unset: choose_split's rule).
+const std::vector<std::string> kSimtSplits = {"1", "2", "3", "4", "8", "16"};
+
 std::optional<std::string> simt_common_supports(const Problem& p) {
     if (p.layout != Layout::nchw) return std::string("NCHW only (the implicit B loader reads NCHW)");
     const Layer& l = p.layer;
@@ -374,8 +387,20 @@ std::optional<std::string> simt_common_supports(const Problem& p) {
 
 class SimtGemmPlan final : public Plan {
 public:
-    SimtGemmPlan(const Problem& p, const PlanContext& ctx, int forced_cfg, int forced_split) {
+    SimtGemmPlan(const Problem& p, const PlanContext& ctx) {
         const Layer& l = p.layer;
+        // The axes (simt_gemm_axes): a tile and a number of K parts, else the defaults.
+        int forced_cfg = -1, forced_split = 0;
+        if (const std::string t = p.config.get("tile"); !t.empty()) {
+            for (int i = 0; i < fp32fast::kSimtNumCfgs; ++i)
+                if (simt_tile_name(i) == t) forced_cfg = i;
+            if (forced_cfg < 0) throw Error("simt-gemm has no tile '" + t + "'");
+        }
+        if (const std::string k = p.config.get("split"); !k.empty()) {
+            if (std::find(kSimtSplits.begin(), kSimtSplits.end(), k) == kSimtSplits.end())
+                throw Error("simt-gemm has no split '" + k + "' (values: 1, 2, 3, 4, 8, 16)");
+            forced_split = std::stoi(k);
+        }
         g_ = fp32fast::gemm_shape(l.C, l.H, l.W, l.M, l.R, l.S, l.stride, l.pad, fp32fast::kSimtBK, fp32fast::kSimtMaxBM);
         const std::int64_t Pmax = std::max<std::int64_t>(1, ctx.max_chunk_N) * g_.EF;
         cfg_ = forced_cfg >= 0 && forced_cfg < fp32fast::kSimtNumCfgs ? forced_cfg : fp32fast::kSimtDefaultCfg;
@@ -417,6 +442,9 @@ public:
     }
     std::size_t workspace_bytes() const override { return wt_.bytes() + tbl_.bytes() + part_.bytes(); }
     std::string detail() const override { return detail_; }
+    std::string config() const override {
+        return "tile=" + simt_tile_name(cfg_) + ";split=" + std::to_string(split_.parts);
+    }
 
 private:
     fp32fast::GemmShape g_{};
@@ -434,17 +462,16 @@ std::optional<std::string> simt_gemm_supports(const Problem& p, const cudaDevice
 
 std::unique_ptr<Plan> simt_gemm_plan(const Problem& p, const PlanContext& ctx) {
     if (auto why = simt_common_supports(p)) throw Skip(*why);
-    return std::make_unique<SimtGemmPlan>(p, ctx, -1, -1);
+    return std::make_unique<SimtGemmPlan>(p, ctx);
 }
 
-namespace fp32fast {
-// The plan with its tile (an index of kSimtCfgs) and its K parts forced (split <= 0: the
-// plan's rule): for tools/dev/fp32fast.
-std::unique_ptr<Plan> simt_gemm_plan_with_tile(const Problem& p, const PlanContext& ctx, int cfg, int split) {
-    if (auto why = simt_common_supports(p)) throw Skip(*why);
-    return std::make_unique<SimtGemmPlan>(p, ctx, cfg, split);
+std::vector<Axis> simt_gemm_axes() {
+    std::vector<std::string> tiles;
+    for (int i = 0; i < fp32fast::kSimtNumCfgs; ++i) tiles.push_back(simt_tile_name(i));
+    return {{"tile", tiles, "block tile BMxBNxBK and outputs per thread (kSimtCfgs; default the last)"},
+            {"split", kSimtSplits, "K parts summed in order by a second kernel (default: choose_split's rule)"}};
 }
-}  // namespace fp32fast
+
 #endif  // FP32FAST_EMU
 
 }  // namespace cs::gpu::variants

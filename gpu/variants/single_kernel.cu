@@ -70,7 +70,7 @@
 #include "cuda_check.hpp"
 #include "error.hpp"
 #include "simple_plan.hpp"
-#include "variants.hpp"
+#include "families.hpp"
 
 #include <climits>
 #include <cstdint>
@@ -277,46 +277,68 @@ std::unique_ptr<Plan> plan(Idea idea, const Problem& p, const PlanContext& ctx) 
 
 }  // namespace
 
-// ---- entry points (registry.cpp) ----
+// half_baseline.cu's entry points.
+std::optional<std::string> half_baseline_supports(const Problem& p, const cudaDeviceProp& prop);
+std::unique_ptr<Plan> half_baseline_plan(const Problem& p, const PlanContext& ctx);
+std::unique_ptr<Plan> half_baseline_uncoalesced_plan(const Problem& p, const PlanContext& ctx);
 
-std::optional<std::string> register_acc_supports(const Problem& p, const cudaDeviceProp& prop) {
-    return supports(Idea::register_acc, p, prop);
-}
-std::unique_ptr<Plan> register_acc_plan(const Problem& p, const PlanContext& ctx) {
-    return plan<PlaneMapping::coalesced>(Idea::register_acc, p, ctx);
-}
-std::unique_ptr<Plan> register_acc_uncoalesced_plan(const Problem& p, const PlanContext& ctx) {
-    return plan<PlaneMapping::uncoalesced>(Idea::register_acc, p, ctx);
-}
-
-std::optional<std::string> shared_weights_one_loader_supports(const Problem& p, const cudaDeviceProp& prop) {
-    return supports(Idea::one_loader, p, prop);
-}
-std::unique_ptr<Plan> shared_weights_one_loader_plan(const Problem& p, const PlanContext& ctx) {
-    return plan<PlaneMapping::coalesced>(Idea::one_loader, p, ctx);
-}
-std::unique_ptr<Plan> shared_weights_one_loader_uncoalesced_plan(const Problem& p, const PlanContext& ctx) {
-    return plan<PlaneMapping::uncoalesced>(Idea::one_loader, p, ctx);
-}
-
-std::optional<std::string> shared_weights_many_loaders_supports(const Problem& p, const cudaDeviceProp& prop) {
-    return supports(Idea::many_loaders, p, prop);
-}
-std::unique_ptr<Plan> shared_weights_many_loaders_plan(const Problem& p, const PlanContext& ctx) {
-    return plan<PlaneMapping::coalesced>(Idea::many_loaders, p, ctx);
-}
-std::unique_ptr<Plan> shared_weights_many_loaders_uncoalesced_plan(const Problem& p, const PlanContext& ctx) {
-    return plan<PlaneMapping::uncoalesced>(Idea::many_loaders, p, ctx);
-}
-
-std::optional<std::string> shared_weights_shared_out_supports(const Problem& p, const cudaDeviceProp& prop) {
-    return supports(Idea::shared_out, p, prop);
-}
-std::unique_ptr<Plan> shared_weights_shared_out_plan(const Problem& p, const PlanContext& ctx) {
-    return plan<PlaneMapping::coalesced>(Idea::shared_out, p, ctx);
-}
-std::unique_ptr<Plan> shared_weights_shared_out_uncoalesced_plan(const Problem& p, const PlanContext& ctx) {
-    return plan<PlaneMapping::uncoalesced>(Idea::shared_out, p, ctx);
+// The family: each idea in two rungs, `<name>` (coalesced) and `<name>-uncoalesced` (Table 8:
+// each thread on an adjacent t x t patch of outputs; identical to the coalesced one where a
+// plane fits a block, t = 1: conv2-5), the study's abbreviations with "-nc" on the twin.
+Family single_kernel_family() {
+    auto rung = [](std::string name, std::vector<Alias> aliases, PrecisionRow row, std::string idea, RungSupports sup,
+                   RungPlan pl) {
+        Rung r;
+        r.name = std::move(name);
+        r.aliases = std::move(aliases);
+        r.rows = {std::move(row)};
+        r.idea = std::move(idea);
+        r.supports = std::move(sup);
+        r.make_plan = std::move(pl);
+        return r;
+    };
+    auto ours = [&](std::string name, std::vector<std::string> abbrs, Idea idea, std::string coalesced_idea) {
+        std::vector<Alias> a, a_nc;
+        for (const auto& x : abbrs) {
+            a.push_back({x, ""});
+            a_nc.push_back({x + "-nc", ""});
+        }
+        RungSupports sup = [idea](const PrecisionRow&, const Problem& p, const cudaDeviceProp& prop) {
+            return supports(idea, p, prop);
+        };
+        return std::vector<Rung>{
+            rung(name, a, row_fp32(), coalesced_idea, sup,
+                 [idea](const PrecisionRow&, const Problem& p, const PlanContext& c) {
+                     return plan<PlaneMapping::coalesced>(idea, p, c);
+                 }),
+            rung(name + "-uncoalesced", a_nc, row_fp32(),
+                 name + " with each thread on an adjacent t x t output patch (t=1: same as coalesced)", sup,
+                 [idea](const PrecisionRow&, const Problem& p, const PlanContext& c) {
+                     return plan<PlaneMapping::uncoalesced>(idea, p, c);
+                 }),
+        };
+    };
+    Family f{"single-kernel", {}, {}};
+    for (auto rs : {ours("register-acc", {"rla2m"}, Idea::register_acc,
+                         "sum in a register, one coalesced store per output, filter read from global memory"),
+                    ours("shared-weights-one-loader", {"rswbdl2m", "rswbdla2m"}, Idea::one_loader,
+                         "filter in shared memory copied by ONE thread while the block waits; sum in a register"),
+                    ours("shared-weights-many-loaders", {"rswmtla2m"}, Idea::many_loaders,
+                         "filter in shared memory copied by C*R*S threads (K <= block) or R*S threads (a tap each); "
+                         "sum in a register"),
+                    ours("shared-weights-shared-out", {"swso"}, Idea::shared_out,
+                         "filter in shared memory (one loader) and each running sum in a shared-memory slot, not a "
+                         "register")})
+        for (auto& r : rs) f.rungs.push_back(std::move(r));
+    const PrecisionRow half{Precision::fp16acc, DType::f16, "fp16acc"};
+    f.rungs.push_back(rung("half-baseline", {{"halfprecision", ""}, {"half-precision", ""}}, half,
+                           "the baseline on half data: half sum kept in global memory (the harness converts float to "
+                           "half on the GPU)",
+                           plain(half_baseline_supports), plain(half_baseline_plan)));
+    f.rungs.push_back(rung("half-baseline-uncoalesced", {{"halfprecision-nc", ""}, {"half-precision-nc", ""}}, half,
+                           "half-baseline with each thread on an adjacent t x t output patch (t=1: same as coalesced)",
+                           plain(half_baseline_supports), plain(half_baseline_uncoalesced_plan)));
+    return f;
 }
 
 }  // namespace cs::gpu::variants

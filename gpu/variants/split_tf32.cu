@@ -23,7 +23,7 @@
 // three products -> ~80 TFLOP/s of fp32-class work if the issue slots keep up: N=128 conv2
 // ~1.4 ms (cuBLAS SGEMM 2.45), conv3 ~0.5 (0.80), conv4 ~0.7 (1.23), conv5 ~0.5 (0.82).
 //
-// Measured (H200, tools/dev/fp32fast/RESULTS.md run 2), ms (max|err|/max|ref|):
+// Measured (H200, plots/h200/fp32fast_dev/RESULTS.md run 2), ms (max|err|/max|ref|):
 //            conv1          conv2          conv3          conv4          conv5
 //   N=1      0.051 (3.0e-6) 0.279 (2.0e-5) 0.277 (1.6e-5) 0.412 (2.7e-5) 0.408 (2.4e-5)
 //   N=32     0.204 (3.0e-6) 0.578 (2.0e-5) 0.266 (2.1e-5) 0.379 (2.9e-5) 0.375 (2.7e-5)
@@ -47,7 +47,7 @@
 #include "cuda_check.hpp"
 #include "error.hpp"
 #include "fp32fast_common.cuh"
-#include "variants.hpp"
+#include "family.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -301,19 +301,14 @@ private:
 
 }  // namespace
 
+// Both rungs: split-tf32 (fp32 row: 3xTF32) and tf32-mma-1x (tf32 row: one product).
 std::optional<std::string> split_tf32_supports(const Problem& p, const cudaDeviceProp& prop) {
     return tc_supports(p, prop);
 }
-std::unique_ptr<Plan> split_tf32_plan(const Problem& p, const PlanContext& ctx) {
+std::unique_ptr<Plan> split_tf32_plan(const PrecisionRow& row, const Problem& p, const PlanContext& ctx) {
     if (auto why = tc_supports(p, ctx.prop)) throw Skip(*why);
+    if (row.precision == Precision::tf32) return std::make_unique<TcPlan<false>>(p, ctx);
     return std::make_unique<TcPlan<true>>(p, ctx);
-}
-std::optional<std::string> tf32_mma_supports(const Problem& p, const cudaDeviceProp& prop) {
-    return tc_supports(p, prop);
-}
-std::unique_ptr<Plan> tf32_mma_plan(const Problem& p, const PlanContext& ctx) {
-    if (auto why = tc_supports(p, ctx.prop)) throw Skip(*why);
-    return std::make_unique<TcPlan<false>>(p, ctx);
 }
 #endif  // FP32FAST_EMU
 

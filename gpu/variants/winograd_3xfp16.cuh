@@ -17,7 +17,7 @@
 // swizzle row for wgmma, four 16-byte cp.async chunks of hi and four of lo.
 #pragma once
 
-#include "variants.hpp"
+#include "variant.hpp"
 #include "winograd_fused.cuh"
 
 #include <cuda_fp16.h>

@@ -28,7 +28,7 @@
 #include "buffers.hpp"
 #include "cuda_check.hpp"
 #include "error.hpp"
-#include "variants.hpp"
+#include "variant.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -37,6 +37,11 @@
 #include <string>
 
 namespace cs::gpu::variants {
+
+// winograd_f4x4_3x3.cu's entry points, run on the canvases.
+std::optional<std::string> winograd_f4x4_supports(const Problem& p, const cudaDeviceProp& prop);
+std::unique_ptr<Plan> winograd_f4x4_plan(const Problem& p, const PlanContext& ctx);
+
 namespace {
 
 // Images per canvas side: 4 (a 55x55 canvas for 13x13 planes: 14 tiles of 4 for 52 useful

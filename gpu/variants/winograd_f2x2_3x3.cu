@@ -18,8 +18,8 @@
 //   (10.7 FLOP/B: ~3 TB/s of L2 at 35 TFLOP/s). At 60% of the FP32 peak (40 TFLOP/s): conv3
 //   0.50 ms, conv4 0.74, conv5 0.50 (cuDNN fp32 NCHW 0.494 / 0.674 / 0.482).
 //
-// Measured (H200, tools/dev/fp32fast/test_fp32fast.cu, median of 20, L2 flushed; this tile in
-// run 1 of tools/dev/fp32fast/RESULTS.md — the registered build differs only in keeping one
+// Measured (H200, the family's development harness, median of 20, L2 flushed; this tile in
+// run 1 of plots/h200/fp32fast_dev/RESULTS.md — the registered build differs only in keeping one
 // raw-window buffer, refilled after the transform as in run 2; not re-timed), ms and
 // max|err|/max|ref|:
 //            conv3            conv4            conv5           cuDNN fp32 NCHW
@@ -38,7 +38,7 @@
 //   two blocks at N=1, fewer barriers (warp-specialised transform).
 //
 // ptxas (sm_90, -O3): 127 registers, 0 spills; filter transform 34 registers.
-#include "variants.hpp"
+#include "variant.hpp"
 #include "winograd_fused.cuh"
 
 namespace cs::gpu::variants {

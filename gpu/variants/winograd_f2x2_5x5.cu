@@ -44,7 +44,7 @@
 // ptxas (sm_90, -O3, nvcc 13.0): 32x16: 130 registers, 32x32: 96 registers (the cap of 576
 // threads), 0 spills (the factored form of the input transform spilled 8 bytes at 96: see
 // Wino<2, 5>::in); filter transform (5x5, double) 102 registers, 0 spills.
-#include "variants.hpp"
+#include "variant.hpp"
 #include "winograd_fused.cuh"
 
 #include <algorithm>

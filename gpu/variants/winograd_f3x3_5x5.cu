@@ -44,7 +44,7 @@
 //
 // ptxas (sm_90, -O3, nvcc 13.0): 128 registers (the cap of 416 threads), 0 spills; filter
 // transform (5x5, double) 114 registers, 0 spills.
-#include "variants.hpp"
+#include "variant.hpp"
 #include "winograd_fused.cuh"
 
 namespace cs::gpu::variants {

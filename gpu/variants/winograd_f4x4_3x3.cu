@@ -19,7 +19,7 @@
 //   block and channel 36*(32+32) floats for 73.7 kFLOP (8 FLOP/B, ~4.4 TB/s of L2 at 35
 //   TFLOP/s: near the L2's limit): conv3 0.45 ms, conv4 0.65, conv5 0.45 if the L2 keeps up.
 //
-// Measured (H200, run 2 of tools/dev/fp32fast/RESULTS.md), ms and max|err|/max|ref|, the
+// Measured (H200, run 2 of plots/h200/fp32fast_dev/RESULTS.md), ms and max|err|/max|ref|, the
 // plan's pick in each case:
 //            conv3            conv4            conv5
 //   N=1      0.092 (9.6e-6)   0.135 (1.2e-5)   0.129 (1.3e-5)    32x16
@@ -33,7 +33,7 @@
 //
 // ptxas (sm_90, -O3): 32x16: 128 registers, 32x32: 96 registers, 0 spills; filter
 // transform 74 registers.
-#include "variants.hpp"
+#include "variant.hpp"
 #include "winograd_fused.cuh"
 
 #include <algorithm>

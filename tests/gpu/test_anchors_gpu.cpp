@@ -1,13 +1,17 @@
 // The anchors (gpu/variants/cudnn_graph.cu, cudnn.cu, cublas_im2col.cu), beyond what
 // test_variants_gpu.cpp checks for every variant: each cuDNN row names the engine (graph
 // API) or algorithm (legacy API) it picked, the fp32 rows never run on tensor cores, the
-// search and the cuBLAS chunking respect the workspace limit, and the streams mode's
-// shorter, misaligned last chunk works in both layouts.
+// graph rows' engine choice is sane at a real batch (accurate, allowed by the class, the
+// fastest within the keep band), the search and the cuBLAS chunking respect the workspace
+// limit, and the streams mode's shorter, misaligned last chunk works in both layouts.
 #include "catch.hpp"
+#include "engine_choice.hpp"
 #include "gpu_test_util.hpp"
+#include "tolerance.hpp"
 
 #include <cstdio>
 #include <string>
+#include <tuple>
 #include <vector>
 
 using namespace cs;
@@ -141,6 +145,67 @@ TEST_CASE("the fp32 cuDNN rows never run on tensor cores", "[gpu][anchors][cudnn
         CHECK(math.find("TENSOR_OP") == std::string::npos);
         // The fp32 threshold (1e-4) is below TF32's rounding error (~3e-4 relative on these
         // data), so a TF32 result that slipped through would also fail the check above.
+    }
+}
+
+// The numbers of a graph row's detail (cudnn_graph_engine.cuh, select_engine): "eng<id> {knobs}
+// [notes] from <source> (...), ws <x> MB, <ms> ms (median of ...), err <e> vs naive reference
+// ...; runner-up eng<id> {knobs} [notes] <ms> ms; configs: ...".
+struct GraphChoice {
+    std::string notes;
+    double ms = -1, err = -1, runner_ms = -1;  // runner_ms < 0: no runner-up
+};
+GraphChoice parse_graph_detail(const std::string& d) {
+    GraphChoice g;
+    const auto nb = d.find('['), ne = d.find(']');
+    if (nb != std::string::npos && ne != std::string::npos && nb < ne) g.notes = d.substr(nb + 1, ne - nb - 1);
+    const auto med = d.find(" ms (median of");
+    if (med != std::string::npos) {
+        const auto start = d.rfind(", ", med);
+        if (start != std::string::npos) g.ms = std::stod(d.substr(start + 2, med - start - 2));
+    }
+    const auto e = d.find(", err ");
+    if (e != std::string::npos) g.err = std::stod(d.substr(e + 6));
+    const auto r = d.find("; runner-up ");
+    if (r != std::string::npos) {
+        const auto close = d.find("] ", r);
+        if (close != std::string::npos) g.runner_ms = std::stod(d.substr(close + 2));
+    }
+    return g;
+}
+
+TEST_CASE("the cuDNN graph rows choose an accurate, allowed, fastest engine at N=32", "[gpu][anchors][cudnn]") {
+    for (const char* name : {"conv2", "conv3"}) {
+        const Layer* l = default_layer_table().find(name);
+        REQUIRE(l != nullptr);
+        const auto rp = make_ref_problem(*l, 32);
+        for (const Variant* v : family("cudnn"))
+            for (Layout layout : v->layouts) {
+                const auto r = run_with(*v, rp, MemoryMode::pageable, 0, 4, 0, layout);
+                require_pass(*v, rp, MemoryMode::pageable, 0, r);
+                INFO(describe(*v, rp, MemoryMode::pageable, 0, r) << " " << to_string(layout));
+                const GraphChoice g = parse_graph_detail(r.detail);
+                // Accurate: the selection's own check on scratch data, within half the class threshold.
+                REQUIRE(g.err >= 0);
+                CHECK(g.err <= threshold(v->precision) / 2);
+                // Allowed: no engine that rounds the inputs down or reduces in less than float.
+                CHECK(g.notes.find("DOWN_CONVERT") == std::string::npos);
+                CHECK(g.notes.find("REDUCED_PRECISION_REDUCTION") == std::string::npos);
+                if (v->precision == Precision::fp32) CHECK(g.notes.find("TENSOR_CORE") == std::string::npos);
+                // Fastest: no other engine measured faster beyond the hysteresis band.
+                REQUIRE(g.ms > 0);
+                if (g.runner_ms >= 0) CHECK(g.ms <= kKeepBand * g.runner_ms);
+            }
+    }
+    // The streams mode's chunks at a real batch: 32 images in 5 chunks (7, 7, 7, 7, 4 images;
+    // starts 2-byte aligned in half), each chunk size planned as its own cuDNN execution plan.
+    const auto conv2 = make_ref_problem(*default_layer_table().find("conv2"), 32);
+    const auto conv3 = make_ref_problem(*default_layer_table().find("conv3"), 32);
+    for (const auto& [v, rp, layout] : {std::tuple{find_variant("cudnn-fp16").variant, &conv2, Layout::nhwc},
+                                        std::tuple{find_variant("cudnn-fp32").variant, &conv3, Layout::nchw}}) {
+        const auto r = run_with(*v, *rp, MemoryMode::streams, 0, 2, 5, layout);
+        require_pass(*v, *rp, MemoryMode::streams, 0, r);
+        CHECK(r.chunks == 5);
     }
 }
 
