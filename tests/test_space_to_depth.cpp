@@ -2,18 +2,24 @@
 // problem (input and weights through the map, a stride-1 unpadded convolution) gives the
 // layer's own output, on shapes where nothing divides anything (C=3, strides 2-4, padding
 // 0-2, filters not a multiple of the stride, non-square) and on AlexNet's conv1; the map
-// reads NCHW and NHWC sources (KCRS and KRSC filters) alike. The GPU kernels are checked
-// against this map in tests/gpu/test_cudnn_s2d_gpu.cu.
+// reads NCHW and NHWC sources (KCRS and KRSC filters) alike. Then the kernels' block steps
+// (space_to_depth_block.hpp), emulated thread by thread on the host, against the map in every
+// layout pair, for 2- and 4-byte elements, from inputs at any element alignment: every
+// element right, every 16-byte access aligned, nothing read outside the input tensor. tests/gpu/test_cudnn_s2d_gpu.cpp runs the
+// same comparison on the GPU.
 #include "catch.hpp"
 
 #include "conv_ref.hpp"
 #include "datagen.hpp"
 #include "layer.hpp"
 #include "variants/space_to_depth.hpp"
+#include "variants/space_to_depth_block.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <string>
 #include <vector>
 
 using cs::Layer;
@@ -151,4 +157,142 @@ TEST_CASE("space-to-depth: AlexNet conv1 becomes 48 x 57 x 57, 3x3 stride 1", "[
     CHECK(r.E() == 55);
     CHECK(r.F() == 55);
     check_layer(*conv1, 1);
+}
+
+namespace {
+
+// A 16-byte aligned host buffer of `count` elements starting `skew` elements in.
+template <class E>
+struct Aligned {
+    std::vector<uint4> raw;
+    E* p = nullptr;
+    Aligned(std::size_t count, int skew, unsigned char fill) : raw((count + std::size_t(skew)) * sizeof(E) / 16 + 1) {
+        std::memset(raw.data(), fill, raw.size() * 16);
+        p = reinterpret_cast<E*>(raw.data()) + skew;
+    }
+};
+
+// One launch of the tiled kernel, emulated: each block's steps, every thread of a step
+// before the next (the kernel's __syncthreads).
+template <class E, int P>
+void emulate_tiled(const s2d::Geom& g, const s2d::Tile& t, const E* in, bool src_nchw, E* out, bool dst_nchw,
+                   std::int64_t n_img) {
+    using B = s2d::Block<E>;
+    for (int n = 0; n < n_img; ++n)
+        for (int Y = 0; Y < g.Hp; ++Y) {
+            Aligned<unsigned char> smem(std::size_t(t.bytes), 0, 0xab);  // garbage where nothing is loaded
+            auto* table = reinterpret_cast<int4*>(smem.p);
+            E* tile = reinterpret_cast<E*>(smem.p + t.table_bytes);
+            for (int tid = 0; tid < s2d::kThreads; ++tid) B::load(in, tile, g, t, src_nchw, n, Y, tid, s2d::kThreads);
+            for (int tid = 0; tid < s2d::kThreads; ++tid) B::table(in, table, g, t, src_nchw, n, Y, tid, s2d::kThreads);
+            for (int tid = 0; tid < s2d::kThreads; ++tid)
+                B::template write<P>(tile, table, out, g, src_nchw, dst_nchw, n, Y, tid, s2d::kThreads);
+        }
+}
+
+template <class E>
+void check_block_steps(const Layer& l, std::int64_t N, bool src_nchw, bool dst_nchw, int skew) {
+    const s2d::Geom g = s2d::geom(l);
+    const s2d::Tile t = s2d::tile_of(g, src_nchw, int(sizeof(E)));
+    const int P = dst_nchw ? 1 : s2d::pack_of(g, int(sizeof(E)));
+    INFO(l.name << " N=" << N << ", " << sizeof(E) << "-byte elements, " << (src_nchw ? "nchw" : "nhwc") << " -> "
+                << (dst_nchw ? "nchw" : "nhwc") << ", input skewed by " << skew << ", P=" << P
+                << ", tile bytes " << t.bytes);
+    const std::size_t in_elems = std::size_t(l.input_elems(N));
+    const std::size_t out_elems = std::size_t(N) * g.Cp * g.Hp * g.Wp;
+    Aligned<E> in(in_elems, skew, 0), out(out_elems, 0, 0xcd);
+    for (std::size_t i = 0; i < in_elems; ++i) in.p[i] = E(1 + i % 60000);  // nonzero, mostly distinct
+    s2d::Block<E>::misaligned = 0;
+    s2d::Block<E>::outside = 0;
+    s2d::Block<E>::bound_lo = in.p;  // nothing outside the tensor is read
+    s2d::Block<E>::bound_hi = in.p + in_elems;
+    const bool tiled = t.bytes >= 0;
+    if (tiled) {
+        if (P == 8) emulate_tiled<E, (sizeof(E) == 2 ? 8 : 4)>(g, t, in.p, src_nchw, out.p, dst_nchw, N);
+        else if (P == 4) emulate_tiled<E, 4>(g, t, in.p, src_nchw, out.p, dst_nchw, N);
+        else if (P == 2) emulate_tiled<E, 2>(g, t, in.p, src_nchw, out.p, dst_nchw, N);
+        else emulate_tiled<E, 1>(g, t, in.p, src_nchw, out.p, dst_nchw, N);
+    } else {
+        for (std::size_t i = 0; i < out_elems; ++i)
+            out.p[i] = s2d::Block<E>::gather(in.p, g, src_nchw, dst_nchw, std::int64_t(i));
+    }
+    s2d::Block<E>::bound_lo = s2d::Block<E>::bound_hi = nullptr;
+    CHECK(s2d::Block<E>::misaligned == 0);
+    CHECK(s2d::Block<E>::outside == 0);
+    std::int64_t wrong = 0, first = -1;
+    for (std::int64_t n = 0; n < N; ++n)
+        for (int cp = 0; cp < g.Cp; ++cp)
+            for (int Y = 0; Y < g.Hp; ++Y)
+                for (int X = 0; X < g.Wp; ++X) {
+                    const std::int64_t src = s2d::input_source(g, src_nchw, n, cp, Y, X);
+                    const std::int64_t o = s2d::offset(dst_nchw, n, cp, Y, X, g.Cp, g.Hp, g.Wp);
+                    if (out.p[o] != (src >= 0 ? in.p[src] : E(0))) {
+                        if (first < 0) first = o;
+                        ++wrong;
+                    }
+                }
+    INFO((tiled ? "tiled" : "gather") << ": " << wrong << " of " << out_elems << " wrong, the first at " << first);
+    CHECK(wrong == 0);
+
+    // The weights' decode: w' in w's layout.
+    const std::size_t wn = std::size_t(l.weight_elems()), wpn = std::size_t(g.M) * g.Cp * g.Rp * g.Sp;
+    std::vector<E> w(wn);
+    for (std::size_t i = 0; i < wn; ++i) w[i] = E(3 + i % 50000);
+    std::int64_t wwrong = 0;
+    for (std::size_t i = 0; i < wpn; ++i) {
+        std::int64_t q = std::int64_t(i);
+        int m, cp, rp, sp;
+        if (src_nchw) {
+            sp = int(q % g.Sp), q /= g.Sp, rp = int(q % g.Rp), q /= g.Rp, cp = int(q % g.Cp), m = int(q / g.Cp);
+        } else {
+            cp = int(q % g.Cp), q /= g.Cp, sp = int(q % g.Sp), q /= g.Sp, rp = int(q % g.Rp), m = int(q / g.Rp);
+        }
+        const std::int64_t src = s2d::weight_source(g, src_nchw, m, cp, rp, sp);
+        wwrong += s2d::Block<E>::weight(w.data(), g, src_nchw, std::int64_t(i)) != (src >= 0 ? w[std::size_t(src)] : E(0));
+    }
+    CHECK(wwrong == 0);
+}
+
+void check_block_steps_all(const Layer& l, std::int64_t N) {
+    for (bool src_nchw : {true, false})
+        for (bool dst_nchw : {true, false})
+            for (int skew : {0, 1, 3, 6}) {
+                check_block_steps<std::uint16_t>(l, N, src_nchw, dst_nchw, skew);
+                check_block_steps<std::uint32_t>(l, N, src_nchw, dst_nchw, skew);
+            }
+}
+
+}  // namespace
+
+TEST_CASE("space-to-depth kernels' block steps, emulated, match the map", "[s2d][kernel]") {
+    const std::vector<Layer> layers = {
+        make_layer("s2_p1_5x3", 3, 19, 23, 5, 5, 3, 2, 1),
+        make_layer("s3_p2_7x7", 3, 20, 17, 4, 7, 7, 3, 2),
+        make_layer("s4_p0_11", 3, 35, 31, 7, 11, 11, 4, 0),
+        make_layer("s4_p1_5x9", 3, 26, 29, 3, 5, 9, 4, 1),
+        make_layer("s2_p0_1x1", 5, 9, 8, 4, 1, 1, 2, 0),
+        make_layer("s2_c6_p1", 6, 11, 13, 4, 3, 3, 2, 1),  // C' = 24: 8 halves but 4 floats a store
+    };
+    for (const Layer& l : layers) check_block_steps_all(l, 2);
+    check_block_steps_all(*cs::default_layer_table().find("conv1"), 1);
+}
+
+TEST_CASE("space-to-depth: the tile's budget picks the kernel", "[s2d][kernel]") {
+    const s2d::Geom conv1 = s2d::geom(*cs::default_layer_table().find("conv1"));
+    for (bool src_nchw : {true, false})
+        for (int eb : {2, 4}) {
+            INFO("src " << (src_nchw ? "nchw" : "nhwc") << ", " << eb << "-byte elements");
+            const s2d::Tile t = s2d::tile_of(conv1, src_nchw, eb);
+            CHECK(std::string(s2d::input_kernel_name(conv1, src_nchw, eb)) == "tiled");
+            CHECK(t.bytes <= (eb == 2 ? 7 * 1024 : 13 * 1024));  // 8 blocks of 256 threads an SM
+            CHECK(t.pitch % (16 / eb) == 0);
+            CHECK(t.pitch >= t.len + 16 / eb - 1);  // a run at any phase fits its slot
+        }
+    CHECK(s2d::pack_of(conv1, 2) == 8);
+    CHECK(s2d::pack_of(conv1, 4) == 4);
+    // 96 channels x 131 columns, stride 2: past 48 KB in every case, so the gather kernel.
+    const Layer wide = make_layer("s2d_wide", 96, 9, 131, 4, 3, 3, 2, 1);
+    for (bool src_nchw : {true, false})
+        for (int eb : {2, 4}) CHECK(std::string(s2d::input_kernel_name(s2d::geom(wide), src_nchw, eb)) == "gather");
+    check_block_steps_all(wide, 1);
 }

@@ -2,7 +2,8 @@
 // bytes (half, bfloat16, float: the transform copies bits) and either layout on each side.
 //
 // Input, "tiled" (the usual case): one block of 256 threads per rewritten row (n, Y), in
-// three steps, each coalesced on the global side:
+// three steps (space_to_depth_block.hpp, host-callable so that tests/test_space_to_depth.cpp
+// emulates them), each coalesced on the global side:
 //   1. the b source rows the row needs (NCHW: b*C runs of W elements; NHWC: b runs of W*C)
 //      go to shared memory in source order, in 16-byte pieces aligned as in global memory:
 //      a run's interior moves by 16-byte loads and 16-byte shared stores, only its first
@@ -30,6 +31,7 @@
 // Not measured yet.
 #include "cuda_check.hpp"
 #include "space_to_depth.hpp"
+#include "space_to_depth_block.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -38,96 +40,16 @@
 namespace cs::gpu::s2d {
 namespace {
 
-constexpr int kThreads = 256;
-constexpr int kPiecesInFlight = 4;           // 16-byte loads a thread issues before storing
-constexpr int kTileBudget = 48 * 1024;       // dynamic shared memory without an opt-in
 constexpr int kWeightElemsPerThread = 4;
 
-// The tile of one rewritten row, as step 1 lays it out.
-struct Tile {
-    int runs = 0;    // source runs: b*C rows of W (NCHW source), b rows of W*C (NHWC)
-    int len = 0;     // elements per run
-    int pieces = 0;  // 16-byte pieces a run can touch (its start aligned down)
-    int pitch = 0;   // elements per run slot: pieces * V
-    int table_bytes = 0;
-    int bytes = 0;   // dynamic shared memory
-};
-
-Tile tile_of(const Geom& g, bool src_nchw, int eb) {
-    const int V = 16 / eb;
-    Tile t;
-    t.runs = src_nchw ? g.b * g.C : g.b;
-    t.len = src_nchw ? g.W : g.W * g.C;
-    t.pieces = (t.len + V - 1 + V - 1) / V;
-    t.pitch = t.pieces * V;
-    t.table_bytes = g.Cp * 16;
-    const long long bytes = t.table_bytes + (long long)t.runs * t.pitch * eb;
-    t.bytes = bytes > kTileBudget ? -1 : int(bytes);
-    return t;
-}
-
-// Element offset of the first element of run k of row (n, Y), or -1 when that source row is
-// outside the image.
-__device__ __forceinline__ std::int64_t run_start(const Geom& g, bool src_nchw, int n, int Y, int k) {
-    const int dy = src_nchw ? k / g.C : k;
-    const int c = src_nchw ? k - dy * g.C : 0;
-    const int y = g.b * Y + dy - g.pad;
-    if (y < 0 || y >= g.H) return -1;
-    return src_nchw ? ((std::int64_t(n) * g.C + c) * g.H + y) * g.W : (std::int64_t(n) * g.H + y) * g.W * g.C;
-}
-
-template <class E>
-__device__ __forceinline__ int phase_of(const E* p) {
-    constexpr int V = 16 / int(sizeof(E));
-    return int((reinterpret_cast<std::uintptr_t>(p) / sizeof(E)) & (V - 1));
-}
-
-template <class E>
-union Piece {
-    uint4 v;
-    E e[16 / sizeof(E)];
-};
-
-// P consecutive elements stored as one access.
-template <int Bytes>
-struct VecOf;
-template <>
-struct VecOf<2> { using type = unsigned short; };
-template <>
-struct VecOf<4> { using type = unsigned int; };
-template <>
-struct VecOf<8> { using type = uint2; };
-template <>
-struct VecOf<16> { using type = uint4; };
-
-template <class E, int P>
-union Pack {
-    typename VecOf<int(sizeof(E)) * P>::type v;
-    E e[P];
-};
-
-// The weights' part of a launch: blocks from `first_block` on, one thread per w' element
-// (layout of w: KCRS when kcrs, else KRSC).
+// The weights' part of a launch: the blocks from `first_block` on, one thread per w' element.
 template <class E>
 __device__ void weights_part(const Geom& g, const E* __restrict__ w, E* __restrict__ w_out, bool kcrs,
                              int first_block) {
     const std::int64_t total = std::int64_t(g.M) * g.Cp * g.Rp * g.Sp;
     const std::int64_t stride = std::int64_t(gridDim.x - first_block) * blockDim.x;
-    for (std::int64_t i = std::int64_t(blockIdx.x - first_block) * blockDim.x + threadIdx.x; i < total; i += stride) {
-        std::int64_t q = i;
-        int cp, rp, sp;
-        if (kcrs) {
-            sp = int(q % g.Sp), q /= g.Sp;
-            rp = int(q % g.Rp), q /= g.Rp;
-            cp = int(q % g.Cp), q /= g.Cp;
-        } else {
-            cp = int(q % g.Cp), q /= g.Cp;
-            sp = int(q % g.Sp), q /= g.Sp;
-            rp = int(q % g.Rp), q /= g.Rp;
-        }
-        const std::int64_t src = weight_source(g, kcrs, int(q), cp, rp, sp);
-        w_out[i] = src >= 0 ? w[src] : E(0);
-    }
+    for (std::int64_t i = std::int64_t(blockIdx.x - first_block) * blockDim.x + threadIdx.x; i < total; i += stride)
+        w_out[i] = Block<E>::weight(w, g, kcrs, i);
 }
 
 template <class E, int P>
@@ -138,93 +60,15 @@ __global__ void __launch_bounds__(kThreads)
         weights_part(g, w, w_out, w_kcrs, rows);
         return;
     }
-    constexpr int V = 16 / int(sizeof(E));
     extern __shared__ __align__(16) unsigned char smem[];
-    int4* table = reinterpret_cast<int4*>(smem);  // per c': tile offset of X = 0, X range [lo, hi)
+    int4* table = reinterpret_cast<int4*>(smem);
     E* tile = reinterpret_cast<E*>(smem + t.table_bytes);
     const int n = int(blockIdx.x) / g.Hp, Y = int(blockIdx.x) - n * g.Hp;
     const int tid = int(threadIdx.x);
-
-    // 1. source runs -> tile[k * pitch + (element - aligned-down run start)].
-    const int items = t.runs * t.pieces;
-    for (int i0 = tid; i0 < items; i0 += kPiecesInFlight * kThreads) {
-        Piece<E> pc[kPiecesInFlight];
-        int dst[kPiecesInFlight];  // tile offset of the piece; -1: nothing
-        int lo[kPiecesInFlight], hi[kPiecesInFlight];  // elements of the piece inside the run
-#pragma unroll
-        for (int u = 0; u < kPiecesInFlight; ++u) {
-            dst[u] = -1;
-            const int i = i0 + u * kThreads;
-            if (i >= items) continue;
-            const int k = i / t.pieces, v = i - k * t.pieces;
-            const std::int64_t start = run_start(g, src_nchw, n, Y, k);
-            if (start < 0) continue;
-            const E* src = in + start;
-            const int phase = phase_of(src);
-            const int first = v * V - phase;  // run element of the piece's first slot
-            if (first >= t.len) continue;
-            lo[u] = max(0, -first), hi[u] = min(V, t.len - first);
-            dst[u] = k * t.pitch + v * V;
-            if (lo[u] == 0 && hi[u] == V) {
-                pc[u].v = __ldg(reinterpret_cast<const uint4*>(src + first));
-            } else {
-#pragma unroll
-                for (int j = 0; j < V; ++j)
-                    if (j >= lo[u] && j < hi[u]) pc[u].e[j] = src[first + j];
-            }
-        }
-#pragma unroll
-        for (int u = 0; u < kPiecesInFlight; ++u) {
-            if (dst[u] < 0) continue;
-            if (lo[u] == 0 && hi[u] == V) {
-                *reinterpret_cast<uint4*>(tile + dst[u]) = pc[u].v;
-            } else {
-#pragma unroll
-                for (int j = 0; j < V; ++j)
-                    if (j >= lo[u] && j < hi[u]) tile[dst[u] + j] = pc[u].e[j];
-            }
-        }
-    }
-    // 2. the table.
-    for (int cp = tid; cp < g.Cp; cp += kThreads) {
-        const int q = cp / g.C, c = cp - q * g.C, dy = q / g.b, dx = q - dy * g.b;
-        const int k = src_nchw ? dy * g.C + c : dy;
-        const std::int64_t start = run_start(g, src_nchw, n, Y, k);
-        const int x0 = dx - g.pad;  // source column of X = 0
-        int4 e{0, 0, 0, 0};
-        if (start >= 0) {
-            e.x = k * t.pitch + phase_of(in + start) + (src_nchw ? x0 : x0 * g.C + c);
-            e.y = x0 >= 0 ? 0 : (-x0 + g.b - 1) / g.b;
-            e.z = g.W - 1 - x0 >= 0 ? min(g.Wp, (g.W - 1 - x0) / g.b + 1) : 0;
-            e.z = max(e.z, e.y);
-        }
-        table[cp] = e;
-    }
+    Block<E>::load(in, tile, g, t, src_nchw, n, Y, tid, kThreads);
+    Block<E>::table(in, table, g, t, src_nchw, n, Y, tid, kThreads);
     __syncthreads();
-
-    // 3. the row in destination order.
-    const int xstep = src_nchw ? g.b : g.b * g.C;  // tile offset of X + 1 minus X's
-    if (dst_nchw) {
-        const int warp = tid >> 5, lane = tid & 31;
-        for (int cp = warp; cp < g.Cp; cp += kThreads / 32) {
-            const int4 e = table[cp];
-            E* o = out + ((std::int64_t(n) * g.Cp + cp) * g.Hp + Y) * g.Wp;
-            for (int X = lane; X < g.Wp; X += 32) o[X] = (X >= e.y && X < e.z) ? tile[e.x + X * xstep] : E(0);
-        }
-    } else {
-        E* o = out + (std::int64_t(n) * g.Hp + Y) * g.Wp * g.Cp;
-        const int groups = g.Wp * g.Cp / P;
-        for (int i = tid; i < groups; i += kThreads) {
-            const int j0 = i * P, X = j0 / g.Cp, c0 = j0 - X * g.Cp;
-            Pack<E, P> pk;
-#pragma unroll
-            for (int u = 0; u < P; ++u) {
-                const int4 e = table[c0 + u];
-                pk.e[u] = (X >= e.y && X < e.z) ? tile[e.x + X * xstep] : E(0);
-            }
-            reinterpret_cast<decltype(pk.v)*>(o)[i] = pk.v;
-        }
-    }
+    Block<E>::template write<P>(tile, table, out, g, src_nchw, dst_nchw, n, Y, tid, kThreads);
 }
 
 // One thread per element of in' (destination order) through the host map.
@@ -238,28 +82,8 @@ __global__ void __launch_bounds__(kThreads)
     }
     const std::int64_t total = n_img * g.Cp * g.Hp * g.Wp;
     const std::int64_t stride = std::int64_t(blocks) * blockDim.x;
-    for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += stride) {
-        std::int64_t q = i;
-        int cp, Y, X;
-        if (dst_nchw) {
-            X = int(q % g.Wp), q /= g.Wp;
-            Y = int(q % g.Hp), q /= g.Hp;
-            cp = int(q % g.Cp), q /= g.Cp;
-        } else {
-            cp = int(q % g.Cp), q /= g.Cp;
-            X = int(q % g.Wp), q /= g.Wp;
-            Y = int(q % g.Hp), q /= g.Hp;
-        }
-        const std::int64_t src = input_source(g, src_nchw, q, cp, Y, X);
-        out[i] = src >= 0 ? in[src] : E(0);
-    }
-}
-
-// The largest P (elements per store, at most 16 bytes) that divides C'.
-int pack_of(const Geom& g, int eb) {
-    int p = 16 / eb;
-    while (p > 1 && g.Cp % p != 0) p /= 2;
-    return p;
+    for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += stride)
+        out[i] = Block<E>::gather(in, g, src_nchw, dst_nchw, i);
 }
 
 template <class E>
