@@ -272,6 +272,7 @@ TEST_CASE("space-to-depth kernels' block steps, emulated, match the map", "[s2d]
         make_layer("s4_p1_5x9", 3, 26, 29, 3, 5, 9, 4, 1),
         make_layer("s2_p0_1x1", 5, 9, 8, 4, 1, 1, 2, 0),
         make_layer("s2_c6_p1", 6, 11, 13, 4, 3, 3, 2, 1),  // C' = 24: 8 halves but 4 floats a store
+        make_layer("s3_c29", 29, 12, 10, 3, 3, 3, 3, 1),   // C' = 261: 1 a store, more groups than threads
     };
     for (const Layer& l : layers) check_block_steps_all(l, 2);
     check_block_steps_all(*cs::default_layer_table().find("conv1"), 1);

@@ -13,11 +13,13 @@
 //   2. a table per channel c' of the row: where its X = 0 sits in the tile, and the range
 //      of X inside the image (rows outside the image: an empty range, so no loads).
 //   3. the row is written in destination order: NHWC, one contiguous run of W'*C' elements,
-//      each thread P consecutive channels of one pixel in one store (P = 16 bytes' worth
-//      where C' allows: 8 halves or 4 floats for conv1's 48); NCHW, C' runs of W'
-//      elements, a warp per run, one element per lane (the runs start at any element).
+//      P consecutive channels of one pixel per store (P = 16 bytes' worth where C' allows:
+//      8 halves or 4 floats for conv1's 48), each thread on one group of P channels (their
+//      table entries in registers) over the pixels; NCHW, C' runs of W' elements, a warp
+//      per run, one element per lane (the runs start at any element).
 // Shared memory per block: C' * 16 bytes of table + the tile (b*C*W elements and a piece of
-// slack per run): conv1 fp16 6.5 KB, fp32 12 KB, so 8 blocks of 256 threads fit an SM. Rows
+// slack per run): conv1 fp16 6.5 KB, fp32 12 KB; 46-48 registers (sm_90, no spills), so 5
+// blocks of 256 threads an SM, ~28 KB of conv1's loads in flight per SM. Rows
 // whose tile would pass 48 KB take the "gather" kernel: one thread per element through the
 // host map (input_source), correct for any shape, slower.
 // Weights: the same launch's last blocks, one thread per element of w' through weight_source
@@ -28,7 +30,9 @@
 // (79.5 MB; fp32 159 MB). At the ~4.0 TB/s a copy reaches on an H200 that is ~20 us (fp32
 // ~40 us); on an H100 at ~2.9 TB/s ~27 us (fp32 ~55 us). The Hopper family's transform
 // (hopper_core.cuh, 2-byte loads, one row per block without vector pieces) took 0.115 ms.
-// Not measured yet.
+// Not measured yet (scripts/device_s2d.sh: ncu's time of tiled_kernel). If it falls short,
+// the first lever is bytes in flight (~28 KB per SM is at the edge of what an H200's
+// latency-bandwidth product asks): two rows per block, or fewer registers.
 #include "cuda_check.hpp"
 #include "space_to_depth.hpp"
 #include "space_to_depth_block.hpp"

@@ -201,7 +201,8 @@ CS_S2D_UNROLL
     }
 
     // Step 3: row (n, Y) of in' in destination order. NCHW: a warp per channel run, a lane per
-    // element; NHWC: the row's W'*C' contiguous elements, P consecutive channels per store.
+    // element; NHWC: the row's W'*C' contiguous elements, P consecutive channels per store
+    // (a thread on one group of channels over the pixels, where C'/P <= nthreads).
     template <int P>
     CS_S2D_HD static void write(const E* tile, const int4* table, E* __restrict__ out, const Geom& g, bool src_nchw,
                                 bool dst_nchw, int n, int Y, int tid, int nthreads) {
@@ -215,7 +216,29 @@ CS_S2D_UNROLL
             }
         } else {
             E* o = out + (std::int64_t(n) * g.Hp + Y) * g.Wp * g.Cp;
-            const int groups = g.Wp * g.Cp / P;
+            const int G = g.Cp / P;  // stores per pixel
+            if (G <= nthreads) {
+                // A thread keeps one group of P channels (their table entries in registers)
+                // and walks the pixels: `active` threads, a multiple of G.
+                const int active = nthreads / G * G;
+                if (tid >= active) return;
+                const int grp = tid % G;
+                int base[P], lo[P], hi[P];
+CS_S2D_UNROLL
+                for (int u = 0; u < P; ++u) {
+                    const int4 e = table[grp * P + u];
+                    base[u] = e.x, lo[u] = e.y, hi[u] = e.z;
+                }
+                for (int X = tid / G; X < g.Wp; X += active / G) {
+                    Pack<E, P> pk;
+CS_S2D_UNROLL
+                    for (int u = 0; u < P; ++u)
+                        pk.e[u] = (X >= lo[u] && X < hi[u]) ? tile[base[u] + X * xstep] : E(0);
+                    store(reinterpret_cast<decltype(pk.v)*>(o) + (X * G + grp), pk.v);
+                }
+                return;
+            }
+            const int groups = g.Wp * G;
             for (int i = tid; i < groups; i += nthreads) {
                 const int j0 = i * P, X = j0 / g.Cp, c0 = j0 - X * g.Cp;
                 Pack<E, P> pk;

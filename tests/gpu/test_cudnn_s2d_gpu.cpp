@@ -140,6 +140,8 @@ void require_pass(const Variant& v, const test::RefProblem& rp, Layout layout, c
 
 TEST_CASE("space-to-depth kernels match the host map in every layout pair", "[gpu][s2d]") {
     for (const Layer& l : strided_layers()) check_all_layouts(l, 3);
+    check_all_layouts(make_layer("s2_c6_p1", 6, 11, 13, 4, 3, 3, 2, 1), 2);  // C' = 24: 8 halves, 4 floats a store
+    check_all_layouts(make_layer("s3_c29", 29, 12, 10, 3, 3, 3, 3, 1), 2);   // C' = 261: more groups than threads
     check_all_layouts(test::alexnet("conv1"), 2);
 }
 
