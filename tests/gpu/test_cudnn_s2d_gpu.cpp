@@ -5,6 +5,7 @@
 // the cudnn-<class>-s2d rows (gpu/variants/cudnn_s2d.cu) on conv1 and
 // strided odd shapes in both layouts, their SKIP on stride 1, their chunking under a
 // workspace limit and the streams mode.
+#include "buffers.hpp"
 #include "catch.hpp"
 #include "cuda_check.hpp"
 #include "gpu_test_util.hpp"
@@ -25,19 +26,6 @@ using cs::test::odd_layer;
 
 namespace {
 
-class DevBuf {
-public:
-    explicit DevBuf(std::size_t bytes) { CS_CUDA_CHECK(cudaMalloc(&p_, bytes)); }
-    ~DevBuf() { (void)cudaFree(p_); }
-    DevBuf(const DevBuf&) = delete;
-    DevBuf& operator=(const DevBuf&) = delete;
-    template <class T>
-    T* as() const { return static_cast<T*>(p_); }
-
-private:
-    void* p_ = nullptr;
-};
-
 // Runs the transform of n images and of the weights on the GPU and compares every element
 // with the host map. `skew`: the input starts that many elements into its allocation (the
 // streams mode's chunks start at any element).
@@ -55,8 +43,8 @@ void check_transform(const Layer& l, std::int64_t n, bool src_nchw, bool dst_nch
     for (std::size_t i = 0; i < in_elems; ++i) in[i] = E(1 + i % (sizeof(E) == 2 ? 65534 : 4000000000u));
     for (std::size_t i = 0; i < w_elems; ++i) w[i] = E(7 + i % 60000);
     // Exactly sized allocations: a read outside the tensor shows under compute-sanitizer.
-    DevBuf d_in((in_elems + std::size_t(skew)) * sizeof(E)), d_w(w_elems * sizeof(E));
-    DevBuf d_out(out_elems * sizeof(E)), d_wout(wout_elems * sizeof(E));
+    Buffer d_in(MemKind::device, (in_elems + std::size_t(skew)) * sizeof(E)), d_w(MemKind::device, w_elems * sizeof(E));
+    Buffer d_out(MemKind::device, out_elems * sizeof(E)), d_wout(MemKind::device, wout_elems * sizeof(E));
     CS_CUDA_CHECK(cudaMemcpy(d_in.as<E>() + skew, in.data(), in_elems * sizeof(E), cudaMemcpyHostToDevice));
     CS_CUDA_CHECK(cudaMemcpy(d_w.as<E>(), w.data(), w_elems * sizeof(E), cudaMemcpyHostToDevice));
     CS_CUDA_CHECK(cudaMemset(d_out.as<E>(), 0xff, out_elems * sizeof(E)));
