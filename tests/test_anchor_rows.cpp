@@ -137,6 +137,30 @@ TEST_CASE("vs_cudnn stays empty when the cuDNN row of the class did not pass or 
     }
 }
 
+// The space-to-depth rows (gpu/variants/cudnn_s2d.cu) are family "cudnn": on conv1 the anchor
+// is the faster of cudnn-<class> and cudnn-<class>-s2d, each layout on its own.
+TEST_CASE("vs_cudnn: a cudnn-<class>-s2d row is an anchor like cudnn-<class>", "[results][anchors]") {
+    std::vector<Row> rows = {
+        make_row("conv1", 128, "cudnn-fp16", "cudnn", "fp16", "pageable", 0.70, gpu::Status::pass, "nhwc"),
+        make_row("conv1", 128, "cudnn-fp16-s2d", "cudnn", "fp16", "pageable", 0.12, gpu::Status::pass, "nhwc"),
+        make_row("conv1", 128, "hopper-ws-fp16", "hopper", "fp16", "pageable", 0.24, gpu::Status::pass, "nhwc"),
+        make_row("conv1", 128, "cudnn-fp16", "cudnn", "fp16", "pageable", 0.80),
+        make_row("conv1", 128, "cudnn-fp16-s2d", "cudnn", "fp16", "pageable", 0.90, gpu::Status::fail),
+        make_row("conv1", 128, "hopper-ws-fp16", "hopper", "fp16", "pageable", 0.40),
+    };
+    fill_vs_cudnn(rows);
+    const Row& ours_nhwc = by(rows, "hopper-ws-fp16", "conv1", 128, "pageable", "nhwc");
+    REQUIRE(ours_nhwc.vs_cudnn);
+    CHECK(*ours_nhwc.vs_cudnn == Approx(0.12 / 0.24));
+    // NCHW: the s2d row failed, so the plain row is the anchor there; either layout: s2d NHWC.
+    const Row& ours_nchw = by(rows, "hopper-ws-fp16", "conv1", 128, "pageable");
+    REQUIRE(ours_nchw.vs_cudnn);
+    CHECK(*ours_nchw.vs_cudnn == Approx(0.80 / 0.40));
+    REQUIRE(ours_nchw.vs_cudnn_best);
+    CHECK(*ours_nchw.vs_cudnn_best == Approx(0.12 / 0.40));
+    CHECK(*by(rows, "cudnn-fp16", "conv1", 128, "pageable", "nhwc").vs_cudnn == Approx(0.12 / 0.70));
+}
+
 TEST_CASE("pct_peak divides by the ceiling of the row's own precision class", "[results][anchors]") {
     RunMeta meta;
     meta.peak_fp32 = 50, meta.peak_tf32 = 400, meta.peak_fp16 = 800, meta.peak_bf16 = 790;

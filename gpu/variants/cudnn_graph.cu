@@ -82,6 +82,7 @@
 #include "elements.cuh"
 #include "engine_choice.hpp"
 #include "error.hpp"
+#include "cudnn_graph.hpp"
 #include "tolerance.hpp"
 #include "families.hpp"
 
@@ -117,7 +118,8 @@ namespace {
 
 class GraphPlan final : public Plan {
 public:
-    GraphPlan(const Problem& p, const PlanContext& ctx, Precision prec);
+    // x_at_base: every run() passes x at a 16-byte aligned address, whatever the chunk.
+    GraphPlan(const Problem& p, const PlanContext& ctx, Precision prec, bool x_at_base = false);
     void run(const DeviceIO& io, cudaStream_t stream) override;
     std::size_t workspace_bytes() const override { return ws_.bytes(); }
     std::string detail() const override { return detail_; }
@@ -160,7 +162,8 @@ std::optional<GraphPlan::Built> GraphPlan::build(const Shape& s, std::size_t ws_
     return std::nullopt;
 }
 
-GraphPlan::GraphPlan(const Problem& p, const PlanContext& ctx, Precision prec) : problem_(p), sp_(spec_of(prec)) {
+GraphPlan::GraphPlan(const Problem& p, const PlanContext& ctx, Precision prec, bool x_at_base)
+    : problem_(p), sp_(spec_of(prec)) {
     const Layer& l = p.layer;
     const std::int64_t nmax = ctx.max_chunk_N > 0 ? std::max<std::int64_t>(1, std::min(ctx.max_chunk_N, p.N)) : p.N;
     char key[256];
@@ -194,7 +197,7 @@ GraphPlan::GraphPlan(const Problem& p, const PlanContext& ctx, Precision prec) :
     std::set<Shape> shapes;
     for (std::int64_t first = 0; first < p.N; first += nmax)
         shapes.insert({std::min(nmax, p.N - first),
-                       alignment_of(std::uintptr_t(l.input_elems(first)) * sp_.elem_bytes), 16,
+                       x_at_base ? 16 : alignment_of(std::uintptr_t(l.input_elems(first)) * sp_.elem_bytes), 16,
                        alignment_of(std::uintptr_t(l.output_elems(first)) * sp_.elem_bytes)});
     std::size_t ws = 0;
     std::string fallbacks;
@@ -262,6 +265,13 @@ std::unique_ptr<Plan> make_plan(const PrecisionRow& row, const Problem& p, const
 }
 
 }  // namespace
+
+std::optional<std::string> cudnn_graph_supports(Precision prec, const Problem& p, const cudaDeviceProp& prop) {
+    return supports(PrecisionRow{prec, DType::f32, ""}, p, prop);
+}
+std::unique_ptr<Plan> cudnn_graph_plan(Precision prec, const Problem& p, const PlanContext& ctx, bool x_at_base) {
+    return std::make_unique<GraphPlan>(p, ctx, prec, x_at_base);
+}
 
 // One rung per precision class (the ideas differ), all on supports() and make_plan() above.
 Family cudnn_family() {

@@ -16,6 +16,7 @@ Family direct_family();         // direct_family.cpp
 #ifdef CONVSTUDY_HAVE_CUDNN
 Family cudnn_family();          // cudnn_graph.cu
 Family cudnn_legacy_family();   // cudnn.cu
+Family cudnn_s2d_family();      // cudnn_s2d.cu
 #endif
 Family cublas_family();         // cublas_im2col.cu
 Family hopper_family();         // hopper/family.cu
@@ -27,7 +28,7 @@ inline std::vector<Family> families() {
     return {
         baseline_family(), single_kernel_family(), gemm_family(), direct_family(),
 #ifdef CONVSTUDY_HAVE_CUDNN
-        cudnn_family(), cudnn_legacy_family(),
+        cudnn_family(), cudnn_legacy_family(), cudnn_s2d_family(),
 #endif
         cublas_family(), hopper_family(), fp32fast_family(), multi_kernel_family(),
     };
@@ -40,7 +41,8 @@ inline std::vector<std::string> rows_not_built() {
     return {};
 #else
     return {"cudnn-fp32",        "cudnn-tf32",        "cudnn-fp16",       "cudnn-bf16",
-            "cudnn-legacy-fp32", "cudnn-legacy-tf32", "cudnn-legacy-fp16"};
+            "cudnn-legacy-fp32", "cudnn-legacy-tf32", "cudnn-legacy-fp16", "cudnn-fp32-s2d",
+            "cudnn-tf32-s2d",    "cudnn-fp16-s2d",    "cudnn-bf16-s2d"};
 #endif
 }
 inline const char* why_not_built() { return "cuDNN was not found when it was configured"; }

@@ -24,6 +24,14 @@ using cs::test::RefProblem;
 namespace {
 
 std::vector<const Variant*> family(const std::string& f) { return cs::test::family_variants(f); }
+// The cudnn-<class> rows, without the space-to-depth ones (stride > 1 only;
+// test_cudnn_s2d_gpu.cpp checks them).
+std::vector<const Variant*> cudnn_plain() {
+    std::vector<const Variant*> out;
+    for (const Variant* v : family("cudnn"))
+        if (!cs::test::has(v->name, "-s2d")) out.push_back(v);
+    return out;
+}
 
 RunResult run_with(const Variant& v, const RefProblem& rp, MemoryMode mode, std::size_t limit, int streams = 4,
                    int chunks = 0, Layout layout = Layout::nchw) {
@@ -78,8 +86,9 @@ TEST_CASE("the anchor families are registered", "[gpu][anchors]") {
     REQUIRE(find_variant("cublas-im2col-bf16").variant->io == DType::bf16);
 #ifdef CONVSTUDY_HAVE_CUDNN
     // fill_vs_cudnn (src/cli/results.cpp) takes the fastest PASS row of family "cudnn" of
-    // each class: one row per class, in both layouts.
-    REQUIRE(family("cudnn").size() == 4);
+    // each class: cudnn-<class> and (strided layers) cudnn-<class>-s2d, in both layouts.
+    REQUIRE(cudnn_plain().size() == 4);
+    REQUIRE(family("cudnn").size() == 8);  // and the four cudnn-<class>-s2d rows
     REQUIRE(family("cudnn-legacy").size() == 3);
     REQUIRE(find_variant("cudnn-fp32").variant->precision == Precision::fp32);
     REQUIRE(find_variant("cudnn-tf32").variant->precision == Precision::tf32);
@@ -101,7 +110,7 @@ TEST_CASE("cuDNN rows name their engine or algorithm and workspace", "[gpu][anch
     REQUIRE(conv2 != nullptr);
     for (const Layer& l : {*conv2, odd_layer("odd_c3_s2")}) {
         const auto rp = make_ref_problem(l, 3);
-        for (const Variant* v : family("cudnn"))
+        for (const Variant* v : cudnn_plain())
             for (Layout layout : v->layouts) {
                 const auto r = run_with(*v, rp, MemoryMode::pageable, 0, 4, 0, layout);
                 require_pass(*v, rp, MemoryMode::pageable, 0, r);
@@ -214,7 +223,7 @@ TEST_CASE("a tiny workspace limit keeps cuDNN to algorithms without workspace", 
     REQUIRE(conv3 != nullptr);
     for (const Layer& l : {*conv3, odd_layer("odd_c33_5x5")}) {
         const auto rp = make_ref_problem(l, 3);
-        std::vector<const Variant*> all = family("cudnn");
+        std::vector<const Variant*> all = cudnn_plain();
         for (const Variant* v : family("cudnn-legacy")) all.push_back(v);
         for (const Variant* v : all) {
             const std::size_t limit = 1;  // 0 would mean "the default"

@@ -1,0 +1,150 @@
+// cudnn-fp32-s2d, cudnn-tf32-s2d, cudnn-fp16-s2d, cudnn-bf16-s2d — cuDNN as a user who
+// rewrites a strided layer by space-to-depth would run it: conv1's honest anchor.
+//
+// What: each run() transforms the input (and the weights: the harness passes them each run,
+// so they may change) by space-to-depth (space_to_depth.hpp: stride b, C channels -> b*b*C
+// channels, a stride-1 R'xS' filter without padding), then runs the cudnn-<class> graph-API
+// plan (cudnn_graph.cu) on the rewritten problem: the same engine search, accuracy screening
+// and workspace limit as the other cuDNN rows, in the problem's layout, writing the layer's
+// own E x F output. The transform is inside kernel_ms. conv1: 3 x 227 x 227, 11x11 stride 4
+// -> 48 x 57 x 57, 3x3 stride 1, the same 55 x 55 output.
+//
+// Why: cuDNN has no fast kernel for conv1's C=3 input (its best engine in the tool reads
+// conv1 at 0.66-0.70 ms, fp16 N=128), while on the rewritten problem it reaches ~0.1 ms
+// (PyTorch, DESIGN.md); a conv1 of ours is only worth its speed against the latter. The
+// rows are family "cudnn", so fill_vs_cudnn (src/cli/results.cpp) takes the faster of
+// cudnn-<class> and cudnn-<class>-s2d as the anchor.
+//
+// Memory: the plan holds w' and the rewritten input of a chunk of images; the rest of the
+// workspace limit goes to cuDNN. Where the whole batch's input does not fit, the plan runs
+// the batch in chunks of k images (k divides the harness's chunk, so cuDNN's execution plans
+// for every chunk's alignment are built at plan time); where one image does not fit, SKIP.
+//
+// Expected on the H200 (not measured yet), N=128: PyTorch's cuDNN on the rewritten problem
+// takes 0.097 ms fp16 and 0.175 ms tf32 (NHWC, plots/h200/pytorch_cudnn.csv) and the
+// transform ~0.02 ms (fp16) / ~0.04 ms (tf32) (space_to_depth.cu): ~0.12 and ~0.21 ms,
+// against 0.698 ms for cudnn-fp16 on conv1 as it is.
+#include "buffers.hpp"
+#include "cudnn_graph.hpp"
+#include "error.hpp"
+#include "families.hpp"
+#include "space_to_depth.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace cs::gpu::variants {
+
+namespace {
+
+std::string mb(double bytes) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.1f MB", bytes / 1e6);
+    return b;
+}
+
+std::size_t round_up(std::size_t v, std::size_t a) { return (v + a - 1) / a * a; }
+
+class S2dPlan final : public Plan {
+public:
+    S2dPlan(const PrecisionRow& row, const Problem& p, const PlanContext& ctx);
+    void run(const DeviceIO& io, cudaStream_t stream) override;
+    std::size_t workspace_bytes() const override { return ws_in_.bytes() + ws_w_.bytes() + inner_->workspace_bytes(); }
+    std::string detail() const override { return detail_; }
+    std::string algo() const override { return inner_->algo(); }
+
+private:
+    s2d::Geom g_;
+    bool nchw_ = true;
+    int eb_ = 4;
+    std::int64_t img_in_ = 0, img_out_ = 0;  // elements per image of in and out
+    std::int64_t k_ = 1;                     // images per transform + cuDNN call
+    Buffer ws_in_, ws_w_;
+    std::unique_ptr<Plan> inner_;
+    std::string detail_;
+};
+
+S2dPlan::S2dPlan(const PrecisionRow& row, const Problem& p, const PlanContext& ctx)
+    : g_(s2d::geom(p.layer)), nchw_(p.layout == Layout::nchw), eb_(int(dtype_bytes(row.io))) {
+    const Layer& l = p.layer;
+    const Layer lr = s2d::rewritten(l);
+    img_in_ = l.input_elems(1);
+    img_out_ = l.output_elems(1);
+    const std::int64_t nmax = ctx.max_chunk_N > 0 ? std::max<std::int64_t>(1, std::min(ctx.max_chunk_N, p.N)) : p.N;
+    const std::size_t w_bytes = round_up(std::size_t(lr.weight_elems()) * std::size_t(eb_), 256);
+    const std::size_t img_bytes = std::size_t(lr.input_elems(1)) * std::size_t(eb_);
+    // k: the largest divisor of the harness's chunk whose rewritten input fits beside w'.
+    k_ = 0;
+    for (std::int64_t k = nmax; k >= 1; --k)
+        if (nmax % k == 0 && w_bytes + round_up(std::size_t(k) * img_bytes, 256) <= ctx.workspace_limit) {
+            k_ = k;
+            break;
+        }
+    if (k_ == 0)
+        throw cs::Skip("space-to-depth needs " + mb(double(w_bytes + img_bytes)) +
+                       " of workspace for one image's rewritten input and weights; the limit is " +
+                       mb(double(ctx.workspace_limit)));
+    ws_w_ = Buffer(MemKind::device, w_bytes);
+    ws_in_ = Buffer(MemKind::device, round_up(std::size_t(k_) * img_bytes, 256));
+
+    Problem pr;
+    pr.layer = lr;
+    pr.N = p.N;
+    pr.layout = p.layout;
+    const PlanContext inner_ctx{ctx.prop, ctx.device, ctx.workspace_limit - ws_w_.bytes() - ws_in_.bytes(), k_};
+    inner_ = cudnn_graph_plan(row.precision, pr, inner_ctx, true);
+
+    char geo[256];
+    std::snprintf(geo, sizeof geo, "space-to-depth b=%d: %dx%dx%d, %dx%d stride 1 pad 0", g_.b, g_.Cp, g_.Hp, g_.Wp,
+                  g_.Rp, g_.Sp);
+    detail_ = inner_->detail() + "; " + geo + " (" + s2d::input_kernel_name(g_, nchw_, eb_) +
+              " transform, w' each run, " + mb(double(ws_in_.bytes() + ws_w_.bytes())) + " for them";
+    if (k_ < p.N) detail_ += ", chunks of " + std::to_string(k_) + " images";
+    detail_ += ")";
+}
+
+void S2dPlan::run(const DeviceIO& io, cudaStream_t stream) {
+    const auto* in = static_cast<const unsigned char*>(io.in);
+    auto* out = static_cast<unsigned char*>(io.out);
+    for (std::int64_t first = 0; first < io.N; first += k_) {
+        const std::int64_t cnt = std::min(k_, io.N - first);
+        s2d::launch(g_, eb_, in + std::size_t(first * img_in_) * std::size_t(eb_), nchw_, ws_in_.get(), nchw_, cnt,
+                    first == 0 ? io.w : nullptr, nchw_, ws_w_.get(), stream);
+        inner_->run(DeviceIO{ws_in_.get(), ws_w_.get(), out + std::size_t(first * img_out_) * std::size_t(eb_), cnt},
+                    stream);
+    }
+}
+
+std::optional<std::string> s2d_supports(const PrecisionRow& row, const Problem& p, const cudaDeviceProp& prop) {
+    if (p.layer.stride <= 1) return std::string("space-to-depth needs stride > 1");
+    return cudnn_graph_supports(row.precision, p, prop);
+}
+
+std::unique_ptr<Plan> s2d_plan(const PrecisionRow& row, const Problem& p, const PlanContext& ctx) {
+    return std::make_unique<S2dPlan>(row, p, ctx);
+}
+
+}  // namespace
+
+Family cudnn_s2d_family() {
+    Rung r;
+    r.name = "cudnn-{p}-s2d";
+    r.rows = {row_fp32(), row_tf32(), row_fp16(), row_bf16()};
+    r.idea = "the layer rewritten by space-to-depth (stride b: b*b*C channels, a stride-1 ceil(R/b) x ceil(S/b) "
+             "filter, the same output; our transform of input and weights timed), then cudnn-{p}'s graph-API engine "
+             "search on the rewritten problem";
+    r.supports = s2d_supports;
+    r.make_plan = s2d_plan;
+    r.algo = "library";
+    r.layouts = {Layout::nchw, Layout::nhwc};
+    r.deterministic = false;
+    Family f;
+    f.name = "cudnn";
+    f.rungs = {r};
+    return f;
+}
+
+}  // namespace cs::gpu::variants
