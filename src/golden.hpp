@@ -22,10 +22,13 @@
 // (layer, N) under "cpu": {"<layer>/n<N>": {float32_ms, ..., onednn_max_abs_diff}} with
 // null where a value was not measured.
 //
-// Every file and the manifest are written atomically (temporary + rename). The manifest is
-// rewritten after each (layer, N), so an interrupted run leaves a manifest that lists
-// exactly the complete sets. Generating more batches later merges into the manifest when
-// the generator, seed and shared layer shapes agree; otherwise the manifest starts afresh.
+// Every file and the manifest are written atomically (temporary + rename). Each (layer, N)
+// set is written to <root>/<table>/.partial-<pid>/, read back and verified, and only then
+// moved into n<N>/ with the manifest rewritten in the same step (golden_generate.cpp): a
+// failed or interrupted run leaves the previous sets listed and usable and removes its
+// partial files. Generating more batches later merges into the manifest when the
+// generator, seed and shared layer shapes agree; otherwise a new manifest replaces the old
+// one when the first new set is in place.
 #pragma once
 
 #include "conv_ref.hpp"
@@ -95,6 +98,12 @@ struct GoldenSet {
 // "; regenerate with: <regenerate_command(...)>".
 GoldenSet load_golden(const std::filesystem::path& root, const LayerTable& table, const Layer& layer,
                       std::int64_t N, std::optional<std::uint64_t> expected_seed = std::nullopt);
+
+// The checks of load_golden without reading the data: the manifest, each file's presence,
+// .npy header, shape and size; not its SHA-256. For a sweep to refuse a missing or damaged
+// set before it asks for a device (load_golden still checks everything when it runs).
+void check_golden(const std::filesystem::path& root, const LayerTable& table, const Layer& layer, std::int64_t N,
+                  std::optional<std::uint64_t> expected_seed = std::nullopt);
 
 // The batch sizes the manifest records for this layer with this exact shape, ascending
 // (files are not verified). Empty when there is no manifest; cs::Error when it is corrupt.
