@@ -99,9 +99,9 @@ struct GoldenSet {
 GoldenSet load_golden(const std::filesystem::path& root, const LayerTable& table, const Layer& layer,
                       std::int64_t N, std::optional<std::uint64_t> expected_seed = std::nullopt);
 
-// The checks of load_golden without reading the data: the manifest, each file's presence,
-// .npy header, shape and size; not its SHA-256. For a sweep to refuse a missing or damaged
-// set before it asks for a device (load_golden still checks everything when it runs).
+// Every check of load_golden (manifest, seed, each file's header, shape, size and SHA-256)
+// without keeping the data in memory: for a sweep to refuse a missing or damaged set before
+// it asks for a device.
 void check_golden(const std::filesystem::path& root, const LayerTable& table, const Layer& layer, std::int64_t N,
                   std::optional<std::uint64_t> expected_seed = std::nullopt);
 
@@ -109,6 +109,18 @@ void check_golden(const std::filesystem::path& root, const LayerTable& table, co
 // (files are not verified). Empty when there is no manifest; cs::Error when it is corrupt.
 std::vector<std::int64_t> golden_batches(const std::filesystem::path& root, const LayerTable& table,
                                          const Layer& layer);
+
+// What a manifest lists: every (layer, N) that has files, with the layer's shape as the
+// manifest records it, in the manifest's order; and what belongs to no set (a file entry of
+// a layer the manifest's table does not have). Files are not opened. cs::Error when there is
+// no manifest or it cannot be read or parsed.
+struct GoldenListing {
+    std::filesystem::path manifest;
+    std::uint64_t seed = 0;
+    std::vector<std::pair<Layer, std::int64_t>> sets;
+    std::vector<std::string> problems;
+};
+GoldenListing list_golden_sets(const std::filesystem::path& root, const LayerTable& table);
 
 // "convstudy generate --batch 128 --out golden", plus "--layers FILE" when the table is not
 // the built-in one and "--seed S" when seed is not kDefaultSeed; paths shell-quoted.

@@ -2,6 +2,7 @@
 // reading its data (check_golden), and the batches a manifest records (golden_batches).
 #include "golden.hpp"
 
+#include "checksum.hpp"
 #include "error.hpp"
 #include "golden_manifest.hpp"
 
@@ -30,7 +31,7 @@ CpuTiming timing_from(const Json& j, const char* ms, const char* min_ms, const c
     return t;
 }
 
-// load_golden (read_data) or check_golden (headers and sizes only).
+// load_golden (read_data) or check_golden (the same checks, the data hashed as it streams by).
 GoldenSet inspect_golden(const fs::path& root, const LayerTable& table, const Layer& layer, std::int64_t N,
                          std::optional<std::uint64_t> expected_seed, bool read_data) {
     const fs::path table_dir = golden_table_dir(root, table);
@@ -144,6 +145,7 @@ GoldenSet inspect_golden(const fs::path& root, const LayerTable& table, const La
                     throw fail(file, "the header says dtype " + h.descr + ", shape " + npy_shape_string(h.shape) +
                                          (h.fortran_order ? ", Fortran order" : "") + "; expected " + kDtype +
                                          ", " + npy_shape_string(shape));
+                sha = sha256_file(file);
             }
         } catch (const Error& ex) {
             const std::string what = ex.what();
@@ -154,7 +156,7 @@ GoldenSet inspect_golden(const fs::path& root, const LayerTable& table, const La
         if (bytes != want_bytes)
             throw fail(file, "size " + std::to_string(bytes) + " bytes, the manifest records " +
                                  std::to_string(want_bytes));
-        if (read_data && sha != want_sha)
+        if (sha != want_sha)
             throw fail(file, "SHA-256 mismatch: the file has " + sha + ", the manifest records " + want_sha +
                                  " (the file is corrupt or was changed)");
         (kt == GoldenTensor::input     ? gs.input
@@ -212,6 +214,44 @@ std::vector<std::int64_t> golden_batches(const fs::path& root, const LayerTable&
         throw Error(manifest_path.string() + ": malformed golden manifest (" + e.what() + ")" + hint);
     }
     return {out.begin(), out.end()};
+}
+
+GoldenListing list_golden_sets(const fs::path& root, const LayerTable& table) {
+    GoldenListing out;
+    out.manifest = golden_manifest_path(root, table);
+    std::string hint = regenerate_command(root, table, 1);
+    hint.erase(hint.find(" --batch 1"), 10);
+    hint = "; generate the golden files with: " + hint + " --batch <sizes>";
+    const auto m = read_manifest(out.manifest, hint);
+    if (!m) throw Error(out.manifest.string() + ": no golden manifest" + hint);
+    try {
+        out.seed = json_int<std::uint64_t>(m->at("generator").at("seed"));
+        std::map<std::string, Layer> layers;
+        std::vector<std::string> order;
+        for (const auto& lj : m->at("layer_table").at("layers")) {
+            const Layer l = layer_from_json(lj);
+            if (layers.emplace(l.name, l).second) order.push_back(l.name);
+        }
+        std::map<std::string, std::set<std::int64_t>> batches;
+        for (const auto& f : m->at("files")) {
+            const std::string layer = f.at("layer").get<std::string>();
+            const auto N = json_int<std::int64_t>(f.at("N"));
+            if (!layers.count(layer)) {
+                out.problems.push_back("the manifest lists " + f.at("path").get<std::string>() + " of layer '" +
+                                       layer + "', which its layer_table does not have");
+                continue;
+            }
+            batches[layer].insert(N);
+        }
+        std::set<std::int64_t> all_n;
+        for (const auto& [name, ns] : batches) all_n.insert(ns.begin(), ns.end());
+        for (auto N : all_n)
+            for (const auto& name : order)
+                if (batches[name].count(N)) out.sets.emplace_back(layers.at(name), N);
+    } catch (const Json::exception& e) {
+        throw Error(out.manifest.string() + ": malformed golden manifest (" + e.what() + ")" + hint);
+    }
+    return out;
 }
 
 }  // namespace cs
