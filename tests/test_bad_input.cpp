@@ -322,7 +322,7 @@ TEST_CASE("bad input: golden sets the sweep refuses before it opens the device",
             for (const auto& res : {s, r}) {
                 INFO(res.out);
                 CHECK(res.code == 2);
-                CHECK_HAS(res.out, out1.string());
+                CHECK_HAS(res.out, (c.extra.empty() ? out1 : manifest).string() + ": ");
                 CHECK_HAS(res.out, c.want);
                 CHECK_HAS(res.out, "regenerate with: convstudy generate --batch 1");
             }

@@ -131,7 +131,7 @@ TEST_CASE("verify names the damaged file and exits 1", "[verify][cli]") {
     }
 }
 
-TEST_CASE("verify: no manifest or bad options exit 2; leftovers are noted", "[verify][cli]") {
+TEST_CASE("verify: no manifest or bad options exit 2, leftovers are noted", "[verify][cli]") {
     Golden g;
     auto r = cli("verify --golden '" + (g.d.path / "none").string() + "'");
     INFO(r.out);
@@ -189,7 +189,7 @@ TEST_CASE("run and sweep check paths and golden files before they ask for a devi
     }
 }
 
-TEST_CASE("help shows the defaults; --version names the program", "[cli][help]") {
+TEST_CASE("help shows the defaults, --version names the program", "[cli][help]") {
     const auto v = cli("--version");
     CHECK(v.code == 0);
     CHECK(v.out.rfind("convstudy ", 0) == 0);
@@ -232,7 +232,7 @@ TEST_CASE("unknown names get a short did-you-mean", "[cli][help]") {
     CHECK_HAS(r.out, "`convstudy list` shows all");
 }
 
-TEST_CASE("list's table fits its names; list --json has numeric shapes", "[cli][help]") {
+TEST_CASE("list's table fits its names, list --json has numeric shapes", "[cli][help]") {
     const auto j = cli("list --json");
     REQUIRE(j.code == 0);
     const auto doc = nlohmann::json::parse(j.out);
@@ -261,4 +261,19 @@ TEST_CASE("list's table fits its names; list --json has numeric shapes", "[cli][
             CHECK(line.find_first_not_of(' ', 2 + name.size()) >= 2 + longest + 1);
         }
     CHECK(rows >= doc["variants"].size());
+}
+
+TEST_CASE("every test case name is one ctest test", "[cli][ctest]") {
+    // catch_discover_tests makes one ctest test per name: a ';' (CMake's list separator) or
+    // a bracket (CMake groups list elements inside [ ]) would merge or split names.
+    const auto r = cs::test::run_command(fs::read_symlink("/proc/self/exe").string() + " --list-test-names-only");
+    REQUIRE(r.code >= 0);
+    std::size_t names = 0;
+    for (const auto& line : lines_of(r.out)) {
+        if (line.empty()) continue;
+        ++names;
+        INFO(line);
+        CHECK(line.find_first_of(";[]") == std::string::npos);
+    }
+    CHECK(names > 50);
 }
