@@ -296,7 +296,7 @@ void compute_item(GoldenItem& it, std::uint64_t seed) {
 
 // Writes the set's files into the staging directory, reads each back and checks it against
 // the SHA-256 computed while writing, and records their manifest entries.
-void write_item(GoldenItem& it, const fs::path& staging) {
+void write_item_files(GoldenItem& it, const fs::path& staging) {
     const Layer& l = *it.layer;
     std::error_code ec;
     fs::create_directories(staging / batch_dir_name(it.N), ec);
@@ -315,6 +315,15 @@ void write_item(GoldenItem& it, const fs::path& staging) {
         it.entries.push_back(Json{{"path", rel}, {"layer", l.name}, {"N", it.N}, {"tensor", golden_tensor_name(t)},
                                   {"shape", shape}, {"dtype", kDtype}, {"bytes", w.bytes}, {"sha256", w.sha256}});
         it.bytes += double(w.bytes);
+    }
+}
+
+void write_item(GoldenItem& it, const fs::path& staging) {
+    try {
+        write_item_files(it, staging);
+    } catch (const Error& e) {
+        throw Error("generate: could not write the new " + it.layer->name + " N=" + std::to_string(it.N) +
+                    " set: " + e.what() + "; its previous files and the manifest are unchanged");
     }
 }
 

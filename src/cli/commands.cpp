@@ -135,7 +135,7 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
     return row[b.size()];
 }
 
-// "; did you mean 'a' or 'b'?": up to three names within a third of the name's length (at
+// " (did you mean 'a' or 'b'?)": up to three names within a third of the name's length (at
 // least 2 edits) of `name`, or that contain it; empty when none is close.
 std::string did_you_mean(const std::string& name, const std::vector<std::string>& names) {
     std::vector<std::pair<std::size_t, std::string>> close;
@@ -151,10 +151,10 @@ std::string did_you_mean(const std::string& name, const std::vector<std::string>
     std::stable_sort(close.begin(), close.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     if (close.size() > 3) close.resize(3);
     if (close.empty()) return "";
-    std::string s = "; did you mean ";
+    std::string s = " (did you mean ";
     for (std::size_t i = 0; i < close.size(); ++i)
         s += (i == 0 ? "" : i + 1 == close.size() ? " or " : ", ") + ("'" + close[i].second + "'");
-    return s + "?";
+    return s + "?)";
 }
 
 const Layer& find_layer(const LayerTable& t, const std::string& name) {
@@ -742,10 +742,7 @@ int main(int argc, char** argv) {
         if (*vf) return verify_golden(verify_golden_dir, verify_table.load(), verify_recompute);
         if (*cm) return cmd_compare(cmp);
     } catch (const NoDevice& e) {
-        std::fprintf(stderr,
-                     "error: %s\nWithout a GPU these work: convstudy list, generate (golden files), verify (checks "
-                     "golden files) and compare (two result CSVs).\n",
-                     e.what());
+        std::fprintf(stderr, "error: %s\n", e.what());
         return kExitNoDevice;
     } catch (const Error& e) {
         std::fprintf(stderr, "error: %s\n", e.what());

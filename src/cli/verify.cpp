@@ -156,9 +156,11 @@ int verify_golden(const fs::path& root, const LayerTable& table, std::int64_t re
         }
     }
     for (const auto& note : leftovers(root, table, listing)) std::printf("note: %s\n", note.c_str());
-    std::printf("%d of %zu golden sets verified (%.2f GB) in %s; %d failed\n", ok,
-                listing.sets.size() + listing.problems.size(), bytes / 1e9,
-                golden_table_dir(root, table).string().c_str(), failed);
+    char size[32];
+    std::snprintf(size, sizeof size, bytes >= 1e9 ? "%.2f GB" : "%.1f MB", bytes >= 1e9 ? bytes / 1e9 : bytes / 1e6);
+    std::printf("%d of %zu golden sets verified (%s) in %s; %d failed\n", ok,
+                listing.sets.size() + listing.problems.size(), size, golden_table_dir(root, table).string().c_str(),
+                failed);
     return failed ? 1 : 0;
 }
 
