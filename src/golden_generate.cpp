@@ -385,6 +385,10 @@ public:
     }
     ~InterruptGuard() {
         stop_ = true;
+        // Wake the watcher now, with a signal queued to it alone and marked as ours.
+        sigval wake{};
+        wake.sival_int = kWake;
+        (void)pthread_sigqueue(watcher_.native_handle(), SIGTERM, wake);
         watcher_.join();
         pthread_sigmask(SIG_SETMASK, &old_, nullptr);
     }
@@ -394,11 +398,15 @@ public:
     std::mutex& commit_lock() { return commit_; }
 
 private:
+    static constexpr int kWake = 0x636f6e76;
+
     void watch() {
         while (!stop_) {
             const timespec wait{0, 100'000'000};
-            const int sig = sigtimedwait(&set_, nullptr, &wait);
+            siginfo_t info{};
+            const int sig = sigtimedwait(&set_, &info, &wait);
             if (sig <= 0) continue;
+            if (info.si_code == SI_QUEUE && info.si_pid == ::getpid() && info.si_value.sival_int == kWake) break;
             std::lock_guard<std::mutex> lock(commit_);
             std::error_code ec;
             fs::remove_all(staging_, ec);
