@@ -50,7 +50,8 @@ cmake -DSRC="$SRC" -DOUT="$SRC/$B/generated" -P fuzz/configure.cmake
 SAN=(-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer)
 FLAGS=(-std=c++20 -g -O1 -Wall -Wextra -Wpedantic -Wshadow -Wno-unknown-pragmas -Wno-pass-failed -fopenmp
        -I"$SRC/src" -I"$SRC/layers" -I"$SRC/cpu_ref" -I"$SRC/$B/generated" -I"$SRC/fuzz")
-LIB_SOURCES=(layers/layer.cpp "$B/generated/builtin_table.cpp" src/npy.cpp src/golden.cpp src/checksum.cpp
+LIB_SOURCES=(layers/layer.cpp "$B/generated/builtin_table.cpp" src/npy.cpp src/golden.cpp src/golden_manifest.cpp
+             src/golden_load.cpp src/golden_generate.cpp src/checksum.cpp
              src/atomic_file.cpp src/progress.cpp cpu_ref/conv_ref.cpp cpu_ref/cpu_anchor.cpp cpu_ref/datagen.cpp)
 objs=()
 for s in "${LIB_SOURCES[@]}"; do

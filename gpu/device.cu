@@ -28,7 +28,8 @@ int use_device(int device) {
     if (n == 0)
         throw cs::Error("no CUDA device is available (" + why +
                         "). GPU commands (run, sweep) need an NVIDIA GPU and driver; "
-                        "`convstudy generate` and `convstudy list` work without one.");
+                        "`convstudy list`, `generate`, `verify` (checks golden files) and `compare` (two "
+                        "result CSVs) work without one.");
     if (device < 0 || device >= n)
         throw cs::Error("device " + std::to_string(device) + " does not exist (" + std::to_string(n) +
                         " CUDA device(s))");

@@ -22,10 +22,13 @@
 // (layer, N) under "cpu": {"<layer>/n<N>": {float32_ms, ..., onednn_max_abs_diff}} with
 // null where a value was not measured.
 //
-// Every file and the manifest are written atomically (temporary + rename). The manifest is
-// rewritten after each (layer, N), so an interrupted run leaves a manifest that lists
-// exactly the complete sets. Generating more batches later merges into the manifest when
-// the generator, seed and shared layer shapes agree; otherwise the manifest starts afresh.
+// Every file and the manifest are written atomically (temporary + rename). Each (layer, N)
+// set is written to <root>/<table>/.partial-<pid>/, read back and verified, and only then
+// moved into n<N>/ with the manifest rewritten in the same step (golden_generate.cpp): a
+// failed or interrupted run leaves the previous sets listed and usable and removes its
+// partial files. Generating more batches later merges into the manifest when the
+// generator, seed and shared layer shapes agree; otherwise a new manifest replaces the old
+// one when the first new set is in place.
 #pragma once
 
 #include "conv_ref.hpp"
@@ -96,10 +99,28 @@ struct GoldenSet {
 GoldenSet load_golden(const std::filesystem::path& root, const LayerTable& table, const Layer& layer,
                       std::int64_t N, std::optional<std::uint64_t> expected_seed = std::nullopt);
 
+// Every check of load_golden (manifest, seed, each file's header, shape, size and SHA-256)
+// without keeping the data in memory: for a sweep to refuse a missing or damaged set before
+// it asks for a device.
+void check_golden(const std::filesystem::path& root, const LayerTable& table, const Layer& layer, std::int64_t N,
+                  std::optional<std::uint64_t> expected_seed = std::nullopt);
+
 // The batch sizes the manifest records for this layer with this exact shape, ascending
 // (files are not verified). Empty when there is no manifest; cs::Error when it is corrupt.
 std::vector<std::int64_t> golden_batches(const std::filesystem::path& root, const LayerTable& table,
                                          const Layer& layer);
+
+// What a manifest lists: every (layer, N) that has files, with the layer's shape as the
+// manifest records it, in the manifest's order; and what belongs to no set (a file entry of
+// a layer the manifest's table does not have). Files are not opened. cs::Error when there is
+// no manifest or it cannot be read or parsed.
+struct GoldenListing {
+    std::filesystem::path manifest;
+    std::uint64_t seed = 0;
+    std::vector<std::pair<Layer, std::int64_t>> sets;
+    std::vector<std::string> problems;
+};
+GoldenListing list_golden_sets(const std::filesystem::path& root, const LayerTable& table);
 
 // "convstudy generate --batch 128 --out golden", plus "--layers FILE" when the table is not
 // the built-in one and "--seed S" when seed is not kDefaultSeed; paths shell-quoted.

@@ -66,7 +66,8 @@ TEST_CASE("bad input: clear message, exit code 2", "[cli]") {
     r = cli("run --variant nope --layer conv1 --batch 1");
     CHECK(r.code == 2);
     CHECK(has(r, "unknown variant 'nope'"));
-    CHECK(has(r, "valid variants: baseline"));
+    CHECK(has(r, "`convstudy list` shows all"));
+    CHECK(r.out.size() < 400);  // not every name on one line
 
     r = cli("run --variant baseline --layer conv9 --batch 1");
     CHECK(r.code == 2);
@@ -130,13 +131,8 @@ TEST_CASE("GPU commands without a device or without golden files say so", "[cli]
     const auto d = tmpdir("nogolden");
     const auto r = cli("run --variant baseline --layer conv3 --batch 1 --golden " + (d / "missing").string());
     INFO(r.out);
-    if (cs::gpu::cuda_device_count() == 0) {
-        CHECK(r.code == 4);
-        CHECK(has(r, "no CUDA device"));
-    } else {
-        CHECK(r.code == 2);
-        CHECK(has(r, "convstudy generate --batch 1"));
-    }
+    CHECK(r.code == 2);  // checked before the device is asked for
+    CHECK(has(r, "convstudy generate --batch 1"));
     const auto s = cli("sweep --csv " + (d / "x.csv").string() + " --golden " + (d / "missing").string());
     INFO(s.out);
     CHECK(s.code == 2);  // golden files are checked before the device is opened

@@ -125,7 +125,7 @@ TEST_CASE("compare: one outlier repeat neither hides nor invents a change", "[co
     CHECK(Timing{1.0}.lo() == 1.0);
 }
 
-TEST_CASE("compare: a sweep's CSV carries the spread and the seed; an older one is named", "[compare][cli]") {
+TEST_CASE("compare: a sweep's CSV carries the spread and the seed, an older one is named", "[compare][cli]") {
     using cs::cli::Row;
     using cs::cli::RunMeta;
     cs::test::TempDir tmp;

@@ -25,7 +25,7 @@ bool bit_equal(const float* a, const float* b, std::size_t n) { return std::memc
 
 }  // namespace
 
-TEST_CASE("generator values lie in [-1, 1) on the 2^-23 grid", "[datagen]") {
+TEST_CASE("generator values lie in -1 <= v < 1 on the 2^-23 grid", "[datagen]") {
     const std::int64_t n = 1 << 20;
     std::vector<float> v(n);
     cs::fill_uniform(v.data(), n, cs::kDefaultSeed, cs::tensor_id("conv2", cs::TensorKind::input), 0, 1.0f);

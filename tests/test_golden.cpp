@@ -147,7 +147,7 @@ TEST_CASE("golden round trip: load returns bit-identical data", "[golden]") {
     CHECK(cs::golden_batches(dir.path, table, table.layers[1]) == std::vector<std::int64_t>{1, 2});
 }
 
-TEST_CASE("generating more batches merges; another seed starts afresh", "[golden]") {
+TEST_CASE("generating more batches merges, another seed starts afresh", "[golden]") {
     TempDir dir;
     const auto table = tiny_table();
     cs::generate_golden(table, options(dir.path, {1}));

@@ -37,7 +37,7 @@ std::vector<SweepItem> full_sweep(std::vector<const Layer*>& layers, const std::
 
 }  // namespace
 
-TEST_CASE("--shard K/N is parsed or refused with the rule", "[shard]") {
+TEST_CASE("sweep shard K/N is parsed or refused with the rule", "[shard]") {
     const Shard s = parse_shard("2/4");
     CHECK(s.index == 2);
     CHECK(s.count == 4);

@@ -106,7 +106,7 @@ TEST_CASE("the per-element rule: |out - golden| <= tau * B + u_out * |golden|", 
     }
 }
 
-TEST_CASE("an element whose products are all zero must be exact; a NaN bound fails", "[tolerance]") {
+TEST_CASE("an element whose products are all zero must be exact, a NaN bound fails", "[tolerance]") {
     const std::vector<float> golden = {0.0f, 1.0f};
     std::vector<float> bound = {0.0f, 1.0f};
     std::vector<float> out = golden;

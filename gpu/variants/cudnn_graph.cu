@@ -299,6 +299,7 @@ Family cudnn_family() {
                 rung(row_fp16(), "cuDNN graph API on half tensors, float compute: fastest fp16-accurate engine config"),
                 rung(row_bf16(),
                      "cuDNN graph API on bfloat16 tensors, float compute: fastest bf16-accurate engine config"),
+                cudnn_s2d_rung(),
             }};
 }
 

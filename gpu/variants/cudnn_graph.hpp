@@ -3,6 +3,7 @@
 // space-to-depth): the same engine search, accuracy screening and workspace limit.
 #pragma once
 
+#include "family.hpp"
 #include "variant.hpp"
 
 #include <memory>
@@ -17,5 +18,8 @@ std::optional<std::string> cudnn_graph_supports(Precision prec, const Problem& p
 // x at a 16-byte aligned address (a buffer of the caller's), whatever the chunk; else x
 // sits where the harness puts chunks of p's own input.
 std::unique_ptr<Plan> cudnn_graph_plan(Precision prec, const Problem& p, const PlanContext& ctx, bool x_at_base);
+
+// The cudnn family's rung on the space-to-depth rewrite of a strided layer (cudnn_s2d.cu).
+Rung cudnn_s2d_rung();
 
 }  // namespace cs::gpu::variants

@@ -129,7 +129,8 @@ std::unique_ptr<Plan> s2d_plan(const PrecisionRow& row, const Problem& p, const 
 
 }  // namespace
 
-Family cudnn_s2d_family() {
+// The cudnn family's space-to-depth rung (listed in cudnn_graph.cu's cudnn_family()).
+Rung cudnn_s2d_rung() {
     Rung r;
     r.name = "cudnn-{p}-s2d";
     r.rows = {row_fp32(), row_tf32(), row_fp16(), row_bf16()};
@@ -141,10 +142,7 @@ Family cudnn_s2d_family() {
     r.algo = "library";
     r.layouts = {Layout::nchw, Layout::nhwc};
     r.deterministic = false;
-    Family f;
-    f.name = "cudnn";
-    f.rungs = {r};
-    return f;
+    return r;
 }
 
 }  // namespace cs::gpu::variants

@@ -16,7 +16,6 @@ Family direct_family();         // direct_family.cpp
 #ifdef CONVSTUDY_HAVE_CUDNN
 Family cudnn_family();          // cudnn_graph.cu
 Family cudnn_legacy_family();   // cudnn.cu
-Family cudnn_s2d_family();      // cudnn_s2d.cu
 #endif
 Family cublas_family();         // cublas_im2col.cu
 Family hopper_family();         // hopper/family.cu
@@ -28,7 +27,7 @@ inline std::vector<Family> families() {
     return {
         baseline_family(), single_kernel_family(), gemm_family(), direct_family(),
 #ifdef CONVSTUDY_HAVE_CUDNN
-        cudnn_family(), cudnn_legacy_family(), cudnn_s2d_family(),
+        cudnn_family(), cudnn_legacy_family(),
 #endif
         cublas_family(), hopper_family(), fp32fast_family(), multi_kernel_family(),
     };

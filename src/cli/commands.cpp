@@ -1,7 +1,8 @@
-// The convstudy commands. Exit codes (README.md): 0 success (every row PASS or SKIP),
-// 1 a row FAILed or hit a CUDA error, 2 bad input (options, files), 3 `run` skipped
-// the variant (its reason is printed), 4 no CUDA device for a GPU command, 5 `profile`
-// cannot profile (no ncu, or no permission to read the GPU's counters).
+// The convstudy commands. Exit codes (docs/cli.md): 0 success (every row PASS or SKIP),
+// 1 a row FAILed or hit a CUDA error (`verify`: a golden set failed), 2 bad input (options,
+// files), 3 `run` skipped the variant (its reason is printed), 4 no CUDA device for a GPU
+// command, 5 `profile` cannot profile (no ncu, or no permission to read the GPU's counters).
+// `run` and `sweep` check their options, paths and golden files before they ask for a device.
 #include "commands.hpp"
 
 #include "ceilings.hpp"
@@ -20,12 +21,15 @@
 #include "progress.hpp"
 #include "results.hpp"
 #include "tolerance.hpp"
+#include "verify.hpp"
 #include "version.hpp"
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <array>
+#include <cctype>
 #include <cmath>
 #include <chrono>
 #include <cstdio>
@@ -34,6 +38,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <vector>
 
 namespace cs::cli {
 
@@ -116,15 +121,69 @@ void check_batches(const std::vector<std::int64_t>& batches) {
                         std::to_string(kMaxBatch) + ")");
 }
 
+// Edit distance (insertions, deletions, substitutions), case-insensitive.
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        std::size_t diag = row[0];
+        row[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            const std::size_t up = row[j];
+            const bool same = std::tolower(static_cast<unsigned char>(a[i - 1])) ==
+                              std::tolower(static_cast<unsigned char>(b[j - 1]));
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (same ? 0 : 1)});
+            diag = up;
+        }
+    }
+    return row[b.size()];
+}
+
+// " (did you mean 'a' or 'b'?)": up to three names within a third of the name's length (at
+// least 2 edits) of `name`, or that contain it; empty when none is close.
+std::string did_you_mean(const std::string& name, const std::vector<std::string>& names) {
+    std::vector<std::pair<std::size_t, std::string>> close;
+    const std::size_t limit = std::max<std::size_t>(2, name.size() / 3);
+    std::string lower = name;
+    for (char& c : lower) c = char(std::tolower(static_cast<unsigned char>(c)));
+    for (const auto& n : names) {
+        std::string ln = n;
+        for (char& c : ln) c = char(std::tolower(static_cast<unsigned char>(c)));
+        const std::size_t d = edit_distance(name, n);
+        if (d <= limit || (lower.size() >= 3 && ln.find(lower) != std::string::npos)) close.emplace_back(d, n);
+    }
+    std::stable_sort(close.begin(), close.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    if (close.size() > 3) close.resize(3);
+    if (close.empty()) return "";
+    std::string s = " (did you mean ";
+    for (std::size_t i = 0; i < close.size(); ++i)
+        s += (i == 0 ? "" : i + 1 == close.size() ? " or " : ", ") + ("'" + close[i].second + "'");
+    return s + "?)";
+}
+
 const Layer& find_layer(const LayerTable& t, const std::string& name) {
     const Layer* l = t.find(name);
-    if (!l) throw Error("unknown layer '" + name + "' in " + t.source + "; valid layers: " + join(t.names()));
+    if (!l)
+        throw Error("unknown layer '" + name + "' in " + t.source + did_you_mean(name, t.names()) +
+                    "; valid layers: " + join(t.names()));
     return *l;
 }
 
 gpu::VariantRef find_variant_or_throw(const std::string& name) {
     auto ref = gpu::find_variant(name);
-    if (!ref.variant) throw Error("unknown variant '" + name + "'; valid variants: " + gpu::variant_names_for_help());
+    if (!ref.variant) {
+        std::vector<std::string> names;
+        for (const auto& v : gpu::registry()) {
+            names.push_back(v.name);
+            for (const auto& a : v.aliases) names.push_back(a.name);
+        }
+        std::string why = "unknown variant '" + name + "'" + did_you_mean(name, names) + "; `convstudy list` shows all " +
+                          std::to_string(gpu::registry().size()) + " variants and their aliases";
+#ifndef CONVSTUDY_HAVE_CUDNN
+        if (name.rfind("cudnn", 0) == 0) why += " (the cuDNN variants are not in this build: cuDNN was not found)";
+#endif
+        throw Error(why);
+    }
     return ref;
 }
 
@@ -301,20 +360,32 @@ int cmd_list(const TableOpt& topt, bool json) {
                                      {"idea", v.idea}});
         }
         for (auto m : gpu::all_memory_modes()) j["memory_modes"].push_back(gpu::to_string(m));
-        for (const auto& l : table.layers) j["layers"].push_back({{"name", l.name}, {"shape", l.shape_string()}});
+        for (const auto& l : table.layers)
+            j["layers"].push_back({{"name", l.name}, {"C", l.C}, {"H", l.H}, {"W", l.W}, {"M", l.M}, {"R", l.R},
+                                   {"S", l.S}, {"stride", l.stride}, {"pad", l.pad}, {"E", l.E()}, {"F", l.F()},
+                                   {"gflop_per_image", l.flops(1) * 1e-9}, {"shape", l.shape_string()}});
         std::cout << j.dump(2) << "\n";
         return 0;
     }
-    std::printf("Variants (%zu):\n", gpu::registry().size());
-    std::printf("  %-26s %-18s %-14s %-8s %-4s %-9s %-9s %s\n", "name", "aliases", "family", "precision", "io",
-                "layouts", "algo", "idea");
+    // Columns as wide as their longest cell; the idea, free text, last.
+    std::vector<std::array<std::string, 8>> cells{{"name", "aliases", "family", "precision", "io", "layouts", "algo", "idea"}};
     for (const auto& v : gpu::registry()) {
         std::string al, ls;
         for (const auto& a : v.aliases) al += (al.empty() ? "" : ",") + a.name;
         for (auto l : v.layouts) ls += (ls.empty() ? "" : ",") + std::string(gpu::to_string(l));
-        std::printf("  %-26s %-18s %-14s %-8s %-4s %-9s %-9s %s%s\n", v.name.c_str(), al.c_str(), v.family.c_str(),
-                    std::string(gpu::to_string(v.precision)).c_str(), std::string(gpu::to_string(v.io)).c_str(),
-                    ls.c_str(), v.algo.c_str(), v.idea.c_str(), v.deterministic ? "" : " [order-dependent]");
+        cells.push_back({v.name, al, v.family, std::string(gpu::to_string(v.precision)),
+                         std::string(gpu::to_string(v.io)), ls, v.algo,
+                         v.idea + (v.deterministic ? "" : " [order-dependent]")});
+    }
+    std::array<std::size_t, 8> width{};
+    for (const auto& row : cells)
+        for (std::size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+    std::printf("Variants (%zu):\n", gpu::registry().size());
+    for (const auto& row : cells) {
+        std::string line = " ";
+        for (std::size_t c = 0; c + 1 < row.size(); ++c)
+            line += " " + row[c] + std::string(width[c] - row[c].size(), ' ');
+        std::printf("%s %s\n", line.c_str(), row.back().c_str());
     }
     std::printf("\nMemory modes: %s\n", gpu::memory_mode_names().c_str());
     std::printf("Layouts: nchw (the golden files'), nhwc (input NHWC, weights KRSC, output NHWC)\n");
@@ -324,8 +395,14 @@ int cmd_list(const TableOpt& topt, bool json) {
         std::printf("  %-8s %.0e  %s\n", std::string(gpu::to_string(p)).c_str(), gpu::threshold(p),
                     gpu::threshold_reason(p));
     std::printf("\nLayers (%s):\n", table.source.c_str());
+    std::size_t name_w = 0, shape_w = 0;
+    for (const auto& l : table.layers) {
+        name_w = std::max(name_w, l.name.size());
+        shape_w = std::max(shape_w, l.shape_string().size());
+    }
     for (const auto& l : table.layers)
-        std::printf("  %-8s %s  %.3f GFLOP/image\n", l.name.c_str(), l.shape_string().c_str(), l.flops(1) * 1e-9);
+        std::printf("  %-*s  %-*s  %.3f GFLOP/image\n", int(name_w), l.name.c_str(), int(shape_w),
+                    l.shape_string().c_str(), l.flops(1) * 1e-9);
     return 0;
 }
 
@@ -496,7 +573,7 @@ int cmd_run(RunArgs a, bool profiling = false) {
     const gpu::Layout layout = !a.layout.empty()                               ? parse_layout_or_throw(a.layout)
                                : declares(*ref.variant, gpu::Layout::nchw) ? gpu::Layout::nchw
                                                                            : ref.variant->layouts.front();
-    a.check.parse();
+    const CheckMode check = a.check.parse();
     const gpu::Config config = parse_run_axes(a.axes, *ref.variant);
     if (!a.csv.empty()) check_writable(a.csv);
     std::string ncu;
@@ -508,8 +585,14 @@ int cmd_run(RunArgs a, bool profiling = false) {
     const auto choices = engine_choices_path(a.timing.engine_choices, a.golden);
     if (!choices.empty() && !a.profile_target) check_writable(choices, "--engine-choices");
     load_engine_choices(choices);
+    // The golden set is loaded and verified before the device is asked for, so a missing
+    // or damaged set is reported (exit 2) on any machine; a sampled check's CPU work waits
+    // until a device is there to use it.
+    std::optional<ProblemData> golden;
+    if (check == CheckMode::golden || (check == CheckMode::automatic && have_golden(a.golden, table, layer, a.batch)))
+        golden = from_golden(load_golden(a.golden, table, layer, a.batch, a.check.seed));
     auto ctx = open_device();
-    const ProblemData d = load_problem(a.golden, table, layer, a.batch, a.check);
+    const ProblemData d = golden ? std::move(*golden) : load_problem(a.golden, table, layer, a.batch, a.check);
     const auto opt = a.timing.to_run_options();
     // The ceilings and the GEMM of the layer's shape appear only in the CSV, beside times.
     const bool ceilings = !a.csv.empty() && opt.repeats > 0;
@@ -621,6 +704,12 @@ int cmd_sweep(const SweepArgs& a) {
                             golden_table_dir(a.golden, table).string() +
                             "; generate it with: " + regenerate_command(a.golden, table, N, a.check.seed));
         }
+    // Every set verified (manifest entry, seed, headers, sizes, SHA-256) before the device:
+    // a damaged set is reported on any machine, not an hour into the sweep.
+    for (auto N : a.batches)
+        for (const Layer* l : layers)
+            if (check == CheckMode::golden || (check == CheckMode::automatic && have_golden(a.golden, table, *l, N)))
+                check_golden(a.golden, table, *l, N, a.check.seed);
 
     auto ctx = open_device();
     const auto opt = a.timing.to_run_options();
@@ -743,8 +832,13 @@ int cmd_sweep(const SweepArgs& a) {
 int main(int argc, char** argv) {
     CLI::App app{"convstudy: AlexNet's convolution layers on the GPU, one optimisation at a time.\n"
                  "Generate golden files once, run a variant per layer, sweep everything, plot."};
-    app.set_version_flag("--version", std::string(kToolVersion) + " (" + kGitRevision + ")");
+    app.set_version_flag("--version", std::string("convstudy ") + kToolVersion + " (" + kGitRevision + ")");
     app.require_subcommand(1);
+    // Every option's default is shown in --help (subcommands inherit this).
+    app.option_defaults()->always_capture_default();
+    app.footer("Exit codes: 0 success; 1 a check FAILed or a CUDA error (verify: a golden set failed); 2 bad input "
+               "(options, files); 3 run skipped the variant; 4 no CUDA device. Without a GPU: list, generate, "
+               "verify, compare. Details: docs/cli.md");
 
     bool list_json = false;
     TableOpt list_table;
@@ -822,6 +916,19 @@ int main(int argc, char** argv) {
     MergeArgs mg;
     auto* mgc = add_merge_command(app, mg);
 
+    std::string verify_golden_dir = "golden";
+    TableOpt verify_table;
+    std::int64_t verify_recompute = 0;
+    auto* vf = app.add_subcommand("verify",
+                                  "check golden files without a GPU: manifest, SHA-256, .npy headers and shapes; "
+                                  "exit 0 when every set is intact, 1 naming each damaged file");
+    vf->add_option("--golden", verify_golden_dir, "root directory of the golden files");
+    vf->add_option("--table", verify_table.path, "layer table (JSON) the files were made for; default: built-in AlexNet");
+    vf->add_option("--recompute", verify_recompute,
+                   "also regenerate the inputs and weights from the seed and recompute this many output elements "
+                   "per set on the CPU (0: none)")
+        ->check(CLI::Range(std::int64_t(0), kMaxRecompute));
+
     CompareArgs cmp;
     auto* cm = add_compare_command(app, cmp);
 
@@ -844,6 +951,7 @@ int main(int argc, char** argv) {
         if (*r) return cmd_run(run);
         if (*pr) return cmd_run(prof, true);
         if (*s) return cmd_sweep(sw);
+        if (*vf) return verify_golden(verify_golden_dir, verify_table.load(), verify_recompute);
         if (*cm) return cmd_compare(cmp);
         if (*mgc) return cmd_merge(mg);
     } catch (const ProfileUnavailable& e) {

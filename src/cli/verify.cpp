@@ -1,0 +1,167 @@
+#include "verify.hpp"
+
+#include "conv_ref.hpp"
+#include "datagen.hpp"
+#include "error.hpp"
+#include "golden.hpp"
+#include "problem_data.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace cs::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The largest difference of K recomputed elements from the stored output and bound, each
+// relative to the float rounding allowed: above 1 is a failure. The golden output is the
+// double reference rounded to float, so a recomputation in another summation order may
+// differ by one float ulp (2^-23 relative), plus the double error of a sum that cancels
+// (1e-12 of its bound sum|w*x|).
+struct Recomputed {
+    double worst = 0;
+    std::int64_t at = -1;
+    bool bound = false;
+};
+
+Recomputed recompute_sample(const GoldenSet& g, std::int64_t count) {
+    const Layer& l = g.layer;
+    const auto idx = sample_indices(l, g.N, count, g.seed);
+    const std::int64_t E = l.E(), F = l.F();
+    std::vector<double> ratio(idx.size()), bound_ratio(idx.size());
+#pragma omp parallel for schedule(dynamic, 16)
+    for (std::int64_t i = 0; i < std::int64_t(idx.size()); ++i) {
+        std::int64_t x = idx[std::size_t(i)];
+        const int f = int(x % F);
+        x /= F;
+        const int e = int(x % E);
+        x /= E;
+        const int m = int(x % l.M);
+        const std::int64_t n = x / l.M;
+        const double v = conv2d_element(l, g.input.data(), g.weights.data(), n, m, e, f);
+        const double b = conv2d_element_bound(l, g.input.data(), g.weights.data(), n, m, e, f);
+        const double gv = g.output[std::size_t(idx[std::size_t(i)])];
+        const double gb = g.bound[std::size_t(idx[std::size_t(i)])];
+        const double ulp = std::ldexp(1.0, -23);
+        const double tol = ulp * std::max(std::fabs(v), std::fabs(gv)) + 1e-12 * b + 1e-38;
+        const double btol = ulp * std::max(b, std::fabs(gb)) + 1e-38;
+        // NaN compares false: reported as infinitely far.
+        const double dv = std::fabs(v - gv), db = std::fabs(b - gb);
+        ratio[std::size_t(i)] = dv <= tol ? dv / tol : (std::isnan(dv) ? INFINITY : dv / tol);
+        bound_ratio[std::size_t(i)] = db <= btol ? db / btol : (std::isnan(db) ? INFINITY : db / btol);
+    }
+    Recomputed r;
+    for (std::size_t i = 0; i < idx.size(); ++i) {
+        if (ratio[i] > r.worst) r = {ratio[i], idx[i], false};
+        if (bound_ratio[i] > r.worst) r = {bound_ratio[i], idx[i], true};
+    }
+    return r;
+}
+
+// The first element where `got` differs from what the generator makes, or -1.
+std::int64_t first_difference(const std::vector<float>& got, const std::vector<float>& want) {
+    if (got.size() != want.size()) return 0;
+    if (std::memcmp(got.data(), want.data(), got.size() * sizeof(float)) == 0) return -1;
+    for (std::size_t i = 0; i < got.size(); ++i)
+        if (std::memcmp(&got[i], &want[i], sizeof(float)) != 0) return std::int64_t(i);
+    return -1;
+}
+
+std::string set_file(const fs::path& root, const LayerTable& table, const GoldenSet& g, GoldenTensor t) {
+    return golden_file_path(root, table, g.layer.name, g.N, t).string();
+}
+
+// Leftovers in the table's directory: staging directories of interrupted runs and .npy
+// files in n<N>/ that the manifest does not list.
+std::vector<std::string> leftovers(const fs::path& root, const LayerTable& table, const GoldenListing& listing) {
+    std::set<std::string> listed;
+    for (const auto& [l, N] : listing.sets)
+        for (auto t : {GoldenTensor::input, GoldenTensor::weights, GoldenTensor::output, GoldenTensor::bound})
+            listed.insert(fs::weakly_canonical(golden_file_path(root, table, l.name, N, t)).string());
+    std::vector<std::string> out;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(golden_table_dir(root, table), ec)) {
+        const std::string name = e.path().filename().string();
+        if (e.is_directory(ec) && name.rfind(".partial-", 0) == 0) {
+            out.push_back(e.path().string() + ": left by an interrupted generate; the next generate removes it");
+        } else if (e.is_directory(ec) && name.size() > 1 && name[0] == 'n') {
+            for (const auto& f : fs::directory_iterator(e.path(), ec))
+                if (f.path().extension() == ".npy" && !listed.count(fs::weakly_canonical(f.path()).string()))
+                    out.push_back(f.path().string() + ": not listed in the manifest (unused)");
+        }
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+}  // namespace
+
+int verify_golden(const fs::path& root, const LayerTable& table, std::int64_t recompute) {
+    if (recompute < 0 || recompute > kMaxRecompute)
+        throw Error("--recompute: " + std::to_string(recompute) + " is not 0 to " + std::to_string(kMaxRecompute));
+    const GoldenListing listing = list_golden_sets(root, table);
+    if (listing.sets.empty() && listing.problems.empty())
+        throw Error(listing.manifest.string() + ": the manifest lists no golden sets; generate them with: " +
+                    regenerate_command(root, table, 1, listing.seed));
+    int failed = 0, ok = 0;
+    double bytes = 0;
+    for (const auto& p : listing.problems) {
+        std::printf("FAIL  %s\n", p.c_str());
+        ++failed;
+    }
+    for (const auto& [layer, N] : listing.sets) {
+        std::printf("%-6s N=%-5lld ", layer.name.c_str(), static_cast<long long>(N));
+        std::fflush(stdout);
+        try {
+            const GoldenSet g = load_golden(root, table, layer, N);
+            const double set_bytes = 4.0 * double(g.input.size() + g.weights.size() + g.output.size() + g.bound.size());
+            std::string detail = "4 files, " + std::to_string(std::int64_t(set_bytes / 1e6 + 0.5)) +
+                                 " MB: manifest, headers, shapes, sizes and SHA-256 match";
+            if (recompute > 0) {
+                std::vector<float> want(g.input.size());
+                make_input(layer, N, g.seed, want.data());
+                if (const auto i = first_difference(g.input, want); i >= 0)
+                    throw Error(set_file(root, table, g, GoldenTensor::input) + ": element " + std::to_string(i) +
+                                " is not what generator " + kGeneratorName + " makes for seed " +
+                                std::to_string(g.seed));
+                want.assign(g.weights.size(), 0.0f);
+                make_weights(layer, g.seed, want.data());
+                if (const auto i = first_difference(g.weights, want); i >= 0)
+                    throw Error(set_file(root, table, g, GoldenTensor::weights) + ": element " + std::to_string(i) +
+                                " is not what generator " + kGeneratorName + " makes for seed " +
+                                std::to_string(g.seed));
+                const Recomputed r = recompute_sample(g, recompute);
+                if (!(r.worst <= 1.0))
+                    throw Error(set_file(root, table, g, r.bound ? GoldenTensor::bound : GoldenTensor::output) +
+                                ": element " + std::to_string(r.at) + " differs from its recomputation on the CPU (" +
+                                std::to_string(r.worst) + "x the float rounding allowed)");
+                char b[160];
+                std::snprintf(b, sizeof b, "; inputs and weights regenerated, %lld outputs recomputed (worst %.2f of the rounding allowed)",
+                              static_cast<long long>(std::min<std::int64_t>(recompute, layer.output_elems(N))), r.worst);
+                detail += b;
+            }
+            std::printf("ok    %s\n", detail.c_str());
+            bytes += set_bytes;
+            ++ok;
+        } catch (const Error& e) {
+            std::printf("FAIL  %s\n", e.what());
+            ++failed;
+        }
+    }
+    for (const auto& note : leftovers(root, table, listing)) std::printf("note: %s\n", note.c_str());
+    char size[32];
+    std::snprintf(size, sizeof size, bytes >= 1e9 ? "%.2f GB" : "%.1f MB", bytes >= 1e9 ? bytes / 1e9 : bytes / 1e6);
+    std::printf("%d of %zu golden sets verified (%s) in %s; %d failed\n", ok,
+                listing.sets.size() + listing.problems.size(), size, golden_table_dir(root, table).string().c_str(),
+                failed);
+    return failed ? 1 : 0;
+}
+
+}  // namespace cs::cli

@@ -1,0 +1,257 @@
+// Golden files: loading one set with every check (load_golden), checking one without
+// reading its data (check_golden), and the batches a manifest records (golden_batches).
+#include "golden.hpp"
+
+#include "checksum.hpp"
+#include "error.hpp"
+#include "golden_manifest.hpp"
+
+#include <map>
+#include <set>
+
+namespace cs {
+
+using namespace golden_detail;
+namespace fs = std::filesystem;
+
+namespace {
+
+CpuTiming timing_from(const Json& j, const char* ms, const char* min_ms, const char* repeats, const char* threads) {
+    CpuTiming t;
+    auto num = [&](const char* k) { return j.contains(k) && j[k].is_number() ? j[k].get<double>() : 0.0; };
+    t.ms = num(ms);
+    t.min_ms = num(min_ms);
+    // Counts outside int's range (only a damaged manifest has them) read as unknown, 0.
+    auto count = [&](const char* k) {
+        const double v = num(k);
+        return v >= 0 && v <= double(std::numeric_limits<int>::max()) ? int(v) : 0;
+    };
+    t.repeats = repeats ? count(repeats) : 0;
+    t.threads = count(threads);
+    return t;
+}
+
+// load_golden (read_data) or check_golden (the same checks, the data hashed as it streams by).
+GoldenSet inspect_golden(const fs::path& root, const LayerTable& table, const Layer& layer, std::int64_t N,
+                         std::optional<std::uint64_t> expected_seed, bool read_data) {
+    const fs::path table_dir = golden_table_dir(root, table);
+    const fs::path manifest_path = table_dir / "manifest.json";
+    std::uint64_t seed_for_command = expected_seed.value_or(kDefaultSeed);
+    auto suffix = [&] { return "; regenerate with: " + regenerate_command(root, table, N, seed_for_command); };
+    auto fail = [&](const fs::path& file, const std::string& what) -> Error {
+        return Error(file.string() + ": " + what + suffix());
+    };
+
+    std::error_code ec;
+    if (!fs::is_directory(root, ec))
+        throw Error("golden directory " + root.string() + " does not exist" + suffix());
+    const auto m = read_manifest(manifest_path, suffix());
+    if (!m)
+        throw fail(manifest_path, "no golden manifest (no golden files were generated for table '" +
+                                      golden_table_name(table) + "' under " + root.string() + ")");
+
+    GoldenSet gs;
+    gs.layer = layer;
+    gs.N = N;
+    gs.dir = golden_batch_dir(root, table, N);
+    std::map<GoldenTensor, Json> file_entries;
+    Json cpu_entry;
+    try {
+        const auto& mj = *m;
+        if (!mj.contains("format_version") || !mj["format_version"].is_number_integer())
+            throw fail(manifest_path, "malformed golden manifest: no integer 'format_version'");
+        if (mj["format_version"].get<std::int64_t>() != kGoldenFormatVersion)
+            throw fail(manifest_path, "format_version " + mj["format_version"].dump() + ", this convstudy reads " +
+                                          std::to_string(kGoldenFormatVersion));
+        const auto& g = mj.at("generator");
+        gs.seed = json_int<std::uint64_t>(g.at("seed"));
+        if (!expected_seed) seed_for_command = gs.seed;
+        const std::string gen = g.at("name").get<std::string>();
+        if (gen != kGeneratorName)
+            throw fail(manifest_path, "made by generator '" + gen + "', this convstudy uses '" + kGeneratorName + "'");
+        if (expected_seed && gs.seed != *expected_seed)
+            throw fail(manifest_path, "the golden files were generated with seed " + std::to_string(gs.seed) +
+                                          ", expected seed " + std::to_string(*expected_seed));
+
+        // The recorded shape of this layer must be the requested one.
+        const Json* recorded = nullptr;
+        for (const auto& lj : mj.at("layer_table").at("layers"))
+            if (lj.at("name").get<std::string>() == layer.name) recorded = &lj;
+        if (!recorded) throw fail(manifest_path, "no golden files for layer '" + layer.name + "'");
+        const Layer old = layer_from_json(*recorded);
+        if (!same_shape(old, layer))
+            throw fail(manifest_path, "the golden files of layer '" + layer.name + "' were made for shape " +
+                                          old.shape_string() + ", but the requested layer has shape " +
+                                          layer.shape_string());
+
+        std::set<std::int64_t> generated;
+        for (const auto& f : mj.at("files")) {
+            if (f.at("layer").get<std::string>() != layer.name) continue;
+            const auto n = json_int<std::int64_t>(f.at("N"));
+            generated.insert(n);
+            if (n != N) continue;
+            const std::string t = f.at("tensor").get<std::string>();
+            for (auto kt : kTensors)
+                if (t == golden_tensor_name(kt)) file_entries[kt] = f;
+        }
+        if (!generated.count(N)) {
+            std::string have;
+            for (auto n : generated) have += (have.empty() ? "" : ", ") + std::to_string(n);
+            throw fail(manifest_path, "no golden files for " + layer.name + " at N=" + std::to_string(N) +
+                                          (have.empty() ? std::string(" (none for this layer)")
+                                                        : " (generated for N=" + have + ")"));
+        }
+        for (auto kt : kTensors)
+            if (!file_entries.count(kt))
+                throw fail(manifest_path, std::string("no '") + golden_tensor_name(kt) + "' file recorded for " +
+                                              layer.name + " at N=" + std::to_string(N));
+        const auto& cpu = mj.at("cpu");
+        if (cpu.contains(batch_key(layer.name, N))) cpu_entry = cpu[batch_key(layer.name, N)];
+    } catch (const Json::exception& e) {
+        throw fail(manifest_path, std::string("malformed golden manifest (") + e.what() + ")");
+    }
+
+    for (auto kt : kTensors) {
+        const Json& e = file_entries[kt];
+        const std::string rel = relative_file(layer.name, N, kt);
+        const fs::path file = table_dir / rel;
+        const NpyShape shape = golden_shape(layer, N, kt);
+        std::string want_sha;
+        std::uint64_t want_bytes = 0;
+        try {
+            if (e.at("path").get<std::string>() != rel)
+                throw fail(manifest_path, "records path '" + e.at("path").get<std::string>() + "' for " + rel);
+            if (e.at("dtype").get<std::string>() != kDtype)
+                throw fail(file, "the manifest records dtype " + e.at("dtype").get<std::string>() + ", expected " + kDtype);
+            NpyShape recorded_shape;
+            for (const auto& d : e.at("shape").get_ref<const Json::array_t&>())
+                recorded_shape.push_back(json_int<std::int64_t>(d));
+            if (recorded_shape != shape)
+                throw fail(file, "the manifest records shape " + npy_shape_string(recorded_shape) + ", expected " +
+                                     npy_shape_string(shape));
+            want_sha = e.at("sha256").get<std::string>();
+            want_bytes = json_int<std::uint64_t>(e.at("bytes"));
+        } catch (const Json::exception& ex) {
+            throw fail(manifest_path, "malformed entry for " + rel + " (" + ex.what() + ")");
+        }
+        std::string sha;
+        NpyArray<float> a;
+        try {
+            if (read_data) {
+                a = read_npy_f32(file, shape, &sha);
+            } else {
+                const NpyHeader h = read_npy_header(file);  // also checks the file's size against it
+                if (h.descr != kDtype || h.fortran_order || h.shape != shape)
+                    throw fail(file, "the header says dtype " + h.descr + ", shape " + npy_shape_string(h.shape) +
+                                         (h.fortran_order ? ", Fortran order" : "") + "; expected " + kDtype +
+                                         ", " + npy_shape_string(shape));
+                sha = sha256_file(file);
+            }
+        } catch (const Error& ex) {
+            const std::string what = ex.what();
+            if (what.find("; regenerate with: ") != std::string::npos) throw;
+            throw Error(what + suffix());
+        }
+        const std::uint64_t bytes = fs::file_size(file, ec);
+        if (bytes != want_bytes)
+            throw fail(file, "size " + std::to_string(bytes) + " bytes, the manifest records " +
+                                 std::to_string(want_bytes));
+        if (sha != want_sha)
+            throw fail(file, "SHA-256 mismatch: the file has " + sha + ", the manifest records " + want_sha +
+                                 " (the file is corrupt or was changed)");
+        (kt == GoldenTensor::input     ? gs.input
+         : kt == GoldenTensor::weights ? gs.weights
+         : kt == GoldenTensor::output  ? gs.output
+                                       : gs.bound) = std::move(a.data);
+    }
+
+    if (cpu_entry.is_object()) {
+        gs.cpu = timing_from(cpu_entry, "float32_ms", "float32_min_ms", "repeats", "threads");
+        if (cpu_entry.contains("cpu_model") && cpu_entry["cpu_model"].is_string())
+            gs.cpu_model = cpu_entry["cpu_model"].get<std::string>();
+        if (cpu_entry.contains("onednn_ms") && cpu_entry["onednn_ms"].is_number()) {
+            gs.onednn = timing_from(cpu_entry, "onednn_ms", "onednn_min_ms", nullptr, "onednn_threads");
+            if (cpu_entry.contains("onednn_max_abs_diff") && cpu_entry["onednn_max_abs_diff"].is_number())
+                gs.onednn_max_abs_diff = cpu_entry["onednn_max_abs_diff"].get<double>();
+        }
+    }
+    return gs;
+}
+
+}  // namespace
+
+GoldenSet load_golden(const fs::path& root, const LayerTable& table, const Layer& layer, std::int64_t N,
+                      std::optional<std::uint64_t> expected_seed) {
+    return inspect_golden(root, table, layer, N, expected_seed, true);
+}
+
+void check_golden(const fs::path& root, const LayerTable& table, const Layer& layer, std::int64_t N,
+                  std::optional<std::uint64_t> expected_seed) {
+    (void)inspect_golden(root, table, layer, N, expected_seed, false);
+}
+
+std::vector<std::int64_t> golden_batches(const fs::path& root, const LayerTable& table, const Layer& layer) {
+    const fs::path manifest_path = golden_manifest_path(root, table);
+    // What to do about a manifest that cannot be read: the command, without --batch.
+    std::string hint = regenerate_command(root, table, 1);
+    hint.erase(hint.find(" --batch 1"), 10);
+    hint = "; regenerate the golden files with: " + hint + " --batch <sizes>";
+    const auto m = read_manifest(manifest_path, hint);
+    if (!m) return {};
+    std::set<std::int64_t> out;
+    try {
+        if (json_int<int>(m->at("format_version")) != kGoldenFormatVersion) return {};
+        bool shape_ok = false;
+        for (const auto& lj : m->at("layer_table").at("layers"))
+            if (lj.at("name").get<std::string>() == layer.name) shape_ok = same_shape(layer_from_json(lj), layer);
+        if (!shape_ok) return {};
+        std::map<std::int64_t, int> count;
+        for (const auto& f : m->at("files"))
+            if (f.at("layer").get<std::string>() == layer.name) ++count[json_int<std::int64_t>(f.at("N"))];
+        for (const auto& [n, c] : count)
+            if (c == int(std::size(kTensors))) out.insert(n);
+    } catch (const Json::exception& e) {
+        throw Error(manifest_path.string() + ": malformed golden manifest (" + e.what() + ")" + hint);
+    }
+    return {out.begin(), out.end()};
+}
+
+GoldenListing list_golden_sets(const fs::path& root, const LayerTable& table) {
+    GoldenListing out;
+    out.manifest = golden_manifest_path(root, table);
+    std::string hint = regenerate_command(root, table, 1);
+    hint.erase(hint.find(" --batch 1"), 10);
+    hint = "; generate the golden files with: " + hint + " --batch <sizes>";
+    const auto m = read_manifest(out.manifest, hint);
+    if (!m) throw Error(out.manifest.string() + ": no golden manifest" + hint);
+    try {
+        out.seed = json_int<std::uint64_t>(m->at("generator").at("seed"));
+        std::map<std::string, Layer> layers;
+        std::vector<std::string> order;
+        for (const auto& lj : m->at("layer_table").at("layers")) {
+            const Layer l = layer_from_json(lj);
+            if (layers.emplace(l.name, l).second) order.push_back(l.name);
+        }
+        std::map<std::string, std::set<std::int64_t>> batches;
+        for (const auto& f : m->at("files")) {
+            const std::string layer = f.at("layer").get<std::string>();
+            const auto N = json_int<std::int64_t>(f.at("N"));
+            if (!layers.count(layer)) {
+                out.problems.push_back("the manifest lists " + f.at("path").get<std::string>() + " of layer '" +
+                                       layer + "', which its layer_table does not have");
+                continue;
+            }
+            batches[layer].insert(N);
+        }
+        std::set<std::int64_t> all_n;
+        for (const auto& [name, ns] : batches) all_n.insert(ns.begin(), ns.end());
+        for (auto N : all_n)
+            for (const auto& name : order)
+                if (batches[name].count(N)) out.sets.emplace_back(layers.at(name), N);
+    } catch (const Json::exception& e) {
+        throw Error(out.manifest.string() + ": malformed golden manifest (" + e.what() + ")" + hint);
+    }
+    return out;
+}
+
+}  // namespace cs

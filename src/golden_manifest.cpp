@@ -1,0 +1,191 @@
+#include "golden_manifest.hpp"
+
+#include "datagen.hpp"
+#include "error.hpp"
+#include "atomic_file.hpp"
+
+#include <algorithm>
+#include <ctime>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <tuple>
+#include <vector>
+
+namespace cs::golden_detail {
+
+namespace fs = std::filesystem;
+
+std::string utc_now() {
+    const std::time_t t = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
+}
+
+// "n128". (Built with append: GCC 12 -O3 warns falsely (-Wrestrict) on "n" + std::string.)
+std::string batch_dir_name(std::int64_t N) {
+    std::string s(1, 'n');
+    s.append(std::to_string(N));
+    return s;
+}
+
+std::string batch_key(const std::string& layer, std::int64_t N) { return layer + "/" + batch_dir_name(N); }
+
+std::string relative_file(const std::string& layer, std::int64_t N, GoldenTensor t) {
+    return batch_dir_name(N) + "/" + layer + "." + golden_tensor_name(t) + ".npy";
+}
+
+Json layer_json(const Layer& l) {
+    return Json{{"name", l.name}, {"C", l.C}, {"H", l.H}, {"W", l.W}, {"M", l.M}, {"R", l.R}, {"S", l.S},
+                {"stride", l.stride}, {"pad", l.pad}, {"E", l.E()}, {"F", l.F()}};
+}
+
+Layer layer_from_json(const Json& j) {
+    Layer l;
+    l.name = j.at("name").get<std::string>();
+    l.C = json_int<int>(j.at("C"));
+    l.H = json_int<int>(j.at("H"));
+    l.W = json_int<int>(j.at("W"));
+    l.M = json_int<int>(j.at("M"));
+    l.R = json_int<int>(j.at("R"));
+    l.S = json_int<int>(j.at("S"));
+    l.stride = json_int<int>(j.at("stride"));
+    l.pad = json_int<int>(j.at("pad"));
+    try {
+        validate_layer(l, "the manifest");
+    } catch (const Error& e) {
+        throw BadManifestValue(e.what());
+    }
+    return l;
+}
+
+bool same_shape(const Layer& a, const Layer& b) {
+    return a.C == b.C && a.H == b.H && a.W == b.W && a.M == b.M && a.R == b.R && a.S == b.S &&
+           a.stride == b.stride && a.pad == b.pad;
+}
+
+std::optional<Json> read_manifest(const fs::path& path, const std::string& suffix) {
+    std::error_code ec;
+    if (!fs::exists(path, ec)) return std::nullopt;
+    std::ifstream f(path, std::ios::binary);
+    if (!f) throw Error(path.string() + ": cannot open the golden manifest" + suffix);
+    std::ostringstream ss;
+    ss << f.rdbuf();
+    Json j;
+    try {
+        j = Json::parse(ss.str());
+    } catch (const Json::exception& e) {  // parse_error, or out_of_range for a number like 1e3000
+        throw Error(path.string() + ": the golden manifest is not valid JSON (" + e.what() + ")" + suffix);
+    }
+    if (!j.is_object()) throw Error(path.string() + ": the golden manifest is not a JSON object" + suffix);
+    return j;
+}
+
+std::string merge_conflict(const Json& m, const LayerTable& table, std::uint64_t seed) {
+    try {
+        if (json_int<int>(m.at("format_version")) != kGoldenFormatVersion) return "has another format_version";
+        const auto& g = m.at("generator");
+        if (g.at("name").get<std::string>() != kGeneratorName) return "was made by another generator";
+        if (g.at("description").get<std::string>() != generator_description())
+            return "was made by another version of the generator";
+        if (json_int<std::uint64_t>(g.at("seed")) != seed)
+            return "was made with seed " + std::to_string(json_int<std::uint64_t>(g.at("seed")));
+        for (const auto& lj : m.at("layer_table").at("layers")) {
+            const Layer old = layer_from_json(lj);
+            if (const Layer* now = table.find(old.name); now && !same_shape(*now, old))
+                return "records layer '" + old.name + "' with another shape (" + old.shape_string() + ")";
+        }
+        for (const auto& f : m.at("files").get_ref<const Json::array_t&>()) {
+            (void)f.at("layer").get<std::string>();
+            (void)json_int<std::int64_t>(f.at("N"));
+            (void)f.at("tensor").get<std::string>();
+        }
+        m.at("cpu").get_ref<const Json::object_t&>();
+    } catch (const Json::exception& e) {
+        return std::string("is malformed (") + e.what() + ")";
+    }
+    return {};
+}
+
+namespace {
+
+// Pretty JSON for people: nested objects indented, but a value whose members are only
+// scalars or arrays of scalars on one line (a file entry, a layer, a timing, a shape).
+std::string inline_json(const Json& j) {
+    if (j.is_object() && !j.empty()) {
+        std::string out = "{";
+        for (auto it = j.begin(); it != j.end(); ++it)
+            out += (it == j.begin() ? "" : ", ") + Json(it.key()).dump() + ": " + inline_json(it.value());
+        return out + "}";
+    }
+    if (j.is_array() && !j.empty()) {
+        std::string out = "[";
+        for (std::size_t i = 0; i < j.size(); ++i) out += (i ? ", " : "") + inline_json(j[i]);
+        return out + "]";
+    }
+    return j.dump();
+}
+
+void dump_readable(const Json& j, std::string& out, int indent) {
+    auto scalars_only = [](const Json& v) {
+        for (const auto& x : v)
+            if (x.is_structured()) return false;
+        return true;
+    };
+    auto one_line = [&](const Json& v) {
+        if (!v.is_structured()) return true;
+        for (const auto& x : v)
+            if (x.is_object() || (x.is_array() && !scalars_only(x))) return false;
+        return true;
+    };
+    if (j.empty() || (indent > 0 && one_line(j))) {
+        out += inline_json(j);
+        return;
+    }
+    const std::string pad(std::size_t(indent + 2), ' ');
+    const bool obj = j.is_object();
+    out += obj ? "{\n" : "[\n";
+    for (auto it = j.begin(); it != j.end(); ++it) {
+        if (it != j.begin()) out += ",\n";
+        out += pad;
+        if (obj) out += Json(it.key()).dump() + ": ";
+        dump_readable(it.value(), out, indent + 2);
+    }
+    out += "\n" + std::string(std::size_t(indent), ' ') + (obj ? "}" : "]");
+}
+
+std::string readable_json(const Json& j) {
+    std::string out;
+    dump_readable(j, out, 0);
+    return out + "\n";
+}
+
+}  // namespace
+
+void save_manifest(const fs::path& manifest_path, Json& manifest) {
+    manifest["updated"] = utc_now();
+    std::map<std::string, std::size_t> order;
+    for (std::size_t i = 0; i < manifest["layer_table"]["layers"].size(); ++i)
+        order[manifest["layer_table"]["layers"][i].value("name", "")] = i;
+    auto& files = manifest["files"];
+    std::vector<Json> v(files.begin(), files.end());
+    auto tensor_rank = [](const std::string& t) {
+        for (std::size_t i = 0; i < std::size(kTensors); ++i)
+            if (t == golden_tensor_name(kTensors[i])) return int(i);
+        return int(std::size(kTensors));
+    };
+    std::stable_sort(v.begin(), v.end(), [&](const Json& a, const Json& b) {
+        const auto ka = std::make_tuple(a.value("N", std::int64_t(0)), order[a.value("layer", "")],
+                                        tensor_rank(a.value("tensor", "")));
+        const auto kb = std::make_tuple(b.value("N", std::int64_t(0)), order[b.value("layer", "")],
+                                        tensor_rank(b.value("tensor", "")));
+        return ka < kb;
+    });
+    files = Json(v);
+    write_file_atomic(manifest_path, readable_json(manifest));
+}
+
+}  // namespace cs::golden_detail
