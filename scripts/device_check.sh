@@ -22,11 +22,12 @@ echo "gpu tests rc=$?"; tail -3 "$OUT/gpu_tests.log"; grep -B3 -A10 "FAILED" "$O
 stamp "golden"
 build-ab/convstudy generate --batch "${BATCHES:-32,128}" --out golden >/dev/null 2>&1 || echo "generate failed"
 stamp "A/B"
-AB="--variants ${AB_VARIANTS:-hopper-ws-fp16,hopper-pp-fp16,hopper-tma-fp16,cudnn-fp16} --layers conv2,conv3,conv4,conv5 --layout nhwc --batch 128 --repeats 10"
+AB="--layers conv2,conv3,conv4,conv5 --layout nhwc --batch 128 --repeats 10"
 for round in 1 2; do
     build-ab/convstudy sweep $AB --variants "${AB_VARIANTS_NEW:-hopper-ws-fp16,hopper-pp-fp16,hopper-tma-fp16,hopper-tmastore-fp16,hopper-sk-fp16,cudnn-fp16}" \
         --csv "$OUT/ab_new_$round.csv" --quiet >/dev/null 2>&1 || echo "new sweep rc=$?"
-    "$old/build-ab/convstudy" sweep $AB --golden golden --csv "$OUT/ab_old_$round.csv" --quiet >/dev/null 2>&1 || echo "old sweep rc=$?"
+    "$old/build-ab/convstudy" sweep $AB --variants "${AB_VARIANTS_OLD:-hopper-ws-fp16,hopper-pp-fp16,hopper-tma-fp16,cudnn-fp16}" \
+        --golden golden --csv "$OUT/ab_old_$round.csv" --quiet >/dev/null 2>&1 || echo "old sweep rc=$?"
 done
 stamp "tiles"
 timeout "${TILE_SECONDS:-170}" build-ab/convstudy sweep --variants "${TILE_VARIANTS:-hopper-tmastore-fp16,hopper-pp-fp16,hopper-tmastore-tf32,hopper-pp-tf32}" \
