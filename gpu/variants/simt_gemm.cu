@@ -419,6 +419,10 @@ public:
         if (forced_split > 0) {
             split_.kt_per = (ktiles + std::min(forced_split, ktiles) - 1) / std::min(forced_split, ktiles);
             split_.parts = (ktiles + split_.kt_per - 1) / split_.kt_per;
+            if (split_.parts != forced_split)
+                throw Skip("split=" + std::to_string(forced_split) + ": " + std::to_string(ktiles) +
+                           " k-tiles cut into equal parts give " + std::to_string(split_.parts) + " part(s), not " +
+                           std::to_string(forced_split));
             if (std::size_t(split_.parts) * std::size_t(out_elems) * 4 > ctx.workspace_limit - wt_bytes - tbl_bytes)
                 throw Skip("the K parts' partial outputs exceed the workspace limit");
         }

@@ -190,6 +190,9 @@ TEST_CASE("the cuDNN graph rows choose an accurate, allowed, fastest engine at N
         const auto rp = make_ref_problem(*l, 32);
         for (const Variant* v : family("cudnn"))
             for (Layout layout : v->layouts) {
+                Problem pl = rp.problem;
+                pl.layout = layout;
+                if (v->supports(pl, device().prop())) continue;  // cudnn-*-s2d on a stride-1 layer
                 const auto r = run_with(*v, rp, MemoryMode::pageable, 0, 4, 0, layout);
                 require_pass(*v, rp, MemoryMode::pageable, 0, r);
                 INFO(describe(*v, rp, MemoryMode::pageable, 0, r) << " " << to_string(layout));

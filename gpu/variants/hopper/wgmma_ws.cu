@@ -11,7 +11,10 @@
 // paid once per CTA, not once per tile. What each policy adds is measured per layer in the
 // report's Hopper ladder and in NOTES.md ("Hopper core v2"), from the committed sweeps.
 //
-// Default tile per problem (default_tile below, from the H200 tile sweeps): 128x96 for
+// Default tile per problem: the tile a committed tile sweep measured fastest for the rung's
+// policies, element size, layer shape and nearest N (tuned_tiles.inc, scripts/hopper_tune.py
+// from plots/h100/hopper_tiles.csv); where none was measured, the rule (default_tile, from
+// the H200 tile sweeps of the earlier rungs): 128x96 for
 // M <= 96; 128x256 where M is a multiple of 256 and the tiles make >= 4 waves (conv2), with
 // 64 B k-slices where C is a multiple of 64 B but not of 128 B (C=96 halves: 3 exact slices per
 // tap); else 128x128 (conv3-5). Ping-pong takes BN <= 128. 3xFP16 keeps 128 B slices where 64 B
@@ -23,6 +26,7 @@
 #include "ws_launch.cuh"
 #include "ws_plan.hpp"
 
+#include <cmath>
 #include <type_traits>
 
 namespace cs::gpu::variants::hopper {
@@ -37,6 +41,36 @@ int choose_ksplit(std::int64_t tiles, int kslices, int sms, bool forced) {
     return best;
 }
 
+// The tiles a tile sweep chose (tuned_tiles.inc, written by scripts/hopper_tune.py from a
+// committed sweep CSV): per rung policies, element bytes, layer shape and N.
+struct TunedTile {
+    const char* policies;  // "cooperative/tma-store", "pingpong/direct", ...
+    int es, C, H, W, M, R, S, stride, pad;
+    int N;
+    const char* layout;
+    const char* tile;
+};
+constexpr TunedTile kTuned[] = {
+#include "tuned_tiles.inc"
+};
+
+// The measured tile for this problem: the entry of the same policies, element size and layer
+// shape at the nearest measured N (the problem's layout preferred); -1 when none was measured.
+int tuned_tile(const std::string& policies, int es, const ConvShape& s, bool nchw, std::int64_t n) {
+    int best = -1;
+    double best_d = 0;
+    for (int i = 0; i < int(sizeof(kTuned) / sizeof(kTuned[0])); ++i) {
+        const TunedTile& t = kTuned[i];
+        if (policies != t.policies || t.es != es || t.C != s.C || t.H != s.H || t.W != s.W || t.M != s.M ||
+            t.R != s.R || t.S != s.S || t.stride != s.stride || t.pad != s.pad || tile_index(t.tile) < 0)
+            continue;
+        const double d = std::abs(std::log(double(t.N) / double(n))) + ((std::string(t.layout) == "nchw") != nchw ? 1e-3 : 0);
+        if (best < 0 || d < best_d) best = i, best_d = d;
+    }
+    return best < 0 ? -1 : tile_index(kTuned[best].tile);
+}
+
+// The rule where no sweep measured the problem.
 int default_tile(const Setup& u, std::int64_t n, int sms, int es, bool pp) {
     const bool k128 = choose_bk(u.g.C, es) * es == 128;
     const int e128 = 128 / es, e64 = 64 / es;  // elements of a 128 B / 64 B row
@@ -140,9 +174,18 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
     WsChoice c;
     c.schedule = axis("schedule", d.schedule) == "pingpong" ? Schedule::pingpong : Schedule::cooperative;
     const std::string tile = p.config.get("tile");
+    std::string tile_note = "rule";
     if (tile.empty()) {
-        c.tile = default_tile(u, maxn, sms, es, c.schedule == Schedule::pingpong);
+        const std::string policies = std::string(c.schedule == Schedule::pingpong ? "pingpong/" : "cooperative/") +
+                                     axis("epilogue", d.epilogue) +
+                                     (axis("scheduler", d.scheduler) == "stream-k" ? "/stream-k" : "");
+        c.tile = tuned_tile(policies, es, u.s, u.src_nchw, maxn);
+        if (c.tile >= 0 && ws_tile_ok_rt(c.tile, c.schedule))
+            tile_note = "measured";
+        else
+            c.tile = default_tile(u, maxn, sms, es, c.schedule == Schedule::pingpong);
     } else {
+        tile_note = "set";
         c.tile = tile_index(tile);
         if (c.tile < 0) throw Skip("no tile named " + tile);
         if (!ws_tile_ok_rt(c.tile, c.schedule))
@@ -210,7 +253,7 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
         gemm.info = std::string("wgmma m64n") + std::to_string(bn) + "k" + std::to_string(WgmmaSS<T, 96>::kK) + " " +
                     Elem<T>::name + ", TMA producer warpgroup + 2 " +
                     (c.schedule == Schedule::pingpong ? "ping-pong" : "cooperative") + " consumer warpgroups, tile " +
-                    tile_text(c.tile, es) + ", " + std::to_string(tiles) + " tiles, " + s.describe() +
+                    tile_text(c.tile, es) + " (" + tile_note + "), " + std::to_string(tiles) + " tiles, " + s.describe() +
                     (c.scheduler == "split-k" ? " (fp32 partials reduced in order)" : "") + " on " +
                     std::to_string(s.grid) + " CTAs, epilogue " +
                     (c.epilogue == Epilogue::tma_store ? "TMA store" : "direct") + epi_note + "; " +

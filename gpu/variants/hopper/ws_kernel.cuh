@@ -66,42 +66,38 @@ __device__ __forceinline__ void finish_unit(float (&acc)[BN / 2], const Work& w,
                                             const EpiArgs<TO>& ea, int p0, int m0, int cw, int ct, int& nsub) {
     const int t = ct & 127;
     constexpr int kSlot = 256 * (BN / 2);  // floats of one CTA's stream-K slot
-    switch (w.role) {
-        case Role::whole:
-            Epi::template store<TO, BN, kDown>(acc, ea, p0 + 64 * cw, m0, cw, t, nsub);
-            break;
-        case Role::split_part:
-            store_tile<float, BN>(acc, a.partial + std::int64_t(w.part) * a.g.P * a.g.M, a.g, p0 + 64 * cw, m0,
-                                  false, t);
-            break;
-        case Role::sk_contrib: {
-            float* slot = a.partial + std::int64_t(blockIdx.x) * kSlot;
+    if (w.role == Role::split_part) {
+        store_tile<float, BN>(acc, a.partial + std::int64_t(w.part) * a.g.P * a.g.M, a.g, p0 + 64 * cw, m0, false, t);
+        return;
+    }
+    if (w.role == Role::sk_contrib) {
+        float* slot = a.partial + std::int64_t(blockIdx.x) * kSlot;
 #pragma unroll
-            for (int i = 0; i < BN / 2; ++i) slot[i * 256 + ct] = acc[i];
-            named_sync(3, 256);
-            if (ct == 0) {
-                __threadfence();
-                st_release(a.flags + blockIdx.x, a.epoch);
-            }
-            break;
+        for (int i = 0; i < BN / 2; ++i) slot[i * 256 + ct] = acc[i];
+        named_sync(3, 256);
+        if (ct == 0) {
+            __threadfence();
+            st_release(a.flags + blockIdx.x, a.epoch);
         }
-        case Role::sk_finish: {
-            int first = 0, last = -1;
-            a.sched.contributors(w, first, last);
-            if (ct == 0)
-                for (int c = first; c <= last; ++c)
-                    while (ld_acquire(a.flags + c) != a.epoch) {
-                    }
-            named_sync(3, 256);
-            for (int c = first; c <= last; ++c) {
-                const float* slot = a.partial + std::int64_t(c) * kSlot;
+        return;
+    }
+    if (w.role == Role::sk_finish) {
+        int first = 0, last = -1;
+        a.sched.contributors(w, first, last);
+        if (ct == 0)
+            for (int c = first; c <= last; ++c)
+                while (ld_acquire(a.flags + c) != a.epoch) {
+                }
+        named_sync(3, 256);
+        for (int c = first; c <= last; ++c) {
+            const float* slot = a.partial + std::int64_t(c) * kSlot;
 #pragma unroll
-                for (int i = 0; i < BN / 2; ++i) acc[i] += __ldcg(slot + i * 256 + ct);
-            }
-            Epi::template store<TO, BN, kDown>(acc, ea, p0 + 64 * cw, m0, cw, t, nsub);
-            break;
+            for (int i = 0; i < BN / 2; ++i) acc[i] += __ldcg(slot + i * 256 + ct);
         }
     }
+    // One epilogue instance for whole tiles and finished stream-K tiles (one copy of the long
+    // store sequence in the kernel, not two).
+    Epi::template store<TO, BN, kDown>(acc, ea, p0 + 64 * cw, m0, cw, t, nsub);
 }
 
 }  // namespace cs::gpu::variants::hopper
