@@ -370,7 +370,7 @@ std::string simt_tile_name(int cfg) {
     return what.substr(0, what.find(' ')) + "-" + what.substr(from, per - from);
 }
 
-// The K parts a row may force (the axis "split"; unset: choose_split's rule).
+// The K parts a row may ask for (the axis "split": at most S equal parts; unset: choose_split's rule).
 const std::vector<std::string> kSimtSplits = {"1", "2", "3", "4", "8", "16"};
 
 std::optional<std::string> simt_common_supports(const Problem& p) {
@@ -400,6 +400,7 @@ public:
             if (std::find(kSimtSplits.begin(), kSimtSplits.end(), k) == kSimtSplits.end())
                 throw Error("simt-gemm has no split '" + k + "' (values: 1, 2, 3, 4, 8, 16)");
             forced_split = std::stoi(k);
+            forced_split_ = forced_split;
         }
         g_ = fp32fast::gemm_shape(l.C, l.H, l.W, l.M, l.R, l.S, l.stride, l.pad, fp32fast::kSimtBK, fp32fast::kSimtMaxBM);
         const std::int64_t Pmax = std::max<std::int64_t>(1, ctx.max_chunk_N) * g_.EF;
@@ -419,10 +420,6 @@ public:
         if (forced_split > 0) {
             split_.kt_per = (ktiles + std::min(forced_split, ktiles) - 1) / std::min(forced_split, ktiles);
             split_.parts = (ktiles + split_.kt_per - 1) / split_.kt_per;
-            if (split_.parts != forced_split)
-                throw Skip("split=" + std::to_string(forced_split) + ": " + std::to_string(ktiles) +
-                           " k-tiles cut into equal parts give " + std::to_string(split_.parts) + " part(s), not " +
-                           std::to_string(forced_split));
             if (std::size_t(split_.parts) * std::size_t(out_elems) * 4 > ctx.workspace_limit - wt_bytes - tbl_bytes)
                 throw Skip("the K parts' partial outputs exceed the workspace limit");
         }
@@ -447,12 +444,13 @@ public:
     std::size_t workspace_bytes() const override { return wt_.bytes() + tbl_.bytes() + part_.bytes(); }
     std::string detail() const override { return detail_; }
     std::string config() const override {
-        return "tile=" + simt_tile_name(cfg_) + ";split=" + std::to_string(split_.parts);
+        return "tile=" + simt_tile_name(cfg_) + ";split=" + std::to_string(forced_split_ > 0 ? forced_split_ : split_.parts);
     }
 
 private:
     fp32fast::GemmShape g_{};
     int cfg_ = 0;
+    int forced_split_ = 0;  // the split axis's value (at most this many parts), 0: the rule's
     fp32fast::SimtSplit split_{};
     Buffer wt_, tbl_, part_;
     std::string detail_;
@@ -473,7 +471,9 @@ std::vector<Axis> simt_gemm_axes() {
     std::vector<std::string> tiles;
     for (int i = 0; i < fp32fast::kSimtNumCfgs; ++i) tiles.push_back(simt_tile_name(i));
     return {{"tile", tiles, "block tile BMxBNxBK and outputs per thread (kSimtCfgs; default the last)"},
-            {"split", kSimtSplits, "K parts summed in order by a second kernel (default: choose_split's rule)"}};
+            {"split", kSimtSplits,
+             "at most S K parts of ceil(k-tiles / S) k-tiles each (the detail says how many), summed in order by a "
+             "second kernel (default: choose_split's rule)"}};
 }
 
 #endif  // FP32FAST_EMU
