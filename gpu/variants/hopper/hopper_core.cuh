@@ -106,7 +106,7 @@ struct Elem<float> {
 // so that an operand that passes through a transform anyway is rounded, not truncated, by
 // the tensor core — free there. Operands read in place (NHWC input, KRSC weights) are
 // truncated by the tensor core; rounding them would cost a pass over the input (see
-// wgmma_cpasync.cu, "tf32"). __host__ __device__ for tools/dev/hopper/emulate_prep.cu.
+// wgmma_cpasync.cu, "tf32"). __host__ __device__ for the CPU test tests/hopper_prep_emulation.cu.
 // kActive = false: the identity, and the transform's code is the plain copy (the fp16 / bf16
 // kernels compile to the same machine code as before tf32 existed).
 // put(o, cp, Cp, x): how a transform writes value x of channel cp into pixel o (Cp value
@@ -469,7 +469,7 @@ struct PrepGeom {
 // loads/stores over several output rows per block, or no transform at all — the space-to-
 // depth folded into rung 1's loader (4 consecutive s2d channels of conv1 are 8 contiguous
 // bytes of the NHWC input: cp.async of 8 bytes) and NCHW read as an MN-major wgmma operand. The two phases are __host__ __device__ with explicit thread
-// ids so that a host program can emulate a block (tools/dev/hopper/emulate_prep.cu).
+// ids so that a host program can emulate a block (tests/hopper_prep_emulation.cu).
 // #pragma unroll in __host__ __device__ code, for the device pass only (the host compiler warns).
 #if defined(__CUDA_ARCH__)
 #define CS_HOPPER_UNROLL _Pragma("unroll")

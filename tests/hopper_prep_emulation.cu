@@ -3,8 +3,8 @@
 // element; the tf32 rounding (OperandOf<float>) the tf32 kernels' store applies; and the
 // 3xTF32 split (Split3<true>: [hi, hi, lo] channel blocks, hi + lo within 2^-22 of x) and the
 // 3xFP16 one (Split3Half<true>: half hi, hi, lo' = (x - hi) * 2^11, within 2^-21 of x).
-// Build: nvcc -std=c++17 -I gpu -I gpu/variants -I gpu/variants/hopper -I layers
-//                 tools/dev/hopper/emulate_prep.cu -o /tmp/emulate_prep
+// A CPU test (ctest: hopper_prep_emulation, label cpu): built by nvcc as host code only,
+// exit status non-zero when any transformed element differs from the map.
 #include "hopper_core.cuh"
 
 #include <cmath>
@@ -48,7 +48,7 @@ int main() {
     for (const Layer& l : ls)
         for (Layout lay : {Layout::nchw, Layout::nhwc}) {
             const int N = 2;
-            const Problem p{l, N, lay};
+            const Problem p{l, N, lay, {}};
             const int parts = rnd >= 2 ? 3 : 1;
             const Setup u = make_setup(p, parts);
             if (!u.tin) continue;
