@@ -147,18 +147,18 @@ def summary_table():
 
 # ---- NOTES.md: what each committed CSV holds --------------------------------------------------
 
-def csv_inventory():
+def csv_inventory(folder_rel=H200):
     out = ["| CSV | rows | variants | layouts | memory modes | N | warm-up / repeats | status | date | rev | "
            "format |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
-    folder = os.path.join(ROOT, H200)
+    folder = os.path.join(ROOT, folder_rel)
     for f in sorted(os.listdir(folder)):
         if not f.endswith(".csv"):
             continue
-        path = f"{H200}/{f}"
+        path = f"{folder_rel}/{f}"
         with open(os.path.join(ROOT, path), encoding="utf-8") as fh:
             header = fh.readline().strip().split(",")
-        if "variant" not in header or "status" not in header:
-            continue  # not a convstudy sweep CSV (e.g. PyTorch's timings)
+        if "variant" not in header or "status" not in header or "ncu_set" in header:
+            continue  # not a convstudy sweep CSV (PyTorch's timings, ncu profiles: listed by their own blocks)
         rows = data(path).rows
         st = ", ".join(f"{sum(r['status'] == s for r in rows)} {s}" for s in ("PASS", "SKIP", "FAIL", "ERROR")
                        if any(r["status"] == s for r in rows))
@@ -173,7 +173,99 @@ def csv_inventory():
     return "\n".join(out) + "\n"
 
 
+# ---- NOTES.md: the Hopper core v2 on the H100 ---------------------------------------------------
+
+H100 = "plots/h100"
+HOPPER_LADDER = ["hopper-tma-fp16", "hopper-ws-fp16", "hopper-pp-fp16", "hopper-tmastore-fp16", "hopper-sk-fp16"]
+
+
+def _csv_rows(path):
+    import csv
+    with open(os.path.join(ROOT, path), newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def _f(x):
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return None
+
+
+def hopper_ladder():
+    """fp16 NHWC at N=128 in the H100 sweep: each Hopper rung's kernel time, its ratio to the
+    fastest cuDNN fp16 row (either layout) and its share of the cuBLAS GEMM of the layer's
+    im2col shape (gemm_ceiling_ms / kernel_ms), best rung per layer in bold."""
+    d = data(f"{H100}/sweep_all_variants.csv")
+    n = 128
+    head = ["| layer | " + " | ".join(v.replace("-fp16", "") for v in HOPPER_LADDER) +
+            " | cudnn-fp16 (best layout) | cudnn-fp16-s2d |",
+            "| --- | " + " | ".join("---" for _ in HOPPER_LADDER) + " | --- | --- |"]
+    for l in d.layers:
+        cud = [r for r in d.rows if r["layer"] == l and r["N"] == n and r["_variant"] == "cudnn-fp16" and ok(r)]
+        best_cud = min((r["kernel_ms"] for r in cud), default=None)
+        s2d = [r for r in d.rows if r["layer"] == l and r["N"] == n and r["_variant"] == "cudnn-fp16-s2d" and ok(r)]
+        best_s2d = min((r["kernel_ms"] for r in s2d), default=None)
+        rs = [find(d, l, n, v, "nhwc") for v in HOPPER_LADDER]
+        times = [r["kernel_ms"] if r and ok(r) else None for r in rs]
+        fastest = min((t for t in times if t), default=None)
+        cells = []
+        for r, t in zip(rs, times):
+            if t is None:
+                cells.append("-")
+                continue
+            ceil = r.get("gemm_ceiling_ms")
+            pct = f", {100 * ceil / t:.0f}%" if ceil else ""
+            txt = f"{g3(t)} ({t / best_cud:.2f}x{pct})" if best_cud else g3(t)
+            cells.append(f"**{txt}**" if t == fastest else txt)
+        head.append(f"| {l} | " + " | ".join(cells) + f" | {g3(best_cud)} | {g3(best_s2d)} |")
+    return "\n".join(head) + "\n"
+
+
+def hopper_profile():
+    """The ncu counters of the ladder's rungs (one timed repeat, plots/h100/profile_hopper_n128.csv)."""
+    rows = _csv_rows(f"{H100}/profile_hopper_n128.csv")
+    out = ["| layer | row | kernel ms (unprofiled) | tensor pipe % | SM throughput % | DRAM read MB | DRAM written MB "
+           "| L2 hit % |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for r in rows:
+        f = lambda k, s=1.0: "-" if _f(r.get(k)) is None else f"{_f(r[k]) * s:.3g}"
+        out.append(f"| {r['layer']} | {r['variant']} | {f('kernel_ms')} | {f('ncu_tensor_pct')} | {f('ncu_sm_pct')} | "
+                   f"{f('ncu_dram_read_bytes', 1e-6)} | {f('ncu_dram_write_bytes', 1e-6)} | {f('ncu_l2_hit_pct')} |")
+    return "\n".join(out) + "\n"
+
+
+def hopper_ab():
+    """The persistent rungs built from this tree and from the revision before the skeleton, one
+    H100 machine, A/B/A/B (median of the two rounds' medians)."""
+    new, old = _csv_rows(f"{H100}/hopper_ab_new.csv"), _csv_rows(f"{H100}/hopper_ab_old.csv")
+
+    def med(rows, layer, v):
+        ts = sorted(_f(r["kernel_ms"]) for r in rows if r["layer"] == layer and r["variant"] == v and _f(r["kernel_ms"]))
+        return sum(ts) / len(ts) if ts else None
+    layers = sorted({r["layer"] for r in new}, key=lambda x: int(x[4:]) if x[4:].isdigit() else x)
+    vs = ["hopper-tma-fp16", "hopper-ws-fp16", "hopper-pp-fp16", "hopper-tmastore-fp16", "hopper-sk-fp16", "cudnn-fp16"]
+    revs = f"new {', '.join(sorted({r['git_rev'] for r in new}))}, old {', '.join(sorted({r['git_rev'] for r in old}))}"
+    out = [f"| layer ({revs}) | " + " | ".join(v.replace("-fp16", "") for v in vs) + " |",
+           "| --- | " + " | ".join("---" for _ in vs) + " |"]
+    for l in layers:
+        cells = []
+        for v in vs:
+            a, b = med(new, l, v), med(old, l, v)
+            if a is None:
+                cells.append("-")
+            elif b is None:
+                cells.append(f"{g3(a)} (new)")
+            else:
+                cells.append(f"{g3(a)} / {g3(b)} ({100 * (a / b - 1):+.0f}%)")
+        out.append(f"| {l} | " + " | ".join(cells) + " |")
+    return "\n".join(out) + "\n"
+
+
 GENERATORS = {
+    "h100-csvs": lambda: csv_inventory(H100),
+    "h100-hopper-ladder": hopper_ladder,
+    "h100-hopper-profile": hopper_profile,
+    "h100-hopper-ab": hopper_ab,
     "h200-sweep": sweep_sentence,
     "h200-kernel-n128": kernel_table,
     "h200-summary-n128": summary_table,
