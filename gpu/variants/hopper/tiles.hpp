@@ -42,6 +42,24 @@ inline std::string tile_text(int i, int es) {
            " stages, " + std::to_string(t.minb) + " CTA" + (t.minb > 1 ? "s" : "") + "/SM";
 }
 
+// The table's tile of BN filters, ROWB-byte slices and MINB CTAs per SM with the stage count
+// nearest `stages`; 0 (the first tile) when the table has none of that shape.
+inline int find_tile(int bn, int rowb, int minb, int stages) {
+    int best = -1;
+    for (int i = 0; i < kNumTiles; ++i) {
+        const Tile& t = kTiles[i];
+        if (t.bn != bn || t.rowb != rowb || t.minb != minb) continue;
+        const int d = t.stages > stages ? t.stages - stages : stages - t.stages;
+        const int bd = best < 0 ? 0 : (kTiles[best].stages > stages ? kTiles[best].stages - stages : stages - kTiles[best].stages);
+        if (best < 0 || d < bd) best = i;
+    }
+    return best < 0 ? 0 : best;
+}
+
+// The tile a row's `tile` axis names, else `dflt` (the plan's own choice); -1 for a name the
+// table lacks (the plan refuses it).
+inline int tile_or(const std::string& name, int dflt) { return name.empty() ? dflt : tile_index(name); }
+
 // Calls f(std::integral_constant<int, I>{}) for the tile index i (a runtime value), with the
 // tile as a compile-time constant: the one dispatch from a tile name to its kernel.
 template <class F, int... I>

@@ -276,15 +276,10 @@ struct CpAsyncGemm {
 // 128x256 where M is a multiple of 256 and the grid is >= 4 waves (conv2).
 int default_tile(const Setup& u, std::int64_t n, int sms) {
     const std::int64_t rows = (n * u.g.EF + kBM - 1) / kBM;
-    auto pick = [](int bn, int stages, int minb) {
-        for (int i = 0; i < kNumTiles; ++i)
-            if (kTiles[i].bn == bn && kTiles[i].rowb == 128 && kTiles[i].stages == stages && kTiles[i].minb == minb)
-                return i;
-        return 0;
-    };
-    if (u.g.M <= 96) return pick(96, 3, 2);
-    if (u.g.M % 256 == 0) return rows * (u.g.M / 256) >= 4 * std::int64_t(sms) ? pick(256, 4, 1) : pick(128, 6, 1);
-    return pick(128, 3, 2);
+    if (u.g.M <= 96) return find_tile(96, 128, 2, 3);
+    if (u.g.M % 256 == 0)
+        return rows * (u.g.M / 256) >= 4 * std::int64_t(sms) ? find_tile(256, 128, 1, 4) : find_tile(128, 128, 1, 6);
+    return find_tile(128, 128, 2, 3);
 }
 
 template <class T>
@@ -293,8 +288,7 @@ std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx) {
     Setup u = make_setup(p);
     CpAsyncGemm<T> gemm;
     const std::string tile = p.config.get("tile");
-    gemm.tile = tile.empty() ? default_tile(u, std::max<std::int64_t>(1, ctx.max_chunk_N), ctx.prop.multiProcessorCount)
-                             : tile_index(tile);
+    gemm.tile = tile_or(tile, default_tile(u, std::max<std::int64_t>(1, ctx.max_chunk_N), ctx.prop.multiProcessorCount));
     if (gemm.tile < 0) throw Skip("no tile named " + tile);
     if (kTiles[gemm.tile].rowb != 128) throw Skip("the cp.async loader fills 128 B k-slices only (tile " + tile + ")");
     gemm.prepare();

@@ -148,17 +148,9 @@ struct TmaGemm {
 int default_tile(const Setup& u, std::int64_t n, int sms, int es) {
     const int rowb = choose_bk(u.g.C, es) * es;
     const std::int64_t rows = (n * u.g.EF + kBM - 1) / kBM;
-    auto pick = [&](int bn, int minb, int stages_hint) {
-        int best = -1;
-        for (int i = 0; i < kNumTiles; ++i)
-            if (kTiles[i].bn == bn && kTiles[i].rowb == rowb && kTiles[i].minb == minb &&
-                (best < 0 || std::abs(kTiles[i].stages - stages_hint) < std::abs(kTiles[best].stages - stages_hint)))
-                best = i;
-        return best < 0 ? 0 : best;
-    };
-    if (u.g.M <= 96) return pick(96, 1, 8);
-    if (u.g.M % 256 == 0 && rows * (u.g.M / 256) >= 4 * std::int64_t(sms)) return pick(256, 1, 8);
-    return pick(128, 2, 3);
+    if (u.g.M <= 96) return find_tile(96, rowb, 1, 8);
+    if (u.g.M % 256 == 0 && rows * (u.g.M / 256) >= 4 * std::int64_t(sms)) return find_tile(256, rowb, 1, 8);
+    return find_tile(128, rowb, 2, 3);
 }
 
 template <class T>
@@ -167,9 +159,8 @@ std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx) {
     Setup u = make_setup(p);
     TmaGemm<T> gemm;
     const std::string tile = p.config.get("tile");
-    gemm.tile = tile.empty() ? default_tile(u, std::max<std::int64_t>(1, ctx.max_chunk_N), ctx.prop.multiProcessorCount,
-                                            int(sizeof(T)))
-                             : tile_index(tile);
+    gemm.tile = tile_or(tile, default_tile(u, std::max<std::int64_t>(1, ctx.max_chunk_N), ctx.prop.multiProcessorCount,
+                                           int(sizeof(T))));
     if (gemm.tile < 0) throw Skip("no tile named " + tile);
     gemm.prepare();
     // Check the maps at plan time (the addresses are placeholders: encoding reads no memory).

@@ -71,21 +71,18 @@ int tuned_tile(const std::string& policies, int es, const ConvShape& s, bool nch
 }
 
 // The rule where no sweep measured the problem.
+int pick_ws(int bn, int rowb) { return find_tile(bn, rowb, 1, 8); }
+
 int default_tile(const Setup& u, std::int64_t n, int sms, int es, bool pp) {
     const bool k128 = choose_bk(u.g.C, es) * es == 128;
     const int e128 = 128 / es, e64 = 64 / es;  // elements of a 128 B / 64 B row
     const bool exact64 = u.g.C % e128 != 0 && u.g.C % e64 == 0;
     const bool pad_heavy = exact64 && ((u.g.C + e128 - 1) / e128 * e128 - u.g.C) * 8 > u.g.C;
     const std::int64_t rows = (n * u.g.EF + kBM - 1) / kBM;
-    auto pick = [](int bn, int rowb) {
-        for (int i = 0; i < kNumTiles; ++i)
-            if (kTiles[i].bn == bn && kTiles[i].rowb == rowb && kTiles[i].minb == 1) return i;
-        return 0;
-    };
-    if (u.g.M <= 96) return pick(96, k128 ? 128 : 64);
-    if (pp) return pick(128, (k128 && !exact64) ? 128 : 64);
-    if (u.g.M % 256 == 0 && rows * (u.g.M / 256) >= 4 * std::int64_t(sms)) return pick(256, (k128 && !exact64) ? 128 : 64);
-    return pick(128, (k128 && !pad_heavy) ? 128 : 64);
+    if (u.g.M <= 96) return pick_ws(96, k128 ? 128 : 64);
+    if (pp) return pick_ws(128, (k128 && !exact64) ? 128 : 64);
+    if (u.g.M % 256 == 0 && rows * (u.g.M / 256) >= 4 * std::int64_t(sms)) return pick_ws(256, (k128 && !exact64) ? 128 : 64);
+    return pick_ws(128, (k128 && !pad_heavy) ? 128 : 64);
 }
 
 // The resolved policies of one plan.
