@@ -456,7 +456,11 @@ ProfileSummary profile_row(const ProfileOptions& o, const std::string& ncu, cons
     std::vector<std::string> unavailable;
     if (const auto known = known_metrics(ncu); !known.empty()) {
         std::vector<std::string> keep;
-        for (const auto& m : metrics) (known.count(base_name(m)) ? keep : unavailable).push_back(m);
+        // `ncu --query-metrics` lists hardware counters only: the launch statistics
+        // (launch__registers_per_thread, ...) are kept and left to the retry below, which drops
+        // what ncu refuses by name (measured on an H100: the query's filter lost them).
+        for (const auto& m : metrics)
+            (known.count(base_name(m)) || m.rfind("launch__", 0) == 0 ? keep : unavailable).push_back(m);
         metrics = keep;
     }
     std::error_code ec;
