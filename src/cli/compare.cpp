@@ -1,6 +1,8 @@
 // `convstudy compare`: see compare.hpp.
 #include "compare.hpp"
 
+#include "csv_table.hpp"
+
 #include "atomic_file.hpp"
 #include "error.hpp"
 
@@ -57,70 +59,6 @@ std::string read_file(const std::string& path) {
     ss << f.rdbuf();
     if (f.bad()) throw Error(path + ": read error");
     return ss.str();
-}
-
-// Splits CSV text into records of fields (RFC 4180 quotes, "" inside quotes, CRLF or LF).
-// Each record carries its first line number.
-struct CsvRecord {
-    std::vector<std::string> fields;
-    std::size_t line = 0;
-};
-
-std::vector<CsvRecord> parse_csv(const std::string& path, const std::string& text) {
-    if (text.find('\0') != std::string::npos) throw Error(path + ": not a CSV file (binary data)");
-    std::vector<CsvRecord> out;
-    CsvRecord cur;
-    std::string field;
-    bool quoted = false, field_started = false, any = false;
-    std::size_t line = 1;
-    cur.line = 1;
-    auto end_field = [&] {
-        cur.fields.push_back(std::move(field));
-        field.clear();
-        field_started = false;
-    };
-    auto end_record = [&] {
-        end_field();
-        const bool blank = cur.fields.size() == 1 && cur.fields[0].empty();
-        if (!blank) out.push_back(std::move(cur));
-        cur = CsvRecord{};
-        cur.line = line;
-        any = false;
-    };
-    for (std::size_t i = 0; i < text.size(); ++i) {
-        const char c = text[i];
-        if (quoted) {
-            if (c == '"') {
-                if (i + 1 < text.size() && text[i + 1] == '"') {
-                    field += '"';
-                    ++i;
-                } else {
-                    quoted = false;
-                }
-            } else {
-                if (c == '\n') ++line;
-                field += c;
-            }
-            continue;
-        }
-        if (c == '"' && !field_started) {
-            quoted = field_started = any = true;
-        } else if (c == ',') {
-            end_field();
-            any = true;
-        } else if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') {
-            continue;
-        } else if (c == '\n') {
-            ++line;
-            end_record();
-        } else {
-            field += c;
-            field_started = any = true;
-        }
-    }
-    if (quoted) throw Error(path + ":" + std::to_string(cur.line) + ": not a CSV file (a quote is never closed)");
-    if (any || !field.empty()) end_record();
-    return out;
 }
 
 std::string trim(const std::string& s) {
@@ -201,7 +139,7 @@ Results read_results(const std::string& path) {
     if (text.find_first_not_of(" \t\r\n") == std::string::npos) throw Error(path + ": empty file, not a results CSV");
     // a UTF-8 byte order mark (a CSV saved by a spreadsheet) is not part of the first column's name
     const bool bom = text.compare(0, 3, "\xEF\xBB\xBF") == 0;
-    const auto recs = parse_csv(path, bom ? text.substr(3) : text);
+    const auto recs = parse_csv_lines(bom ? text.substr(3) : text, path);
     if (recs.empty()) throw Error(path + ": empty file, not a results CSV");
     const auto& header = recs[0].fields;
     std::map<std::string, std::size_t> col;

@@ -7,12 +7,27 @@
 
 namespace cs::cli {
 
-std::vector<std::vector<std::string>> parse_csv_records(const std::string& text, const std::string& where) {
-    std::vector<std::vector<std::string>> out;
-    std::vector<std::string> rec;
+std::vector<CsvRecord> parse_csv_lines(const std::string& text, const std::string& where) {
+    if (text.find('\0') != std::string::npos) throw Error(where + ": not a CSV file (binary data)");
+    std::vector<CsvRecord> out;
+    CsvRecord cur;
     std::string field;
-    bool quoted = false, any = false;
-    std::size_t line = 1, start_line = 1;
+    bool quoted = false, field_started = false, any = false;
+    std::size_t line = 1;
+    cur.line = 1;
+    auto end_field = [&] {
+        cur.fields.push_back(std::move(field));
+        field.clear();
+        field_started = false;
+    };
+    auto end_record = [&] {
+        end_field();
+        const bool blank = cur.fields.size() == 1 && cur.fields[0].empty();
+        if (!blank) out.push_back(std::move(cur));
+        cur = CsvRecord{};
+        cur.line = line;
+        any = false;
+    };
     for (std::size_t i = 0; i < text.size(); ++i) {
         const char c = text[i];
         if (quoted) {
@@ -29,33 +44,29 @@ std::vector<std::vector<std::string>> parse_csv_records(const std::string& text,
             }
             continue;
         }
-        if (c == '"') {
-            quoted = true;
-            any = true;
+        if (c == '"' && !field_started) {
+            quoted = field_started = any = true;
         } else if (c == ',') {
-            rec.push_back(std::move(field));
-            field.clear();
+            end_field();
             any = true;
-        } else if (c == '\n' || c == '\r') {
-            if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
-            if (any || !field.empty()) {
-                rec.push_back(std::move(field));
-                out.push_back(std::move(rec));
-            }
-            rec.clear();
-            field.clear();
-            any = false;
-            start_line = ++line;
+        } else if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') {
+            continue;
+        } else if (c == '\n') {
+            ++line;
+            end_record();
         } else {
             field += c;
-            any = true;
+            field_started = any = true;
         }
     }
-    if (quoted) throw Error(where + ": line " + std::to_string(start_line) + ": a quoted field is not closed");
-    if (any || !field.empty()) {
-        rec.push_back(std::move(field));
-        out.push_back(std::move(rec));
-    }
+    if (quoted) throw Error(where + ":" + std::to_string(cur.line) + ": not a CSV file (a quote is never closed)");
+    if (any || !field.empty()) end_record();
+    return out;
+}
+
+std::vector<std::vector<std::string>> parse_csv_records(const std::string& text, const std::string& where) {
+    std::vector<std::vector<std::string>> out;
+    for (auto& r : parse_csv_lines(text, where)) out.push_back(std::move(r.fields));
     return out;
 }
 
@@ -71,7 +82,6 @@ CsvTable read_csv_table(const std::string& path) {
     std::ostringstream ss;
     ss << f.rdbuf();
     const std::string text = ss.str();
-    if (text.find('\0') != std::string::npos) throw Error(path + ": not a CSV file (binary data)");
     auto recs = parse_csv_records(text, path);
     if (recs.empty()) throw Error(path + ": the file is empty (no header line)");
     CsvTable t;

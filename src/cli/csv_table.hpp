@@ -1,14 +1,22 @@
-// A small RFC 4180 CSV reader (quoted fields, doubled quotes, CRLF) for the commands that
-// read CSVs whole: `merge` (result CSVs) and `profile` (Nsight Compute's --csv output).
+// The one RFC 4180 CSV reader (quoted fields, doubled quotes, CRLF) of the commands that read
+// CSVs: `compare` and `merge` (result CSVs) and `profile` (Nsight Compute's --csv output).
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
 namespace cs::cli {
 
-// Every record of `text`; `where` names the source in errors. Throws cs::Error on an
-// unterminated quoted field.
+// A record's fields and the line it starts on.
+struct CsvRecord {
+    std::vector<std::string> fields;
+    std::size_t line = 0;
+};
+// Every non-blank record of `text`; `where` names the source in errors. Throws cs::Error on
+// binary data or an unterminated quoted field (naming the line).
+std::vector<CsvRecord> parse_csv_lines(const std::string& text, const std::string& where);
+// The same, fields only.
 std::vector<std::vector<std::string>> parse_csv_records(const std::string& text, const std::string& where);
 
 struct CsvTable {
