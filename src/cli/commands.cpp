@@ -593,6 +593,7 @@ int cmd_run(RunArgs a, bool profiling = false) {
                                : declares(*ref.variant, gpu::Layout::nchw) ? gpu::Layout::nchw
                                                                            : ref.variant->layouts.front();
     const CheckMode check = a.check.parse();
+    const DataScales scales = a.check.scales();
     const gpu::Config config = parse_run_axes(a.axes, *ref.variant);
     if (!a.csv.empty()) check_writable(a.csv);
     std::string ncu;
@@ -608,7 +609,6 @@ int cmd_run(RunArgs a, bool profiling = false) {
     // or damaged set is reported (exit 2) on any machine; a sampled check's CPU work waits
     // until a device is there to use it.
     std::optional<ProblemData> golden;
-    const DataScales scales = a.check.scales();
     if (check == CheckMode::golden ||
         (check == CheckMode::automatic && have_golden(a.golden, table, layer, a.batch, scales)))
         golden = from_golden(load_golden(a.golden, table, layer, a.batch, a.check.seed, scales));
