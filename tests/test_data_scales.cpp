@@ -164,7 +164,7 @@ TEST_CASE("golden sets at 2^-24 and 2^20 are the default set times the scales, e
     }
 }
 
-TEST_CASE("the manifest records the scales; scaled sets live in their own directory", "[golden][scales]") {
+TEST_CASE("the manifest records the scales and scaled sets live in their own directory", "[golden][scales]") {
     TempDir dir;
     const auto t = table();
     const DataScales s{0x1p-24, 0x1p20};
