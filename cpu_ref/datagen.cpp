@@ -9,7 +9,10 @@
 // machine, compiler and thread count.
 #include "datagen.hpp"
 
+#include "error.hpp"
+
 #include <cmath>
+#include <cstdlib>
 #include <sstream>
 
 namespace cs {
@@ -56,15 +59,60 @@ void fill_uniform(float* dst, std::int64_t count, std::uint64_t seed, std::uint6
         dst[i] = element_from_key(key, first_index + std::uint64_t(i)) * scale;
 }
 
-void make_input(const Layer& layer, std::int64_t N, std::uint64_t seed, float* dst) {
-    fill_uniform(dst, layer.input_elems(N), seed, tensor_id(layer.name, TensorKind::input), 0, 1.0f);
+void check_data_scale(double scale, const std::string& what) {
+    int e = 0;
+    if (!std::isfinite(scale)) throw Error(what + ": the scale must be finite");
+    if (!(scale > 0)) throw Error(what + ": the scale must be positive (an exact power of two)");
+    if (std::frexp(scale, &e) != 0.5)
+        throw Error(what + ": the scale must be an exact power of two (2^-24 to 2^20, e.g. 2^-12, 0.25, 4096)");
+    if (scale < kMinDataScale || scale > kMaxDataScale)
+        throw Error(what + ": the scale " + data_scale_string(scale) + " is outside 2^-24 to 2^20");
+}
+
+double parse_data_scale(const std::string& text, const std::string& what) {
+    const std::string bad = what + ": '" + text + "' is not a data scale; ";
+    double v = 0;
+    if (text.rfind("2^", 0) == 0) {
+        const std::string ex = text.substr(2);
+        std::size_t digits = ex.size() > 0 && (ex[0] == '-' || ex[0] == '+') ? 1 : 0;
+        if (ex.size() == digits || ex.size() - digits > 4 ||
+            ex.find_first_not_of("0123456789", digits) != std::string::npos)
+            throw Error(bad + "write a power of two as 2^E with an integer E from -24 to 20, e.g. 2^-24");
+        v = std::ldexp(1.0, std::atoi(ex.c_str()));
+    } else {
+        const char* begin = text.c_str();
+        char* end = nullptr;
+        v = std::strtod(begin, &end);
+        if (text.empty() || end != begin + text.size() || std::isspace(static_cast<unsigned char>(text[0])))
+            throw Error(bad + "expected an exact power of two from 2^-24 to 2^20 (e.g. 2^-24, 0.25, 4096, 1)");
+    }
+    check_data_scale(v, what);
+    return v;
+}
+
+std::string data_scale_string(double scale) {
+    int e = 0;
+    if (!std::isfinite(scale) || !(scale > 0) || std::frexp(scale, &e) != 0.5) {
+        std::ostringstream os;
+        os.precision(17);
+        os << scale;
+        return os.str();
+    }
+    return e - 1 == 0 ? "1" : "2^" + std::to_string(e - 1);
+}
+
+// The scales are exact powers of two, so element * float(base * scale) rounds like
+// (element * base) and then multiplies exactly: the scaled data is the unscaled data times
+// the scale, bit for bit (no element leaves float's normal range from 2^-24 to 2^20).
+void make_input(const Layer& layer, std::int64_t N, std::uint64_t seed, float* dst, double scale) {
+    fill_uniform(dst, layer.input_elems(N), seed, tensor_id(layer.name, TensorKind::input), 0, float(scale));
 }
 
 float weight_scale(const Layer& layer) { return float(std::sqrt(3.0 / double(layer.K()))); }
 
-void make_weights(const Layer& layer, std::uint64_t seed, float* dst) {
+void make_weights(const Layer& layer, std::uint64_t seed, float* dst, double scale) {
     fill_uniform(dst, layer.weight_elems(), seed, tensor_id(layer.name, TensorKind::weights), 0,
-                 weight_scale(layer));
+                 weight_scale(layer) * float(scale));
 }
 
 std::string generator_description() {

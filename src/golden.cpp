@@ -50,16 +50,24 @@ std::string golden_table_name(const LayerTable& table) {
     return name;
 }
 
-fs::path golden_table_dir(const fs::path& root, const LayerTable& table) { return root / golden_table_name(table); }
-fs::path golden_manifest_path(const fs::path& root, const LayerTable& table) {
-    return golden_table_dir(root, table) / "manifest.json";
+std::string golden_scale_dir_name(const DataScales& scales) {
+    if (scales.is_default()) return {};
+    return "x" + data_scale_string(scales.input) + "_w" + data_scale_string(scales.weights);
 }
-fs::path golden_batch_dir(const fs::path& root, const LayerTable& table, std::int64_t N) {
-    return golden_table_dir(root, table) / batch_dir_name(N);
+
+fs::path golden_table_dir(const fs::path& root, const LayerTable& table, const DataScales& scales) {
+    const fs::path dir = root / golden_table_name(table);
+    return scales.is_default() ? dir : dir / golden_scale_dir_name(scales);
+}
+fs::path golden_manifest_path(const fs::path& root, const LayerTable& table, const DataScales& scales) {
+    return golden_table_dir(root, table, scales) / "manifest.json";
+}
+fs::path golden_batch_dir(const fs::path& root, const LayerTable& table, std::int64_t N, const DataScales& scales) {
+    return golden_table_dir(root, table, scales) / batch_dir_name(N);
 }
 fs::path golden_file_path(const fs::path& root, const LayerTable& table, const std::string& layer, std::int64_t N,
-                          GoldenTensor t) {
-    return golden_table_dir(root, table) / relative_file(layer, N, t);
+                          GoldenTensor t, const DataScales& scales) {
+    return golden_table_dir(root, table, scales) / relative_file(layer, N, t);
 }
 
 NpyShape golden_shape(const Layer& l, std::int64_t N, GoldenTensor t) {
@@ -72,10 +80,14 @@ NpyShape golden_shape(const Layer& l, std::int64_t N, GoldenTensor t) {
     return {};
 }
 
-std::string regenerate_command(const fs::path& root, const LayerTable& table, std::int64_t N, std::uint64_t seed) {
+std::string regenerate_command(const fs::path& root, const LayerTable& table, std::int64_t N, std::uint64_t seed,
+                               const DataScales& scales) {
     std::string cmd = "convstudy generate --batch " + std::to_string(N) + " --out " + shell_quote(root.string());
     if (table.source != default_layer_table().source) cmd += " --layers " + shell_quote(table.source);
     if (seed != kDefaultSeed) cmd += " --seed " + std::to_string(seed);
+    if (!scales.is_default())
+        cmd += " --input-scale " + data_scale_string(scales.input) + " --weight-scale " +
+               data_scale_string(scales.weights);
     return cmd;
 }
 

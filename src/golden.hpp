@@ -14,9 +14,17 @@
 //                                                            scale of the per-element check
 //                                                            (gpu/tolerance.hpp)
 //
+// Data scales (DataScales, datagen.hpp): sets made with other scales than 1 and 1 live in a
+// directory of their own inside the table's, with their own manifest, so sets of several
+// scales coexist and the default layout above is unchanged:
+//
+//   <root>/<table>/x<input scale>_w<weight scale>/manifest.json, .../n<N>/...
+//   e.g. golden/alexnet/x2^-24_w2^20/n32/conv1.input.npy      (scales as data_scale_string)
+//
 // manifest.json (format_version 2; version 1 had no bound files) records the tool (name,
 // version, git revision), when it was created and last updated, the generator (name,
-// description, seed), the layer table (name, source, every layer's shape), every file (path
+// description, seed, input_scale, weight_scale: numbers; a manifest without them was made
+// with 1 and 1), the layer table (name, source, every layer's shape), every file (path
 // relative to the manifest's directory, layer, N, tensor, shape, dtype, bytes, sha256) and
 // the CPU timings of each
 // (layer, N) under "cpu": {"<layer>/n<N>": {float32_ms, ..., onednn_max_abs_diff}} with
@@ -59,16 +67,25 @@ struct GenerateOptions {
     bool time_cpu = true;      // time conv2d_ref<float> (time_cpu_reference)
     bool time_onednn = true;   // time oneDNN too, when it was built in
     std::vector<std::string> layers;  // names of the layers to generate; empty: all of the table
+    DataScales scales;         // input and weight scales (exact powers of two; see datagen.hpp)
 };
 
 // The directory name of a table: its name, or its source file's stem; characters other
 // than letters, digits, '_', '-' and '.' become '_'.
 std::string golden_table_name(const LayerTable& table);
-std::filesystem::path golden_table_dir(const std::filesystem::path& root, const LayerTable& table);
-std::filesystem::path golden_manifest_path(const std::filesystem::path& root, const LayerTable& table);
-std::filesystem::path golden_batch_dir(const std::filesystem::path& root, const LayerTable& table, std::int64_t N);
+// "x2^-24_w2^20": the directory of the sets of these scales inside the table's; empty for the
+// default scales (their sets are in the table's directory itself).
+std::string golden_scale_dir_name(const DataScales& scales);
+// The directory holding manifest.json and n<N>/ for these scales (see the layout above).
+std::filesystem::path golden_table_dir(const std::filesystem::path& root, const LayerTable& table,
+                                       const DataScales& scales = {});
+std::filesystem::path golden_manifest_path(const std::filesystem::path& root, const LayerTable& table,
+                                           const DataScales& scales = {});
+std::filesystem::path golden_batch_dir(const std::filesystem::path& root, const LayerTable& table, std::int64_t N,
+                                       const DataScales& scales = {});
 std::filesystem::path golden_file_path(const std::filesystem::path& root, const LayerTable& table,
-                                       const std::string& layer, std::int64_t N, GoldenTensor t);
+                                       const std::string& layer, std::int64_t N, GoldenTensor t,
+                                       const DataScales& scales = {});
 // (N, C, H, W), (M, C, R, S) or (N, M, E, F) (output and bound).
 NpyShape golden_shape(const Layer& layer, std::int64_t N, GoldenTensor t);
 
@@ -81,6 +98,7 @@ struct GoldenSet {
     Layer layer;
     std::int64_t N = 0;
     std::uint64_t seed = 0;
+    DataScales scales;              // as the manifest records them
     std::vector<float> input, weights, output;  // NCHW, MCRS, NMEF
     std::vector<float> bound;       // NMEF: sum |w*x| of each output
     CpuTiming cpu;                  // the float32 reference; all zero when it was not timed
@@ -91,24 +109,27 @@ struct GoldenSet {
 };
 
 // Loads and verifies one golden set: the manifest exists, parses and has format_version 2
-// and the current generator; the seed equals expected_seed when one is given; (layer, N) is
+// and the current generator; the seed equals expected_seed when one is given; the data
+// scales it records (1 and 1 when it records none) equal `scales`, whose directory it reads;
+// (layer, N) is
 // recorded; the recorded layer shape equals `layer` (a set made from another table or shape
 // is refused); each of its four files exists and its header, dtype, shape, size and SHA-256 match the
 // manifest. Every failure is a cs::Error that names the file and ends with
 // "; regenerate with: <regenerate_command(...)>".
 GoldenSet load_golden(const std::filesystem::path& root, const LayerTable& table, const Layer& layer,
-                      std::int64_t N, std::optional<std::uint64_t> expected_seed = std::nullopt);
+                      std::int64_t N, std::optional<std::uint64_t> expected_seed = std::nullopt,
+                      const DataScales& scales = {});
 
 // Every check of load_golden (manifest, seed, each file's header, shape, size and SHA-256)
 // without keeping the data in memory: for a sweep to refuse a missing or damaged set before
 // it asks for a device.
 void check_golden(const std::filesystem::path& root, const LayerTable& table, const Layer& layer, std::int64_t N,
-                  std::optional<std::uint64_t> expected_seed = std::nullopt);
+                  std::optional<std::uint64_t> expected_seed = std::nullopt, const DataScales& scales = {});
 
 // The batch sizes the manifest records for this layer with this exact shape, ascending
 // (files are not verified). Empty when there is no manifest; cs::Error when it is corrupt.
 std::vector<std::int64_t> golden_batches(const std::filesystem::path& root, const LayerTable& table,
-                                         const Layer& layer);
+                                         const Layer& layer, const DataScales& scales = {});
 
 // What a manifest lists: every (layer, N) that has files, with the layer's shape as the
 // manifest records it, in the manifest's order; and what belongs to no set (a file entry of
@@ -117,14 +138,18 @@ std::vector<std::int64_t> golden_batches(const std::filesystem::path& root, cons
 struct GoldenListing {
     std::filesystem::path manifest;
     std::uint64_t seed = 0;
+    DataScales scales;  // as recorded (1 and 1 when not recorded)
     std::vector<std::pair<Layer, std::int64_t>> sets;
     std::vector<std::string> problems;
 };
-GoldenListing list_golden_sets(const std::filesystem::path& root, const LayerTable& table);
+// `scales` picks the directory (see the layout above).
+GoldenListing list_golden_sets(const std::filesystem::path& root, const LayerTable& table,
+                               const DataScales& scales = {});
 
 // "convstudy generate --batch 128 --out golden", plus "--layers FILE" when the table is not
-// the built-in one and "--seed S" when seed is not kDefaultSeed; paths shell-quoted.
+// the built-in one, "--seed S" when seed is not kDefaultSeed and "--input-scale A
+// --weight-scale B" when the scales are not 1 and 1; paths shell-quoted.
 std::string regenerate_command(const std::filesystem::path& root, const LayerTable& table, std::int64_t N,
-                               std::uint64_t seed = kDefaultSeed);
+                               std::uint64_t seed = kDefaultSeed, const DataScales& scales = {});
 
 }  // namespace cs

@@ -163,7 +163,7 @@ void check_memory(const std::vector<const Layer*>& layers, const std::vector<std
 // directory; a filesystem that reports no capacity (/proc) is left to fail on writing.
 void check_disk_space(const GenerateOptions& opt, const LayerTable& table, const std::vector<const Layer*>& layers,
                       const std::vector<std::int64_t>& batches) {
-    const fs::path table_dir = golden_table_dir(opt.root, table);
+    const fs::path table_dir = golden_table_dir(opt.root, table, opt.scales);
     double grow = 0, largest = 0;
     for (auto N : batches)
         for (const Layer* l : layers) {
@@ -171,7 +171,7 @@ void check_disk_space(const GenerateOptions& opt, const LayerTable& table, const
             for (auto t : kTensors) {
                 const double bytes = double(npy_element_count(golden_shape(*l, N, t))) * 4 + 128;
                 std::error_code ec;
-                const auto old = fs::file_size(golden_file_path(opt.root, table, l->name, N, t), ec);
+                const auto old = fs::file_size(golden_file_path(opt.root, table, l->name, N, t, opt.scales), ec);
                 grow += std::max(0.0, bytes - (ec ? 0.0 : double(old)));
                 set += bytes;
             }
@@ -218,7 +218,7 @@ Json start_manifest(const fs::path& manifest_path, const LayerTable& table, cons
     std::string conflict;
     try {
         existing = read_manifest(manifest_path, "");
-        if (existing) conflict = merge_conflict(*existing, table, opt.seed);
+        if (existing) conflict = merge_conflict(*existing, table, opt.seed, opt.scales);
     } catch (const Error& e) {  // unreadable or corrupt: this run replaces it
         existing = Json::object();
         conflict = std::string("cannot be used (") + e.what() + ")";
@@ -239,7 +239,11 @@ Json start_manifest(const fs::path& manifest_path, const LayerTable& table, cons
         manifest["cpu"] = Json::object();
     }
     manifest["tool"] = Json{{"name", "convstudy"}, {"version", kToolVersion}, {"git_revision", kGitRevision}};
-    manifest["generator"] = Json{{"name", kGeneratorName}, {"description", generator_description()}, {"seed", opt.seed}};
+    manifest["generator"] = Json{{"name", kGeneratorName},
+                                 {"description", generator_description()},
+                                 {"seed", opt.seed},
+                                 {"input_scale", opt.scales.input},
+                                 {"weight_scale", opt.scales.weights}};
     // The table: this table's layers first, then layers only the old manifest knew (kept
     // with their entries).
     Json layers_json = Json::array();
@@ -280,15 +284,15 @@ struct GoldenItem {
     }
 };
 
-// Generator data, the double reference output and its per-element bound.
-void compute_item(GoldenItem& it, std::uint64_t seed) {
+// Generator data (at the data scales), the double reference output and its per-element bound.
+void compute_item(GoldenItem& it, std::uint64_t seed, const DataScales& scales) {
     const Layer& l = *it.layer;
     it.input.resize(std::size_t(l.input_elems(it.N)));
     it.weights.resize(std::size_t(l.weight_elems()));
     it.output.resize(std::size_t(l.output_elems(it.N)));
     it.bound.resize(it.output.size());
-    make_input(l, it.N, seed, it.input.data());
-    make_weights(l, seed, it.weights.data());
+    make_input(l, it.N, seed, it.input.data(), scales.input);
+    make_weights(l, seed, it.weights.data(), scales.weights);
     conv2d_ref<double>(l, it.N, it.input.data(), it.weights.data(), it.output.data());
     conv2d_bound(l, it.N, it.input.data(), it.weights.data(), it.bound.data());
 }
@@ -435,9 +439,9 @@ private:
 // entries replaced. On any failure the old files move back and the manifest on disk and in
 // memory stay as they were; cs::Error says so.
 void commit_item(GoldenItem& it, const Json& cpu, const fs::path& root, const LayerTable& table,
-                 const fs::path& staging, Json& manifest) {
+                 const DataScales& scales, const fs::path& staging, Json& manifest) {
     const std::string name = it.layer->name;
-    const fs::path dest_dir = golden_batch_dir(root, table, it.N);
+    const fs::path dest_dir = golden_batch_dir(root, table, it.N, scales);
     struct Moved {
         fs::path dest, backup;
         bool had_old = false, placed = false;
@@ -451,7 +455,7 @@ void commit_item(GoldenItem& it, const Json& cpu, const fs::path& root, const La
                         (ec ? ec.message() : std::string("a file of that name is in the way")) + ")");
         for (auto t : kTensors) {
             const std::string rel = relative_file(name, it.N, t);
-            Moved m{golden_file_path(root, table, name, it.N, t), staging / ("replaced." + name + "." +
+            Moved m{golden_file_path(root, table, name, it.N, t, scales), staging / ("replaced." + name + "." +
                                                                              golden_tensor_name(t) + ".npy")};
             m.had_old = fs::exists(fs::symlink_status(m.dest, ec));
             moved.push_back(m);
@@ -467,7 +471,7 @@ void commit_item(GoldenItem& it, const Json& cpu, const fs::path& root, const La
         for (const auto& e : it.entries) files.push_back(e);
         next["files"] = std::move(files);
         next["cpu"][key] = cpu;
-        save_manifest(golden_manifest_path(root, table), next);
+        save_manifest(golden_manifest_path(root, table, scales), next);
         manifest = std::move(next);
     } catch (const std::exception& e) {
         std::error_code ec;
@@ -505,12 +509,14 @@ private:
 }  // namespace
 
 void generate_golden(const LayerTable& table, const GenerateOptions& opt) {
+    check_data_scale(opt.scales.input, "generate: --input-scale");
+    check_data_scale(opt.scales.weights, "generate: --weight-scale");
     const std::vector<std::int64_t> batches = checked_batches(opt);
     const std::vector<const Layer*> layers = checked_layers(table, opt, batches);
     check_memory(layers, batches);
     check_disk_space(opt, table, layers, batches);
 
-    const fs::path table_dir = golden_table_dir(opt.root, table);
+    const fs::path table_dir = golden_table_dir(opt.root, table, opt.scales);
     const fs::path manifest_path = table_dir / "manifest.json";
     std::vector<fs::path> created;
     const fs::path staging = make_staging(table_dir, created);
@@ -544,7 +550,7 @@ void generate_golden(const LayerTable& table, const GenerateOptions& opt) {
             [&](double flops) { done += flops; });
         {
             std::lock_guard<std::mutex> lock(interrupt.commit_lock());
-            commit_item(it, cpu, opt.root, table, staging, manifest);
+            commit_item(it, cpu, opt.root, table, opt.scales, staging, manifest);
         }
         written_bytes += it.bytes;
         written_files += int(std::size(kTensors));
@@ -567,7 +573,7 @@ void generate_golden(const LayerTable& table, const GenerateOptions& opt) {
             item->layer = lp;
             item->N = N;
             progress.update(done, lp->name + " N=" + std::to_string(N) + ": reference and bound (double)");
-            compute_item(*item, opt.seed);
+            compute_item(*item, opt.seed, opt.scales);
             done += 2 * lp->flops(N);
 
             complete_pending();

@@ -33,11 +33,11 @@ CpuTiming timing_from(const Json& j, const char* ms, const char* min_ms, const c
 
 // load_golden (read_data) or check_golden (the same checks, the data hashed as it streams by).
 GoldenSet inspect_golden(const fs::path& root, const LayerTable& table, const Layer& layer, std::int64_t N,
-                         std::optional<std::uint64_t> expected_seed, bool read_data) {
-    const fs::path table_dir = golden_table_dir(root, table);
+                         std::optional<std::uint64_t> expected_seed, const DataScales& scales, bool read_data) {
+    const fs::path table_dir = golden_table_dir(root, table, scales);
     const fs::path manifest_path = table_dir / "manifest.json";
     std::uint64_t seed_for_command = expected_seed.value_or(kDefaultSeed);
-    auto suffix = [&] { return "; regenerate with: " + regenerate_command(root, table, N, seed_for_command); };
+    auto suffix = [&] { return "; regenerate with: " + regenerate_command(root, table, N, seed_for_command, scales); };
     auto fail = [&](const fs::path& file, const std::string& what) -> Error {
         return Error(file.string() + ": " + what + suffix());
     };
@@ -53,7 +53,7 @@ GoldenSet inspect_golden(const fs::path& root, const LayerTable& table, const La
     GoldenSet gs;
     gs.layer = layer;
     gs.N = N;
-    gs.dir = golden_batch_dir(root, table, N);
+    gs.dir = golden_batch_dir(root, table, N, scales);
     std::map<GoldenTensor, Json> file_entries;
     Json cpu_entry;
     try {
@@ -72,6 +72,13 @@ GoldenSet inspect_golden(const fs::path& root, const LayerTable& table, const La
         if (expected_seed && gs.seed != *expected_seed)
             throw fail(manifest_path, "the golden files were generated with seed " + std::to_string(gs.seed) +
                                           ", expected seed " + std::to_string(*expected_seed));
+        gs.scales = scales_from_json(g);
+        if (gs.scales != scales)
+            throw fail(manifest_path, "the golden files were generated with input scale " +
+                                          data_scale_string(gs.scales.input) + " and weight scale " +
+                                          data_scale_string(gs.scales.weights) + ", expected input scale " +
+                                          data_scale_string(scales.input) + " and weight scale " +
+                                          data_scale_string(scales.weights));
 
         // The recorded shape of this layer must be the requested one.
         const Json* recorded = nullptr;
@@ -181,19 +188,20 @@ GoldenSet inspect_golden(const fs::path& root, const LayerTable& table, const La
 }  // namespace
 
 GoldenSet load_golden(const fs::path& root, const LayerTable& table, const Layer& layer, std::int64_t N,
-                      std::optional<std::uint64_t> expected_seed) {
-    return inspect_golden(root, table, layer, N, expected_seed, true);
+                      std::optional<std::uint64_t> expected_seed, const DataScales& scales) {
+    return inspect_golden(root, table, layer, N, expected_seed, scales, true);
 }
 
 void check_golden(const fs::path& root, const LayerTable& table, const Layer& layer, std::int64_t N,
-                  std::optional<std::uint64_t> expected_seed) {
-    (void)inspect_golden(root, table, layer, N, expected_seed, false);
+                  std::optional<std::uint64_t> expected_seed, const DataScales& scales) {
+    (void)inspect_golden(root, table, layer, N, expected_seed, scales, false);
 }
 
-std::vector<std::int64_t> golden_batches(const fs::path& root, const LayerTable& table, const Layer& layer) {
-    const fs::path manifest_path = golden_manifest_path(root, table);
+std::vector<std::int64_t> golden_batches(const fs::path& root, const LayerTable& table, const Layer& layer,
+                                         const DataScales& scales) {
+    const fs::path manifest_path = golden_manifest_path(root, table, scales);
     // What to do about a manifest that cannot be read: the command, without --batch.
-    std::string hint = regenerate_command(root, table, 1);
+    std::string hint = regenerate_command(root, table, 1, kDefaultSeed, scales);
     hint.erase(hint.find(" --batch 1"), 10);
     hint = "; regenerate the golden files with: " + hint + " --batch <sizes>";
     const auto m = read_manifest(manifest_path, hint);
@@ -201,6 +209,7 @@ std::vector<std::int64_t> golden_batches(const fs::path& root, const LayerTable&
     std::set<std::int64_t> out;
     try {
         if (json_int<int>(m->at("format_version")) != kGoldenFormatVersion) return {};
+        if (scales_from_json(m->at("generator")) != scales) return {};
         bool shape_ok = false;
         for (const auto& lj : m->at("layer_table").at("layers"))
             if (lj.at("name").get<std::string>() == layer.name) shape_ok = same_shape(layer_from_json(lj), layer);
@@ -216,16 +225,17 @@ std::vector<std::int64_t> golden_batches(const fs::path& root, const LayerTable&
     return {out.begin(), out.end()};
 }
 
-GoldenListing list_golden_sets(const fs::path& root, const LayerTable& table) {
+GoldenListing list_golden_sets(const fs::path& root, const LayerTable& table, const DataScales& scales) {
     GoldenListing out;
-    out.manifest = golden_manifest_path(root, table);
-    std::string hint = regenerate_command(root, table, 1);
+    out.manifest = golden_manifest_path(root, table, scales);
+    std::string hint = regenerate_command(root, table, 1, kDefaultSeed, scales);
     hint.erase(hint.find(" --batch 1"), 10);
     hint = "; generate the golden files with: " + hint + " --batch <sizes>";
     const auto m = read_manifest(out.manifest, hint);
     if (!m) throw Error(out.manifest.string() + ": no golden manifest" + hint);
     try {
         out.seed = json_int<std::uint64_t>(m->at("generator").at("seed"));
+        out.scales = scales_from_json(m->at("generator"));
         std::map<std::string, Layer> layers;
         std::vector<std::string> order;
         for (const auto& lj : m->at("layer_table").at("layers")) {

@@ -67,6 +67,24 @@ bool same_shape(const Layer& a, const Layer& b) {
            a.stride == b.stride && a.pad == b.pad;
 }
 
+DataScales scales_from_json(const Json& g) {
+    DataScales s;
+    auto one = [&](const char* key, double& out) {
+        if (!g.contains(key)) return;
+        const Json& v = g.at(key);
+        if (!v.is_number()) throw BadManifestValue(std::string(key) + ": expected a number, got " + v.dump());
+        out = v.get<double>();
+        try {
+            check_data_scale(out, key);
+        } catch (const Error& e) {
+            throw BadManifestValue(e.what());
+        }
+    };
+    one("input_scale", s.input);
+    one("weight_scale", s.weights);
+    return s;
+}
+
 std::optional<Json> read_manifest(const fs::path& path, const std::string& suffix) {
     std::error_code ec;
     if (!fs::exists(path, ec)) return std::nullopt;
@@ -84,7 +102,7 @@ std::optional<Json> read_manifest(const fs::path& path, const std::string& suffi
     return j;
 }
 
-std::string merge_conflict(const Json& m, const LayerTable& table, std::uint64_t seed) {
+std::string merge_conflict(const Json& m, const LayerTable& table, std::uint64_t seed, const DataScales& scales) {
     try {
         if (json_int<int>(m.at("format_version")) != kGoldenFormatVersion) return "has another format_version";
         const auto& g = m.at("generator");
@@ -93,6 +111,9 @@ std::string merge_conflict(const Json& m, const LayerTable& table, std::uint64_t
             return "was made by another version of the generator";
         if (json_int<std::uint64_t>(g.at("seed")) != seed)
             return "was made with seed " + std::to_string(json_int<std::uint64_t>(g.at("seed")));
+        if (const DataScales old = scales_from_json(g); old != scales)
+            return "was made with input scale " + data_scale_string(old.input) + " and weight scale " +
+                   data_scale_string(old.weights);
         for (const auto& lj : m.at("layer_table").at("layers")) {
             const Layer old = layer_from_json(lj);
             if (const Layer* now = table.find(old.name); now && !same_shape(*now, old))

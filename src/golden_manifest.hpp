@@ -58,12 +58,16 @@ T json_int(const Json& j) {
 Layer layer_from_json(const Json& j);
 bool same_shape(const Layer& a, const Layer& b);
 
+// The data scales a manifest's "generator" object records: 1 and 1 when it has none (made
+// before scales existed). BadManifestValue when a recorded one is not a valid data scale.
+DataScales scales_from_json(const Json& generator);
+
 // Reads manifest.json; nullopt when it does not exist. Throws cs::Error (with `suffix`)
 // when it cannot be read or is not a JSON object.
 std::optional<Json> read_manifest(const std::filesystem::path& path, const std::string& suffix);
 
 // Why an existing manifest cannot be merged into; empty when it can.
-std::string merge_conflict(const Json& m, const LayerTable& table, std::uint64_t seed);
+std::string merge_conflict(const Json& m, const LayerTable& table, std::uint64_t seed, const DataScales& scales);
 
 // Writes the manifest atomically with "updated" set to now, its files sorted by N, then the
 // table's layer order, then tensor; readable (one line per file entry).

@@ -205,9 +205,11 @@ std::unique_ptr<gpu::DeviceContext> open_device() {
 
 // `ceilings`: measure the per-class ceilings (a second or two of cuBLAS GEMMs and a large
 // copy) for pct_peak and peak_tflops; only the CSV shows them.
-RunMeta make_meta(gpu::DeviceContext& ctx, const gpu::RunOptions& o, bool ceilings, std::uint64_t seed) {
+RunMeta make_meta(gpu::DeviceContext& ctx, const gpu::RunOptions& o, bool ceilings, std::uint64_t seed,
+                  const DataScales& scales) {
     RunMeta m;
     m.seed = seed;
+    m.scales = scales;
     m.timestamp = now_utc();
     const auto& i = ctx.info();
     m.device = i.name;
@@ -286,7 +288,13 @@ struct CheckOpts {
     std::string mode = "golden";
     std::int64_t samples = kDefaultSamples;
     std::uint64_t seed = kDefaultSeed;
+    std::string input_scale = "1", weight_scale = "1";
     bool no_cpu_timing = false;
+    // The data scales asked for: they pick the golden sets (whose manifest must record
+    // them) or scale the sampled check's data.
+    DataScales scales() const {
+        return {parse_data_scale(input_scale, "--input-scale"), parse_data_scale(weight_scale, "--weight-scale")};
+    }
     CheckMode parse() const {
         if (mode == "golden") return CheckMode::golden;
         if (mode == "sampled") return CheckMode::sampled;
@@ -302,20 +310,27 @@ void add_check_options(CLI::App* c, CheckOpts& o) {
                   "batches without golden files; auto: golden where the files exist, else sampled");
     c->add_option("--samples", o.samples, "sampled check: output elements compared")->check(CLI::Range(16, 1 << 24));
     c->add_option("--seed", o.seed, "generator seed (must match the golden files')");
+    c->add_option("--input-scale", o.input_scale,
+                  "data scale of the inputs, an exact power of two from 2^-24 to 2^20 (e.g. 2^-12, 0.25, 4096; "
+                  "default 1): the golden sets generated with it, or the sampled check's inputs times it");
+    c->add_option("--weight-scale", o.weight_scale,
+                  "data scale of the weights, as --input-scale (default 1)");
     c->add_flag("--no-cpu-timing", o.no_cpu_timing, "sampled check: do not time the CPU reference (no speedups)");
 }
 
-bool have_golden(const std::string& root, const LayerTable& table, const Layer& l, std::int64_t N) {
-    const auto have = golden_batches(root, table, l);
+bool have_golden(const std::string& root, const LayerTable& table, const Layer& l, std::int64_t N,
+                 const DataScales& scales) {
+    const auto have = golden_batches(root, table, l, scales);
     return std::find(have.begin(), have.end(), N) != have.end();
 }
 
 ProblemData load_problem(const std::string& root, const LayerTable& table, const Layer& l, std::int64_t N,
                          const CheckOpts& c) {
     const CheckMode m = c.parse();
-    if (m == CheckMode::golden || (m == CheckMode::automatic && have_golden(root, table, l, N)))
-        return from_golden(load_golden(root, table, l, N, c.seed));
-    return make_sampled(l, N, c.seed, c.samples, !c.no_cpu_timing);
+    const DataScales scales = c.scales();
+    if (m == CheckMode::golden || (m == CheckMode::automatic && have_golden(root, table, l, N, scales)))
+        return from_golden(load_golden(root, table, l, N, c.seed, scales));
+    return make_sampled(l, N, c.seed, c.samples, !c.no_cpu_timing, scales);
 }
 
 std::string summary_line(const Row& row) {
@@ -413,6 +428,7 @@ struct GenerateArgs {
     std::vector<std::int64_t> batches{1, 32, 128};
     std::string out = "golden";
     std::uint64_t seed = kDefaultSeed;
+    std::string input_scale = "1", weight_scale = "1";
     std::vector<std::string> only;
     bool quiet = false, no_cpu_timing = false, no_onednn = false;
 };
@@ -429,9 +445,11 @@ int cmd_generate(const GenerateArgs& a) {
     o.time_cpu = !a.no_cpu_timing;
     o.time_onednn = !a.no_onednn;
     o.layers = a.only;
+    o.scales = {parse_data_scale(a.input_scale, "--input-scale"), parse_data_scale(a.weight_scale, "--weight-scale")};
     generate_golden(table, o);
     if (!a.quiet)
-        std::fprintf(stderr, "golden files written under %s\n", golden_table_dir(o.root, table).string().c_str());
+        std::fprintf(stderr, "golden files written under %s\n",
+                     golden_table_dir(o.root, table, o.scales).string().c_str());
     return 0;
 }
 
@@ -531,7 +549,8 @@ ProfileTarget profile_target(const Row& row, const TableOpt& table, const std::s
     auto& v = p.run_args;
     v = {"run", "--variant", row.variant, "--layer", row.layer.name, "--batch", std::to_string(row.N), "--memory",
          row.memory, "--layout", row.layout, "--golden", golden, "--check", c.mode, "--samples",
-         std::to_string(c.samples), "--seed", std::to_string(c.seed), "--no-cpu-timing", "--warmup",
+         std::to_string(c.samples), "--seed", std::to_string(c.seed), "--input-scale", c.input_scale,
+         "--weight-scale", c.weight_scale, "--no-cpu-timing", "--warmup",
          std::to_string(t.warmup), "--repeats", "1", "--streams", std::to_string(t.streams), "--chunks",
          std::to_string(t.chunks), "--engine-choices", choices.empty() ? "none" : choices.string(), "--profile-target"};
     if (!table.path.empty()) v.insert(v.end(), {"--table", table.path});
@@ -574,6 +593,7 @@ int cmd_run(RunArgs a, bool profiling = false) {
                                : declares(*ref.variant, gpu::Layout::nchw) ? gpu::Layout::nchw
                                                                            : ref.variant->layouts.front();
     const CheckMode check = a.check.parse();
+    const DataScales scales = a.check.scales();
     const gpu::Config config = parse_run_axes(a.axes, *ref.variant);
     if (!a.csv.empty()) check_writable(a.csv);
     std::string ncu;
@@ -589,14 +609,15 @@ int cmd_run(RunArgs a, bool profiling = false) {
     // or damaged set is reported (exit 2) on any machine; a sampled check's CPU work waits
     // until a device is there to use it.
     std::optional<ProblemData> golden;
-    if (check == CheckMode::golden || (check == CheckMode::automatic && have_golden(a.golden, table, layer, a.batch)))
-        golden = from_golden(load_golden(a.golden, table, layer, a.batch, a.check.seed));
+    if (check == CheckMode::golden ||
+        (check == CheckMode::automatic && have_golden(a.golden, table, layer, a.batch, scales)))
+        golden = from_golden(load_golden(a.golden, table, layer, a.batch, a.check.seed, scales));
     auto ctx = open_device();
     const ProblemData d = golden ? std::move(*golden) : load_problem(a.golden, table, layer, a.batch, a.check);
     const auto opt = a.timing.to_run_options();
     // The ceilings and the GEMM of the layer's shape appear only in the CSV, beside times.
     const bool ceilings = !a.csv.empty() && opt.repeats > 0;
-    const RunMeta meta = make_meta(*ctx, opt, ceilings, a.check.seed);
+    const RunMeta meta = make_meta(*ctx, opt, ceilings, a.check.seed, d.scales);
     Row row = run_one(*ctx, *ref.variant, mode, layout, d, opt, config);
     if (!a.profile_target) save_engine_choices(choices);
     if (ceilings && row.result.status == gpu::Status::pass)
@@ -695,27 +716,29 @@ int cmd_sweep(const SweepArgs& a) {
     };
     // Every golden set must be there before hours of work start.
     const CheckMode check = a.check.parse();
+    const DataScales scales = a.check.scales();
     for (auto N : a.batches)
         for (const Layer* l : layers) {
             if (check != CheckMode::golden) break;
             if (!in_shard(N, l)) continue;
-            if (!have_golden(a.golden, table, *l, N))
+            if (!have_golden(a.golden, table, *l, N, scales))
                 throw Error("no golden set for " + l->name + " at N=" + std::to_string(N) + " under " +
-                            golden_table_dir(a.golden, table).string() +
-                            "; generate it with: " + regenerate_command(a.golden, table, N, a.check.seed));
+                            golden_table_dir(a.golden, table, scales).string() +
+                            "; generate it with: " + regenerate_command(a.golden, table, N, a.check.seed, scales));
         }
     // Every set verified (manifest entry, seed, headers, sizes, SHA-256) before the device:
     // a damaged set is reported on any machine, not an hour into the sweep.
     for (auto N : a.batches)
         for (const Layer* l : layers)
-            if (check == CheckMode::golden || (check == CheckMode::automatic && have_golden(a.golden, table, *l, N)))
-                check_golden(a.golden, table, *l, N, a.check.seed);
+            if (check == CheckMode::golden ||
+                (check == CheckMode::automatic && have_golden(a.golden, table, *l, N, scales)))
+                check_golden(a.golden, table, *l, N, a.check.seed, scales);
 
     auto ctx = open_device();
     const auto opt = a.timing.to_run_options();
     // A check-only sweep (--repeats 0) has no times to hold against the ceilings.
     const bool timed = opt.repeats > 0;
-    const RunMeta meta = make_meta(*ctx, opt, timed, a.check.seed);
+    const RunMeta meta = make_meta(*ctx, opt, timed, a.check.seed, scales);
     if (!a.quiet && timed)
         std::fprintf(stderr,
                      "device: %s (cc %s, %d SMs); ceilings measured now, TFLOP/s: fp32 %.1f, tf32 %.0f, fp16 %.0f, "
@@ -853,6 +876,10 @@ int main(int argc, char** argv) {
     g->add_option("--only", gen.only, "only these layers of the table, comma separated")->delimiter(',');
     g->add_option("--out", gen.out, "root directory of the golden files");
     g->add_option("--seed", gen.seed, "generator seed");
+    g->add_option("--input-scale", gen.input_scale,
+                  "multiply the inputs by this exact power of two, 2^-24 to 2^20 (e.g. 2^-24, 0.25, 4096; default "
+                  "1); sets of other scales than 1 and 1 go to <out>/<table>/x<in>_w<w>/");
+    g->add_option("--weight-scale", gen.weight_scale, "multiply the weights by this exact power of two, as --input-scale");
     g->add_flag("--quiet", gen.quiet, "no progress on stderr");
     g->add_flag("--no-cpu-timing", gen.no_cpu_timing, "do not time the float32 CPU reference");
     g->add_flag("--no-onednn", gen.no_onednn, "do not time oneDNN");
@@ -919,6 +946,7 @@ int main(int argc, char** argv) {
     std::string verify_golden_dir = "golden";
     TableOpt verify_table;
     std::int64_t verify_recompute = 0;
+    std::string verify_input_scale = "1", verify_weight_scale = "1";
     auto* vf = app.add_subcommand("verify",
                                   "check golden files without a GPU: manifest, SHA-256, .npy headers and shapes; "
                                   "exit 0 when every set is intact, 1 naming each damaged file");
@@ -928,6 +956,10 @@ int main(int argc, char** argv) {
                    "also regenerate the inputs and weights from the seed and recompute this many output elements "
                    "per set on the CPU (0: none)")
         ->check(CLI::Range(std::int64_t(0), kMaxRecompute));
+    vf->add_option("--input-scale", verify_input_scale,
+                   "verify the sets generated with this input scale (their own directory; default 1)");
+    vf->add_option("--weight-scale", verify_weight_scale,
+                   "verify the sets generated with this weight scale (default 1)");
 
     CompareArgs cmp;
     auto* cm = add_compare_command(app, cmp);
@@ -951,7 +983,10 @@ int main(int argc, char** argv) {
         if (*r) return cmd_run(run);
         if (*pr) return cmd_run(prof, true);
         if (*s) return cmd_sweep(sw);
-        if (*vf) return verify_golden(verify_golden_dir, verify_table.load(), verify_recompute);
+        if (*vf)
+            return verify_golden(verify_golden_dir, verify_table.load(), verify_recompute,
+                                 {parse_data_scale(verify_input_scale, "--input-scale"),
+                                  parse_data_scale(verify_weight_scale, "--weight-scale")});
         if (*cm) return cmd_compare(cmp);
         if (*mgc) return cmd_merge(mg);
     } catch (const ProfileUnavailable& e) {

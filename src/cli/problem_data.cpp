@@ -51,7 +51,8 @@ std::vector<std::int64_t> sample_indices(const Layer& l, std::int64_t N, std::in
     return {picked.begin(), picked.end()};
 }
 
-ProblemData make_sampled(const Layer& l, std::int64_t N, std::uint64_t seed, std::int64_t samples, bool time_cpu) {
+ProblemData make_sampled(const Layer& l, std::int64_t N, std::uint64_t seed, std::int64_t samples, bool time_cpu,
+                         const DataScales& scales) {
     // Host memory: inputs, and the whole output when the CPU reference is timed.
     const double need = 4.0 * double(l.input_elems(N) + l.weight_elems() + (time_cpu ? l.output_elems(N) : 0));
     const double have = double(::sysconf(_SC_PHYS_PAGES)) * double(::sysconf(_SC_PAGE_SIZE));
@@ -65,8 +66,9 @@ ProblemData make_sampled(const Layer& l, std::int64_t N, std::uint64_t seed, std
     d.N = N;
     d.input.resize(std::size_t(l.input_elems(N)));
     d.weights.resize(std::size_t(l.weight_elems()));
-    make_input(l, N, seed, d.input.data());
-    make_weights(l, seed, d.weights.data());
+    d.scales = scales;
+    make_input(l, N, seed, d.input.data(), scales.input);
+    make_weights(l, seed, d.weights.data(), scales.weights);
     d.sample_index = sample_indices(l, N, samples, seed);
     d.sample_value.resize(d.sample_index.size());
     d.sample_bound.resize(d.sample_index.size());
@@ -103,6 +105,7 @@ ProblemData from_golden(GoldenSet&& g) {
     d.cpu = g.cpu;
     d.onednn = g.onednn;
     d.cpu_model = g.cpu_model;
+    d.scales = g.scales;
     return d;
 }
 

@@ -28,6 +28,7 @@ struct ProblemData {
     CpuTiming cpu;                 // repeats == 0: not measured
     std::optional<CpuTiming> onednn;
     std::string cpu_model;
+    DataScales scales;             // of the inputs and weights (the golden manifest's, or the sampled check's)
 
     gpu::HostData host() const;
 };
@@ -43,8 +44,9 @@ std::vector<std::int64_t> sample_indices(const Layer& layer, std::int64_t N, std
 // Builds the sampled data: generator inputs, sampled reference values and their bounds
 // sum|w*x| (double), and the float32 CPU reference time when time_cpu is set (it computes
 // the whole output once).
+// `scales`: the data scales of the inputs and weights (datagen.hpp).
 ProblemData make_sampled(const Layer& layer, std::int64_t N, std::uint64_t seed, std::int64_t samples,
-                         bool time_cpu);
+                         bool time_cpu, const DataScales& scales = {});
 
 // Loads a golden set (verified) into ProblemData.
 ProblemData from_golden(GoldenSet&& g);

@@ -2,6 +2,7 @@
 // The column list is defined once here (csv_columns); README.md documents each column.
 #pragma once
 
+#include "datagen.hpp"
 #include "harness.hpp"
 
 #include <cstdint>
@@ -25,6 +26,7 @@ struct RunMeta {
     bool l2_flush = true;
     int warmup = 0, repeats = 0;
     std::optional<std::uint64_t> seed;  // the generator seed of the inputs (column `seed`)
+    std::optional<DataScales> scales;   // their data scales (columns `input_scale`, `weight_scale`)
 };
 
 struct Row {

@@ -75,7 +75,7 @@ std::int64_t first_difference(const std::vector<float>& got, const std::vector<f
 }
 
 std::string set_file(const fs::path& root, const LayerTable& table, const GoldenSet& g, GoldenTensor t) {
-    return golden_file_path(root, table, g.layer.name, g.N, t).string();
+    return golden_file_path(root, table, g.layer.name, g.N, t, g.scales).string();
 }
 
 // Leftovers in the table's directory: staging directories of interrupted runs and .npy
@@ -84,10 +84,10 @@ std::vector<std::string> leftovers(const fs::path& root, const LayerTable& table
     std::set<std::string> listed;
     for (const auto& [l, N] : listing.sets)
         for (auto t : {GoldenTensor::input, GoldenTensor::weights, GoldenTensor::output, GoldenTensor::bound})
-            listed.insert(fs::weakly_canonical(golden_file_path(root, table, l.name, N, t)).string());
+            listed.insert(fs::weakly_canonical(golden_file_path(root, table, l.name, N, t, listing.scales)).string());
     std::vector<std::string> out;
     std::error_code ec;
-    for (const auto& e : fs::directory_iterator(golden_table_dir(root, table), ec)) {
+    for (const auto& e : fs::directory_iterator(golden_table_dir(root, table, listing.scales), ec)) {
         const std::string name = e.path().filename().string();
         if (e.is_directory(ec) && name.rfind(".partial-", 0) == 0) {
             out.push_back(e.path().string() + ": left by an interrupted generate; the next generate removes it");
@@ -103,13 +103,15 @@ std::vector<std::string> leftovers(const fs::path& root, const LayerTable& table
 
 }  // namespace
 
-int verify_golden(const fs::path& root, const LayerTable& table, std::int64_t recompute) {
+int verify_golden(const fs::path& root, const LayerTable& table, std::int64_t recompute, const DataScales& scales) {
     if (recompute < 0 || recompute > kMaxRecompute)
         throw Error("--recompute: " + std::to_string(recompute) + " is not 0 to " + std::to_string(kMaxRecompute));
-    const GoldenListing listing = list_golden_sets(root, table);
+    check_data_scale(scales.input, "--input-scale");
+    check_data_scale(scales.weights, "--weight-scale");
+    const GoldenListing listing = list_golden_sets(root, table, scales);
     if (listing.sets.empty() && listing.problems.empty())
         throw Error(listing.manifest.string() + ": the manifest lists no golden sets; generate them with: " +
-                    regenerate_command(root, table, 1, listing.seed));
+                    regenerate_command(root, table, 1, listing.seed, scales));
     int failed = 0, ok = 0;
     double bytes = 0;
     for (const auto& p : listing.problems) {
@@ -120,23 +122,26 @@ int verify_golden(const fs::path& root, const LayerTable& table, std::int64_t re
         std::printf("%-6s N=%-5lld ", layer.name.c_str(), static_cast<long long>(N));
         std::fflush(stdout);
         try {
-            const GoldenSet g = load_golden(root, table, layer, N);
+            // Refuses a manifest whose recorded scales are not the ones of its directory.
+            const GoldenSet g = load_golden(root, table, layer, N, std::nullopt, scales);
             const double set_bytes = 4.0 * double(g.input.size() + g.weights.size() + g.output.size() + g.bound.size());
             std::string detail = "4 files, " + std::to_string(std::int64_t(set_bytes / 1e6 + 0.5)) +
                                  " MB: manifest, headers, shapes, sizes and SHA-256 match";
             if (recompute > 0) {
                 std::vector<float> want(g.input.size());
-                make_input(layer, N, g.seed, want.data());
+                const std::string made_for = " is not what generator " + std::string(kGeneratorName) +
+                                             " makes for seed " + std::to_string(g.seed) + ", input scale " +
+                                             data_scale_string(g.scales.input) + " and weight scale " +
+                                             data_scale_string(g.scales.weights);
+                make_input(layer, N, g.seed, want.data(), g.scales.input);
                 if (const auto i = first_difference(g.input, want); i >= 0)
                     throw Error(set_file(root, table, g, GoldenTensor::input) + ": element " + std::to_string(i) +
-                                " is not what generator " + kGeneratorName + " makes for seed " +
-                                std::to_string(g.seed));
+                                made_for);
                 want.assign(g.weights.size(), 0.0f);
-                make_weights(layer, g.seed, want.data());
+                make_weights(layer, g.seed, want.data(), g.scales.weights);
                 if (const auto i = first_difference(g.weights, want); i >= 0)
                     throw Error(set_file(root, table, g, GoldenTensor::weights) + ": element " + std::to_string(i) +
-                                " is not what generator " + kGeneratorName + " makes for seed " +
-                                std::to_string(g.seed));
+                                made_for);
                 const Recomputed r = recompute_sample(g, recompute);
                 if (!(r.worst <= 1.0))
                     throw Error(set_file(root, table, g, r.bound ? GoldenTensor::bound : GoldenTensor::output) +
@@ -159,7 +164,8 @@ int verify_golden(const fs::path& root, const LayerTable& table, std::int64_t re
     char size[32];
     std::snprintf(size, sizeof size, bytes >= 1e9 ? "%.2f GB" : "%.1f MB", bytes >= 1e9 ? bytes / 1e9 : bytes / 1e6);
     std::printf("%d of %zu golden sets verified (%s) in %s; %d failed\n", ok,
-                listing.sets.size() + listing.problems.size(), size, golden_table_dir(root, table).string().c_str(),
+                listing.sets.size() + listing.problems.size(), size,
+                golden_table_dir(root, table, scales).string().c_str(),
                 failed);
     return failed ? 1 : 0;
 }

@@ -9,6 +9,7 @@
 // 2 bad options, or no readable manifest.
 #pragma once
 
+#include "datagen.hpp"
 #include "layer.hpp"
 
 #include <cstdint>
@@ -19,7 +20,10 @@ namespace cs::cli {
 inline constexpr std::int64_t kMaxRecompute = 1 << 20;
 
 // Prints one line per set to stdout and a summary; returns the exit code (0 or 1). Throws
-// cs::Error for a missing or unreadable manifest.
-int verify_golden(const std::filesystem::path& root, const LayerTable& table, std::int64_t recompute);
+// cs::Error for a missing or unreadable manifest. `scales` picks the sets of those data
+// scales (their own directory, golden.hpp); --recompute regenerates the data at the scales
+// the manifest records.
+int verify_golden(const std::filesystem::path& root, const LayerTable& table, std::int64_t recompute,
+                  const DataScales& scales = {});
 
 }  // namespace cs::cli
