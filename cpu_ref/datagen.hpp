@@ -29,7 +29,8 @@ struct DataScales {
     double input = 1;
     double weights = 1;
     bool is_default() const { return input == 1 && weights == 1; }
-    bool operator==(const DataScales&) const = default;
+    bool operator==(const DataScales& o) const { return input == o.input && weights == o.weights; }
+    bool operator!=(const DataScales& o) const { return !(*this == o); }
 };
 
 // Parses a data scale: a power of two written "2^-24" (or "2^20", "2^0"), as a decimal or

@@ -86,7 +86,7 @@ double number(const std::string& path, std::size_t line, const std::string& col,
 
 std::string key_of(const Record& r) {
     return r.layer + '\x1f' + std::to_string(r.N) + '\x1f' + r.variant + '\x1f' + r.precision + '\x1f' + r.layout +
-           '\x1f' + r.memory + '\x1f' + r.axes;
+           '\x1f' + r.memory + '\x1f' + r.axes + '\x1f' + r.scales;
 }
 
 std::string join(const std::set<std::string>& s) {
@@ -179,6 +179,10 @@ Results read_results(const std::string& path) {
         r.family = get("family");
         r.precision = get("precision");
         r.axes = get("axes");
+        {
+            const std::string si = get("input_scale"), sw = get("weight_scale");
+            r.scales = (si.empty() ? "1" : si) + "x" + (sw.empty() ? "1" : sw);
+        }
         r.layout = get("layout");
         if (r.layout.empty()) r.layout = "nchw";
         r.memory = get("memory");

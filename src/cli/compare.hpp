@@ -44,6 +44,7 @@ struct Timing {
 struct Record {
     std::string layer, variant, family, precision, layout, memory, status, reason;
     std::string axes;  // axis values the row set (empty: defaults, or a CSV without the column)
+    std::string scales;  // "<input_scale>x<weight_scale>" of the data ("1x1" where the CSV has no such columns)
     std::int64_t N = 0;
     Timing kernel, total;
     std::size_t order = 0;  // position in its file (stable ordering of the output)

@@ -91,7 +91,9 @@ MergeResult merge_tables(const std::vector<CsvTable>& parts) {
             const std::string layout = p.col("layout") < 0 ? "nchw" : field(p, r, "layout");
             const std::string key = field(p, r, "layer") + " N=" + field(p, r, "N") + " " + field(p, r, "variant") +
                                     " " + field(p, r, "memory") + " " + layout +
-                                    (p.col("axes") < 0 || field(p, r, "axes").empty() ? "" : " " + field(p, r, "axes"));
+                                    (p.col("axes") < 0 || field(p, r, "axes").empty() ? "" : " " + field(p, r, "axes")) +
+                                    (p.col("input_scale") < 0 ? "" : " scales " + field(p, r, "input_scale") + "x" +
+                                                                         field(p, r, "weight_scale"));
             auto [it, fresh] = owner.emplace(key, p.path);
             if (!fresh)
                 throw Error("merge: the row " + key + " is in both " + it->second + " and " + p.path +
