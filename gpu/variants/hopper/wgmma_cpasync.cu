@@ -25,72 +25,17 @@
 // 55x55 output); NCHW problems through the NCHW->NHWC / KCRS->KRSC transforms; both inside
 // run() (kernel_ms). The NCHW output is written directly by the epilogue.
 //
-// Tiles (cfg): 128 pixels x BN filters, BN = 96, 128, 192, 256 (wgmma n), STAGES so that the
-// ring fits ~200 KB (1 CTA/SM), or 3 stages (2 CTAs/SM). Default (make_plan, from the tile
-// sweep): 128x96 with 2 CTAs/SM for M <= 96 (conv1), 128x256 where M % 256 == 0 and the grid
-// has >= 4 waves (conv2), 128x128 6 stages for other M % 256 == 0 (conv5), else 128x128 with
-// 2 CTAs/SM (conv3/4). detail() names the tile.
+// Tiles: the family's table (tiles.hpp) with 128 B k-slices, the `tile` axis. Default (from
+// the tile sweep): 128x96 with 2 CTAs/SM for M <= 96 (conv1), 128x256 where M % 256 == 0 and
+// the grid has >= 4 waves (conv2), 128x128 6 stages for other M % 256 == 0 (conv5), else
+// 128x128 with 2 CTAs/SM (conv3/4). detail() names the tile.
 //
-// Prediction: at N=128 conv2-5 are compute-bound (a 128x256x64 tile: 85 FLOP per byte of shared
-// memory, far more from DRAM); the ceiling is the cuBLAS GEMM of the same shape (~660 TFLOP/s).
-// This rung has no warp specialisation — the same warps compute addresses, issue copies, wait
-// and issue wgmma, and each k-slice ends in a CTA-wide barrier — so expect 40-60% of it:
-// conv2 ~0.3 ms, conv3 ~0.1, conv4 ~0.15, conv5 ~0.1; conv1 bound by ~190 MB of traffic
-// (transform 40+40 MB, GEMM 40 MB in + 74 MB out) ~0.06-0.1 ms.
-//
-// Measured (H200, N=128, L2 flushed, median of 20, tools/dev/hopper/test_hopper.cu, default
-// tile; TFLOP/s = direct-convolution FLOPs / time; cuBLAS = fp16 GEMM of the layer's im2col
-// shape in the same run):
-//            fp16 NHWC         fp16 NCHW   bf16 NHWC   cuBLAS
-//   conv1    0.258 ms  105     0.260       0.257       0.348  (K=363)
-//   conv2    0.248     462     0.310       0.246       0.172
-//   conv3    0.087     443     0.125       0.086       0.058
-//   conv4    0.120     479     0.181       0.119       0.085
-//   conv5    0.092     418     0.147       0.090       0.066
-// 65-72% of the cuBLAS ceiling on conv2-5 — better than predicted (wmma-fp16: 64-93 TFLOP/s,
-// so 5x); the 2-CTA/SM tiles beat the deep single-CTA rings on conv3/4, i.e. the per-tile
-// fill and epilogue cost more than the in-loop barrier (rung 3 attacks that). conv1 misses:
-// its space-to-depth GEMM alone (C'=48, 57x57, 3x3, measured as a plain NHWC layer) takes
-// 0.143 ms and the transform ~0.115 ms (hopper_core.cuh, "transforms").
-// Correct (max|err|/max|ref| 3e-4 fp16, 2.5e-3 bf16) on the 5 layers at N=1, 5, 128 and 12 odd
-// shapes (N=3; C=1..96, stride 1-4, non-square, M odd), both layouts, every tile config;
-// compute-sanitizer memcheck / synccheck clean, racecheck no hazard on the odd shapes.
-//
-// ptxas (sm_90a, -O3, no spills): 128x96: 107 registers; 128x128: 128 (6 stages), 119 (3
-// stages, 2 CTAs/SM); 128x192: 160; 128x256: 188. Shared memory 87-197 KB dynamic.
-// SASS (cuobjdump on the H200): HGMMA.64xBNx16.F32 (.BF16) x4 per k-slice, LDGSTS (cp.async)
-// 14-42 per kernel, no LDL/STL.
-//
-// ---- hopper-wgmma-tf32 (the same kernel on fp32 tensors) --------------------------------
-// Idea: tf32 is wgmma.m64nNk8.f32.tf32.tf32 with both operands K-major from shared memory
-// (tf32 has no transposed form; this GEMM is K-major on both sides already). One k8
-// instruction eats 32 bytes of each operand row, as fp16's k16 does, so everything is kept in
-// bytes: a k-slice is still one 128 B swizzled row (32 floats instead of 64 halves), a 16 B
-// cp.async chunk is 4 channels, the descriptors, swizzle and 4 wgmma per slice are unchanged,
-// and the tile table serves both (a stage costs the same shared memory and, tf32 running at
-// half fp16's k-rate, the same MMA time; K just takes twice the slices). Output fp32, stored
-// as float2 (a warp's store covers whole 32 B sectors).
-// Rounding: the tensor core reads the fp32 bits and uses the tf32 part (truncation, relative
-// error < 2^-10 per operand); cuBLAS/cuDNN round to nearest (cvt.rna.tf32.f32, < 2^-11).
-// Decision: operands that a transform kernel writes anyway (NCHW problems, conv1's space-to-
-// depth, channel padding, the KCRS->KRSC weights) are rounded there (OperandOf<float> in
-// hopper_core.cuh: free); operands read in place (NHWC input and KRSC weights of conv2-5) are
-// truncated by the tensor core. Rounding those would cost a pass over the input (conv2-5 at
-// N=128: 22-36 MB read + written, ~10-17 us, 10-15% of the conv3-5 goal times) or, in the
-// mainloop, an LDS/CVT/STS round trip of every staged element (cp.async and TMA never pass
-// the data through registers). Truncation's error, ~2x rounding's (tolerance.cpp: ~8e-4 vs
-// ~3e-4 of max|out|), is 6x under the class threshold 5e-3, and the per-element bound tau =
-// 6e-4 of sum|w*x| is built on u_in = 2^-10, the truncation unit (rigorous: 2*2^-10).
-// Prediction (tf32, N=128; the measured tf32 ceiling ~416 TFLOP/s): conv2-5 compute-bound —
-// 114.7 / 38.3 / 57.4 / 38.3 GFLOP = 0.276 / 0.092 / 0.138 / 0.092 ms at the ceiling; this
-// rung at fp16's 55-60% of its ceiling: conv2 ~0.48, conv3 ~0.16, conv4 ~0.24, conv5 ~0.16 ms;
-// conv1 (27 GFLOP direct, 32 as the K=432 space-to-depth GEMM; 79 MB in, 80 MB transformed,
-// 149 MB out: twice fp16's bytes) ~0.40 ms.
-// Measured: not yet — the session's device time was used up before this rung's one call
-// (tools/dev/hopper/device_tf32.sh is ready for it). ptxas (sm_90a, -O3): the tf32
-// instantiations use exactly the fp16 ones' registers (128x96: 107; 128x128: 128 / 119;
-// 128x192: 160; 128x256: 188), no spills; the fp16 / bf16 kernels are byte-identical machine
-// code to before (cubin .text compared).
+// tf32 rows: the same kernel on fp32 tensors (wgmma m64nNk8 .tf32 reads 32 bytes of each
+// operand row per instruction, like fp16's k16, so the tile table in bytes serves both);
+// operands a transform writes anyway are rounded there (OperandOf<float>), operands read in
+// place are truncated by the tensor core (NOTES.md, "Hopper rung 1", says why).
+// Numbers: the report's Hopper ladder; the rung's predictions and measurement history are in
+// NOTES.md ("Hopper rung 1: history of the file header").
 #include "hopper_core.cuh"
 #include "pipeline.cuh"
 #include "rungs.hpp"
