@@ -130,11 +130,18 @@ struct WsGemm {
     void launch(const T* in, const T* w, TO* out, const ConvGeom& g, bool nchw, cudaStream_t stream) {
         if (g.P == 0) return;
         const int bn = kTiles[c.tile].bn, bk = kTiles[c.tile].rowb / int(sizeof(T));
-        if (in != key_in || w != key_w || out != key_out || g.N != key_n) {
-            std::string err = encode_maps<T>(a, b, g, in, w, bk, bn);
-            if (err.empty() && c.epilogue == Epilogue::tma_store) err = encode_out_map<TO>(o, out, g.P, g.M);
+        // Each map is encoded again only when what it describes moved: the operand maps on new
+        // operands or a new image count, the output map (TMA-store epilogue only) on a new
+        // output, as the streams mode's chunks give.
+        if (in != key_in || w != key_w || g.N != key_n) {
+            const std::string err = encode_maps<T>(a, b, g, in, w, bk, bn);
             if (!err.empty()) throw cs::Error("hopper: " + err);
-            key_in = in, key_w = w, key_out = out, key_n = g.N;
+            key_in = in, key_w = w, key_n = g.N, key_out = nullptr;
+        }
+        if (c.epilogue == Epilogue::tma_store && out != key_out) {
+            const std::string err = encode_out_map<TO>(o, out, g.P, g.M);
+            if (!err.empty()) throw cs::Error("hopper: " + err);
+            key_out = out;
         }
         WsArgs<TO> args{out, g, sched_for(g), (g.C + bk - 1) / bk, nchw ? 1 : 0, partial.as<float>(),
                         flags.as<int>(), ++epoch};
