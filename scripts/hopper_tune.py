@@ -13,7 +13,8 @@ from collections import defaultdict
 
 # A rung's table key: the policies its defaults fix (family.cu), without the precision.
 RUNG_KEYS = {"hopper-pp": "pingpong/direct", "hopper-tmastore": "cooperative/tma-store",
-             "hopper-ws": "cooperative/direct", "hopper-sk": "cooperative/tma-store/stream-k"}
+             "hopper-ws": "cooperative/direct", "hopper-sk": "cooperative/tma-store/stream-k",
+             "hopper-mc": "cooperative/tma-store/cluster2"}
 ELEM_BYTES = {"f16": 2, "bf16": 2, "f32": 4}
 
 

@@ -72,6 +72,30 @@ TEST_CASE("every axis value of every variant matches the CPU reference", "[gpu][
             }
 }
 
+TEST_CASE("clusters of two: an odd count of tile rows, a filter tail, split-K", "[gpu][axes][cluster]") {
+    auto& ctx = device();
+    // P = 3 * 9 * 11 = 297 pixels: 3 rows of 128, so the last cluster's rank 1 has a tile past
+    // the output; M = 200: a partial last filter tile (its B halves partly zero fill).
+    const auto rp = make_ref_problem(test::make_layer("mc_odd", 96, 9, 11, 200, 3, 3, 1, 1), 3);
+    for (const char* name : {"hopper-mc-fp16", "hopper-mc-bf16", "hopper-mc-tf32"}) {
+        const Variant& v = test::variant(name);
+        for (const char* sched : {"data-parallel", "split-k"})
+            for (Layout layout : {Layout::nhwc, Layout::nchw}) {
+                Config c;
+                c.set.emplace_back("scheduler", sched);
+                const auto r = run_with(ctx, v, rp, layout, c, test::test_options(2));
+                INFO(describe(v, rp, layout, c, r));
+                if (r.status == Status::skip && ctx.prop().major != 9) {
+                    WARN("the Hopper rungs need sm_90: " << r.reason);
+                    return;
+                }
+                REQUIRE(r.status == Status::pass);
+                REQUIRE(test::has(r.config, "cluster=2"));
+                REQUIRE(test::has(r.config, std::string("scheduler=") + sched));
+            }
+    }
+}
+
 TEST_CASE("stream-K gives the same bits on every launch", "[gpu][axes][streamk]") {
     auto& ctx = device();
     const auto rp = make_ref_problem(test::make_layer("sk_det", 48, 17, 19, 200, 3, 3, 1, 1), 24);

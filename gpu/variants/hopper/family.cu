@@ -74,6 +74,10 @@ Family hopper_family() {
              "hopper-tmastore-{p} with a stream-K tile scheduler: the last waves' k-slices split evenly over all "
              "SMs, cut tiles fixed up in CTA order (deterministic)",
              ws_sup(), ws(WsDefaults{"cooperative", "stream-k", "tma-store"}), hopper::ws_axes()),
+        rung("hopper-mc-{p}", tc,
+             "hopper-tmastore-{p} on clusters of two CTAs (adjacent pixel rows, the same filters): each loads half "
+             "of the shared B tile by TMA and multicasts it to both, halving the weights' L2-to-SM traffic",
+             ws_sup(), ws(WsDefaults{"cooperative", "auto", "tma-store", "2"}), hopper::ws_axes()),
         rung("hopper-ws-{p}", {split[0]},
              "hopper-ws-tf32 made fp32-exact by 3xTF32: the transforms split each operand into tf32 high and low "
              "channel blocks, the kernel sums hi*hi + hi*lo + lo*hi over K tripled",

@@ -362,6 +362,46 @@ __device__ __forceinline__ void tma_load_3d(std::uint32_t dst, const void* tmap,
 #endif
 }
 
+// Clusters (the `cluster` axis): this CTA's rank in its cluster, a shared-memory address of
+// the same variable in CTA `rank` of the cluster, an arrive on a peer's mbarrier, the
+// cluster-wide barrier (per thread, not .aligned: the producer warpgroup reaches it with
+// one thread having run the loads), and a tiled 3D TMA load multicast to the CTAs of `mask`
+// (the same shared-memory offset and mbarrier in each).
+__device__ __forceinline__ std::uint32_t cluster_rank() {
+    std::uint32_t r = 0;
+#ifdef CS_HOPPER_DEVICE
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+#endif
+    return r;
+}
+__device__ __forceinline__ std::uint32_t mapa_shared(std::uint32_t addr, std::uint32_t rank) {
+    std::uint32_t r = addr;
+#ifdef CS_HOPPER_DEVICE
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(addr), "r"(rank));
+#endif
+    return r;
+}
+__device__ __forceinline__ void mbar_arrive_remote(std::uint32_t cluster_bar) {
+#ifdef CS_HOPPER_DEVICE
+    asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_bar) : "memory");
+#endif
+}
+__device__ __forceinline__ void cluster_sync_all() {
+#ifdef CS_HOPPER_DEVICE
+    asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void tma_load_3d_multicast(std::uint32_t dst, const void* tmap, std::uint32_t bar, int c0,
+                                                      int c1, int c2, std::uint16_t mask) {
+#ifdef CS_HOPPER_DEVICE
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+        " [%0], [%1, {%2, %3, %4}], [%5], %6;\n" ::"r"(dst),
+        "l"(reinterpret_cast<std::uint64_t>(tmap)), "r"(c0), "r"(c1), "r"(c2), "r"(bar), "h"(mask)
+        : "memory");
+#endif
+}
+
 // ---- epilogue --------------------------------------------------------------------------
 // Warpgroup `wg` of the CTA writes its 64 x BN accumulator tile (rows p0 + 64*wg ..., columns
 // m0 ...) straight from the fragment: NHWC as pairs of adjacent filters (4-byte stores where M

@@ -80,13 +80,25 @@ struct TileOrigin {
 // Mainloop, producer side (TMA): one k-slice of the tile into `stage_addr`, completing on
 // `bar` with the stage's transaction bytes — the im2col box of 128 pixels x BK channels of
 // one tap, and the tiled box of BN filters x BK channels of the same tap.
-template <int BN, int ROWB, int BK>
+// kCL = 2 (a cluster of two CTAs on the same filters, adjacent pixel rows): the B tile is
+// shared, so CTA `rank` loads its half (BN/2 filters; the weight map's box is BN/2 rows) and
+// multicasts it to both CTAs, at the same offset and onto the same mbarrier in each; each
+// CTA's barrier still expects the whole stage (its A, both halves of B). The halves keep the
+// swizzle: BN/2 rows of ROWB bytes are whole 1024-byte swizzle atoms.
+template <int BN, int ROWB, int BK, int kCL = 1>
 __device__ __forceinline__ void tma_load_slice(const CUtensorMap* tmA, const CUtensorMap* tmB, std::uint32_t stage_addr,
-                                               std::uint32_t bar, const TileOrigin& o, const KSlice& k) {
+                                               std::uint32_t bar, const TileOrigin& o, const KSlice& k,
+                                               int rank = 0) {
     using St = StageShape<BN, ROWB>;
     mbar_arrive_expect_tx(bar, St::kBytes);
     tma_load_im2col_4d(stage_addr, tmA, bar, k.cs * BK, o.w0, o.h0, o.n0, k.s, k.r);
-    tma_load_3d(stage_addr + St::kABytes, tmB, bar, k.cs * BK, k.tap, o.m0);
+    if constexpr (kCL == 1) {
+        tma_load_3d(stage_addr + St::kABytes, tmB, bar, k.cs * BK, k.tap, o.m0);
+    } else {
+        static_assert(kCL == 2 && (BN / 2) * ROWB % 1024 == 0, "a B half must be whole swizzle atoms");
+        tma_load_3d_multicast(stage_addr + St::kABytes + std::uint32_t(rank * (BN / 2) * ROWB), tmB, bar, k.cs * BK,
+                              k.tap, o.m0 + rank * (BN / 2), std::uint16_t(0x3));
+    }
 }
 
 // Mainloop, consumer side: the MMAs of one k-slice — the warpgroup's 64 rows at sA times the

@@ -12,6 +12,12 @@
 //                  per-CTA slot and raise a flag; the finisher adds the slots in CTA order
 //                  (deterministic) and runs the epilogue. The flags hold a launch epoch, so no
 //                  memset is needed between launches.
+//   cluster = 2    (data-parallel and split-K only) the grid is clusters of two CTAs; a
+//                  unit is a pair of tiles on the same filters and adjacent pixel rows
+//                  (2j, 2j + 1), rank r of the cluster taking row 2j + r, so both CTAs walk
+//                  the same sequence of k-slices of the same B tile (multicast, pipeline.cuh).
+//                  An odd last row leaves rank 1 a tile past the output: its loads are zero
+//                  fill, its epilogue writes nothing (rows >= P are clipped).
 // Producer and consumers walk the same sequence (next()), so their rings stay in step.
 #pragma once
 
@@ -44,6 +50,7 @@ struct TileSched {
     int grid = 1;
     int tiles_dp = 0;    // stream-K: tiles run whole before the stream-K ranges
     long long sk_iters = 0;  // stream-K: (ntiles - tiles_dp) * KT
+    int cluster = 1;     // CTAs per cluster (1 or 2)
 
     struct Cursor {
         int i = 0;           // units taken so far in the data-parallel part
@@ -61,15 +68,26 @@ struct TileSched {
     __device__ __forceinline__ bool next(Cursor& cur, Work& w) const {
         const int cta = int(blockIdx.x);
         if (mode != kStreamK) {  // units fit in int: plan() checks tiles * ksplit
-            const int u = cta + cur.i * grid;
-            if (u >= ntiles * ksplit) return false;
+            int u = cta + cur.i * grid, units = ntiles * ksplit, rank = 0;
+            if (cluster == 2) {  // unit = (pair of tile rows, filters, part); tile = the rank's row
+                const int rows = ntiles / tiles_n, pairs = (rows + 1) / 2;
+                u = (cta >> 1) + cur.i * (grid >> 1);
+                units = pairs * tiles_n * ksplit;
+                rank = cta & 1;
+            }
+            if (u >= units) return false;
             ++cur.i;
+            int tile = u / ksplit;
+            if (cluster == 2) {
+                const int pr = tile / tiles_n, nt = tile - pr * tiles_n;
+                tile = (2 * pr + rank) * tiles_n + nt;
+            }
             if (ksplit == 1) {
-                w.tile = u, w.part = 0, w.k0 = 0, w.k1 = KT, w.role = Role::whole;
+                w.tile = tile, w.part = 0, w.k0 = 0, w.k1 = KT, w.role = Role::whole;
                 return true;
             }
-            w.tile = u / ksplit;
-            w.part = u - w.tile * ksplit;
+            w.tile = tile;
+            w.part = u - (u / ksplit) * ksplit;
             const int kp = KT / ksplit;
             w.k0 = w.part * kp;
             w.k1 = w.k0 + kp;
@@ -106,11 +124,17 @@ struct TileSched {
 #endif
 
     // Host: the decomposition for `ntiles` tiles of KT slices on `sms` SMs.
-    static TileSched data_parallel(int ntiles, int tiles_n, int KT, int sms, int ksplit = 1) {
+    // cluster = 2: `sms` is the CTAs that can run at once in clusters of two (even).
+    static TileSched data_parallel(int ntiles, int tiles_n, int KT, int sms, int ksplit = 1, int cluster = 1) {
         TileSched s;
         s.mode = ksplit > 1 ? kSplitK : kDataParallel;
-        s.ntiles = ntiles, s.tiles_n = tiles_n, s.KT = KT, s.ksplit = ksplit;
-        s.grid = int(std::min<long long>((long long)ntiles * ksplit, sms));
+        s.ntiles = ntiles, s.tiles_n = tiles_n, s.KT = KT, s.ksplit = ksplit, s.cluster = cluster;
+        if (cluster == 2) {
+            const long long pairs = (ntiles / tiles_n + 1) / 2 * (long long)tiles_n * ksplit;
+            s.grid = 2 * int(std::min<long long>(pairs, sms / 2));
+        } else {
+            s.grid = int(std::min<long long>((long long)ntiles * ksplit, sms));
+        }
         return s;
     }
     static TileSched stream_k(int ntiles, int tiles_n, int KT, int sms) {
@@ -127,8 +151,9 @@ struct TileSched {
         return s;
     }
     std::string describe() const {
-        if (mode == kDataParallel) return "data-parallel";
-        if (mode == kSplitK) return "split-K " + std::to_string(ksplit);
+        const std::string cl = cluster == 2 ? " over clusters of 2 CTAs (pairs of tile rows)" : "";
+        if (mode == kDataParallel) return "data-parallel" + cl;
+        if (mode == kSplitK) return "split-K " + std::to_string(ksplit) + cl;
         return "stream-K (" + std::to_string(tiles_dp) + " tiles whole, " + std::to_string(ntiles - tiles_dp) +
                " tiles' " + std::to_string(sk_iters) + " k-slices over " + std::to_string(grid) + " CTAs)";
     }

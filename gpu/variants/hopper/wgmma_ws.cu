@@ -1,8 +1,9 @@
 // The persistent warp-specialised Hopper rungs (hopper-ws, hopper-pp, hopper-tmastore,
-// hopper-sk and the fp32-class hopper-ws-3xtf32 / -3xfp16): the plan that turns a rung's
-// defaults and a row's axis values into one instantiation of ws_kernel.cuh — tile (tiles.hpp),
-// schedule (cooperative, ping-pong), tile scheduler (data-parallel, split-K, stream-K) and
-// epilogue (direct, TMA store) — plus the transforms of hopper_core.cuh (NCHW, channel
+// hopper-sk, hopper-mc and the fp32-class hopper-ws-3xtf32 / -3xfp16): the plan that turns a
+// rung's defaults and a row's axis values into one instantiation of ws_kernel.cuh — tile
+// (tiles.hpp), schedule (cooperative, ping-pong), tile scheduler (data-parallel, split-K,
+// stream-K), epilogue (direct, TMA store) and cluster (1, or 2 with the B tile multicast) —
+// plus the transforms of hopper_core.cuh (NCHW, channel
 // padding, space-to-depth for conv1, the fp32 splits).
 //
 // Idea of the persistent kernel: a TMA producer warpgroup (setmaxnreg 40) keeps a ring of
@@ -92,10 +93,12 @@ struct WsChoice {
     std::string scheduler;  // data-parallel | split-k | stream-k
     Epilogue epilogue = Epilogue::direct;
     int ksplit = 1;
+    int cluster = 1;  // CTAs per cluster (2: the B tile multicast)
     std::string config() const {
         return "tile=" + tile_name(tile) + ";schedule=" +
                (schedule == Schedule::cooperative ? "cooperative" : "pingpong") + ";scheduler=" + scheduler +
-               ";epilogue=" + (epilogue == Epilogue::direct ? "direct" : "tma-store");
+               ";epilogue=" + (epilogue == Epilogue::direct ? "direct" : "tma-store") + ";cluster=" +
+               std::to_string(cluster);
     }
 };
 
@@ -114,9 +117,20 @@ struct WsGemm {
     int key_n = -1;
 
     WsLaunch launch_desc(bool prepare_only) const {
-        return WsLaunch{&a, &b, &o, c.tile, c.schedule, c.epilogue, prepare_only};
+        return WsLaunch{&a, &b, &o, c.tile, c.schedule, c.epilogue, prepare_only, c.cluster, nullptr};
     }
-    void prepare() const { launch_ws<T, TO, kDown>(launch_desc(true), WsArgs<TO>{}, nullptr); }
+    // Sets the kernel's shared memory; with a cluster, `sms` becomes the CTAs that fit at once
+    // in clusters (cudaOccupancyMaxActiveClusters x 2), the persistent grid's size.
+    void prepare() {
+        WsLaunch l = launch_desc(true);
+        int ctas = 0;
+        l.max_ctas = &ctas;
+        launch_ws<T, TO, kDown>(l, WsArgs<TO>{}, nullptr);
+        if (c.cluster > 1) {
+            if (ctas < 2) throw Skip("no cluster of " + std::to_string(c.cluster) + " CTAs of this kernel fits on the device");
+            sms = ctas;
+        }
+    }
 
     TileSched sched_for(const ConvGeom& g) const {
         const int bn = kTiles[c.tile].bn, bk = kTiles[c.tile].rowb / int(sizeof(T));
@@ -124,7 +138,7 @@ struct WsGemm {
         const int ntiles = (g.P + kBM - 1) / kBM * tiles_n;
         const int KT = g.R * g.S * ((g.C + bk - 1) / bk);
         if (c.scheduler == "stream-k") return TileSched::stream_k(ntiles, tiles_n, KT, sms);
-        return TileSched::data_parallel(ntiles, tiles_n, KT, sms, c.ksplit);
+        return TileSched::data_parallel(ntiles, tiles_n, KT, sms, c.ksplit, c.cluster);
     }
 
     void launch(const T* in, const T* w, TO* out, const ConvGeom& g, bool nchw, cudaStream_t stream) {
@@ -134,7 +148,7 @@ struct WsGemm {
         // operands or a new image count, the output map (TMA-store epilogue only) on a new
         // output, as the streams mode's chunks give.
         if (in != key_in || w != key_w || g.N != key_n) {
-            const std::string err = encode_maps<T>(a, b, g, in, w, bk, bn);
+            const std::string err = encode_maps<T>(a, b, g, in, w, bk, bn / c.cluster);
             if (!err.empty()) throw cs::Error("hopper: " + err);
             key_in = in, key_w = w, key_n = g.N, key_out = nullptr;
         }
@@ -177,12 +191,19 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
     };
     WsChoice c;
     c.schedule = axis("schedule", d.schedule) == "pingpong" ? Schedule::pingpong : Schedule::cooperative;
+    c.cluster = axis("cluster", d.cluster) == "2" ? 2 : 1;
+    if (c.cluster == 2 && c.schedule == Schedule::pingpong)
+        throw Skip("clusters of two CTAs run the cooperative schedule only (use schedule=cooperative)");
+    if (c.cluster == 2 && axis("scheduler", d.scheduler) == "stream-k")
+        throw Skip("stream-K cuts tiles per CTA; a cluster's two CTAs must walk the same k-slices of one B tile "
+                   "(use scheduler=data-parallel or split-k with cluster=2)");
     const std::string tile = p.config.get("tile");
     std::string tile_note = "rule";
     if (tile.empty()) {
         const std::string policies = std::string(c.schedule == Schedule::pingpong ? "pingpong/" : "cooperative/") +
                                      axis("epilogue", d.epilogue) +
-                                     (axis("scheduler", d.scheduler) == "stream-k" ? "/stream-k" : "");
+                                     (axis("scheduler", d.scheduler) == "stream-k" ? "/stream-k" : "") +
+                                     (c.cluster == 2 ? "/cluster2" : "");
         c.tile = tuned_tile(policies, es, u.s, u.src_nchw, maxn);
         if (c.tile >= 0 && ws_tile_ok_rt(c.tile, c.schedule))
             tile_note = "measured";
@@ -203,11 +224,15 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
     const int cs = (u.g.C + bk - 1) / bk;
     const int kslices = u.g.R * u.g.S * cs;
     c.scheduler = axis("scheduler", d.scheduler);
+    // With clusters of two, the units are pairs of tiles on pairs of SMs.
+    const std::int64_t units =
+        c.cluster == 2 ? ((maxn * u.g.EF + kBM - 1) / kBM + 1) / 2 * ((u.g.M + bn - 1) / bn) : tiles;
+    const int slots = sms / c.cluster;
     if (c.scheduler == "auto") {
-        c.ksplit = choose_ksplit(tiles, kslices, sms, false);
+        c.ksplit = choose_ksplit(units, kslices, slots, false);
         c.scheduler = c.ksplit > 1 ? "split-k" : "data-parallel";
     } else if (c.scheduler == "split-k") {
-        c.ksplit = choose_ksplit(tiles, kslices, sms, true);
+        c.ksplit = choose_ksplit(units, kslices, slots, true);
         if (c.ksplit == 1)
             throw Skip("split-K needs at least " + std::to_string(2 * kMinSlices) + " k-slices with a divisor (" +
                        std::to_string(kslices) + ")");
@@ -244,7 +269,8 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
         ConvGeom g = geom_for(u, maxn);
         CUtensorMap a, b;
         const std::string err = encode_maps<T>(a, b, g, reinterpret_cast<const void*>(std::uintptr_t(1) << 20),
-                                               reinterpret_cast<const void*>(std::uintptr_t(1) << 21), bk, bn);
+                                               reinterpret_cast<const void*>(std::uintptr_t(1) << 21), bk,
+                                               bn / c.cluster);
         if (!err.empty()) throw Skip(err);
         if (c.scheduler == "split-k")
             gemm.partial = Buffer(MemKind::device, std::size_t(c.ksplit) * std::size_t(maxn * u.g.EF) * u.g.M * 4);
@@ -256,7 +282,9 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
         const TileSched s = gemm.sched_for(g);
         gemm.info = std::string("wgmma m64n") + std::to_string(bn) + "k" + std::to_string(WgmmaSS<T, 96>::kK) + " " +
                     Elem<T>::name + ", TMA producer warpgroup + 2 " +
-                    (c.schedule == Schedule::pingpong ? "ping-pong" : "cooperative") + " consumer warpgroups, tile " +
+                    (c.schedule == Schedule::pingpong ? "ping-pong" : "cooperative") + " consumer warpgroups, " +
+                    (c.cluster == 2 ? "clusters of 2 CTAs each loading half of the B tile and multicasting it, " : "") +
+                    "tile " +
                     tile_text(c.tile, es) + " (" + tile_note + "), " + std::to_string(tiles) + " tiles, " + s.describe() +
                     (c.scheduler == "split-k" ? " (fp32 partials reduced in order)" : "") + " on " +
                     std::to_string(s.grid) + " CTAs, epilogue " +
@@ -286,6 +314,9 @@ std::vector<Axis> ws_axes() {
         {"schedule", {"cooperative", "pingpong"}, "consumer warpgroups on one tile, or on alternate tiles"},
         {"scheduler", {"auto", "data-parallel", "split-k", "stream-k"}, "tile scheduler of the persistent grid"},
         {"epilogue", {"direct", "tma-store"}, "accumulators to global memory directly, or via shared memory and TMA"},
+        {"cluster", {"1", "2"},
+         "CTAs per cluster: 2 puts the CTAs of adjacent pixel rows on the same filters in a cluster, each "
+         "loading half of the B tile and multicasting it to both (cooperative schedule, data-parallel or split-K)"},
     };
 }
 

@@ -8,6 +8,10 @@
 //   tile scheduler TileSched (tile_scheduler.cuh): data-parallel, split-K, stream-K
 //   epilogue       Epi: EpiDirect or EpiTmaStore (epilogue.cuh)
 //   tile           kTiles[TILE] (tiles.hpp)
+//   cluster        kCL = 1, or 2: clusters of two CTAs on the same filters, the B tile loaded
+//                  half by each and multicast to both (pipeline.cuh); a stage is refilled
+//                  only when the consumers of both CTAs have released it (each consumer
+//                  warpgroup arrives on its own CTA's empty barrier and on the peer's)
 // One CTA per SM, 3 warpgroups: warpgroup 0 the producer (setmaxnreg 40; one thread issues
 // the loads of every unit the scheduler gives this CTA, running ahead across tile
 // boundaries), warpgroups 1-2 the consumers (setmaxnreg 232). T: operand type; TO: output
@@ -59,6 +63,14 @@ struct WsSmem {
     static constexpr int kTotal = 1024 + kRing + kEpi + kBars;  // + alignment slack (ws_smem_bytes)
 };
 
+// A consumer warpgroup's release of a ring stage: its own CTA's empty barrier, and with a
+// cluster of two also the peer's (whose producer multicasts into this CTA's stage).
+template <int kCL>
+__device__ __forceinline__ void release(std::uint32_t empty_bar, int rank) {
+    mbar_arrive(empty_bar);
+    if constexpr (kCL == 2) mbar_arrive_remote(mapa_shared(empty_bar, std::uint32_t(rank ^ 1)));
+}
+
 // The consumer side of the cooperative schedule for one unit's accumulators: what the
 // scheduler's role asks (epilogue, split-K partial, stream-K slot or fix-up).
 template <class TO, int BN, int kDown, class Epi>
@@ -106,11 +118,12 @@ __device__ __forceinline__ void finish_unit(float (&acc)[BN / 2], const Work& w,
 
 namespace cs::gpu::variants::hopper {
 
-template <class T, int TILE, bool kPP, class Epi, class TO, int kDown>
+template <class T, int TILE, bool kPP, class Epi, class TO, int kDown, int kCL = 1>
 __global__ void __launch_bounds__(kWsThreads, 1)
     ws_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
               const __grid_constant__ CUtensorMap tmO, const WsArgs<TO> a) {
 #ifdef CS_HOPPER_DEVICE
+    static_assert(kCL == 1 || (kCL == 2 && !kPP), "clusters of two run the cooperative schedule only");
     constexpr Tile kT = kTiles[TILE];
     constexpr int BN = kT.bn, ROWB = kT.rowb, STAGES = kT.stages, BK = ROWB / int(sizeof(T));
     using St = StageShape<BN, ROWB>;
@@ -128,13 +141,20 @@ __global__ void __launch_bounds__(kWsThreads, 1)
 #pragma unroll
         for (int s = 0; s < STAGES; ++s) {
             mbar_init(full0 + 8 * s, 1);
-            mbar_init(empty0 + 8 * s, kPP ? 1 : 2);
+            mbar_init(empty0 + 8 * s, (kPP ? 1 : 2) * kCL);
         }
         mbar_init(order0, 1);
         mbar_init(order0 + 8, 1);
         mbar_fence_init();
     }
-    __syncthreads();
+    // A cluster's CTAs multicast into each other's stages and arrive on each other's
+    // barriers: both must have initialised theirs first, and neither may exit while the
+    // other still can (the barrier at the end).
+    const int rank = kCL == 2 ? int(cluster_rank()) : 0;
+    if constexpr (kCL == 2)
+        cluster_sync_all();
+    else
+        __syncthreads();
 
     if (wg == 0) {
         // ---- producer ----
@@ -151,14 +171,15 @@ __global__ void __launch_bounds__(kWsThreads, 1)
                 for (int kt = w.k0; kt < w.k1; ++kt) {
                     // round k of a stage waits for the consumers' release of round k-1.
                     if (!first_round) mbar_wait(empty0 + 8 * r.stage, r.phase ^ 1u);
-                    tma_load_slice<BN, ROWB, BK>(&tmA, &tmB, sbase + std::uint32_t(r.stage) * St::kBytes,
-                                                 full0 + 8 * r.stage, o, k);
+                    tma_load_slice<BN, ROWB, BK, kCL>(&tmA, &tmB, sbase + std::uint32_t(r.stage) * St::kBytes,
+                                                      full0 + 8 * r.stage, o, k, rank);
                     k.advance(cslices, S);
                     r.advance();
                     if (r.stage == 0) first_round = false;
                 }
             }
         }
+        if constexpr (kCL == 2) cluster_sync_all();
         return;
     }
     // ---- consumers ----
@@ -183,17 +204,18 @@ __global__ void __launch_bounds__(kWsThreads, 1)
                 const std::uint32_t st = sbase + std::uint32_t(r.stage) * St::kBytes;
                 mma_slice<T, BN, ROWB>(acc, st + std::uint32_t(cw) * 64u * ROWB, st + St::kABytes);
                 wgmma_wait<1>();
-                if (prev >= 0 && (ct & 127) == 0) mbar_arrive(empty0 + 8 * prev);
+                if (prev >= 0 && (ct & 127) == 0) release<kCL>(empty0 + 8 * prev, rank);
                 prev = r.stage;
                 r.advance();
             }
             wgmma_wait<0>();
             fence_regs(acc);
-            if ((ct & 127) == 0) mbar_arrive(empty0 + 8 * prev);
+            if ((ct & 127) == 0) release<kCL>(empty0 + 8 * prev, rank);
             finish_unit<TO, BN, kDown, Epi>(acc, w, a, ea, o.p0, o.m0, cw, ct, nsub);
         }
     }
     Epi::drain(ct & 127);
+    if constexpr (kCL == 2) cluster_sync_all();
 #else
     (void)tmA, (void)tmB, (void)tmO, (void)a;
 #endif

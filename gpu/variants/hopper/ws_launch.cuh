@@ -36,17 +36,41 @@ struct WsLaunch {
     Schedule schedule;
     Epilogue epilogue;
     bool prepare_only;  // set the kernel's shared-memory attribute, launch nothing
+    int cluster = 1;    // CTAs per cluster: 1, or 2 (cooperative schedule only)
+    int* max_ctas = nullptr;  // prepare_only with a cluster: the CTAs that fit at once in clusters
 };
 
-template <class T, int I, bool kPP, class Epi, class TO, int kDown>
+template <class T, int I, bool kPP, class Epi, class TO, int kDown, int kCL = 1>
 void launch_one(const WsLaunch& l, const WsArgs<TO>& args, cudaStream_t stream) {
-    auto* k = ws_kernel<T, I, kPP, Epi, TO, kDown>;
+    auto* k = ws_kernel<T, I, kPP, Epi, TO, kDown, kCL>;
     constexpr int smem = WsSmem<T, I, Epi>::kTotal;
+    cudaLaunchConfig_t cfg{};
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = unsigned(kCL), attr[0].val.clusterDim.y = 1, attr[0].val.clusterDim.z = 1;
+    cfg.blockDim = dim3(kWsThreads);
+    cfg.dynamicSmemBytes = smem;
+    cfg.stream = stream;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
     if (l.prepare_only) {
         CS_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+        if (kCL > 1 && l.max_ctas) {
+            int dev = 0, sms = 0, clusters = 0;
+            CS_CUDA_CHECK(cudaGetDevice(&dev));
+            CS_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+            cfg.gridDim = dim3(unsigned(sms / kCL * kCL));
+            CS_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, k, &cfg));
+            *l.max_ctas = clusters * kCL;
+        }
         return;
     }
-    k<<<unsigned(args.sched.grid), kWsThreads, smem, stream>>>(*l.a, *l.b, *l.o, args);
+    if constexpr (kCL == 1) {
+        k<<<unsigned(args.sched.grid), kWsThreads, smem, stream>>>(*l.a, *l.b, *l.o, args);
+    } else {
+        cfg.gridDim = dim3(unsigned(args.sched.grid));
+        CS_CUDA_CHECK(cudaLaunchKernelEx(&cfg, k, *l.a, *l.b, *l.o, args));
+    }
     CS_CUDA_CHECK_LAUNCH();
 }
 
@@ -56,10 +80,16 @@ void launch_ws(const WsLaunch& l, const WsArgs<TO>& args, cudaStream_t stream) {
         constexpr int i = decltype(I)::value;
         if (l.schedule == Schedule::cooperative) {
             if constexpr (ws_tile_ok<i>(Schedule::cooperative)) {
-                if (l.epilogue == Epilogue::direct)
+                if (l.cluster == 2) {
+                    if (l.epilogue == Epilogue::direct)
+                        launch_one<T, i, false, EpiDirect, TO, kDown, 2>(l, args, stream);
+                    else
+                        launch_one<T, i, false, EpiTmaStore, TO, kDown, 2>(l, args, stream);
+                } else if (l.epilogue == Epilogue::direct) {
                     launch_one<T, i, false, EpiDirect, TO, kDown>(l, args, stream);
-                else
+                } else {
                     launch_one<T, i, false, EpiTmaStore, TO, kDown>(l, args, stream);
+                }
             }
         } else {
             if constexpr (ws_tile_ok<i>(Schedule::pingpong)) {

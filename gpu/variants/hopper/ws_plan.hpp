@@ -1,6 +1,6 @@
 // The persistent Hopper kernel's plan (wgmma_ws.cu) as the family spec (family.cu) calls it:
 // a rung is a default point in the space of policies, and each policy is an axis a sweep can
-// walk (tile, schedule, scheduler, epilogue).
+// walk (tile, schedule, scheduler, epilogue, cluster).
 #pragma once
 
 #include "family.hpp"
@@ -17,6 +17,7 @@ struct WsDefaults {
     std::string schedule = "cooperative";   // cooperative | pingpong
     std::string scheduler = "auto";         // auto (data-parallel, split-K on few tiles) | data-parallel | split-k | stream-k
     std::string epilogue = "direct";        // direct | tma-store (falls back to direct where it cannot run)
+    std::string cluster = "1";              // 1 | 2: clusters of two CTAs sharing (multicasting) the B tile
 };
 
 // The axes of the persistent rungs, with every value.
