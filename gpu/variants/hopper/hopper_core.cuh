@@ -381,9 +381,14 @@ __device__ __forceinline__ std::uint32_t mapa_shared(std::uint32_t addr, std::ui
 #endif
     return r;
 }
+// The remote arrive keeps the default .release.cta semantics, as CUTLASS's ClusterBarrier
+// does: what it orders is this warpgroup's completed wgmma reads of the stage (wgmma_wait)
+// before the peer's TMA refills it, not memory the peer reads; a .release.cluster arrive
+// would put a cluster-scope fence in the consumer's issue path every k-slice (NOTES.md,
+// "Hopper core v2": the cluster rung).
 __device__ __forceinline__ void mbar_arrive_remote(std::uint32_t cluster_bar) {
 #ifdef CS_HOPPER_DEVICE
-    asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_bar) : "memory");
+    asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_bar) : "memory");
 #endif
 }
 __device__ __forceinline__ void cluster_sync_all() {
