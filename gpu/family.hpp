@@ -39,18 +39,27 @@ PrecisionRow row_bf16();
 using RungSupports = std::function<std::optional<std::string>(const PrecisionRow&, const Problem&, const cudaDeviceProp&)>;
 using RungPlan = std::function<std::unique_ptr<Plan>(const PrecisionRow&, const Problem&, const PlanContext&)>;
 
-struct Rung {
+// What a rung's rows declare beyond their name and entry points; the rungs of a family often
+// share it whole (cuDNN's: library, both layouts, order-dependent).
+struct RungTraits {
+    std::string algo = "direct";
+    std::vector<Layout> layouts = {Layout::nchw};
+    bool deterministic = true;
+};
+
+struct Rung : RungTraits {
     std::string name;                // may hold {p}
     std::vector<PrecisionRow> rows;  // one registry row each
     std::string idea;                // may hold {p}
     RungSupports supports;
     RungPlan make_plan;
-    std::string algo = "direct";
-    std::vector<Layout> layouts = {Layout::nchw};
-    bool deterministic = true;
     std::vector<Alias> aliases;      // only for a rung of one row
     std::vector<Axis> axes;          // beyond the family's
 };
+
+// The rung builder of the family specs: one Rung from its parts.
+Rung make_rung(std::string name, std::vector<PrecisionRow> rows, std::string idea, RungSupports supports,
+               RungPlan make_plan, RungTraits traits = {}, std::vector<Axis> axes = {});
 
 struct Family {
     std::string name;                // the CSV's `family`

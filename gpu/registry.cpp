@@ -59,6 +59,19 @@ std::vector<Variant> expand(const Family& f) {
     return out;
 }
 
+Rung make_rung(std::string name, std::vector<PrecisionRow> rows, std::string idea, RungSupports supports,
+               RungPlan make_plan, RungTraits traits, std::vector<Axis> axes) {
+    Rung r;
+    static_cast<RungTraits&>(r) = std::move(traits);
+    r.name = std::move(name);
+    r.rows = std::move(rows);
+    r.idea = std::move(idea);
+    r.supports = std::move(supports);
+    r.make_plan = std::move(make_plan);
+    r.axes = std::move(axes);
+    return r;
+}
+
 RungSupports plain(PlainSupports f) {
     return [f](const PrecisionRow&, const Problem& p, const cudaDeviceProp& prop) { return f(p, prop); };
 }

@@ -5,18 +5,18 @@
 # (the sweep args without --csv; golden files for the batches under golden/, made first for
 # GOLDEN_BATCHES when set).
 set -uo pipefail
-cd "$(dirname "$0")/.."
-REV=$1
-ARGS=$2
+cd "$(dirname "$0")/.." || exit 2
+# shellcheck source=scripts/device_lib.sh
+source scripts/device_lib.sh
+REV=${1:?usage: OUT=... scripts/device_ab.sh REV "SWEEP ARGS"}
+ARGS=${2:?usage: OUT=... scripts/device_ab.sh REV "SWEEP ARGS"}
 OUT=${OUT:-out/device}
 mkdir -p "$OUT"
 old=/tmp/ab_old
 rm -rf "$old"
 git worktree add -f "$old" "$REV" >/dev/null 2>&1 || { echo "device_ab: no revision $REV here"; exit 2; }
-for d in . "$old"; do
-    (cd "$d" && cmake -S . -B build-ab -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90 >/dev/null &&
-        cmake --build build-ab -j "$(nproc)" >/tmp/ab_build.log 2>&1) || { tail -20 /tmp/ab_build.log; exit 1; }
-done
+BUILD_LOG=/tmp/ab_build_new.log device_build build-ab || exit 1
+(cd "$old" && CONVSTUDY_GIT_REV='' BUILD_LOG=/tmp/ab_build_old.log device_build build-ab) || exit 1
 [[ -n ${GOLDEN_BATCHES:-} ]] && build-ab/convstudy generate --batch "$GOLDEN_BATCHES" --out golden >/dev/null
 for round in 1 2; do
     # shellcheck disable=SC2086

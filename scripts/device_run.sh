@@ -21,7 +21,7 @@
 #             variant, pageable, N=1,32,128 -> sweep.csv); a sweep past its seconds is
 #             stopped, and its CSV keeps every (layer, N) finished by then
 #   CONVSTUDY_GIT_REV the revision to record in CSV rows when the tree came without .git
-#             (the device tool copies files, not the repository):
+#             (the device tool copies files, not the repository; scripts/device_lib.sh):
 #             CONVSTUDY_GIT_REV=$(git describe --always --dirty) in the command
 #   GPU_TEST_ARGS     Catch2 test specs: run only those GPU tests (default: all, via ctest)
 #   SANITIZE_SECONDS  time limit of each compute-sanitizer job (default 300); the other
@@ -29,7 +29,7 @@
 #             scripts/sanitize.sh, whose summary is sanitizer.log
 #   NCU_ARGS  extra arguments for the ncu stage
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 OUT=${OUT:-out/device}
 mkdir -p "$OUT"
 STAGES=${STAGES:-"build tests golden sweep"}
@@ -39,21 +39,16 @@ B=build-device
 LOG="$OUT/log.txt"
 exec > >(tee -a "$LOG") 2>&1
 has() { [[ " $STAGES " == *" $1 "* ]]; }
-t0=$(date +%s)
-stamp() { echo "[$(($(date +%s) - t0))s] $*"; }
+# shellcheck source=scripts/device_lib.sh
+source scripts/device_lib.sh
 
 stamp "device: $(nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader)"
-stamp "git: ${CONVSTUDY_GIT_REV:-$(git describe --always --dirty 2>/dev/null || echo unknown)}"
+stamp "git: $(device_rev)"
 status=0
 
 if has build; then
     stamp "build"
-    cmake -S . -B $B -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_CUDA_FLAGS="-Xptxas=-v" >"$OUT/build.log" 2>&1 &&
-        cmake --build $B -j "$(nproc)" >>"$OUT/build.log" 2>&1
-    rc=$?
-    grep -E "warning|error" "$OUT/build.log" | grep -v "ptxas info" | head -20
-    if ((rc)); then
-        tail -40 "$OUT/build.log"
+    if ! BUILD_LOG="$OUT/build.log" device_build $B; then
         stamp "BUILD FAILED"
         exit 1
     fi

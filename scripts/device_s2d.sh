@@ -14,20 +14,17 @@
 #
 #   OUT=/tmp/out CONVSTUDY_GIT_REV=$(git describe --always --dirty) scripts/device_s2d.sh
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 OUT=${OUT:-out/s2d}
 mkdir -p "$OUT"
 exec > >(tee -a "$OUT/log.txt") 2>&1
 B=build-device
-t0=$(date +%s)
-stamp() { echo "[$(($(date +%s) - t0))s] $*"; }
+# shellcheck source=scripts/device_lib.sh
+source scripts/device_lib.sh
 status=0
 stamp "device: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader)"
 stamp "build"
-cmake -S . -B $B -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90 >/tmp/build.log 2>&1 &&
-    cmake --build $B -j "$(nproc)" --target convstudy convstudy_gpu_tests >>/tmp/build.log 2>&1 ||
-    { tail -30 /tmp/build.log; exit 1; }
-grep -E "warning|error" /tmp/build.log | grep -E "space_to_depth|cudnn_s2d|cudnn_graph" | head
+BUILD_LOG=/tmp/build.log device_build $B convstudy convstudy_gpu_tests || exit 1
 C=$B/convstudy
 
 stamp "GPU tests [s2d],[anchors]"
@@ -63,7 +60,7 @@ for v in cudnn-fp16-s2d cudnn-fp32-s2d; do
         cut -c1-300 "/tmp/kernels_${v}_$layout.csv" 2>/dev/null
     done
 done
-first=$(ls /tmp/kernels_cudnn-*-s2d_*.csv 2>/dev/null | head -1)
-[[ -n $first ]] && { head -1 "$first"; tail -q -n +2 /tmp/kernels_cudnn-*-s2d_*.csv; } >"$OUT/kernels.csv"
+kcsv=(/tmp/kernels_cudnn-*-s2d_*.csv)
+[[ -f ${kcsv[0]} ]] && { head -1 "${kcsv[0]}"; tail -q -n +2 "${kcsv[@]}"; } >"$OUT/kernels.csv"
 stamp "done, status $status"
 exit $status

@@ -28,9 +28,14 @@ a new TORCHINDUCTOR_CACHE_DIR and TRITON_CACHE_DIR, torch._dynamo.reset() and In
 in-memory caches cleared, so no choice leaks into the next. Those rows have impl=compile, the
 cuDNN ones impl=eager.
 
-Writes a CSV (layer,N,precision,layout,ms,torch,cudnn,device,impl) and prints a table like
-DESIGN.md's (ms, per layer, and the five layers' total). Runs in well under 3 minutes on an
-H200; rows are written as they are measured, N=1 first.
+--compile-budget S bounds the compile phase: a configuration starts only while the seconds
+since the script's start plus the longest configuration so far stay within S; each one left
+out gets a row with an empty ms and a note saying so (readers skip rows without ms), as does
+a configuration that fails to compile.
+
+Writes a CSV (layer,N,precision,layout,ms,torch,cudnn,device,impl,note) and prints a table
+like DESIGN.md's (ms, per layer, and the five layers' total). Runs in well under 3 minutes on
+an H200; rows are written as they are measured, N=1 first.
 """
 import argparse
 import csv
@@ -140,6 +145,8 @@ def main() -> int:
                     help="precision classes for the torch.compile rows (default all)")
     ap.add_argument("--compile-layouts", default=",".join(LAYOUTS), help="layouts for the torch.compile rows")
     ap.add_argument("--precisions", default=",".join(PRECISIONS), help="precision classes of the eager rows")
+    ap.add_argument("--compile-budget", type=float, default=0,
+                    help="seconds from the start after which no torch.compile configuration starts (0: no limit)")
     args = ap.parse_args()
     if not torch.cuda.is_available():
         print("pytorch_anchors: no CUDA device", file=sys.stderr)
@@ -162,11 +169,13 @@ def main() -> int:
     rows = []
     out = open(args.csv, "w", newline="")
     wr = csv.writer(out)
-    wr.writerow(["layer", "N", "precision", "layout", "ms", "torch", "cudnn", "device", "impl"])
+    wr.writerow(["layer", "N", "precision", "layout", "ms", "torch", "cudnn", "device", "impl", "note"])
 
-    def record(layer, n, precision, layout, ms, impl="eager"):
-        rows.append((layer, n, precision, layout, ms, impl))
-        wr.writerow([layer, n, precision, layout, f"{ms:.5f}", torch.__version__, cudnn_s, device, impl])
+    def record(layer, n, precision, layout, ms, impl="eager", note=""):
+        if ms is not None:
+            rows.append((layer, n, precision, layout, ms, impl))
+        wr.writerow([layer, n, precision, layout, "" if ms is None else f"{ms:.5f}", torch.__version__, cudnn_s,
+                     device, impl, note])
         out.flush()
 
     precisions = [p for p in args.precisions.split(",") if p]
@@ -185,21 +194,32 @@ def main() -> int:
                 record("conv1-s2d", 128, precision, "nhwc", timer.time(fn))
     if not args.no_compile:
         # outside inference_mode: torch.compile traces ordinary tensors (no grad is taken)
+        longest = 0.0  # the longest configuration so far, seconds
         with torch.no_grad():
             for n in [int(b) for b in args.compile_batches.split(",") if b]:
                 for precision in [p for p in args.compile_precisions.split(",") if p]:
                     for layout in [x for x in args.compile_layouts.split(",") if x]:
                         for l in layers:
+                            if args.compile_budget and time.time() - t0 + longest > args.compile_budget:
+                                note = (f"not compiled: --compile-budget {args.compile_budget:.0f} s (the longest "
+                                        f"configuration took {longest:.0f} s)")
+                                record(l["name"], n, precision, layout, None, "compile", note)
+                                print(f"  torch.compile {l['name']} N={n} {precision} {layout}: {note}", flush=True)
+                                continue
                             t1 = time.time()
                             fn, cache = make_compiled(l["C"], l["H"], l["W"], l["M"], l["R"], l["S"], l["stride"],
                                                       l["pad"], n, precision, layout)
                             try:
                                 record(l["name"], n, precision, layout, timer.time(fn), "compile")
                             except Exception as e:  # one configuration that fails to compile: say so, go on
+                                first = str(e).splitlines()[0][:200] if str(e) else ""
+                                note = f"compile failed: {type(e).__name__}: {first}"
+                                record(l["name"], n, precision, layout, None, "compile", note)
                                 print(f"  torch.compile {l['name']} N={n} {precision} {layout} failed: {e}",
                                       flush=True)
                             finally:
                                 shutil.rmtree(cache, ignore_errors=True)
+                            longest = max(longest, time.time() - t1)
                             print(f"  compile {l['name']} N={n} {precision} {layout}: "
                                   f"{time.time() - t1:.0f} s with compilation", flush=True)
     out.close()

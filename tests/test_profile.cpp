@@ -29,7 +29,8 @@ TEST_CASE("ncu's details CSV: kernels, base units and thousands separators", "[p
     CHECK(ks[0].get("dram__bytes_read.sum") == 17915904.0);
     CHECK(ks[1].get("gpu__time_duration.sum") == 160992.0);
     CHECK(ks[1].get("launch__shared_mem_per_block_dynamic") == 215040.0);
-    CHECK(ks[1].get("sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active") == Approx(78.64));
+    CHECK(ks[1].get("sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active") == Approx(78.64));
+    CHECK(ks[1].get("sm__inst_executed_pipe_tensor_op_gmma.sum") == 1166400.0);  // unit "inst"
     CHECK(std::isnan(ks[0].get("no__such_metric.sum")));
 }
 
@@ -54,7 +55,7 @@ TEST_CASE("aggregate: bytes summed, percentages weighted by time, L2 by sectors"
     const double w0 = 14528, w1 = 160992;
     CHECK(s.sm_pct == Approx((21.47 * w0 + 79.33 * w1) / (w0 + w1)));
     CHECK(s.occupancy_pct == Approx((81.9 * w0 + 18.66 * w1) / (w0 + w1)));
-    // the tensor pipe: the busier of HMMA and GMMA per kernel, weighted by time
+    // the tensor pipe weighted by time; the xmma kernel issued wgmma, so its cycles are gmma's
     CHECK(s.tensor_pct == Approx(78.64 * w1 / (w0 + w1)));
     CHECK(s.gmma_pct == Approx(78.64 * w1 / (w0 + w1)));
     CHECK(s.hmma_pct == 0.0);
@@ -69,6 +70,27 @@ TEST_CASE("aggregate: bytes summed, percentages weighted by time, L2 by sectors"
     CHECK(f[1] == "2");
     CHECK(f[9] == "42446080");  // ncu_dram_read_bytes
     CHECK(profile_fields(std::nullopt) == std::vector<std::string>(profile_columns().size()));
+}
+
+TEST_CASE("aggregate: the tensor pipe's cycles split by the wgmma instruction counter", "[profile]") {
+    const std::string dur = "gpu__time_duration.sum";
+    const std::string pipe = "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active";
+    const std::string hmma = "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active";
+    const std::string gmma = "sm__inst_executed_pipe_tensor_op_gmma.sum";
+    // sm_90: a wgmma kernel (its cycles in the HMMA sub-pipe too) and an mma.sync kernel
+    const KernelMetrics wg{0, "ws_kernel", {{dur, 300.0}, {pipe, 72.0}, {hmma, 72.0}, {gmma, 4096.0}}};
+    const KernelMetrics ms{1, "split_tf32_kernel", {{dur, 100.0}, {pipe, 40.0}, {hmma, 40.0}, {gmma, 0.0}}};
+    ProfileSummary s = aggregate({wg, ms}, "default");
+    CHECK(s.tensor_pct == Approx((72.0 * 300 + 40.0 * 100) / 400));
+    CHECK(s.gmma_pct == Approx(72.0 * 300 / 400));
+    CHECK(s.hmma_pct == Approx(40.0 * 100 / 400));
+    // before sm_90 there is no wgmma counter: every tensor cycle is mma.sync's, gmma empty
+    const KernelMetrics old{0, "wmma_kernel", {{dur, 100.0}, {pipe, 55.0}, {hmma, 55.0}}};
+    s = aggregate({old}, "default");
+    CHECK(s.tensor_pct == Approx(55.0));
+    CHECK(s.hmma_pct == Approx(55.0));
+    CHECK(std::isnan(s.gmma_pct));
+    CHECK(profile_fields(s)[6].empty());  // ncu_gmma_pct
 }
 
 TEST_CASE("ncu output without its CSV is refused with the source named", "[profile]") {

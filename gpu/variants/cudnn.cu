@@ -731,29 +731,22 @@ std::unique_ptr<Plan> make_plan(const PrecisionRow& row, const Problem& p, const
 
 // One rung per precision class (the ideas differ), all on supports() and make_plan() above.
 Family cudnn_legacy_family() {
-    auto rung = [](PrecisionRow row, std::string idea) {
-        Rung r;
-        r.name = "cudnn-legacy-{p}";
-        r.rows = {std::move(row)};
-        r.idea = std::move(idea);
-        r.supports = supports;
-        r.make_plan = make_plan;
-        r.algo = "library";
-        r.deterministic = false;
-        return r;
-    };
+    const RungTraits lib{"library", {Layout::nchw}, false};
     return {"cudnn-legacy",
             {},
             {
-                rung(row_fp32(),
-                     "cuDNN legacy API: fastest of cudnnFindConvolutionForwardAlgorithmEx that is FMA math (TF32 off) "
-                     "and fp32-accurate"),
-                rung(row_tf32(),
-                     "cuDNN legacy API on float tensors, tensor-op math (TF32 allowed): fastest tf32-accurate "
-                     "algorithm found"),
-                rung(row_fp16(),
-                     "cuDNN legacy API on half tensors, float accumulation, tensor-op math: fastest fp16-accurate "
-                     "algorithm found"),
+                make_rung("cudnn-legacy-{p}", {row_fp32()},
+                          "cuDNN legacy API: fastest of cudnnFindConvolutionForwardAlgorithmEx that is FMA math (TF32 "
+                          "off) and fp32-accurate",
+                          supports, make_plan, lib),
+                make_rung("cudnn-legacy-{p}", {row_tf32()},
+                          "cuDNN legacy API on float tensors, tensor-op math (TF32 allowed): fastest tf32-accurate "
+                          "algorithm found",
+                          supports, make_plan, lib),
+                make_rung("cudnn-legacy-{p}", {row_fp16()},
+                          "cuDNN legacy API on half tensors, float accumulation, tensor-op math: fastest "
+                          "fp16-accurate algorithm found",
+                          supports, make_plan, lib),
             }};
 }
 

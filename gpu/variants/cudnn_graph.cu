@@ -275,30 +275,24 @@ std::unique_ptr<Plan> cudnn_graph_plan(Precision prec, const Problem& p, const P
 
 // One rung per precision class (the ideas differ), all on supports() and make_plan() above.
 Family cudnn_family() {
-    auto rung = [](PrecisionRow row, std::string idea) {
-        Rung r;
-        r.name = "cudnn-{p}";
-        r.rows = {std::move(row)};
-        r.idea = std::move(idea);
-        r.supports = supports;
-        r.make_plan = make_plan;
-        r.algo = "library";
-        r.layouts = {Layout::nchw, Layout::nhwc};
-        r.deterministic = false;
-        return r;
-    };
+    const RungTraits lib{"library", {Layout::nchw, Layout::nhwc}, false};
     return {"cudnn",
             {},
             {
-                rung(row_fp32(),
-                     "cuDNN graph API on float tensors: fastest fp32-accurate engine config of heuristics A/B, "
-                     "fallback and the global list, no tensor cores (TF32 off)"),
-                rung(row_tf32(),
-                     "cuDNN graph API on float tensors, tensor cores (TF32) allowed: fastest tf32-accurate engine "
-                     "config"),
-                rung(row_fp16(), "cuDNN graph API on half tensors, float compute: fastest fp16-accurate engine config"),
-                rung(row_bf16(),
-                     "cuDNN graph API on bfloat16 tensors, float compute: fastest bf16-accurate engine config"),
+                make_rung("cudnn-{p}", {row_fp32()},
+                          "cuDNN graph API on float tensors: fastest fp32-accurate engine config of heuristics A/B, "
+                          "fallback and the global list, no tensor cores (TF32 off)",
+                          supports, make_plan, lib),
+                make_rung("cudnn-{p}", {row_tf32()},
+                          "cuDNN graph API on float tensors, tensor cores (TF32) allowed: fastest tf32-accurate "
+                          "engine config",
+                          supports, make_plan, lib),
+                make_rung("cudnn-{p}", {row_fp16()},
+                          "cuDNN graph API on half tensors, float compute: fastest fp16-accurate engine config",
+                          supports, make_plan, lib),
+                make_rung("cudnn-{p}", {row_bf16()},
+                          "cuDNN graph API on bfloat16 tensors, float compute: fastest bf16-accurate engine config",
+                          supports, make_plan, lib),
                 cudnn_s2d_rung(),
             }};
 }

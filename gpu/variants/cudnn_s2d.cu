@@ -131,18 +131,11 @@ std::unique_ptr<Plan> s2d_plan(const PrecisionRow& row, const Problem& p, const 
 
 // The cudnn family's space-to-depth rung (listed in cudnn_graph.cu's cudnn_family()).
 Rung cudnn_s2d_rung() {
-    Rung r;
-    r.name = "cudnn-{p}-s2d";
-    r.rows = {row_fp32(), row_tf32(), row_fp16(), row_bf16()};
-    r.idea = "the layer rewritten by space-to-depth (stride b: b*b*C channels, a stride-1 ceil(R/b) x ceil(S/b) "
-             "filter, the same output; our transform of input and weights timed), then cudnn-{p}'s graph-API engine "
-             "search on the rewritten problem";
-    r.supports = s2d_supports;
-    r.make_plan = s2d_plan;
-    r.algo = "library";
-    r.layouts = {Layout::nchw, Layout::nhwc};
-    r.deterministic = false;
-    return r;
+    return make_rung("cudnn-{p}-s2d", {row_fp32(), row_tf32(), row_fp16(), row_bf16()},
+                     "the layer rewritten by space-to-depth (stride b: b*b*C channels, a stride-1 ceil(R/b) x "
+                     "ceil(S/b) filter, the same output; our transform of input and weights timed), then cudnn-{p}'s "
+                     "graph-API engine search on the rewritten problem",
+                     s2d_supports, s2d_plan, {"library", {Layout::nchw, Layout::nhwc}, false});
 }
 
 }  // namespace cs::gpu::variants

@@ -28,11 +28,17 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Metric names (Nsight Compute, sm_70 and later; the tensor-pipe split is Hopper's).
+// Metric names (Nsight Compute, sm_70 and later).
+// The tensor pipe: on sm_90 warpgroup MMA (wgmma, SASS HGMMA) runs on the HMMA sub-pipe, so
+// sm__pipe_tensor_op_hmma_cycles_active counts the cycles of mma.sync and wgmma alike; sm_90
+// has no gmma cycles counter (an H100's ncu listed no sm__pipe_tensor_op_gmma_cycles_active,
+// while the wgmma-only ws_kernel read 71.72 % in both the HMMA sub-pipe and the whole pipe:
+// plots/h100/kernels_hopper_n128.csv). What tells wgmma apart is its own instruction counter,
+// sm__inst_executed_pipe_tensor_op_gmma (aggregate() splits the cycles by it).
 constexpr const char* kDuration = "gpu__time_duration.sum";
 constexpr const char* kTensor = "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active";
-constexpr const char* kHmma = "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active";  // mma.sync
-constexpr const char* kGmma = "sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active";  // wgmma
+constexpr const char* kHmma = "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active";
+constexpr const char* kGmmaInst = "sm__inst_executed_pipe_tensor_op_gmma.sum";  // wgmma warp instructions
 constexpr const char* kFma = "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active";
 constexpr const char* kSm = "sm__throughput.avg.pct_of_peak_sustained_elapsed";
 constexpr const char* kDramRead = "dram__bytes_read.sum";
@@ -50,7 +56,7 @@ constexpr const char* kWaves = "launch__waves_per_multiprocessor";
 
 const std::map<std::string, std::vector<std::string>>& sets() {
     static const std::map<std::string, std::vector<std::string>> s = [] {
-        std::vector<std::string> d = {kDuration, kTensor,   kHmma,      kGmma,       kFma,        kSm,
+        std::vector<std::string> d = {kDuration, kTensor,   kHmma,      kGmmaInst,   kFma,        kSm,
                                       kDramRead, kDramWrite, kL2Hit,    kL2Sectors,  kOccupancy,  kRegisters,
                                       kSmemDynamic, kSmemStatic};
         std::vector<std::string> full = d;
@@ -391,17 +397,25 @@ ProfileSummary aggregate(const std::vector<KernelMetrics>& ks, const std::string
             }
         return any ? t : NAN;
     };
-    // The tensor pipe: the generic counter where the device has it, else the busier of the
-    // mma.sync (HMMA) and warpgroup (GMMA) parts; a kernel uses one of them.
+    // The tensor pipe's active cycles: the whole pipe's counter or the HMMA sub-pipe's,
+    // whichever is higher (on sm_90 both include wgmma).
     auto tensor = [](const KernelMetrics& k) {
         double v = NAN;
-        for (const char* m : {kTensor, kHmma, kGmma})
+        for (const char* m : {kTensor, kHmma})
             if (std::isfinite(k.get(m))) v = std::isfinite(v) ? std::max(v, k.get(m)) : k.get(m);
         return v;
     };
+    // Split by the instruction that kept the pipe busy: a kernel that issued wgmma counts as
+    // warpgroup MMA (gmma), one that issued none as mma.sync (hmma); a kernel uses one of
+    // them (ours and cuDNN's do). Without the wgmma counter (before sm_90) gmma stays empty.
+    auto wgmma = [](const KernelMetrics& k) { return k.get(kGmmaInst) > 0; };
+    auto gmma = [&](const KernelMetrics& k) {
+        return std::isfinite(k.get(kGmmaInst)) ? (wgmma(k) ? tensor(k) : 0.0) : NAN;
+    };
+    auto hmma = [&](const KernelMetrics& k) { return wgmma(k) ? 0.0 : k.get(kHmma); };
     s.tensor_pct = weighted(tensor, by_time);
-    s.hmma_pct = weighted(metric(kHmma), by_time);
-    s.gmma_pct = weighted(metric(kGmma), by_time);
+    s.hmma_pct = weighted(hmma, by_time);
+    s.gmma_pct = weighted(gmma, by_time);
     s.fma_pct = weighted(metric(kFma), by_time);
     s.sm_pct = weighted(metric(kSm), by_time);
     s.occupancy_pct = weighted(metric(kOccupancy), by_time);

@@ -32,60 +32,45 @@ Family hopper_family() {
     const std::vector<PrecisionRow> tc = {row_fp16(), row_bf16(), row_tf32()};
     const std::vector<PrecisionRow> split = {{Precision::fp32, DType::f32, "3xtf32"},
                                              {Precision::fp32, DType::f32, "3xfp16"}};
-    const std::vector<Layout> both = {Layout::nhwc, Layout::nchw};
-    auto rung = [&](std::string name, std::vector<PrecisionRow> rows, std::string idea, RungSupports s, RungPlan pl,
-                    std::vector<Axis> axes) {
-        Rung r;
-        r.name = std::move(name);
-        r.rows = std::move(rows);
-        r.idea = std::move(idea);
-        r.supports = std::move(s);
-        r.make_plan = std::move(pl);
-        r.algo = "gemm";
-        r.layouts = both;
-        r.axes = std::move(axes);
-        return r;
-    };
-    auto plain_sup = [](auto f) -> RungSupports {
-        return [f](const PrecisionRow&, const Problem& p, const cudaDeviceProp& prop) { return f(p, prop); };
-    };
+    const RungTraits gemm{"gemm", {Layout::nhwc, Layout::nchw}, true};
     Family f;
     f.name = "hopper";
     f.rungs = {
-        rung("hopper-wgmma-{p}", tc,
-             "implicit GEMM on warpgroup MMA (wgmma, fp32 accumulation; tf32: m64nNk8) from swizzled shared memory "
-             "filled by cp.async, multi-stage",
-             plain_sup(hopper::cpasync_supports), hopper::cpasync_plan, tile_axis(true)),
-        rung("hopper-tma-{p}", tc, "hopper-wgmma-{p} fed by TMA (im2col input map, tiled weight map) through an mbarrier pipeline",
-             plain_sup(hopper::tma_supports), hopper::tma_plan, tile_axis(false)),
-        rung("hopper-ws-{p}", tc,
-             "hopper-tma-{p} + warp specialisation (TMA producer warpgroup, 2 cooperative consumer warpgroups, "
-             "setmaxnreg) and a persistent grid",
-             ws_sup(), ws(WsDefaults{"cooperative", "auto", "direct"}), hopper::ws_axes()),
-        rung("hopper-pp-{p}", tc,
-             "hopper-ws-{p} with ping-pong consumers: each consumer warpgroup a whole 128xBN tile, one's epilogue "
-             "under the other's mainloop",
-             ws_sup(), ws(WsDefaults{"pingpong", "auto", "direct"}), hopper::ws_axes()),
-        rung("hopper-tmastore-{p}", tc,
-             "hopper-ws-{p} with the epilogue through shared memory and TMA bulk stores, drained while the next "
-             "tile's mainloop runs",
-             ws_sup(), ws(WsDefaults{"cooperative", "auto", "tma-store"}), hopper::ws_axes()),
-        rung("hopper-sk-{p}", tc,
-             "hopper-tmastore-{p} with a stream-K tile scheduler: the last waves' k-slices split evenly over all "
-             "SMs, cut tiles fixed up in CTA order (deterministic)",
-             ws_sup(), ws(WsDefaults{"cooperative", "stream-k", "tma-store"}), hopper::ws_axes()),
-        rung("hopper-mc-{p}", tc,
-             "hopper-tmastore-{p} on clusters of two CTAs (adjacent pixel rows, the same filters): each loads half "
-             "of the shared B tile by TMA and multicasts it to both, halving the weights' L2-to-SM traffic",
-             ws_sup(), ws(WsDefaults{"cooperative", "auto", "tma-store", "2"}), hopper::ws_axes()),
-        rung("hopper-ws-{p}", {split[0]},
-             "hopper-ws-tf32 made fp32-exact by 3xTF32: the transforms split each operand into tf32 high and low "
-             "channel blocks, the kernel sums hi*hi + hi*lo + lo*hi over K tripled",
-             ws_sup(), ws(WsDefaults{"cooperative", "auto", "direct"}), hopper::ws_axes()),
-        rung("hopper-ws-{p}", {split[1]},
-             "hopper-ws-3xtf32's three products on half operands (fp16 wgmma, twice the tf32 rate, as many "
-             "significand bits): low parts stored scaled by 2^11 out of fp16's subnormals, undone in the epilogue",
-             ws_sup(), ws(WsDefaults{"cooperative", "auto", "direct"}), hopper::ws_axes()),
+        make_rung("hopper-wgmma-{p}", tc,
+                  "implicit GEMM on warpgroup MMA (wgmma, fp32 accumulation; tf32: m64nNk8) from swizzled shared "
+                  "memory filled by cp.async, multi-stage",
+                  plain(hopper::cpasync_supports), hopper::cpasync_plan, gemm, tile_axis(true)),
+        make_rung("hopper-tma-{p}", tc,
+                  "hopper-wgmma-{p} fed by TMA (im2col input map, tiled weight map) through an mbarrier pipeline",
+                  plain(hopper::tma_supports), hopper::tma_plan, gemm, tile_axis(false)),
+        make_rung("hopper-ws-{p}", tc,
+                  "hopper-tma-{p} + warp specialisation (TMA producer warpgroup, 2 cooperative consumer warpgroups, "
+                  "setmaxnreg) and a persistent grid",
+                  ws_sup(), ws(WsDefaults{"cooperative", "auto", "direct"}), gemm, hopper::ws_axes()),
+        make_rung("hopper-pp-{p}", tc,
+                  "hopper-ws-{p} with ping-pong consumers: each consumer warpgroup a whole 128xBN tile, one's epilogue "
+                  "under the other's mainloop",
+                  ws_sup(), ws(WsDefaults{"pingpong", "auto", "direct"}), gemm, hopper::ws_axes()),
+        make_rung("hopper-tmastore-{p}", tc,
+                  "hopper-ws-{p} with the epilogue through shared memory and TMA bulk stores, drained while the next "
+                  "tile's mainloop runs",
+                  ws_sup(), ws(WsDefaults{"cooperative", "auto", "tma-store"}), gemm, hopper::ws_axes()),
+        make_rung("hopper-sk-{p}", tc,
+                  "hopper-tmastore-{p} with a stream-K tile scheduler: the last waves' k-slices split evenly over all "
+                  "SMs, cut tiles fixed up in CTA order (deterministic)",
+                  ws_sup(), ws(WsDefaults{"cooperative", "stream-k", "tma-store"}), gemm, hopper::ws_axes()),
+        make_rung("hopper-mc-{p}", tc,
+                  "hopper-tmastore-{p} on clusters of two CTAs (adjacent pixel rows, the same filters): each loads "
+                  "half of the shared B tile by TMA and multicasts it to both, halving the weights' L2-to-SM traffic",
+                  ws_sup(), ws(WsDefaults{"cooperative", "auto", "tma-store", "2"}), gemm, hopper::ws_axes()),
+        make_rung("hopper-ws-{p}", {split[0]},
+                  "hopper-ws-tf32 made fp32-exact by 3xTF32: the transforms split each operand into tf32 high and low "
+                  "channel blocks, the kernel sums hi*hi + hi*lo + lo*hi over K tripled",
+                  ws_sup(), ws(WsDefaults{"cooperative", "auto", "direct"}), gemm, hopper::ws_axes()),
+        make_rung("hopper-ws-{p}", {split[1]},
+                  "hopper-ws-3xtf32's three products on half operands (fp16 wgmma, twice the tf32 rate, as many "
+                  "significand bits): low parts stored scaled by 2^11 out of fp16's subnormals, undone in the epilogue",
+                  ws_sup(), ws(WsDefaults{"cooperative", "auto", "direct"}), gemm, hopper::ws_axes()),
     };
     return f;
 }

@@ -911,15 +911,4 @@ inline std::unique_ptr<Plan> make_hopper_plan(const Problem& p, const PlanContex
                                                                   std::move(ws_in), std::move(ws_w));
 }
 
-// Tile width (filters per CTA) for M: the wgmma n that covers M in the fewest column tiles
-// with the least padding (96 for conv1, 256 for conv2/5, 192 for conv3/4).
-inline int choose_bn(int M) {
-    if (M <= 96) return 96;
-    if (M <= 128) return 128;
-    if (M <= 192) return 192;
-    if (M <= 256) return 256;
-    if (M % 192 == 0 && M % 256 != 0) return 192;
-    return M % 256 == 0 ? 256 : ((M % 128 == 0) ? 128 : 192);
-}
-
 }  // namespace cs::gpu::variants::hopper

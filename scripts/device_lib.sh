@@ -1,0 +1,58 @@
+# shellcheck shell=bash
+# Sourced by the scripts/device_*.sh (not run): the one way they build the tree on the GPU
+# machine, and the helpers they share. Source it after `cd` to the source tree:
+#
+#   source scripts/device_lib.sh
+#   device_build build-device convstudy convstudy_gpu_tests || exit 1
+#
+#   stamp MSG...        prints "[<seconds since the lib was sourced>s] MSG"
+#   device_rev          the revision the build records in CSV rows (see below)
+#   device_build DIR [TARGET...]
+#                       configures the tree in the current directory into DIR (Ninja, Release,
+#                       CMAKE_CUDA_ARCHITECTURES=90, ptxas -v) and builds TARGETs (default:
+#                       all) with every core. Configure and build output go to $BUILD_LOG
+#                       (default DIR/build.log): ptxas's per-kernel registers, spills and
+#                       shared memory are in it. Prints the warnings and errors; on failure
+#                       also the log's tail, and returns non-zero.
+#
+# CONVSTUDY_GIT_REV: the device tool copies the working tree without .git, so CMake cannot
+# ask git for the revision and CSV rows would say "unknown". Pass it in the device command,
+#   CONVSTUDY_GIT_REV=$(git describe --always --dirty) scripts/device_<topic>.sh
+# (CMakeLists.txt reads it at configure time, which device_build runs every call). To build
+# another checkout (an A/B's old revision, a git worktree) clear it for that build only:
+#   (cd "$old" && CONVSTUDY_GIT_REV='' device_build build-ab)
+
+device_t0=${device_t0:-$(date +%s)}
+
+stamp() { echo "[$(($(date +%s) - device_t0))s] $*"; }
+
+device_rev() {
+    if [[ -n ${CONVSTUDY_GIT_REV:-} ]]; then
+        echo "$CONVSTUDY_GIT_REV"
+    else
+        git describe --always --dirty 2>/dev/null || echo unknown
+    fi
+}
+
+device_build() {
+    local dir=${1:?device_build: the build directory}
+    shift
+    local log=${BUILD_LOG:-$dir/build.log}
+    local targets=()
+    (($#)) && targets=(--target "$@")
+    mkdir -p "$(dirname "$log")" "$dir"
+    if [[ -z ${CONVSTUDY_GIT_REV:-} ]] && ! git rev-parse --git-dir >/dev/null 2>&1; then
+        echo "device_build: no .git and no CONVSTUDY_GIT_REV: CSV rows will record revision 'unknown'"
+    fi
+    local rc=0
+    cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+        -DCMAKE_CUDA_FLAGS="-Xptxas=-v" >"$log" 2>&1 &&
+        cmake --build "$dir" -j "$(nproc)" "${targets[@]}" >>"$log" 2>&1 || rc=$?
+    grep -E "warning|error" "$log" | grep -v "ptxas info" | head -20
+    if ((rc)); then
+        echo "---- $log (tail) ----"
+        tail -40 "$log"
+        echo "device_build: $dir ${*:-all} FAILED (rc $rc)"
+    fi
+    return "$rc"
+}
