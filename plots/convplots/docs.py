@@ -176,7 +176,8 @@ def csv_inventory(folder_rel=H200):
 # ---- NOTES.md: the Hopper core v2 on the H100 ---------------------------------------------------
 
 H100 = "plots/h100"
-HOPPER_LADDER = ["hopper-tma-fp16", "hopper-ws-fp16", "hopper-pp-fp16", "hopper-tmastore-fp16", "hopper-sk-fp16"]
+HOPPER_LADDER = ["hopper-tma-fp16", "hopper-ws-fp16", "hopper-pp-fp16", "hopper-tmastore-fp16", "hopper-sk-fp16",
+                 "hopper-mc-fp16"]
 
 
 def _csv_rows(path):
@@ -261,7 +262,28 @@ def hopper_ab():
     return "\n".join(out) + "\n"
 
 
+def hopper_mc():
+    """The cluster rung against hopper-tmastore and cuDNN, fp16 NHWC N=128, one H100 call each:
+    the first version (remote release .release.cluster) and the current one."""
+    cur, first = _csv_rows(f"{H100}/hopper_mc.csv"), _csv_rows(f"{H100}/hopper_mc_first.csv")
+
+    def ms(rows, layer, v):
+        ts = [_f(r["kernel_ms"]) for r in rows if r["layer"] == layer and r["variant"] == v and r["status"] == "PASS"]
+        return ts[0] if ts else None
+    rev = lambda rows: ", ".join(sorted({r["git_rev"] for r in rows}))
+    out = [f"| layer | hopper-tmastore | hopper-mc, first ({rev(first)}) | hopper-mc ({rev(cur)}) | cudnn-fp16 | mc / tmastore "
+           "| mc / cuDNN |", "| --- | --- | --- | --- | --- | --- | --- |"]
+    for l in ["conv2", "conv3", "conv4", "conv5"]:
+        t, f1, m, c = (ms(cur, l, "hopper-tmastore-fp16"), ms(first, l, "hopper-mc-fp16"), ms(cur, l, "hopper-mc-fp16"),
+                       ms(cur, l, "cudnn-fp16"))
+        if None in (t, f1, m, c):
+            continue
+        out.append(f"| {l} | {g3(t)} | {g3(f1)} | {g3(m)} | {g3(c)} | {m / t:.2f}x | {m / c:.2f}x |")
+    return "\n".join(out) + "\n"
+
+
 GENERATORS = {
+    "h100-hopper-mc": hopper_mc,
     "h100-csvs": lambda: csv_inventory(H100),
     "h100-hopper-ladder": hopper_ladder,
     "h100-hopper-profile": hopper_profile,
