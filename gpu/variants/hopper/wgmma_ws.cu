@@ -112,6 +112,7 @@ struct WsGemm {
     const void* key_w = nullptr;
     const void* key_out = nullptr;
     int key_n = -1;
+    const float* out_mul = nullptr;  // the split's 2^(ex+ew) (HopperPlan sets it), else null
 
     WsLaunch launch_desc(bool prepare_only) const {
         return WsLaunch{&a, &b, &o, c.tile, c.schedule, c.epilogue, prepare_only};
@@ -144,12 +145,13 @@ struct WsGemm {
             key_out = out;
         }
         WsArgs<TO> args{out, g, sched_for(g), (g.C + bk - 1) / bk, nchw ? 1 : 0, partial.as<float>(),
-                        flags.as<int>(), ++epoch};
+                        flags.as<int>(), ++epoch, out_mul};
         launch_ws<T, TO, kDown>(launch_desc(false), args, stream);
         if (c.ksplit > 1 && c.scheduler == "split-k") {
             const std::int64_t total = std::int64_t(g.P) * g.M;
             splitk_reduce_kernel<TO, kDown>
-                <<<unsigned((total + 255) / 256), 256, 0, stream>>>(partial.as<float>(), out, g, c.ksplit, nchw ? 1 : 0);
+                <<<unsigned((total + 255) / 256), 256, 0, stream>>>(partial.as<float>(), out, g, c.ksplit, nchw ? 1 : 0,
+                                                                    out_mul);
             CS_CUDA_CHECK_LAUNCH();
         }
     }
