@@ -7,7 +7,9 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <utility>
@@ -146,9 +148,13 @@ void RangeScaleBuffer::compute(const float* in, std::int64_t n_in, const float* 
     CS_CUDA_CHECK_LAUNCH();
 }
 
-const float* RangeScaleBuffer::in_mul() const { return d_ ? d_->in_mul : nullptr; }
-const float* RangeScaleBuffer::w_mul() const { return d_ ? d_->w_mul : nullptr; }
-const float* RangeScaleBuffer::out_mul() const { return d_ ? d_->out_mul : nullptr; }
+// Addresses inside the device structure (computed, never dereferenced on the host).
+static const float* field(const RangeScale* d, std::size_t offset) {
+    return d ? reinterpret_cast<const float*>(reinterpret_cast<const unsigned char*>(d) + offset) : nullptr;
+}
+const float* RangeScaleBuffer::in_mul() const { return field(d_, offsetof(RangeScale, in_mul)); }
+const float* RangeScaleBuffer::w_mul() const { return field(d_, offsetof(RangeScale, w_mul)); }
+const float* RangeScaleBuffer::out_mul() const { return field(d_, offsetof(RangeScale, out_mul)); }
 
 std::optional<std::string> RangeScaleBuffer::error(const std::string& variant_kind) const {
     if (!d_) return std::nullopt;

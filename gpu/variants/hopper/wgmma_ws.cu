@@ -19,6 +19,11 @@
 // 64 B k-slices where C is a multiple of 64 B but not of 128 B (C=96 halves: 3 exact slices per
 // tap); else 128x128 (conv3-5). Ping-pong takes BN <= 128. 3xFP16 keeps 128 B slices where 64 B
 // ones would add more barriers than the padding costs (C'=288: 11% padding).
+// The fp32-class splits (3xtf32, 3xfp16) scale both tensors by powers of two found on the
+// device each run (range_scale.hpp: one reduction kernel inside run(), so inside kernel_ms);
+// the transforms apply them, the epilogue (or the split-K reduction) undoes them exactly from
+// device memory (WsArgs::out_mul), and data outside max|x| max|w| K < 2^127 or not finite is
+// an ERROR naming that range (Plan::run_error, read after the run).
 // Split-K (scheduler auto) where the tiles leave more than half the SMs idle (N=1): the
 // largest divisor d of the k-slices with tiles x d <= SMs and >= 4 slices a part.
 #include "hopper_core.cuh"
