@@ -14,6 +14,7 @@
 #include "split_mutation.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <string>
 #include <vector>
@@ -71,7 +72,7 @@ std::string describe(const Variant& v, const Layer& l, const RunResult& r) {
 
 }  // namespace
 
-TEST_CASE("a split with a dropped product fails the fp32 class; the whole split passes",
+TEST_CASE("a split with a dropped product fails the fp32 class and the whole split passes",
           "[gpu][split-mutation]") {
     for (const char* layer : kAlexNet) {
         const Layer l = alexnet(layer);
