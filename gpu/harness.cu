@@ -577,6 +577,10 @@ void Run::execute() {
     {
         const nvtx::Range check("check");
         checked_run();
+        // Data a plan could not represent (the split variants' range flag): an ERROR naming
+        // the range, whatever the output looks like.
+        for (const auto& pl : plans_)
+            if (auto why = pl->run_error()) throw cs::Error(*why);
     }
     if (r_.check != "none" && !passes(r_.err, v_.precision)) {
         r_.status = Status::fail;

@@ -113,6 +113,11 @@ public:
     // Every axis value the plan runs with, defaults resolved ("tile=...;schedule=..."), for
     // the CSV's `config` column; empty for a variant without axes.
     virtual std::string config() const { return {}; }
+    // After a run has completed (the caller synchronised; this may synchronise again): what the
+    // run could not represent, or nothing. The fp32-class split variants scale their tensors on
+    // the device and set a flag there for data outside their range (gpu/variants/range_scale.hpp);
+    // this reads it, outside any timed region. The harness turns a message into an ERROR.
+    virtual std::optional<std::string> run_error() const { return std::nullopt; }
 };
 
 // A study abbreviation accepted on the command line. `memory` set means the alias also

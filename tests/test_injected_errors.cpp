@@ -373,6 +373,37 @@ TEST_CASE("the per-element bound is what catches a dropped tap where max_rel_err
     }
 }
 
+// The fp32 class's tau (7.5e-6, gpu/tolerance.hpp) must tell a three-product split from a
+// two-product one: the split with the input's low parts dropped (each input rounded to its
+// high part: fp16 after the range scale's power of two, max|x'| in [2^14, 2^15), for 3xFP16;
+// tf32 rounded to nearest for 3xTF32), products and sums in float, must FAIL the fp32 class
+// on every AlexNet layer at N=1 by at least 3x its per-element allowance. (On the GPU:
+// tests/gpu/test_split_range_gpu.cpp, "[split-mutation]".)
+TEST_CASE("a two-product split fails the fp32 class by at least 3x on every AlexNet layer",
+          "[tolerance][injected][split-emulation]") {
+    for (const auto& layer : cs::default_layer_table().layers) {
+        const Problem p = make_problem(layer, 1);
+        double maxabs = 0;
+        for (float v : p.in) maxabs = std::max(maxabs, double(std::fabs(v)));
+        const int ex = int(std::floor(std::log2(maxabs))) - 14;
+        for (const bool half : {true, false}) {
+            std::vector<float> hi(p.in.size());
+            for (std::size_t i = 0; i < hi.size(); ++i)
+                hi[i] = half ? float(std::ldexp(round_half(std::ldexp(double(p.in[i]), -ex)), ex))
+                             : round_mantissa(p.in[i], 10, false);
+            std::vector<float> out(p.golden.size());
+            cs::conv2d_ref<float>(layer, 1, hi.data(), p.w.data(), out.data());
+            const auto e = cs::gpu::compare(out.data(), p.golden.data(), std::int64_t(out.size()), p.bound.data(),
+                                            Precision::fp32);
+            std::printf("%-6s two-product %s split: max_rel_err %.3g, max_bound_ratio %.3g (fp32 class)\n",
+                        layer.name.c_str(), half ? "3xFP16" : "3xTF32", e.max_rel_err, e.max_bound_ratio);
+            INFO(layer.name << (half ? " 3xFP16" : " 3xTF32") << ": max_bound_ratio " << e.max_bound_ratio);
+            CHECK_FALSE(cs::gpu::passes(e, Precision::fp32));
+            CHECK(e.max_bound_ratio >= 3.0);
+        }
+    }
+}
+
 // Hidden (run with "[injected-margin]"): the correct results at a larger batch, where the
 // largest error over more elements is larger; prints how much of each allowance they use.
 TEST_CASE("correct results keep their margin at N=8", "[.][injected-margin]") {

@@ -76,7 +76,9 @@ Family fp32fast_family() {
             wino("winograd-3xfp16-f3x3-5x5",
                  "winograd-f3x3-5x5's 49 position GEMMs on the tensor cores (mma.sync m16n8k16) as 3xFP16: "
                  "transforms split into fp16 hi + lo, hi*hi + hi*lo + lo*hi in fp32, each position folded into the "
-                 "3x3 outputs at once",
+                 "3x3 outputs at once; per-tensor power-of-two scales found on the GPU each run cover the "
+                 "transforms' growth (225|x|, 25/9|w|): fp32 class for any finite data with max|x| max|w| K < 2^127, "
+                 "else an ERROR naming the range",
                  winograd_3xfp16_f3x3_5x5_supports, winograd_3xfp16_f3x3_5x5_plan),
             wino("winograd-3xfp16-wgmma-f3x3-5x5",
                  "winograd-3xfp16-f3x3-5x5 with the position GEMMs on wgmma m64n32k16 from 128 B-swizzled shared "
@@ -95,7 +97,7 @@ Family fp32fast_family() {
             simt,
             rung("split-tf32", row_fp32(),
                  "3xTF32 implicit GEMM on mma.sync m16n8k8: each operand split into tf32 hi + lo, three products in "
-                 "fp32",
+                 "fp32; tf32 keeps fp32's exponent, so no scale: fp32 class wherever products stay above 2^-115",
                  plain(split_tf32_supports), split_tf32_plan, "gemm"),
             rung("tf32-mma-1x", row_tf32(),
                  "split-tf32's kernel with one product (hi x hi): plain TF32 on mma.sync, for the error comparison",

@@ -40,6 +40,13 @@
 //   Next: warpgroup MMA (wgmma, tf32) from shared memory with the B split in a producer
 //   warp, as the Hopper family does for half; a 64x64 warp tile to halve fragment traffic.
 //
+// Range: tf32 has fp32's 8-bit exponent, so the split needs no scale (checked on the range
+// golden sets, scripts/device_range.sh). hi = tf32(x) is finite for every finite x below
+// (2 - 2^-11) 2^127; lo = tf32(x - hi) ~ 2^-11..2^-12 |x| falls into fp32's subnormals only for
+// |x| < ~2^-114, and a product hi*lo only when |x w| < ~2^-115: data far below the golden sets'
+// 2^-24 x 2^-24 (products ~2^-48 there). Inside fp32's normal range every product and sum is
+// then what the fp32 class allows: the same range fp32 itself computes in, and no scale pass.
+//
 // ptxas (sm_90, -O3): 3x: 123 registers, 1x: 114, 0 spills (k8-step loop not unrolled:
 // unrolled, the 3x kernel spilled 4 bytes); wpack_kernel 14 registers.
 #include "buffers.hpp"
@@ -48,6 +55,7 @@
 #include "error.hpp"
 #include "fp32fast_common.cuh"
 #include "family.hpp"
+#include "split_mutation.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -75,7 +83,8 @@ struct TcTile {
 // instead of once per block column in the main kernel.
 template <bool SPLIT>
 __global__ void __launch_bounds__(256)
-    wpack_kernel(const float* __restrict__ w, float* __restrict__ apack, int M, int K, int Kp, int total) {
+    wpack_kernel(const float* __restrict__ w, float* __restrict__ apack, int M, int K, int Kp, int total,
+                 float lo_keep_half) {
     constexpr int H = SPLIT ? 2 : 1;
     const int i = int(blockIdx.x) * 256 + int(threadIdx.x);
     if (i >= total) return;
@@ -92,8 +101,20 @@ __global__ void __launch_bounds__(256)
     const int k = kt * 16 + ks * 8 + (lane & 3) + 4 * (r >> 1);
     const float x = (m < M && k < K) ? w[std::int64_t(m) * K + k] : 0.0f;
     const std::uint32_t hi = to_tf32(x);
-    apack[i] = part == 0 ? __uint_as_float(hi) : __uint_as_float(to_tf32(x - __uint_as_float(hi)));
+    // lo_keep_half: 1, or 0 for the test-only mutation (split_mutation.hpp) that drops the
+    // hi*lo product over the first half of K.
+    apack[i] = part == 0 ? __uint_as_float(hi)
+                         : __uint_as_float(to_tf32(x - __uint_as_float(hi))) * (k < K / 2 ? lo_keep_half : 1.0f);
 }
+
+#ifndef FP32FAST_EMU
+// Test-only (split_mutation.hpp, zero_input_lo): the input rounded to tf32 beforehand, so that
+// the main kernel's in-loop split finds no low part (lo = tf32(x - hi) = 0).
+__global__ void tf32_round_kernel(const float* __restrict__ in, float* __restrict__ out, std::int64_t n) {
+    const std::int64_t i = std::int64_t(blockIdx.x) * 256 + threadIdx.x;
+    if (i < n) out[i] = __uint_as_float(to_tf32(in[i]));
+}
+#endif
 
 template <bool SPLIT>
 __global__ void __launch_bounds__(TcTile<SPLIT>::NT, 2)
@@ -218,11 +239,11 @@ __global__ void __launch_bounds__(TcTile<SPLIT>::NT, 2)
 
 template <bool SPLIT>
 void split_tf32_enqueue(const float* in, const float* w, float* apack, const int2* tbl, float* out,
-                        const GemmShape& g, int P, cudaStream_t stream) {
+                        const GemmShape& g, int P, cudaStream_t stream, float lo_keep_half = 1.0f) {
     using T = TcTile<SPLIT>;
     const int total = g.Mp * g.Kp * T::H;
     auto pk = &wpack_kernel<SPLIT>;
-    FF_LAUNCH(pk, unsigned((total + 255) / 256), 256, 0, stream, w, apack, g.M, g.K, g.Kp, total);
+    FF_LAUNCH(pk, unsigned((total + 255) / 256), 256, 0, stream, w, apack, g.M, g.K, g.Kp, total, lo_keep_half);
 #ifndef FP32FAST_EMU
     CS_CUDA_CHECK_LAUNCH();
 #endif
@@ -283,12 +304,27 @@ public:
                   " mma.sync m16n8k8, 128x128x16 block, 8 warps of 64x32, 3-stage cp.async, " +
                   std::to_string(blocks) + " blocks for P=" + std::to_string(Pmax) +
                   "; weights packed in fragment order" + (SPLIT ? " and split (hi, lo)" : "") + " each run";
+        if (SPLIT) {
+            mut_ = split_mutation();
+            if (mut_ == SplitMutation::zero_input_lo)
+                rounded_ = Buffer(MemKind::device, std::size_t(std::max<std::int64_t>(1, ctx.max_chunk_N)) *
+                                                       std::size_t(l.input_elems(1)) * 4);
+            detail_ += split_mutation_note(mut_);
+        }
+        img_ = l.input_elems(1);
     }
     void run(const DeviceIO& io, cudaStream_t stream) override {
         const int P = int(io.N * g_.EF);
-        fp32fast::split_tf32_enqueue<SPLIT>(static_cast<const float*>(io.in), static_cast<const float*>(io.w),
-                                            wt_.as<float>(), tbl_.as<int2>(), static_cast<float*>(io.out), g_, P,
-                                            stream);
+        const float* in = static_cast<const float*>(io.in);
+        if (mut_ == SplitMutation::zero_input_lo) {  // test only (split_mutation.hpp)
+            const std::int64_t n = io.N * img_;
+            fp32fast::tf32_round_kernel<<<unsigned((n + 255) / 256), 256, 0, stream>>>(in, rounded_.as<float>(), n);
+            CS_CUDA_CHECK_LAUNCH();
+            in = rounded_.as<float>();
+        }
+        fp32fast::split_tf32_enqueue<SPLIT>(in, static_cast<const float*>(io.w), wt_.as<float>(), tbl_.as<int2>(),
+                                            static_cast<float*>(io.out), g_, P, stream,
+                                            split_keep(mut_).lo_w_half);
     }
     std::size_t workspace_bytes() const override { return wt_.bytes() + tbl_.bytes(); }
     std::string detail() const override { return detail_; }
@@ -297,6 +333,9 @@ private:
     fp32fast::GemmShape g_{};
     Buffer wt_, tbl_;
     std::string detail_;
+    SplitMutation mut_ = SplitMutation::none;
+    Buffer rounded_;  // the zero_input_lo mutation's tf32-rounded input
+    std::int64_t img_ = 0;
 };
 
 }  // namespace

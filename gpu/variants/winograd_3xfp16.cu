@@ -1,6 +1,10 @@
 // winograd-3xfp16-f3x3-5x5 — Winograd F(3x3,5x5) with the Winograd-domain products on the tensor
 // cores as 3xFP16 (fp32 class), NCHW, for 5x5 stride-1 layers (conv2).
 //
+// Range (all three 3xFP16 rungs, winograd_3xfp16.cuh): per-tensor power-of-two scales found on
+// the GPU each run keep the transformed operands (up to 225|x| and 25/9|w|) inside fp16; fp32
+// class for any finite data with max|x| max|w| K < 2^127, else an ERROR naming the range.
+//
 // Idea: winograd-f3x3-5x5 cuts conv2's multiplies 4.59x but runs them on the FP32 pipe (1.75 ms
 // at N=128, 21% of its peak), and hopper-ws-3xfp16 runs the direct products on the tensor cores
 // (0.596 ms); neither beats cuDNN fp32's FFT (0.438). Both ideas together: the 49 position GEMMs

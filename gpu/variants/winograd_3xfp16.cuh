@@ -10,6 +10,15 @@
 // keeps lo out of fp16's subnormals). A product sums Vh*Uh into one fp32 accumulator and
 // Vh*Ul + Vl*Uh into a second, combined as main + 2^-11 corr: ~22 significand bits per operand.
 //
+// Range (range_scale.hpp): fp16 holds the transformed operands only below 65504, and the
+// transforms grow them: the F(3x3,5x5) input transform's rows have an L1 norm of up to 15, so
+// |V| <= 225 max|x|, and the filter transform's up to 5/3, so |U| <= 25/9 max|w|. Unscaled, |x|
+// above ~291 overflowed. The plan therefore scales each tensor by a power of two found on the
+// device each run: max|x'| in [2^7, 2^8) (|V| < 225 * 2^8 = 57600), max|w'| in [2^13, 2^14)
+// (|U| < 45512), applied before the transforms and undone exactly where the outputs are written
+// (wtc_put, wtc_store_staged: out_mul). Any finite data with max|x| max|w| K < 2^127 is then in
+// range; outside it the plan reports an ERROR naming the range (Plan::run_error).
+//
 // Global layout of the transformed operands: V[xi][t][2*Cp] (tile rows, Tp = T rounded up to the
 // block's tiles, padding rows zero) and U[xi][m][2*Cp] (Mp rows, padding rows zero); a row holds
 // its channels in chunks of CH = 32 as [hi c0..31 | lo c0..31 | hi c32..63 | lo c32..63 ...], so
@@ -17,6 +26,8 @@
 // swizzle row for wgmma, four 16-byte cp.async chunks of hi and four of lo.
 #pragma once
 
+#include "range_scale.hpp"
+#include "split_mutation.hpp"
 #include "variant.hpp"
 #include "winograd_fused.cuh"
 
@@ -34,6 +45,7 @@ struct WtcCfg {
     static constexpr int BT = 64, BM = BM_;    // tiles x filters per block
     static constexpr int CH = 32;              // channels per pipeline stage (hi and lo: 64 halves)
     static constexpr float LO = 2048.0f;             // 2^11: low parts' storage scale
+    static constexpr int kInLog2 = 7, kWLog2 = 13;   // the range scale's targets (see the top)
 };
 
 struct WtcArgs {
@@ -45,6 +57,14 @@ struct WtcArgs {
     int tiles_w, tpi, T, Tp, Mp, Cp, K2, mblocks;
     int HW;
     std::int64_t CHW, MEF;
+    const RangeScale* rs;  // the tensors' scales and the test mutations (range_scale.hpp)
+};
+
+// The output's scale 2^(ex+ew) as one factor pair, read once by a thread that writes outputs.
+struct WtcOutMul {
+    float a, b;
+    __device__ __forceinline__ explicit WtcOutMul(const WtcArgs& w) : a(w.rs->out_mul[0]), b(w.rs->out_mul[1]) {}
+    __device__ __forceinline__ float operator()(float v) const { return v * a * b; }
 };
 
 // Row position of channel c's part (0 hi, 1 lo) in a row of 2*Cp halves.
@@ -69,12 +89,14 @@ __global__ void __launch_bounds__(256) wtc_filter_kernel(const float* __restrict
     constexpr int R = Cfg::R, A = Cfg::A, CH = Cfg::CH;
     const int c = int(blockIdx.y) * 32 + int(threadIdx.x), m = int(blockIdx.x) * 8 + int(threadIdx.y);
     if (c >= a.Cp || m >= a.Mp) return;
+    const double sw = double(a.rs->w_mul[0]) * double(a.rs->w_mul[1]);  // 2^-ew, exact in double
+    const float lo_keep = c < a.Cp / 2 ? a.rs->lo_keep_w_half : 1.0f;   // test mutation (1 normally)
     double g[R][R];
 #pragma unroll
     for (int r = 0; r < R; ++r)
 #pragma unroll
         for (int s = 0; s < R; ++s)
-            g[r][s] = (m < a.M && c < a.C) ? double(w[((std::int64_t(m) * a.C + c) * R + r) * R + s]) : 0.0;
+            g[r][s] = (m < a.M && c < a.C) ? double(w[((std::int64_t(m) * a.C + c) * R + r) * R + s]) * sw : 0.0;
     double t[A][R];
     for (int j = 0; j < R; ++j) {
         double col[R], o[A];
@@ -88,6 +110,7 @@ __global__ void __launch_bounds__(256) wtc_filter_kernel(const float* __restrict
         for (int j = 0; j < A; ++j) {
             __half hi, lo;
             wtc_split(u[j], hi, lo);
+            lo = __float2half_rn(__half2float(lo) * lo_keep);
             __half* row = U + (std::int64_t(i * A + j) * a.Mp + m) * a.K2;
             row[wtc_col<CH>(c, 0)] = hi;
             row[wtc_col<CH>(c, 1)] = lo;
@@ -152,10 +175,11 @@ __global__ void __launch_bounds__(512) wtc_input_kernel(const float* __restrict_
     const int t = (n * tiles_h + th) * a.tiles_w + tw;
     float d[A][A];
     const float* w = wtc_in_smem + cl * A * g.XP + tl * MT;
+    const float s0 = a.rs->in_mul[0], s1 = a.rs->in_mul[1], lo_keep = a.rs->lo_keep_in;  // 2^-ex; mutation
 #pragma unroll
     for (int i = 0; i < A; ++i)
 #pragma unroll
-        for (int j = 0; j < A; ++j) d[i][j] = w[i * g.XP + j];
+        for (int j = 0; j < A; ++j) d[i][j] = w[i * g.XP + j] * s0 * s1;
 #pragma unroll
     for (int j = 0; j < A; ++j) {  // columns (B^T d)
         float col[A], o[A];
@@ -172,7 +196,11 @@ __global__ void __launch_bounds__(512) wtc_input_kernel(const float* __restrict_
         float r[A];
         Wino<MT, Cfg::R>::in(d[i], r);
 #pragma unroll
-        for (int j = 0; j < A; ++j, o += step) wtc_split(r[j], o[0], o[CH]);
+        for (int j = 0; j < A; ++j, o += step) {
+            __half lo;
+            wtc_split(r[j], o[0], lo);
+            o[CH] = __float2half_rn(__half2float(lo) * lo_keep);
+        }
     }
 }
 
@@ -294,11 +322,12 @@ __device__ __forceinline__ void wtc_put(const WtcArgs& a, const WtcOutTile& o, c
                                         int m) {
     if (m >= a.M) return;
     float* const p = o.base + m * (std::int64_t(a.E) * a.F);
+    const WtcOutMul om(a);
 #pragma unroll
     for (int i = 0; i < MT; ++i)
 #pragma unroll
         for (int j = 0; j < MT; ++j)
-            if (i < o.ne && j < o.nf) p[i * a.F + j] = Y[i * MT + j][e];
+            if (i < o.ne && j < o.nf) p[i * a.F + j] = om(Y[i * MT + j][e]);
 }
 
 // One output element of the fragment: tile t, filter m; nothing for t >= T (padding tiles).
@@ -347,6 +376,11 @@ public:
         a_.HW = l.H * l.W;
         a_.CHW = std::int64_t(l.C) * a_.HW;
         a_.MEF = std::int64_t(l.M) * a_.E * a_.F;
+        mut_ = split_mutation();
+        const SplitKeep keep = split_keep(mut_);
+        scale_ = RangeScaleBuffer(RangeTargets{Cfg::kInLog2, Cfg::kWLog2, std::int64_t(l.C) * l.R * l.S}, keep.lo_in,
+                                  keep.lo_w_half);
+        a_.rs = scale_.device();
         const std::size_t u_bytes = std::size_t(Cfg::NX) * a_.Mp * a_.K2 * 2;
         const std::size_t v_per_image = std::size_t(Cfg::NX) * a_.tpi * a_.K2 * 2;
         const std::int64_t want = std::max<std::int64_t>(1, ctx.max_chunk_N);
@@ -371,10 +405,13 @@ public:
                   std::to_string(Main::NT) + " threads, " + std::to_string(Main::STAGES) + "-stage " + Main::copies() + " of " +
                   std::to_string(Cfg::CH) + " channels, output transform folded per position; " +
                   std::to_string(chunk_) + " images per pass, workspace " +
-                  std::to_string((U_.bytes() + V_.bytes()) >> 20) + " MiB";
+                  std::to_string((U_.bytes() + V_.bytes()) >> 20) + " MiB; " + scale_.describe() +
+                  split_mutation_note(mut_);
+        n_w_ = std::int64_t(l.M) * l.C * l.R * l.S;
     }
     void run(const DeviceIO& io, cudaStream_t stream) override {
         WtcArgs a = a_;
+        scale_.compute(static_cast<const float*>(io.in), io.N * a.CHW, static_cast<const float*>(io.w), n_w_, stream);
         const dim3 fgrid(unsigned((a.Mp + 7) / 8), unsigned((a.Cp + 31) / 32));
         wtc_filter_kernel<Cfg><<<fgrid, dim3(32, 8), 0, stream>>>(static_cast<const float*>(io.w), U_.as<__half>(), a);
         CS_CUDA_CHECK_LAUNCH();
@@ -394,6 +431,7 @@ public:
     }
     std::size_t workspace_bytes() const override { return U_.bytes() + V_.bytes(); }
     std::string detail() const override { return detail_; }
+    std::optional<std::string> run_error() const override { return scale_.error("the Winograd 3xFP16 split"); }
 
 private:
     WtcArgs a_{};
@@ -401,6 +439,9 @@ private:
     Buffer U_, V_;
     typename Main::State st_{};
     std::string detail_;
+    RangeScaleBuffer scale_;
+    SplitMutation mut_ = SplitMutation::none;
+    std::int64_t n_w_ = 0;
 };
 
 }  // namespace fp32fast

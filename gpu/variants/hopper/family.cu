@@ -65,11 +65,15 @@ Family hopper_family() {
                   ws_sup(), ws(WsDefaults{"cooperative", "auto", "tma-store", "2"}), gemm, hopper::ws_axes()),
         make_rung("hopper-ws-{p}", {split[0]},
                   "hopper-ws-tf32 made fp32-exact by 3xTF32: the transforms split each operand into tf32 high and low "
-                  "channel blocks, the kernel sums hi*hi + hi*lo + lo*hi over K tripled",
+                  "channel blocks, the kernel sums hi*hi + hi*lo + lo*hi over K tripled; per-tensor power-of-two "
+                  "scales found on the GPU each run: fp32 class for any finite data with max|x| max|w| K < 2^127, "
+                  "else an ERROR",
                   ws_sup(), ws(WsDefaults{"cooperative", "auto", "direct"}), gemm, hopper::ws_axes()),
         make_rung("hopper-ws-{p}", {split[1]},
                   "hopper-ws-3xtf32's three products on half operands (fp16 wgmma, twice the tf32 rate, as many "
-                  "significand bits): low parts stored scaled by 2^11 out of fp16's subnormals, undone in the epilogue",
+                  "significand bits): low parts stored scaled by 2^11 out of fp16's subnormals, undone in the "
+                  "epilogue; per-tensor power-of-two scales found on the GPU each run (max|x'| < 2^15, max|w'| < 2^4): "
+                  "fp32 class for any finite data with max|x| max|w| K < 2^127, else an ERROR naming the range",
                   ws_sup(), ws(WsDefaults{"cooperative", "auto", "direct"}), gemm, hopper::ws_axes()),
     };
     return f;

@@ -50,6 +50,8 @@
 #include "conv_shape.hpp"
 #include "cuda_check.hpp"
 #include "error.hpp"
+#include "range_scale.hpp"
+#include "split_mutation.hpp"
 #include "variant.hpp"
 #include "wgmma_ops.cuh"
 
@@ -111,18 +113,44 @@ struct Elem<float> {
 // kernels compile to the same machine code as before tf32 existed).
 // put(o, cp, Cp, x): how a transform writes value x of channel cp into pixel o (Cp value
 // channels per pixel, kParts * Cp written): o[cp] = op(x).
+// What a split transform applies besides the split (range_scale.hpp): the tensor's power-of-two
+// scale m0 * m1 (two floats: 2^-e may lie outside one float's range) and the test-only
+// mutations' low-part factors (1 normally; lo for every channel, lo_half for channels < Cp/2).
+// Read once per thread from the plan's RangeScale; the identity for the unsplit operands.
+struct SplitScale {
+    float m0 = 1.0f, m1 = 1.0f, lo = 1.0f, lo_half = 1.0f;
+    __host__ __device__ __forceinline__ float scaled(float x) const { return x * m0 * m1; }
+    __host__ __device__ __forceinline__ float lo_of(int cp, int Cp) const { return cp < Cp / 2 ? lo * lo_half : lo; }
+};
+// kInput: the input's scale and mutation, else the weights'; rs null: the identity.
+__device__ __forceinline__ SplitScale load_split_scale(const RangeScale* rs, bool kInput) {
+    SplitScale s;
+    if (rs) {
+        const float* m = kInput ? rs->in_mul : rs->w_mul;
+        s.m0 = m[0];
+        s.m1 = m[1];
+        if (kInput) s.lo = rs->lo_keep_in;
+        else s.lo_half = rs->lo_keep_w_half;
+    }
+    return s;
+}
+
 template <class T>
 struct OperandOf {
     static constexpr bool kActive = false;
+    static constexpr bool kScaled = false;
     static constexpr int kParts = 1;
     __host__ __device__ __forceinline__ static T op(T x) { return x; }
-    __host__ __device__ __forceinline__ static void put(T* o, int cp, int, T x) { o[cp] = x; }
+    __host__ __device__ __forceinline__ static void put(T* o, int cp, int, T x, const SplitScale& = {}) { o[cp] = x; }
 };
 template <>
 struct OperandOf<float> {
     static constexpr bool kActive = true;
+    static constexpr bool kScaled = false;
     static constexpr int kParts = 1;
-    __host__ __device__ __forceinline__ static void put(float* o, int cp, int, float x) { o[cp] = op(x); }
+    __host__ __device__ __forceinline__ static void put(float* o, int cp, int, float x, const SplitScale& = {}) {
+        o[cp] = op(x);
+    }
     __host__ __device__ __forceinline__ static float op(float x) {
 #if defined(__CUDA_ARCH__)
         std::uint32_t r;
@@ -144,13 +172,20 @@ struct OperandOf<float> {
 // [hi, lo, hi] for the weights. The unchanged tf32 GEMM over K' = R*S*3*Cp then sums
 // hi*hi + hi*lo + lo*hi in its fp32 accumulators: the three tensor-core products of
 // 3xTF32 (lo*lo, ~2^-22, is dropped) without a line of kernel code changed.
+// Range: tf32 has fp32's exponent range, so the split itself needs no scale; the plan still
+// scales both tensors (range_scale.hpp, max|x'| and max|w'| in [1, 2)) so that the low parts'
+// products (~2^-11 |x w|) never reach fp32's subnormals, whatever the data's magnitude, and so
+// that inf / NaN data is an ERROR like 3xFP16's. s: the scale (and the test mutations).
 template <bool kInput>
 struct Split3 {
     static constexpr bool kActive = true;
+    static constexpr bool kScaled = true;
     static constexpr int kParts = 3;
-    __host__ __device__ __forceinline__ static void put(float* o, int cp, int Cp, float x) {
+    static constexpr int kInLog2 = 0, kWLog2 = 0;  // range_scale.hpp's targets
+    __host__ __device__ __forceinline__ static void put(float* o, int cp, int Cp, float x, const SplitScale& s = {}) {
+        x = s.scaled(x);
         const float hi = OperandOf<float>::op(x);
-        const float lo = OperandOf<float>::op(x - hi);
+        const float lo = OperandOf<float>::op(x - hi) * s.lo_of(cp, Cp);
         o[cp] = hi;
         o[Cp + cp] = kInput ? hi : lo;
         o[2 * Cp + cp] = kInput ? lo : hi;
@@ -164,17 +199,25 @@ struct Split3 {
 // (Ootomo & Yokota's trick), and the weights' high block carries the same factor,
 // hi_w' = hi_w * 2^11 (exact): input [hi, hi, lo'], weights [hi_w', lo_w', hi_w] sum to
 // 2^11 (hi*hi + hi*lo + lo*hi), which the epilogue scales back by 2^-11 (kLoLog2).
-// Range: |w| < 2^4 (hi_w' below fp16's 65504), |x| < 65504; values under ~2^-14 lose relative
-// precision (their contribution is that small). Out of range gives inf, which the check fails.
+// Range: the split alone holds |w| < 2^4 (hi_w' below fp16's 65504) and |x| < 65504, and values
+// under ~2^-14 lose relative precision. So the plan scales each tensor by a power of two found
+// on the device (range_scale.hpp): max|x'| in [2^14, 2^15) (hi below 65504, elements down to
+// 2^-28 of the max keep full precision), max|w'| in [2^3, 2^4) (hi_w' = 2^11 hi_w below 65504);
+// the epilogue multiplies by 2^(ex+ew) (and 2^-11, kLoLog2). Any finite data with
+// max|x| max|w| K < 2^127 is then in range; outside it the plan reports an ERROR naming it.
 constexpr int kLoLog2 = 11;
+constexpr int kHalfInLog2 = 14, kHalfWLog2 = 3;  // the 3xFP16 split's targets (range_scale.hpp)
 template <bool kInput>
 struct Split3Half {
     static constexpr bool kActive = true;
+    static constexpr bool kScaled = true;
     static constexpr int kParts = 3;
-    __host__ __device__ __forceinline__ static void put(__half* o, int cp, int Cp, float x) {
+    static constexpr int kInLog2 = kHalfInLog2, kWLog2 = kHalfWLog2;
+    __host__ __device__ __forceinline__ static void put(__half* o, int cp, int Cp, float x, const SplitScale& s = {}) {
+        x = s.scaled(x);
         const __half hi = __float2half_rn(x);
         const float hf = __half2float(hi);
-        const __half lo = __float2half_rn((x - hf) * float(1 << kLoLog2));  // x - hf is exact
+        const __half lo = __float2half_rn((x - hf) * float(1 << kLoLog2) * s.lo_of(cp, Cp));  // x - hf is exact
         if (kInput) {
             o[cp] = hi;
             o[Cp + cp] = hi;
@@ -414,13 +457,20 @@ __device__ __forceinline__ void tma_load_3d_multicast(std::uint32_t dst, const v
 // ct: the thread's index among the CTA's 256 consumer threads (warpgroup ct/128).
 // kDownLog2 > 0: every value is multiplied by 2^-kDownLog2 first (exact: the 3xFP16 split
 // scales its weights up by 2^kDownLog2).
+// out_mul (the split variants' 2^(ex+ew) as two floats, range_scale.hpp): every value is then
+// multiplied by out_mul[0] * out_mul[1] as well (exact: powers of two); null for the others.
 template <class T, int BN, int kDownLog2 = 0>
 __device__ __forceinline__ void store_tile(float (&acc)[BN / 2], T* __restrict__ out, const ConvGeom& g,
-                                           int p0, int m0, bool nchw, int ct) {
+                                           int p0, int m0, bool nchw, int ct, const float* out_mul = nullptr) {
     if constexpr (kDownLog2 > 0) {
         constexpr float down = 1.0f / float(1 << kDownLog2);
 #pragma unroll
         for (int i = 0; i < BN / 2; ++i) acc[i] *= down;
+    }
+    if (out_mul) {
+        const float a = out_mul[0], b = out_mul[1];
+#pragma unroll
+        for (int i = 0; i < BN / 2; ++i) acc[i] = acc[i] * a * b;
     }
     const int t = ct & 127;
     const int wg = ct >> 7;
@@ -465,7 +515,7 @@ __device__ __forceinline__ void store_tile(float (&acc)[BN / 2], T* __restrict__
 // the output in its type and layout. One thread per output element, in the output's order.
 template <class TO, int kDown>
 __global__ void splitk_reduce_kernel(const float* __restrict__ partial, TO* __restrict__ out, const ConvGeom g,
-                                     int parts, int nchw) {
+                                     int parts, int nchw, const float* __restrict__ out_mul) {
     const std::int64_t total = std::int64_t(g.P) * g.M;
     const std::int64_t idx = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (idx >= total) return;
@@ -480,6 +530,7 @@ __global__ void splitk_reduce_kernel(const float* __restrict__ partial, TO* __re
     float v = 0.0f;
     for (int k = 0; k < parts; ++k) v += partial[std::int64_t(k) * total + pm];
     if constexpr (kDown > 0) v *= 1.0f / float(1 << kDown);
+    if (out_mul) v = v * out_mul[0] * out_mul[1];
     out[idx] = Elem<TO>::from(v);
 }
 
@@ -594,16 +645,18 @@ CS_HOPPER_UNROLL
     // rounding; Keep: the plain map, as the host emulation checks it).
     struct Keep {
         static constexpr bool kActive = false;
+        static constexpr bool kScaled = false;
         static constexpr int kParts = 1;
         template <class T>
         __host__ __device__ static T op(T x) { return x; }
         template <class T>
-        __host__ __device__ static void put(T* o, int cp, int, T x) { o[cp] = x; }
+        __host__ __device__ static void put(T* o, int cp, int, T x, const SplitScale& = {}) { o[cp] = x; }
     };
     // T: the tile's (source) type; TW: the written type (T, or __half for Split3Half).
     template <class T, class Op = Keep, class TW = T>
+    // ss: the split's scale (Op::kScaled), the identity otherwise.
     __host__ __device__ static void store(const T* tile, TW* __restrict__ out, const PrepGeom& g, int n, int Y,
-                                          int tid, int nthreads, T zero) {
+                                          int tid, int nthreads, T zero, const SplitScale& ss = {}) {
         const int warp = tid >> 5, lane = tid & 31, nw = nthreads >> 5;
         const int xstep = g.src_nchw ? g.b : g.b * g.C;  // tile offset of X+1 minus X
         int off[kK];
@@ -620,11 +673,11 @@ CS_HOPPER_UNROLL
 CS_HOPPER_UNROLL
             for (int k = 0; k < kK; ++k) {
                 const int cp = lane + 32 * k;
-                if (cp < g.Cp) Op::put(o, cp, g.Cp, off[k] >= 0 ? tile[off[k] + xo] : zero);
+                if (cp < g.Cp) Op::put(o, cp, g.Cp, off[k] >= 0 ? tile[off[k] + xo] : zero, ss);
             }
             for (int cp = lane + 32 * kK; cp < g.Cp; cp += 32) {
                 const int t = tile_offset(g, cp);
-                Op::put(o, cp, g.Cp, t >= 0 ? tile[t + xo] : zero);
+                Op::put(o, cp, g.Cp, t >= 0 ? tile[t + xo] : zero, ss);
             }
         }
     }
@@ -632,21 +685,22 @@ CS_HOPPER_UNROLL
 
 template <class T, class Op, class TW = T>
 __global__ void __launch_bounds__(256) prep_input_tiled_kernel(const T* __restrict__ in, TW* __restrict__ out,
-                                                               const PrepGeom g) {
+                                                               const PrepGeom g, const RangeScale* rs) {
     extern __shared__ __align__(16) unsigned char prep_smem[];
     T* tile = reinterpret_cast<T*>(prep_smem);
     const int n = int(blockIdx.x) / g.Hp, Y = int(blockIdx.x) - n * g.Hp;
     const T zero = Elem<T>::from(0.0f);
     PrepRow::load<T>(in, tile, g, n, Y, int(threadIdx.x), int(blockDim.x), zero);
     __syncthreads();
-    PrepRow::store<T, Op, TW>(tile, out, g, n, Y, int(threadIdx.x), int(blockDim.x), zero);
+    PrepRow::store<T, Op, TW>(tile, out, g, n, Y, int(threadIdx.x), int(blockDim.x), zero,
+                              load_split_scale(Op::kScaled ? rs : nullptr, true));
 }
 
 // The same map one element per thread (no shared memory): for images whose tile would not
 // fit in 48 KB. total: value elements (pixels * Cp).
 template <class T, class Op, class TW = T>
 __global__ void prep_input_gather_kernel(const T* __restrict__ in, TW* __restrict__ out, const PrepGeom g,
-                                         std::int64_t total) {
+                                         std::int64_t total, const RangeScale* rs) {
     const std::int64_t idx = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (idx >= total) return;
     const int cp = int(idx % g.Cp);
@@ -664,7 +718,7 @@ __global__ void prep_input_gather_kernel(const T* __restrict__ in, TW* __restric
             v = in[g.src_nchw ? ((std::int64_t(n) * g.C + c) * g.H + y) * g.W + x
                               : ((std::int64_t(n) * g.H + y) * g.W + x) * g.C + c];
     }
-    Op::put(out + (idx - cp) * Op::kParts, cp, g.Cp, v);
+    Op::put(out + (idx - cp) * Op::kParts, cp, g.Cp, v, load_split_scale(Op::kScaled ? rs : nullptr, true));
 }
 
 struct PrepWGeom {
@@ -677,7 +731,7 @@ struct PrepWGeom {
 // total: value elements (M * Rp * Sp * Cp).
 template <class T, class Op, class TW = T>
 __global__ void prep_weights_kernel(const T* __restrict__ w, TW* __restrict__ out, const PrepWGeom g,
-                                    std::int64_t total) {
+                                    std::int64_t total, const RangeScale* rs) {
     const std::int64_t idx = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (idx >= total) return;
     const int cp = int(idx % g.Cp);
@@ -695,7 +749,7 @@ __global__ void prep_weights_kernel(const T* __restrict__ w, TW* __restrict__ ou
             v = w[g.src_kcrs ? ((std::int64_t(m) * g.C + c) * g.R + r) * g.S + s
                              : ((std::int64_t(m) * g.R + r) * g.S + s) * g.C + c];
     }
-    Op::put(out + (idx - cp) * Op::kParts, cp, g.Cp, v);
+    Op::put(out + (idx - cp) * Op::kParts, cp, g.Cp, v, load_split_scale(Op::kScaled ? rs : nullptr, false));
 }
 
 // ---- host side: what a problem needs before the GEMM -------------------------------------
@@ -795,24 +849,27 @@ inline std::optional<std::string> supports_common(const Problem& p, const cudaDe
 
 // Op: OperandOf<T> (one block of channels), or Split3<true> / Split3<false> (3 blocks).
 // T: the problem's type (what the transforms read); TW: the operands' (what they write).
+// rs: the split's scale (range_scale.hpp), null for the unsplit operands.
 template <class T, class Op = OperandOf<T>, class TW = T>
-inline void launch_prep_input(const Setup& u, const T* in, TW* out, std::int64_t n, cudaStream_t stream) {
+inline void launch_prep_input(const Setup& u, const T* in, TW* out, std::int64_t n, cudaStream_t stream,
+                              const RangeScale* rs = nullptr) {
     const PrepGeom& g = u.pg;
     const std::size_t smem = std::size_t(g.b) * g.C * g.Wp * g.b * sizeof(T);
     if (smem <= 48 * 1024) {
         const std::int64_t blocks = n * g.Hp;
-        prep_input_tiled_kernel<T, Op, TW><<<unsigned(blocks), 256, smem, stream>>>(in, out, g);
+        prep_input_tiled_kernel<T, Op, TW><<<unsigned(blocks), 256, smem, stream>>>(in, out, g, rs);
     } else {
         const std::int64_t total = n * u.ws_img / Op::kParts;
-        prep_input_gather_kernel<T, Op, TW><<<unsigned((total + 255) / 256), 256, 0, stream>>>(in, out, g, total);
+        prep_input_gather_kernel<T, Op, TW><<<unsigned((total + 255) / 256), 256, 0, stream>>>(in, out, g, total, rs);
     }
     CS_CUDA_CHECK_LAUNCH();
 }
 
 template <class T, class Op = OperandOf<T>, class TW = T>
-inline void launch_prep_weights(const Setup& u, const T* w, TW* out, cudaStream_t stream) {
+inline void launch_prep_weights(const Setup& u, const T* w, TW* out, cudaStream_t stream,
+                                const RangeScale* rs = nullptr) {
     const std::int64_t total = u.w_elems / Op::kParts;
-    prep_weights_kernel<T, Op, TW><<<unsigned((total + 255) / 256), 256, 0, stream>>>(w, out, u.pw, total);
+    prep_weights_kernel<T, Op, TW><<<unsigned((total + 255) / 256), 256, 0, stream>>>(w, out, u.pw, total, rs);
     CS_CUDA_CHECK_LAUNCH();
 }
 
@@ -837,13 +894,29 @@ template <class T, class Gemm, class InOp = OperandOf<T>, class WOp = OperandOf<
 class HopperPlan final : public Plan {
 public:
     HopperPlan(Setup u, Gemm gemm, std::int64_t chunk, Buffer ws_in, Buffer ws_w)
-        : u_(std::move(u)), gemm_(std::move(gemm)), chunk_(chunk), ws_in_(std::move(ws_in)), ws_w_(std::move(ws_w)) {}
+        : u_(std::move(u)), gemm_(std::move(gemm)), chunk_(chunk), ws_in_(std::move(ws_in)), ws_w_(std::move(ws_w)) {
+        if constexpr (InOp::kScaled) {
+            // The split's scales (range_scale.hpp): computed each run, applied by the transforms,
+            // undone by the GEMM's epilogue (WsGemm::out_mul).
+            mut_ = split_mutation();
+            const SplitKeep keep = split_keep(mut_);
+            scale_ = RangeScaleBuffer(RangeTargets{InOp::kInLog2, InOp::kWLog2, std::int64_t(u_.s.C) * u_.s.R * u_.s.S},
+                                      keep.lo_in, keep.lo_w_half);
+            gemm_.out_mul = scale_.out_mul();
+        }
+    }
 
     void run(const DeviceIO& io, cudaStream_t stream) override {
         const TIO* in = static_cast<const TIO*>(io.in);
         const TIO* w = static_cast<const TIO*>(io.w);
         TIO* out = static_cast<TIO*>(io.out);
         const bool nchw_out = u_.src_nchw;
+        const RangeScale* rs = nullptr;
+        if constexpr (InOp::kScaled) {
+            static_assert(std::is_same_v<TIO, float>, "the split variants read fp32 tensors");
+            scale_.compute(in, io.N * u_.src_img, w, std::int64_t(u_.s.M) * u_.s.C * u_.s.R * u_.s.S, stream);
+            rs = scale_.device();
+        }
         if constexpr (std::is_same_v<T, TIO>) {
             if (!u_.tw && !u_.tin) {
                 gemm_.launch(in, w, out, geom_for(u_, io.N), nchw_out, stream);
@@ -853,7 +926,7 @@ public:
         // A plan whose operand type differs from its problem's always transforms both.
         const T* wop = nullptr;
         if (u_.tw) {
-            launch_prep_weights<TIO, WOp, T>(u_, w, ws_w_.as<T>(), stream);
+            launch_prep_weights<TIO, WOp, T>(u_, w, ws_w_.as<T>(), stream, rs);
             wop = ws_w_.as<T>();
         } else if constexpr (std::is_same_v<T, TIO>) {
             wop = w;
@@ -864,7 +937,7 @@ public:
         }
         for (std::int64_t first = 0; first < io.N; first += chunk_) {
             const std::int64_t cnt = std::min(chunk_, io.N - first);
-            launch_prep_input<TIO, InOp, T>(u_, in + first * u_.src_img, ws_in_.as<T>(), cnt, stream);
+            launch_prep_input<TIO, InOp, T>(u_, in + first * u_.src_img, ws_in_.as<T>(), cnt, stream, rs);
             gemm_.launch(ws_in_.as<T>(), wop, out + first * u_.out_img, geom_for(u_, cnt), nchw_out, stream);
         }
     }
@@ -872,8 +945,14 @@ public:
         return ws_in_.bytes() + ws_w_.bytes() + gemm_.workspace_bytes();
     }
     std::string config() const override { return gemm_.config(); }
+    std::optional<std::string> run_error() const override {
+        if constexpr (InOp::kScaled)
+            return scale_.error(InOp::kInLog2 == 0 ? "the 3xTF32 split" : "the 3xFP16 split");
+        return std::nullopt;
+    }
     std::string detail() const override {
         std::string d = gemm_.detail() + "; " + u_.what();
+        if constexpr (InOp::kScaled) d += "; " + scale_.describe() + split_mutation_note(mut_);
         if (u_.tin) d += ", workspace " + mib(double(workspace_bytes())) + " (" + std::to_string(chunk_) + " image(s) per chunk)";
         return d;
     }
@@ -883,6 +962,8 @@ private:
     Gemm gemm_;
     std::int64_t chunk_;
     Buffer ws_in_, ws_w_;
+    RangeScaleBuffer scale_;  // the split variants only
+    SplitMutation mut_ = SplitMutation::none;
 };
 
 // Builds the workspace and the plan; throws Skip when one transformed image does not fit.

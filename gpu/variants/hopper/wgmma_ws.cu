@@ -20,6 +20,11 @@
 // 64 B k-slices where C is a multiple of 64 B but not of 128 B (C=96 halves: 3 exact slices per
 // tap); else 128x128 (conv3-5). Ping-pong takes BN <= 128. 3xFP16 keeps 128 B slices where 64 B
 // ones would add more barriers than the padding costs (C'=288: 11% padding).
+// The fp32-class splits (3xtf32, 3xfp16) scale both tensors by powers of two found on the
+// device each run (range_scale.hpp: one reduction kernel inside run(), so inside kernel_ms);
+// the transforms apply them, the epilogue (or the split-K reduction) undoes them exactly from
+// device memory (WsArgs::out_mul), and data outside max|x| max|w| K < 2^127 or not finite is
+// an ERROR naming that range (Plan::run_error, read after the run).
 // Split-K (scheduler auto) where the tiles leave more than half the SMs idle (N=1): the
 // largest divisor d of the k-slices with tiles x d <= SMs and >= 4 slices a part.
 #include "hopper_core.cuh"
@@ -115,6 +120,7 @@ struct WsGemm {
     const void* key_w = nullptr;
     const void* key_out = nullptr;
     int key_n = -1;
+    const float* out_mul = nullptr;  // the split's 2^(ex+ew) (HopperPlan sets it), else null
 
     WsLaunch launch_desc(bool prepare_only) const {
         return WsLaunch{&a, &b, &o, c.tile, c.schedule, c.epilogue, prepare_only, c.cluster, nullptr};
@@ -158,12 +164,13 @@ struct WsGemm {
             key_out = out;
         }
         WsArgs<TO> args{out, g, sched_for(g), (g.C + bk - 1) / bk, nchw ? 1 : 0, partial.as<float>(),
-                        flags.as<int>(), ++epoch};
+                        flags.as<int>(), ++epoch, out_mul};
         launch_ws<T, TO, kDown>(launch_desc(false), args, stream);
         if (c.ksplit > 1 && c.scheduler == "split-k") {
             const std::int64_t total = std::int64_t(g.P) * g.M;
             splitk_reduce_kernel<TO, kDown>
-                <<<unsigned((total + 255) / 256), 256, 0, stream>>>(partial.as<float>(), out, g, c.ksplit, nchw ? 1 : 0);
+                <<<unsigned((total + 255) / 256), 256, 0, stream>>>(partial.as<float>(), out, g, c.ksplit, nchw ? 1 : 0,
+                                                                    out_mul);
             CS_CUDA_CHECK_LAUNCH();
         }
     }

@@ -144,6 +144,7 @@ template <int MT, int WN, class Sync>
 __device__ __forceinline__ void wtc_store_staged(const WtcArgs& a, const float (&Y)[MT * MT][WN / 2], int t0, int m0,
                                                  int warp, int lane, float* S, Sync sync) {
     static_assert(MT * MT <= 9, "S holds 9 outputs per tile");
+    const WtcOutMul om(a);  // the range scale's 2^(ex+ew)
     sync();  // S overlays the pipeline's buffers
 #pragma unroll
     for (int j = 0; j < WN / 8; ++j)
@@ -153,7 +154,7 @@ __device__ __forceinline__ void wtc_store_staged(const WtcArgs& a, const float (
             for (int h = 0; h < 2; ++h) {
                 float* const row = S + (8 * j + 2 * (lane % 4) + h) * WTC_SP + (16 * warp + lane / 4 + 8 * i) * 9;
 #pragma unroll
-                for (int k = 0; k < MT * MT; ++k) row[k] = Y[k][4 * j + 2 * i + h];
+                for (int k = 0; k < MT * MT; ++k) row[k] = om(Y[k][4 * j + 2 * i + h]);
             }
     sync();
     const std::int64_t EF = std::int64_t(a.E) * a.F;

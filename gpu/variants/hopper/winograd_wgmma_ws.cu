@@ -43,6 +43,9 @@
 // before p is handed off (needs the fold warpgroups' registers: 64 x 32 outputs x 9 per 128
 // threads is 144 of their 184), or two MMA warpgroups taking alternate positions, 32 filters each.
 //
+// Range (all three 3xFP16 rungs, winograd_3xfp16.cuh): per-tensor power-of-two scales found on
+// the GPU each run keep the transformed operands (up to 225|x| and 25/9|w|) inside fp16; fp32
+// class for any finite data with max|x| max|w| K < 2^127, else an ERROR naming the range.
 #include "winograd_wgmma.cuh"
 
 namespace cs::gpu::variants {

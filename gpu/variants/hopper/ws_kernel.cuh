@@ -37,6 +37,7 @@ struct WsArgs {
     float* partial;       // split-K: ksplit x P x M; stream-K: grid x 128 x BN (per-CTA slots)
     int* flags;           // stream-K: one per CTA, set to `epoch` when its slot is written
     int epoch;
+    const float* out_mul;  // the split variants' 2^(ex+ew) (range_scale.hpp), else null
 };
 
 __device__ __forceinline__ void st_release(int* p, int v) {
@@ -186,7 +187,7 @@ __global__ void __launch_bounds__(kWsThreads, 1)
     setmaxnreg_inc<232>();
     const int ct = tid - 128;  // 0..255
     const int cw = ct >> 7;    // consumer warpgroup
-    const EpiArgs<TO> ea{a.out, &tmO, a.g, a.nchw != 0, epi0};
+    const EpiArgs<TO> ea{a.out, &tmO, a.g, a.nchw != 0, epi0, a.out_mul};
     int nsub = 0;
     if constexpr (kPP) {
         pingpong_consume<T, BN, ROWB, STAGES, TO, kDown, Epi>(a, ea, sbase, full0, empty0, order0, ct, nsub);

@@ -1,0 +1,33 @@
+// Test-only split mutations (split_mutation.hpp).
+#include "split_mutation.hpp"
+
+#include <atomic>
+
+namespace cs::gpu {
+namespace {
+std::atomic<SplitMutation> g_mutation{SplitMutation::none};
+}
+
+SplitMutation split_mutation() { return g_mutation.load(); }
+
+ScopedSplitMutation::ScopedSplitMutation(SplitMutation m) : prev_(g_mutation.exchange(m)) {}
+ScopedSplitMutation::~ScopedSplitMutation() { g_mutation.store(prev_); }
+
+SplitKeep split_keep(SplitMutation m) {
+    SplitKeep k;
+    if (m == SplitMutation::zero_input_lo) k.lo_in = 0.0f;
+    if (m == SplitMutation::drop_product_half_k) k.lo_w_half = 0.0f;
+    return k;
+}
+
+std::string split_mutation_note(SplitMutation m) {
+    switch (m) {
+        case SplitMutation::none: return "";
+        case SplitMutation::zero_input_lo: return "; TEST MUTATION: input low parts zeroed";
+        case SplitMutation::drop_product_half_k:
+            return "; TEST MUTATION: weights' low parts zeroed over the first half of the channels";
+    }
+    return "";
+}
+
+}  // namespace cs::gpu
