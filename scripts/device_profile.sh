@@ -17,6 +17,9 @@
 #
 #   OUT=/tmp/out CONVSTUDY_GIT_REV=$(git describe --always --dirty) scripts/device_profile.sh
 #
+# A shorter call: BUDGET (seconds from the start for the sweeps, default 520), PYTORCH_BUDGET=0
+# (no PyTorch rows), PROFILE_SWEEPS="hopper" (any of hopper fp32_nhwc fp32_nchw).
+#
 # Time. A profiled row costs one ncu process (`run --profile-target` under ncu: start, CUDA
 # and ncu set-up, the row's plan and check, warm-ups, then only the kernels of the one timed
 # repeat inside the NVTX range "timed kernels" are replayed once per counter pass), so its
@@ -57,7 +60,9 @@ stamp "device: $(nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.
 stamp "git: $(device_rev)"
 
 pt_pid=
-if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
+if ((PYTORCH_BUDGET <= 0)); then
+    stamp "PYTORCH_BUDGET=0: no PyTorch rows"
+elif python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
     stamp "PyTorch eager + torch.compile (fp16, N=128, NHWC then NCHW), beside the build"
     PYTHONUNBUFFERED=1 timeout $((PYTORCH_BUDGET + 60)) python3 scripts/pytorch_anchors.py "$OUT/pytorch.csv" \
         --batches 128 --precisions fp16 --no-s2d --compile-batches 128 --compile-precisions fp16 \
@@ -108,9 +113,16 @@ FP32_NCHW=simt-gemm,split-tf32,winograd-f2x2,winograd-f4x4,winograd-f3x3-5x5,win
 FP32_NCHW=$FP32_NCHW,winograd-3xfp16-wgmma-f3x3-5x5,winograd-3xfp16-wgmma-ws-f3x3-5x5
 # name, estimated seconds (the shares), layout, variants
 SWEEPS=("hopper 140 nhwc $HOPPER" "fp32_nhwc 65 nhwc $FP32_NHWC" "fp32_nchw 70 nchw $FP32_NCHW")
-left_est=$((140 + 65 + 70))
+# PROFILE_SWEEPS: the sweeps to run, by name (default all three)
+PROFILE_SWEEPS=${PROFILE_SWEEPS:-"hopper fp32_nhwc fp32_nchw"}
+left_est=0
+for spec in "${SWEEPS[@]}"; do
+    read -r name est _ <<<"$spec"
+    [[ " $PROFILE_SWEEPS " == *" $name "* ]] && left_est=$((left_est + est))
+done
 for spec in "${SWEEPS[@]}"; do
     read -r name est layout variants <<<"$spec"
+    [[ " $PROFILE_SWEEPS " == *" $name "* ]] || continue
     left=$((BUDGET - ($(date +%s) - device_t0)))
     secs=$((left * est / left_est))
     left_est=$((left_est - est))

@@ -15,7 +15,8 @@
 #                     the range; inf / NaN / too-large data is the range ERROR
 #   range_safety.csv  the sweep below, every scale pair merged into one CSV (input_scale and
 #                     weight_scale columns)
-#   sanitizer.log     compute-sanitizer (scripts/sanitize.sh) on the changed variants
+#   sanitizer.log     compute-sanitizer (scripts/sanitize.sh) on the changed variants: the
+#                     split ones and the cluster rungs (hopper-mc-*; SANITIZE_VARIANTS)
 #
 # The sweep (a documented subset of the 5 x 5 product of {2^-24, 2^-12, 1, 2^12, 2^20}: every
 # extreme on each side, alone and against the other side's extremes): (input, weight) scales
@@ -54,12 +55,9 @@ stamp "device: $(nvidia-smi --query-gpu=name,memory.total,driver_version --forma
 stamp "git: ${CONVSTUDY_GIT_REV:-$(git describe --always --dirty 2>/dev/null || echo unknown)}"
 
 stamp "build"
-cmake -S . -B $B -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90 >"$OUT/build.log" 2>&1 &&
-    cmake --build $B -j "$(nproc)" --target convstudy convstudy_gpu_tests >>"$OUT/build.log" 2>&1
-rc=$?
-grep -E "warning|error" "$OUT/build.log" | grep -v "ptxas info" | head -20
-if ((rc)); then
-    tail -40 "$OUT/build.log"
+# shellcheck source=scripts/device_lib.sh
+source scripts/device_lib.sh
+if ! BUILD_LOG="$OUT/build.log" device_build $B convstudy convstudy_gpu_tests; then
     stamp "BUILD FAILED"
     exit 1
 fi
@@ -97,7 +95,7 @@ fi
 left=$((LIMIT - $(elapsed)))
 if ((left > 60)); then
     stamp "compute-sanitizer on the changed variants (deadline ${left}s)"
-    SANITIZE_VARIANTS="$SPLIT_VARIANTS,hopper-ws" SANITIZE_SPLIT=variant SANITIZE_DEADLINE=$left \
+    SANITIZE_VARIANTS=${SANITIZE_VARIANTS:-"$SPLIT_VARIANTS,hopper-mc-fp16,hopper-mc-bf16,hopper-mc-tf32"} SANITIZE_SPLIT=variant SANITIZE_DEADLINE=$left \
         SANITIZE_SECONDS=$((left - 10)) scripts/sanitize.sh $B "$OUT/sanitizer.log" /tmp/sanitize-logs || status=1
     tail -15 "$OUT/sanitizer.log"
 else
