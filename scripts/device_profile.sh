@@ -23,7 +23,7 @@
 # Time. A profiled row costs one ncu process (`run --profile-target` under ncu: start, CUDA
 # and ncu set-up, the row's plan and check, warm-ups, then only the kernels of the one timed
 # repeat inside the NVTX range "timed kernels" are replayed once per counter pass), so its
-# cost is start-up, not kernel time or --repeats: plots/h100/profile_hopper_n128.csv's rows,
+# cost is start-up, not kernel time or --repeats: the first H100 profile's rows (stop 23),
 # each a whole `profile` process (parent and child), are 5-7 s apart (H100, conv2/conv5
 # N=128). Estimated here (a guess from those, not yet measured in a sweep): ~3.5 s per row of
 # ours, ~6 s per cuDNN row (engine choice in parent and child): the ladder's 36 profiled rows

@@ -373,7 +373,7 @@ TEST_CASE("the per-element bound is what catches a dropped tap where max_rel_err
     }
 }
 
-// The fp32 class's tau (7.5e-6, gpu/tolerance.hpp) must tell a three-product split from a
+// The fp32 class's tau (7e-6, gpu/tolerance.hpp) must tell a three-product split from a
 // two-product one: the split with the input's low parts dropped (each input rounded to its
 // high part: fp16 after the range scale's power of two, max|x'| in [2^14, 2^15), for 3xFP16;
 // tf32 rounded to nearest for 3xTF32), products and sums in float, must FAIL the fp32 class

@@ -224,14 +224,16 @@ def hopper_ladder():
 
 
 def hopper_profile():
-    """The ncu counters of the ladder's rungs (one timed repeat, plots/h100/profile_hopper_n128.csv)."""
-    rows = _csv_rows(f"{H100}/profile_hopper_n128.csv")
-    out = ["| layer | row | kernel ms (unprofiled) | tensor pipe % | SM throughput % | DRAM read MB | DRAM written MB "
-           "| L2 hit % |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    """The ncu counters of the ladder's rungs, fp16 NHWC N=128, all five layers (one timed repeat
+    per row, `sweep --profile`: plots/h100/profile_hopper_ladder_n128.csv); PASS rows only."""
+    rows = [r for r in _csv_rows(f"{H100}/profile_hopper_ladder_n128.csv") if r["status"] == "PASS"]
+    out = ["| layer | row | kernel ms (unprofiled) | tensor pipe % (wgmma %) | SM throughput % | DRAM read MB "
+           "| DRAM written MB | L2 hit % |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
         f = lambda k, s=1.0: "-" if _f(r.get(k)) is None else f"{_f(r[k]) * s:.3g}"
-        out.append(f"| {r['layer']} | {r['variant']} | {f('kernel_ms')} | {f('ncu_tensor_pct')} | {f('ncu_sm_pct')} | "
-                   f"{f('ncu_dram_read_bytes', 1e-6)} | {f('ncu_dram_write_bytes', 1e-6)} | {f('ncu_l2_hit_pct')} |")
+        out.append(f"| {r['layer']} | {r['variant']} | {f('kernel_ms')} | {f('ncu_tensor_pct')} ({f('ncu_gmma_pct')}) "
+                   f"| {f('ncu_sm_pct')} | {f('ncu_dram_read_bytes', 1e-6)} | {f('ncu_dram_write_bytes', 1e-6)} "
+                   f"| {f('ncu_l2_hit_pct')} |")
     return "\n".join(out) + "\n"
 
 
@@ -282,7 +284,35 @@ def hopper_mc():
     return "\n".join(out) + "\n"
 
 
+def range_safety():
+    """Every fp32-class variant on golden data at other scales (plots/h100/range_safety.csv):
+    per variant, its rows by status, the largest share of the per-element allowance used at
+    any scale pair (max_bound_ratio x the row's tau over the current tau is not needed: the
+    CSV's own tau is shown) and its conv2 N=32 kernel time at scales (1, 1) and (2^20, 2^20)."""
+    rows = _csv_rows(f"{H100}/range_safety.csv")
+    variants = list(dict.fromkeys(r["variant"] for r in rows))
+    pairs = sorted({(r["input_scale"], r["weight_scale"]) for r in rows}, key=lambda p: (float(p[0]), float(p[1])))
+    rev = ", ".join(sorted({r["git_rev"] for r in rows}))
+    out = [f"{len(pairs)} (input, weight) scale pairs, N=1 and 32, both layouts where a variant has them ({rev}, "
+           f"tau {', '.join(sorted({r['bound_tau'] for r in rows if r['bound_tau'] and _f(r['bound_tau'])}))}):", "",
+           "| variant | PASS | SKIP (shape) | FAIL | ERROR | largest max_bound_ratio | conv2 N=32 ms at (1, 1) | at (2^20, 2^20) |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for v in variants:
+        rs = [r for r in rows if r["variant"] == v]
+        n = {k: sum(r["status"] == k for r in rs) for k in ("PASS", "SKIP", "FAIL", "ERROR")}
+        worst = max((_f(r["max_bound_ratio"]) or 0 for r in rs if r["status"] == "PASS"), default=0)
+
+        def t(si, sw):
+            ts = [_f(r["kernel_ms"]) for r in rs if r["layer"] == "conv2" and r["N"] == "32" and r["status"] == "PASS"
+                  and float(r["input_scale"]) == si and float(r["weight_scale"]) == sw]
+            return g3(min(ts)) if ts else "-"
+        out.append(f"| {v} | {n['PASS']} | {n['SKIP']} | {n['FAIL']} | {n['ERROR']} | {worst:.3g} | {t(1, 1)} | "
+                   f"{t(2.0 ** 20, 2.0 ** 20)} |")
+    return "\n".join(out) + "\n"
+
+
 GENERATORS = {
+    "h100-range-safety": range_safety,
     "h100-hopper-mc": hopper_mc,
     "h100-csvs": lambda: csv_inventory(H100),
     "h100-hopper-ladder": hopper_ladder,
