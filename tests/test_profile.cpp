@@ -2,8 +2,8 @@
 // aggregating a row's kernels, and the errors for a missing ncu and bad arguments.
 // tests/data/ncu_details_sample.csv (--csv --print-units base) and ncu_raw_sample.csv
 // (--csv --page raw, units under the header) are in ncu's two CSV layouts, written by hand
-// in that format: their values are plausible, not measured (scripts/device_profile.sh saves
-// a real one, ncu_raw_conv2.csv).
+// in that format: their values are plausible, not measured; ncu_details_h100_ws_conv2.csv is
+// a real one (scripts/device_profile.sh's ncu_raw_conv2.csv from an H100).
 #include "test_util.hpp"
 
 #include "profile.hpp"
@@ -32,6 +32,27 @@ TEST_CASE("ncu's details CSV: kernels, base units and thousands separators", "[p
     CHECK(ks[1].get("sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active") == Approx(78.64));
     CHECK(ks[1].get("sm__inst_executed_pipe_tensor_op_gmma.sum") == 1166400.0);  // unit "inst"
     CHECK(std::isnan(ks[0].get("no__such_metric.sum")));
+}
+
+// Measured, not written by hand: ncu 2025 on an H100 (scripts/device_profile.sh at 4f737dc,
+// hopper-ws-fp16 on conv2 N=128, filtered by the NVTX range), with ncu's own banner lines and
+// the NVTX push/pop and start/stop columns that the filter adds.
+TEST_CASE("ncu's details CSV as an H100 wrote it: NVTX columns, banner lines, a wgmma kernel", "[profile]") {
+    const auto ks = parse_ncu_csv(slurp(kData + "ncu_details_h100_ws_conv2.csv"), "h100");
+    REQUIRE(ks.size() == 1);
+    CHECK(ks[0].name.find("ws_kernel<__half, 9, 0, EpiDirect, __half, 0, 1>") != std::string::npos);
+    CHECK(ks[0].get("dram__bytes_read.sum") == 19322624.0);
+    CHECK(ks[0].get("gpu__time_duration.sum") == 234464.0);
+    CHECK(ks[0].get("launch__registers_per_thread") == 168.0);
+    CHECK(ks[0].get("sm__inst_executed_pipe_tensor_op_gmma.sum") == 874800.0);
+    CHECK(ks[0].get("sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active") == Approx(59.91));
+    const ProfileSummary s = aggregate(ks, "default");
+    CHECK(s.kernels == 1);
+    CHECK(s.time_ms == Approx(0.234464));
+    CHECK(s.tensor_pct == Approx(59.91));
+    CHECK(s.gmma_pct == Approx(59.91));  // it issued wgmma: its tensor cycles are gmma's
+    CHECK(s.hmma_pct == 0.0);
+    CHECK(s.registers == 168.0);
 }
 
 TEST_CASE("ncu's raw page CSV: the units line converts to bytes and nanoseconds", "[profile]") {
