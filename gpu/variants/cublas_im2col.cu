@@ -285,14 +285,7 @@ std::unique_ptr<Plan> make_plan(const PrecisionRow& row, const Problem& p, const
 // One rung per precision class (the ideas differ), all on supports() and make_plan() above.
 Family cublas_family() {
     auto rung = [](std::string name, PrecisionRow row, std::string idea) {
-        Rung r;
-        r.name = std::move(name);
-        r.rows = {std::move(row)};
-        r.idea = std::move(idea);
-        r.supports = supports;
-        r.make_plan = make_plan;
-        r.algo = "gemm";
-        return r;
+        return make_rung(std::move(name), {std::move(row)}, std::move(idea), supports, make_plan, {"gemm"});
     };
     return {"cublas",
             {},

@@ -16,13 +16,7 @@ std::unique_ptr<Plan> tiled_input_plan(const Problem&, const PlanContext&);
 
 Family direct_family() {
     auto rung = [](std::string name, std::string idea, PlainSupports sup, PlainPlan pl) {
-        Rung r;
-        r.name = std::move(name);
-        r.rows = {row_fp32()};
-        r.idea = std::move(idea);
-        r.supports = plain(sup);
-        r.make_plan = plain(pl);
-        return r;
+        return make_rung(std::move(name), {row_fp32()}, std::move(idea), plain(sup), plain(pl));
     };
     return {"direct",
             {},

@@ -36,14 +36,8 @@ std::unique_ptr<Plan> split_tf32_plan(const PrecisionRow&, const Problem&, const
 Family fp32fast_family() {
     auto rung = [](std::string name, PrecisionRow row, std::string idea, RungSupports sup, RungPlan pl,
                    std::string algo) {
-        Rung r;
-        r.name = std::move(name);
-        r.rows = {std::move(row)};
-        r.idea = std::move(idea);
-        r.supports = std::move(sup);
-        r.make_plan = std::move(pl);
-        r.algo = std::move(algo);
-        return r;
+        return make_rung(std::move(name), {std::move(row)}, std::move(idea), std::move(sup), std::move(pl),
+                         {std::move(algo)});
     };
     auto wino = [&](std::string name, std::string idea, PlainSupports sup, PlainPlan pl) {
         return rung(std::move(name), row_fp32(), std::move(idea), plain(sup), plain(pl), "winograd");

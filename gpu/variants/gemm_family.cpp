@@ -21,14 +21,7 @@ std::unique_ptr<Plan> wmma_tf32_plan(const Problem&, const PlanContext&);
 
 Family gemm_family() {
     auto rung = [](std::string name, PrecisionRow row, std::string idea, PlainSupports sup, PlainPlan pl) {
-        Rung r;
-        r.name = std::move(name);
-        r.rows = {std::move(row)};
-        r.idea = std::move(idea);
-        r.supports = plain(sup);
-        r.make_plan = plain(pl);
-        r.algo = "gemm";
-        return r;
+        return make_rung(std::move(name), {std::move(row)}, std::move(idea), plain(sup), plain(pl), {"gemm"});
     };
     return {"gemm",
             {},

@@ -143,14 +143,9 @@ std::unique_ptr<Plan> exp_mk_sw_mt_si_c_vec_plan(const Problem&, const PlanConte
 Family multi_kernel_family() {
     auto rung = [](std::string name, std::string study, PrecisionRow row, std::string idea, PlainSupports sup,
                    PlainPlan pl, bool deterministic = true) {
-        Rung r;
-        r.name = std::move(name);
+        Rung r = make_rung(std::move(name), {std::move(row)}, std::move(idea), plain(sup), plain(pl),
+                           {"direct", {Layout::nchw}, deterministic});
         r.aliases = {{std::move(study), ""}};
-        r.rows = {std::move(row)};
-        r.idea = std::move(idea);
-        r.supports = plain(sup);
-        r.make_plan = plain(pl);
-        r.deterministic = deterministic;
         return r;
     };
     return {"multi-kernel",

@@ -288,13 +288,8 @@ std::unique_ptr<Plan> half_baseline_uncoalesced_plan(const Problem& p, const Pla
 Family single_kernel_family() {
     auto rung = [](std::string name, std::vector<Alias> aliases, PrecisionRow row, std::string idea, RungSupports sup,
                    RungPlan pl) {
-        Rung r;
-        r.name = std::move(name);
+        Rung r = make_rung(std::move(name), {std::move(row)}, std::move(idea), std::move(sup), std::move(pl));
         r.aliases = std::move(aliases);
-        r.rows = {std::move(row)};
-        r.idea = std::move(idea);
-        r.supports = std::move(sup);
-        r.make_plan = std::move(pl);
         return r;
     };
     auto ours = [&](std::string name, std::vector<std::string> abbrs, Idea idea, std::string coalesced_idea) {
