@@ -311,7 +311,43 @@ def range_safety():
     return "\n".join(out) + "\n"
 
 
+def hopper_sass():
+    """SASS evidence per Hopper rung (plots/h100/sass_sm90.csv, scripts/device_sass.sh): the
+    instructions each idea needs, as min-max over the rung's kernel instantiations (tiles,
+    operand types)."""
+    import re
+    rows = _csv_rows(f"{H100}/sass_sm90.csv")
+    groups = [
+        ("hopper-wgmma (cp.async)", lambda k: "wgmma_cpasync_kernel<" in k),
+        ("hopper-tma", lambda k: "wgmma_tma_kernel<" in k),
+    ]
+    ws = re.compile(r"ws_kernel<[^;]+; \d+; (true|false); [^;]*?(EpiDirect|EpiTmaStore); [^;]+; \d+(?:; (\d))?>")
+
+    def ws_is(pp, epi, cl):
+        def f(k):
+            m = ws.search(k)
+            return bool(m) and m.group(1) == pp and m.group(2) == epi and (m.group(3) or "1") == cl
+        return f
+    groups += [("hopper-ws (cooperative, direct store)", ws_is("false", "EpiDirect", "1")),
+               ("hopper-pp (ping-pong)", ws_is("true", "EpiDirect", "1")),
+               ("hopper-tmastore / hopper-sk (TMA store)", ws_is("false", "EpiTmaStore", "1")),
+               ("hopper-mc (clusters of 2, multicast)", ws_is("false", "EpiTmaStore", "2"))]
+    cols = ["HGMMA", "UTMALDG", "UTMASTG", "MULTICAST", "UCGABAR", "USETMAXREG", "SYNCS", "LDGSTS"]
+    out = ["| rung (kernels) | " + " | ".join(cols) + " |", "| --- | " + " | ".join("---" for _ in cols) + " |"]
+    for name, pred in groups:
+        ks = [r for r in rows if pred(r["kernel"])]
+        if not ks:
+            continue
+        cells = []
+        for c in cols:
+            v = sorted(int(r[c]) for r in ks)
+            cells.append(str(v[0]) if v[0] == v[-1] else f"{v[0]}-{v[-1]}")
+        out.append(f"| {name} ({len(ks)}) | " + " | ".join(cells) + " |")
+    return "\n".join(out) + "\n"
+
+
 GENERATORS = {
+    "h100-hopper-sass": hopper_sass,
     "h100-range-safety": range_safety,
     "h100-hopper-mc": hopper_mc,
     "h100-csvs": lambda: csv_inventory(H100),
