@@ -5,6 +5,7 @@
 // where that is simpler. The regression tests of the fuzz targets' findings are at the end.
 #include "catch.hpp"
 #include "test_util.hpp"
+#include "golden_test_util.hpp"
 
 #include "atomic_file.hpp"
 #include "device.hpp"
@@ -60,18 +61,9 @@ std::vector<std::string> temp_files_under(const fs::path& root) {
     return out;
 }
 
-const char* kTinyTable = R"({"name": "tiny", "layers": [
-  {"name": "a", "C": 3, "H": 9, "W": 7, "M": 4, "R": 3, "S": 2, "stride": 2, "pad": 1},
-  {"name": "b", "C": 2, "H": 5, "W": 5, "M": 3, "R": 1, "S": 1}]})";
-
+const char* const kTinyTable = cs::test::kTwoLayerTable;
 cs::GenerateOptions quiet_options(const fs::path& root, std::vector<std::int64_t> batches) {
-    cs::GenerateOptions o;
-    o.root = root;
-    o.batches = std::move(batches);
-    o.quiet = true;
-    o.time_cpu = false;
-    o.time_onednn = false;
-    return o;
+    return cs::test::quiet_generate_options(root, std::move(batches));
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 // command line's exit codes.
 #include "catch.hpp"
 #include "test_util.hpp"
+#include "golden_test_util.hpp"
 
 #include "datagen.hpp"
 #include "golden.hpp"
@@ -39,14 +40,7 @@ const char* kTable = R"({
 cs::LayerTable table() { return cs::parse_layer_table(kTable, "tinyscale.json"); }
 
 cs::GenerateOptions options(const fs::path& root, DataScales scales = {}) {
-    cs::GenerateOptions o;
-    o.root = root;
-    o.batches = {1, 2};
-    o.quiet = true;
-    o.time_cpu = false;
-    o.time_onednn = false;
-    o.scales = scales;
-    return o;
+    return cs::test::quiet_generate_options(root, {1, 2}, scales);
 }
 
 nlohmann::ordered_json read_json(const fs::path& p) { return nlohmann::ordered_json::parse(slurp(p)); }

@@ -2,6 +2,7 @@
 // an interrupted run, and every refusal with its message and regenerate command.
 #include "catch.hpp"
 #include "test_util.hpp"
+#include "golden_test_util.hpp"
 
 #include "atomic_file.hpp"
 #include "conv_ref.hpp"
@@ -49,13 +50,7 @@ const char* kTinyTable = R"({
 cs::LayerTable tiny_table() { return cs::parse_layer_table(kTinyTable, "tiny.json"); }
 
 cs::GenerateOptions options(const fs::path& root, std::vector<std::int64_t> batches = {1, 2}) {
-    cs::GenerateOptions o;
-    o.root = root;
-    o.batches = std::move(batches);
-    o.quiet = true;
-    o.time_cpu = false;
-    o.time_onednn = false;
-    return o;
+    return cs::test::quiet_generate_options(root, std::move(batches));
 }
 
 nlohmann::json read_json(const fs::path& p) { return nlohmann::json::parse(slurp(p)); }

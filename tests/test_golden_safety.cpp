@@ -2,6 +2,7 @@
 // listed and usable, removes what it left behind and creates no empty directories.
 #include "catch.hpp"
 #include "test_util.hpp"
+#include "golden_test_util.hpp"
 
 #include "golden.hpp"
 #include "layer.hpp"
@@ -30,18 +31,9 @@ using cs::test::TempDir;
 
 namespace {
 
-const char* kTable = R"({"name": "tiny", "layers": [
-  {"name": "a", "C": 3, "H": 9, "W": 7, "M": 4, "R": 3, "S": 2, "stride": 2, "pad": 1},
-  {"name": "b", "C": 2, "H": 5, "W": 5, "M": 3, "R": 1, "S": 1}]})";
-
+const char* const kTable = cs::test::kTwoLayerTable;
 cs::GenerateOptions opts(const fs::path& root, std::vector<std::int64_t> batches) {
-    cs::GenerateOptions o;
-    o.root = root;
-    o.batches = std::move(batches);
-    o.quiet = true;
-    o.time_cpu = false;
-    o.time_onednn = false;
-    return o;
+    return cs::test::quiet_generate_options(root, std::move(batches));
 }
 
 nlohmann::json manifest_of(const fs::path& root) { return nlohmann::json::parse(slurp(root / "tiny" / "manifest.json")); }

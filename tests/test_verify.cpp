@@ -3,6 +3,7 @@
 // --help, "did you mean", list's table and JSON, --version.
 #include "catch.hpp"
 #include "test_util.hpp"
+#include "golden_test_util.hpp"
 
 #include "checksum.hpp"
 #include "golden.hpp"
@@ -25,9 +26,7 @@ using cs::test::TempDir;
 
 namespace {
 
-const char* kTable = R"({"name": "tiny", "layers": [
-  {"name": "a", "C": 3, "H": 9, "W": 7, "M": 4, "R": 3, "S": 2, "stride": 2, "pad": 1},
-  {"name": "b", "C": 2, "H": 5, "W": 5, "M": 3, "R": 1, "S": 1}]})";
+const char* const kTable = cs::test::kTwoLayerTable;
 
 // A generated tiny golden set under d/golden with its table file d/tiny.json.
 struct Golden {
@@ -36,13 +35,7 @@ struct Golden {
     std::string args;
     Golden() {
         spit(table, kTable);
-        cs::GenerateOptions o;
-        o.root = root;
-        o.batches = {1, 2};
-        o.quiet = true;
-        o.time_cpu = false;
-        o.time_onednn = false;
-        cs::generate_golden(cs::load_layer_table(table), o);
+        cs::generate_golden(cs::load_layer_table(table), cs::test::quiet_generate_options(root));
         args = " --table '" + table.string() + "' --golden '" + root.string() + "'";
     }
     fs::path file(const std::string& rel) const { return root / "tiny" / rel; }
