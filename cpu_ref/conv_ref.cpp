@@ -473,4 +473,21 @@ double conv2d_element_bound(const Layer& layer, const float* in, const float* w,
     return element_sum(layer, in, w, n, m, e, f, [](double p) { return std::fabs(p); });
 }
 
+void conv2d_elements(const Layer& layer, const float* in, const float* w, const std::int64_t* idx, std::int64_t count,
+                     double* value, double* bound) {
+    const std::int64_t E = layer.E(), F = layer.F();
+#pragma omp parallel for schedule(dynamic, 16)
+    for (std::int64_t i = 0; i < count; ++i) {
+        std::int64_t x = idx[i];
+        const int f = int(x % F);
+        x /= F;
+        const int e = int(x % E);
+        x /= E;
+        const int m = int(x % layer.M);
+        const std::int64_t n = x / layer.M;
+        value[i] = conv2d_element(layer, in, w, n, m, e, f);
+        bound[i] = conv2d_element_bound(layer, in, w, n, m, e, f);
+    }
+}
+
 }  // namespace cs

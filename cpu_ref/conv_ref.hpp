@@ -32,5 +32,9 @@ double conv2d_element(const Layer& layer, const float* in, const float* w, std::
 void conv2d_bound(const Layer& layer, std::int64_t N, const float* in, const float* w, float* bound);
 // B of one output element, in double (for sampled checks).
 double conv2d_element_bound(const Layer& layer, const float* in, const float* w, std::int64_t n, int m, int e, int f);
+// conv2d_element and conv2d_element_bound at `count` flat NCHW output indices (((n*M + m)*E +
+// e)*F + f, as sample_indices gives them), in parallel: value[i] and bound[i] of idx[i].
+void conv2d_elements(const Layer& layer, const float* in, const float* w, const std::int64_t* idx, std::int64_t count,
+                     double* value, double* bound);
 
 }  // namespace cs

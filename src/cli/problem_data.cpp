@@ -72,19 +72,8 @@ ProblemData make_sampled(const Layer& l, std::int64_t N, std::uint64_t seed, std
     d.sample_index = sample_indices(l, N, samples, seed);
     d.sample_value.resize(d.sample_index.size());
     d.sample_bound.resize(d.sample_index.size());
-    const std::int64_t E = l.E(), F = l.F();
-#pragma omp parallel for schedule(dynamic, 16)
-    for (std::int64_t i = 0; i < std::int64_t(d.sample_index.size()); ++i) {
-        std::int64_t x = d.sample_index[std::size_t(i)];
-        const int f = int(x % F);
-        x /= F;
-        const int e = int(x % E);
-        x /= E;
-        const int m = int(x % l.M);
-        const std::int64_t n = x / l.M;
-        d.sample_value[std::size_t(i)] = conv2d_element(l, d.input.data(), d.weights.data(), n, m, e, f);
-        d.sample_bound[std::size_t(i)] = conv2d_element_bound(l, d.input.data(), d.weights.data(), n, m, e, f);
-    }
+    conv2d_elements(l, d.input.data(), d.weights.data(), d.sample_index.data(), std::int64_t(d.sample_index.size()),
+                    d.sample_value.data(), d.sample_bound.data());
     for (double v : d.sample_value) d.sample_max_abs = std::max(d.sample_max_abs, std::fabs(v));
     d.cpu_model = cpu_model();
     if (time_cpu) {

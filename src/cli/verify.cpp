@@ -34,33 +34,23 @@ struct Recomputed {
 Recomputed recompute_sample(const GoldenSet& g, std::int64_t count) {
     const Layer& l = g.layer;
     const auto idx = sample_indices(l, g.N, count, g.seed);
-    const std::int64_t E = l.E(), F = l.F();
-    std::vector<double> ratio(idx.size()), bound_ratio(idx.size());
-#pragma omp parallel for schedule(dynamic, 16)
-    for (std::int64_t i = 0; i < std::int64_t(idx.size()); ++i) {
-        std::int64_t x = idx[std::size_t(i)];
-        const int f = int(x % F);
-        x /= F;
-        const int e = int(x % E);
-        x /= E;
-        const int m = int(x % l.M);
-        const std::int64_t n = x / l.M;
-        const double v = conv2d_element(l, g.input.data(), g.weights.data(), n, m, e, f);
-        const double b = conv2d_element_bound(l, g.input.data(), g.weights.data(), n, m, e, f);
-        const double gv = g.output[std::size_t(idx[std::size_t(i)])];
-        const double gb = g.bound[std::size_t(idx[std::size_t(i)])];
+    std::vector<double> value(idx.size()), bound(idx.size());
+    conv2d_elements(l, g.input.data(), g.weights.data(), idx.data(), std::int64_t(idx.size()), value.data(),
+                    bound.data());
+    Recomputed r;
+    for (std::size_t i = 0; i < idx.size(); ++i) {
+        const double v = value[i], b = bound[i];
+        const double gv = g.output[std::size_t(idx[i])];
+        const double gb = g.bound[std::size_t(idx[i])];
         const double ulp = std::ldexp(1.0, -23);
         const double tol = ulp * std::max(std::fabs(v), std::fabs(gv)) + 1e-12 * b + 1e-38;
         const double btol = ulp * std::max(b, std::fabs(gb)) + 1e-38;
         // NaN compares false: reported as infinitely far.
         const double dv = std::fabs(v - gv), db = std::fabs(b - gb);
-        ratio[std::size_t(i)] = dv <= tol ? dv / tol : (std::isnan(dv) ? INFINITY : dv / tol);
-        bound_ratio[std::size_t(i)] = db <= btol ? db / btol : (std::isnan(db) ? INFINITY : db / btol);
-    }
-    Recomputed r;
-    for (std::size_t i = 0; i < idx.size(); ++i) {
-        if (ratio[i] > r.worst) r = {ratio[i], idx[i], false};
-        if (bound_ratio[i] > r.worst) r = {bound_ratio[i], idx[i], true};
+        const double ratio = dv <= tol ? dv / tol : (std::isnan(dv) ? INFINITY : dv / tol);
+        const double bound_ratio = db <= btol ? db / btol : (std::isnan(db) ? INFINITY : db / btol);
+        if (ratio > r.worst) r = {ratio, idx[i], false};
+        if (bound_ratio > r.worst) r = {bound_ratio, idx[i], true};
     }
     return r;
 }
