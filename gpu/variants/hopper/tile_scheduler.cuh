@@ -51,6 +51,7 @@ struct TileSched {
     int tiles_dp = 0;    // stream-K: tiles run whole before the stream-K ranges
     long long sk_iters = 0;  // stream-K: (ntiles - tiles_dp) * KT
     int cluster = 1;     // CTAs per cluster (1 or 2)
+    int units = 0;       // data-parallel / split-K: work units (cluster_units x ksplit)
 
     struct Cursor {
         int i = 0;           // units taken so far in the data-parallel part
@@ -68,13 +69,9 @@ struct TileSched {
     __device__ __forceinline__ bool next(Cursor& cur, Work& w) const {
         const int cta = int(blockIdx.x);
         if (mode != kStreamK) {  // units fit in int: plan() checks tiles * ksplit
-            int u = cta + cur.i * grid, units = ntiles * ksplit, rank = 0;
-            if (cluster == 2) {  // unit = (pair of tile rows, filters, part); tile = the rank's row
-                const int rows = ntiles / tiles_n, pairs = (rows + 1) / 2;
-                u = (cta >> 1) + cur.i * (grid >> 1);
-                units = pairs * tiles_n * ksplit;
-                rank = cta & 1;
-            }
+            // cluster 2: unit = (pair of tile rows, filters, part); tile = the rank's row
+            const int u = cluster == 2 ? (cta >> 1) + cur.i * (grid >> 1) : cta + cur.i * grid;
+            const int rank = cluster == 2 ? (cta & 1) : 0;
             if (u >= units) return false;
             ++cur.i;
             int tile = u / ksplit;
@@ -123,18 +120,19 @@ struct TileSched {
     }
 #endif
 
+    // Host: the units a cluster of `cluster` CTAs takes before any K split: tiles, or pairs of
+    // tile rows x filter tiles (an odd last row's pair included).
+    static long long cluster_units(long long ntiles, int tiles_n, int cluster) {
+        return cluster == 2 ? (ntiles / tiles_n + 1) / 2 * tiles_n : ntiles;
+    }
     // Host: the decomposition for `ntiles` tiles of KT slices on `sms` SMs.
     // cluster = 2: `sms` is the CTAs that can run at once in clusters of two (even).
     static TileSched data_parallel(int ntiles, int tiles_n, int KT, int sms, int ksplit = 1, int cluster = 1) {
         TileSched s;
         s.mode = ksplit > 1 ? kSplitK : kDataParallel;
         s.ntiles = ntiles, s.tiles_n = tiles_n, s.KT = KT, s.ksplit = ksplit, s.cluster = cluster;
-        if (cluster == 2) {
-            const long long pairs = (ntiles / tiles_n + 1) / 2 * (long long)tiles_n * ksplit;
-            s.grid = 2 * int(std::min<long long>(pairs, sms / 2));
-        } else {
-            s.grid = int(std::min<long long>((long long)ntiles * ksplit, sms));
-        }
+        s.units = int(cluster_units(ntiles, tiles_n, cluster) * ksplit);
+        s.grid = cluster * int(std::min<long long>(s.units, sms / cluster));
         return s;
     }
     static TileSched stream_k(int ntiles, int tiles_n, int KT, int sms) {

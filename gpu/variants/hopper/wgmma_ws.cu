@@ -232,8 +232,7 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
     const int kslices = u.g.R * u.g.S * cs;
     c.scheduler = axis("scheduler", d.scheduler);
     // With clusters of two, the units are pairs of tiles on pairs of SMs.
-    const std::int64_t units =
-        c.cluster == 2 ? ((maxn * u.g.EF + kBM - 1) / kBM + 1) / 2 * ((u.g.M + bn - 1) / bn) : tiles;
+    const std::int64_t units = TileSched::cluster_units(tiles, (u.g.M + bn - 1) / bn, c.cluster);
     const int slots = sms / c.cluster;
     if (c.scheduler == "auto") {
         c.ksplit = choose_ksplit(units, kslices, slots, false);
