@@ -44,22 +44,27 @@ template <class T, int I, bool kPP, class Epi, class TO, int kDown, int kCL = 1>
 void launch_one(const WsLaunch& l, const WsArgs<TO>& args, cudaStream_t stream) {
     auto* k = ws_kernel<T, I, kPP, Epi, TO, kDown, kCL>;
     constexpr int smem = WsSmem<T, I, Epi>::kTotal;
-    cudaLaunchConfig_t cfg{};
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = unsigned(kCL), attr[0].val.clusterDim.y = 1, attr[0].val.clusterDim.z = 1;
-    cfg.blockDim = dim3(kWsThreads);
-    cfg.dynamicSmemBytes = smem;
-    cfg.stream = stream;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
+    // A launch of `grid` CTAs in clusters of kCL (cudaLaunchKernelEx's form, kCL > 1 only).
+    cudaLaunchAttribute attr{};
+    attr.id = cudaLaunchAttributeClusterDimension;
+    attr.val.clusterDim.x = unsigned(kCL), attr.val.clusterDim.y = 1, attr.val.clusterDim.z = 1;
+    auto cluster_config = [&](int grid) {
+        cudaLaunchConfig_t cfg{};
+        cfg.gridDim = dim3(unsigned(grid));
+        cfg.blockDim = dim3(kWsThreads);
+        cfg.dynamicSmemBytes = smem;
+        cfg.stream = stream;
+        cfg.attrs = &attr;
+        cfg.numAttrs = 1;
+        return cfg;
+    };
     if (l.prepare_only) {
         CS_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
         if (kCL > 1 && l.max_ctas) {
             int dev = 0, sms = 0, clusters = 0;
             CS_CUDA_CHECK(cudaGetDevice(&dev));
             CS_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-            cfg.gridDim = dim3(unsigned(sms / kCL * kCL));
+            const cudaLaunchConfig_t cfg = cluster_config(sms / kCL * kCL);
             CS_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, k, &cfg));
             *l.max_ctas = clusters * kCL;
         }
@@ -68,7 +73,7 @@ void launch_one(const WsLaunch& l, const WsArgs<TO>& args, cudaStream_t stream) 
     if constexpr (kCL == 1) {
         k<<<unsigned(args.sched.grid), kWsThreads, smem, stream>>>(*l.a, *l.b, *l.o, args);
     } else {
-        cfg.gridDim = dim3(unsigned(args.sched.grid));
+        const cudaLaunchConfig_t cfg = cluster_config(args.sched.grid);
         CS_CUDA_CHECK(cudaLaunchKernelEx(&cfg, k, *l.a, *l.b, *l.o, args));
     }
     CS_CUDA_CHECK_LAUNCH();
