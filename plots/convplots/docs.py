@@ -223,17 +223,64 @@ def hopper_ladder():
     return "\n".join(head) + "\n"
 
 
-def hopper_profile():
-    """The ncu counters of the ladder's rungs, fp16 NHWC N=128, all five layers (one timed repeat
-    per row, `sweep --profile`: plots/h100/profile_hopper_ladder_n128.csv); PASS rows only."""
-    rows = [r for r in _csv_rows(f"{H100}/profile_hopper_ladder_n128.csv") if r["status"] == "PASS"]
+def hopper_profile(name="profile_hopper_ladder_n128.csv"):
+    """The ncu counters of a ladder's rows at N=128, all five layers (one timed repeat per row,
+    `sweep --profile`, scripts/device_profile.sh): the Hopper ladder (fp16 NHWC,
+    plots/h100/profile_hopper_ladder_n128.csv) or the fp32 class's (NHWC and NCHW,
+    profile_fp32_ladder_n128.csv); PASS rows only."""
+    rows = [r for r in _csv_rows(f"{H100}/{name}") if r["status"] == "PASS"]
     out = ["| layer | row | kernel ms (unprofiled) | tensor pipe % (wgmma %) | SM throughput % | DRAM read MB "
            "| DRAM written MB | L2 hit % |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
         f = lambda k, s=1.0: "-" if _f(r.get(k)) is None else f"{_f(r[k]) * s:.3g}"
-        out.append(f"| {r['layer']} | {r['variant']} | {f('kernel_ms')} | {f('ncu_tensor_pct')} ({f('ncu_gmma_pct')}) "
+        row = r["variant"] if name.startswith("profile_hopper") else f"{r['variant']} ({r['layout']})"
+        out.append(f"| {r['layer']} | {row} | {f('kernel_ms')} | {f('ncu_tensor_pct')} ({f('ncu_gmma_pct')}) "
                    f"| {f('ncu_sm_pct')} | {f('ncu_dram_read_bytes', 1e-6)} | {f('ncu_dram_write_bytes', 1e-6)} "
                    f"| {f('ncu_l2_hit_pct')} |")
+    return "\n".join(out) + "\n"
+
+
+def fp32_conv2_kernels():
+    """conv2 N=128 kernel by kernel for the fastest fp32-class rows of ours and cudnn-fp32
+    (plots/h100/kernels_fp32_ladder_n128.csv: ncu's gpu__time_duration, DRAM bytes, pipes)."""
+    rows = _csv_rows(f"{H100}/kernels_fp32_ladder_n128.csv")
+    want = ("winograd-3xfp16-wgmma-ws-f3x3-5x5", "hopper-ws-3xfp16", "cudnn-fp32")
+    out = ["| row | kernel | us | DRAM MB | tensor pipe % | SM throughput % |", "| --- | --- | --- | --- | --- | --- |"]
+    for v in want:
+        for r in rows:
+            parts = r["row"].split()
+            if parts[0] != "conv2" or parts[2] != v:
+                continue
+            k = r["kernel"].split("(")[0].replace("void ", "")
+            k = (k[:60] + "...") if len(k) > 63 else k
+            mb = (_f(r["dram__bytes_read.sum"]) or 0) + (_f(r["dram__bytes_write.sum"]) or 0)
+            out.append(f"| {v} | `{k}` | {g3(_f(r['gpu__time_duration.sum']) / 1e3)} | {g3(mb / 1e6)} "
+                       f"| {g3(_f(r['sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active']))} "
+                       f"| {g3(_f(r['sm__throughput.avg.pct_of_peak_sustained_elapsed']))} |")
+    return "\n".join(out) + "\n"
+
+
+def torch_compile():
+    """PyTorch at N=128, fp16 (scripts/pytorch_anchors.py through scripts/device_profile.sh):
+    eager cuDNN and torch.compile (mode max-autotune-no-cudagraphs) per layer and layout, ms;
+    a configuration the compile budget left out shows its note."""
+    rows = _csv_rows(f"{H100}/pytorch_compile_n128.csv")
+    layers = sorted({r["layer"] for r in rows}, key=lambda x: int(x[4:]) if x[4:].isdigit() else x)
+    keys = [(lay, impl) for lay in ("nhwc", "nchw") for impl in ("eager", "compile")]
+    dev = ", ".join(sorted({r["device"] for r in rows}))
+    torch_v = ", ".join(sorted({r["torch"] for r in rows}))
+    out = [f"{dev}, torch {torch_v}, fp16, N=128, ms:", "",
+           "| layer | " + " | ".join(f"{impl} {lay.upper()}" for lay, impl in keys) + " | compile / eager (NHWC) |",
+           "| --- | " + " | ".join("---" for _ in keys) + " | --- |"]
+    for l in layers:
+        cells, v = [], {}
+        for lay, impl in keys:
+            r = [x for x in rows if x["layer"] == l and x["layout"] == lay and (x.get("impl") or "eager") == impl]
+            t = _f(r[0]["ms"]) if r else None
+            v[(lay, impl)] = t
+            cells.append(g3(t) if t is not None else ("not compiled" if r else "-"))
+        e, c = v[("nhwc", "eager")], v[("nhwc", "compile")]
+        out.append(f"| {l} | " + " | ".join(cells) + f" | {c / e:.2f}x |" if e and c else f"| {l} | " + " | ".join(cells) + " | - |")
     return "\n".join(out) + "\n"
 
 
@@ -353,6 +400,9 @@ GENERATORS = {
     "h100-csvs": lambda: csv_inventory(H100),
     "h100-hopper-ladder": hopper_ladder,
     "h100-hopper-profile": hopper_profile,
+    "h100-fp32-profile": lambda: hopper_profile("profile_fp32_ladder_n128.csv"),
+    "h100-torch-compile": torch_compile,
+    "h100-fp32-conv2-kernels": fp32_conv2_kernels,
     "h100-hopper-ab": hopper_ab,
     "h200-sweep": sweep_sentence,
     "h200-kernel-n128": kernel_table,
