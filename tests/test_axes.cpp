@@ -39,7 +39,7 @@ TEST_CASE("axes: parsing NAME=VALUES", "[axes]") {
 }
 
 TEST_CASE("axes: every Hopper persistent rung has the five policy axes", "[axes]") {
-    for (const char* n : {"hopper-ws-fp16", "hopper-pp-bf16", "hopper-tmastore-tf32", "hopper-sk-fp16", "hopper-mc-fp16",
+    for (const char* n : {"hopper-ws-fp16", "hopper-pp-bf16", "hopper-tmastore-tf32", "hopper-sk-fp16", "hopper-mc-fp16", "hopper-tail-bf16",
                           "hopper-ws-3xfp16"}) {
         const auto& v = var(n);
         std::set<std::string> names;
@@ -123,5 +123,5 @@ TEST_CASE("axes: bad --axis options exit 2 before a device is asked for", "[axes
     CHECK(r.out.find("'foo' is a value of no swept variant's axis tile") != std::string::npos);
     r = cs::test::cli("sweep --help");
     CHECK(r.code == 0);
-    CHECK(r.out.find("scheduler = auto, data-parallel, split-k, stream-k") != std::string::npos);
+    CHECK(r.out.find("scheduler = auto, data-parallel, split-k, stream-k, split-tail") != std::string::npos);
 }

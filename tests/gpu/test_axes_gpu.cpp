@@ -96,11 +96,16 @@ TEST_CASE("clusters of two: an odd count of tile rows, a filter tail, split-K", 
     }
 }
 
-TEST_CASE("stream-K gives the same bits on every launch", "[gpu][axes][streamk]") {
+TEST_CASE("stream-K and split-tail give the same bits on every launch", "[gpu][axes][streamk]") {
     auto& ctx = device();
-    const auto rp = make_ref_problem(test::make_layer("sk_det", 48, 17, 19, 200, 3, 3, 1, 1), 24);
-    for (const char* name : {"hopper-sk-fp16", "hopper-sk-tf32"}) {
+    const auto sk = make_ref_problem(test::make_layer("sk_det", 48, 17, 19, 200, 3, 3, 1, 1), 24);
+    // 14 tiles of 128x128 and 36 k-slices (C=256 in fp16): split-tail cuts each into 8 parts,
+    // 7 fp32 slots fixed up per tile (the plan's detail says so).
+    const auto st = make_ref_problem(test::make_layer("st_det", 256, 9, 11, 200, 3, 3, 1, 1), 8);
+    for (const char* name : {"hopper-sk-fp16", "hopper-sk-tf32", "hopper-tail-fp16", "hopper-tail-tf32"}) {
         const Variant& v = test::variant(name);
+        const bool tail = std::strstr(name, "tail") != nullptr;
+        const auto& rp = tail ? st : sk;
         std::vector<float> first;
         for (int run = 0; run < 3; ++run) {
             const auto r = run_with(ctx, v, rp, Layout::nhwc, Config{}, test::test_options(3, true));
@@ -110,7 +115,8 @@ TEST_CASE("stream-K gives the same bits on every launch", "[gpu][axes][streamk]"
                 return;
             }
             REQUIRE(r.status == Status::pass);
-            REQUIRE(test::has(r.config, "scheduler=stream-k"));
+            REQUIRE(test::has(r.config, tail ? "scheduler=split-tail" : "scheduler=stream-k"));
+            if (tail && std::strstr(name, "fp16")) REQUIRE(test::has(r.detail, "in 8 k-parts each"));
             REQUIRE(!r.output.empty());
             if (run == 0)
                 first = r.output;

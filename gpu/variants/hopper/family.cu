@@ -59,6 +59,11 @@ Family hopper_family() {
                   "hopper-tmastore-{p} with a stream-K tile scheduler: the last waves' k-slices split evenly over all "
                   "SMs, cut tiles fixed up in CTA order (deterministic)",
                   ws_sup(), ws(WsDefaults{"cooperative", "stream-k", "tma-store"}), gemm, hopper::ws_axes()),
+        make_rung("hopper-tail-{p}", tc,
+                  "hopper-tmastore-{p} with the split-tail tile scheduler: whole waves data-parallel, each tile of the "
+                  "last, partial wave cut into equal k-parts run side by side on neighbouring SMs (reading the same "
+                  "A rows and B slices together), fixed up in part order (deterministic)",
+                  ws_sup(), ws(WsDefaults{"cooperative", "split-tail", "tma-store"}), gemm, hopper::ws_axes()),
         make_rung("hopper-mc-{p}", tc,
                   "hopper-tmastore-{p} on clusters of two CTAs (adjacent pixel rows, the same filters): each loads "
                   "half of the shared B tile by TMA and multicasts it to both, halving the weights' L2-to-SM traffic",

@@ -12,6 +12,15 @@
 //                  per-CTA slot and raise a flag; the finisher adds the slots in CTA order
 //                  (deterministic) and runs the epilogue. The flags hold a launch epoch, so no
 //                  memset is needed between launches.
+//   split-tail     data-parallel for the whole waves (`full` x grid tiles), then each tile of
+//                  the last, partial wave cut into `tail_q` equal k-parts, one unit each, dealt
+//                  out like tiles (CTA c takes tail units c, c + grid, ...): the parts of a tile
+//                  run side by side on neighbouring CTAs at the same time, so they read the
+//                  same A rows and B slices together (stream-K's free ranges do not: its CTAs
+//                  start at unrelated k offsets). Part 0's CTA finishes the tile as stream-K's
+//                  finisher does; parts 1.. write fp32 slots, one per tail unit. No wait cycle:
+//                  a finisher waits only on later units of the same tile, fewer than grid
+//                  apart, which are contributors.
 //   cluster = 2    (data-parallel and split-K only) the grid is clusters of two CTAs; a
 //                  unit is a pair of tiles on the same filters and adjacent pixel rows
 //                  (2j, 2j + 1), rank r of the cluster taking row 2j + r, so both CTAs walk
@@ -38,11 +47,12 @@ struct Work {
     int tile = 0;
     int k0 = 0, k1 = 0;  // k-slices [k0, k1) of the tile
     int part = 0;        // split-K part
+    int slot = 0;        // sk_contrib: the fp32 slot (and flag) it writes; sk_finish: its own index
     Role role = Role::whole;
 };
 
 struct TileSched {
-    enum Mode : int { kDataParallel = 0, kSplitK = 1, kStreamK = 2 };
+    enum Mode : int { kDataParallel = 0, kSplitK = 1, kStreamK = 2, kSplitTail = 3 };
     int mode = kDataParallel;
     int ntiles = 0, tiles_n = 0;
     int KT = 0;          // k-slices per tile
@@ -52,6 +62,7 @@ struct TileSched {
     long long sk_iters = 0;  // stream-K: (ntiles - tiles_dp) * KT
     int cluster = 1;     // CTAs per cluster (1 or 2)
     int units = 0;       // data-parallel / split-K: work units (cluster_units x ksplit)
+    int tail_q = 1;      // split-tail: k-parts per tile of the last wave
 
     struct Cursor {
         int i = 0;           // units taken so far in the data-parallel part
@@ -91,6 +102,25 @@ struct TileSched {
             w.role = Role::split_part;
             return true;
         }
+        if (mode == kSplitTail) {
+            const int t = cta + cur.i * grid;
+            if (t < tiles_dp) {
+                ++cur.i;
+                w.tile = t, w.part = 0, w.k0 = 0, w.k1 = KT, w.role = Role::whole;
+                return true;
+            }
+            const int v = t - tiles_dp;  // tail unit
+            if (v >= (ntiles - tiles_dp) * tail_q) return false;
+            ++cur.i;
+            const int q = v / tail_q, part = v - q * tail_q;
+            w.tile = tiles_dp + q;
+            w.part = 0;
+            w.slot = v;
+            w.k0 = int((long long)part * KT / tail_q);
+            w.k1 = int((long long)(part + 1) * KT / tail_q);
+            w.role = tail_q == 1 ? Role::whole : (part == 0 ? Role::sk_finish : Role::sk_contrib);
+            return true;
+        }
         if (cur.it < 0) {
             const int t = cta + cur.i * grid;
             if (t < tiles_dp) {
@@ -109,11 +139,18 @@ struct TileSched {
         const long long tend = (t + 1) * KT;
         w.k1 = int((end < tend ? end : tend) - t * KT);
         w.role = w.k0 > 0 ? Role::sk_contrib : (w.k1 == KT ? Role::whole : Role::sk_finish);
+        w.slot = cta;  // one slot per CTA: a stream-K range cuts at most one tile at its start
         cur.it = t * KT + w.k1;
         return true;
     }
-    // For a sk_finish unit of stream-K tile w.tile: the CTAs that hold its later slices.
+    // For a sk_finish unit: the slots (and flags) of its tile's later k-slices — stream-K: the
+    // CTAs that hold them; split-tail: the tile's parts 1 .. tail_q - 1.
     __device__ __forceinline__ void contributors(const Work& w, int& first, int& last) const {
+        if (mode == kSplitTail) {
+            first = w.slot + 1;
+            last = w.slot + tail_q - 1;
+            return;
+        }
         const long long t = w.tile - tiles_dp;
         first = int(blockIdx.x) + 1;
         last = sk_owner((t + 1) * KT - 1);
@@ -148,10 +185,45 @@ struct TileSched {
         if (s.sk_iters < s.grid) s.grid = int(s.sk_iters);
         return s;
     }
+    static constexpr int kMaxTailParts = 8;  // bounds the slots: < SMs x 8 tiles' fp32 accumulators
+    // Host: the k-parts per tile of the last, partial wave: the q whose units finish soonest,
+    // ceil(tail q / grid) / q tile-times (ties: the fewest parts, the fewest fp32 slots), each
+    // part at least kMinParts slices; 1 when the waves are whole.
+    static int tail_parts(int tail, int KT, int grid, int min_slices) {
+        if (tail == 0) return 1;
+        int best = 1;
+        double best_t = double((tail + grid - 1) / grid);
+        for (int q = 2; q <= KT / min_slices && q <= grid && q <= kMaxTailParts; ++q) {
+            const double t = double((static_cast<long long>(tail) * q + grid - 1) / grid) / q;
+            if (t < best_t - 1e-9) best = q, best_t = t;
+        }
+        return best;
+    }
+    // Host: data-parallel whole waves, then the last wave's tiles cut into tail_parts() parts
+    // (with fewer tiles than SMs, all of them are the "last wave").
+    static TileSched split_tail(int ntiles, int tiles_n, int KT, int sms, int min_slices) {
+        TileSched s;
+        s.mode = kSplitTail;
+        s.ntiles = ntiles, s.tiles_n = tiles_n, s.KT = KT;
+        s.tiles_dp = ntiles / sms * sms;
+        const int tail = ntiles - s.tiles_dp;
+        s.tail_q = tail_parts(tail, KT, sms, min_slices);
+        // whole waves: every SM; else one CTA per tail unit, at most one per SM
+        s.grid = s.tiles_dp > 0 ? sms : std::min(sms, tail * s.tail_q);
+        return s;
+    }
+    // Host: the fp32 slots (and flags) a launch needs.
+    long long slots() const {
+        if (mode == kSplitTail) return (long long)(ntiles - tiles_dp) * tail_q;
+        return mode == kStreamK ? grid : 0;
+    }
     std::string describe() const {
         const std::string cl = cluster == 2 ? " over clusters of 2 CTAs (pairs of tile rows)" : "";
         if (mode == kDataParallel) return "data-parallel" + cl;
         if (mode == kSplitK) return "split-K " + std::to_string(ksplit) + cl;
+        if (mode == kSplitTail)
+            return "split-tail (" + std::to_string(tiles_dp) + " tiles whole, the last wave's " +
+                   std::to_string(ntiles - tiles_dp) + " tiles in " + std::to_string(tail_q) + " k-parts each)";
         return "stream-K (" + std::to_string(tiles_dp) + " tiles whole, " + std::to_string(ntiles - tiles_dp) +
                " tiles' " + std::to_string(sk_iters) + " k-slices over " + std::to_string(grid) + " CTAs)";
     }

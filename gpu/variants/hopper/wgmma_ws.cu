@@ -95,7 +95,7 @@ int default_tile(const Setup& u, std::int64_t n, int sms, int es, bool pp) {
 struct WsChoice {
     int tile = 0;
     Schedule schedule = Schedule::cooperative;
-    std::string scheduler;  // data-parallel | split-k | stream-k
+    std::string scheduler;  // data-parallel | split-k | stream-k | split-tail
     Epilogue epilogue = Epilogue::direct;
     int ksplit = 1;
     int cluster = 1;  // CTAs per cluster (2: the B tile multicast)
@@ -111,8 +111,8 @@ template <class T, class TO, int kDown>
 struct WsGemm {
     WsChoice c;
     int sms = 132;
-    Buffer partial;  // split-K: ksplit x P x M; stream-K: grid x 128 x BN fp32
-    Buffer flags;    // stream-K: one int per CTA
+    Buffer partial;  // split-K: ksplit x P x M; stream-K / split-tail: TileSched::slots() x 128 x BN fp32
+    Buffer flags;    // stream-K / split-tail: one int per slot
     int epoch = 0;
     std::string info;
     CUtensorMap a{}, b{}, o{};
@@ -144,6 +144,7 @@ struct WsGemm {
         const int ntiles = (g.P + kBM - 1) / kBM * tiles_n;
         const int KT = g.R * g.S * ((g.C + bk - 1) / bk);
         if (c.scheduler == "stream-k") return TileSched::stream_k(ntiles, tiles_n, KT, sms);
+        if (c.scheduler == "split-tail") return TileSched::split_tail(ntiles, tiles_n, KT, sms, kMinSlices);
         return TileSched::data_parallel(ntiles, tiles_n, KT, sms, c.ksplit, c.cluster);
     }
 
@@ -201,15 +202,16 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
     c.cluster = axis("cluster", d.cluster) == "2" ? 2 : 1;
     if (c.cluster == 2 && c.schedule == Schedule::pingpong)
         throw Skip("clusters of two CTAs run the cooperative schedule only (use schedule=cooperative)");
-    if (c.cluster == 2 && axis("scheduler", d.scheduler) == "stream-k")
-        throw Skip("stream-K cuts tiles per CTA; a cluster's two CTAs must walk the same k-slices of one B tile "
-                   "(use scheduler=data-parallel or split-k with cluster=2)");
+    if (c.cluster == 2 && (axis("scheduler", d.scheduler) == "stream-k" || axis("scheduler", d.scheduler) == "split-tail"))
+        throw Skip("stream-K and split-tail cut tiles per CTA; a cluster's two CTAs must walk the same k-slices of one "
+                   "B tile (use scheduler=data-parallel or split-k with cluster=2)");
     const std::string tile = p.config.get("tile");
     std::string tile_note = "rule";
     if (tile.empty()) {
         const std::string policies = std::string(c.schedule == Schedule::pingpong ? "pingpong/" : "cooperative/") +
                                      axis("epilogue", d.epilogue) +
                                      (axis("scheduler", d.scheduler) == "stream-k" ? "/stream-k" : "") +
+                                     (axis("scheduler", d.scheduler) == "split-tail" ? "/split-tail" : "") +
                                      (c.cluster == 2 ? "/cluster2" : "");
         c.tile = tuned_tile(policies, es, u.s, u.src_nchw, maxn);
         if (c.tile >= 0 && ws_tile_ok_rt(c.tile, c.schedule))
@@ -243,8 +245,8 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
             throw Skip("split-K needs at least " + std::to_string(2 * kMinSlices) + " k-slices with a divisor (" +
                        std::to_string(kslices) + ")");
     }
-    if (c.scheduler == "stream-k" && c.schedule == Schedule::pingpong)
-        throw Skip("stream-K gives units of unequal length; the ping-pong schedule needs equal ones (use "
+    if ((c.scheduler == "stream-k" || c.scheduler == "split-tail") && c.schedule == Schedule::pingpong)
+        throw Skip(c.scheduler + " gives units of unequal length; the ping-pong schedule needs equal ones (use "
                    "schedule=cooperative)");
     // The TMA-store epilogue writes the NHWC output as a P x M matrix with 16-byte rows.
     const std::string epi = axis("epilogue", d.epilogue);
@@ -280,12 +282,16 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
         if (!err.empty()) throw Skip(err);
         if (c.scheduler == "split-k")
             gemm.partial = Buffer(MemKind::device, std::size_t(c.ksplit) * std::size_t(maxn * u.g.EF) * u.g.M * 4);
-        if (c.scheduler == "stream-k") {
-            gemm.partial = Buffer(MemKind::device, std::size_t(sms) * kBM * bn * 4);
-            gemm.flags = Buffer(MemKind::device, std::size_t(sms) * 4);
+        const TileSched s = gemm.sched_for(g);
+        // Stream-K's slots (one per CTA) and split-tail's (one per unit of the last wave) for
+        // any call up to the largest: a chunk of fewer images can have a larger last wave.
+        long long slots = 0;
+        for (std::int64_t n = 1; n <= maxn; ++n) slots = std::max(slots, gemm.sched_for(geom_for(u, n)).slots());
+        if (slots > 0) {
+            gemm.partial = Buffer(MemKind::device, std::size_t(slots) * kBM * bn * 4);
+            gemm.flags = Buffer(MemKind::device, std::size_t(slots) * 4);
             CS_CUDA_CHECK(cudaMemset(gemm.flags.get(), 0, gemm.flags.bytes()));
         }
-        const TileSched s = gemm.sched_for(g);
         gemm.info = std::string("wgmma m64n") + std::to_string(bn) + "k" + std::to_string(WgmmaSS<T, 96>::kK) + " " +
                     Elem<T>::name + ", TMA producer warpgroup + 2 " +
                     (c.schedule == Schedule::pingpong ? "ping-pong" : "cooperative") + " consumer warpgroups, " +
@@ -318,7 +324,9 @@ std::vector<Axis> ws_axes() {
     return {
         {"tile", tiles, "CTA tile m128 x n<filters> x k<bytes per slice>, pipeline stages (tiles.hpp)"},
         {"schedule", {"cooperative", "pingpong"}, "consumer warpgroups on one tile, or on alternate tiles"},
-        {"scheduler", {"auto", "data-parallel", "split-k", "stream-k"}, "tile scheduler of the persistent grid"},
+        {"scheduler", {"auto", "data-parallel", "split-k", "stream-k", "split-tail"},
+         "tile scheduler of the persistent grid (split-tail: whole waves data-parallel, the last wave's tiles in "
+         "equal k-parts side by side)"},
         {"epilogue", {"direct", "tma-store"}, "accumulators to global memory directly, or via shared memory and TMA"},
         {"cluster", {"1", "2"},
          "CTAs per cluster: 2 puts the CTAs of adjacent pixel rows on the same filters in a cluster, each "

@@ -5,7 +5,7 @@
 //   schedule       kPP = false: cooperative — both consumer warpgroups on one 128 x BN tile,
 //                  64 rows each; true: ping-pong — each consumer warpgroup a whole tile, in
 //                  turns, one's epilogue under the other's mainloop (schedule_pingpong.cuh)
-//   tile scheduler TileSched (tile_scheduler.cuh): data-parallel, split-K, stream-K
+//   tile scheduler TileSched (tile_scheduler.cuh): data-parallel, split-K, stream-K, split-tail
 //   epilogue       Epi: EpiDirect or EpiTmaStore (epilogue.cuh)
 //   tile           kTiles[TILE] (tiles.hpp)
 //   cluster        kCL = 1, or 2: clusters of two CTAs on the same filters, the B tile loaded
@@ -34,8 +34,8 @@ struct WsArgs {
     TileSched sched;
     int cslices;          // channel slices per filter tap
     int nchw;             // output layout
-    float* partial;       // split-K: ksplit x P x M; stream-K: grid x 128 x BN (per-CTA slots)
-    int* flags;           // stream-K: one per CTA, set to `epoch` when its slot is written
+    float* partial;       // split-K: ksplit x P x M; stream-K / split-tail: 128 x BN slots (TileSched::slots)
+    int* flags;           // stream-K / split-tail: one per slot, set to `epoch` when it is written
     int epoch;
     const float* out_mul;  // the split variants' 2^(ex+ew) (range_scale.hpp), else null
 };
@@ -84,13 +84,13 @@ __device__ __forceinline__ void finish_unit(float (&acc)[BN / 2], const Work& w,
         return;
     }
     if (w.role == Role::sk_contrib) {
-        float* slot = a.partial + std::int64_t(blockIdx.x) * kSlot;
+        float* slot = a.partial + std::int64_t(w.slot) * kSlot;
 #pragma unroll
         for (int i = 0; i < BN / 2; ++i) slot[i * 256 + ct] = acc[i];
         named_sync(3, 256);
         if (ct == 0) {
             __threadfence();
-            st_release(a.flags + blockIdx.x, a.epoch);
+            st_release(a.flags + w.slot, a.epoch);
         }
         return;
     }
