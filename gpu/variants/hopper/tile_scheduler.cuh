@@ -34,6 +34,14 @@
 #include <cstdint>
 #include <string>
 
+// The walk is plain C++ callable on the host too (tests/test_tile_scheduler.cpp checks that
+// every scheduler covers each tile's k-slices exactly once); the kernels call it with blockIdx.x.
+#if defined(__CUDACC__)
+#define CS_SCHED_HD __host__ __device__ __forceinline__
+#else
+#define CS_SCHED_HD inline
+#endif
+
 namespace cs::gpu::variants::hopper {
 
 enum class Role : int {
@@ -69,17 +77,35 @@ struct TileSched {
         long long it = -1;   // stream-K: next global iteration (-1: not started)
     };
 
-#if defined(__CUDACC__)
-    __device__ __forceinline__ long long sk_begin(int c) const { return (long long)c * sk_iters / grid; }
+    CS_SCHED_HD long long sk_begin(int c) const { return (long long)c * sk_iters / grid; }
     // The CTA whose stream-K range holds iteration `it`.
-    __device__ __forceinline__ int sk_owner(long long it) const {
+    CS_SCHED_HD int sk_owner(long long it) const {
         const long long c = ((it + 1) * grid - 1) / sk_iters;
         return int(c < grid - 1 ? c : grid - 1);
     }
 
-    __device__ __forceinline__ bool next(Cursor& cur, Work& w) const {
-        const int cta = int(blockIdx.x);
-        if (mode != kStreamK) {  // units fit in int: plan() checks tiles * ksplit
+    // The next unit of CTA `cta` (the kernels: blockIdx.x); false when it has none left.
+    CS_SCHED_HD bool next(int cta, Cursor& cur, Work& w) const {
+        if (mode == kSplitTail) {
+            const int t = cta + cur.i * grid;
+            if (t < tiles_dp) {
+                ++cur.i;
+                w.tile = t, w.part = 0, w.k0 = 0, w.k1 = KT, w.role = Role::whole;
+                return true;
+            }
+            const int v = t - tiles_dp;  // tail unit
+            if (v >= (ntiles - tiles_dp) * tail_q) return false;
+            ++cur.i;
+            const int q = v / tail_q, part = v - q * tail_q;
+            w.tile = tiles_dp + q;
+            w.part = 0;
+            w.slot = v;
+            w.k0 = int((long long)part * KT / tail_q);
+            w.k1 = int((long long)(part + 1) * KT / tail_q);
+            w.role = tail_q == 1 ? Role::whole : (part == 0 ? Role::sk_finish : Role::sk_contrib);
+            return true;
+        }
+        if (mode != kStreamK) {  // data-parallel, split-K; units fit in int: plan() checks tiles * ksplit
             // cluster 2: unit = (pair of tile rows, filters, part); tile = the rank's row
             const int u = cluster == 2 ? (cta >> 1) + cur.i * (grid >> 1) : cta + cur.i * grid;
             const int rank = cluster == 2 ? (cta & 1) : 0;
@@ -100,25 +126,6 @@ struct TileSched {
             w.k0 = w.part * kp;
             w.k1 = w.k0 + kp;
             w.role = Role::split_part;
-            return true;
-        }
-        if (mode == kSplitTail) {
-            const int t = cta + cur.i * grid;
-            if (t < tiles_dp) {
-                ++cur.i;
-                w.tile = t, w.part = 0, w.k0 = 0, w.k1 = KT, w.role = Role::whole;
-                return true;
-            }
-            const int v = t - tiles_dp;  // tail unit
-            if (v >= (ntiles - tiles_dp) * tail_q) return false;
-            ++cur.i;
-            const int q = v / tail_q, part = v - q * tail_q;
-            w.tile = tiles_dp + q;
-            w.part = 0;
-            w.slot = v;
-            w.k0 = int((long long)part * KT / tail_q);
-            w.k1 = int((long long)(part + 1) * KT / tail_q);
-            w.role = tail_q == 1 ? Role::whole : (part == 0 ? Role::sk_finish : Role::sk_contrib);
             return true;
         }
         if (cur.it < 0) {
@@ -145,15 +152,20 @@ struct TileSched {
     }
     // For a sk_finish unit: the slots (and flags) of its tile's later k-slices — stream-K: the
     // CTAs that hold them; split-tail: the tile's parts 1 .. tail_q - 1.
-    __device__ __forceinline__ void contributors(const Work& w, int& first, int& last) const {
+    CS_SCHED_HD void contributors(int cta, const Work& w, int& first, int& last) const {
         if (mode == kSplitTail) {
             first = w.slot + 1;
             last = w.slot + tail_q - 1;
             return;
         }
         const long long t = w.tile - tiles_dp;
-        first = int(blockIdx.x) + 1;
+        first = cta + 1;
         last = sk_owner((t + 1) * KT - 1);
+    }
+#if defined(__CUDACC__)
+    __device__ __forceinline__ bool next(Cursor& cur, Work& w) const { return next(int(blockIdx.x), cur, w); }
+    __device__ __forceinline__ void contributors(const Work& w, int& first, int& last) const {
+        contributors(int(blockIdx.x), w, first, last);
     }
 #endif
 
@@ -187,15 +199,23 @@ struct TileSched {
     }
     static constexpr int kMaxTailParts = 8;  // bounds the slots: < SMs x 8 tiles' fp32 accumulators
     // Host: the k-parts per tile of the last, partial wave: the q whose units finish soonest,
-    // ceil(tail q / grid) / q tile-times (ties: the fewest parts, the fewest fp32 slots), each
-    // part at least kMinParts slices; 1 when the waves are whole.
+    // rounds(q) x (KT / q + kUnitCost) slice-times with rounds(q) = ceil(tail q / grid) (ties:
+    // the fewest parts, the fewest fp32 slots), each part at least min_slices k-slices; 1 when
+    // the waves are whole, and the parts of a tile always in the same round. kUnitCost (an estimate, in k-slices) is what a unit costs beyond its
+    // slices: the epilogue or slot store, the finisher's slot reads, the ring's refill. Without
+    // it conv5 N=128 (74 tail tiles of 54 slices) would take 7 parts of 7-8 slices.
+    static constexpr int kUnitCost = 3;
     static int tail_parts(int tail, int KT, int grid, int min_slices) {
         if (tail == 0) return 1;
+        auto cost = [&](int q) {
+            return double((static_cast<long long>(tail) * q + grid - 1) / grid) * (double(KT) / q + kUnitCost);
+        };
         int best = 1;
-        double best_t = double((tail + grid - 1) / grid);
         for (int q = 2; q <= KT / min_slices && q <= grid && q <= kMaxTailParts; ++q) {
-            const double t = double((static_cast<long long>(tail) * q + grid - 1) / grid) / q;
-            if (t < best_t - 1e-9) best = q, best_t = t;
+            // A tile's parts in one round: q divides the grid, or all units fit in one round
+            // (else a finisher would wait a whole round for a part dealt to the next one).
+            if (grid % q != 0 && static_cast<long long>(tail) * q > grid) continue;
+            if (cost(q) < cost(best) - 1e-9) best = q;
         }
         return best;
     }

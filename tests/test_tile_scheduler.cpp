@@ -1,0 +1,169 @@
+// The persistent Hopper kernels' tile schedulers (gpu/variants/hopper/tile_scheduler.cuh), walked
+// on the host exactly as every CTA of the grid walks them: each output tile's k-slices are run
+// exactly once, whole tiles run all of them, a cut tile's finisher reads exactly the slots its
+// contributors write (no slot written twice), and the grid finishes when a finisher waits for
+// its contributors (no wait cycle), for data-parallel, split-K, stream-K and split-tail on the
+// AlexNet shapes' tile counts and on odd ones.
+#include "catch.hpp"
+
+#include "../gpu/variants/hopper/tile_scheduler.cuh"
+
+#include <map>
+#include <set>
+#include <vector>
+
+using cs::gpu::variants::hopper::Role;
+using cs::gpu::variants::hopper::TileSched;
+using cs::gpu::variants::hopper::Work;
+
+namespace {
+
+struct Unit {
+    int cta;
+    Work w;
+};
+
+// Every CTA's units, in its order.
+std::vector<std::vector<Unit>> walk(const TileSched& s) {
+    std::vector<std::vector<Unit>> per(s.grid);
+    for (int c = 0; c < s.grid; ++c) {
+        TileSched::Cursor cur;
+        Work w;
+        int guard = 0;
+        while (s.next(c, cur, w)) {
+            per[c].push_back({c, w});
+            REQUIRE(++guard < 1000000);
+        }
+    }
+    return per;
+}
+
+// Runs the grid: a CTA's unit finishes when it is a whole tile, a split part or a
+// contributor, or a finisher whose contributor slots are all written; returns false on a
+// wait cycle (no CTA can move).
+bool runs_to_the_end(const TileSched& s, const std::vector<std::vector<Unit>>& per) {
+    std::vector<std::size_t> pos(per.size(), 0);
+    std::set<int> written;
+    for (;;) {
+        bool moved = false, left = false;
+        for (std::size_t c = 0; c < per.size(); ++c) {
+            if (pos[c] == per[c].size()) continue;
+            left = true;
+            const Unit& u = per[c][pos[c]];
+            if (u.w.role == Role::sk_finish) {
+                int first = 0, last = -1;
+                s.contributors(u.cta, u.w, first, last);
+                bool ready = true;
+                for (int x = first; x <= last; ++x) ready = ready && written.count(x) > 0;
+                if (!ready) continue;
+            }
+            if (u.w.role == Role::sk_contrib) written.insert(u.w.slot);
+            ++pos[c];
+            moved = true;
+        }
+        if (!left) return true;
+        if (!moved) return false;
+    }
+}
+
+void check(const TileSched& s) {
+    INFO(s.describe() << ", grid " << s.grid << ", KT " << s.KT);
+    const auto per = walk(s);
+    std::map<int, std::vector<int>> runs;  // tile -> how often each k-slice ran
+    std::map<int, std::set<int>> contrib_slots;
+    std::set<int> slots;
+    std::vector<Unit> finishers;
+    for (const auto& units : per)
+        for (const Unit& u : units) {
+            const Work& w = u.w;
+            REQUIRE(w.tile >= 0);
+            REQUIRE(0 <= w.k0);
+            REQUIRE(w.k0 < w.k1);
+            REQUIRE(w.k1 <= s.KT);
+            if (w.tile >= s.ntiles) {  // clusters of two: rank 1's tile past an odd last row
+                REQUIRE(s.cluster == 2);
+                continue;
+            }
+            auto& k = runs[w.tile];
+            k.resize(s.KT, 0);
+            for (int i = w.k0; i < w.k1; ++i) ++k[i];
+            if (w.role == Role::whole) REQUIRE((w.k0 == 0 && w.k1 == s.KT));
+            if (w.role == Role::sk_finish) {
+                REQUIRE(w.k0 == 0);
+                finishers.push_back(u);
+            }
+            if (w.role == Role::sk_contrib) {
+                REQUIRE(w.k0 > 0);
+                REQUIRE(slots.insert(w.slot).second);  // a slot is written once
+                REQUIRE(w.slot < s.slots());
+                contrib_slots[w.tile].insert(w.slot);
+            }
+        }
+    REQUIRE(int(runs.size()) == s.ntiles);
+    for (const auto& [tile, k] : runs)
+        for (int i = 0; i < s.KT; ++i) {
+            INFO("tile " << tile << " k-slice " << i);
+            REQUIRE(k[i] == 1);
+        }
+    for (const Unit& f : finishers) {
+        int first = 0, last = -1;
+        s.contributors(f.cta, f.w, first, last);
+        std::set<int> want;
+        for (int x = first; x <= last; ++x) want.insert(x);
+        INFO("finisher of tile " << f.w.tile);
+        REQUIRE(want == contrib_slots[f.w.tile]);
+    }
+    REQUIRE(runs_to_the_end(s, per));
+}
+
+}  // namespace
+
+TEST_CASE("tile schedulers: every k-slice of every tile once, slots matched, no wait cycle", "[sched]") {
+    // (tiles, tiles_n, KT): AlexNet conv2-5 at N=1/32/128 with 128x128 / 128x256 tiles, and odd
+    for (auto [nt, tn, kt] : std::vector<std::array<int, 3>>{{338, 2, 54},
+                                                           {86, 2, 54},
+                                                           {4, 2, 54},
+                                                           {507, 3, 36},
+                                                           {729, 1, 75},
+                                                           {14, 2, 36},
+                                                           {400, 2, 9},
+                                                           {133, 1, 7},
+                                                           {1, 1, 5},
+                                                           {263, 1, 64}}) {
+        for (int sms : {132, 114, 7}) {
+            check(TileSched::data_parallel(nt, tn, kt, sms));
+            for (int d : {2, 3})
+                if (kt % d == 0) check(TileSched::data_parallel(nt, tn, kt, sms, d));
+            if (sms % 2 == 0) check(TileSched::data_parallel(nt, tn, kt, sms, 1, 2));
+            check(TileSched::stream_k(nt, tn, kt, sms));
+            check(TileSched::split_tail(nt, tn, kt, sms, 4));
+        }
+    }
+}
+
+TEST_CASE("split-tail: the parts per tile of the last wave", "[sched]") {
+    // conv5 fp16 N=128 (338 tiles of 128x128, 54 k-slices) on 132 SMs: 2 whole waves, the
+    // last 74 tiles in 3 parts (222 units: 2 rounds of a third of a tile instead of one whole)
+    auto s = TileSched::split_tail(338, 2, 54, 132, 4);
+    CHECK(s.tiles_dp == 264);
+    CHECK(s.tail_q == 3);
+    CHECK(s.grid == 132);
+    CHECK(s.slots() == 222);
+    // conv5 N=32 (86 tiles): no whole wave; 3 parts, 258 units on 132 CTAs
+    s = TileSched::split_tail(86, 2, 54, 132, 4);
+    CHECK(s.tiles_dp == 0);
+    CHECK(s.tail_q == 3);
+    CHECK(s.grid == 132);
+    // whole waves only: nothing cut, no slots
+    s = TileSched::split_tail(264, 2, 54, 132, 4);
+    CHECK(s.tail_q == 1);
+    CHECK(s.slots() == 0);
+    // few k-slices: parts of at least 4 slices
+    s = TileSched::split_tail(10, 1, 9, 132, 4);
+    CHECK(s.tail_q == 2);
+    CHECK(s.grid == 20);
+    // at most kMaxTailParts parts
+    s = TileSched::split_tail(1, 1, 1000, 132, 4);
+    CHECK(s.tail_q == TileSched::kMaxTailParts);
+    CHECK(s.describe().find("in 8 k-parts each") != std::string::npos);
+}
