@@ -260,6 +260,42 @@ def fp32_conv2_kernels():
     return "\n".join(out) + "\n"
 
 
+def hopper_tail():
+    """The split-tail rung against hopper-tmastore, stream-K, the cluster rung and cuDNN, NHWC,
+    conv2-5, N=1/32/128, one H100 call (plots/h100/hopper_tail.csv; sampled check, 20 repeats)."""
+    rows = _csv_rows(f"{H100}/hopper_tail.csv")
+    t = {(r["layer"], r["N"], r["variant"]): _f(r["kernel_ms"]) for r in rows if r["status"] == "PASS"}
+    rev = ", ".join(sorted({r["git_rev"] for r in rows}))
+    out = [f"kernel ms ({rev}); tail / tmastore below 1: split-tail is faster", "",
+           "| class | layer | N | tmastore | tail | tail / tmastore | sk | mc | cuDNN | tail / cuDNN |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for p in ("fp16", "bf16", "tf32"):
+        for l in ("conv2", "conv3", "conv4", "conv5"):
+            for n in ("1", "32", "128"):
+                ts, ta, c = (t.get((l, n, f"hopper-{v}-{p}")) for v in ("tmastore", "tail")), None, t.get((l, n, f"cudnn-{p}"))
+                ts, ta = list(ts)
+                if None in (ts, ta, c):
+                    continue
+                sk, mc = t.get((l, n, f"hopper-sk-{p}")), t.get((l, n, f"hopper-mc-{p}"))
+                out.append(f"| {p} | {l} | {n} | {g3(ts)} | {g3(ta)} | {ta / ts:.2f} | {g3(sk) if sk else '-'} "
+                           f"| {g3(mc) if mc else '-'} | {g3(c)} | {ta / c:.2f} |")
+    return "\n".join(out) + "\n"
+
+
+def hopper_tail_l2():
+    """Per kernel under Nsight Compute (plots/h100/kernels_hopper_tail.csv): time, L2 traffic
+    (lts__t_sectors x 32 B) and its rate, tensor pipe."""
+    rows = _csv_rows(f"{H100}/kernels_hopper_tail.csv")
+    out = ["| row | kernel us | L2 MB | L2 TB/s | DRAM written MB | tensor pipe % |", "| --- | --- | --- | --- | --- | --- |"]
+    for r in rows:
+        us = _f(r["gpu__time_duration.sum"]) / 1e3
+        mb = _f(r["lts__t_sectors.sum"]) * 32 / 1e6
+        name = " ".join(r["row"].split()[:3])
+        out.append(f"| {name} | {g3(us)} | {g3(mb)} | {mb / us:.2f} | {g3(_f(r['dram__bytes_write.sum']) / 1e6)} "
+                   f"| {g3(_f(r['sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active']))} |")
+    return "\n".join(out) + "\n"
+
+
 def torch_compile():
     """PyTorch at N=128, fp16 (scripts/pytorch_anchors.py through scripts/device_profile.sh):
     eager cuDNN and torch.compile (mode max-autotune-no-cudagraphs) per layer and layout, ms;
@@ -402,6 +438,8 @@ GENERATORS = {
     "h100-hopper-profile": hopper_profile,
     "h100-fp32-profile": lambda: hopper_profile("profile_fp32_ladder_n128.csv"),
     "h100-torch-compile": torch_compile,
+    "h100-hopper-tail": hopper_tail,
+    "h100-hopper-tail-l2": hopper_tail_l2,
     "h100-fp32-conv2-kernels": fp32_conv2_kernels,
     "h100-hopper-ab": hopper_ab,
     "h200-sweep": sweep_sentence,
