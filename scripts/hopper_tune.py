@@ -19,7 +19,8 @@ from collections import defaultdict
 # A rung's table key: the policies its defaults fix (family.cu), without the precision.
 RUNG_KEYS = {"hopper-pp": "pingpong/direct", "hopper-tmastore": "cooperative/tma-store",
              "hopper-ws": "cooperative/direct", "hopper-sk": "cooperative/tma-store/stream-k",
-             "hopper-mc": "cooperative/tma-store/cluster2", "hopper-tail": "cooperative/tma-store/split-tail"}
+             "hopper-mc": "cooperative/tma-store/cluster2", "hopper-tail": "cooperative/tma-store/split-tail",
+             "hopper-mca": "cooperative/tma-store/cluster1x2"}
 ELEM_BYTES = {"f16": 2, "bf16": 2, "f32": 4}
 
 
@@ -40,8 +41,9 @@ def main(paths):
         if rung is None or r["status"] != "PASS" or "tile" not in axes or not r["kernel_ms"]:
             continue
         # another axis walked beside the tile must be the rung's own value (hopper-mc's
-        # cluster=2), else the row ran other policies than the key says
-        if any(k != "tile" and not (rung == "hopper-mc" and k == "cluster" and v == "2") for k, v in axes.items()):
+        # cluster=2, hopper-mca's 1x2), else the row ran other policies than the key says
+        own = {"hopper-mc": "2", "hopper-mca": "1x2"}
+        if any(k != "tile" and not (k == "cluster" and own.get(rung) == v) for k, v in axes.items()):
             continue
         if r["precision"] not in ("fp16", "bf16", "tf32"):
             continue

@@ -114,6 +114,20 @@ void check(const TileSched& s) {
         REQUIRE(want == contrib_slots[f.w.tile]);
     }
     REQUIRE(runs_to_the_end(s, per));
+    // A cluster's two CTAs (2c, 2c + 1) walk the same k-slices of a pair of tiles: the same
+    // filters on adjacent rows, or (mc_a) the same row on adjacent filter tiles.
+    if (s.cluster == 2)
+        for (int c = 0; c + 1 < s.grid; c += 2) {
+            REQUIRE(per[c].size() == per[c + 1].size());
+            for (std::size_t i = 0; i < per[c].size(); ++i) {
+                const Work &a = per[c][i].w, &b = per[c + 1][i].w;
+                REQUIRE((a.k0 == b.k0 && a.k1 == b.k1));
+                if (s.mc_a)
+                    REQUIRE((b.tile == a.tile + 1 && a.tile % 2 == 0));
+                else
+                    REQUIRE(b.tile == a.tile + s.tiles_n);
+            }
+        }
 }
 
 }  // namespace
@@ -134,7 +148,13 @@ TEST_CASE("tile schedulers: every k-slice of every tile once, slots matched, no 
             check(TileSched::data_parallel(nt, tn, kt, sms));
             for (int d : {2, 3})
                 if (kt % d == 0) check(TileSched::data_parallel(nt, tn, kt, sms, d));
-            if (sms % 2 == 0) check(TileSched::data_parallel(nt, tn, kt, sms, 1, 2));
+            if (sms % 2 == 0) {
+                check(TileSched::data_parallel(nt, tn, kt, sms, 1, 2));
+                // along the filters: tiles_n padded even (a phantom tile past M)
+                const int tn2 = tn + tn % 2, nt2 = nt / tn * tn2;
+                check(TileSched::data_parallel(nt2, tn2, kt, sms, 1, 2, 1));
+                if (kt % 3 == 0) check(TileSched::data_parallel(nt2, tn2, kt, sms, 3, 2, 1));
+            }
             check(TileSched::stream_k(nt, tn, kt, sms));
             check(TileSched::split_tail(nt, tn, kt, sms, 4));
         }

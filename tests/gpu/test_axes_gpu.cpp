@@ -72,13 +72,20 @@ TEST_CASE("every axis value of every variant matches the CPU reference", "[gpu][
             }
 }
 
-TEST_CASE("clusters of two: an odd count of tile rows, a filter tail, split-K", "[gpu][axes][cluster]") {
+TEST_CASE("clusters of two: an odd count of tile rows, a filter tail, a phantom filter tile, split-K",
+          "[gpu][axes][cluster]") {
     auto& ctx = device();
     // P = 3 * 9 * 11 = 297 pixels: 3 rows of 128, so the last cluster's rank 1 has a tile past
     // the output; M = 200: a partial last filter tile (its B halves partly zero fill).
-    const auto rp = make_ref_problem(test::make_layer("mc_odd", 96, 9, 11, 200, 3, 3, 1, 1), 3);
-    for (const char* name : {"hopper-mc-fp16", "hopper-mc-bf16", "hopper-mc-tf32"}) {
+    const auto rpb = make_ref_problem(test::make_layer("mc_odd", 96, 9, 11, 200, 3, 3, 1, 1), 3);
+    // Along the filters (hopper-mca): M = 300 is 3 filter tiles of 128, padded to 2 pairs by a
+    // phantom tile past M (zero-fill B, clipped stores).
+    const auto rpa = make_ref_problem(test::make_layer("mca_odd", 96, 9, 11, 300, 3, 3, 1, 1), 3);
+    for (const char* name : {"hopper-mc-fp16", "hopper-mc-bf16", "hopper-mc-tf32", "hopper-mca-fp16", "hopper-mca-bf16",
+                             "hopper-mca-tf32"}) {
         const Variant& v = test::variant(name);
+        const bool along_filters = std::strstr(name, "mca") != nullptr;
+        const auto& rp = along_filters ? rpa : rpb;
         for (const char* sched : {"data-parallel", "split-k"})
             for (Layout layout : {Layout::nhwc, Layout::nchw}) {
                 Config c;
@@ -90,7 +97,8 @@ TEST_CASE("clusters of two: an odd count of tile rows, a filter tail, split-K", 
                     return;
                 }
                 REQUIRE(r.status == Status::pass);
-                REQUIRE(test::has(r.config, "cluster=2"));
+                REQUIRE(test::has(r.config, along_filters ? "cluster=1x2" : "cluster=2"));
+                if (along_filters) REQUIRE(test::has(r.detail, "pairs of filter tiles"));
                 REQUIRE(test::has(r.config, std::string("scheduler=") + sched));
             }
     }

@@ -68,6 +68,11 @@ Family hopper_family() {
                   "hopper-tmastore-{p} on clusters of two CTAs (adjacent pixel rows, the same filters): each loads "
                   "half of the shared B tile by TMA and multicasts it to both, halving the weights' L2-to-SM traffic",
                   ws_sup(), ws(WsDefaults{"cooperative", "auto", "tma-store", "2"}), gemm, hopper::ws_axes()),
+        make_rung("hopper-mca-{p}", tc,
+                  "hopper-tmastore-{p} on clusters of two CTAs along the filters (the same pixel rows, adjacent filter "
+                  "tiles): each loads half of the shared A tile (64 pixels) by TMA im2col and multicasts it to both, "
+                  "halving the input's L2-to-SM traffic",
+                  ws_sup(), ws(WsDefaults{"cooperative", "auto", "tma-store", "1x2"}), gemm, hopper::ws_axes()),
         make_rung("hopper-ws-{p}", {split[0]},
                   "hopper-ws-tf32 made fp32-exact by 3xTF32: the transforms split each operand into tf32 high and low "
                   "channel blocks, the kernel sums hi*hi + hi*lo + lo*hi over K tripled; per-tensor power-of-two "

@@ -450,6 +450,22 @@ __device__ __forceinline__ void tma_load_3d_multicast(std::uint32_t dst, const v
 #endif
 }
 
+// The im2col load multicast to the CTAs of `mask` (the cluster along the filters shares the
+// A tile: each CTA loads half of its pixels, box of the map's pixels per column).
+__device__ __forceinline__ void tma_load_im2col_4d_multicast(std::uint32_t dst, const void* tmap, std::uint32_t bar,
+                                                             int c, int w, int h, int n, int off_w, int off_h,
+                                                             std::uint16_t mask) {
+#ifdef CS_HOPPER_DEVICE
+    const unsigned short ow = static_cast<unsigned short>(off_w), oh = static_cast<unsigned short>(off_h);
+    asm volatile(
+        "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster"
+        " [%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;\n" ::"r"(dst),
+        "l"(reinterpret_cast<std::uint64_t>(tmap)), "r"(c), "r"(w), "r"(h), "r"(n), "r"(bar), "h"(ow), "h"(oh),
+        "h"(mask)
+        : "memory");
+#endif
+}
+
 // ---- epilogue --------------------------------------------------------------------------
 // Warpgroup `wg` of the CTA writes its 64 x BN accumulator tile (rows p0 + 64*wg ..., columns
 // m0 ...) straight from the fragment: NHWC as pairs of adjacent filters (4-byte stores where M

@@ -78,12 +78,13 @@ constexpr CUtensorMapDataType tma_dtype() {
 }
 
 // Encodes both maps; returns an empty string or what the driver refused.
-//   A: im2col over the NHWC input {C, W, H, N}, 128 pixels x bk channels per load.
+//   A: im2col over the NHWC input {C, W, H, N}, `pixels` (128, or 64 for a shared A tile
+//      loaded half by each CTA of a cluster) x bk channels per load.
 //   B: tiled over the KRSC weights {C, R*S, M}, box {bk, 1, bn}.
 // bk in elements of T; bk * sizeof(T) is 128 (128B swizzle) or 64 (64B swizzle).
 template <class T>
 inline std::string encode_maps(CUtensorMap& a, CUtensorMap& b, const ConvGeom& g, const void* in, const void* w,
-                               int bk, int bn) {
+                               int bk, int bn, int pixels = kBM) {
     const DriverFns& fns = driver_fns();
     if (!fns.error.empty()) return fns.error;
     const CUtensorMapDataType dt = tma_dtype<T>();
@@ -97,7 +98,7 @@ inline std::string encode_maps(CUtensorMap& a, CUtensorMap& b, const ConvGeom& g
         const int up[2] = {c.up_w, c.up_h};
         const cuuint32_t estr[4] = {1, cuuint32_t(g.stride), cuuint32_t(g.stride), 1};
         const CUresult r = fns.im2col(&a, dt, 4, const_cast<void*>(in), dims, strides, lo, up, cuuint32_t(bk),
-                                      cuuint32_t(kBM), estr, CU_TENSOR_MAP_INTERLEAVE_NONE, sw,
+                                      cuuint32_t(pixels), estr, CU_TENSOR_MAP_INTERLEAVE_NONE, sw,
                                       CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
         if (r != CUDA_SUCCESS)
             return "cuTensorMapEncodeIm2col refused the input map (CUresult " + std::to_string(int(r)) + ")";

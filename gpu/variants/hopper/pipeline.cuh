@@ -63,17 +63,21 @@ struct KSlice {
 // The tile's first output pixel as im2col start coordinates (w0, h0, n0) and its filters m0.
 struct TileOrigin {
     int p0, m0, n0, w0, h0;
-    __device__ __forceinline__ static TileOrigin of(int tile, int tiles_n, int BN, const ConvGeom& g) {
+    // Output pixel p's im2col start (p0 = p) for filters from m0.
+    __device__ __forceinline__ static TileOrigin at(int p, int m0, const ConvGeom& g) {
         TileOrigin o;
-        const int pt = tile / tiles_n, nt = tile - pt * tiles_n;
-        o.p0 = pt * kBM;
-        o.m0 = nt * BN;
-        o.n0 = o.p0 / g.EF;
-        const int rem = o.p0 - o.n0 * g.EF;
+        o.p0 = p;
+        o.m0 = m0;
+        o.n0 = p / g.EF;
+        const int rem = p - o.n0 * g.EF;
         const int e0 = rem / g.F, f0 = rem - e0 * g.F;
         o.w0 = f0 * g.stride - g.pad;
         o.h0 = e0 * g.stride - g.pad;
         return o;
+    }
+    __device__ __forceinline__ static TileOrigin of(int tile, int tiles_n, int BN, const ConvGeom& g) {
+        const int pt = tile / tiles_n, nt = tile - pt * tiles_n;
+        return at(pt * kBM, nt * BN, g);
     }
 };
 
@@ -85,12 +89,22 @@ struct TileOrigin {
 // multicasts it to both CTAs, at the same offset and onto the same mbarrier in each; each
 // CTA's barrier still expects the whole stage (its A, both halves of B). The halves keep the
 // swizzle: BN/2 rows of ROWB bytes are whole 1024-byte swizzle atoms.
-template <int BN, int ROWB, int BK, int kCL = 1>
+// kMcA (a cluster of two CTAs on the same pixel rows, adjacent filter tiles): the A tile is
+// shared instead, so CTA `rank` loads its 64 pixels (origin oA: pixel p0 + 64 rank; the input
+// map's box is 64 pixels) into rows 64 rank .. of both CTAs' stages, and its own B tile whole.
+template <int BN, int ROWB, int BK, int kCL = 1, bool kMcA = false>
 __device__ __forceinline__ void tma_load_slice(const CUtensorMap* tmA, const CUtensorMap* tmB, std::uint32_t stage_addr,
                                                std::uint32_t bar, const TileOrigin& o, const KSlice& k,
-                                               int rank = 0) {
+                                               int rank = 0, const TileOrigin* oA = nullptr) {
     using St = StageShape<BN, ROWB>;
     mbar_arrive_expect_tx(bar, St::kBytes);
+    if constexpr (kMcA) {
+        static_assert(kCL == 2, "the A tile is shared by a cluster of two");
+        tma_load_im2col_4d_multicast(stage_addr + std::uint32_t(rank * (kBM / 2) * ROWB), tmA, bar, k.cs * BK, oA->w0,
+                                     oA->h0, oA->n0, k.s, k.r, std::uint16_t(0x3));
+        tma_load_3d(stage_addr + St::kABytes, tmB, bar, k.cs * BK, k.tap, o.m0);
+        return;
+    }
     tma_load_im2col_4d(stage_addr, tmA, bar, k.cs * BK, o.w0, o.h0, o.n0, k.s, k.r);
     if constexpr (kCL == 1) {
         tma_load_3d(stage_addr + St::kABytes, tmB, bar, k.cs * BK, k.tap, o.m0);

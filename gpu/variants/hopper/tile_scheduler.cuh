@@ -27,6 +27,10 @@
 //                  the same sequence of k-slices of the same B tile (multicast, pipeline.cuh).
 //                  An odd last row leaves rank 1 a tile past the output: its loads are zero
 //                  fill, its epilogue writes nothing (rows >= P are clipped).
+//                  mc_a: along the filters instead — a unit is a pair of filter tiles
+//                  (2j, 2j + 1) of one pixel row, rank r taking 2j + r, both reading the same A
+//                  rows (multicast); tiles_n is padded even, a phantom tile's filters are >= M
+//                  (zero fill, clipped stores).
 // Producer and consumers walk the same sequence (next()), so their rings stay in step.
 #pragma once
 
@@ -69,6 +73,8 @@ struct TileSched {
     int tiles_dp = 0;    // stream-K: tiles run whole before the stream-K ranges
     long long sk_iters = 0;  // stream-K: (ntiles - tiles_dp) * KT
     int cluster = 1;     // CTAs per cluster (1 or 2)
+    int mc_a = 0;        // cluster 2 along the filters: a unit is a pair of adjacent filter tiles
+                         // of one pixel row (tiles_n even: a phantom tile past M pads it)
     int units = 0;       // data-parallel / split-K: work units (cluster_units x ksplit)
     int tail_q = 1;      // split-tail: k-parts per tile of the last wave
 
@@ -112,7 +118,9 @@ struct TileSched {
             if (u >= units) return false;
             ++cur.i;
             int tile = u / ksplit;
-            if (cluster == 2) {
+            if (cluster == 2 && mc_a) {
+                tile = 2 * tile + rank;
+            } else if (cluster == 2) {
                 const int pr = tile / tiles_n, nt = tile - pr * tiles_n;
                 tile = (2 * pr + rank) * tiles_n + nt;
             }
@@ -171,16 +179,20 @@ struct TileSched {
 
     // Host: the units a cluster of `cluster` CTAs takes before any K split: tiles, or pairs of
     // tile rows x filter tiles (an odd last row's pair included).
-    static long long cluster_units(long long ntiles, int tiles_n, int cluster) {
+    // mc_a: pairs of filter tiles (tiles_n even).
+    static long long cluster_units(long long ntiles, int tiles_n, int cluster, int mc_a = 0) {
+        if (cluster == 2 && mc_a) return ntiles / 2;
         return cluster == 2 ? (ntiles / tiles_n + 1) / 2 * tiles_n : ntiles;
     }
     // Host: the decomposition for `ntiles` tiles of KT slices on `sms` SMs.
     // cluster = 2: `sms` is the CTAs that can run at once in clusters of two (even).
-    static TileSched data_parallel(int ntiles, int tiles_n, int KT, int sms, int ksplit = 1, int cluster = 1) {
+    // mc_a (cluster 2 along the filters): tiles_n must be even (the caller pads it).
+    static TileSched data_parallel(int ntiles, int tiles_n, int KT, int sms, int ksplit = 1, int cluster = 1,
+                                   int mc_a = 0) {
         TileSched s;
         s.mode = ksplit > 1 ? kSplitK : kDataParallel;
-        s.ntiles = ntiles, s.tiles_n = tiles_n, s.KT = KT, s.ksplit = ksplit, s.cluster = cluster;
-        s.units = int(cluster_units(ntiles, tiles_n, cluster) * ksplit);
+        s.ntiles = ntiles, s.tiles_n = tiles_n, s.KT = KT, s.ksplit = ksplit, s.cluster = cluster, s.mc_a = mc_a;
+        s.units = int(cluster_units(ntiles, tiles_n, cluster, mc_a) * ksplit);
         s.grid = cluster * int(std::min<long long>(s.units, sms / cluster));
         return s;
     }
@@ -238,7 +250,9 @@ struct TileSched {
         return mode == kStreamK ? grid : 0;
     }
     std::string describe() const {
-        const std::string cl = cluster == 2 ? " over clusters of 2 CTAs (pairs of tile rows)" : "";
+        const std::string cl = cluster != 2 ? ""
+                               : mc_a ? " over clusters of 2 CTAs (pairs of filter tiles)"
+                                      : " over clusters of 2 CTAs (pairs of tile rows)";
         if (mode == kDataParallel) return "data-parallel" + cl;
         if (mode == kSplitK) return "split-K " + std::to_string(ksplit) + cl;
         if (mode == kSplitTail)

@@ -79,12 +79,16 @@ int tuned_tile(const std::string& policies, int es, const ConvShape& s, bool nch
 // The rule where no sweep measured the problem.
 int pick_ws(int bn, int rowb) { return find_tile(bn, rowb, 1, 8); }
 
-int default_tile(const Setup& u, std::int64_t n, int sms, int es, bool pp) {
+// mc_a (clusters along the filters): filter tiles that pair up exactly where one does
+// (M = 2 x 192: conv3-4; M = 2 x 128 and its multiples: conv2, conv5).
+int default_tile(const Setup& u, std::int64_t n, int sms, int es, bool pp, bool mc_a = false) {
     const bool k128 = choose_bk(u.g.C, es) * es == 128;
     const int e128 = 128 / es, e64 = 64 / es;  // elements of a 128 B / 64 B row
     const bool exact64 = u.g.C % e128 != 0 && u.g.C % e64 == 0;
     const bool pad_heavy = exact64 && ((u.g.C + e128 - 1) / e128 * e128 - u.g.C) * 8 > u.g.C;
     const std::int64_t rows = (n * u.g.EF + kBM - 1) / kBM;
+    if (mc_a && u.g.M == 384) return pick_ws(192, k128 ? 128 : 64);
+    if (mc_a && u.g.M % 256 == 0) return pick_ws(128, (k128 && !pad_heavy) ? 128 : 64);
     if (u.g.M <= 96) return pick_ws(96, k128 ? 128 : 64);
     if (pp) return pick_ws(128, (k128 && !exact64) ? 128 : 64);
     if (u.g.M % 256 == 0 && rows * (u.g.M / 256) >= 4 * std::int64_t(sms)) return pick_ws(256, (k128 && !exact64) ? 128 : 64);
@@ -98,12 +102,13 @@ struct WsChoice {
     std::string scheduler;  // data-parallel | split-k | stream-k | split-tail
     Epilogue epilogue = Epilogue::direct;
     int ksplit = 1;
-    int cluster = 1;  // CTAs per cluster (2: the B tile multicast)
+    int cluster = 1;  // CTAs per cluster (2: a tile multicast)
+    bool mc_a = false;  // cluster along the filters: the A tile multicast (axis value 1x2), else B (2)
     std::string config() const {
         return "tile=" + tile_name(tile) + ";schedule=" +
                (schedule == Schedule::cooperative ? "cooperative" : "pingpong") + ";scheduler=" + scheduler +
                ";epilogue=" + (epilogue == Epilogue::direct ? "direct" : "tma-store") + ";cluster=" +
-               std::to_string(cluster);
+               (mc_a ? std::string("1x2") : std::to_string(cluster));
     }
 };
 
@@ -123,7 +128,7 @@ struct WsGemm {
     const float* out_mul = nullptr;  // the split's 2^(ex+ew) (HopperPlan sets it), else null
 
     WsLaunch launch_desc(bool prepare_only) const {
-        return WsLaunch{&a, &b, &o, c.tile, c.schedule, c.epilogue, prepare_only, c.cluster, nullptr};
+        return WsLaunch{&a, &b, &o, c.tile, c.schedule, c.epilogue, prepare_only, c.cluster, c.mc_a, nullptr};
     }
     // Sets the kernel's shared memory; with a cluster, `sms` becomes the CTAs that fit at once
     // in clusters (cudaOccupancyMaxActiveClusters x 2), the persistent grid's size.
@@ -140,12 +145,13 @@ struct WsGemm {
 
     TileSched sched_for(const ConvGeom& g) const {
         const int bn = kTiles[c.tile].bn, bk = kTiles[c.tile].rowb / int(sizeof(T));
-        const int tiles_n = (g.M + bn - 1) / bn;
+        // along the filters, pairs of filter tiles: an odd count padded by a phantom tile
+        const int tiles_n = (g.M + bn - 1) / bn + (c.mc_a ? (g.M + bn - 1) / bn % 2 : 0);
         const int ntiles = (g.P + kBM - 1) / kBM * tiles_n;
         const int KT = g.R * g.S * ((g.C + bk - 1) / bk);
         if (c.scheduler == "stream-k") return TileSched::stream_k(ntiles, tiles_n, KT, sms);
         if (c.scheduler == "split-tail") return TileSched::split_tail(ntiles, tiles_n, KT, sms, kMinSlices);
-        return TileSched::data_parallel(ntiles, tiles_n, KT, sms, c.ksplit, c.cluster);
+        return TileSched::data_parallel(ntiles, tiles_n, KT, sms, c.ksplit, c.cluster, c.mc_a ? 1 : 0);
     }
 
     void launch(const T* in, const T* w, TO* out, const ConvGeom& g, bool nchw, cudaStream_t stream) {
@@ -155,7 +161,7 @@ struct WsGemm {
         // operands or a new image count, the output map (TMA-store epilogue only) on a new
         // output, as the streams mode's chunks give.
         if (in != key_in || w != key_w || g.N != key_n) {
-            const std::string err = encode_maps<T>(a, b, g, in, w, bk, bn / c.cluster);
+            const std::string err = encode_maps<T>(a, b, g, in, w, bk, c.mc_a ? bn : bn / c.cluster, c.mc_a ? kBM / 2 : kBM);
             if (!err.empty()) throw cs::Error("hopper: " + err);
             key_in = in, key_w = w, key_n = g.N, key_out = nullptr;
         }
@@ -199,7 +205,8 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
     };
     WsChoice c;
     c.schedule = axis("schedule", d.schedule) == "pingpong" ? Schedule::pingpong : Schedule::cooperative;
-    c.cluster = axis("cluster", d.cluster) == "2" ? 2 : 1;
+    c.cluster = axis("cluster", d.cluster) == "1" ? 1 : 2;
+    c.mc_a = axis("cluster", d.cluster) == "1x2";
     if (c.cluster == 2 && c.schedule == Schedule::pingpong)
         throw Skip("clusters of two CTAs run the cooperative schedule only (use schedule=cooperative)");
     if (c.cluster == 2 && (axis("scheduler", d.scheduler) == "stream-k" || axis("scheduler", d.scheduler) == "split-tail"))
@@ -212,12 +219,12 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
                                      axis("epilogue", d.epilogue) +
                                      (axis("scheduler", d.scheduler) == "stream-k" ? "/stream-k" : "") +
                                      (axis("scheduler", d.scheduler) == "split-tail" ? "/split-tail" : "") +
-                                     (c.cluster == 2 ? "/cluster2" : "");
+                                     (c.cluster == 2 ? (c.mc_a ? "/cluster1x2" : "/cluster2") : "");
         c.tile = tuned_tile(policies, es, u.s, u.src_nchw, maxn);
         if (c.tile >= 0 && ws_tile_ok_rt(c.tile, c.schedule))
             tile_note = "measured";
         else
-            c.tile = default_tile(u, maxn, sms, es, c.schedule == Schedule::pingpong);
+            c.tile = default_tile(u, maxn, sms, es, c.schedule == Schedule::pingpong, c.mc_a);
     } else {
         tile_note = "set";
         c.tile = tile_index(tile);
@@ -229,12 +236,17 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
                        (c.schedule == Schedule::pingpong ? ", a whole 128 x BN tile per warpgroup: BN <= 128)" : ")"));
     }
     const int bn = kTiles[c.tile].bn, bk = kTiles[c.tile].rowb / es;
-    const std::int64_t tiles = (maxn * u.g.EF + kBM - 1) / kBM * ((u.g.M + bn - 1) / bn);
+    const int tiles_n = (u.g.M + bn - 1) / bn;
+    if (c.mc_a && tiles_n == 1)
+        throw Skip("cluster=1x2 shares the A tile between two filter tiles; M=" + std::to_string(u.g.M) +
+                   " is one tile of " + std::to_string(bn) + " filters (use cluster=2 or a narrower tile)");
+    const int tiles_n_pad = tiles_n + (c.mc_a ? tiles_n % 2 : 0);
+    const std::int64_t tiles = (maxn * u.g.EF + kBM - 1) / kBM * tiles_n_pad;
     const int cs = (u.g.C + bk - 1) / bk;
     const int kslices = u.g.R * u.g.S * cs;
     c.scheduler = axis("scheduler", d.scheduler);
     // With clusters of two, the units are pairs of tiles on pairs of SMs.
-    const std::int64_t units = TileSched::cluster_units(tiles, (u.g.M + bn - 1) / bn, c.cluster);
+    const std::int64_t units = TileSched::cluster_units(tiles, tiles_n_pad, c.cluster, c.mc_a ? 1 : 0);
     const int slots = sms / c.cluster;
     if (c.scheduler == "auto") {
         c.ksplit = choose_ksplit(units, kslices, slots, false);
@@ -278,7 +290,7 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
         CUtensorMap a, b;
         const std::string err = encode_maps<T>(a, b, g, reinterpret_cast<const void*>(std::uintptr_t(1) << 20),
                                                reinterpret_cast<const void*>(std::uintptr_t(1) << 21), bk,
-                                               bn / c.cluster);
+                                               c.mc_a ? bn : bn / c.cluster, c.mc_a ? kBM / 2 : kBM);
         if (!err.empty()) throw Skip(err);
         if (c.scheduler == "split-k")
             gemm.partial = Buffer(MemKind::device, std::size_t(c.ksplit) * std::size_t(maxn * u.g.EF) * u.g.M * 4);
@@ -295,7 +307,10 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
         gemm.info = std::string("wgmma m64n") + std::to_string(bn) + "k" + std::to_string(WgmmaSS<T, 96>::kK) + " " +
                     Elem<T>::name + ", TMA producer warpgroup + 2 " +
                     (c.schedule == Schedule::pingpong ? "ping-pong" : "cooperative") + " consumer warpgroups, " +
-                    (c.cluster == 2 ? "clusters of 2 CTAs each loading half of the B tile and multicasting it, " : "") +
+                    (c.cluster == 2 ? (c.mc_a ? "clusters of 2 CTAs on one pixel row each loading half of the A tile "
+                                                "(64 pixels) and multicasting it, "
+                                              : "clusters of 2 CTAs each loading half of the B tile and multicasting it, ")
+                                    : "") +
                     "tile " +
                     tile_text(c.tile, es) + " (" + tile_note + "), " + std::to_string(tiles) + " tiles, " + s.describe() +
                     (c.scheduler == "split-k" ? " (fp32 partials reduced in order)" : "") + " on " +
@@ -328,9 +343,10 @@ std::vector<Axis> ws_axes() {
          "tile scheduler of the persistent grid (split-tail: whole waves data-parallel, the last wave's tiles in "
          "equal k-parts side by side)"},
         {"epilogue", {"direct", "tma-store"}, "accumulators to global memory directly, or via shared memory and TMA"},
-        {"cluster", {"1", "2"},
+        {"cluster", {"1", "2", "1x2"},
          "CTAs per cluster: 2 puts the CTAs of adjacent pixel rows on the same filters in a cluster, each "
-         "loading half of the B tile and multicasting it to both (cooperative schedule, data-parallel or split-K)"},
+         "loading half of the B tile and multicasting it to both; 1x2 the CTAs of adjacent filter tiles on the same "
+         "pixel rows, each loading half of the A tile (cooperative schedule, data-parallel or split-K)"},
     };
 }
 

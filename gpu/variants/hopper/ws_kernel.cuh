@@ -9,7 +9,8 @@
 //   epilogue       Epi: EpiDirect or EpiTmaStore (epilogue.cuh)
 //   tile           kTiles[TILE] (tiles.hpp)
 //   cluster        kCL = 1, or 2: clusters of two CTAs on the same filters, the B tile loaded
-//                  half by each and multicast to both (pipeline.cuh); a stage is refilled
+//                  half by each and multicast to both (pipeline.cuh); kMcA: on the same pixel
+//                  rows instead, the A tile loaded half by each; a stage is refilled
 //                  only when the consumers of both CTAs have released it (each consumer
 //                  warpgroup arrives on its own CTA's empty barrier and on the peer's)
 // One CTA per SM, 3 warpgroups: warpgroup 0 the producer (setmaxnreg 40; one thread issues
@@ -119,7 +120,7 @@ __device__ __forceinline__ void finish_unit(float (&acc)[BN / 2], const Work& w,
 
 namespace cs::gpu::variants::hopper {
 
-template <class T, int TILE, bool kPP, class Epi, class TO, int kDown, int kCL = 1>
+template <class T, int TILE, bool kPP, class Epi, class TO, int kDown, int kCL = 1, bool kMcA = false>
 __global__ void __launch_bounds__(kWsThreads, 1)
     ws_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
               const __grid_constant__ CUtensorMap tmO, const WsArgs<TO> a) {
@@ -168,12 +169,14 @@ __global__ void __launch_bounds__(kWsThreads, 1)
             const int cslices = a.cslices, S = a.g.S;
             while (a.sched.next(cur, w)) {
                 const TileOrigin o = TileOrigin::of(w.tile, a.sched.tiles_n, BN, a.g);
+                // kMcA: this CTA's half of the shared A tile
+                const TileOrigin oA = kMcA ? TileOrigin::at(o.p0 + rank * (kBM / 2), o.m0, a.g) : o;
                 KSlice k = KSlice::of(w.k0, cslices, S);
                 for (int kt = w.k0; kt < w.k1; ++kt) {
                     // round k of a stage waits for the consumers' release of round k-1.
                     if (!first_round) mbar_wait(empty0 + 8 * r.stage, r.phase ^ 1u);
-                    tma_load_slice<BN, ROWB, BK, kCL>(&tmA, &tmB, sbase + std::uint32_t(r.stage) * St::kBytes,
-                                                      full0 + 8 * r.stage, o, k, rank);
+                    tma_load_slice<BN, ROWB, BK, kCL, kMcA>(&tmA, &tmB, sbase + std::uint32_t(r.stage) * St::kBytes,
+                                                            full0 + 8 * r.stage, o, k, rank, &oA);
                     k.advance(cslices, S);
                     r.advance();
                     if (r.stage == 0) first_round = false;

@@ -37,12 +37,13 @@ struct WsLaunch {
     Epilogue epilogue;
     bool prepare_only;  // set the kernel's shared-memory attribute, launch nothing
     int cluster = 1;    // CTAs per cluster: 1, or 2 (cooperative schedule only)
+    bool mc_a = false;  // cluster 2 along the filters (the A tile multicast), else along the pixels
     int* max_ctas = nullptr;  // prepare_only with a cluster: the CTAs that fit at once in clusters
 };
 
-template <class T, int I, bool kPP, class Epi, class TO, int kDown, int kCL = 1>
+template <class T, int I, bool kPP, class Epi, class TO, int kDown, int kCL = 1, bool kMcA = false>
 void launch_one(const WsLaunch& l, const WsArgs<TO>& args, cudaStream_t stream) {
-    auto* k = ws_kernel<T, I, kPP, Epi, TO, kDown, kCL>;
+    auto* k = ws_kernel<T, I, kPP, Epi, TO, kDown, kCL, kMcA>;
     constexpr int smem = WsSmem<T, I, Epi>::kTotal;
     // A launch of `grid` CTAs in clusters of kCL (cudaLaunchKernelEx's form, kCL > 1 only).
     cudaLaunchAttribute attr{};
@@ -85,7 +86,12 @@ void launch_ws(const WsLaunch& l, const WsArgs<TO>& args, cudaStream_t stream) {
         constexpr int i = decltype(I)::value;
         if (l.schedule == Schedule::cooperative) {
             if constexpr (ws_tile_ok<i>(Schedule::cooperative)) {
-                if (l.cluster == 2) {
+                if (l.cluster == 2 && l.mc_a) {
+                    if (l.epilogue == Epilogue::direct)
+                        launch_one<T, i, false, EpiDirect, TO, kDown, 2, true>(l, args, stream);
+                    else
+                        launch_one<T, i, false, EpiTmaStore, TO, kDown, 2, true>(l, args, stream);
+                } else if (l.cluster == 2) {
                     if (l.epilogue == Epilogue::direct)
                         launch_one<T, i, false, EpiDirect, TO, kDown, 2>(l, args, stream);
                     else

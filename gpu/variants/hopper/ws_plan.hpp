@@ -15,9 +15,9 @@ namespace cs::gpu::variants::hopper {
 // A rung's defaults; "auto" lets the plan choose per problem (the rule in wgmma_ws.cu).
 struct WsDefaults {
     std::string schedule = "cooperative";   // cooperative | pingpong
-    std::string scheduler = "auto";         // auto (data-parallel, split-K on few tiles) | data-parallel | split-k | stream-k
+    std::string scheduler = "auto";         // auto (data-parallel, split-K on few tiles) | data-parallel | split-k | stream-k | split-tail
     std::string epilogue = "direct";        // direct | tma-store (falls back to direct where it cannot run)
-    std::string cluster = "1";              // 1 | 2: clusters of two CTAs sharing (multicasting) the B tile
+    std::string cluster = "1";              // 1 | 2: clusters of two CTAs sharing (multicasting) the B tile | 1x2: the A tile
 };
 
 // The axes of the persistent rungs, with every value.
