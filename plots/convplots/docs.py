@@ -260,38 +260,38 @@ def fp32_conv2_kernels():
     return "\n".join(out) + "\n"
 
 
-def hopper_tail():
-    """The split-tail rung against hopper-tmastore, stream-K, the cluster rung and cuDNN, NHWC,
-    conv2-5, N=1/32/128, one H100 call (plots/h100/hopper_tail.csv; sampled check, 20 repeats)."""
-    rows = _csv_rows(f"{H100}/hopper_tail.csv")
+def rung_against(name, rung, others):
+    """A new rung against hopper-tmastore, other rungs and cuDNN, NHWC, conv2-5, N=1/32/128, one
+    H100 call (plots/h100/<name>: sampled check, 20 repeats), three classes."""
+    rows = _csv_rows(f"{H100}/{name}")
     t = {(r["layer"], r["N"], r["variant"]): _f(r["kernel_ms"]) for r in rows if r["status"] == "PASS"}
     rev = ", ".join(sorted({r["git_rev"] for r in rows}))
-    out = [f"kernel ms ({rev}); tail / tmastore below 1: split-tail is faster", "",
-           "| class | layer | N | tmastore | tail | tail / tmastore | sk | mc | cuDNN | tail / cuDNN |",
-           "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    out = [f"kernel ms ({rev}); {rung} / tmastore below 1: {rung} is faster", "",
+           f"| class | layer | N | tmastore | {rung} | {rung} / tmastore | " + " | ".join(others) +
+           f" | cuDNN | {rung} / cuDNN |", "| --- | --- | --- | --- | --- | --- | " + " | ".join("---" for _ in others) +
+           " | --- | --- |"]
     for p in ("fp16", "bf16", "tf32"):
         for l in ("conv2", "conv3", "conv4", "conv5"):
             for n in ("1", "32", "128"):
-                ts, ta, c = (t.get((l, n, f"hopper-{v}-{p}")) for v in ("tmastore", "tail")), None, t.get((l, n, f"cudnn-{p}"))
-                ts, ta = list(ts)
+                ts, ta, c = t.get((l, n, f"hopper-tmastore-{p}")), t.get((l, n, f"hopper-{rung}-{p}")), t.get((l, n, f"cudnn-{p}"))
                 if None in (ts, ta, c):
                     continue
-                sk, mc = t.get((l, n, f"hopper-sk-{p}")), t.get((l, n, f"hopper-mc-{p}"))
-                out.append(f"| {p} | {l} | {n} | {g3(ts)} | {g3(ta)} | {ta / ts:.2f} | {g3(sk) if sk else '-'} "
-                           f"| {g3(mc) if mc else '-'} | {g3(c)} | {ta / c:.2f} |")
+                oc = [t.get((l, n, f"hopper-{o}-{p}")) for o in others]
+                out.append(f"| {p} | {l} | {n} | {g3(ts)} | {g3(ta)} | {ta / ts:.2f} | " +
+                           " | ".join(g3(x) if x else "-" for x in oc) + f" | {g3(c)} | {ta / c:.2f} |")
     return "\n".join(out) + "\n"
 
 
-def hopper_tail_l2():
-    """Per kernel under Nsight Compute (plots/h100/kernels_hopper_tail.csv): time, L2 traffic
-    (lts__t_sectors x 32 B) and its rate, tensor pipe."""
-    rows = _csv_rows(f"{H100}/kernels_hopper_tail.csv")
+def kernels_l2(name):
+    """Per kernel under Nsight Compute (plots/h100/<name>): time, L2 traffic (lts__t_sectors x
+    32 B) and its rate, DRAM writes, tensor pipe."""
+    rows = _csv_rows(f"{H100}/{name}")
     out = ["| row | kernel us | L2 MB | L2 TB/s | DRAM written MB | tensor pipe % |", "| --- | --- | --- | --- | --- | --- |"]
     for r in rows:
         us = _f(r["gpu__time_duration.sum"]) / 1e3
         mb = _f(r["lts__t_sectors.sum"]) * 32 / 1e6
-        name = " ".join(r["row"].split()[:3])
-        out.append(f"| {name} | {g3(us)} | {g3(mb)} | {mb / us:.2f} | {g3(_f(r['dram__bytes_write.sum']) / 1e6)} "
+        name_ = " ".join(r["row"].split()[:3])
+        out.append(f"| {name_} | {g3(us)} | {g3(mb)} | {mb / us:.2f} | {g3(_f(r['dram__bytes_write.sum']) / 1e6)} "
                    f"| {g3(_f(r['sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active']))} |")
     return "\n".join(out) + "\n"
 
@@ -404,17 +404,20 @@ def hopper_sass():
         ("hopper-wgmma (cp.async)", lambda k: "wgmma_cpasync_kernel<" in k),
         ("hopper-tma", lambda k: "wgmma_tma_kernel<" in k),
     ]
-    ws = re.compile(r"ws_kernel<[^;]+; \d+; (true|false); [^;]*?(EpiDirect|EpiTmaStore); [^;]+; \d+(?:; (\d))?>")
+    ws = re.compile(r"ws_kernel<[^;]+; \d+; (true|false); [^;]*?(EpiDirect|EpiTmaStore); [^;]+; \d+(?:; (\d))?"
+                    r"(?:; (true|false))?>")
 
-    def ws_is(pp, epi, cl):
+    def ws_is(pp, epi, cl, mca="false"):
         def f(k):
             m = ws.search(k)
-            return bool(m) and m.group(1) == pp and m.group(2) == epi and (m.group(3) or "1") == cl
+            return (bool(m) and m.group(1) == pp and m.group(2) == epi and (m.group(3) or "1") == cl
+                    and (m.group(4) or "false") == mca)
         return f
     groups += [("hopper-ws (cooperative, direct store)", ws_is("false", "EpiDirect", "1")),
                ("hopper-pp (ping-pong)", ws_is("true", "EpiDirect", "1")),
-               ("hopper-tmastore / hopper-sk (TMA store)", ws_is("false", "EpiTmaStore", "1")),
-               ("hopper-mc (clusters of 2, multicast)", ws_is("false", "EpiTmaStore", "2"))]
+               ("hopper-tmastore / hopper-sk / hopper-tail (TMA store)", ws_is("false", "EpiTmaStore", "1")),
+               ("hopper-mc (clusters of 2 along the pixels, B multicast)", ws_is("false", "EpiTmaStore", "2")),
+               ("hopper-mca (clusters of 2 along the filters, A multicast)", ws_is("false", "EpiTmaStore", "2", "true"))]
     cols = ["HGMMA", "UTMALDG", "UTMASTG", "MULTICAST", "UCGABAR", "USETMAXREG", "SYNCS", "LDGSTS"]
     out = ["| rung (kernels) | " + " | ".join(cols) + " |", "| --- | " + " | ".join("---" for _ in cols) + " |"]
     for name, pred in groups:
@@ -438,8 +441,10 @@ GENERATORS = {
     "h100-hopper-profile": hopper_profile,
     "h100-fp32-profile": lambda: hopper_profile("profile_fp32_ladder_n128.csv"),
     "h100-torch-compile": torch_compile,
-    "h100-hopper-tail": hopper_tail,
-    "h100-hopper-tail-l2": hopper_tail_l2,
+    "h100-hopper-tail": lambda: rung_against("hopper_tail.csv", "tail", ["sk", "mc"]),
+    "h100-hopper-tail-l2": lambda: kernels_l2("kernels_hopper_tail.csv"),
+    "h100-hopper-mca": lambda: rung_against("hopper_mca.csv", "mca", ["mc"]),
+    "h100-hopper-mca-l2": lambda: kernels_l2("kernels_hopper_mca.csv"),
     "h100-fp32-conv2-kernels": fp32_conv2_kernels,
     "h100-hopper-ab": hopper_ab,
     "h200-sweep": sweep_sentence,
