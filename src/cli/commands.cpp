@@ -12,6 +12,7 @@
 #include "error.hpp"
 #include "engine_choices_file.hpp"
 #include "golden.hpp"
+#include "golden_manifest.hpp"
 #include "harness.hpp"
 #include "merge.hpp"
 #include "nvtx.hpp"
@@ -96,15 +97,6 @@ void add_timing_options(CLI::App* c, TimingOpts& t) {
     c->add_option("--engine-choices", t.engine_choices,
                   "file of the cuDNN engines chosen before, kept while within 3% of the fastest (default: "
                   "<golden>/engine_choices.json; none: choose afresh)");
-}
-
-std::string now_utc() {
-    const std::time_t t = std::time(nullptr);
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    char b[32];
-    std::strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return b;
 }
 
 std::string join(const std::vector<std::string>& v) {
@@ -210,7 +202,7 @@ RunMeta make_meta(gpu::DeviceContext& ctx, const gpu::RunOptions& o, bool ceilin
     RunMeta m;
     m.seed = seed;
     m.scales = scales;
-    m.timestamp = now_utc();
+    m.timestamp = golden_detail::utc_now();  // the golden manifests' format
     const auto& i = ctx.info();
     m.device = i.name;
     m.cc = i.compute_capability();
