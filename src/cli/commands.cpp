@@ -34,7 +34,6 @@
 #include <cmath>
 #include <chrono>
 #include <cstdio>
-#include <ctime>
 #include <iostream>
 #include <map>
 #include <optional>
