@@ -12,10 +12,10 @@
 
 namespace cs::gpu::variants::hopper {
 
-// The bytes of one ring stage for a tile of BN filters and ROWB-byte k-slices.
-template <int BN, int ROWB>
+// The bytes of one ring stage for a tile of BM pixels, BN filters and ROWB-byte k-slices.
+template <int BN, int ROWB, int BM = kBM>
 struct StageShape {
-    static constexpr int kABytes = kBM * ROWB;
+    static constexpr int kABytes = BM * ROWB;
     static constexpr int kBBytes = BN * ROWB;
     static constexpr int kBytes = kABytes + kBBytes;
     static_assert(kBytes % 1024 == 0, "stage buffers keep the 1024-byte swizzle alignment");
@@ -75,9 +75,9 @@ struct TileOrigin {
         o.h0 = e0 * g.stride - g.pad;
         return o;
     }
-    __device__ __forceinline__ static TileOrigin of(int tile, int tiles_n, int BN, const ConvGeom& g) {
+    __device__ __forceinline__ static TileOrigin of(int tile, int tiles_n, int BN, const ConvGeom& g, int BM = kBM) {
         const int pt = tile / tiles_n, nt = tile - pt * tiles_n;
-        return at(pt * kBM, nt * BN, g);
+        return at(pt * BM, nt * BN, g);
     }
 };
 
@@ -92,12 +92,21 @@ struct TileOrigin {
 // kMcA (a cluster of two CTAs on the same pixel rows, adjacent filter tiles): the A tile is
 // shared instead, so CTA `rank` loads its 64 pixels (origin oA: pixel p0 + 64 rank; the input
 // map's box is 64 pixels) into rows 64 rank .. of both CTAs' stages, and its own B tile whole.
-template <int BN, int ROWB, int BK, int kCL = 1, bool kMcA = false>
+// BM = 256: the A tile is two boxes of 128 pixels, the second from origin oA (pixel p0 + 128).
+template <int BN, int ROWB, int BK, int kCL = 1, bool kMcA = false, int BM = kBM>
 __device__ __forceinline__ void tma_load_slice(const CUtensorMap* tmA, const CUtensorMap* tmB, std::uint32_t stage_addr,
                                                std::uint32_t bar, const TileOrigin& o, const KSlice& k,
                                                int rank = 0, const TileOrigin* oA = nullptr) {
-    using St = StageShape<BN, ROWB>;
+    using St = StageShape<BN, ROWB, BM>;
     mbar_arrive_expect_tx(bar, St::kBytes);
+    if constexpr (BM == 2 * kBM) {
+        static_assert(kCL == 1 && !kMcA, "256-pixel tiles run without clusters");
+        tma_load_im2col_4d(stage_addr, tmA, bar, k.cs * BK, o.w0, o.h0, o.n0, k.s, k.r);
+        tma_load_im2col_4d(stage_addr + std::uint32_t(kBM * ROWB), tmA, bar, k.cs * BK, oA->w0, oA->h0, oA->n0, k.s,
+                           k.r);
+        tma_load_3d(stage_addr + St::kABytes, tmB, bar, k.cs * BK, k.tap, o.m0);
+        return;
+    }
     if constexpr (kMcA) {
         static_assert(kCL == 2, "the A tile is shared by a cluster of two");
         tma_load_im2col_4d_multicast(stage_addr + std::uint32_t(rank * (kBM / 2) * ROWB), tmA, bar, k.cs * BK, oA->w0,

@@ -1,10 +1,10 @@
 // The Hopper family's CTA tiles: one table for every rung (the `tile` axis). A tile is
-// 128 rows (output pixels) x BN filters x one k-slice of ROWB bytes (a 128 B or 64 B
+// BM rows (output pixels: 128, or 256 in the persistent cooperative kernel) x BN filters x one k-slice of ROWB bytes (a 128 B or 64 B
 // swizzled shared-memory row: 64 / 32 halves or 32 / 16 floats), STAGES pipeline stages,
 // MINB CTAs per SM. A rung instantiates the tiles it can run (tile_fits); the others are
 // refused at plan time with the reason. Adding a tile is one line here.
 //
-// Name: m128n<BN>k<ROWB>B-s<STAGES>[-x<MINB>], e.g. m128n256k64B-s8 (conv2's default).
+// Name: m<BM>n<BN>k<ROWB>B-s<STAGES>[-x<MINB>], e.g. m128n256k64B-s8 (conv2's default).
 #pragma once
 
 #include <string>
@@ -13,21 +13,25 @@
 namespace cs::gpu::variants::hopper {
 
 struct Tile {
-    int bn;      // filters per CTA (wgmma n)
-    int rowb;    // bytes of K per shared-memory row: 128 or 64
-    int stages;  // pipeline depth
-    int minb;    // CTAs per SM the launch bounds ask for
+    int bn;         // filters per CTA (wgmma n)
+    int rowb;       // bytes of K per shared-memory row: 128 or 64
+    int stages;     // pipeline depth
+    int minb;       // CTAs per SM the launch bounds ask for
+    int bm = 128;   // output pixels per CTA: 128, or 256 (the persistent cooperative kernel only:
+                    // each consumer warpgroup 128 rows as two m64 wgmmas sharing each B read)
 };
 
 inline constexpr Tile kTiles[] = {
     {96, 128, 7, 1},  {128, 128, 6, 1}, {128, 128, 3, 2}, {192, 128, 5, 1}, {256, 128, 4, 1}, {96, 64, 8, 1},
     {128, 64, 8, 1},  {128, 64, 6, 2},  {192, 64, 8, 1},  {256, 64, 8, 1},  {96, 128, 3, 2},
+    {128, 128, 4, 1, 256},
 };
 inline constexpr int kNumTiles = int(sizeof(kTiles) / sizeof(kTiles[0]));
 
 inline std::string tile_name(int i) {
     const Tile& t = kTiles[i];
-    return "m128n" + std::to_string(t.bn) + "k" + std::to_string(t.rowb) + "B-s" + std::to_string(t.stages) +
+    return "m" + std::to_string(t.bm) + "n" + std::to_string(t.bn) + "k" + std::to_string(t.rowb) + "B-s" +
+           std::to_string(t.stages) +
            (t.minb > 1 ? "-x" + std::to_string(t.minb) : "");
 }
 inline int tile_index(const std::string& name) {
@@ -38,7 +42,8 @@ inline int tile_index(const std::string& name) {
 // A human description: "128x256x32 (halves), 8 stages, 1 CTA/SM" for element size es.
 inline std::string tile_text(int i, int es) {
     const Tile& t = kTiles[i];
-    return "128x" + std::to_string(t.bn) + "x" + std::to_string(t.rowb / es) + ", " + std::to_string(t.stages) +
+    return std::to_string(t.bm) + "x" + std::to_string(t.bn) + "x" + std::to_string(t.rowb / es) + ", " +
+           std::to_string(t.stages) +
            " stages, " + std::to_string(t.minb) + " CTA" + (t.minb > 1 ? "s" : "") + "/SM";
 }
 
@@ -48,7 +53,7 @@ inline int find_tile(int bn, int rowb, int minb, int stages) {
     int best = -1;
     for (int i = 0; i < kNumTiles; ++i) {
         const Tile& t = kTiles[i];
-        if (t.bn != bn || t.rowb != rowb || t.minb != minb) continue;
+        if (t.bn != bn || t.rowb != rowb || t.minb != minb || t.bm != 128) continue;
         const int d = t.stages > stages ? t.stages - stages : stages - t.stages;
         const int bd = best < 0 ? 0 : (kTiles[best].stages > stages ? kTiles[best].stages - stages : stages - kTiles[best].stages);
         if (best < 0 || d < bd) best = i;

@@ -113,17 +113,20 @@ struct TmaGemm {
         (void)out_dummy;
         with_tile(tile, [&](auto I) {
             constexpr int i = decltype(I)::value;
-            constexpr int smem = smem_bytes<i>();
-            if (prepare_only) {
-                CS_CUDA_CHECK(cudaFuncSetAttribute(wgmma_tma_kernel<T, i>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-                return;
+            if constexpr (kTiles[i].bm == kBM) {  // 128-pixel tiles (the plan refuses the others)
+                constexpr int smem = smem_bytes<i>();
+                if (prepare_only) {
+                    CS_CUDA_CHECK(
+                        cudaFuncSetAttribute(wgmma_tma_kernel<T, i>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+                    return;
+                }
+                constexpr int BN = kTiles[i].bn, BK = kTiles[i].rowb / int(sizeof(T));
+                const int tiles_n = (g.M + BN - 1) / BN;
+                const std::int64_t grid = std::int64_t((g.P + kBM - 1) / kBM) * tiles_n;
+                wgmma_tma_kernel<T, i><<<unsigned(grid), kThreads, smem, stream>>>(a, b, out, g, tiles_n,
+                                                                                  (g.C + BK - 1) / BK, nchw ? 1 : 0);
+                CS_CUDA_CHECK_LAUNCH();
             }
-            constexpr int BN = kTiles[i].bn, BK = kTiles[i].rowb / int(sizeof(T));
-            const int tiles_n = (g.M + BN - 1) / BN;
-            const std::int64_t grid = std::int64_t((g.P + kBM - 1) / kBM) * tiles_n;
-            wgmma_tma_kernel<T, i><<<unsigned(grid), kThreads, smem, stream>>>(a, b, out, g, tiles_n,
-                                                                              (g.C + BK - 1) / BK, nchw ? 1 : 0);
-            CS_CUDA_CHECK_LAUNCH();
         });
     }
     void prepare() const { run_tile(true, nullptr, nullptr, ConvGeom{}, false, nullptr); }
@@ -162,6 +165,7 @@ std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx) {
     gemm.tile = tile_or(tile, default_tile(u, std::max<std::int64_t>(1, ctx.max_chunk_N), ctx.prop.multiProcessorCount,
                                            int(sizeof(T))));
     if (gemm.tile < 0) throw Skip("no tile named " + tile);
+    if (kTiles[gemm.tile].bm != kBM) throw Skip("tile " + tile + ": rung 2 runs 128-pixel tiles only");
     gemm.prepare();
     // Check the maps at plan time (the addresses are placeholders: encoding reads no memory).
     {

@@ -147,7 +147,8 @@ struct WsGemm {
         const int bn = kTiles[c.tile].bn, bk = kTiles[c.tile].rowb / int(sizeof(T));
         // along the filters, pairs of filter tiles: an odd count padded by a phantom tile
         const int tiles_n = (g.M + bn - 1) / bn + (c.mc_a ? (g.M + bn - 1) / bn % 2 : 0);
-        const int ntiles = (g.P + kBM - 1) / kBM * tiles_n;
+        const int bm = kTiles[c.tile].bm;
+        const int ntiles = (g.P + bm - 1) / bm * tiles_n;
         const int KT = g.R * g.S * ((g.C + bk - 1) / bk);
         if (c.scheduler == "stream-k") return TileSched::stream_k(ntiles, tiles_n, KT, sms);
         if (c.scheduler == "split-tail") return TileSched::split_tail(ntiles, tiles_n, KT, sms, kMinSlices);
@@ -233,15 +234,19 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
             throw Skip("tile " + tile + " does not run in the persistent " +
                        (c.schedule == Schedule::pingpong ? std::string("ping-pong") : std::string("cooperative")) +
                        " kernel (one CTA per SM" +
-                       (c.schedule == Schedule::pingpong ? ", a whole 128 x BN tile per warpgroup: BN <= 128)" : ")"));
+                       (c.schedule == Schedule::pingpong ? ", a whole 128 x BN tile per warpgroup: 128 pixels, BN <= 128)" : ")"));
     }
-    const int bn = kTiles[c.tile].bn, bk = kTiles[c.tile].rowb / es;
+    const int bn = kTiles[c.tile].bn, bk = kTiles[c.tile].rowb / es, bm = kTiles[c.tile].bm;
+    if (bm != kBM && c.cluster != 1)
+        throw Skip("tile " + tile_name(c.tile) + " (256 pixels) runs without clusters (use cluster=1)");
+    if (bm != kBM && (axis("scheduler", d.scheduler) == "stream-k" || axis("scheduler", d.scheduler) == "split-tail"))
+        throw Skip("tile " + tile_name(c.tile) + " (256 pixels) runs data-parallel or split-K only");
     // cluster=1x2 with one filter tile (conv1's M=96, the odd shapes): the pair is that tile and
     // a phantom past M, whose CTA only loads its half of A for the other (half the SMs' MMAs
     // are on zero filters: the rung's honest cost there, not a SKIP).
     const int tiles_n = (u.g.M + bn - 1) / bn;
     const int tiles_n_pad = tiles_n + (c.mc_a ? tiles_n % 2 : 0);
-    const std::int64_t tiles = (maxn * u.g.EF + kBM - 1) / kBM * tiles_n_pad;
+    const std::int64_t tiles = (maxn * u.g.EF + bm - 1) / bm * tiles_n_pad;
     const int cs = (u.g.C + bk - 1) / bk;
     const int kslices = u.g.R * u.g.S * cs;
     c.scheduler = axis("scheduler", d.scheduler);
@@ -337,7 +342,7 @@ std::vector<Axis> ws_axes() {
     for (int i = 0; i < kNumTiles; ++i)
         if (ws_tile_ok_rt(i, Schedule::cooperative)) tiles.push_back(tile_name(i));
     return {
-        {"tile", tiles, "CTA tile m128 x n<filters> x k<bytes per slice>, pipeline stages (tiles.hpp)"},
+        {"tile", tiles, "CTA tile m<pixels: 128, or 256 cooperative without clusters> x n<filters> x k<bytes per slice>, pipeline stages (tiles.hpp)"},
         {"schedule", {"cooperative", "pingpong"}, "consumer warpgroups on one tile, or on alternate tiles"},
         {"scheduler", {"auto", "data-parallel", "split-k", "stream-k", "split-tail"},
          "tile scheduler of the persistent grid (split-tail: whole waves data-parallel, the last wave's tiles in "

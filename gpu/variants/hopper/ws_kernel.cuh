@@ -58,7 +58,7 @@ __device__ __forceinline__ int ld_acquire(const int* p) {
 template <class T, int TILE, class Epi>
 struct WsSmem {
     static constexpr Tile kT = kTiles[TILE];
-    using St = StageShape<kT.bn, kT.rowb>;
+    using St = StageShape<kT.bn, kT.rowb, kT.bm>;
     static constexpr int kRing = kT.stages * St::kBytes;
     static constexpr int kEpi = Epi::kSmemBytes;
     static constexpr int kBars = kT.stages * 16 + 16;
@@ -127,8 +127,9 @@ __global__ void __launch_bounds__(kWsThreads, 1)
 #ifdef CS_HOPPER_DEVICE
     static_assert(kCL == 1 || (kCL == 2 && !kPP), "clusters of two run the cooperative schedule only");
     constexpr Tile kT = kTiles[TILE];
-    constexpr int BN = kT.bn, ROWB = kT.rowb, STAGES = kT.stages, BK = ROWB / int(sizeof(T));
-    using St = StageShape<BN, ROWB>;
+    constexpr int BN = kT.bn, ROWB = kT.rowb, STAGES = kT.stages, BK = ROWB / int(sizeof(T)), BM = kT.bm;
+    static_assert(BM == kBM || (BM == 2 * kBM && !kPP && kCL == 1), "256-pixel tiles: cooperative, no cluster");
+    using St = StageShape<BN, ROWB, BM>;
     using L = WsSmem<T, TILE, Epi>;
     extern __shared__ unsigned char smem_raw[];
     const std::uint32_t sbase = (smem_u32(smem_raw) + 1023u) & ~1023u;
@@ -168,15 +169,16 @@ __global__ void __launch_bounds__(kWsThreads, 1)
             Work w;
             const int cslices = a.cslices, S = a.g.S;
             while (a.sched.next(cur, w)) {
-                const TileOrigin o = TileOrigin::of(w.tile, a.sched.tiles_n, BN, a.g);
-                // kMcA: this CTA's half of the shared A tile
-                const TileOrigin oA = kMcA ? TileOrigin::at(o.p0 + rank * (kBM / 2), o.m0, a.g) : o;
+                const TileOrigin o = TileOrigin::of(w.tile, a.sched.tiles_n, BN, a.g, BM);
+                // kMcA: this CTA's half of the shared A tile; BM = 256: the second 128 pixels
+                const TileOrigin oA = kMcA ? TileOrigin::at(o.p0 + rank * (kBM / 2), o.m0, a.g)
+                                           : (BM == 2 * kBM ? TileOrigin::at(o.p0 + kBM, o.m0, a.g) : o);
                 KSlice k = KSlice::of(w.k0, cslices, S);
                 for (int kt = w.k0; kt < w.k1; ++kt) {
                     // round k of a stage waits for the consumers' release of round k-1.
                     if (!first_round) mbar_wait(empty0 + 8 * r.stage, r.phase ^ 1u);
-                    tma_load_slice<BN, ROWB, BK, kCL, kMcA>(&tmA, &tmB, sbase + std::uint32_t(r.stage) * St::kBytes,
-                                                            full0 + 8 * r.stage, o, k, rank, &oA);
+                    tma_load_slice<BN, ROWB, BK, kCL, kMcA, BM>(&tmA, &tmB, sbase + std::uint32_t(r.stage) * St::kBytes,
+                                                                full0 + 8 * r.stage, o, k, rank, &oA);
                     k.advance(cslices, S);
                     r.advance();
                     if (r.stage == 0) first_round = false;
@@ -194,6 +196,36 @@ __global__ void __launch_bounds__(kWsThreads, 1)
     int nsub = 0;
     if constexpr (kPP) {
         pingpong_consume<T, BN, ROWB, STAGES, TO, kDown, Epi>(a, ea, sbase, full0, empty0, order0, ct, nsub);
+    } else if constexpr (BM == 2 * kBM) {
+        // 256 pixels: consumer warpgroup cw owns rows 128 cw .. 128 cw + 127 as two m64
+        // accumulators sharing each B read (mma_slice2); each half finishes as a 64-row
+        // warpgroup tile would (finish_unit stores rows p0 + 64 cw: p0 is shifted so they land
+        // at 128 cw and 128 cw + 64). Data-parallel and split-K only (the plan refuses the rest).
+        Ring<STAGES> r;
+        TileSched::Cursor cur;
+        Work w;
+        while (a.sched.next(cur, w)) {
+            const TileOrigin o = TileOrigin::of(w.tile, a.sched.tiles_n, BN, a.g, BM);
+            float acc0[BN / 2], acc1[BN / 2];
+            zero(acc0);
+            zero(acc1);
+            int prev = -1;
+            for (int kt = w.k0; kt < w.k1; ++kt) {
+                mbar_wait(full0 + 8 * r.stage, r.phase);
+                const std::uint32_t st = sbase + std::uint32_t(r.stage) * St::kBytes;
+                mma_slice2<T, BN, ROWB>(acc0, acc1, st + std::uint32_t(cw) * 2u * 64u * ROWB, st + St::kABytes);
+                wgmma_wait<1>();
+                if (prev >= 0 && (ct & 127) == 0) release<kCL>(empty0 + 8 * prev, rank);
+                prev = r.stage;
+                r.advance();
+            }
+            wgmma_wait<0>();
+            fence_regs(acc0);
+            fence_regs(acc1);
+            if ((ct & 127) == 0) release<kCL>(empty0 + 8 * prev, rank);
+            finish_unit<TO, BN, kDown, Epi>(acc0, w, a, ea, o.p0 + 64 * cw, o.m0, cw, ct, nsub);
+            finish_unit<TO, BN, kDown, Epi>(acc1, w, a, ea, o.p0 + 64 * cw + 64, o.m0, cw, ct, nsub);
+        }
     } else {
         Ring<STAGES> r;
         TileSched::Cursor cur;

@@ -12,19 +12,19 @@ enum class Schedule { cooperative, pingpong };
 enum class Epilogue { direct, tma_store };
 
 // Whether the persistent kernel instantiates tile I for this schedule (1 CTA per SM; a
-// ping-pong warpgroup holds a whole 128 x BN tile: BN <= 128).
+// ping-pong warpgroup holds a whole 128 x BN tile: BN <= 128, 128 pixels).
 template <int I>
 constexpr bool ws_tile_ok(Schedule s) {
-    return kTiles[I].minb == 1 && (s == Schedule::cooperative || kTiles[I].bn <= 128);
+    return kTiles[I].minb == 1 && (s == Schedule::cooperative || (kTiles[I].bn <= 128 && kTiles[I].bm == kBM));
 }
 inline bool ws_tile_ok_rt(int i, Schedule s) {
-    return kTiles[i].minb == 1 && (s == Schedule::cooperative || kTiles[i].bn <= 128);
+    return kTiles[i].minb == 1 && (s == Schedule::cooperative || (kTiles[i].bn <= 128 && kTiles[i].bm == kBM));
 }
 
 // Dynamic shared memory of the persistent kernel for a tile and an epilogue (bytes).
 inline int ws_smem_bytes(int tile, Epilogue e) {
     const Tile& t = kTiles[tile];
-    return 1024 + t.stages * (kBM + t.bn) * t.rowb + (e == Epilogue::tma_store ? EpiTmaStore::kSmemBytes : 0) +
+    return 1024 + t.stages * (t.bm + t.bn) * t.rowb + (e == Epilogue::tma_store ? EpiTmaStore::kSmemBytes : 0) +
            t.stages * 16 + 16;
 }
 
@@ -86,7 +86,12 @@ void launch_ws(const WsLaunch& l, const WsArgs<TO>& args, cudaStream_t stream) {
         constexpr int i = decltype(I)::value;
         if (l.schedule == Schedule::cooperative) {
             if constexpr (ws_tile_ok<i>(Schedule::cooperative)) {
-                if (l.cluster == 2 && l.mc_a) {
+                if constexpr (kTiles[i].bm != kBM) {  // 256 pixels: no cluster (the plan refuses one)
+                    if (l.epilogue == Epilogue::direct)
+                        launch_one<T, i, false, EpiDirect, TO, kDown>(l, args, stream);
+                    else
+                        launch_one<T, i, false, EpiTmaStore, TO, kDown>(l, args, stream);
+                } else if (l.cluster == 2 && l.mc_a) {
                     if (l.epilogue == Epilogue::direct)
                         launch_one<T, i, false, EpiDirect, TO, kDown, 2, true>(l, args, stream);
                     else
