@@ -22,7 +22,16 @@
 # another checkout (an A/B's old revision, a git worktree) clear it for that build only:
 #   (cd "$old" && CONVSTUDY_GIT_REV='' device_build build-ab)
 
+#   device_out DEFAULT  sets OUT (when unset) to DEFAULT, makes it, and copies everything the
+#                       script prints from then on to $OUT/log.txt
+
 device_t0=${device_t0:-$(date +%s)}
+
+device_out() {
+    OUT=${OUT:-$1}
+    mkdir -p "$OUT"
+    exec > >(tee -a "$OUT/log.txt") 2>&1
+}
 
 stamp() { echo "[$(($(date +%s) - device_t0))s] $*"; }
 

@@ -13,11 +13,9 @@
 # ncu ~25 s, SASS ~30 s, sanitizer ~40 s: ~5.5 minutes.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
-OUT=${OUT:-out/mca}
-mkdir -p "$OUT"
-exec > >(tee -a "$OUT/log.txt") 2>&1
 # shellcheck source=scripts/device_lib.sh
 source scripts/device_lib.sh
+device_out out/mca
 B=build-device
 C=$B/convstudy
 status=0

@@ -45,11 +45,9 @@
 # (~150-200 s), ~15 s of raw ncu, ~275 s of sweeps: about 8 minutes; never past ~9.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
-OUT=${OUT:-out/profile}
-mkdir -p "$OUT"
-exec > >(tee -a "$OUT/log.txt") 2>&1
 # shellcheck source=scripts/device_lib.sh
 source scripts/device_lib.sh
+device_out out/profile
 B=build-device
 C=$B/convstudy
 BUDGET=${BUDGET:-520}

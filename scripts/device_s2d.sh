@@ -15,12 +15,10 @@
 #   OUT=/tmp/out CONVSTUDY_GIT_REV=$(git describe --always --dirty) scripts/device_s2d.sh
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
-OUT=${OUT:-out/s2d}
-mkdir -p "$OUT"
-exec > >(tee -a "$OUT/log.txt") 2>&1
 B=build-device
 # shellcheck source=scripts/device_lib.sh
 source scripts/device_lib.sh
+device_out out/s2d
 status=0
 stamp "device: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader)"
 stamp "build"
