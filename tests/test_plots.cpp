@@ -301,9 +301,10 @@ TEST_CASE("plot.sh merges CSVs, replaces repeated rows and skips figures without
         FAIL("no column " << name);
         return std::size_t{0};
     };
-    std::ofstream a(dir / "a.csv"), b(dir / "b.csv");
+    std::ofstream a(dir / "a.csv"), b(dir / "b.csv"), c(dir / "c.csv");
     a << header << '\n';
     b << header << '\n';
+    c << header << ",axes\n";  // a tile sweep's row of the same key: its own variant, not a replacement
     while (std::getline(f, line)) {
         auto row = split_csv(line);
         if (row[col("variant")] != "baseline") continue;
@@ -312,12 +313,16 @@ TEST_CASE("plot.sh merges CSVs, replaces repeated rows and skips figures without
             // second CSV: the same (device, layer, N, variant, memory) with another time
             row[col("kernel_ms")] = "777.777";
             b << join_csv(row) << '\n';
+            row[col("kernel_ms")] = "555.555";
+            c << join_csv(row) << ",tile=x\n";
         }
     }
     a.close();
     b.close();
+    c.close();
 
-    const auto r = plot({(dir / "a.csv").string(), (dir / "b.csv").string(), out.string(), "--title-suffix", "test"});
+    const auto r = plot({(dir / "a.csv").string(), (dir / "b.csv").string(), (dir / "c.csv").string(), out.string(),
+                         "--title-suffix", "test"});
     require_ran(r);
     INFO(r.out);
     CHECK(has(r.out, "skipped vs_cudnn.png: no rows of family `cudnn`"));
@@ -329,8 +334,11 @@ TEST_CASE("plot.sh merges CSVs, replaces repeated rows and skips figures without
     check_png(out / "errors.png");
     const std::string md = slurp(out / "report.md");
     CHECK(has(md, "| baseline | baseline | fp32 | 778 |"));  // the later row won
+    CHECK(has(md, "baseline[tile=x]"));                       // the row with axes kept apart
+    CHECK(has(md, "| 556 |"));
     CHECK(has(md, "No cuDNN rows"));
-    CHECK(has(md, std::string("`") + (dir / "a.csv").string() + "`, `" + (dir / "b.csv").string() + "`"));
+    CHECK(has(md, std::string("`") + (dir / "a.csv").string() + "`, `" + (dir / "b.csv").string() + "`, `" +
+                      (dir / "c.csv").string() + "`"));
 
     // bad input: a header with no rows, and a file that is not a convstudy CSV
     std::ofstream(dir / "empty.csv") << header << '\n';

@@ -43,13 +43,25 @@ def _num(s):
     return v if math.isfinite(v) else None
 
 
+def _scale_text(v):
+    """A data scale as the CSV has it, powers of two as 2^k."""
+    x = _num(v)
+    if x is None or x <= 0:
+        return str(v)
+    k = math.log2(x)
+    return f"2^{int(k)}" if k == int(k) and k != 0 else ("1" if k == 0 else str(v))
+
+
 def load(paths):
-    """Rows of all CSVs, later (device, layer, N, variant, memory, layout) replacing earlier ones.
+    """Rows of all CSVs, later (device, layer, N, variant, memory, layout, axes, data scales)
+    replacing earlier ones.
 
     Columns are read by header name; older CSVs lack `layout` (nchw), `algo` and the other
     newer columns (see classes.py for the anchor and ceiling classes of CSVs older than
     those columns). A row in another layout than nchw is its own variant for the figures:
-    its `variant` becomes "name/layout" (the registry name stays in `_variant`)."""
+    its `variant` becomes "name/layout" (the registry name stays in `_variant`); so is a row
+    that set axes ("name[tile=...]", a tile sweep's) or ran on scaled data
+    ("name@x2^20,w2^-24", a range sweep's), instead of replacing the plain row."""
     rows = {}
     layer_order = []
     seq = 0
@@ -81,6 +93,11 @@ def load(paths):
                 r["layout"] = r.get("layout") or DEFAULT_LAYOUT
                 if r["layout"] != DEFAULT_LAYOUT:
                     r["variant"] = f"{r['variant']}/{r['layout']}"
+                if r.get("axes"):
+                    r["variant"] = f"{r['variant']}[{r['axes']}]"
+                scales = [(k, r.get(c)) for k, c in (("x", "input_scale"), ("w", "weight_scale"))]
+                if any(v not in (None, "", "1") and _num(v) != 1.0 for _, v in scales):
+                    r["variant"] += "@" + ",".join(f"{k}{_scale_text(v)}" for k, v in scales)
                 if r["layer"] not in layer_order:
                     layer_order.append(r["layer"])
                 key = (r["device"], r["layer"], r["N"], r["variant"], r["memory"])
