@@ -196,58 +196,43 @@ __global__ void __launch_bounds__(kWsThreads, 1)
     int nsub = 0;
     if constexpr (kPP) {
         pingpong_consume<T, BN, ROWB, STAGES, TO, kDown, Epi>(a, ea, sbase, full0, empty0, order0, ct, nsub);
-    } else if constexpr (BM == 2 * kBM) {
-        // 256 pixels: consumer warpgroup cw owns rows 128 cw .. 128 cw + 127 as two m64
-        // accumulators sharing each B read (mma_slice2); each half finishes as a 64-row
-        // warpgroup tile would (finish_unit stores rows p0 + 64 cw: p0 is shifted so they land
-        // at 128 cw and 128 cw + 64). Data-parallel and split-K only (the plan refuses the rest).
+    } else {
+        // Cooperative: consumer warpgroup cw owns kAcc x 64 rows of the tile (kAcc = BM / 128:
+        // one m64 accumulator, or two sharing each B read, mma_slice2), rows
+        // 64 kAcc cw + 64 i for accumulator i; finish_unit stores rows p0 + 64 cw, so p0 is
+        // shifted by 64 ((kAcc - 1) cw + i). 256-pixel tiles: data-parallel and split-K only
+        // (the plan refuses the rest).
+        constexpr int kAcc = BM / kBM;
         Ring<STAGES> r;
         TileSched::Cursor cur;
         Work w;
         while (a.sched.next(cur, w)) {
             const TileOrigin o = TileOrigin::of(w.tile, a.sched.tiles_n, BN, a.g, BM);
-            float acc0[BN / 2], acc1[BN / 2];
-            zero(acc0);
-            zero(acc1);
+            float acc[kAcc][BN / 2];
+            zero(acc[0]);
+            if constexpr (kAcc == 2) zero(acc[1]);
             int prev = -1;
             for (int kt = w.k0; kt < w.k1; ++kt) {
                 mbar_wait(full0 + 8 * r.stage, r.phase);
                 const std::uint32_t st = sbase + std::uint32_t(r.stage) * St::kBytes;
-                mma_slice2<T, BN, ROWB>(acc0, acc1, st + std::uint32_t(cw) * 2u * 64u * ROWB, st + St::kABytes);
+                const std::uint32_t sa = st + std::uint32_t(cw * kAcc) * 64u * ROWB;
+                if constexpr (kAcc == 1)
+                    mma_slice<T, BN, ROWB>(acc[0], sa, st + St::kABytes);
+                else
+                    mma_slice2<T, BN, ROWB>(acc[0], acc[1], sa, st + St::kABytes);
                 wgmma_wait<1>();
                 if (prev >= 0 && (ct & 127) == 0) release<kCL>(empty0 + 8 * prev, rank);
                 prev = r.stage;
                 r.advance();
             }
             wgmma_wait<0>();
-            fence_regs(acc0);
-            fence_regs(acc1);
+            fence_regs(acc[0]);
+            if constexpr (kAcc == 2) fence_regs(acc[1]);
             if ((ct & 127) == 0) release<kCL>(empty0 + 8 * prev, rank);
-            finish_unit<TO, BN, kDown, Epi>(acc0, w, a, ea, o.p0 + 64 * cw, o.m0, cw, ct, nsub);
-            finish_unit<TO, BN, kDown, Epi>(acc1, w, a, ea, o.p0 + 64 * cw + 64, o.m0, cw, ct, nsub);
-        }
-    } else {
-        Ring<STAGES> r;
-        TileSched::Cursor cur;
-        Work w;
-        while (a.sched.next(cur, w)) {
-            const TileOrigin o = TileOrigin::of(w.tile, a.sched.tiles_n, BN, a.g);
-            float acc[BN / 2];
-            zero(acc);
-            int prev = -1;
-            for (int kt = w.k0; kt < w.k1; ++kt) {
-                mbar_wait(full0 + 8 * r.stage, r.phase);
-                const std::uint32_t st = sbase + std::uint32_t(r.stage) * St::kBytes;
-                mma_slice<T, BN, ROWB>(acc, st + std::uint32_t(cw) * 64u * ROWB, st + St::kABytes);
-                wgmma_wait<1>();
-                if (prev >= 0 && (ct & 127) == 0) release<kCL>(empty0 + 8 * prev, rank);
-                prev = r.stage;
-                r.advance();
-            }
-            wgmma_wait<0>();
-            fence_regs(acc);
-            if ((ct & 127) == 0) release<kCL>(empty0 + 8 * prev, rank);
-            finish_unit<TO, BN, kDown, Epi>(acc, w, a, ea, o.p0, o.m0, cw, ct, nsub);
+            // constant indices only: a loop here is not unrolled and puts acc in local memory
+            finish_unit<TO, BN, kDown, Epi>(acc[0], w, a, ea, o.p0 + 64 * (kAcc - 1) * cw, o.m0, cw, ct, nsub);
+            if constexpr (kAcc == 2)
+                finish_unit<TO, BN, kDown, Epi>(acc[1], w, a, ea, o.p0 + 64 * cw + 64, o.m0, cw, ct, nsub);
         }
     }
     Epi::drain(ct & 127);
