@@ -16,7 +16,7 @@ BUILD_LOG="$OUT/build.log" device_build build-ab || exit 1
 (cd "$old" && CONVSTUDY_GIT_REV='' BUILD_LOG=/tmp/old_build.log device_build build-ab) || exit 1
 stamp "GPU tests"
 # shellcheck disable=SC2086  # GPU_TEST_ARGS: several Catch2 specs
-CONVSTUDY_REQUIRE_GPU=1 timeout "${TEST_SECONDS:-240}" build-ab/tests/convstudy_gpu_tests ${GPU_TEST_ARGS:-} >"$OUT/gpu_tests.log" 2>&1
+CONVSTUDY_REQUIRE_GPU=1 timeout "${TEST_SECONDS:-240}" build-ab/tests/convstudy_gpu_tests ${GPU_TEST_ARGS:-} >>"$(device_log_head "$OUT/gpu_tests.log")" 2>&1
 echo "gpu tests rc=$?"; tail -3 "$OUT/gpu_tests.log"; grep -B3 -A10 "FAILED" "$OUT/gpu_tests.log" | head -60
 stamp "golden"
 build-ab/convstudy generate --batch "${BATCHES:-32,128}" --out golden >/dev/null 2>&1 || echo "generate failed"

@@ -22,10 +22,19 @@
 # another checkout (an A/B's old revision, a git worktree) clear it for that build only:
 #   (cd "$old" && CONVSTUDY_GIT_REV='' device_build build-ab)
 
+#   device_log_head FILE  a log's first line: revision and GPU (below)
 #   device_out DEFAULT  sets OUT (when unset) to DEFAULT, makes it, and copies everything the
 #                       script prints from then on to $OUT/log.txt
 
 device_t0=${device_t0:-$(date +%s)}
+
+# device_log_head FILE: starts FILE with a line naming the revision and the GPU, and prints
+# FILE (a log the device tool brings back says which tree and card made it):
+#   cmd >>"$(device_log_head "$OUT/gpu_tests.log")" 2>&1
+device_log_head() {
+    echo "# git $(device_rev), $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)" >"$1"
+    echo "$1"
+}
 
 device_out() {
     OUT=${OUT:-$1}

@@ -24,7 +24,7 @@ BUILD_LOG=/tmp/build-mca.log device_build $B convstudy convstudy_gpu_tests || ex
 grep -cE "spill stores [1-9]" /tmp/build-mca.log | sed 's/^/ptxas: kernels with spill stores: /'
 
 stamp "GPU tests"
-CONVSTUDY_REQUIRE_GPU=1 timeout 200 $B/tests/convstudy_gpu_tests "[gpu]" >"$OUT/gpu_tests.log" 2>&1 || status=1
+CONVSTUDY_REQUIRE_GPU=1 timeout 200 $B/tests/convstudy_gpu_tests "[gpu]" >>"$(device_log_head "$OUT/gpu_tests.log")" 2>&1 || status=1
 grep -E "test cases|FAILED" "$OUT/gpu_tests.log" | tail -8
 
 COMMON=(--layout nhwc --memory pageable --check sampled --no-cpu-timing --quiet)

@@ -65,7 +65,7 @@ fi
 # Every GPU test (52 s on the H100 before this work, plots/h100/gpu_tests.log), so that the
 # lower fp32 tau is also checked on every fp32 row's odd shapes ([variants]), not only here.
 stamp "GPU tests: all, with [split-mutation] and [split-range]"
-CONVSTUDY_REQUIRE_GPU=1 timeout 240 $B/tests/convstudy_gpu_tests >"$OUT/gpu_tests.log" 2>&1 || status=1
+CONVSTUDY_REQUIRE_GPU=1 timeout 240 $B/tests/convstudy_gpu_tests >>"$(device_log_head "$OUT/gpu_tests.log")" 2>&1 || status=1
 grep -E "^\[split-(mutation|range)\]" "$OUT/gpu_tests.log" | head -150
 grep -E "test cases|assertions|FAILED|REQUIRE\(" "$OUT/gpu_tests.log" | grep -v "PASSED" | tail -15
 grep -E "test cases|assertions" "$OUT/gpu_tests.log" | tail -2

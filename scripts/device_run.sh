@@ -61,10 +61,10 @@ if has tests; then
     if [[ -n ${GPU_TEST_ARGS:-} ]]; then
         # shellcheck disable=SC2086
         CONVSTUDY_REQUIRE_GPU=1 timeout "${TEST_SECONDS:-600}" $B/tests/convstudy_gpu_tests $GPU_TEST_ARGS \
-            >"$OUT/gpu_tests.log" 2>&1 || status=1
+            >>"$(device_log_head "$OUT/gpu_tests.log")" 2>&1 || status=1
     else
         CONVSTUDY_REQUIRE_GPU=1 ctest --test-dir $B -L gpu -V --timeout "${TEST_SECONDS:-600}" \
-            >"$OUT/gpu_tests.log" 2>&1 || status=1
+            >>"$(device_log_head "$OUT/gpu_tests.log")" 2>&1 || status=1
     fi
     grep -E "test cases|assertions|tests passed|tests failed|FAILED|REQUIRE|CHECK\(" "$OUT/gpu_tests.log" | tail -25
 fi

@@ -26,7 +26,7 @@ BUILD_LOG=/tmp/build.log device_build $B convstudy convstudy_gpu_tests || exit 1
 C=$B/convstudy
 
 stamp "GPU tests [s2d],[anchors]"
-CONVSTUDY_REQUIRE_GPU=1 timeout 600 $B/tests/convstudy_gpu_tests "[s2d],[anchors]" -s >"$OUT/gpu_tests.log" 2>&1 ||
+CONVSTUDY_REQUIRE_GPU=1 timeout 600 $B/tests/convstudy_gpu_tests "[s2d],[anchors]" -s >>"$(device_log_head "$OUT/gpu_tests.log")" 2>&1 ||
     status=1
 grep -E "cudnn-.*-s2d (nchw|nhwc) on|test cases|assertions|FAILED" "$OUT/gpu_tests.log" | tail -40
 
