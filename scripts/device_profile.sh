@@ -104,7 +104,7 @@ done
 [[ -f $TMP/ncu_hopper-ws-fp16.csv ]] && cp "$TMP/ncu_hopper-ws-fp16.csv" "$OUT/ncu_raw_conv2.csv"
 
 COMMON=(--batch 128 --memory pageable --check sampled --no-cpu-timing --profile --metrics default --quiet)
-HOPPER=hopper-wgmma-fp16,hopper-tma-fp16,hopper-ws-fp16,hopper-pp-fp16,hopper-tmastore-fp16,hopper-sk-fp16,hopper-tail-fp16,hopper-mc-fp16
+HOPPER=hopper-wgmma-fp16,hopper-tma-fp16,hopper-ws-fp16,hopper-pp-fp16,hopper-tmastore-fp16,hopper-sk-fp16,hopper-tail-fp16,hopper-mc-fp16,hopper-mca-fp16
 HOPPER=$HOPPER,cudnn-fp16,cudnn-fp16-s2d
 FP32_NHWC=hopper-ws-3xtf32,hopper-ws-3xfp16,cudnn-fp32
 FP32_NCHW=simt-gemm,split-tf32,winograd-f2x2,winograd-f4x4,winograd-f3x3-5x5,winograd-3xfp16-f3x3-5x5

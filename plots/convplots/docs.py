@@ -177,7 +177,7 @@ def csv_inventory(folder_rel=H200):
 
 H100 = "plots/h100"
 HOPPER_LADDER = ["hopper-tma-fp16", "hopper-ws-fp16", "hopper-pp-fp16", "hopper-tmastore-fp16", "hopper-sk-fp16",
-                 "hopper-tail-fp16", "hopper-mc-fp16"]
+                 "hopper-tail-fp16", "hopper-mc-fp16", "hopper-mca-fp16"]
 
 
 def _csv_rows(path):
