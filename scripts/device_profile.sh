@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue #27's GPU data in one device call of at most 9 minutes on one H100/H200:
 #   (a) `sweep --profile` (Nsight Compute, the default metric set) at N=128 on all five layers:
-#       - the Hopper ladder: hopper-{wgmma,tma,ws,pp,tmastore,sk}-fp16 and cudnn-fp16 in NHWC,
+#       - the Hopper ladder: hopper-{wgmma,tma,ws,pp,tmastore,sk,tail,mc,mca}-fp16 and cudnn-fp16 in NHWC,
 #         and cudnn-fp16-s2d (conv1; the stride-1 layers SKIP it)          -> hopper_ladder.csv
 #       - the fp32-class ladder: hopper-ws-3xtf32, hopper-ws-3xfp16 and cudnn-fp32 in NHWC,
 #         and in NCHW (the only layout they have) simt-gemm, split-tf32 and the Winograd rungs
