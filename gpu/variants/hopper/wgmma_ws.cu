@@ -110,6 +110,16 @@ struct WsChoice {
                ";epilogue=" + (epilogue == Epilogue::direct ? "direct" : "tma-store") + ";cluster=" +
                (mc_a ? std::string("1x2") : std::to_string(cluster));
     }
+    // The filter tiles of M filters: along the filters (mc_a) pairs of them, an odd count
+    // padded by a phantom tile past M.
+    int filter_tiles(int M) const {
+        const int n = (M + kTiles[tile].bn - 1) / kTiles[tile].bn;
+        return n + (mc_a ? n % 2 : 0);
+    }
+    // The TMA boxes: the weight map's filters per load (half the tile where the B tile is
+    // multicast) and the input map's pixels per load (half the tile where A is).
+    int b_box() const { return mc_a ? kTiles[tile].bn : kTiles[tile].bn / cluster; }
+    int a_box() const { return mc_a ? kBM / 2 : kBM; }
 };
 
 template <class T, class TO, int kDown>
@@ -144,9 +154,8 @@ struct WsGemm {
     }
 
     TileSched sched_for(const ConvGeom& g) const {
-        const int bn = kTiles[c.tile].bn, bk = kTiles[c.tile].rowb / int(sizeof(T));
-        // along the filters, pairs of filter tiles: an odd count padded by a phantom tile
-        const int tiles_n = (g.M + bn - 1) / bn + (c.mc_a ? (g.M + bn - 1) / bn % 2 : 0);
+        const int bk = kTiles[c.tile].rowb / int(sizeof(T));
+        const int tiles_n = c.filter_tiles(g.M);
         const int bm = kTiles[c.tile].bm;
         const int ntiles = (g.P + bm - 1) / bm * tiles_n;
         const int KT = g.R * g.S * ((g.C + bk - 1) / bk);
@@ -157,12 +166,12 @@ struct WsGemm {
 
     void launch(const T* in, const T* w, TO* out, const ConvGeom& g, bool nchw, cudaStream_t stream) {
         if (g.P == 0) return;
-        const int bn = kTiles[c.tile].bn, bk = kTiles[c.tile].rowb / int(sizeof(T));
+        const int bk = kTiles[c.tile].rowb / int(sizeof(T));
         // Each map is encoded again only when what it describes moved: the operand maps on new
         // operands or a new image count, the output map (TMA-store epilogue only) on a new
         // output, as the streams mode's chunks give.
         if (in != key_in || w != key_w || g.N != key_n) {
-            const std::string err = encode_maps<T>(a, b, g, in, w, bk, c.mc_a ? bn : bn / c.cluster, c.mc_a ? kBM / 2 : kBM);
+            const std::string err = encode_maps<T>(a, b, g, in, w, bk, c.b_box(), c.a_box());
             if (!err.empty()) throw cs::Error("hopper: " + err);
             key_in = in, key_w = w, key_n = g.N, key_out = nullptr;
         }
@@ -210,7 +219,10 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
     c.mc_a = axis("cluster", d.cluster) == "1x2";
     if (c.cluster == 2 && c.schedule == Schedule::pingpong)
         throw Skip("clusters of two CTAs run the cooperative schedule only (use schedule=cooperative)");
-    if (c.cluster == 2 && (axis("scheduler", d.scheduler) == "stream-k" || axis("scheduler", d.scheduler) == "split-tail"))
+    c.scheduler = axis("scheduler", d.scheduler);
+    // stream-K and split-tail cut tiles between CTAs (their units differ in length)
+    const bool cuts_tiles = c.scheduler == "stream-k" || c.scheduler == "split-tail";
+    if (c.cluster == 2 && cuts_tiles)
         throw Skip("stream-K and split-tail cut tiles per CTA; a cluster's two CTAs must walk the same k-slices of one "
                    "B tile (use scheduler=data-parallel or split-k with cluster=2)");
     const std::string tile = p.config.get("tile");
@@ -218,8 +230,7 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
     if (tile.empty()) {
         const std::string policies = std::string(c.schedule == Schedule::pingpong ? "pingpong/" : "cooperative/") +
                                      axis("epilogue", d.epilogue) +
-                                     (axis("scheduler", d.scheduler) == "stream-k" ? "/stream-k" : "") +
-                                     (axis("scheduler", d.scheduler) == "split-tail" ? "/split-tail" : "") +
+                                     (cuts_tiles ? "/" + c.scheduler : "") +
                                      (c.cluster == 2 ? (c.mc_a ? "/cluster1x2" : "/cluster2") : "");
         c.tile = tuned_tile(policies, es, u.s, u.src_nchw, maxn);
         if (c.tile >= 0 && ws_tile_ok_rt(c.tile, c.schedule))
@@ -239,19 +250,17 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
     const int bn = kTiles[c.tile].bn, bk = kTiles[c.tile].rowb / es, bm = kTiles[c.tile].bm;
     if (bm != kBM && c.cluster != 1)
         throw Skip("tile " + tile_name(c.tile) + " (256 pixels) runs without clusters (use cluster=1)");
-    if (bm != kBM && (axis("scheduler", d.scheduler) == "stream-k" || axis("scheduler", d.scheduler) == "split-tail"))
+    if (bm != kBM && cuts_tiles)
         throw Skip("tile " + tile_name(c.tile) + " (256 pixels) runs data-parallel or split-K only");
     // cluster=1x2 with one filter tile (conv1's M=96, the odd shapes): the pair is that tile and
     // a phantom past M, whose CTA only loads its half of A for the other (half the SMs' MMAs
     // are on zero filters: the rung's honest cost there, not a SKIP).
-    const int tiles_n = (u.g.M + bn - 1) / bn;
-    const int tiles_n_pad = tiles_n + (c.mc_a ? tiles_n % 2 : 0);
-    const std::int64_t tiles = (maxn * u.g.EF + bm - 1) / bm * tiles_n_pad;
+    const int tiles_n = c.filter_tiles(u.g.M);
+    const std::int64_t tiles = (maxn * u.g.EF + bm - 1) / bm * tiles_n;
     const int cs = (u.g.C + bk - 1) / bk;
     const int kslices = u.g.R * u.g.S * cs;
-    c.scheduler = axis("scheduler", d.scheduler);
     // With clusters of two, the units are pairs of tiles on pairs of SMs.
-    const std::int64_t units = TileSched::cluster_units(tiles, tiles_n_pad, c.cluster, c.mc_a ? 1 : 0);
+    const std::int64_t units = TileSched::cluster_units(tiles, tiles_n, c.cluster, c.mc_a ? 1 : 0);
     const int slots = sms / c.cluster;
     if (c.scheduler == "auto") {
         c.ksplit = choose_ksplit(units, kslices, slots, false);
@@ -262,7 +271,7 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
             throw Skip("split-K needs at least " + std::to_string(2 * kMinSlices) + " k-slices with a divisor (" +
                        std::to_string(kslices) + ")");
     }
-    if ((c.scheduler == "stream-k" || c.scheduler == "split-tail") && c.schedule == Schedule::pingpong)
+    if (cuts_tiles && c.schedule == Schedule::pingpong)
         throw Skip(c.scheduler + " gives units of unequal length; the ping-pong schedule needs equal ones (use "
                    "schedule=cooperative)");
     // The TMA-store epilogue writes the NHWC output as a P x M matrix with 16-byte rows.
@@ -295,7 +304,7 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
         CUtensorMap a, b;
         const std::string err = encode_maps<T>(a, b, g, reinterpret_cast<const void*>(std::uintptr_t(1) << 20),
                                                reinterpret_cast<const void*>(std::uintptr_t(1) << 21), bk,
-                                               c.mc_a ? bn : bn / c.cluster, c.mc_a ? kBM / 2 : kBM);
+                                               c.b_box(), c.a_box());
         if (!err.empty()) throw Skip(err);
         if (c.scheduler == "split-k")
             gemm.partial = Buffer(MemKind::device, std::size_t(c.ksplit) * std::size_t(maxn * u.g.EF) * u.g.M * 4);
