@@ -186,6 +186,11 @@ def _csv_rows(path):
         return list(csv.DictReader(f))
 
 
+def _layers(rows):
+    """The layers the rows name, conv1 .. convN in number order."""
+    return sorted({r["layer"] for r in rows}, key=lambda x: int(x[4:]) if x[4:].isdigit() else x)
+
+
 def _f(x):
     try:
         return float(x)
@@ -301,7 +306,7 @@ def torch_compile():
     eager cuDNN and torch.compile (mode max-autotune-no-cudagraphs) per layer and layout, ms;
     a configuration the compile budget left out shows its note."""
     rows = _csv_rows(f"{H100}/pytorch_compile_n128.csv")
-    layers = sorted({r["layer"] for r in rows}, key=lambda x: int(x[4:]) if x[4:].isdigit() else x)
+    layers = _layers(rows)
     keys = [(lay, impl) for lay in ("nhwc", "nchw") for impl in ("eager", "compile")]
     dev = ", ".join(sorted({r["device"] for r in rows}))
     torch_v = ", ".join(sorted({r["torch"] for r in rows}))
@@ -316,7 +321,8 @@ def torch_compile():
             v[(lay, impl)] = t
             cells.append(g3(t) if t is not None else ("not compiled" if r else "-"))
         e, c = v[("nhwc", "eager")], v[("nhwc", "compile")]
-        out.append(f"| {l} | " + " | ".join(cells) + f" | {c / e:.2f}x |" if e and c else f"| {l} | " + " | ".join(cells) + " | - |")
+        ratio = f"{c / e:.2f}x" if e and c else "-"
+        out.append(f"| {l} | " + " | ".join(cells) + f" | {ratio} |")
     return "\n".join(out) + "\n"
 
 
@@ -328,7 +334,7 @@ def hopper_ab():
     def med(rows, layer, v):
         ts = sorted(_f(r["kernel_ms"]) for r in rows if r["layer"] == layer and r["variant"] == v and _f(r["kernel_ms"]))
         return sum(ts) / len(ts) if ts else None
-    layers = sorted({r["layer"] for r in new}, key=lambda x: int(x[4:]) if x[4:].isdigit() else x)
+    layers = _layers(new)
     vs = ["hopper-tma-fp16", "hopper-ws-fp16", "hopper-pp-fp16", "hopper-tmastore-fp16", "hopper-sk-fp16", "cudnn-fp16"]
     revs = f"new {', '.join(sorted({r['git_rev'] for r in new}))}, old {', '.join(sorted({r['git_rev'] for r in old}))}"
     out = [f"| layer ({revs}) | " + " | ".join(v.replace("-fp16", "") for v in vs) + " |",
