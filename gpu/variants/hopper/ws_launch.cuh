@@ -80,40 +80,32 @@ void launch_one(const WsLaunch& l, const WsArgs<TO>& args, cudaStream_t stream) 
     CS_CUDA_CHECK_LAUNCH();
 }
 
+// The epilogue is the one runtime choice left once the rest is fixed.
+template <class T, int I, bool kPP, class TO, int kDown, int kCL = 1, bool kMcA = false>
+void launch_epi(const WsLaunch& l, const WsArgs<TO>& args, cudaStream_t stream) {
+    if (l.epilogue == Epilogue::direct)
+        launch_one<T, I, kPP, EpiDirect, TO, kDown, kCL, kMcA>(l, args, stream);
+    else
+        launch_one<T, I, kPP, EpiTmaStore, TO, kDown, kCL, kMcA>(l, args, stream);
+}
+
 template <class T, class TO, int kDown>
 void launch_ws(const WsLaunch& l, const WsArgs<TO>& args, cudaStream_t stream) {
     with_tile(l.tile, [&](auto I) {
         constexpr int i = decltype(I)::value;
         if (l.schedule == Schedule::cooperative) {
             if constexpr (ws_tile_ok<i>(Schedule::cooperative)) {
-                if constexpr (kTiles[i].bm != kBM) {  // 256 pixels: no cluster (the plan refuses one)
-                    if (l.epilogue == Epilogue::direct)
-                        launch_one<T, i, false, EpiDirect, TO, kDown>(l, args, stream);
-                    else
-                        launch_one<T, i, false, EpiTmaStore, TO, kDown>(l, args, stream);
-                } else if (l.cluster == 2 && l.mc_a) {
-                    if (l.epilogue == Epilogue::direct)
-                        launch_one<T, i, false, EpiDirect, TO, kDown, 2, true>(l, args, stream);
-                    else
-                        launch_one<T, i, false, EpiTmaStore, TO, kDown, 2, true>(l, args, stream);
-                } else if (l.cluster == 2) {
-                    if (l.epilogue == Epilogue::direct)
-                        launch_one<T, i, false, EpiDirect, TO, kDown, 2>(l, args, stream);
-                    else
-                        launch_one<T, i, false, EpiTmaStore, TO, kDown, 2>(l, args, stream);
-                } else if (l.epilogue == Epilogue::direct) {
-                    launch_one<T, i, false, EpiDirect, TO, kDown>(l, args, stream);
-                } else {
-                    launch_one<T, i, false, EpiTmaStore, TO, kDown>(l, args, stream);
-                }
+                if constexpr (kTiles[i].bm != kBM)  // 256 pixels: no cluster (the plan refuses one)
+                    launch_epi<T, i, false, TO, kDown>(l, args, stream);
+                else if (l.cluster == 2 && l.mc_a)
+                    launch_epi<T, i, false, TO, kDown, 2, true>(l, args, stream);
+                else if (l.cluster == 2)
+                    launch_epi<T, i, false, TO, kDown, 2>(l, args, stream);
+                else
+                    launch_epi<T, i, false, TO, kDown>(l, args, stream);
             }
         } else {
-            if constexpr (ws_tile_ok<i>(Schedule::pingpong)) {
-                if (l.epilogue == Epilogue::direct)
-                    launch_one<T, i, true, EpiDirect, TO, kDown>(l, args, stream);
-                else
-                    launch_one<T, i, true, EpiTmaStore, TO, kDown>(l, args, stream);
-            }
+            if constexpr (ws_tile_ok<i>(Schedule::pingpong)) launch_epi<T, i, true, TO, kDown>(l, args, stream);
         }
     });
 }
