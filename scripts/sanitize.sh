@@ -42,6 +42,8 @@
 #   SANITIZE_MEMORY    memory modes of the sweeps (default: pageable)
 #   SANITIZE_WORKSPACE_GIB  each sweep's workspace limit (default 4: a fixed size, not "half
 #                      the free memory", which 16 processes starting together would race for)
+#   SANITIZE_AXES      sweep axis arguments added to every job (e.g. "--axis tile=m256n128k128B-s4":
+#                      a value other than the variants' defaults; default none)
 set -uo pipefail
 
 usage() { sed -n '2,/^set -uo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//' >&2; }
@@ -61,6 +63,7 @@ SPLIT=${SANITIZE_SPLIT:-family}
 TARGETS=${SANITIZE_TARGETS:-"alexnet odd"}
 MEMORY=${SANITIZE_MEMORY:-pageable}
 WORKSPACE_GIB=${SANITIZE_WORKSPACE_GIB:-4}
+read -r -a AXES <<<"${SANITIZE_AXES:-}"
 FILTER='regex=_ZN2cs3gpu|cs::gpu::'
 
 die() {
@@ -232,7 +235,7 @@ run_job() {
         --kernel-name "$FILTER" --error-exitcode 99 --print-limit 50 \
         "$EXE" sweep --variants "$variants" "${table_args[@]}" --batch "$batch" --layout all \
         --memory "$MEMORY" --check sampled --samples 16777216 --no-cpu-timing --warmup 0 --repeats 0 \
-        --no-flush --workspace-limit "$WORKSPACE_GIB" --quiet --csv "$csv" >"$log" 2>&1
+        --no-flush --workspace-limit "$WORKSPACE_GIB" "${AXES[@]}" --quiet --csv "$csv" >"$log" 2>&1
     rc=$?
     t1=$(date +%s)
     errors=$(errors_of "$log" "$tool")
