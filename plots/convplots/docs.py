@@ -287,17 +287,61 @@ def rung_against(name, rung, others):
     return "\n".join(out) + "\n"
 
 
-def kernels_l2(name):
-    """Per kernel under Nsight Compute (plots/h100/<name>): time, L2 traffic (lts__t_sectors x
-    32 B) and its rate, DRAM writes, tensor pipe."""
-    rows = _csv_rows(f"{H100}/{name}")
-    out = ["| row | kernel us | L2 MB | L2 TB/s | DRAM written MB | tensor pipe % |", "| --- | --- | --- | --- | --- | --- |"]
+def kernels_l2(name, folder=H100, tiles=False):
+    """Per kernel under Nsight Compute (<folder>/<name>): time, L2 traffic (lts__t_sectors x
+    32 B) and its rate, DRAM writes, tensor pipe; tiles: a column with the kernel's tile (its
+    second template argument, an index into kTiles of gpu/variants/hopper/tiles.hpp)."""
+    rows = _csv_rows(f"{folder}/{name}")
+    out = ["| row |" + (" tile |" if tiles else "") + " kernel us | L2 MB | L2 TB/s | DRAM written MB | tensor pipe % |",
+           "| --- |" + (" --- |" if tiles else "") + " --- | --- | --- | --- | --- |"]
     for r in rows:
         us = _f(r["gpu__time_duration.sum"]) / 1e3
         mb = _f(r["lts__t_sectors.sum"]) * 32 / 1e6
         name_ = " ".join(r["row"].split()[:3])
-        out.append(f"| {name_} | {g3(us)} | {g3(mb)} | {mb / us:.2f} | {g3(_f(r['dram__bytes_write.sum']) / 1e6)} "
+        tile = ""
+        if tiles:
+            m = re.search(r"<[^,]+, (\d+),", r["kernel"])
+            tile = f" {TILE_NAMES.get(int(m.group(1)), m.group(1)) if m else '-'} |"
+        out.append(f"| {name_} |{tile} {g3(us)} | {g3(mb)} | {mb / us:.2f} | {g3(_f(r['dram__bytes_write.sum']) / 1e6)} "
                    f"| {g3(_f(r['sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active']))} |")
+    return "\n".join(out) + "\n"
+
+
+def _tile_names():
+    """kTiles' names by index, read from gpu/variants/hopper/tiles.hpp (m<BM>n<BN>k<ROWB>B-s<S>)."""
+    text = open(os.path.join(ROOT, "gpu/variants/hopper/tiles.hpp"), encoding="utf-8").read()
+    body = text[text.index("kTiles[] = {"):]
+    body = body[:body.index("};")]
+    names = {}
+    for i, m in enumerate(re.finditer(r"\{(\d+), (\d+), (\d+), (\d+)(?:, (\d+))?\}", body)):
+        bn, rowb, st, minb, bm = m.group(1), m.group(2), m.group(3), m.group(4), m.group(5) or "128"
+        names[i] = f"m{bm}n{bn}k{rowb}B-s{st}" + (f"-x{minb}" if minb != "1" else "")
+    return names
+
+
+TILE_NAMES = _tile_names()
+
+
+def tile_against(name, folder=H200, rung="tmastore", tile="m256n128k128B-s4", base="m128n128k128B-s6"):
+    """One tile of a rung against the rung at its tuned tile, at a base tile, and cuDNN, NHWC,
+    conv2-5, per class and N (<folder>/<name>: one call, sampled check, 20 repeats)."""
+    rows = _csv_rows(f"{folder}/{name}")
+    t = {(r["layer"], r["N"], r["variant"], r["axes"]): _f(r["kernel_ms"]) for r in rows if r["status"] == "PASS"}
+    rev = ", ".join(sorted({r["git_rev"] for r in rows}))
+    dev = ", ".join(sorted({r["device"] for r in rows}))
+    out = [f"{dev}, kernel ms ({rev}); below 1: the {tile} tile is faster", "",
+           f"| class | layer | N | tuned tile | {base} | {tile} | {tile} / tuned | cuDNN | {tile} / cuDNN |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for p in ("fp16", "bf16", "tf32"):
+        v = f"hopper-{rung}-{p}"
+        for l in ("conv2", "conv3", "conv4", "conv5"):
+            for n in sorted({r["N"] for r in rows}, key=int):
+                d, b, x = t.get((l, n, v, "")), t.get((l, n, v, f"tile={base}")), t.get((l, n, v, f"tile={tile}"))
+                c = t.get((l, n, f"cudnn-{p}", ""))
+                if None in (d, x, c):
+                    continue
+                out.append(f"| {p} | {l} | {n} | {g3(d)} | {g3(b) if b else '-'} | {g3(x)} | {x / d:.2f} | {g3(c)} "
+                           f"| {x / c:.2f} |")
     return "\n".join(out) + "\n"
 
 
@@ -457,6 +501,8 @@ GENERATORS = {
     "h200-kernel-n128": kernel_table,
     "h200-summary-n128": summary_table,
     "h200-csvs": csv_inventory,
+    "h200-hopper-m256": lambda: tile_against("hopper_m256.csv"),
+    "h200-hopper-m256-l2": lambda: kernels_l2("kernels_hopper_m256.csv", H200, tiles=True),
 }
 
 

@@ -126,7 +126,7 @@ template <class T, class TO, int kDown>
 struct WsGemm {
     WsChoice c;
     int sms = 132;
-    Buffer partial;  // split-K: ksplit x P x M; stream-K / split-tail: TileSched::slots() x 128 x BN fp32
+    Buffer partial;  // split-K: ksplit x P x M; stream-K / split-tail: TileSched::slots() x BM x BN fp32
     Buffer flags;    // stream-K / split-tail: one int per slot
     int epoch = 0;
     std::string info;
@@ -250,8 +250,6 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
     const int bn = kTiles[c.tile].bn, bk = kTiles[c.tile].rowb / es, bm = kTiles[c.tile].bm;
     if (bm != kBM && c.cluster != 1)
         throw Skip("tile " + tile_name(c.tile) + " (256 pixels) runs without clusters (use cluster=1)");
-    if (bm != kBM && cuts_tiles)
-        throw Skip("tile " + tile_name(c.tile) + " (256 pixels) runs data-parallel or split-K only");
     // cluster=1x2 with one filter tile (conv1's M=96, the odd shapes): the pair is that tile and
     // a phantom past M, whose CTA only loads its half of A for the other (half the SMs' MMAs
     // are on zero filters: the rung's honest cost there, not a SKIP).
@@ -314,7 +312,7 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
         long long slots = 0;
         for (std::int64_t n = 1; n <= maxn; ++n) slots = std::max(slots, gemm.sched_for(geom_for(u, n)).slots());
         if (slots > 0) {
-            gemm.partial = Buffer(MemKind::device, std::size_t(slots) * kBM * bn * 4);
+            gemm.partial = Buffer(MemKind::device, std::size_t(slots) * bm * bn * 4);  // a whole tile per slot
             gemm.flags = Buffer(MemKind::device, std::size_t(slots) * 4);
             CS_CUDA_CHECK(cudaMemset(gemm.flags.get(), 0, gemm.flags.bytes()));
         }

@@ -74,22 +74,25 @@ __device__ __forceinline__ void release(std::uint32_t empty_bar, int rank) {
 }
 
 // The consumer side of the cooperative schedule for one unit's accumulators: what the
-// scheduler's role asks (epilogue, split-K partial, stream-K slot or fix-up).
-template <class TO, int BN, int kDown, class Epi>
-__device__ __forceinline__ void finish_unit(float (&acc)[BN / 2], const Work& w, const WsArgs<TO>& a,
+// scheduler's role asks (epilogue, split-K partial, stream-K slot or fix-up). A 256-pixel
+// tile has kAcc = 2 accumulators per thread, finished one after the other (i = 0, 1): a
+// stream-K / split-tail slot holds both halves (kAcc x 128 x BN floats), its flag is raised
+// after the last half is written and waited for before the first is read.
+template <class TO, int BN, int kDown, class Epi, int kAcc = 1>
+__device__ __forceinline__ void finish_unit(float (&acc)[BN / 2], int i, const Work& w, const WsArgs<TO>& a,
                                             const EpiArgs<TO>& ea, int p0, int m0, int cw, int ct, int& nsub) {
     const int t = ct & 127;
-    constexpr int kSlot = 256 * (BN / 2);  // floats of one CTA's stream-K slot
+    constexpr int kSlot = 256 * (BN / 2);  // floats of one 128 x BN half of a stream-K slot
     if (w.role == Role::split_part) {
         store_tile<float, BN>(acc, a.partial + std::int64_t(w.part) * a.g.P * a.g.M, a.g, p0 + 64 * cw, m0, false, t);
         return;
     }
     if (w.role == Role::sk_contrib) {
-        float* slot = a.partial + std::int64_t(w.slot) * kSlot;
+        float* slot = a.partial + (std::int64_t(w.slot) * kAcc + i) * kSlot;
 #pragma unroll
-        for (int i = 0; i < BN / 2; ++i) slot[i * 256 + ct] = acc[i];
+        for (int j = 0; j < BN / 2; ++j) slot[j * 256 + ct] = acc[j];
         named_sync(3, 256);
-        if (ct == 0) {
+        if (ct == 0 && i == kAcc - 1) {
             __threadfence();
             st_release(a.flags + w.slot, a.epoch);
         }
@@ -98,15 +101,17 @@ __device__ __forceinline__ void finish_unit(float (&acc)[BN / 2], const Work& w,
     if (w.role == Role::sk_finish) {
         int first = 0, last = -1;
         a.sched.contributors(w, first, last);
-        if (ct == 0)
-            for (int c = first; c <= last; ++c)
-                while (ld_acquire(a.flags + c) != a.epoch) {
-                }
-        named_sync(3, 256);
+        if (i == 0) {
+            if (ct == 0)
+                for (int c = first; c <= last; ++c)
+                    while (ld_acquire(a.flags + c) != a.epoch) {
+                    }
+            named_sync(3, 256);
+        }
         for (int c = first; c <= last; ++c) {
-            const float* slot = a.partial + std::int64_t(c) * kSlot;
+            const float* slot = a.partial + (std::int64_t(c) * kAcc + i) * kSlot;
 #pragma unroll
-            for (int i = 0; i < BN / 2; ++i) acc[i] += __ldcg(slot + i * 256 + ct);
+            for (int j = 0; j < BN / 2; ++j) acc[j] += __ldcg(slot + j * 256 + ct);
         }
     }
     // One epilogue instance for whole tiles and finished stream-K tiles (one copy of the long
@@ -200,8 +205,8 @@ __global__ void __launch_bounds__(kWsThreads, 1)
         // Cooperative: consumer warpgroup cw owns kAcc x 64 rows of the tile (kAcc = BM / 128:
         // one m64 accumulator, or two sharing each B read, mma_slice2), rows
         // 64 kAcc cw + 64 i for accumulator i; finish_unit stores rows p0 + 64 cw, so p0 is
-        // shifted by 64 ((kAcc - 1) cw + i). 256-pixel tiles: data-parallel and split-K only
-        // (the plan refuses the rest).
+        // shifted by 64 ((kAcc - 1) cw + i). 256-pixel tiles run every tile scheduler but
+        // clusters (the plan refuses those).
         constexpr int kAcc = BM / kBM;
         Ring<STAGES> r;
         TileSched::Cursor cur;
@@ -230,9 +235,9 @@ __global__ void __launch_bounds__(kWsThreads, 1)
             if constexpr (kAcc == 2) fence_regs(acc[1]);
             if ((ct & 127) == 0) release<kCL>(empty0 + 8 * prev, rank);
             // constant indices only: a loop here is not unrolled and puts acc in local memory
-            finish_unit<TO, BN, kDown, Epi>(acc[0], w, a, ea, o.p0 + 64 * (kAcc - 1) * cw, o.m0, cw, ct, nsub);
+            finish_unit<TO, BN, kDown, Epi, kAcc>(acc[0], 0, w, a, ea, o.p0 + 64 * (kAcc - 1) * cw, o.m0, cw, ct, nsub);
             if constexpr (kAcc == 2)
-                finish_unit<TO, BN, kDown, Epi>(acc[1], w, a, ea, o.p0 + 64 * cw + 64, o.m0, cw, ct, nsub);
+                finish_unit<TO, BN, kDown, Epi, kAcc>(acc[1], 1, w, a, ea, o.p0 + 64 * cw + 64, o.m0, cw, ct, nsub);
         }
     }
     Epi::drain(ct & 127);
