@@ -307,15 +307,40 @@ def kernels_l2(name, folder=H100, tiles=False):
     return "\n".join(out) + "\n"
 
 
+def m256_sched(name="hopper_m256_sched.csv", tile="m256n128k128B-s4"):
+    """hopper-tmastore, -sk and -tail at their tuned tiles and at the 256-pixel tile, and cuDNN,
+    NHWC, conv2-5, N=32/128, three classes (<H200>/<name>: one call, 20 repeats)."""
+    rows = _csv_rows(f"{H200}/{name}")
+    t = {(r["layer"], r["N"], r["variant"], r["axes"]): _f(r["kernel_ms"]) for r in rows if r["status"] == "PASS"}
+    rungs = ("tmastore", "sk", "tail")
+    out = ["| class | layer | N | " + " | ".join(f"{r} tuned / 256" for r in rungs) + " | cuDNN | best / cuDNN |",
+           "| --- | --- | --- | " + " | ".join("---" for _ in rungs) + " | --- | --- |"]
+    for p in ("fp16", "bf16", "tf32"):
+        for l in ("conv2", "conv3", "conv4", "conv5"):
+            for n in ("32", "128"):
+                c = t.get((l, n, f"cudnn-{p}", ""))
+                cells, best = [], None
+                for r in rungs:
+                    a, b = t.get((l, n, f"hopper-{r}-{p}", "")), t.get((l, n, f"hopper-{r}-{p}", f"tile={tile}"))
+                    cells.append(f"{g3(a)} / {g3(b)}")
+                    for x in (a, b):
+                        if x is not None and (best is None or x < best):
+                            best = x
+                if c is None or best is None:
+                    continue
+                out.append(f"| {p} | {l} | {n} | " + " | ".join(cells) + f" | {g3(c)} | {best / c:.2f} |")
+    return "\n".join(out) + "\n"
+
+
 def _tile_names():
-    """kTiles' names by index, read from gpu/variants/hopper/tiles.hpp (m<BM>n<BN>k<ROWB>B-s<S>)."""
+    """kTiles' names by index, read from gpu/variants/hopper/tiles.hpp (tile_name's m<BM>n<BN>k<ROWB>B-s<S>...)."""
     text = open(os.path.join(ROOT, "gpu/variants/hopper/tiles.hpp"), encoding="utf-8").read()
     body = text[text.index("kTiles[] = {"):]
     body = body[:body.index("};")]
     names = {}
-    for i, m in enumerate(re.finditer(r"\{(\d+), (\d+), (\d+), (\d+)(?:, (\d+))?\}", body)):
-        bn, rowb, st, minb, bm = m.group(1), m.group(2), m.group(3), m.group(4), m.group(5) or "128"
-        names[i] = f"m{bm}n{bn}k{rowb}B-s{st}" + (f"-x{minb}" if minb != "1" else "")
+    for i, m in enumerate(re.finditer(r"\{(\d+), (\d+), (\d+), (\d+)(?:, (\d+))?(?:, (\d+))?\}", body)):
+        bn, rowb, st, minb, bm, kb = m.group(1), m.group(2), m.group(3), m.group(4), m.group(5) or "128", m.group(6)
+        names[i] = f"m{bm}n{bn}k{rowb}B-s{st}" + (f"-x{minb}" if minb != "1" else "") + (f"-mma{kb}" if kb else "")
     return names
 
 
@@ -503,6 +528,7 @@ GENERATORS = {
     "h200-csvs": csv_inventory,
     "h200-hopper-m256": lambda: tile_against("hopper_m256.csv"),
     "h200-hopper-m256-l2": lambda: kernels_l2("kernels_hopper_m256.csv", H200, tiles=True),
+    "h200-hopper-m256-sched": m256_sched,
 }
 
 
