@@ -23,7 +23,8 @@ RungSupports ws_sup() { return hopper::ws_supports; }
 std::vector<Axis> tile_axis(bool rowb128_only) {
     std::vector<std::string> v;
     for (int i = 0; i < hopper::kNumTiles; ++i)
-        if ((!rowb128_only || hopper::kTiles[i].rowb == 128) && hopper::kTiles[i].bm == 128)  // rungs 1-2: 128 pixels
+        if ((!rowb128_only || hopper::kTiles[i].rowb == 128) && hopper::kTiles[i].bm == 128 &&
+            !hopper::kTiles[i].kb)  // rungs 1-2: 128 pixels, MMAs over the whole slice
             v.push_back(hopper::tile_name(i));
     return {{"tile", v, "CTA tile m128 x n<filters> x k<bytes per slice>, pipeline stages, CTAs per SM (tiles.hpp)"}};
 }

@@ -125,25 +125,27 @@ __device__ __forceinline__ void tma_load_slice(const CUtensorMap* tmA, const CUt
 }
 
 // Mainloop, consumer side: the MMAs of one k-slice — the warpgroup's 64 rows at sA times the
-// BN filters at sB, one wgmma per 32 bytes of K — issued and committed as one group.
-template <class T, int BN, int ROWB>
+// BN filters at sB, one wgmma per 32 bytes of K — issued and committed as one group. KB < ROWB
+// (Tile::kb): the MMAs cover the first KB bytes of each row only (the rest is the zero tail
+// past the layer's last channel, which the plan checks).
+template <class T, int BN, int ROWB, int KB = ROWB>
 __device__ __forceinline__ void mma_slice(float (&acc)[BN / 2], std::uint32_t sA, std::uint32_t sB) {
     using Sw = SwizzleOf<ROWB / int(sizeof(T)), int(sizeof(T))>;
     wgmma_fence();
 #pragma unroll
-    for (int kk = 0; kk < ROWB / 32; ++kk)
+    for (int kk = 0; kk < KB / 32; ++kk)
         WgmmaSS<T, BN>::mma(acc, smem_desc(sA + kk * 32, Sw::kSbo, Sw::kLayout),
                             smem_desc(sB + kk * 32, Sw::kSbo, Sw::kLayout));
     wgmma_commit();
 }
 // The same for a warpgroup that owns all 128 rows (two accumulators sharing each B read).
-template <class T, int BN, int ROWB>
+template <class T, int BN, int ROWB, int KB = ROWB>
 __device__ __forceinline__ void mma_slice2(float (&acc0)[BN / 2], float (&acc1)[BN / 2], std::uint32_t sA,
                                            std::uint32_t sB) {
     using Sw = SwizzleOf<ROWB / int(sizeof(T)), int(sizeof(T))>;
     wgmma_fence();
 #pragma unroll
-    for (int kk = 0; kk < ROWB / 32; ++kk) {
+    for (int kk = 0; kk < KB / 32; ++kk) {
         const std::uint64_t db = smem_desc(sB + kk * 32, Sw::kSbo, Sw::kLayout);
         WgmmaSS<T, BN>::mma(acc0, smem_desc(sA + kk * 32, Sw::kSbo, Sw::kLayout), db);
         WgmmaSS<T, BN>::mma(acc1, smem_desc(sA + 64 * ROWB + kk * 32, Sw::kSbo, Sw::kLayout), db);

@@ -4,7 +4,7 @@
 // MINB CTAs per SM. A rung instantiates the tiles it can run (tile_fits); the others are
 // refused at plan time with the reason. Adding a tile is one line here.
 //
-// Name: m<BM>n<BN>k<ROWB>B-s<STAGES>[-x<MINB>], e.g. m128n256k64B-s8 (conv2's default).
+// Name: m<BM>n<BN>k<ROWB>B-s<STAGES>[-x<MINB>][-mma<KB>], e.g. m128n256k64B-s8 (conv2's default).
 #pragma once
 
 #include <string>
@@ -19,12 +19,16 @@ struct Tile {
     int minb;       // CTAs per SM the launch bounds ask for
     int bm = 128;   // output pixels per CTA: 128, or 256 (the persistent cooperative kernel only:
                     // each consumer warpgroup 128 rows as two m64 wgmmas sharing each B read)
+    int kb = 0;     // bytes of a slice the MMAs cover (0: all ROWB; the persistent cooperative kernel
+                    // only): a layer of one slice per tap whose C channels fill kb bytes skips the
+                    // MMAs of the zero tail (conv1's C' = 48 halves: 3 of 4 k-steps)
+    constexpr int mma_bytes() const { return kb ? kb : rowb; }
 };
 
 inline constexpr Tile kTiles[] = {
     {96, 128, 7, 1},  {128, 128, 6, 1}, {128, 128, 3, 2}, {192, 128, 5, 1}, {256, 128, 4, 1}, {96, 64, 8, 1},
     {128, 64, 8, 1},  {128, 64, 6, 2},  {192, 64, 8, 1},  {256, 64, 8, 1},  {96, 128, 3, 2},
-    {128, 128, 4, 1, 256},
+    {128, 128, 4, 1, 256}, {96, 128, 4, 1, 256}, {96, 128, 7, 1, 128, 96}, {96, 128, 4, 1, 256, 96},
 };
 inline constexpr int kNumTiles = int(sizeof(kTiles) / sizeof(kTiles[0]));
 
@@ -32,7 +36,7 @@ inline std::string tile_name(int i) {
     const Tile& t = kTiles[i];
     return "m" + std::to_string(t.bm) + "n" + std::to_string(t.bn) + "k" + std::to_string(t.rowb) + "B-s" +
            std::to_string(t.stages) +
-           (t.minb > 1 ? "-x" + std::to_string(t.minb) : "");
+           (t.minb > 1 ? "-x" + std::to_string(t.minb) : "") + (t.kb ? "-mma" + std::to_string(t.kb) : "");
 }
 inline int tile_index(const std::string& name) {
     for (int i = 0; i < kNumTiles; ++i)
@@ -53,7 +57,7 @@ inline int find_tile(int bn, int rowb, int minb, int stages) {
     int best = -1;
     for (int i = 0; i < kNumTiles; ++i) {
         const Tile& t = kTiles[i];
-        if (t.bn != bn || t.rowb != rowb || t.minb != minb || t.bm != 128) continue;
+        if (t.bn != bn || t.rowb != rowb || t.minb != minb || t.bm != 128 || t.kb) continue;
         const int d = t.stages > stages ? t.stages - stages : stages - t.stages;
         const int bd = best < 0 ? 0 : (kTiles[best].stages > stages ? kTiles[best].stages - stages : stages - kTiles[best].stages);
         if (best < 0 || d < bd) best = i;

@@ -245,9 +245,15 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
             throw Skip("tile " + tile + " does not run in the persistent " +
                        (c.schedule == Schedule::pingpong ? std::string("ping-pong") : std::string("cooperative")) +
                        " kernel (one CTA per SM" +
-                       (c.schedule == Schedule::pingpong ? ", a whole 128 x BN tile per warpgroup: 128 pixels, BN <= 128)" : ")"));
+                       (c.schedule == Schedule::pingpong
+                            ? ", a whole 128 x BN tile per warpgroup: 128 pixels, BN <= 128, MMAs over the whole slice)"
+                            : ")"));
     }
     const int bn = kTiles[c.tile].bn, bk = kTiles[c.tile].rowb / es, bm = kTiles[c.tile].bm;
+    if (kTiles[c.tile].kb && u.g.C * es > kTiles[c.tile].kb)
+        throw Skip("tile " + tile_name(c.tile) + " runs its MMAs over " + std::to_string(kTiles[c.tile].kb) + " of the " +
+                   std::to_string(kTiles[c.tile].rowb) + " bytes of a slice: a layer of at most " +
+                   std::to_string(kTiles[c.tile].kb / es) + " channels (here C=" + std::to_string(u.g.C) + ")");
     if (bm != kBM && c.cluster != 1)
         throw Skip("tile " + tile_name(c.tile) + " (256 pixels) runs without clusters (use cluster=1)");
     // cluster=1x2 with one filter tile (conv1's M=96, the odd shapes): the pair is that tile and

@@ -222,9 +222,9 @@ __global__ void __launch_bounds__(kWsThreads, 1)
                 const std::uint32_t st = sbase + std::uint32_t(r.stage) * St::kBytes;
                 const std::uint32_t sa = st + std::uint32_t(cw * kAcc) * 64u * ROWB;
                 if constexpr (kAcc == 1)
-                    mma_slice<T, BN, ROWB>(acc[0], sa, st + St::kABytes);
+                    mma_slice<T, BN, ROWB, kT.mma_bytes()>(acc[0], sa, st + St::kABytes);
                 else
-                    mma_slice2<T, BN, ROWB>(acc[0], acc[1], sa, st + St::kABytes);
+                    mma_slice2<T, BN, ROWB, kT.mma_bytes()>(acc[0], acc[1], sa, st + St::kABytes);
                 wgmma_wait<1>();
                 if (prev >= 0 && (ct & 127) == 0) release<kCL>(empty0 + 8 * prev, rank);
                 prev = r.stage;

@@ -12,13 +12,15 @@ enum class Schedule { cooperative, pingpong };
 enum class Epilogue { direct, tma_store };
 
 // Whether the persistent kernel instantiates tile I for this schedule (1 CTA per SM; a
-// ping-pong warpgroup holds a whole 128 x BN tile: BN <= 128, 128 pixels).
+// ping-pong warpgroup holds a whole 128 x BN tile: BN <= 128, 128 pixels, MMAs over the
+// whole slice).
+inline constexpr bool ws_tile_ok_rt(int i, Schedule s) {
+    return kTiles[i].minb == 1 &&
+           (s == Schedule::cooperative || (kTiles[i].bn <= 128 && kTiles[i].bm == kBM && !kTiles[i].kb));
+}
 template <int I>
 constexpr bool ws_tile_ok(Schedule s) {
-    return kTiles[I].minb == 1 && (s == Schedule::cooperative || (kTiles[I].bn <= 128 && kTiles[I].bm == kBM));
-}
-inline bool ws_tile_ok_rt(int i, Schedule s) {
-    return kTiles[i].minb == 1 && (s == Schedule::cooperative || (kTiles[i].bn <= 128 && kTiles[i].bm == kBM));
+    return ws_tile_ok_rt(I, s);
 }
 
 // Dynamic shared memory of the persistent kernel for a tile and an epilogue (bytes).
