@@ -5,7 +5,7 @@ element size, layer shape, N) it measured, the fastest PASS tile, as the C++ tab
 wgmma_ws.cu's default_tile consults first (gpu/variants/hopper/tuned_tiles.inc). Shapes and
 batches the table lacks fall back to the rule in default_tile.
 
-    python3 scripts/hopper_tune.py plots/h100/hopper_tiles.csv plots/h100/hopper_tiles_mc.csv \
+    python3 scripts/hopper_tune.py plots/h100/hopper_tiles.csv plots/h100/hopper_tiles_mc.csv plots/h200/hopper_tiles.csv plots/h200/hopper_tiles_conv1.csv \
         > gpu/variants/hopper/tuned_tiles.inc
 
 Several sweeps may be given: each key takes the fastest row of the sweeps of one card, the

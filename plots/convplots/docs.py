@@ -289,8 +289,9 @@ def rung_against(name, rung, others):
 
 def kernels_l2(name, folder=H100, tiles=False):
     """Per kernel under Nsight Compute (<folder>/<name>): time, L2 traffic (lts__t_sectors x
-    32 B) and its rate, DRAM writes, tensor pipe; tiles: a column with the kernel's tile (its
-    second template argument, an index into kTiles of gpu/variants/hopper/tiles.hpp)."""
+    32 B) and its rate, DRAM writes, tensor pipe; tiles: a column with the persistent kernel's
+    tile (its second template argument, an index into kTiles of gpu/variants/hopper/tiles.hpp),
+    other kernels' names in parentheses."""
     rows = _csv_rows(f"{folder}/{name}")
     out = ["| row |" + (" tile |" if tiles else "") + " kernel us | L2 MB | L2 TB/s | DRAM written MB | tensor pipe % |",
            "| --- |" + (" --- |" if tiles else "") + " --- | --- | --- | --- | --- |"]
@@ -300,8 +301,9 @@ def kernels_l2(name, folder=H100, tiles=False):
         name_ = " ".join(r["row"].split()[:3])
         tile = ""
         if tiles:
-            m = re.search(r"<[^,]+, (\d+),", r["kernel"])
-            tile = f" {TILE_NAMES.get(int(m.group(1)), m.group(1)) if m else '-'} |"
+            m = re.search(r"ws_kernel<[^,]+, (\d+),", r["kernel"])
+            other = r["kernel"].split("<")[0].split("(")[0].replace("void ", "").split("::")[-1]
+            tile = f" {TILE_NAMES.get(int(m.group(1)), m.group(1)) if m else f'({other})'} |"
         out.append(f"| {name_} |{tile} {g3(us)} | {g3(mb)} | {mb / us:.2f} | {g3(_f(r['dram__bytes_write.sum']) / 1e6)} "
                    f"| {g3(_f(r['sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active']))} |")
     return "\n".join(out) + "\n"
@@ -329,6 +331,29 @@ def m256_sched(name="hopper_m256_sched.csv", tile="m256n128k128B-s4"):
                 if c is None or best is None:
                     continue
                 out.append(f"| {p} | {l} | {n} | " + " | ".join(cells) + f" | {g3(c)} | {best / c:.2f} |")
+    return "\n".join(out) + "\n"
+
+
+def conv1_tiles(name="hopper_tiles_conv1.csv", rows_name="hopper_conv1.csv"):
+    """conv1 (space-to-depth GEMM, transforms included) per tile of hopper-tmastore, fp16, both
+    layouts, N=32/128 (<H200>/<name>: tile sweep, 10 repeats), and the cuDNN s2d row of the same
+    call (<rows_name>: 20 repeats); kernel ms, the fastest tile in bold."""
+    rows = [r for r in _csv_rows(f"{H200}/{name}") if r["status"] == "PASS" and r["precision"] == "fp16"]
+    anchor = {(r["layout"], r["N"]): _f(r["kernel_ms"]) for r in _csv_rows(f"{H200}/{rows_name}")
+              if r["status"] == "PASS" and r["variant"] == "cudnn-fp16-s2d"}
+    cols = [(lay, n) for lay in ("nhwc", "nchw") for n in ("32", "128")]
+    t = {(r["axes"].replace("tile=", ""), r["layout"], r["N"]): _f(r["kernel_ms"]) for r in rows}
+    tiles = sorted({k[0] for k in t}, key=lambda x: t.get((x, "nhwc", "128")) or 1e9)
+    best = {c: min(v for (tt, lay, n), v in t.items() if (lay, n) == c) for c in cols}
+    out = ["| tile | " + " | ".join(f"{lay.upper()} N={n}" for lay, n in cols) + " |",
+           "| --- | " + " | ".join("---" for _ in cols) + " |"]
+    for tile in tiles:
+        cells = []
+        for c in cols:
+            v = t.get((tile,) + c)
+            cells.append("-" if v is None else (f"**{g3(v)}**" if v == best[c] else g3(v)))
+        out.append(f"| {tile} | " + " | ".join(cells) + " |")
+    out.append("| cudnn-fp16-s2d (same call) | " + " | ".join(g3(anchor.get(c)) for c in cols) + " |")
     return "\n".join(out) + "\n"
 
 
@@ -529,6 +554,8 @@ GENERATORS = {
     "h200-hopper-m256": lambda: tile_against("hopper_m256.csv"),
     "h200-hopper-m256-l2": lambda: kernels_l2("kernels_hopper_m256.csv", H200, tiles=True),
     "h200-hopper-m256-sched": m256_sched,
+    "h200-hopper-conv1-tiles": conv1_tiles,
+    "h200-hopper-conv1-l2": lambda: kernels_l2("kernels_hopper_conv1.csv", H200, tiles=True),
 }
 
 
