@@ -284,7 +284,10 @@ TEST_CASE("space-to-depth: the tile's budget picks the kernel", "[s2d][kernel]")
         for (int eb : {2, 4}) {
             INFO("src " << (src_nchw ? "nchw" : "nhwc") << ", " << eb << "-byte elements");
             const s2d::Tile t = s2d::tile_of(conv1, src_nchw, eb);
-            CHECK(std::string(s2d::input_kernel_name(conv1, src_nchw, eb)) == "tiled");
+            // NHWC to NHWC with 16-byte pixels (48 channels of 2 or 4 bytes): the full-width copy
+            // of s2d_vec.cuh; NCHW: the tiled kernel
+            CHECK(std::string(s2d::input_kernel_name(conv1, src_nchw, eb)) ==
+                  (src_nchw ? "tiled" : "full-width (NHWC, if 16-byte aligned)"));
             CHECK(t.bytes <= (eb == 2 ? 7 * 1024 : 13 * 1024));  // 8 blocks of 256 threads an SM
             CHECK(t.pitch % (16 / eb) == 0);
             CHECK(t.pitch >= t.len + 16 / eb - 1);  // a run at any phase fits its slot

@@ -1,7 +1,9 @@
 // The space-to-depth transforms of space_to_depth.hpp on the GPU, for any element of 2 or 4
 // bytes (half, bfloat16, float: the transform copies bits) and either layout on each side.
 //
-// Input, "tiled" (the usual case): one block of 256 threads per rewritten row (n, Y), in
+// Input, NHWC to NHWC with 16-byte pixels (conv1's 48 channels in every class): the full-width
+// copy of s2d_vec.cuh, the same kernel the Hopper family's operands take.
+// Input, "tiled" (the other layouts): one block of 256 threads per rewritten row (n, Y), in
 // three steps (space_to_depth_block.hpp, host-callable so that tests/test_space_to_depth.cpp
 // emulates them), each coalesced on the global side:
 //   1. the b source rows the row needs (NCHW: b*C runs of W elements; NHWC: b runs of W*C)
@@ -34,6 +36,7 @@
 // the first lever is bytes in flight (~28 KB per SM is at the edge of what an H200's
 // latency-bandwidth product asks): two rows per block, or fewer registers.
 #include "cuda_check.hpp"
+#include "s2d_vec.cuh"
 #include "space_to_depth.hpp"
 #include "space_to_depth_block.hpp"
 
@@ -93,6 +96,14 @@ __global__ void __launch_bounds__(kThreads)
 template <class E>
 void launch_t(const Geom& g, const E* in, bool src_nchw, E* out, bool dst_nchw, std::int64_t n, const E* w,
               bool w_kcrs, E* w_out, cudaStream_t stream) {
+    // NHWC to NHWC: the full-width copy (s2d_vec.cuh, the Hopper family's transform too); the
+    // weights then by the launch below with no input rows.
+    const VecGeom vg{g.C, g.H, g.W, g.b, g.pad, g.Hp, g.Wp, g.Cp};
+    if (n > 0 && !src_nchw && !dst_nchw && vec_ok(vg, int(sizeof(E)), in, out)) {
+        launch_vec<E>(vg, in, out, n, E(0), stream);
+        if (w) launch_t<E>(g, nullptr, false, nullptr, false, 0, w, w_kcrs, w_out, stream);
+        return;
+    }
     const std::int64_t wtotal = w ? std::int64_t(g.M) * g.Cp * g.Rp * g.Sp : 0;
     const int wblocks = int((wtotal + std::int64_t(kThreads) * kWeightElemsPerThread - 1) /
                             (std::int64_t(kThreads) * kWeightElemsPerThread));
@@ -130,6 +141,9 @@ void launch_t(const Geom& g, const E* in, bool src_nchw, E* out, bool dst_nchw, 
 }  // namespace
 
 const char* input_kernel_name(const Geom& g, bool src_nchw, int elem_bytes) {
+    const VecGeom vg{g.C, g.H, g.W, g.b, g.pad, g.Hp, g.Wp, g.Cp};
+    if (!src_nchw && (std::int64_t(g.Cp) * elem_bytes) % 16 == 0 && vec_rows_per_block(vg, elem_bytes) > 0)
+        return "full-width (NHWC, if 16-byte aligned)";
     return tile_of(g, src_nchw, elem_bytes).bytes >= 0 ? "tiled" : "gather";
 }
 

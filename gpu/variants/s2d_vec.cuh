@@ -1,0 +1,129 @@
+// Space-to-depth of an NHWC image into NHWC (space_to_depth.hpp's map, C' = (dy*b + dx)*C + c)
+// as a copy at full width: the transform of conv1's rewrite for the Hopper family (its
+// operands, hopper_core.cuh) and for the cudnn-*-s2d rows (space_to_depth.cu), one kernel.
+//
+// A block takes `rows` (up to 4) output rows of one image. The source rows they need are one
+// contiguous run of the NHWC input; it goes to shared memory in 16-byte loads (element by
+// element only at the run's two unaligned ends: nothing outside the run is read), from the
+// run's start rounded down to 16 bytes. The output rows are one contiguous run too, written in
+// 16-byte stores, each gathered from shared memory through a table of the C' channels'
+// (dy, dx*C + c): one division pair per 16 bytes, none per element. Op::op is applied to every
+// element written (the Hopper tf32 operand's rounding; a plain copy otherwise).
+// Bytes, conv1 at N=128 (fp16): 39.6 MB read + 39.9 MB written, ~20 us at an H200's copy
+// bandwidth. The row-per-block kernels it replaces there (6.5 KB of loads a block) ran at
+// 0.7-1 TB/s: 82 us (space_to_depth.cu's tiled kernel) and 110 us (hopper_core.cuh's PrepRow),
+// plots/h200/kernels_hopper_conv1.csv.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "cuda_check.hpp"
+
+namespace cs::gpu::s2d {
+
+struct VecGeom {
+    int C, H, W;     // source image (NHWC)
+    int b, pad;      // block factor, the layer's padding (folded into the rewritten image)
+    int Hp, Wp, Cp;  // rewritten image (NHWC); channels past C*b*b are zeros
+};
+
+// The plain copy.
+struct VecCopy {
+    template <class T>
+    __host__ __device__ __forceinline__ static T op(T x) { return x; }
+};
+
+constexpr int kVecThreads = 256;
+constexpr int kVecSmemLimit = 40 * 1024;
+
+// Output rows per block: as many (at most 4) as fit kVecSmemLimit with their source rows; 0
+// when one row does not fit.
+inline int vec_rows_per_block(const VecGeom& g, int es) {
+    const std::int64_t row_src = std::int64_t(g.b) * g.W * g.C * es;
+    for (int r = 4; r >= 1; --r)
+        if (r * row_src + std::int64_t(g.Cp) * 8 + 64 <= kVecSmemLimit) return r;
+    return 0;
+}
+inline std::size_t vec_smem_bytes(const VecGeom& g, int es, int rows) {
+    return std::size_t(g.Cp) * 8 + 16 + std::size_t(rows) * g.b * g.W * g.C * es + 48;
+}
+// Whether the kernel takes this transform: whole 16-byte vectors per output pixel, both
+// tensors 16-byte aligned, a row's source in kVecSmemLimit.
+inline bool vec_ok(const VecGeom& g, int es, const void* in, const void* out) {
+    return (std::int64_t(g.Cp) * es) % 16 == 0 && reinterpret_cast<std::uintptr_t>(in) % 16 == 0 &&
+           reinterpret_cast<std::uintptr_t>(out) % 16 == 0 && vec_rows_per_block(g, es) > 0;
+}
+
+template <class T, class Op>
+__global__ void __launch_bounds__(kVecThreads) vec_kernel(const T* __restrict__ in, T* __restrict__ out, const VecGeom g,
+                                                          int rows, T zero) {
+    constexpr int kV = 16 / int(sizeof(T));  // elements per 16-byte vector
+    extern __shared__ __align__(16) unsigned char s2d_vec_smem[];
+    int2* table = reinterpret_cast<int2*>(s2d_vec_smem);  // per c': (dy, dx*C + c); dy = -1: a zero channel
+    T* run = reinterpret_cast<T*>(s2d_vec_smem + ((g.Cp * 8 + 15) & ~15));
+    const int blocks_per_img = (g.Hp + rows - 1) / rows;
+    const int n = int(blockIdx.x) / blocks_per_img;
+    const int Y0 = (int(blockIdx.x) - n * blocks_per_img) * rows;
+    const int nrows = min(rows, g.Hp - Y0);
+    const int tid = int(threadIdx.x);
+    for (int cp = tid; cp < g.Cp; cp += kVecThreads) {
+        int2 e = make_int2(-1, 0);
+        if (cp < g.C * g.b * g.b) {
+            const int q = cp / g.C, c = cp - q * g.C, dy = q / g.b, dx = q - dy * g.b;
+            e = make_int2(dy, dx * g.C + c);
+        }
+        table[cp] = e;
+    }
+    // Source rows y0 .. y1-1 (clipped to the image): one contiguous run of the input.
+    const int y0 = max(0, g.b * Y0 - g.pad), y1 = min(g.H, g.b * (Y0 + nrows) - g.pad);
+    const int row_elems = g.W * g.C;
+    const std::int64_t first = (std::int64_t(n) * g.H + y0) * row_elems;
+    const std::int64_t last = first + std::int64_t(max(0, y1 - y0)) * row_elems;  // one past
+    const std::int64_t base = first & ~std::int64_t(kV - 1);  // `in` is 16-byte aligned
+    const int nvec = int((last - base + kV - 1) / kV);
+    for (int v = tid; v < nvec; v += kVecThreads) {
+        const std::int64_t e0 = base + std::int64_t(v) * kV;
+        if (e0 >= first && e0 + kV <= last) {
+            *reinterpret_cast<uint4*>(run + v * kV) = __ldg(reinterpret_cast<const uint4*>(in + e0));
+        } else {
+#pragma unroll
+            for (int j = 0; j < kV; ++j)
+                if (e0 + j >= first && e0 + j < last) run[v * kV + j] = in[e0 + j];
+        }
+    }
+    __syncthreads();
+    const int shift = int(first - base);
+    const int row_out = g.Wp * g.Cp;  // elements of one output row (a multiple of kV)
+    const int nout = nrows * row_out / kV;
+    T* o = out + (std::int64_t(n) * g.Hp + Y0) * row_out;
+    for (int v = tid; v < nout; v += kVecThreads) {
+        const int e = v * kV, r = e / row_out, rem = e - r * row_out, X = rem / g.Cp, cp0 = rem - X * g.Cp;
+        const int Y = Y0 + r;
+        alignas(16) T val[kV];
+#pragma unroll
+        for (int j = 0; j < kV; ++j) {
+            const int2 t = table[cp0 + j];
+            const int y = g.b * Y + t.x - g.pad;
+            const int x = (g.b * X - g.pad) * g.C + t.y;  // element offset in the source row
+            const bool ok = t.x >= 0 && y >= 0 && y < g.H && x >= 0 && x < row_elems;
+            val[j] = ok ? Op::op(run[shift + (y - y0) * row_elems + x]) : zero;
+        }
+        *reinterpret_cast<uint4*>(o + e) = *reinterpret_cast<const uint4*>(val);
+    }
+}
+
+// n images from `in` to `out` (vec_ok must hold).
+template <class T, class Op = VecCopy>
+void launch_vec(const VecGeom& g, const T* in, T* out, std::int64_t n, T zero, cudaStream_t stream) {
+    const int es = int(sizeof(T));
+    const int rows = vec_rows_per_block(g, es);
+    const std::int64_t blocks = n * ((g.Hp + rows - 1) / rows);
+    if (blocks == 0) return;
+    vec_kernel<T, Op><<<unsigned(blocks), kVecThreads, vec_smem_bytes(g, es, rows), stream>>>(in, out, g, rows, zero);
+    CS_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace cs::gpu::s2d

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# One device call for the full-width space-to-depth copy (gpu/variants/s2d_vec.cuh), the
+# transform of conv1's rewrite for the Hopper family and the cudnn-*-s2d rows alike: build,
+# every GPU test (the [s2d] tests compare the transform bit for bit with the host map), conv1
+# at N=1/32/128 in both layouts (hopper-tmastore in three classes against cuDNN plain and s2d,
+# 20 repeats), ncu per kernel on conv1 N=128 NHWC (the transform apart from the GEMMs), and
+# compute-sanitizer on the rows that take the new kernel.
+#
+#   OUT=$OUT CONVSTUDY_GIT_REV=<rev> scripts/device_s2d_vec.sh
+#
+# Outputs in $OUT: log.txt, gpu_tests.log, conv1_s2d.csv, s2d_kernels.csv, s2d_profile.csv,
+# sanitizer.log. Time (H200): build ~80 s, tests ~65 s, sweep ~40 s, ncu ~30 s, sanitizer ~40 s.
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 2
+# shellcheck source=scripts/device_lib.sh
+source scripts/device_lib.sh
+device_out out/s2d_vec
+B=build-device
+C=$B/convstudy
+status=0
+stamp "device: $(nvidia-smi --query-gpu=name --format=csv,noheader), git $(device_rev)"
+BUILD_LOG=/tmp/build-s2dv.log device_build $B convstudy convstudy_gpu_tests || exit 1
+grep -cE "spill stores [1-9]" /tmp/build-s2dv.log | sed 's/^/ptxas: kernels with spill stores: /'
+
+stamp "GPU tests"
+CONVSTUDY_REQUIRE_GPU=1 timeout 200 $B/tests/convstudy_gpu_tests "[gpu]" >>"$(device_log_head "$OUT/gpu_tests.log")" 2>&1 || status=1
+grep -E "test cases|FAILED" "$OUT/gpu_tests.log" | tail -8
+
+stamp "golden N=1,32,128 (conv1)"
+$C generate --batch 1,32,128 --only conv1 --out golden --quiet || status=1
+V=hopper-tmastore-fp16,hopper-tmastore-bf16,hopper-tmastore-tf32,cudnn-fp16,cudnn-bf16,cudnn-tf32
+V=$V,cudnn-fp16-s2d,cudnn-bf16-s2d,cudnn-tf32-s2d
+stamp "conv1: the rung against cuDNN plain and s2d"
+timeout 120 $C sweep --variants "$V" --layers conv1 --batch 1,32,128 --layout all --memory pageable --no-cpu-timing \
+    --repeats 20 --quiet --csv "$OUT/conv1_s2d.csv" >/tmp/c.txt 2>&1 || status=1
+tail -1 /tmp/c.txt
+grep -E " (FAIL|ERROR) " /tmp/c.txt | head
+
+stamp "ncu: conv1 N=128 NHWC"
+timeout 120 $C sweep --variants hopper-tmastore-fp16,hopper-tmastore-tf32,cudnn-fp16-s2d,cudnn-tf32-s2d --layers conv1 \
+    --batch 128 --layout nhwc --memory pageable --check sampled --no-cpu-timing --quiet --profile \
+    --csv "$OUT/s2d_profile.csv" --kernels-csv "$OUT/s2d_kernels.csv" >/tmp/p.txt 2>&1 || status=1
+tail -1 /tmp/p.txt
+
+stamp "compute-sanitizer on the rows that take the full-width transform"
+SANITIZE_VARIANTS=hopper-tmastore-fp16,hopper-tmastore-tf32,hopper-ws-bf16 SANITIZE_SPLIT=variant SANITIZE_SECONDS=80 \
+    SANITIZE_DEADLINE=90 scripts/sanitize.sh $B "$OUT/sanitizer.log" /tmp/sanitize-logs || status=1
+grep TOTAL "$OUT/sanitizer.log" | tail -1
+
+python3 - "$OUT/s2d_kernels.csv" "$OUT/conv1_s2d.csv" <<'PY'
+import csv, sys
+for r in csv.DictReader(open(sys.argv[1], newline="")):
+    print(f"{r['row'][:44]:<44} {r['kernel'].split('(')[0][:58]:<58} {float(r['gpu__time_duration.sum']) / 1e3:8.1f} us")
+rows = [r for r in csv.DictReader(open(sys.argv[2], newline="")) if r["status"] == "PASS"]
+for r in sorted(rows, key=lambda r: (r["layout"], int(r["N"]), r["precision"], float(r["kernel_ms"]))):
+    print(f"{r['layout']} N={r['N']:<4} {r['variant']:<22} {float(r['kernel_ms']):.4f}")
+PY
+stamp "done, status $status"
+exit $status
