@@ -140,6 +140,37 @@ void launch_t(const Geom& g, const E* in, bool src_nchw, E* out, bool dst_nchw, 
 
 }  // namespace
 
+namespace {
+// The Hopper tf32 operand's rounding (hopper_core.cuh's OperandOf<float>), on the bits.
+struct VecTf32 {
+    __host__ __device__ __forceinline__ static unsigned int op(unsigned int u) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+        std::uint32_t r;
+        asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(__uint_as_float(u)));
+        return r;
+#else
+        if ((u & 0x7F800000u) != 0x7F800000u) u = (u + 0x1000u) & ~0x1FFFu;  // not inf / nan
+        return u;
+#endif
+    }
+};
+}  // namespace
+
+bool launch_nhwc_vec(const VecGeom& g, int elem_bytes, bool round_tf32, const void* in, void* out, std::int64_t n,
+                     cudaStream_t stream) {
+    if (!vec_ok(g, elem_bytes, in, out) || (elem_bytes != 2 && elem_bytes != 4) || (round_tf32 && elem_bytes != 4))
+        return false;
+    if (elem_bytes == 2)
+        launch_vec<unsigned short>(g, static_cast<const unsigned short*>(in), static_cast<unsigned short*>(out), n, 0,
+                                   stream);
+    else if (round_tf32)
+        launch_vec<unsigned int, VecTf32>(g, static_cast<const unsigned int*>(in), static_cast<unsigned int*>(out), n, 0u,
+                                          stream);
+    else
+        launch_vec<unsigned int>(g, static_cast<const unsigned int*>(in), static_cast<unsigned int*>(out), n, 0u, stream);
+    return true;
+}
+
 const char* input_kernel_name(const Geom& g, bool src_nchw, int elem_bytes) {
     const VecGeom vg{g.C, g.H, g.W, g.b, g.pad, g.Hp, g.Wp, g.Cp};
     if (!src_nchw && (std::int64_t(g.Cp) * elem_bytes) % 16 == 0 && vec_rows_per_block(vg, elem_bytes) > 0)

@@ -81,6 +81,15 @@ CS_S2D_HD inline std::int64_t weight_source(const Geom& g, bool kcrs, int m, int
     return offset(kcrs, m, c, r, s, g.C, g.R, g.S);
 }
 
+// The full-width NHWC -> NHWC copy (s2d_vec.cuh) for a caller outside this file (the Hopper
+// family's operands): n images of `in` (16-byte aligned) into `out` (16-byte aligned), pixels
+// of Cp channels of elem_bytes (2 or 4) bytes, Cp * elem_bytes a multiple of 16; round_tf32: each
+// 4-byte element rounded to tf32 (cvt.rna, the Hopper tf32 operand). Returns false, launching
+// nothing, where the copy does not apply (the caller takes its own kernel).
+struct VecGeom;
+bool launch_nhwc_vec(const VecGeom& g, int elem_bytes, bool round_tf32, const void* in, void* out, std::int64_t n,
+                     cudaStream_t stream);
+
 // Which input kernel the launch runs: "tiled" (one block per rewritten row, staged through
 // shared memory) or "gather" (one thread per element: rows too wide for the tile's budget).
 const char* input_kernel_name(const Geom& g, bool src_nchw, int elem_bytes);

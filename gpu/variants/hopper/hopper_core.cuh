@@ -52,6 +52,7 @@
 #include "error.hpp"
 #include "range_scale.hpp"
 #include "s2d_vec.cuh"
+#include "space_to_depth.hpp"
 #include "split_mutation.hpp"
 #include "variant.hpp"
 #include "wgmma_ops.cuh"
@@ -874,12 +875,12 @@ inline void launch_prep_input(const Setup& u, const T* in, TW* out, std::int64_t
     const std::size_t smem = std::size_t(g.b) * g.C * g.Wp * g.b * sizeof(T);
     // An NHWC source of unsplit operands: the space-to-depth map as a full-width copy (s2d_vec.cuh,
     // the same kernel as the cudnn-*-s2d rows' transform).
+    // Launched from space_to_depth.cu: the kernel template instantiated here, in the sm_90a-only
+    // objects, made its launch exit the process (status 1, no message; exit() called from
+    // HopperPlan::run, found with tools/dev/exittrace.c and scripts/device_debug_s2d.sh).
     if constexpr (Op::kParts == 1 && !Op::kScaled && std::is_same_v<T, TW>) {
         const s2d::VecGeom vg{g.C, g.H, g.W, g.b, g.padf, g.Hp, g.Wp, g.Cp};
-        if (!g.src_nchw && s2d::vec_ok(vg, int(sizeof(T)), in, out)) {
-            s2d::launch_vec<T, Op>(vg, in, out, n, Elem<T>::from(0.0f), stream);
-            return;
-        }
+        if (!g.src_nchw && s2d::launch_nhwc_vec(vg, int(sizeof(T)), Op::kActive, in, out, n, stream)) return;
     }
     if (smem <= 48 * 1024) {
         const std::int64_t blocks = n * g.Hp;
