@@ -10,9 +10,10 @@
 // (dy, dx*C + c): one division pair per 16 bytes, none per element. Op::op is applied to every
 // element written (the Hopper tf32 operand's rounding; a plain copy otherwise).
 // Bytes, conv1 at N=128 (fp16): 39.6 MB read + 39.9 MB written, ~20 us at an H200's copy
-// bandwidth. The row-per-block kernels it replaces there (6.5 KB of loads a block) ran at
-// 0.7-1 TB/s: 82 us (space_to_depth.cu's tiled kernel) and 110 us (hopper_core.cuh's PrepRow),
-// plots/h200/kernels_hopper_conv1.csv.
+// bandwidth. Measured (H200, ncu, plots/h200/kernels_s2d_vec.csv): 37.5 us fp16, 56 us tf32
+// (the rounding) / 51 us fp32 — about half the copy bandwidth; the row-per-block kernels it
+// replaced took 82 us (space_to_depth.cu's tiled kernel) and 110 us (hopper_core.cuh's
+// PrepRow). Next: more bytes in flight per SM (one round of loads, a barrier, then the stores).
 #pragma once
 
 #include <cuda_runtime_api.h>

@@ -302,7 +302,9 @@ def kernels_l2(name, folder=H100, tiles=False):
         tile = ""
         if tiles:
             m = re.search(r"ws_kernel<[^,]+, (\d+),", r["kernel"])
-            other = r["kernel"].split("<")[0].split("(")[0].replace("void ", "").split("::")[-1]
+            other = r["kernel"].replace("void ", "").replace("<unnamed>", "anon").split("(")[0]
+            other = re.sub(r"<.*>", "", other).split("::")[-1]
+            other = other if len(other) <= 40 else other[:37] + "..."
             tile = f" {TILE_NAMES.get(int(m.group(1)), m.group(1)) if m else f'({other})'} |"
         out.append(f"| {name_} |{tile} {g3(us)} | {g3(mb)} | {mb / us:.2f} | {g3(_f(r['dram__bytes_write.sum']) / 1e6)} "
                    f"| {g3(_f(r['sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active']))} |")
@@ -354,6 +356,25 @@ def conv1_tiles(name="hopper_tiles_conv1.csv", rows_name="hopper_conv1.csv"):
             cells.append("-" if v is None else (f"**{g3(v)}**" if v == best[c] else g3(v)))
         out.append(f"| {tile} | " + " | ".join(cells) + " |")
     out.append("| cudnn-fp16-s2d (same call) | " + " | ".join(g3(anchor.get(c)) for c in cols) + " |")
+    return "\n".join(out) + "\n"
+
+
+def conv1_vs_s2d(name="conv1_s2d_vec.csv"):
+    """conv1: hopper-tmastore against cuDNN on the space-to-depth rewrite (the same transform
+    kernel) and plain cuDNN, per class, layout and N (<H200>/<name>: one call, 20 repeats)."""
+    rows = _csv_rows(f"{H200}/{name}")
+    t = {(r["variant"], r["layout"], r["N"]): _f(r["kernel_ms"]) for r in rows if r["status"] == "PASS"}
+    rev = ", ".join(sorted({r["git_rev"] for r in rows}))
+    out = [f"kernel ms ({rev}); ours / s2d at most 1.00 is the goal at N=32 and 128", "",
+           "| class | layout | N | hopper-tmastore | cudnn-s2d | ours / s2d | cudnn (plain) |",
+           "| --- | --- | --- | --- | --- | --- | --- |"]
+    for p in ("fp16", "bf16", "tf32"):
+        for lay in ("nhwc", "nchw"):
+            for n in ("1", "32", "128"):
+                o, a, c = (t.get((v, lay, n)) for v in (f"hopper-tmastore-{p}", f"cudnn-{p}-s2d", f"cudnn-{p}"))
+                if None in (o, a):
+                    continue
+                out.append(f"| {p} | {lay} | {n} | {g3(o)} | {g3(a)} | {o / a:.2f} | {g3(c)} |")
     return "\n".join(out) + "\n"
 
 
@@ -555,6 +576,8 @@ GENERATORS = {
     "h200-hopper-m256-l2": lambda: kernels_l2("kernels_hopper_m256.csv", H200, tiles=True),
     "h200-hopper-m256-sched": m256_sched,
     "h200-hopper-conv1-tiles": conv1_tiles,
+    "h200-conv1-s2d-vec": conv1_vs_s2d,
+    "h200-conv1-s2d-vec-kernels": lambda: kernels_l2("kernels_s2d_vec.csv", H200, tiles=True),
     "h200-hopper-conv1-l2": lambda: kernels_l2("kernels_hopper_conv1.csv", H200, tiles=True),
 }
 

@@ -566,6 +566,8 @@ struct PrepGeom {
     int src_nchw;     // source layout
 };
 
+// NCHW sources (and the split operands): PrepRow below; an NHWC source of unsplit operands
+// takes the full-width copy of s2d_vec.cuh (launch_prep_input).
 // One block per output row (n, Y): the b source rows it needs go to shared memory, read
 // coalesced in the source layout (NCHW: tile[dy][c][xx]; NHWC: tile[dy][xx][c], each dy one
 // contiguous run of Wt*C elements), then the row is written coalesced in NHWC order (a warp
