@@ -10,7 +10,7 @@
 #   OUT=$OUT CONVSTUDY_GIT_REV=<rev> scripts/device_conv1.sh
 #
 # Outputs in $OUT: log.txt, gpu_tests.log, conv1_tiles.csv, conv1.csv, conv1_kernels.csv,
-# conv1_profile.csv, sanitizer.log.
+# conv1_profile.csv, sanitizer.log (SANITIZE_TILES: the tiles sanitized, default the newest).
 # Time (H200): build ~80 s, tests ~65 s, tile sweep ~120 s, rows ~30 s, ncu ~40 s, sanitizer ~40 s.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
@@ -19,16 +19,20 @@ source scripts/device_lib.sh
 device_out out/conv1
 B=build-device
 C=$B/convstudy
-NEW=m128n96k128B-s7-mma96,m256n96k128B-s4-mma96,m256n96k128B-s4
+NEW=m256n128k128B-s4-mma96,m256n128k128B-s4,m256n96k128B-s4-mma96
 status=0
 stamp "device: $(nvidia-smi --query-gpu=name --format=csv,noheader), git $(device_rev)"
-BUILD_LOG=/tmp/build-conv1.log device_build $B convstudy convstudy_gpu_tests || exit 1
-grep -cE "spill stores [1-9]" /tmp/build-conv1.log | sed 's/^/ptxas: kernels with spill stores: /'
-grep -c "C7520" /tmp/build-conv1.log | sed 's/^/ptxas: wgmma serialization warnings: /'
-
-stamp "GPU tests"
-CONVSTUDY_REQUIRE_GPU=1 timeout 200 $B/tests/convstudy_gpu_tests "[gpu]" >>"$(device_log_head "$OUT/gpu_tests.log")" 2>&1 || status=1
-grep -E "test cases|FAILED" "$OUT/gpu_tests.log" | tail -8
+# CONV1_AFTER_RANGE=1: run after scripts/device_range.sh in the same call (its build and GPU
+# tests stand; no sanitizer here; the profile's row CSV stays in /tmp: 8 files in all).
+if [[ ${CONV1_AFTER_RANGE:-0} != 1 ]]; then
+    BUILD_LOG=/tmp/build-conv1.log device_build $B convstudy convstudy_gpu_tests || exit 1
+    grep -cE "spill stores [1-9]" /tmp/build-conv1.log | sed 's/^/ptxas: kernels with spill stores: /'
+    grep -c "C7520" /tmp/build-conv1.log | sed 's/^/ptxas: wgmma serialization warnings: /'
+    stamp "GPU tests"
+    CONVSTUDY_REQUIRE_GPU=1 timeout 200 $B/tests/convstudy_gpu_tests "[gpu]" >>"$(device_log_head "$OUT/gpu_tests.log")" 2>&1 ||
+        status=1
+    grep -E "test cases|FAILED" "$OUT/gpu_tests.log" | tail -8
+fi
 
 V=hopper-tmastore-fp16,hopper-tmastore-bf16,hopper-tmastore-tf32
 stamp "tile sweep: hopper-tmastore on conv1, every tile"
@@ -48,12 +52,14 @@ $C merge /tmp/c1_default.csv /tmp/c1_new.csv -o "$OUT/conv1.csv" || status=1
 
 stamp "ncu: conv1 N=128 NHWC, hopper-tmastore-fp16 at m128n96k128B-s7 and the new tiles"
 timeout 120 $C sweep --variants hopper-tmastore-fp16 --layers conv1 --batch 128 --layout nhwc --memory pageable \
-    --check sampled --no-cpu-timing --quiet --profile --axis "tile=m128n96k128B-s7,$NEW" \
-    --csv "$OUT/conv1_profile.csv" --kernels-csv "$OUT/conv1_kernels.csv" >/tmp/p.txt 2>&1 || status=1
+    --check sampled --no-cpu-timing --quiet --profile --axis "tile=$NEW" \
+    --csv "$([[ ${CONV1_AFTER_RANGE:-0} == 1 ]] && echo /tmp || echo "$OUT")/conv1_profile.csv" \
+    --kernels-csv "$OUT/conv1_kernels.csv" >/tmp/p.txt 2>&1 || status=1
 tail -1 /tmp/p.txt
 
 stamp "compute-sanitizer on hopper-tmastore-fp16 and -bf16 at the trimmed tiles"
-for t in m128n96k128B-s7-mma96 m256n96k128B-s4-mma96; do
+[[ ${CONV1_AFTER_RANGE:-0} == 1 ]] && SANITIZE_TILES=" "
+for t in ${SANITIZE_TILES:-m256n128k128B-s4-mma96}; do
     SANITIZE_VARIANTS=hopper-tmastore-fp16,hopper-tmastore-bf16 SANITIZE_SPLIT=variant SANITIZE_AXES="--axis tile=$t" \
         SANITIZE_SECONDS=60 SANITIZE_DEADLINE=70 scripts/sanitize.sh $B "/tmp/san_$t.log" "/tmp/sanitize-$t" || status=1
     { echo "## tile=$t"; cat "/tmp/san_$t.log"; } >>"$OUT/sanitizer.log"
