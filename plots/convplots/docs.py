@@ -336,7 +336,7 @@ def m256_sched(name="hopper_m256_sched.csv", tile="m256n128k128B-s4"):
     return "\n".join(out) + "\n"
 
 
-def conv1_tiles(name="hopper_tiles_conv1.csv", rows_name="hopper_conv1.csv"):
+def conv1_tiles(name="hopper_tiles_conv1.csv", rows_name="hopper_conv1_mma.csv"):
     """conv1 (space-to-depth GEMM, transforms included) per tile of hopper-tmastore, fp16, both
     layouts, N=32/128 (<H200>/<name>: tile sweep, 10 repeats), and the cuDNN s2d row of the same
     call (<rows_name>: 20 repeats); kernel ms, the fastest tile in bold."""
@@ -488,12 +488,12 @@ def hopper_mc():
     return "\n".join(out) + "\n"
 
 
-def range_safety():
-    """Every fp32-class variant on golden data at other scales (plots/h100/range_safety.csv):
+def range_safety(folder=H100):
+    """Every fp32-class variant on golden data at other scales (<folder>/range_safety.csv):
     per variant, its rows by status, the largest share of the per-element allowance used at
     any scale pair (max_bound_ratio x the row's tau over the current tau is not needed: the
     CSV's own tau is shown) and its conv2 N=32 kernel time at scales (1, 1) and (2^20, 2^20)."""
-    rows = _csv_rows(f"{H100}/range_safety.csv")
+    rows = _csv_rows(f"{folder}/range_safety.csv")
     variants = list(dict.fromkeys(r["variant"] for r in rows))
     pairs = sorted({(r["input_scale"], r["weight_scale"]) for r in rows}, key=lambda p: (float(p[0]), float(p[1])))
     rev = ", ".join(sorted({r["git_rev"] for r in rows}))
@@ -576,6 +576,7 @@ GENERATORS = {
     "h200-hopper-m256-l2": lambda: kernels_l2("kernels_hopper_m256.csv", H200, tiles=True),
     "h200-hopper-m256-sched": m256_sched,
     "h200-hopper-conv1-tiles": conv1_tiles,
+    "h200-range-safety": lambda: range_safety(H200),
     "h200-conv1-s2d-vec": conv1_vs_s2d,
     "h200-conv1-s2d-vec-kernels": lambda: kernels_l2("kernels_s2d_vec.csv", H200, tiles=True),
     "h200-hopper-conv1-l2": lambda: kernels_l2("kernels_hopper_conv1.csv", H200, tiles=True),
