@@ -378,6 +378,26 @@ def conv1_vs_s2d(name="conv1_s2d_vec.csv"):
     return "\n".join(out) + "\n"
 
 
+def fp32_conv2_miss(layer="conv2"):
+    """The fp32 class on one layer in the H200 reference sweep (SWEEP): our fastest fp32-class row
+    (not cuDNN's, not cuBLAS's) against the fastest cuDNN fp32 row, either layout, N=32 and 128."""
+    rows = [r for r in _csv_rows(SWEEP) if r["layer"] == layer and r.get("anchor_class") == "fp32" and
+            r["status"] == "PASS" and r["N"] in ("32", "128")]
+    rev = ", ".join(sorted({r["git_rev"] for r in rows}))
+    out = [f"`{SWEEP}` ({rev}), {layer}, kernel ms:", "",
+           "| N | ours (fastest fp32-class) | cuDNN (fastest fp32) | ours / cuDNN |", "| --- | --- | --- | --- |"]
+    for n in ("32", "128"):
+        mine = [r for r in rows if r["N"] == n and not r["variant"].startswith(("cudnn", "cublas"))]
+        lib = [r for r in rows if r["N"] == n and r["variant"].startswith("cudnn")]
+        if not mine or not lib:
+            continue
+        o = min(mine, key=lambda r: _f(r["kernel_ms"]))
+        a = min(lib, key=lambda r: _f(r["kernel_ms"]))
+        out.append(f"| {n} | {o['variant']} ({o['layout']}) {g3(_f(o['kernel_ms']))} | {a['variant']} ({a['layout']}) "
+                   f"{g3(_f(a['kernel_ms']))} | {_f(o['kernel_ms']) / _f(a['kernel_ms']):.2f} |")
+    return "\n".join(out) + "\n"
+
+
 def _tile_names():
     """kTiles' names by index, read from gpu/variants/hopper/tiles.hpp (tile_name's m<BM>n<BN>k<ROWB>B-s<S>...)."""
     text = open(os.path.join(ROOT, "gpu/variants/hopper/tiles.hpp"), encoding="utf-8").read()
@@ -577,6 +597,7 @@ GENERATORS = {
     "h200-hopper-m256-sched": m256_sched,
     "h200-hopper-conv1-tiles": conv1_tiles,
     "h200-range-safety": lambda: range_safety(H200),
+    "h200-fp32-conv2-miss": fp32_conv2_miss,
     "h200-conv1-s2d-vec": conv1_vs_s2d,
     "h200-conv1-s2d-vec-kernels": lambda: kernels_l2("kernels_s2d_vec.csv", H200, tiles=True),
     "h200-hopper-conv1-l2": lambda: kernels_l2("kernels_hopper_conv1.csv", H200, tiles=True),
