@@ -21,17 +21,12 @@ B=build-device
 C=$B/convstudy
 NEW=m256n128k128B-s4-mma96,m256n128k128B-s4,m256n96k128B-s4-mma96
 status=0
-stamp "device: $(nvidia-smi --query-gpu=name --format=csv,noheader), git $(device_rev)"
 # CONV1_AFTER_RANGE=1: run after scripts/device_range.sh in the same call (its build and GPU
 # tests stand; no sanitizer here; the profile's row CSV stays in /tmp: 8 files in all).
 if [[ ${CONV1_AFTER_RANGE:-0} != 1 ]]; then
-    BUILD_LOG=/tmp/build-conv1.log device_build $B convstudy convstudy_gpu_tests || exit 1
-    grep -cE "spill stores [1-9]" /tmp/build-conv1.log | sed 's/^/ptxas: kernels with spill stores: /'
-    grep -c "C7520" /tmp/build-conv1.log | sed 's/^/ptxas: wgmma serialization warnings: /'
-    stamp "GPU tests"
-    CONVSTUDY_REQUIRE_GPU=1 timeout 200 $B/tests/convstudy_gpu_tests "[gpu]" >>"$(device_log_head "$OUT/gpu_tests.log")" 2>&1 ||
-        status=1
-    grep -E "test cases|FAILED" "$OUT/gpu_tests.log" | tail -8
+    device_build_test conv1 || exit 1
+else
+    stamp "device: $(nvidia-smi --query-gpu=name --format=csv,noheader), git $(device_rev)"
 fi
 
 V=hopper-tmastore-fp16,hopper-tmastore-bf16,hopper-tmastore-tf32
@@ -42,7 +37,7 @@ tail -1 /tmp/t.txt
 grep -E " (FAIL|ERROR) " /tmp/t.txt | head
 
 stamp "conv1 rows: the rung at its default and the new tiles, cuDNN plain and s2d (20 repeats)"
-R=(--layers conv1 --batch 32,128 --layout all --memory pageable --check sampled --no-cpu-timing --repeats 20 --quiet)
+R=(--layers conv1 --batch "32,128" --layout all --memory pageable --check sampled --no-cpu-timing --repeats 20 --quiet)
 timeout 60 $C sweep --variants "$V,cudnn-fp16,cudnn-bf16,cudnn-tf32,cudnn-fp16-s2d,cudnn-bf16-s2d,cudnn-tf32-s2d" "${R[@]}" \
     --csv /tmp/c1_default.csv >/tmp/c1d.txt 2>&1 || status=1
 timeout 60 $C sweep --variants hopper-tmastore-fp16,hopper-tmastore-bf16 --axis "tile=$NEW" "${R[@]}" \

@@ -14,6 +14,6 @@ $C generate --batch 1 --only conv1 --out golden --quiet
 gcc -shared -fPIC -o /tmp/exittrace.so tools/dev/exittrace.c -ldl || exit 1
 LD_PRELOAD=/tmp/exittrace.so $C run --variant hopper-tmastore-fp16 --layer conv1 --batch 1 --layout nhwc >/tmp/r.txt 2>&1
 echo "exit $?"
-cat /tmp/r.txt | head -60
+head -60 /tmp/r.txt
 grep -o "convstudy(+0x[0-9a-f]*)" /tmp/r.txt | sed 's/.*(+\(0x[0-9a-f]*\))/\1/' | head -30 |
     xargs -r addr2line -f -C -e $C 2>/dev/null | paste - - | head -30

@@ -22,6 +22,14 @@
 # another checkout (an A/B's old revision, a git worktree) clear it for that build only:
 #   (cd "$old" && CONVSTUDY_GIT_REV='' device_build build-ab)
 
+#   device_build_test NAME
+#                       the start the one-topic calls share: prints the card and revision,
+#                       builds convstudy and the GPU tests into $B (ptxas log
+#                       /tmp/build-NAME.log; prints the counts of kernels with spill stores
+#                       and of ptxas's wgmma-serialisation warnings),
+#                       runs every GPU test into $OUT/gpu_tests.log (device_log_head) and prints
+#                       its summary; returns 2 when the build fails, sets status=1 when a test
+#                       fails (the caller's $B, $OUT and status)
 #   device_log_head FILE  a log's first line: revision and GPU (below)
 #   device_out DEFAULT  sets OUT (when unset) to DEFAULT, makes it, and copies everything the
 #                       script prints from then on to $OUT/log.txt
@@ -73,4 +81,16 @@ device_build() {
         echo "device_build: $dir ${*:-all} FAILED (rc $rc)"
     fi
     return "$rc"
+}
+
+device_build_test() {
+    stamp "device: $(nvidia-smi --query-gpu=name --format=csv,noheader), git $(device_rev)"
+    BUILD_LOG=/tmp/build-$1.log device_build "$B" convstudy convstudy_gpu_tests || return 2
+    grep -cE "spill stores [1-9]" "/tmp/build-$1.log" | sed 's/^/ptxas: kernels with spill stores: /'
+    grep -c "C7520" "/tmp/build-$1.log" | sed 's/^/ptxas: wgmma serialisation warnings (C7520): /'
+    stamp "GPU tests"
+    # shellcheck disable=SC2034  # the caller's status
+    CONVSTUDY_REQUIRE_GPU=1 timeout 200 "$B/tests/convstudy_gpu_tests" "[gpu]" >>"$(device_log_head "$OUT/gpu_tests.log")" 2>&1 ||
+        status=1
+    grep -E "test cases|FAILED" "$OUT/gpu_tests.log" | tail -8
 }

@@ -21,16 +21,10 @@ C=$B/convstudy
 T256=m256n128k128B-s4
 T128=m128n128k128B-s6
 status=0
-stamp "device: $(nvidia-smi --query-gpu=name --format=csv,noheader), git $(device_rev)"
-BUILD_LOG=/tmp/build-m256.log device_build $B convstudy convstudy_gpu_tests || exit 1
-grep -cE "spill stores [1-9]" /tmp/build-m256.log | sed 's/^/ptxas: kernels with spill stores: /'
+device_build_test m256 || exit 1
 
-stamp "GPU tests"
-CONVSTUDY_REQUIRE_GPU=1 timeout 200 $B/tests/convstudy_gpu_tests "[gpu]" >>"$(device_log_head "$OUT/gpu_tests.log")" 2>&1 || status=1
-grep -E "test cases|FAILED" "$OUT/gpu_tests.log" | tail -8
-
-COMMON=(--layout nhwc --memory pageable --check sampled --no-cpu-timing --quiet --layers conv2,conv3,conv4,conv5
-    --batch 32,128 --repeats 20)
+COMMON=(--layout nhwc --memory pageable --check sampled --no-cpu-timing --quiet --layers "conv2,conv3,conv4,conv5"
+    --batch "32,128" --repeats 20)
 V=hopper-tmastore-fp16,hopper-tmastore-bf16,hopper-tmastore-tf32
 stamp "sweep: tmastore at its tuned tile, at $T128, at $T256; cuDNN"
 timeout 60 $C sweep --variants "$V,cudnn-fp16,cudnn-bf16,cudnn-tf32" "${COMMON[@]}" --csv /tmp/m256_default.csv \
@@ -42,7 +36,7 @@ grep -hE " (FAIL|ERROR) " /tmp/m256_default.txt /tmp/m256_tiles.txt | head
 $C merge /tmp/m256_default.csv /tmp/m256_tiles.csv -o "$OUT/m256.csv" || status=1
 
 stamp "ncu: conv3 and conv4 N=128, hopper-tmastore-fp16 at $T128 and $T256"
-P=(--variants hopper-tmastore-fp16 --layers conv3,conv4 --batch 128 --layout nhwc --memory pageable --check sampled
+P=(--variants hopper-tmastore-fp16 --layers "conv3,conv4" --batch 128 --layout nhwc --memory pageable --check sampled
     --no-cpu-timing --quiet --profile --axis "tile=$T128,$T256")
 timeout 120 $C sweep "${P[@]}" --csv "$OUT/m256_profile.csv" --kernels-csv "$OUT/m256_kernels.csv" >/tmp/m256_prof.txt 2>&1 ||
     status=1

@@ -19,13 +19,7 @@ device_out out/mca
 B=build-device
 C=$B/convstudy
 status=0
-stamp "device: $(nvidia-smi --query-gpu=name --format=csv,noheader), git $(device_rev)"
-BUILD_LOG=/tmp/build-mca.log device_build $B convstudy convstudy_gpu_tests || exit 1
-grep -cE "spill stores [1-9]" /tmp/build-mca.log | sed 's/^/ptxas: kernels with spill stores: /'
-
-stamp "GPU tests"
-CONVSTUDY_REQUIRE_GPU=1 timeout 200 $B/tests/convstudy_gpu_tests "[gpu]" >>"$(device_log_head "$OUT/gpu_tests.log")" 2>&1 || status=1
-grep -E "test cases|FAILED" "$OUT/gpu_tests.log" | tail -8
+device_build_test mca || exit 1
 
 COMMON=(--layout nhwc --memory pageable --check sampled --no-cpu-timing --quiet)
 V=hopper-tmastore-fp16,hopper-mc-fp16,hopper-mca-fp16,cudnn-fp16,hopper-tmastore-bf16,hopper-mc-bf16,hopper-mca-bf16

@@ -18,13 +18,7 @@ device_out out/s2d_vec
 B=build-device
 C=$B/convstudy
 status=0
-stamp "device: $(nvidia-smi --query-gpu=name --format=csv,noheader), git $(device_rev)"
-BUILD_LOG=/tmp/build-s2dv.log device_build $B convstudy convstudy_gpu_tests || exit 1
-grep -cE "spill stores [1-9]" /tmp/build-s2dv.log | sed 's/^/ptxas: kernels with spill stores: /'
-
-stamp "GPU tests"
-CONVSTUDY_REQUIRE_GPU=1 timeout 200 $B/tests/convstudy_gpu_tests "[gpu]" >>"$(device_log_head "$OUT/gpu_tests.log")" 2>&1 || status=1
-grep -E "test cases|FAILED" "$OUT/gpu_tests.log" | tail -8
+device_build_test s2dv || exit 1
 
 stamp "golden N=1,32,128 (conv1)"
 $C generate --batch 1,32,128 --only conv1 --out golden --quiet || status=1

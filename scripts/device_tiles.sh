@@ -21,16 +21,10 @@ B=build-device
 C=$B/convstudy
 T256=m256n128k128B-s4
 status=0
-stamp "device: $(nvidia-smi --query-gpu=name --format=csv,noheader), git $(device_rev)"
-BUILD_LOG=/tmp/build-tiles.log device_build $B convstudy convstudy_gpu_tests || exit 1
-grep -cE "spill stores [1-9]" /tmp/build-tiles.log | sed 's/^/ptxas: kernels with spill stores: /'
+device_build_test tiles || exit 1
 
-stamp "GPU tests"
-CONVSTUDY_REQUIRE_GPU=1 timeout 200 $B/tests/convstudy_gpu_tests "[gpu]" >>"$(device_log_head "$OUT/gpu_tests.log")" 2>&1 || status=1
-grep -E "test cases|FAILED" "$OUT/gpu_tests.log" | tail -8
-
-COMMON=(--layout nhwc --memory pageable --check sampled --no-cpu-timing --quiet --layers conv2,conv3,conv4,conv5
-    --batch 32,128)
+COMMON=(--layout nhwc --memory pageable --check sampled --no-cpu-timing --quiet --layers "conv2,conv3,conv4,conv5"
+    --batch "32,128")
 stamp "the 256-pixel tile under every scheduler, against the rungs' defaults and cuDNN"
 V=hopper-tmastore-fp16,hopper-sk-fp16,hopper-tail-fp16,hopper-tmastore-bf16,hopper-sk-bf16,hopper-tail-bf16
 V=$V,hopper-tmastore-tf32,hopper-sk-tf32,hopper-tail-tf32
