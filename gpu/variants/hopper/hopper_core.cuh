@@ -54,6 +54,7 @@
 #include "s2d_vec.cuh"
 #include "space_to_depth.hpp"
 #include "split_mutation.hpp"
+#include "tf32_round.cuh"
 #include "variant.hpp"
 #include "wgmma_ops.cuh"
 
@@ -153,19 +154,7 @@ struct OperandOf<float> {
     __host__ __device__ __forceinline__ static void put(float* o, int cp, int, float x, const SplitScale& = {}) {
         o[cp] = op(x);
     }
-    __host__ __device__ __forceinline__ static float op(float x) {
-#if defined(__CUDA_ARCH__)
-        std::uint32_t r;
-        asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
-        return __uint_as_float(r);
-#else
-        std::uint32_t u;
-        std::memcpy(&u, &x, 4);
-        if ((u & 0x7F800000u) != 0x7F800000u) u = (u + 0x1000u) & ~0x1FFFu;  // not inf / nan
-        std::memcpy(&x, &u, 4);
-        return x;
-#endif
-    }
+    __host__ __device__ __forceinline__ static float op(float x) { return rna_tf32(x); }
 };
 
 // 3xTF32 (the fp32-class rung hopper-ws-3xtf32): each fp32 operand x becomes a tf32 high part
