@@ -51,11 +51,14 @@ inline int vec_rows_per_block(const VecGeom& g, int es) {
 inline std::size_t vec_smem_bytes(const VecGeom& g, int es, int rows) {
     return std::size_t(g.Cp) * 8 + 16 + std::size_t(rows) * g.b * g.W * g.C * es + 48;
 }
-// Whether the kernel takes this transform: whole 16-byte vectors per output pixel, both
-// tensors 16-byte aligned, a row's source in kVecSmemLimit.
+// Whether the kernel takes this shape: whole 16-byte vectors per output pixel, a row's source
+// in kVecSmemLimit; and this call: both tensors 16-byte aligned as well.
+inline bool vec_shape_ok(const VecGeom& g, int es) {
+    return (std::int64_t(g.Cp) * es) % 16 == 0 && vec_rows_per_block(g, es) > 0;
+}
 inline bool vec_ok(const VecGeom& g, int es, const void* in, const void* out) {
-    return (std::int64_t(g.Cp) * es) % 16 == 0 && reinterpret_cast<std::uintptr_t>(in) % 16 == 0 &&
-           reinterpret_cast<std::uintptr_t>(out) % 16 == 0 && vec_rows_per_block(g, es) > 0;
+    return vec_shape_ok(g, es) && reinterpret_cast<std::uintptr_t>(in) % 16 == 0 &&
+           reinterpret_cast<std::uintptr_t>(out) % 16 == 0;
 }
 
 template <class T, class Op>

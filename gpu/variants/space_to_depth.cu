@@ -39,6 +39,7 @@
 #include "s2d_vec.cuh"
 #include "space_to_depth.hpp"
 #include "space_to_depth_block.hpp"
+#include "tf32_round.cuh"
 
 #include <algorithm>
 #include <cstdint>
@@ -93,12 +94,15 @@ __global__ void __launch_bounds__(kThreads)
         out[i] = Block<E>::gather(in, g, src_nchw, dst_nchw, i);
 }
 
+// The full-width copy's view of the rewrite (s2d_vec.cuh).
+VecGeom vec_geom(const Geom& g) { return VecGeom{g.C, g.H, g.W, g.b, g.pad, g.Hp, g.Wp, g.Cp}; }
+
 template <class E>
 void launch_t(const Geom& g, const E* in, bool src_nchw, E* out, bool dst_nchw, std::int64_t n, const E* w,
               bool w_kcrs, E* w_out, cudaStream_t stream) {
     // NHWC to NHWC: the full-width copy (s2d_vec.cuh, the Hopper family's transform too); the
     // weights then by the launch below with no input rows.
-    const VecGeom vg{g.C, g.H, g.W, g.b, g.pad, g.Hp, g.Wp, g.Cp};
+    const VecGeom vg = vec_geom(g);
     if (n > 0 && !src_nchw && !dst_nchw && vec_ok(vg, int(sizeof(E)), in, out)) {
         launch_vec<E>(vg, in, out, n, E(0), stream);
         if (w) launch_t<E>(g, nullptr, false, nullptr, false, 0, w, w_kcrs, w_out, stream);
@@ -143,16 +147,7 @@ void launch_t(const Geom& g, const E* in, bool src_nchw, E* out, bool dst_nchw, 
 namespace {
 // The Hopper tf32 operand's rounding (hopper_core.cuh's OperandOf<float>), on the bits.
 struct VecTf32 {
-    __host__ __device__ __forceinline__ static unsigned int op(unsigned int u) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-        std::uint32_t r;
-        asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(__uint_as_float(u)));
-        return r;
-#else
-        if ((u & 0x7F800000u) != 0x7F800000u) u = (u + 0x1000u) & ~0x1FFFu;  // not inf / nan
-        return u;
-#endif
-    }
+    __host__ __device__ __forceinline__ static unsigned int op(unsigned int u) { return rna_tf32_bits(u); }
 };
 }  // namespace
 
@@ -172,8 +167,7 @@ bool launch_nhwc_vec(const VecGeom& g, int elem_bytes, bool round_tf32, const vo
 }
 
 const char* input_kernel_name(const Geom& g, bool src_nchw, int elem_bytes) {
-    const VecGeom vg{g.C, g.H, g.W, g.b, g.pad, g.Hp, g.Wp, g.Cp};
-    if (!src_nchw && (std::int64_t(g.Cp) * elem_bytes) % 16 == 0 && vec_rows_per_block(vg, elem_bytes) > 0)
+    if (!src_nchw && vec_shape_ok(vec_geom(g), elem_bytes))
         return "full-width (NHWC, if 16-byte aligned)";
     return tile_of(g, src_nchw, elem_bytes).bytes >= 0 ? "tiled" : "gather";
 }
