@@ -54,6 +54,13 @@ __device__ __forceinline__ int ld_acquire(const int* p) {
     return v;
 }
 
+// Dynamic shared memory of the persistent kernel for tile t and an epilogue staging of
+// epi_bytes: the 1024-byte alignment slack, the ring, the staging, the barriers. The kernel's
+// launch (WsSmem) and the plan's fit check (ws_smem_bytes) both take it from here.
+constexpr int ws_smem_total(const Tile& t, int epi_bytes) {
+    return 1024 + t.stages * (t.bm + t.bn) * t.rowb + epi_bytes + t.stages * 16 + 16;
+}
+
 // Shared-memory layout: the ring, the epilogue's staging, the barriers.
 template <class T, int TILE, class Epi>
 struct WsSmem {
@@ -61,8 +68,8 @@ struct WsSmem {
     using St = StageShape<kT.bn, kT.rowb, kT.bm>;
     static constexpr int kRing = kT.stages * St::kBytes;
     static constexpr int kEpi = Epi::kSmemBytes;
-    static constexpr int kBars = kT.stages * 16 + 16;
-    static constexpr int kTotal = 1024 + kRing + kEpi + kBars;  // + alignment slack (ws_smem_bytes)
+    static constexpr int kTotal = ws_smem_total(kT, kEpi);
+    static_assert(kTotal == 1024 + kRing + kEpi + kT.stages * 16 + 16, "the ring, staging and barriers above");
 };
 
 // A consumer warpgroup's release of a ring stage: its own CTA's empty barrier, and with a

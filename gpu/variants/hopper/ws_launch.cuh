@@ -25,9 +25,7 @@ constexpr bool ws_tile_ok(Schedule s) {
 
 // Dynamic shared memory of the persistent kernel for a tile and an epilogue (bytes).
 inline int ws_smem_bytes(int tile, Epilogue e) {
-    const Tile& t = kTiles[tile];
-    return 1024 + t.stages * (t.bm + t.bn) * t.rowb + (e == Epilogue::tma_store ? EpiTmaStore::kSmemBytes : 0) +
-           t.stages * 16 + 16;
+    return ws_smem_total(kTiles[tile], e == Epilogue::tma_store ? EpiTmaStore::kSmemBytes : 0);
 }
 
 struct WsLaunch {
