@@ -265,11 +265,16 @@ def fp32_conv2_kernels():
     return "\n".join(out) + "\n"
 
 
+def _pass_ms(rows, *cols):
+    """kernel_ms of the PASS rows by the tuple of the named columns."""
+    return {tuple(r[c] for c in cols): _f(r["kernel_ms"]) for r in rows if r["status"] == "PASS"}
+
+
 def rung_against(name, rung, others):
     """A new rung against hopper-tmastore, other rungs and cuDNN, NHWC, conv2-5, N=1/32/128, one
     H100 call (plots/h100/<name>: sampled check, 20 repeats), three classes."""
     rows = _csv_rows(f"{H100}/{name}")
-    t = {(r["layer"], r["N"], r["variant"]): _f(r["kernel_ms"]) for r in rows if r["status"] == "PASS"}
+    t = _pass_ms(rows, "layer", "N", "variant")
     rev = ", ".join(sorted({r["git_rev"] for r in rows}))
     out = [f"kernel ms ({rev}); {rung} / tmastore below 1: {rung} is faster", "",
            f"| class | layer | N | tmastore | {rung} | {rung} / tmastore | " + " | ".join(others) +
@@ -315,7 +320,7 @@ def m256_sched(name="hopper_m256_sched.csv", tile="m256n128k128B-s4"):
     """hopper-tmastore, -sk and -tail at their tuned tiles and at the 256-pixel tile, and cuDNN,
     NHWC, conv2-5, N=32/128, three classes (<H200>/<name>: one call, 20 repeats)."""
     rows = _csv_rows(f"{H200}/{name}")
-    t = {(r["layer"], r["N"], r["variant"], r["axes"]): _f(r["kernel_ms"]) for r in rows if r["status"] == "PASS"}
+    t = _pass_ms(rows, "layer", "N", "variant", "axes")
     rungs = ("tmastore", "sk", "tail")
     out = ["| class | layer | N | " + " | ".join(f"{r} tuned / 256" for r in rungs) + " | cuDNN | best / cuDNN |",
            "| --- | --- | --- | " + " | ".join("---" for _ in rungs) + " | --- | --- |"]
@@ -363,7 +368,7 @@ def conv1_vs_s2d(name="conv1_s2d_vec.csv"):
     """conv1: hopper-tmastore against cuDNN on the space-to-depth rewrite (the same transform
     kernel) and plain cuDNN, per class, layout and N (<H200>/<name>: one call, 20 repeats)."""
     rows = _csv_rows(f"{H200}/{name}")
-    t = {(r["variant"], r["layout"], r["N"]): _f(r["kernel_ms"]) for r in rows if r["status"] == "PASS"}
+    t = _pass_ms(rows, "variant", "layout", "N")
     rev = ", ".join(sorted({r["git_rev"] for r in rows}))
     out = [f"kernel ms ({rev}); ours / s2d at most 1.00 is the goal at N=32 and 128", "",
            "| class | layout | N | hopper-tmastore | cudnn-s2d | ours / s2d | cudnn (plain) |",
@@ -417,7 +422,7 @@ def tile_against(name, folder=H200, rung="tmastore", tile="m256n128k128B-s4", ba
     """One tile of a rung against the rung at its tuned tile, at a base tile, and cuDNN, NHWC,
     conv2-5, per class and N (<folder>/<name>: one call, sampled check, 20 repeats)."""
     rows = _csv_rows(f"{folder}/{name}")
-    t = {(r["layer"], r["N"], r["variant"], r["axes"]): _f(r["kernel_ms"]) for r in rows if r["status"] == "PASS"}
+    t = _pass_ms(rows, "layer", "N", "variant", "axes")
     rev = ", ".join(sorted({r["git_rev"] for r in rows}))
     dev = ", ".join(sorted({r["device"] for r in rows}))
     out = [f"{dev}, kernel ms ({rev}); below 1: the {tile} tile is faster", "",
