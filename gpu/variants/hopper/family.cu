@@ -10,12 +10,16 @@
 #include "tiles.hpp"
 #include "ws_plan.hpp"
 
+#include <stdexcept>
+
 namespace cs::gpu::variants {
 
 namespace {
 using hopper::WsDefaults;
 
 RungPlan ws(WsDefaults d) {
+    if (!d.tile.empty() && hopper::tile_index(d.tile) < 0)
+        throw std::logic_error("hopper family: a rung names tile " + d.tile + ", which tiles.hpp lacks");
     return [d](const PrecisionRow& row, const Problem& p, const PlanContext& c) { return hopper::ws_plan(d, row, p, c); };
 }
 RungSupports ws_sup() { return hopper::ws_supports; }

@@ -225,7 +225,7 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
     if (c.cluster == 2 && cuts_tiles)
         throw Skip("stream-K and split-tail cut tiles per CTA; a cluster's two CTAs must walk the same k-slices of one "
                    "B tile (use scheduler=data-parallel or split-k with cluster=2)");
-    const std::string tile = p.config.get("tile");
+    const std::string tile = axis("tile", d.tile);
     std::string tile_note = "rule";
     if (tile.empty()) {
         const std::string policies = std::string(c.schedule == Schedule::pingpong ? "pingpong/" : "cooperative/") +
@@ -238,7 +238,7 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
         else
             c.tile = default_tile(u, maxn, sms, es, c.schedule == Schedule::pingpong, c.mc_a);
     } else {
-        tile_note = "set";
+        tile_note = p.config.get("tile").empty() ? "the rung's" : "set";
         c.tile = tile_index(tile);
         if (c.tile < 0) throw Skip("no tile named " + tile);
         if (!ws_tile_ok_rt(c.tile, c.schedule))

@@ -12,12 +12,15 @@
 
 namespace cs::gpu::variants::hopper {
 
-// A rung's defaults; "auto" lets the plan choose per problem (the rule in wgmma_ws.cu).
+// A rung's defaults; "auto" (or an empty tile) lets the plan choose per problem (the measured
+// table, else the rule in wgmma_ws.cu). A rung that is one tile of tiles.hpp names it here:
+// one line in family.cu.
 struct WsDefaults {
     std::string schedule = "cooperative";   // cooperative | pingpong
     std::string scheduler = "auto";         // auto (data-parallel, split-K on few tiles) | data-parallel | split-k | stream-k | split-tail
     std::string epilogue = "direct";        // direct | tma-store (falls back to direct where it cannot run)
     std::string cluster = "1";              // 1 | 2: clusters of two CTAs sharing (multicasting) the B tile | 1x2: the A tile
+    std::string tile = "";                  // a tiles.hpp name, or empty: the measured table (tuned_tiles.inc), else the rule
 };
 
 // The axes of the persistent rungs, with every value.
