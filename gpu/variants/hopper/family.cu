@@ -79,6 +79,12 @@ Family hopper_family() {
                   "tiles): each loads half of the shared A tile (64 pixels) by TMA im2col and multicasts it to both, "
                   "halving the input's L2-to-SM traffic",
                   ws_sup(), ws(WsDefaults{"cooperative", "auto", "tma-store", "1x2"}), gemm, hopper::ws_axes()),
+        make_rung("hopper-m256k64-{p}", tc,
+                  "hopper-tmastore-{p} on one tile, m256n128k64B-s8: 256 pixels (each consumer warpgroup two m64n128 "
+                  "accumulators sharing each B read) in 64-byte k-slices, 8 stages (conv2's 96 channels per tap in "
+                  "three slices without padding)",
+                  ws_sup(), ws(WsDefaults{"cooperative", "auto", "tma-store", "1", "m256n128k64B-s8"}), gemm,
+                  hopper::ws_axes()),
         make_rung("hopper-ws-{p}", {split[0]},
                   "hopper-ws-tf32 made fp32-exact by 3xTF32: the transforms split each operand into tf32 high and low "
                   "channel blocks, the kernel sums hi*hi + hi*lo + lo*hi over K tripled; per-tensor power-of-two "
