@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Packs the binaries scripts/device_compare.sh runs into .ab/ (git-ignored), built here on the
+# CPU machine (nvcc without a GPU; the device only runs them):
+#   .ab/new.tar.xz  this tree's build: convstudy, convstudy_gpu_tests, REV
+#   .ab/old.tar.xz  an older revision's convstudy, built in a git worktree (OLD_DIR), REV
+#
+#   scripts/compare_pack.sh OLD_REV [NEW_BUILD_DIR]
+#
+# The old revision builds in $OLD_DIR (default /tmp/ab_old, a worktree of OLD_REV) with the
+# same configuration as the device's (Release, sm_90a via CMAKE_CUDA_ARCHITECTURES=90); its
+# build takes long on two cores, so it is reused when already there. The new build must be of
+# the committed tree (its REV is `git describe --dirty`; a dirty tree is refused).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OLD_REV=${1:?usage: scripts/compare_pack.sh OLD_REV [NEW_BUILD_DIR]}
+NEW_BUILD=${2:-build}
+OLD_DIR=${OLD_DIR:-/tmp/ab_old}
+rev=$(git describe --always --dirty --abbrev=7)
+[[ $rev == *-dirty ]] && { echo "compare_pack: the tree has uncommitted changes; commit first"; exit 2; }
+# configure again: the revision the CSV rows record is read at configure time
+CONVSTUDY_GIT_REV=$rev cmake -S . -B "$NEW_BUILD" >/dev/null
+ninja -C "$NEW_BUILD" convstudy convstudy_gpu_tests >/dev/null
+if [[ ! -d $OLD_DIR ]]; then
+    git worktree add -f "$OLD_DIR" "$OLD_REV" >/dev/null
+fi
+[[ $(git -C "$OLD_DIR" rev-parse HEAD) == $(git rev-parse "$OLD_REV^{commit}") ]] ||
+    { echo "compare_pack: $OLD_DIR is not at $OLD_REV"; exit 2; }
+if [[ ! -f $OLD_DIR/build-ab/build.ninja ]]; then
+    cmake -S "$OLD_DIR" -B "$OLD_DIR/build-ab" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+        ${CCACHE_ARGS:-} >/dev/null
+fi
+ninja -C "$OLD_DIR/build-ab" convstudy >/dev/null
+mkdir -p .ab
+tmp=$(mktemp -d)
+mkdir -p "$tmp/new" "$tmp/old"
+cp "$NEW_BUILD/convstudy" "$NEW_BUILD/tests/convstudy_gpu_tests" "$tmp/new/"
+echo "$rev" >"$tmp/new/REV"
+cp "$OLD_DIR/build-ab/convstudy" "$tmp/old/"
+git rev-parse --short=7 "$OLD_REV" >"$tmp/old/REV"
+strip "$tmp"/new/* "$tmp/old/convstudy" 2>/dev/null || true
+tar -cJf .ab/new.tar.xz -C "$tmp/new" . && tar -cJf .ab/old.tar.xz -C "$tmp/old" .
+rm -rf "$tmp"
+ls -l .ab/

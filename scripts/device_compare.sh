@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Before/after on one GPU machine, without a build there: this tree's `convstudy` (and its GPU
+# tests) and an older revision's `convstudy`, both built on the CPU machine by
+# scripts/compare_pack.sh into .ab/ (git-ignored; name it in the device call's `carry`), run
+# the same reference sweep (every variant, N=1/32/128, both layouts, pageable, 20 repeats)
+# layer by layer, new then old on each layer, so that both see the same card, clocks and
+# machine. `convstudy compare old.csv new.csv` then judges every row against its own spread.
+# The new binary's rows are also a reference sweep of this tree (full golden check).
+#
+#   OUT=/tmp/out LAYERS=conv1,conv2 TESTS=1 scripts/device_compare.sh
+#
+#   LAYERS  the layers of this call (default all five; a call of at most 10 minutes takes
+#           about half: conv1,conv2 then conv3,conv4,conv5 on an H200)
+#   TESTS   1: run the new tree's GPU tests first (gpu_tests.log)
+#   SWEEP_ARGS  the sweep (default: the reference sweep's arguments)
+# Files under $OUT: log.txt, new.csv, old.csv, gpu_tests.log, compare.txt.
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 2
+# shellcheck source=scripts/device_lib.sh
+source scripts/device_lib.sh
+device_out out/compare
+LAYERS=${LAYERS:-conv1,conv2,conv3,conv4,conv5}
+SWEEP_ARGS=${SWEEP_ARGS:-"--variants all --memory pageable --batch 1,32,128 --warmup 3 --repeats 20"}
+AB=/tmp/ab
+status=0
+stamp "device: $(nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader)"
+[[ -f .ab/new.tar.xz && -f .ab/old.tar.xz ]] || { echo "device_compare: no .ab/{new,old}.tar.xz (scripts/compare_pack.sh, carry .ab)"; exit 2; }
+rm -rf "$AB" && mkdir -p "$AB/new" "$AB/old"
+tar -xJf .ab/new.tar.xz -C "$AB/new" && tar -xJf .ab/old.tar.xz -C "$AB/old" || exit 2
+cat "$AB/new/REV" "$AB/old/REV" 2>/dev/null | sed 's/^/revision: /'
+for b in "$AB"/new/convstudy "$AB"/new/convstudy_gpu_tests "$AB"/old/convstudy; do
+    [[ -x $b ]] || continue
+    if ldd "$b" | grep -q "not found"; then
+        echo "device_compare: $b lacks libraries here:"
+        ldd "$b" | grep "not found"
+        exit 2
+    fi
+done
+NEW=$AB/new/convstudy
+OLD=$AB/old/convstudy
+
+if [[ ${TESTS:-0} == 1 && -x $AB/new/convstudy_gpu_tests ]]; then
+    stamp "GPU tests (new)"
+    CONVSTUDY_REQUIRE_GPU=1 timeout 300 "$AB/new/convstudy_gpu_tests" "[gpu]" \
+        >>"$(device_log_head "$OUT/gpu_tests.log")" 2>&1 || status=1
+    sed -i "1s/^# git [^,]*/# git $(cat "$AB/new/REV")/" "$OUT/gpu_tests.log"
+    grep -E "test cases|FAILED" "$OUT/gpu_tests.log" | tail -8
+fi
+
+stamp "golden N=1,32,128 for $LAYERS (new generator)"
+"$NEW" generate --batch 1,32,128 --only "$LAYERS" --out golden --quiet || { echo "generate failed"; exit 1; }
+stamp "golden done"
+# The old revision reads the same golden files when its loader accepts them; else its own.
+OLDG=golden
+if ! "$OLD" run --variant baseline --layer "${LAYERS%%,*}" --batch 1 --golden golden --repeats 1 >/tmp/oldprobe.txt 2>&1; then
+    tail -3 /tmp/oldprobe.txt
+    stamp "the old binary does not read these golden files: its own"
+    OLDG=golden_old
+    "$OLD" generate --batch 1,32,128 --only "$LAYERS" --out golden_old --quiet 2>&1 | tail -3 ||
+        "$OLD" generate --batch 1,32,128 --out golden_old 2>&1 | tail -3
+fi
+
+IFS=',' read -ra layers <<<"$LAYERS"
+for L in "${layers[@]}"; do
+    for side in new old; do
+        bin=$NEW g=golden
+        [[ $side == old ]] && bin=$OLD g=$OLDG
+        stamp "sweep $side $L"
+        # shellcheck disable=SC2086
+        "$bin" sweep $SWEEP_ARGS --layers "$L" --golden "$g" --csv "/tmp/${side}_$L.csv" --quiet >"/tmp/${side}_$L.txt" 2>&1 ||
+            { echo "sweep $side $L: rc $?"; tail -5 "/tmp/${side}_$L.txt"; status=1; }
+        tail -1 "/tmp/${side}_$L.txt"
+    done
+done
+# one CSV per side: the header once, the layers' rows in order
+for side in new old; do
+    first=1
+    for L in "${layers[@]}"; do
+        f=/tmp/${side}_$L.csv
+        [[ -f $f ]] || continue
+        if ((first)); then cat "$f"; first=0; else tail -n +2 "$f"; fi
+    done >"$OUT/$side.csv"
+done
+stamp "compare old -> new"
+"$NEW" compare "$OUT/old.csv" "$OUT/new.csv" >"$OUT/compare.txt" 2>&1
+echo "compare: rc $?"
+head -40 "$OUT/compare.txt"
+stamp "done, status $status"
+exit $status
