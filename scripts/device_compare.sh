@@ -13,6 +13,8 @@
 #           about half: conv1,conv2 then conv3,conv4,conv5 on an H200)
 #   TESTS   1: run the new tree's GPU tests first (gpu_tests.log)
 #   SWEEP_ARGS  the sweep (default: the reference sweep's arguments)
+#   DEADLINE    seconds from the start after which no sweep runs on (default 560): a sweep
+#               stopped there keeps the (layer, N) sets it finished
 # Files under $OUT: log.txt, new.csv, old.csv, gpu_tests.log, compare.txt.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
@@ -22,6 +24,7 @@ device_out out/compare
 LAYERS=${LAYERS:-conv1,conv2,conv3,conv4,conv5}
 SWEEP_ARGS=${SWEEP_ARGS:-"--variants all --memory pageable --batch 1,32,128 --warmup 3 --repeats 20"}
 AB=/tmp/ab
+DEADLINE=${DEADLINE:-560}
 status=0
 stamp "device: $(nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader)"
 [[ -f .ab/new.tar.xz && -f .ab/old.tar.xz ]] || { echo "device_compare: no .ab/{new,old}.tar.xz (scripts/compare_pack.sh, carry .ab)"; exit 2; }
@@ -65,10 +68,16 @@ for L in "${layers[@]}"; do
     for side in new old; do
         bin=$NEW g=golden
         [[ $side == old ]] && bin=$OLD g=$OLDG
-        stamp "sweep $side $L"
+        left=$((DEADLINE - ($(date +%s) - device_t0)))
+        if ((left < 20)); then
+            stamp "sweep $side $L: not run, DEADLINE=$DEADLINE s reached"
+            status=1
+            continue
+        fi
+        stamp "sweep $side $L (${left}s at most)"
         # shellcheck disable=SC2086
-        "$bin" sweep $SWEEP_ARGS --layers "$L" --golden "$g" --csv "/tmp/${side}_$L.csv" --quiet >"/tmp/${side}_$L.txt" 2>&1 ||
-            { echo "sweep $side $L: rc $?"; tail -5 "/tmp/${side}_$L.txt"; status=1; }
+        timeout "$left" "$bin" sweep $SWEEP_ARGS --layers "$L" --golden "$g" --csv "/tmp/${side}_$L.csv" --quiet \
+            >"/tmp/${side}_$L.txt" 2>&1 || { echo "sweep $side $L: rc $? (124: stopped at the deadline)"; tail -5 "/tmp/${side}_$L.txt"; status=1; }
         tail -1 "/tmp/${side}_$L.txt"
     done
 done
