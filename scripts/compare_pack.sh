@@ -3,6 +3,7 @@
 # CPU machine (nvcc without a GPU; the device only runs them):
 #   .ab/new.tar.xz  this tree's build: convstudy, convstudy_gpu_tests, REV
 #   .ab/old.tar.xz  an older revision's convstudy, built in a git worktree (OLD_DIR), REV
+#   .ab/lib.tar.xz  the shared libraries they link that the GPU machine lacks (oneDNN)
 #
 #   scripts/compare_pack.sh OLD_REV [NEW_BUILD_DIR]
 #
@@ -39,5 +40,19 @@ cp "$OLD_DIR/build-ab/convstudy" "$tmp/old/"
 git rev-parse --short=7 "$OLD_REV" >"$tmp/old/REV"
 strip "$tmp"/new/* "$tmp/old/convstudy" 2>/dev/null || true
 tar -cJf .ab/new.tar.xz -C "$tmp/new" . && tar -cJf .ab/old.tar.xz -C "$tmp/old" .
+# Libraries the binaries link here that the GPU machine lacks (oneDNN: the device's own
+# builds go without it); device_compare.sh puts them on LD_LIBRARY_PATH
+libs=()
+for b in "$NEW_BUILD/convstudy" "$OLD_DIR/build-ab/convstudy"; do
+    for l in libdnnl.so.2 libOpenCL.so.1; do
+        p=$(ldd "$b" | awk -v l="$l" '$1 == l {print $3}')
+        [[ -n $p ]] && libs+=("$p")
+    done
+done
+if ((${#libs[@]})); then
+    mkdir -p "$tmp/lib"
+    cp -L "${libs[@]}" "$tmp/lib/"
+    tar -cJf .ab/lib.tar.xz -C "$tmp/lib" .
+fi
 rm -rf "$tmp"
 ls -l .ab/

@@ -31,6 +31,10 @@ stamp "device: $(nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.
 rm -rf "$AB" && mkdir -p "$AB/new" "$AB/old"
 tar -xJf .ab/new.tar.xz -C "$AB/new" && tar -xJf .ab/old.tar.xz -C "$AB/old" || exit 2
 cat "$AB/new/REV" "$AB/old/REV" 2>/dev/null | sed 's/^/revision: /'
+if [[ -f .ab/lib.tar.xz ]]; then
+    mkdir -p "$AB/lib" && tar -xJf .ab/lib.tar.xz -C "$AB/lib" || exit 2
+    export LD_LIBRARY_PATH=$AB/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+fi
 for b in "$AB"/new/convstudy "$AB"/new/convstudy_gpu_tests "$AB"/old/convstudy; do
     [[ -x $b ]] || continue
     if ldd "$b" | grep -q "not found"; then
@@ -51,7 +55,8 @@ if [[ ${TESTS:-0} == 1 && -x $AB/new/convstudy_gpu_tests ]]; then
 fi
 
 stamp "golden N=1,32,128 for $LAYERS (new generator)"
-"$NEW" generate --batch 1,32,128 --only "$LAYERS" --out golden --quiet || { echo "generate failed"; exit 1; }
+# --no-onednn: as the device's own builds (without oneDNN) generate, so the CSVs match theirs
+"$NEW" generate --batch 1,32,128 --only "$LAYERS" --out golden --no-onednn --quiet || { echo "generate failed"; exit 1; }
 stamp "golden done"
 # The old revision reads the same golden files when its loader accepts them; else its own.
 OLDG=golden
@@ -59,8 +64,7 @@ if ! "$OLD" run --variant baseline --layer "${LAYERS%%,*}" --batch 1 --golden go
     tail -3 /tmp/oldprobe.txt
     stamp "the old binary does not read these golden files: its own"
     OLDG=golden_old
-    "$OLD" generate --batch 1,32,128 --only "$LAYERS" --out golden_old --quiet 2>&1 | tail -3 ||
-        "$OLD" generate --batch 1,32,128 --out golden_old 2>&1 | tail -3
+    "$OLD" generate --batch 1,32,128 --only "$LAYERS" --out golden_old --no-onednn --quiet 2>&1 | tail -3
 fi
 
 IFS=',' read -ra layers <<<"$LAYERS"
