@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Packs the binaries scripts/device_compare.sh runs into .ab/ (git-ignored), built here on the
 # CPU machine (nvcc without a GPU; the device only runs them):
-#   .ab/new.tar.xz  this tree's build: convstudy, convstudy_gpu_tests, REV
+#   .ab/new.tar.xz  this tree's build: convstudy, REV
+#   .ab/tests.tar.xz  its convstudy_gpu_tests (carry it only when TESTS=1: the working tree and
+#                   what the call carries must stay under 64 MiB together)
 #   .ab/old.tar.xz  an older revision's convstudy, built in a git worktree (OLD_DIR), REV
 #   .ab/lib.tar.xz  the shared libraries they link that the GPU machine lacks (oneDNN)
 #
@@ -34,12 +36,15 @@ ninja -C "$OLD_DIR/build-ab" convstudy >/dev/null
 mkdir -p .ab
 tmp=$(mktemp -d)
 mkdir -p "$tmp/new" "$tmp/old"
-cp "$NEW_BUILD/convstudy" "$NEW_BUILD/tests/convstudy_gpu_tests" "$tmp/new/"
+mkdir -p "$tmp/tests"
+cp "$NEW_BUILD/convstudy" "$tmp/new/"
+cp "$NEW_BUILD/tests/convstudy_gpu_tests" "$tmp/tests/"
 echo "$rev" >"$tmp/new/REV"
 cp "$OLD_DIR/build-ab/convstudy" "$tmp/old/"
 git rev-parse --short=7 "$OLD_REV" >"$tmp/old/REV"
-strip "$tmp"/new/* "$tmp/old/convstudy" 2>/dev/null || true
+strip "$tmp/new/convstudy" "$tmp/tests/convstudy_gpu_tests" "$tmp/old/convstudy"
 tar -cJf .ab/new.tar.xz -C "$tmp/new" . && tar -cJf .ab/old.tar.xz -C "$tmp/old" .
+tar -cJf .ab/tests.tar.xz -C "$tmp/tests" .
 # Libraries the binaries link here that the GPU machine lacks (oneDNN: the device's own
 # builds go without it); device_compare.sh puts them on LD_LIBRARY_PATH
 libs=()

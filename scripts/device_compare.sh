@@ -11,7 +11,7 @@
 #
 #   LAYERS  the layers of this call (default all five; a call of at most 10 minutes takes
 #           about half: conv1,conv2 then conv3,conv4,conv5 on an H200)
-#   TESTS   1: run the new tree's GPU tests first (gpu_tests.log)
+#   TESTS   1: run the new tree's GPU tests first (gpu_tests.log; carry .ab/tests.tar.xz)
 #   SWEEP_ARGS  the sweep (default: the reference sweep's arguments)
 #   DEADLINE    seconds from the start after which no sweep runs on (default 560): a sweep
 #               stopped there keeps the (layer, N) sets it finished
@@ -35,7 +35,7 @@ if [[ -f .ab/lib.tar.xz ]]; then
     mkdir -p "$AB/lib" && tar -xJf .ab/lib.tar.xz -C "$AB/lib" || exit 2
     export LD_LIBRARY_PATH=$AB/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 fi
-for b in "$AB"/new/convstudy "$AB"/new/convstudy_gpu_tests "$AB"/old/convstudy; do
+for b in "$AB"/new/convstudy "$AB"/old/convstudy; do
     [[ -x $b ]] || continue
     if ldd "$b" | grep -q "not found"; then
         echo "device_compare: $b lacks libraries here:"
@@ -46,7 +46,8 @@ done
 NEW=$AB/new/convstudy
 OLD=$AB/old/convstudy
 
-if [[ ${TESTS:-0} == 1 && -x $AB/new/convstudy_gpu_tests ]]; then
+if [[ ${TESTS:-0} == 1 ]]; then
+    tar -xJf .ab/tests.tar.xz -C "$AB/new" || { echo "TESTS=1: carry .ab/tests.tar.xz too"; exit 2; }
     stamp "GPU tests (new)"
     CONVSTUDY_REQUIRE_GPU=1 timeout 300 "$AB/new/convstudy_gpu_tests" "[gpu]" \
         >>"$(device_log_head "$OUT/gpu_tests.log")" 2>&1 || status=1
