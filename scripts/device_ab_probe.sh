@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Why a row of the before/after comparison (scripts/device_compare.sh) is slower: the SASS of
+# the old and the new kernel and Nsight Compute's sections for one launch of each, on the same
+# machine. Runs after device_compare.sh in the same call (its unpacked binaries in /tmp/ab, its
+# golden files); for a probe alone it unpacks .ab/ itself and uses the sampled check.
+#
+#   OUT=... ROW="hopper-ws-fp16 conv2 32 nhwc" OLD_FUN='wgmma_ws_kernel.*Li128ELi32ELi8E' \
+#     NEW_FUN='9ws_kernelI6__halfLi6ELb0E.*EpiDirect' scripts/device_ab_probe.sh
+#
+#   ROW      variant layer N layout
+#   OLD_FUN / NEW_FUN  regexes (awk) over the mangled kernel names of the old / new binary:
+#            every matching function's SASS goes to sass_old.txt / sass_new.txt
+#   KERNEL   ncu's kernel-name regex for both (default: ws_kernel)
+# Files: sass_old.txt, sass_new.txt, ncu_old.txt, ncu_new.txt (and log.txt via device_out).
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 2
+# shellcheck source=scripts/device_lib.sh
+source scripts/device_lib.sh
+device_out out/ab_probe
+AB=/tmp/ab
+read -r VAR LAYER N LAYOUT <<<"${ROW:?ROW=\"variant layer N layout\"}"
+KERNEL=${KERNEL:-ws_kernel}
+if [[ ! -x $AB/new/convstudy ]]; then
+    mkdir -p "$AB/new" "$AB/old" "$AB/lib"
+    tar -xJf .ab/new.tar.xz -C "$AB/new" && tar -xJf .ab/old.tar.xz -C "$AB/old" || exit 2
+    [[ -f .ab/lib.tar.xz ]] && tar -xJf .ab/lib.tar.xz -C "$AB/lib"
+fi
+export LD_LIBRARY_PATH=$AB/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+check=(--check sampled)
+[[ -d golden ]] && check=(--golden golden)
+status=0
+for side in old new; do
+    fun=OLD_FUN
+    [[ $side == new ]] && fun=NEW_FUN
+    stamp "SASS $side (${!fun})"
+    timeout 240 cuobjdump -sass "$AB/$side/convstudy" 2>/dev/null | awk -v re="${!fun}" '
+        /Function : / { keep = ($3 ~ re); if (keep) { n++; print "##", $3 } ; next }
+        keep { print }
+        END { print "## functions: " n+0 > "/dev/stderr" }' >"$OUT/sass_$side.txt"
+    NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+    stamp "ncu $side: $VAR $LAYER N=$N $LAYOUT"
+    timeout 120 "$NCU" --clock-control none -k "regex:$KERNEL" -c 1 \
+        --section SpeedOfLight --section LaunchStats --section Occupancy --section WarpStateStats \
+        --section SchedulerStats --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis \
+        "$AB/$side/convstudy" run --variant "$VAR" --layer "$LAYER" --batch "$N" --layout "$LAYOUT" \
+        "${check[@]}" --warmup 0 --repeats 1 >"$OUT/ncu_$side.txt" 2>&1 || status=1
+    grep -E "Duration|Registers Per|Warp Cycles Per Issued|Issue Slots Busy|Compute \(SM\) Throughput|L2 Cache Throughput|Block Size|Grid Size|Dynamic Shared" "$OUT/ncu_$side.txt" | head -16
+done
+stamp "done, status $status"
+exit $status
