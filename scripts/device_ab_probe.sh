@@ -11,6 +11,7 @@
 #   OLD_FUN / NEW_FUN  regexes (awk) over the mangled kernel names of the old / new binary:
 #            every matching function's SASS goes to sass_old.txt / sass_new.txt
 #   KERNEL   ncu's kernel-name regex for both (default: ws_kernel)
+#   SASS     0: no SASS files (the ncu reports only)
 # Files: sass_old.txt, sass_new.txt, ncu_old.txt, ncu_new.txt (and log.txt via device_out).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
@@ -26,14 +27,17 @@ if [[ ! -x $AB/new/convstudy ]]; then
     [[ -f .ab/lib.tar.xz ]] && tar -xJf .ab/lib.tar.xz -C "$AB/lib"
 fi
 export LD_LIBRARY_PATH=$AB/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-check=(--check sampled)
-[[ -d golden ]] && check=(--golden golden)
+# the row's golden set (made here with the new generator when this call has none)
+[[ -f golden/alexnet/n$N/$LAYER.output.npy ]] ||
+    "$AB/new/convstudy" generate --batch "$N" --only "$LAYER" --out golden --no-onednn --quiet || exit 1
+check=(--golden golden)
 status=0
+SASS=${SASS:-1}
 for side in old new; do
     fun=OLD_FUN
     [[ $side == new ]] && fun=NEW_FUN
-    stamp "SASS $side (${!fun})"
-    timeout 240 cuobjdump -sass "$AB/$side/convstudy" 2>/dev/null | awk -v re="${!fun}" '
+    ((SASS)) && stamp "SASS $side (${!fun})"
+    ((SASS)) && timeout 240 cuobjdump -sass "$AB/$side/convstudy" 2>/dev/null | awk -v re="${!fun}" '
         /Function : / { keep = ($3 ~ re); if (keep) { n++; print "##", $3 } ; next }
         keep { print }
         END { print "## functions: " n+0 > "/dev/stderr" }' >"$OUT/sass_$side.txt"
@@ -42,6 +46,7 @@ for side in old new; do
     timeout 120 "$NCU" --clock-control none -k "regex:$KERNEL" -c 1 \
         --section SpeedOfLight --section LaunchStats --section Occupancy --section WarpStateStats \
         --section SchedulerStats --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis \
+        --section SourceCounters --print-details all \
         "$AB/$side/convstudy" run --variant "$VAR" --layer "$LAYER" --batch "$N" --layout "$LAYOUT" \
         "${check[@]}" --warmup 0 --repeats 1 >"$OUT/ncu_$side.txt" 2>&1 || status=1
     grep -E "Duration|Registers Per|Warp Cycles Per Issued|Issue Slots Busy|Compute \(SM\) Throughput|L2 Cache Throughput|Block Size|Grid Size|Dynamic Shared" "$OUT/ncu_$side.txt" | head -16
