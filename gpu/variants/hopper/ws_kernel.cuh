@@ -85,40 +85,47 @@ __device__ __forceinline__ void release(std::uint32_t empty_bar, int rank) {
 // tile has kAcc = 2 accumulators per thread, finished one after the other (i = 0, 1): a
 // stream-K / split-tail slot holds both halves (kAcc x 128 x BN floats), its flag is raised
 // after the last half is written and waited for before the first is read.
-template <class TO, int BN, int kDown, class Epi, int kAcc = 1>
+template <class TO, int BN, int kDown, class Epi, int kAcc = 1, bool kCuts = false>
 __device__ __forceinline__ void finish_unit(float (&acc)[BN / 2], int i, const Work& w, const WsArgs<TO>& a,
                                             const EpiArgs<TO>& ea, int p0, int m0, int cw, int ct, int& nsub) {
     const int t = ct & 127;
-    constexpr int kSlot = 256 * (BN / 2);  // floats of one 128 x BN half of a stream-K slot
     if (w.role == Role::split_part) {
         store_tile<float, BN>(acc, a.partial + std::int64_t(w.part) * a.g.P * a.g.M, a.g, p0 + 64 * cw, m0, false, t);
         return;
     }
-    if (w.role == Role::sk_contrib) {
-        float* slot = a.partial + (std::int64_t(w.slot) * kAcc + i) * kSlot;
+    // Only a kernel for stream-K or split-tail (kCuts) has the cut tiles' roles: their
+    // single-thread spin on the flags is a divergent loop, and where the kernel has one the
+    // compiler keeps the consumers' k-loop off the uniform datapath (vector registers,
+    // WARPSYNC and YIELD around each wgmma batch; ncu: branch-resolving stalls x6, the
+    // data-parallel kernel 16% longer on the H200, conv2 N=32).
+    if constexpr (kCuts) {
+        constexpr int kSlot = 256 * (BN / 2);  // floats of one 128 x BN half of a stream-K slot
+        if (w.role == Role::sk_contrib) {
+            float* slot = a.partial + (std::int64_t(w.slot) * kAcc + i) * kSlot;
 #pragma unroll
-        for (int j = 0; j < BN / 2; ++j) slot[j * 256 + ct] = acc[j];
-        named_sync(3, 256);
-        if (ct == 0 && i == kAcc - 1) {
-            __threadfence();
-            st_release(a.flags + w.slot, a.epoch);
-        }
-        return;
-    }
-    if (w.role == Role::sk_finish) {
-        int first = 0, last = -1;
-        a.sched.contributors(w, first, last);
-        if (i == 0) {
-            if (ct == 0)
-                for (int c = first; c <= last; ++c)
-                    while (ld_acquire(a.flags + c) != a.epoch) {
-                    }
+            for (int j = 0; j < BN / 2; ++j) slot[j * 256 + ct] = acc[j];
             named_sync(3, 256);
+            if (ct == 0 && i == kAcc - 1) {
+                __threadfence();
+                st_release(a.flags + w.slot, a.epoch);
+            }
+            return;
         }
-        for (int c = first; c <= last; ++c) {
-            const float* slot = a.partial + (std::int64_t(c) * kAcc + i) * kSlot;
+        if (w.role == Role::sk_finish) {
+            int first = 0, last = -1;
+            a.sched.contributors(w, first, last);
+            if (i == 0) {
+                if (ct == 0)
+                    for (int c = first; c <= last; ++c)
+                        while (ld_acquire(a.flags + c) != a.epoch) {
+                        }
+                named_sync(3, 256);
+            }
+            for (int c = first; c <= last; ++c) {
+                const float* slot = a.partial + (std::int64_t(c) * kAcc + i) * kSlot;
 #pragma unroll
-            for (int j = 0; j < BN / 2; ++j) acc[j] += __ldcg(slot + j * 256 + ct);
+                for (int j = 0; j < BN / 2; ++j) acc[j] += __ldcg(slot + j * 256 + ct);
+            }
         }
     }
     // One epilogue instance for whole tiles and finished stream-K tiles (one copy of the long
@@ -132,12 +139,14 @@ __device__ __forceinline__ void finish_unit(float (&acc)[BN / 2], int i, const W
 
 namespace cs::gpu::variants::hopper {
 
-template <class T, int TILE, bool kPP, class Epi, class TO, int kDown, int kCL = 1, bool kMcA = false>
+template <class T, int TILE, bool kPP, class Epi, class TO, int kDown, int kCL = 1, bool kMcA = false,
+          bool kCuts = false>
 __global__ void __launch_bounds__(kWsThreads, 1)
     ws_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
               const __grid_constant__ CUtensorMap tmO, const WsArgs<TO> a) {
 #ifdef CS_HOPPER_DEVICE
     static_assert(kCL == 1 || (kCL == 2 && !kPP), "clusters of two run the cooperative schedule only");
+    static_assert(!kCuts || (kCL == 1 && !kPP), "stream-K and split-tail: cooperative, no cluster");
     constexpr Tile kT = kTiles[TILE];
     constexpr int BN = kT.bn, ROWB = kT.rowb, STAGES = kT.stages, BK = ROWB / int(sizeof(T)), BM = kT.bm;
     static_assert(BM == kBM || (BM == 2 * kBM && !kPP && kCL == 1), "256-pixel tiles: cooperative, no cluster");
@@ -242,9 +251,9 @@ __global__ void __launch_bounds__(kWsThreads, 1)
             if constexpr (kAcc == 2) fence_regs(acc[1]);
             if ((ct & 127) == 0) release<kCL>(empty0 + 8 * prev, rank);
             // constant indices only: a loop here is not unrolled and puts acc in local memory
-            finish_unit<TO, BN, kDown, Epi, kAcc>(acc[0], 0, w, a, ea, o.p0 + 64 * (kAcc - 1) * cw, o.m0, cw, ct, nsub);
+            finish_unit<TO, BN, kDown, Epi, kAcc, kCuts>(acc[0], 0, w, a, ea, o.p0 + 64 * (kAcc - 1) * cw, o.m0, cw, ct, nsub);
             if constexpr (kAcc == 2)
-                finish_unit<TO, BN, kDown, Epi, kAcc>(acc[1], 1, w, a, ea, o.p0 + 64 * cw + 64, o.m0, cw, ct, nsub);
+                finish_unit<TO, BN, kDown, Epi, kAcc, kCuts>(acc[1], 1, w, a, ea, o.p0 + 64 * cw + 64, o.m0, cw, ct, nsub);
         }
     }
     Epi::drain(ct & 127);

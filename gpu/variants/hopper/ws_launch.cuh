@@ -41,9 +41,9 @@ struct WsLaunch {
     int* max_ctas = nullptr;  // prepare_only with a cluster: the CTAs that fit at once in clusters
 };
 
-template <class T, int I, bool kPP, class Epi, class TO, int kDown, int kCL = 1, bool kMcA = false>
+template <class T, int I, bool kPP, class Epi, class TO, int kDown, int kCL = 1, bool kMcA = false, bool kCuts = false>
 void launch_one(const WsLaunch& l, const WsArgs<TO>& args, cudaStream_t stream) {
-    auto* k = ws_kernel<T, I, kPP, Epi, TO, kDown, kCL, kMcA>;
+    auto* k = ws_kernel<T, I, kPP, Epi, TO, kDown, kCL, kMcA, kCuts>;
     constexpr int smem = WsSmem<T, I, Epi>::kTotal;
     // A launch of `grid` CTAs in clusters of kCL (cudaLaunchKernelEx's form, kCL > 1 only).
     cudaLaunchAttribute attr{};
@@ -81,12 +81,21 @@ void launch_one(const WsLaunch& l, const WsArgs<TO>& args, cudaStream_t stream) 
 }
 
 // The epilogue is the one runtime choice left once the rest is fixed.
-template <class T, int I, bool kPP, class TO, int kDown, int kCL = 1, bool kMcA = false>
+template <class T, int I, bool kPP, class TO, int kDown, int kCL = 1, bool kMcA = false, bool kCuts = false>
 void launch_epi(const WsLaunch& l, const WsArgs<TO>& args, cudaStream_t stream) {
     if (l.epilogue == Epilogue::direct)
-        launch_one<T, I, kPP, EpiDirect, TO, kDown, kCL, kMcA>(l, args, stream);
+        launch_one<T, I, kPP, EpiDirect, TO, kDown, kCL, kMcA, kCuts>(l, args, stream);
     else
-        launch_one<T, I, kPP, EpiTmaStore, TO, kDown, kCL, kMcA>(l, args, stream);
+        launch_one<T, I, kPP, EpiTmaStore, TO, kDown, kCL, kMcA, kCuts>(l, args, stream);
+}
+// Whether the tile scheduler cuts tiles between CTAs (stream-K, split-tail): a kernel of its
+// own (kCuts), so the other schedulers' kernels carry none of the cut tiles' code.
+template <class T, int I, class TO, int kDown>
+void launch_coop1(const WsLaunch& l, const WsArgs<TO>& args, cudaStream_t stream) {
+    if (args.sched.mode == TileSched::kStreamK || args.sched.mode == TileSched::kSplitTail)
+        launch_epi<T, I, false, TO, kDown, 1, false, true>(l, args, stream);
+    else
+        launch_epi<T, I, false, TO, kDown>(l, args, stream);
 }
 
 template <class T, class TO, int kDown>
@@ -96,13 +105,13 @@ void launch_ws(const WsLaunch& l, const WsArgs<TO>& args, cudaStream_t stream) {
         if (l.schedule == Schedule::cooperative) {
             if constexpr (ws_tile_ok<i>(Schedule::cooperative)) {
                 if constexpr (kTiles[i].bm != kBM)  // 256 pixels: no cluster (the plan refuses one)
-                    launch_epi<T, i, false, TO, kDown>(l, args, stream);
+                    launch_coop1<T, i, TO, kDown>(l, args, stream);
                 else if (l.cluster == 2 && l.mc_a)
                     launch_epi<T, i, false, TO, kDown, 2, true>(l, args, stream);
                 else if (l.cluster == 2)
                     launch_epi<T, i, false, TO, kDown, 2>(l, args, stream);
                 else
-                    launch_epi<T, i, false, TO, kDown>(l, args, stream);
+                    launch_coop1<T, i, TO, kDown>(l, args, stream);
             }
         } else {
             if constexpr (ws_tile_ok<i>(Schedule::pingpong)) launch_epi<T, i, true, TO, kDown>(l, args, stream);
