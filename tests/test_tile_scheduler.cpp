@@ -23,14 +23,16 @@ struct Unit {
     Work w;
 };
 
-// Every CTA's units, in its order.
+// Every CTA's units, in its order. kCuts = false: the walk of the kernels for data-parallel
+// and split-K (no stream-K or split-tail code), which must give the same units there.
+template <bool kCuts = true>
 std::vector<std::vector<Unit>> walk(const TileSched& s) {
     std::vector<std::vector<Unit>> per(s.grid);
     for (int c = 0; c < s.grid; ++c) {
         TileSched::Cursor cur;
         Work w;
         int guard = 0;
-        while (s.next(c, cur, w)) {
+        while (s.template next<kCuts>(c, cur, w)) {
             per[c].push_back({c, w});
             REQUIRE(++guard < 1000000);
         }
@@ -69,6 +71,17 @@ bool runs_to_the_end(const TileSched& s, const std::vector<std::vector<Unit>>& p
 void check(const TileSched& s) {
     INFO(s.describe() << ", grid " << s.grid << ", KT " << s.KT);
     const auto per = walk(s);
+    if (s.mode == TileSched::kDataParallel || s.mode == TileSched::kSplitK) {
+        const auto dp = walk<false>(s);
+        REQUIRE(dp.size() == per.size());
+        for (std::size_t c = 0; c < per.size(); ++c) {
+            REQUIRE(dp[c].size() == per[c].size());
+            for (std::size_t i = 0; i < per[c].size(); ++i) {
+                const Work &a = per[c][i].w, &b = dp[c][i].w;
+                REQUIRE((a.tile == b.tile && a.k0 == b.k0 && a.k1 == b.k1 && a.part == b.part && a.role == b.role));
+            }
+        }
+    }
     std::map<int, std::vector<int>> runs;  // tile -> how often each k-slice ran
     std::map<int, std::set<int>> contrib_slots;
     std::set<int> slots;

@@ -25,7 +25,7 @@ __device__ __forceinline__ void pingpong_consume(const WsArgs<TO>& a, const EpiA
         Work w;
         // Skip the other warpgroup's first unit: units alternate c, c+2, ...
         for (int i = 0;; ++i) {
-            if (!a.sched.next(cur, w)) break;
+            if (!a.sched.template next<false>(cur, w)) break;  // ping-pong: data-parallel, split-K
             if ((i & 1) != cw) continue;
             const int j = i >> 1;  // this warpgroup's j-th unit
             // Wait for the other warpgroup's mainloop of unit i-1 (its arrival number

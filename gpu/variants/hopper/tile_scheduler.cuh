@@ -91,51 +91,69 @@ struct TileSched {
     }
 
     // The next unit of CTA `cta` (the kernels: blockIdx.x); false when it has none left.
+    // kCuts = false: a kernel for data-parallel and split-K only, without the stream-K and
+    // split-tail walks — their 64-bit divisions are calls to a subroutine after which the
+    // compiler cannot prove the warps converged, so the consumers' k-loop ran on vector
+    // registers with a WARPSYNC before every wgmma batch (ncu: branch-resolving stalls x6,
+    // hopper-ws 10-16% slower than before the skeleton on the H200).
+    template <bool kCuts = true>
     CS_SCHED_HD bool next(int cta, Cursor& cur, Work& w) const {
-        if (mode == kSplitTail) {
-            const int t = cta + cur.i * grid;
-            if (t < tiles_dp) {
-                ++cur.i;
-                w.tile = t, w.part = 0, w.k0 = 0, w.k1 = KT, w.role = Role::whole;
-                return true;
-            }
-            const int v = t - tiles_dp;  // tail unit
-            if (v >= (ntiles - tiles_dp) * tail_q) return false;
+        if constexpr (!kCuts) {
+            return next_dp(cta, cur, w);
+        } else {
+            if (mode == kSplitTail) return next_tail(cta, cur, w);
+            if (mode != kStreamK) return next_dp(cta, cur, w);
+            return next_sk(cta, cur, w);
+        }
+    }
+    // split-tail: whole waves data-parallel, then each tile of the last wave in tail_q parts
+    CS_SCHED_HD bool next_tail(int cta, Cursor& cur, Work& w) const {
+        const int t = cta + cur.i * grid;
+        if (t < tiles_dp) {
             ++cur.i;
-            const int q = v / tail_q, part = v - q * tail_q;
-            w.tile = tiles_dp + q;
-            w.part = 0;
-            w.slot = v;
-            w.k0 = int((long long)part * KT / tail_q);
-            w.k1 = int((long long)(part + 1) * KT / tail_q);
-            w.role = tail_q == 1 ? Role::whole : (part == 0 ? Role::sk_finish : Role::sk_contrib);
+            w.tile = t, w.part = 0, w.k0 = 0, w.k1 = KT, w.role = Role::whole;
             return true;
         }
-        if (mode != kStreamK) {  // data-parallel, split-K; units fit in int: plan() checks tiles * ksplit
-            // cluster 2: unit = (pair of tile rows, filters, part); tile = the rank's row
-            const int u = cluster == 2 ? (cta >> 1) + cur.i * (grid >> 1) : cta + cur.i * grid;
-            const int rank = cluster == 2 ? (cta & 1) : 0;
-            if (u >= units) return false;
-            ++cur.i;
-            int tile = u / ksplit;
-            if (cluster == 2 && mc_a) {
-                tile = 2 * tile + rank;
-            } else if (cluster == 2) {
-                const int pr = tile / tiles_n, nt = tile - pr * tiles_n;
-                tile = (2 * pr + rank) * tiles_n + nt;
-            }
-            if (ksplit == 1) {
-                w.tile = tile, w.part = 0, w.k0 = 0, w.k1 = KT, w.role = Role::whole;
-                return true;
-            }
-            w.tile = tile;
-            w.part = u - (u / ksplit) * ksplit;
-            const int kp = KT / ksplit;
-            w.k0 = w.part * kp;
-            w.k1 = w.k0 + kp;
-            w.role = Role::split_part;
+        const int v = t - tiles_dp;  // tail unit
+        if (v >= (ntiles - tiles_dp) * tail_q) return false;
+        ++cur.i;
+        const int q = v / tail_q, part = v - q * tail_q;
+        w.tile = tiles_dp + q;
+        w.part = 0;
+        w.slot = v;
+        w.k0 = int((long long)part * KT / tail_q);
+        w.k1 = int((long long)(part + 1) * KT / tail_q);
+        w.role = tail_q == 1 ? Role::whole : (part == 0 ? Role::sk_finish : Role::sk_contrib);
+        return true;
+    }
+    // data-parallel, split-K; units fit in int: plan() checks tiles * ksplit
+    CS_SCHED_HD bool next_dp(int cta, Cursor& cur, Work& w) const {
+        // cluster 2: unit = (pair of tile rows, filters, part); tile = the rank's row
+        const int u = cluster == 2 ? (cta >> 1) + cur.i * (grid >> 1) : cta + cur.i * grid;
+        const int rank = cluster == 2 ? (cta & 1) : 0;
+        if (u >= units) return false;
+        ++cur.i;
+        int tile = u / ksplit;
+        if (cluster == 2 && mc_a) {
+            tile = 2 * tile + rank;
+        } else if (cluster == 2) {
+            const int pr = tile / tiles_n, nt = tile - pr * tiles_n;
+            tile = (2 * pr + rank) * tiles_n + nt;
+        }
+        if (ksplit == 1) {
+            w.tile = tile, w.part = 0, w.k0 = 0, w.k1 = KT, w.role = Role::whole;
             return true;
         }
+        w.tile = tile;
+        w.part = u - (u / ksplit) * ksplit;
+        const int kp = KT / ksplit;
+        w.k0 = w.part * kp;
+        w.k1 = w.k0 + kp;
+        w.role = Role::split_part;
+        return true;
+    }
+    // stream-K: whole tiles first, then this CTA's range of the rest's k-slices
+    CS_SCHED_HD bool next_sk(int cta, Cursor& cur, Work& w) const {
         if (cur.it < 0) {
             const int t = cta + cur.i * grid;
             if (t < tiles_dp) {
@@ -171,7 +189,10 @@ struct TileSched {
         last = sk_owner((t + 1) * KT - 1);
     }
 #if defined(__CUDACC__)
-    __device__ __forceinline__ bool next(Cursor& cur, Work& w) const { return next(int(blockIdx.x), cur, w); }
+    template <bool kCuts = true>
+    __device__ __forceinline__ bool next(Cursor& cur, Work& w) const {
+        return next<kCuts>(int(blockIdx.x), cur, w);
+    }
     __device__ __forceinline__ void contributors(const Work& w, int& first, int& last) const {
         contributors(int(blockIdx.x), w, first, last);
     }

@@ -93,11 +93,7 @@ __device__ __forceinline__ void finish_unit(float (&acc)[BN / 2], int i, const W
         store_tile<float, BN>(acc, a.partial + std::int64_t(w.part) * a.g.P * a.g.M, a.g, p0 + 64 * cw, m0, false, t);
         return;
     }
-    // Only a kernel for stream-K or split-tail (kCuts) has the cut tiles' roles: their
-    // single-thread spin on the flags is a divergent loop, and where the kernel has one the
-    // compiler keeps the consumers' k-loop off the uniform datapath (vector registers,
-    // WARPSYNC and YIELD around each wgmma batch; ncu: branch-resolving stalls x6, the
-    // data-parallel kernel 16% longer on the H200, conv2 N=32).
+    // The cut tiles' roles: only in a kernel for stream-K or split-tail (kCuts; TileSched::next).
     if constexpr (kCuts) {
         constexpr int kSlot = 256 * (BN / 2);  // floats of one 128 x BN half of a stream-K slot
         if (w.role == Role::sk_contrib) {
@@ -189,7 +185,7 @@ __global__ void __launch_bounds__(kWsThreads, 1)
             TileSched::Cursor cur;
             Work w;
             const int cslices = a.cslices, S = a.g.S;
-            while (a.sched.next(cur, w)) {
+            while (a.sched.template next<kCuts>(cur, w)) {
                 const TileOrigin o = TileOrigin::of(w.tile, a.sched.tiles_n, BN, a.g, BM);
                 // kMcA: this CTA's half of the shared A tile; BM = 256: the second 128 pixels
                 const TileOrigin oA = kMcA ? TileOrigin::at(o.p0 + rank * (kBM / 2), o.m0, a.g)
@@ -227,7 +223,7 @@ __global__ void __launch_bounds__(kWsThreads, 1)
         Ring<STAGES> r;
         TileSched::Cursor cur;
         Work w;
-        while (a.sched.next(cur, w)) {
+        while (a.sched.template next<kCuts>(cur, w)) {
             const TileOrigin o = TileOrigin::of(w.tile, a.sched.tiles_n, BN, a.g, BM);
             float acc[kAcc][BN / 2];
             zero(acc[0]);

@@ -92,6 +92,11 @@ void launch_epi(const WsLaunch& l, const WsArgs<TO>& args, cudaStream_t stream) 
 // own (kCuts), so the other schedulers' kernels carry none of the cut tiles' code.
 template <class T, int I, class TO, int kDown>
 void launch_coop1(const WsLaunch& l, const WsArgs<TO>& args, cudaStream_t stream) {
+    if (l.prepare_only) {  // both kernels' shared-memory attribute: the plan's scheduler picks one
+        launch_epi<T, I, false, TO, kDown, 1, false, true>(l, args, stream);
+        launch_epi<T, I, false, TO, kDown>(l, args, stream);
+        return;
+    }
     if (args.sched.mode == TileSched::kStreamK || args.sched.mode == TileSched::kSplitTail)
         launch_epi<T, I, false, TO, kDown, 1, false, true>(l, args, stream);
     else
