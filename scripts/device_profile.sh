@@ -19,6 +19,8 @@
 #
 # A shorter call: BUDGET (seconds from the start for the sweeps, default 520), PYTORCH_BUDGET=0
 # (no PyTorch rows), PROFILE_SWEEPS="hopper" (any of hopper fp32_nhwc fp32_nchw).
+# TESTS=1 also builds and runs the GPU tests after the build (gpu_tests.log; ~2 minutes, taken
+# from the sweeps' share of BUDGET).
 #
 # Time. A profiled row costs one ncu process (`run --profile-target` under ncu: start, CUDA
 # and ncu set-up, the row's plan and check, warm-ups, then only the kernels of the one timed
@@ -76,6 +78,16 @@ if ! (renice -n 10 -p "$BASHPID" >/dev/null; BUILD_LOG="$TMP/build.log" device_b
     exit 1
 fi
 grep -cE "spill stores [1-9]" "$TMP/build.log" | sed 's/^/ptxas: kernels with spill stores: /'
+if [[ ${TESTS:-0} == 1 ]]; then
+    stamp "build and run the GPU tests (TESTS=1)"
+    if BUILD_LOG="$TMP/build_tests.log" device_build $B convstudy_gpu_tests; then
+        CONVSTUDY_REQUIRE_GPU=1 timeout 200 "$B/tests/convstudy_gpu_tests" "[gpu]" \
+            >>"$(device_log_head "$OUT/gpu_tests.log")" 2>&1 || status=1
+        grep -E "test cases|FAILED" "$OUT/gpu_tests.log" | tail -8
+    else
+        status=1
+    fi
+fi
 
 if [[ -n $pt_pid ]]; then
     stamp "waiting for PyTorch"

@@ -578,6 +578,55 @@ def hopper_sass():
     return "\n".join(out) + "\n"
 
 
+def before_after(before=f"{H200}/sweep_all_variants_f83d02e.csv", after=SWEEP):
+    """The reference sweep against the revision before issue 26's refactor, both measured in the
+    same calls on one machine (scripts/device_compare.sh): per group, the rows timed on both
+    sides and noise.judge's verdicts (convstudy compare's rule), with the largest slower
+    ratio. The anchors (cuDNN, cuBLAS: library code neither revision changed) give the
+    machine's own drift between two processes; the split variants carry issue 25's range
+    scale pass."""
+    from .noise import judge, timing
+
+    def rows(path):
+        return {(r["layer"], r["N"], r["variant"], r.get("precision", ""), r.get("layout") or "nchw", r["memory"]): r
+                for r in data(path).rows}
+
+    a, b = rows(before), rows(after)
+    groups = {}
+    for k in sorted(set(a) & set(b)):
+        ta, tb = timing(a[k], "kernel", ok), timing(b[k], "kernel", ok)
+        v = judge(ta, tb)
+        if v is None:
+            continue
+        fam = b[k]["family"]
+        g = ("anchors: cuDNN graph API, cuBLAS" if fam in ("cudnn", "cublas") else
+             "anchors: cuDNN legacy (its algorithm found per process)" if fam == "cudnn-legacy" else
+             "split variants (3xTF32, 3xFP16)" if ("3xtf32" in k[2] or "3xfp16" in k[2]) else "ours, the rest")
+        e = groups.setdefault(g, {"same": 0, "slower": 0, "faster": 0, "worst": 1.0})
+        e[v] += 1
+        if v == "slower":
+            e["worst"] = max(e["worst"], tb[0] / ta[0])
+    revs = lambda path: ", ".join(sorted({str(r["git_rev"])[:7] for r in data(path).rows}))
+    only_b = len(set(b) - set(a))
+    out = [f"{data(after).device}, kernel ms: {revs(before)} (before) against {revs(after)} (after), one machine, "
+           f"every row of both sweeps; {only_b} rows only after (new variants and layouts)", "",
+           "| rows | timed on both | same | slower | faster | largest slower (after / before) |",
+           "| --- | --- | --- | --- | --- | --- |"]
+    for g in ("ours, the rest", "split variants (3xTF32, 3xFP16)", "anchors: cuDNN graph API, cuBLAS",
+              "anchors: cuDNN legacy (its algorithm found per process)"):
+        e = groups.get(g)
+        if not e:
+            continue
+        n = e["same"] + e["slower"] + e["faster"]
+        out.append(f"| {g} | {n} | {e['same']} | {e['slower']} | {e['faster']} | "
+                   f"{e['worst']:.3f} |" if e["slower"] else
+                   f"| {g} | {n} | {e['same']} | 0 | {e['faster']} | - |")
+    st = lambda path: sum(r["status"] in ("FAIL", "ERROR") for r in data(path).rows)
+    out.append("")
+    out.append(f"FAIL or ERROR rows: {st(before)} before, {st(after)} after.")
+    return "\n".join(out) + "\n"
+
+
 GENERATORS = {
     "h100-hopper-sass": hopper_sass,
     "h100-range-safety": range_safety,
@@ -594,6 +643,7 @@ GENERATORS = {
     "h100-fp32-conv2-kernels": fp32_conv2_kernels,
     "h100-hopper-ab": hopper_ab,
     "h200-sweep": sweep_sentence,
+    "h200-before-after": before_after,
     "h200-kernel-n128": kernel_table,
     "h200-summary-n128": summary_table,
     "h200-csvs": csv_inventory,
