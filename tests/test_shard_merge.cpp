@@ -190,6 +190,27 @@ TEST_CASE("merge: the shards of a sweep give the unsharded CSV, derived columns 
                       [](const std::string& n) { return n.find("fp16 ceiling differed") != std::string::npos; }));
 }
 
+TEST_CASE("merge: parts split by layers keep the sweep's layer order", "[merge]") {
+    const TempDir d;
+    std::vector<const Layer*> layers;
+    const auto items = full_sweep(layers, {1, 128}, {gpu::MemoryMode::pageable});
+    REQUIRE(layers.size() >= 3);
+    const CsvTable whole = write_and_read(d.path / "whole.csv", meta_for(650, 3000), make_rows(items, 1.0));
+    // as `sweep --layers conv1,conv2,conv3` and `--layers conv4,conv5` would write them
+    std::vector<SweepItem> first, second;
+    for (const auto& it : items) (it.layer == layers[0] || it.layer == layers[1] ? first : second).push_back(it);
+    const CsvTable a = write_and_read(d.path / "a.csv", meta_for(650, 3000), make_rows(first, 1.0));
+    const CsvTable b = write_and_read(d.path / "b.csv", meta_for(650, 3000), make_rows(second, 1.0));
+    const MergeResult m = merge_tables({a, b});
+    REQUIRE(m.table.rows.size() == whole.rows.size());
+    const int lc = whole.col("layer"), vc = whole.col("variant");
+    for (std::size_t i = 0; i < whole.rows.size(); ++i) {
+        INFO("row " << i);
+        CHECK(m.table.rows[i][std::size_t(lc)] == whole.rows[i][std::size_t(lc)]);
+        CHECK(m.table.rows[i][std::size_t(vc)] == whole.rows[i][std::size_t(vc)]);
+    }
+}
+
 TEST_CASE("merge refuses parts of different revisions, devices or overlapping rows", "[merge]") {
     const TempDir d;
     std::vector<const Layer*> layers;

@@ -112,10 +112,13 @@ MergeResult merge_tables(const std::vector<CsvTable>& parts) {
     };
 
     // Sweep order: N, layer (first appearance, kept consistent across parts), registry order
-    // of the variant, memory mode, layout.
+    // of the variant, memory mode, layout. A layer a part shows first goes after the last
+    // known layer the part showed before it, or after every known layer when it showed none
+    // (parts split by layers, conv1-3 then conv4-5, keep conv1 .. conv5).
     std::vector<std::string> layers;
     for (const auto& p : parts) {
-        std::size_t after = 0;  // insert position after the last layer this part showed
+        std::size_t after = layers.size();  // insert position: after the last layer this part showed
+        bool seen_known = false;
         for (const auto& r : p.rows) {
             const std::string l = field(p, r, "layer");
             const std::size_t at = index_of(layers, l);
@@ -123,7 +126,8 @@ MergeResult merge_tables(const std::vector<CsvTable>& parts) {
                 layers.insert(layers.begin() + std::ptrdiff_t(after), l);
                 after = after + 1;
             } else {
-                after = std::max(after, at + 1);
+                after = seen_known ? std::max(after, at + 1) : at + 1;
+                seen_known = true;
             }
         }
     }
