@@ -198,21 +198,23 @@ def _f(x):
         return None
 
 
-def hopper_ladder():
-    """fp16 NHWC at N=128 in the H100 sweep: each Hopper rung's kernel time, its ratio to the
-    fastest cuDNN fp16 row (either layout) and its share of the cuBLAS GEMM of the layer's
-    im2col shape (gemm_ceiling_ms / kernel_ms), best rung per layer in bold."""
-    d = data(f"{H100}/sweep_all_variants.csv")
+def hopper_ladder(folder=H100, rungs=None):
+    """fp16 NHWC at N=128 in a reference sweep (<folder>/sweep_all_variants.csv): each Hopper
+    rung's kernel time, its ratio to the fastest cuDNN fp16 row (either layout) and its share
+    of the cuBLAS GEMM of the layer's im2col shape (gemm_ceiling_ms / kernel_ms), best rung per
+    layer in bold."""
+    d = data(f"{folder}/sweep_all_variants.csv")
     n = 128
-    head = ["| layer | " + " | ".join(v.replace("-fp16", "") for v in HOPPER_LADDER) +
+    rungs = rungs or HOPPER_LADDER
+    head = ["| layer | " + " | ".join(v.replace("-fp16", "") for v in rungs) +
             " | cudnn-fp16 (best layout) | cudnn-fp16-s2d |",
-            "| --- | " + " | ".join("---" for _ in HOPPER_LADDER) + " | --- | --- |"]
+            "| --- | " + " | ".join("---" for _ in rungs) + " | --- | --- |"]
     for l in d.layers:
         cud = [r for r in d.rows if r["layer"] == l and r["N"] == n and r["_variant"] == "cudnn-fp16" and ok(r)]
         best_cud = min((r["kernel_ms"] for r in cud), default=None)
         s2d = [r for r in d.rows if r["layer"] == l and r["N"] == n and r["_variant"] == "cudnn-fp16-s2d" and ok(r)]
         best_s2d = min((r["kernel_ms"] for r in s2d), default=None)
-        rs = [find(d, l, n, v, "nhwc") for v in HOPPER_LADDER]
+        rs = [find(d, l, n, v, "nhwc") for v in rungs]
         times = [r["kernel_ms"] if r and ok(r) else None for r in rs]
         fastest = min((t for t in times if t), default=None)
         cells = []
@@ -228,12 +230,12 @@ def hopper_ladder():
     return "\n".join(head) + "\n"
 
 
-def hopper_profile(name="profile_hopper_ladder_n128.csv"):
+def hopper_profile(name="profile_hopper_ladder_n128.csv", folder=H100):
     """The ncu counters of a ladder's rows at N=128, all five layers (one timed repeat per row,
     `sweep --profile`, scripts/device_profile.sh): the Hopper ladder (fp16 NHWC,
     plots/h100/profile_hopper_ladder_n128.csv) or the fp32 class's (NHWC and NCHW,
     profile_fp32_ladder_n128.csv); PASS rows only."""
-    rows = [r for r in _csv_rows(f"{H100}/{name}") if r["status"] == "PASS"]
+    rows = [r for r in _csv_rows(f"{folder}/{name}") if r["status"] == "PASS"]
     out = ["| layer | row | kernel ms (unprofiled) | tensor pipe % (wgmma %) | SM throughput % | DRAM read MB "
            "| DRAM written MB | L2 hit % |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
@@ -578,6 +580,88 @@ def hopper_sass():
     return "\n".join(out) + "\n"
 
 
+def m256k64():
+    """hopper-m256k64 (the m256n128k64B-s8 tile as its own rung) against hopper-tmastore at its
+    measured tile and the fastest cuDNN row of the class, NHWC, conv2-5, in the H200
+    reference sweep."""
+    rows = [r for r in data().rows if ok(r)]
+    t = {(r["layer"], r["N"], r["_variant"]): r["kernel_ms"] for r in rows if r["layout"] == "nhwc"}
+    cud = {}
+    for r in rows:
+        if r["family"] == "cudnn" and not summary.S2D.match(r["_variant"]):
+            k = (r["layer"], r["N"], r["anchor_class"])
+            cud[k] = min(cud.get(k, 1e30), r["kernel_ms"])
+    out = ["kernel ms; below 1: hopper-m256k64 is faster", "",
+           "| class | layer | N | hopper-tmastore (measured tile) | hopper-m256k64 | m256k64 / tmastore | cuDNN "
+           "(fastest) | m256k64 / cuDNN |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for p in ("fp16", "bf16", "tf32"):
+        for l in ("conv2", "conv3", "conv4", "conv5"):
+            for n in (1, 32, 128):
+                a, b, c = t.get((l, n, f"hopper-tmastore-{p}")), t.get((l, n, f"hopper-m256k64-{p}")), cud.get((l, n, p))
+                if None in (a, b, c):
+                    continue
+                out.append(f"| {p} | {l} | {n} | {g3(a)} | {g3(b)} | {b / a:.2f} | {g3(c)} | {b / c:.2f} |")
+    return "\n".join(out) + "\n"
+
+
+def goals_24():
+    """Issue 24's goals on the H200 reference sweep: per tensor-core class, the best of ours /
+    the fastest cuDNN row of the class (either layout) on conv2-5 at N=1 (goal <= 1.0) and 32,
+    128 (<= 0.95), conv1 / the cudnn-<class>-s2d row at N=32, 128 (<= 1.0); then, fp16 at
+    N=128, the best row's share of the cuBLAS GEMM ceiling of the layer (>= 85%) and the
+    five-layer sum (<= 0.40 ms). A cell over its goal is marked (over)."""
+    d = data()
+    out = [f"{d.device}, {', '.join(sorted({str(r['git_rev']) for r in d.rows}))}; best of ours / fastest cuDNN "
+           "(kernel time), (over): above the goal", "",
+           "| class | " + " | ".join(f"{l} N={n}" for l in ("conv2", "conv3", "conv4", "conv5") for n in (1, 32, 128))
+           + " | conv1 / s2d N=32 | conv1 / s2d N=128 |",
+           "| --- | " + " | ".join("---" for _ in range(12)) + " | --- | --- |"]
+    for cls in ("fp16", "bf16", "tf32"):
+        cs = summary.cells(d, cls)
+        cells = []
+        for l in ("conv2", "conv3", "conv4", "conv5"):
+            for n in (1, 32, 128):
+                c = cs.get((l, n))
+                r = c.ratio if c else None
+                goal = 1.0 if n == 1 else 0.95
+                cells.append("-" if r is None else f"{r:.3f}" + (" (over)" if r > goal else ""))
+        for n in (32, 128):
+            c = cs.get(("conv1", n))
+            r = c.ratio_s2d if c else None
+            cells.append("-" if r is None else f"{r:.3f}" + (" (over)" if r > 1.0 else ""))
+        out.append(f"| {cls} | " + " | ".join(cells) + " |")
+    cs = summary.cells(d, "fp16")
+    pct = []
+    for l in ("conv2", "conv3", "conv4", "conv5"):
+        c = cs.get((l, 128))
+        ceil = c.ours.get("gemm_ceiling_ms") if c and c.ours else None
+        pct.append(f"{l} {100 * ceil / c.ours['kernel_ms']:.0f}% ({c.ours['_variant']})" if ceil else f"{l} -")
+    s = summary.all_layers(d, "fp16", 128)
+    out += ["", "fp16, N=128: the best row's share of the cuBLAS GEMM of the layer's shape (goal >= 85%): " +
+            ", ".join(pct) + "; all five layers " + (f"{g3(s[0])} ms against cuDNN's {g3(s[1])} (goal <= 0.40)"
+                                                     if s else "-") + "."]
+    return "\n".join(out) + "\n"
+
+
+def ab_probe(folder=f"{H200}/ab_probe"):
+    """Nsight Compute on one launch of hopper-ws-fp16 conv2 N=32 NHWC from three binaries on
+    the H200 (scripts/device_ab_probe.sh; the text reports ncu_<rev>_ws_conv2_n32.txt): before
+    the skeleton (f83d02e), the skeleton (4eca246), the fix (6dc9381)."""
+    def metric(text, pattern):
+        m = re.search(pattern + r"\s+\S+\s+([\d.,]+)\s*$", text, re.M)
+        return m.group(1).replace(",", "") if m else "-"
+
+    out = ["| revision | kernel us | branch-resolving stall samples | uniform-pipe instructions % | tensor pipe % |",
+           "| --- | --- | --- | --- | --- |"]
+    for rev, what in (("f83d02e", "before the skeleton"), ("4eca246", "the skeleton"), ("6dc9381", "the fix")):
+        path = os.path.join(ROOT, folder, f"ncu_{rev}_ws_conv2_n32.txt")
+        text = open(path, encoding="utf-8").read()
+        out.append(f"| {rev} ({what}) | {metric(text, r'^ +Duration')} "
+                   f"| {metric(text, r'Warp Stall Sampling [(]All Samples[)] [(]smsp__pcsamp_warps_issue_stalled_branch_resolving[)]')} "
+                   f"| {metric(text, r'SM: Inst Executed Pipe Uniform')} | {metric(text, r'SM: Pipe Tensor Cycles Active')} |")
+    return "\n".join(out) + "\n"
+
+
 def before_after(before=f"{H200}/sweep_all_variants_f83d02e.csv", after=SWEEP):
     """The reference sweep against the revision before issue 26's refactor, both measured in the
     same calls on one machine (scripts/device_compare.sh): per group, the rows timed on both
@@ -644,6 +728,12 @@ GENERATORS = {
     "h100-hopper-ab": hopper_ab,
     "h200-sweep": sweep_sentence,
     "h200-before-after": before_after,
+    "h200-goals-24": goals_24,
+    "h200-ab-probe": ab_probe,
+    "h200-hopper-ladder": lambda: hopper_ladder(H200, HOPPER_LADDER + ["hopper-m256k64-fp16"]),
+    "h200-hopper-profile": lambda: hopper_profile("profile_hopper_ladder_n128.csv", H200),
+    "h200-fp32-profile": lambda: hopper_profile("profile_fp32_ladder_n128.csv", H200),
+    "h200-hopper-m256k64": m256k64,
     "h200-kernel-n128": kernel_table,
     "h200-summary-n128": summary_table,
     "h200-csvs": csv_inventory,
