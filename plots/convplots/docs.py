@@ -604,6 +604,28 @@ def m256k64():
     return "\n".join(out) + "\n"
 
 
+def split_scale_cost(before=f"{H200}/sweep_all_variants_f83d02e.csv", after=SWEEP,
+                     kernels=f"{H200}/kernels_ladders_n128.csv"):
+    """The split variants' slowdown between the two same-machine sweeps at N=128 (NHWC) beside
+    the range scale pass's own kernel time under Nsight Compute (issue 25's range_scale_kernel,
+    <kernels>)."""
+    a = {(r["layer"], r["_variant"]): r for r in data(before).rows if ok(r) and r["N"] == 128 and r["layout"] == "nhwc"}
+    b = {(r["layer"], r["_variant"]): r for r in data(after).rows if ok(r) and r["N"] == 128 and r["layout"] == "nhwc"}
+    scale = {}
+    for r in _csv_rows(kernels):
+        parts = r["row"].split()
+        if "range_scale_kernel" in r["kernel"] and parts[1] == "N=128":
+            scale[(parts[0], parts[2])] = _f(r["gpu__time_duration.sum"]) / 1e3
+    out = ["| layer | variant | before ms | after ms | after - before (us) | range_scale_kernel (us, ncu) |",
+           "| --- | --- | --- | --- | --- | --- |"]
+    for (l, v) in sorted(set(a) & set(b)):
+        if not ("3xtf32" in v or "3xfp16" in v) or (l, v) not in scale:
+            continue
+        ka, kb = a[(l, v)]["kernel_ms"], b[(l, v)]["kernel_ms"]
+        out.append(f"| {l} | {v} | {g3(ka)} | {g3(kb)} | {1e3 * (kb - ka):.1f} | {scale[(l, v)]:.1f} |")
+    return "\n".join(out) + "\n"
+
+
 def goals_24():
     """Issue 24's goals on the H200 reference sweep: per tensor-core class, the best of ours /
     the fastest cuDNN row of the class (either layout) on conv2-5 at N=1 (goal <= 1.0) and 32,
@@ -729,6 +751,7 @@ GENERATORS = {
     "h200-sweep": sweep_sentence,
     "h200-before-after": before_after,
     "h200-goals-24": goals_24,
+    "h200-split-scale-cost": split_scale_cost,
     "h200-ab-probe": ab_probe,
     "h200-hopper-ladder": lambda: hopper_ladder(H200, HOPPER_LADDER + ["hopper-m256k64-fp16"]),
     "h200-hopper-profile": lambda: hopper_profile("profile_hopper_ladder_n128.csv", H200),
