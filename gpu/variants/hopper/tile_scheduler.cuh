@@ -92,10 +92,10 @@ struct TileSched {
 
     // The next unit of CTA `cta` (the kernels: blockIdx.x); false when it has none left.
     // kCuts = false: a kernel for data-parallel and split-K only, without the stream-K and
-    // split-tail walks — their 64-bit divisions are calls to a subroutine after which the
-    // compiler cannot prove the warps converged, so the consumers' k-loop ran on vector
-    // registers with a WARPSYNC before every wgmma batch (ncu: branch-resolving stalls x6,
-    // hopper-ws 10-16% slower than before the skeleton on the H200).
+    // split-tail walks: their 64-bit divisions are calls to a subroutine after which ptxas
+    // cannot prove the warps converged, and the consumers' k-loop then runs on vector
+    // registers with a WARPSYNC before every wgmma batch (NOTES.md, "The rest of the
+    // regression").
     template <bool kCuts = true>
     CS_SCHED_HD bool next(int cta, Cursor& cur, Work& w) const {
         if constexpr (!kCuts) {
