@@ -604,6 +604,27 @@ def m256k64():
     return "\n".join(out) + "\n"
 
 
+def goals_512(name="n512_tensor_core.csv"):
+    """Issue 24's N=512 check (<H200>/<name>: the tensor-core rungs and cuDNN, NHWC, sampled
+    check): per class, the best of ours / the fastest cuDNN row on conv2-5 (goal <= 0.95) and
+    conv1 / the s2d row, with the rung that gave ours."""
+    d = data(f"{H200}/{name}")
+    out = [f"{d.device}, N=512 ({', '.join(sorted({str(r['git_rev']) for r in d.rows}))}, `plots/h200/{name}`); "
+           "best of ours / fastest cuDNN, (over): above 0.95", "",
+           "| class | conv1 / s2d | conv2 | conv3 | conv4 | conv5 |", "| --- | --- | --- | --- | --- | --- |"]
+    for cls in ("fp16", "bf16", "tf32"):
+        cs = summary.cells(d, cls)
+        cells = []
+        c1 = cs.get(("conv1", 512))
+        cells.append(f"{c1.ratio_s2d:.3f}" if c1 and c1.ratio_s2d else "-")
+        for l in ("conv2", "conv3", "conv4", "conv5"):
+            c = cs.get((l, 512))
+            r = c.ratio if c else None
+            cells.append("-" if r is None else f"{r:.3f}{' (over)' if r > 0.95 else ''} ({c.ours['_variant']})")
+        out.append(f"| {cls} | " + " | ".join(cells) + " |")
+    return "\n".join(out) + "\n"
+
+
 def split_scale_cost(before=f"{H200}/sweep_all_variants_f83d02e.csv", after=SWEEP,
                      kernels=f"{H200}/kernels_ladders_n128.csv"):
     """The split variants' slowdown between the two same-machine sweeps at N=128 (NHWC) beside
@@ -751,6 +772,7 @@ GENERATORS = {
     "h200-sweep": sweep_sentence,
     "h200-before-after": before_after,
     "h200-goals-24": goals_24,
+    "h200-goals-24-n512": goals_512,
     "h200-split-scale-cost": split_scale_cost,
     "h200-ab-probe": ab_probe,
     "h200-hopper-ladder": lambda: hopper_ladder(H200, HOPPER_LADDER + ["hopper-m256k64-fp16"]),
