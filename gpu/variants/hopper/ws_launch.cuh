@@ -71,6 +71,10 @@ void launch_one(const WsLaunch& l, const WsArgs<TO>& args, cudaStream_t stream) 
         }
         return;
     }
+    // A kernel without the cut tiles' walk and roles must not run a scheduler that cuts tiles
+    // (it would skip their k-slices): the dispatch above picks kCuts by the mode.
+    if (!kCuts && (args.sched.mode == TileSched::kStreamK || args.sched.mode == TileSched::kSplitTail))
+        throw cs::Error("hopper: a data-parallel/split-K kernel launched for stream-K or split-tail");
     if constexpr (kCL == 1) {
         k<<<unsigned(args.sched.grid), kWsThreads, smem, stream>>>(*l.a, *l.b, *l.o, args);
     } else {
