@@ -29,6 +29,7 @@ fi
 [[ $(git -C "$OLD_DIR" rev-parse HEAD) == $(git rev-parse "$OLD_REV^{commit}") ]] ||
     { echo "compare_pack: $OLD_DIR is not at $OLD_REV"; exit 2; }
 if [[ ! -f $OLD_DIR/build-ab/build.ninja ]]; then
+    # shellcheck disable=SC2086  # CCACHE_ARGS: several arguments
     cmake -S "$OLD_DIR" -B "$OLD_DIR/build-ab" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
         ${CCACHE_ARGS:-} >/dev/null
 fi

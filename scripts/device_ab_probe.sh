@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Why a row of the before/after comparison (scripts/device_compare.sh) is slower: the SASS of
 # the old and the new kernel and Nsight Compute's sections for one launch of each, on the same
-# machine. Runs after device_compare.sh in the same call (its unpacked binaries in /tmp/ab, its
-# golden files); for a probe alone it unpacks .ab/ itself and uses the sampled check.
+# machine, from the binaries in .ab/ (scripts/compare_pack.sh; unpacked by ab_unpack). After
+# device_compare.sh in the same call it reuses that call's golden files, else makes the row's.
 #
 #   OUT=... ROW="hopper-ws-fp16 conv2 32 nhwc" OLD_FUN='wgmma_ws_kernel.*Li128ELi32ELi8E' \
 #     NEW_FUN='9ws_kernelI6__halfLi6ELb0E.*EpiDirect' scripts/device_ab_probe.sh
@@ -21,12 +21,7 @@ device_out out/ab_probe
 AB=/tmp/ab
 read -r VAR LAYER N LAYOUT <<<"${ROW:?ROW=\"variant layer N layout\"}"
 KERNEL=${KERNEL:-ws_kernel}
-if [[ ! -x $AB/new/convstudy ]]; then
-    mkdir -p "$AB/new" "$AB/old" "$AB/lib"
-    tar -xJf .ab/new.tar.xz -C "$AB/new" && tar -xJf .ab/old.tar.xz -C "$AB/old" || exit 2
-    [[ -f .ab/lib.tar.xz ]] && tar -xJf .ab/lib.tar.xz -C "$AB/lib"
-fi
-export LD_LIBRARY_PATH=$AB/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+ab_unpack "$AB" || exit 2
 # the row's golden set (made here with the new generator when this call has none)
 [[ -f golden/alexnet/n$N/$LAYER.output.npy ]] ||
     "$AB/new/convstudy" generate --batch "$N" --only "$LAYER" --out golden --no-onednn --quiet || exit 1

@@ -27,22 +27,7 @@ AB=/tmp/ab
 DEADLINE=${DEADLINE:-560}
 status=0
 stamp "device: $(nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader)"
-[[ -f .ab/new.tar.xz && -f .ab/old.tar.xz ]] || { echo "device_compare: no .ab/{new,old}.tar.xz (scripts/compare_pack.sh, carry .ab)"; exit 2; }
-rm -rf "$AB" && mkdir -p "$AB/new" "$AB/old"
-tar -xJf .ab/new.tar.xz -C "$AB/new" && tar -xJf .ab/old.tar.xz -C "$AB/old" || exit 2
-cat "$AB/new/REV" "$AB/old/REV" 2>/dev/null | sed 's/^/revision: /'
-if [[ -f .ab/lib.tar.xz ]]; then
-    mkdir -p "$AB/lib" && tar -xJf .ab/lib.tar.xz -C "$AB/lib" || exit 2
-    export LD_LIBRARY_PATH=$AB/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-fi
-for b in "$AB"/new/convstudy "$AB"/old/convstudy; do
-    [[ -x $b ]] || continue
-    if ldd "$b" | grep -q "not found"; then
-        echo "device_compare: $b lacks libraries here:"
-        ldd "$b" | grep "not found"
-        exit 2
-    fi
-done
+ab_unpack "$AB" || exit 2
 NEW=$AB/new/convstudy
 OLD=$AB/old/convstudy
 

@@ -34,7 +34,32 @@
 #   device_out DEFAULT  sets OUT (when unset) to DEFAULT, makes it, and copies everything the
 #                       script prints from then on to $OUT/log.txt
 
+#   ab_unpack DIR       unpacks the binaries scripts/compare_pack.sh left in .ab/ (carried) into
+#                       DIR/new and DIR/old, the libraries into DIR/lib (on LD_LIBRARY_PATH);
+#                       returns 2 when an archive is missing or a binary lacks a library here
+
 device_t0=${device_t0:-$(date +%s)}
+
+ab_unpack() {
+    local ab=${1:?ab_unpack: the directory}
+    [[ -f .ab/new.tar.xz && -f .ab/old.tar.xz ]] ||
+        { echo "ab_unpack: no .ab/{new,old}.tar.xz (scripts/compare_pack.sh, carry them)"; return 2; }
+    rm -rf "$ab" && mkdir -p "$ab/new" "$ab/old" "$ab/lib"
+    tar -xJf .ab/new.tar.xz -C "$ab/new" && tar -xJf .ab/old.tar.xz -C "$ab/old" || return 2
+    if [[ -f .ab/lib.tar.xz ]]; then
+        tar -xJf .ab/lib.tar.xz -C "$ab/lib" || return 2
+    fi
+    export LD_LIBRARY_PATH=$ab/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+    cat "$ab/new/REV" "$ab/old/REV" 2>/dev/null | sed 's/^/revision: /'
+    local b
+    for b in "$ab/new/convstudy" "$ab/old/convstudy"; do
+        if ldd "$b" | grep -q "not found"; then
+            echo "ab_unpack: $b lacks libraries here:"
+            ldd "$b" | grep "not found"
+            return 2
+        fi
+    done
+}
 
 # device_log_head FILE: starts FILE with a line naming the revision and the GPU, and prints
 # FILE (a log the device tool brings back says which tree and card made it):
