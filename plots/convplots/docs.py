@@ -584,13 +584,10 @@ def m256k64():
     """hopper-m256k64 (the m256n128k64B-s8 tile as its own rung) against hopper-tmastore at its
     measured tile and the fastest cuDNN row of the class, NHWC, conv2-5, in the H200
     reference sweep."""
-    rows = [r for r in data().rows if ok(r)]
-    t = {(r["layer"], r["N"], r["_variant"]): r["kernel_ms"] for r in rows if r["layout"] == "nhwc"}
-    cud = {}
-    for r in rows:
-        if r["family"] == "cudnn" and not summary.S2D.match(r["_variant"]):
-            k = (r["layer"], r["N"], r["anchor_class"])
-            cud[k] = min(cud.get(k, 1e30), r["kernel_ms"])
+    d = data()
+    t = {(r["layer"], r["N"], r["_variant"]): r["kernel_ms"] for r in d.rows if ok(r) and r["layout"] == "nhwc"}
+    cud = {(l, n, cls): c.cudnn["kernel_ms"] for cls in ("fp16", "bf16", "tf32")
+           for (l, n), c in summary.cells(d, cls).items() if c.cudnn}
     out = ["kernel ms; below 1: hopper-m256k64 is faster", "",
            "| class | layer | N | hopper-tmastore (measured tile) | hopper-m256k64 | m256k64 / tmastore | cuDNN "
            "(fastest) | m256k64 / cuDNN |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
