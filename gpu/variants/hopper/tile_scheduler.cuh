@@ -90,6 +90,10 @@ struct TileSched {
         return int(c < grid - 1 ? c : grid - 1);
     }
 
+    // Whether this scheduler cuts tiles between CTAs (stream-K, split-tail): only a kernel
+    // built with kCuts (the cut tiles' walk and roles) runs it.
+    CS_SCHED_HD bool cuts() const { return mode == kStreamK || mode == kSplitTail; }
+
     // The next unit of CTA `cta` (the kernels: blockIdx.x); false when it has none left.
     // kCuts = false: a kernel for data-parallel and split-K only, without the stream-K and
     // split-tail walks: their 64-bit divisions are calls to a subroutine after which ptxas

@@ -73,7 +73,7 @@ void launch_one(const WsLaunch& l, const WsArgs<TO>& args, cudaStream_t stream) 
     }
     // A kernel without the cut tiles' walk and roles must not run a scheduler that cuts tiles
     // (it would skip their k-slices): the dispatch above picks kCuts by the mode.
-    if (!kCuts && (args.sched.mode == TileSched::kStreamK || args.sched.mode == TileSched::kSplitTail))
+    if (!kCuts && args.sched.cuts())
         throw cs::Error("hopper: a data-parallel/split-K kernel launched for stream-K or split-tail");
     if constexpr (kCL == 1) {
         k<<<unsigned(args.sched.grid), kWsThreads, smem, stream>>>(*l.a, *l.b, *l.o, args);
@@ -101,7 +101,7 @@ void launch_coop1(const WsLaunch& l, const WsArgs<TO>& args, cudaStream_t stream
         launch_epi<T, I, false, TO, kDown>(l, args, stream);
         return;
     }
-    if (args.sched.mode == TileSched::kStreamK || args.sched.mode == TileSched::kSplitTail)
+    if (args.sched.cuts())
         launch_epi<T, I, false, TO, kDown, 1, false, true>(l, args, stream);
     else
         launch_epi<T, I, false, TO, kDown>(l, args, stream);
