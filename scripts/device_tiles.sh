@@ -1,17 +1,25 @@
 #!/usr/bin/env bash
-# One device call that retunes the Hopper tile table on this card (issue #24 item 5) now that
-# the 256-pixel tile runs every tile scheduler: build, every GPU test, a tile sweep (every
-# tile) of hopper-tmastore and hopper-tail (fp16 and tf32: bf16 shares fp16's key), and
-# hopper-sk / hopper-tail / hopper-tmastore at the 256-pixel tile against their defaults and
-# cuDNN in all three classes, conv2-5, N=32/128, NHWC.
+# One device call that measures the Hopper family's tile table on this card (issue #24 item 5:
+# tile and schedule chosen by measurement): build, then a tile sweep (every tile of the `tile`
+# axis) of the persistent rungs $RUNGS in fp16 and tf32 (bf16 shares fp16's key in the table),
+# conv2-5, NHWC, first at $BATCH, then at $BATCH2 for $RUNGS2; optionally Nsight Compute of the
+# N=1 rows (split-K: the main kernel and the reduction kernel, one row each).
 #
 #   OUT=$OUT CONVSTUDY_GIT_REV=<rev> scripts/device_tiles.sh
-#   then, here: python3 scripts/hopper_tune.py plots/h100/hopper_tiles.csv plots/h100/hopper_tiles_mc.csv \
-#       plots/<card>/hopper_tiles.csv > gpu/variants/hopper/tuned_tiles.inc
+#   then, here: python3 scripts/hopper_tune.py <the CSVs in tuned_tiles.inc's header> \
+#       plots/<card>/<this call's CSVs> > gpu/variants/hopper/tuned_tiles.inc
 #
-# Outputs in $OUT: log.txt, gpu_tests.log, tiles.csv (the tile sweep), m256_sched.csv.
-# Time (H200, from the 256-pixel call): build ~75 s, tests ~65 s, tile sweep ~200 s, the
-# scheduler rows ~40 s: ~6.5 minutes.
+# Settings (environment): RUNGS (default tmastore,tail,sk,mc), BATCH (512); RUNGS2 (sk,mc),
+# BATCH2 (32,128), empty RUNGS2 for none; TESTS=1 builds and runs the GPU tests first
+# (gpu_tests.log, ~2.5 minutes); N1_PROFILE=1 (default) profiles hopper-ws/tmastore-fp16 and
+# cudnn-fp16 at N=1 on conv2-5 (n1_profile.csv, n1_kernels.csv); DEADLINE (seconds from the
+# start, default 540): each sweep's timeout is what is left of it (a sweep keeps the layers it
+# finished: it writes its CSV after each layer and batch).
+# Outputs in $OUT: log.txt, tiles.csv ($BATCH), tiles2.csv ($BATCH2), n1_profile.csv,
+# n1_kernels.csv, gpu_tests.log (TESTS=1).
+# Time (H200): build ~110 s; a tile row ~0.3-0.5 s (plan, H2D of the inputs, sampled check,
+# 2 warm-ups + 10 timed runs): 4 rungs x 2 classes x 4 layers x ~14 tiles at N=512 ~200 s;
+# the N=1 profile ~40 s.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 # shellcheck source=scripts/device_lib.sh
@@ -19,42 +27,48 @@ source scripts/device_lib.sh
 device_out out/tiles
 B=build-device
 C=$B/convstudy
-T256=m256n128k128B-s4
+RUNGS=${RUNGS-tmastore,tail,sk,mc}
+BATCH=${BATCH:-512}
+RUNGS2=${RUNGS2-sk,mc}
+BATCH2=${BATCH2:-32,128}
+DEADLINE=${DEADLINE:-540}
 status=0
-device_build_test tiles || exit 1
-
+if [[ ${TESTS:-0} == 1 ]]; then
+    device_build_test tiles || exit 1
+else
+    stamp "device: $(nvidia-smi --query-gpu=name --format=csv,noheader), git $(device_rev)"
+    BUILD_LOG=/tmp/build-tiles.log device_build "$B" convstudy || exit 1
+fi
+left() { echo $((DEADLINE - ($(date +%s) - device_t0))); }
+variants() {  # variants RUNGS: hopper-<rung>-fp16,hopper-<rung>-tf32 for each rung
+    local r v=""
+    for r in ${1//,/ }; do v="$v,hopper-$r-fp16,hopper-$r-tf32"; done
+    echo "${v#,}"
+}
 COMMON=(--layout nhwc --memory pageable --check sampled --no-cpu-timing --quiet --layers "conv2,conv3,conv4,conv5"
-    --batch "32,128")
-stamp "the 256-pixel tile under every scheduler, against the rungs' defaults and cuDNN"
-V=hopper-tmastore-fp16,hopper-sk-fp16,hopper-tail-fp16,hopper-tmastore-bf16,hopper-sk-bf16,hopper-tail-bf16
-V=$V,hopper-tmastore-tf32,hopper-sk-tf32,hopper-tail-tf32
-timeout 60 $C sweep --variants "$V,cudnn-fp16,cudnn-bf16,cudnn-tf32" "${COMMON[@]}" --repeats 20 \
-    --csv /tmp/sched_default.csv >/tmp/sched_default.txt 2>&1 || status=1
-timeout 60 $C sweep --variants "$V" --axis "tile=$T256" "${COMMON[@]}" --repeats 20 --csv /tmp/sched_m256.csv \
-    >/tmp/sched_m256.txt 2>&1 || status=1
-tail -qn1 /tmp/sched_default.txt /tmp/sched_m256.txt
-grep -hE " (FAIL|ERROR) " /tmp/sched_default.txt /tmp/sched_m256.txt | head
-$C merge /tmp/sched_default.csv /tmp/sched_m256.csv -o "$OUT/m256_sched.csv" || status=1
+    --warmup 2 --repeats 10 --axis tile=all)
 
-stamp "tile sweep: hopper-tmastore and hopper-tail, every tile"
-timeout 300 $C sweep --variants hopper-tmastore-fp16,hopper-tmastore-tf32,hopper-tail-fp16,hopper-tail-tf32 \
-    "${COMMON[@]}" --warmup 2 --repeats 10 --axis tile=all --csv "$OUT/tiles.csv" >/tmp/tiles.txt 2>&1 || status=1
-tail -1 /tmp/tiles.txt
-grep -E " (FAIL|ERROR) " /tmp/tiles.txt | head
+if [[ ${N1_PROFILE:-1} == 1 ]]; then
+    stamp "Nsight Compute at N=1: hopper-ws-fp16, hopper-tmastore-fp16, cudnn-fp16"
+    timeout 120 $C sweep --variants hopper-ws-fp16,hopper-tmastore-fp16,cudnn-fp16 --layers conv2,conv3,conv4,conv5 \
+        --batch 1 --layout nhwc --check sampled --no-cpu-timing --quiet --profile --csv "$OUT/n1_profile.csv" \
+        --kernels-csv "$OUT/n1_kernels.csv" >/tmp/n1.txt 2>&1 || status=1
+    tail -1 /tmp/n1.txt
+fi
 
-python3 - "$OUT/m256_sched.csv" <<'PY'
-import csv, sys
-rows = [r for r in csv.DictReader(open(sys.argv[1], newline="")) if r["status"] == "PASS" and r["kernel_ms"]]
-t = {(r["variant"], r["axes"], r["layer"], r["N"]): float(r["kernel_ms"]) for r in rows}
-f = lambda x: f"{x:.4f}" if x else "  -   "
-for p in ("fp16", "bf16", "tf32"):
-    for layer in ("conv2", "conv3", "conv4", "conv5"):
-        for n in ("32", "128"):
-            cells = []
-            for rung in ("tmastore", "sk", "tail"):
-                v = f"hopper-{rung}-{p}"
-                cells.append(f"{rung} {f(t.get((v, '', layer, n)))}/{f(t.get((v, 'tile=m256n128k128B-s4', layer, n)))}")
-            print(f"{p} {layer} N={n:<3} " + "  ".join(cells) + f"  cudnn {f(t.get((f'cudnn-{p}', '', layer, n)))}")
-PY
+if [[ -n $RUNGS ]]; then
+    stamp "tile sweep at N=$BATCH: $(variants "$RUNGS") (timeout $(left) s)"
+    timeout "$(left)" $C sweep --variants "$(variants "$RUNGS")" "${COMMON[@]}" --batch "$BATCH" \
+        --csv "$OUT/tiles.csv" >/tmp/tiles.txt 2>&1 || status=1
+    tail -1 /tmp/tiles.txt
+    grep -E " (FAIL|ERROR) " /tmp/tiles.txt | head
+fi
+if [[ -n $RUNGS2 ]] && (($(left) > 30)); then
+    stamp "tile sweep at N=$BATCH2: $(variants "$RUNGS2") (timeout $(left) s)"
+    timeout "$(left)" $C sweep --variants "$(variants "$RUNGS2")" "${COMMON[@]}" --batch "$BATCH2" \
+        --csv "$OUT/tiles2.csv" >/tmp/tiles2.txt 2>&1 || status=1
+    tail -1 /tmp/tiles2.txt
+    grep -E " (FAIL|ERROR) " /tmp/tiles2.txt | head
+fi
 stamp "done, status $status"
 exit $status
