@@ -2,7 +2,8 @@
 // on the host exactly as every CTA of the grid walks them: each output tile's k-slices are run
 // exactly once, whole tiles run all of them, a cut tile's finisher reads exactly the slots its
 // contributors write (no slot written twice), and the grid finishes when a finisher waits for
-// its contributors (no wait cycle), for data-parallel, split-K, stream-K and split-tail on the
+// its contributors (no wait cycle), for data-parallel, split-K (and its fused form: one part per
+// CTA, every flag its own), stream-K and split-tail on the
 // AlexNet shapes' tile counts and on odd ones.
 #include "catch.hpp"
 
@@ -127,6 +128,22 @@ void check(const TileSched& s) {
         REQUIRE(want == contrib_slots[f.w.tile]);
     }
     REQUIRE(runs_to_the_end(s, per));
+    // Fused split-K: a part waits for the other parts of its tile, so each CTA runs exactly one
+    // unit (all parts resident at once), and a tile's parts are 0 .. ksplit - 1 on distinct
+    // flags (unit tile * ksplit + part, below fused_flags()).
+    if (s.mode == TileSched::kSplitKFused) {
+        std::set<int> flags;
+        for (const auto& units : per) {
+            REQUIRE(units.size() == 1);
+            const Work& w = units[0].w;
+            REQUIRE(w.role == Role::split_fused);
+            REQUIRE((0 <= w.part && w.part < s.ksplit));
+            REQUIRE(flags.insert(w.tile * s.ksplit + w.part).second);
+            REQUIRE(w.tile * s.ksplit + w.part < s.fused_flags());
+        }
+        REQUIRE(int(flags.size()) == s.ntiles * s.ksplit);
+        REQUIRE(s.cuts());
+    }
     // A cluster's two CTAs (2c, 2c + 1) walk the same k-slices of a pair of tiles: the same
     // filters on adjacent rows, or (mc_a) the same row on adjacent filter tiles.
     if (s.cluster == 2)
@@ -168,6 +185,9 @@ TEST_CASE("tile schedulers: every k-slice of every tile once, slots matched, no 
                 check(TileSched::data_parallel(nt2, tn2, kt, sms, 1, 2, 1));
                 if (kt % 3 == 0) check(TileSched::data_parallel(nt2, tn2, kt, sms, 3, 2, 1));
             }
+            // fused split-K where every part gets its own CTA
+            for (int d : {2, 3, 9})
+                if (kt % d == 0 && nt * d <= sms) check(TileSched::split_k_fused(nt, tn, kt, sms, d));
             check(TileSched::stream_k(nt, tn, kt, sms));
             check(TileSched::split_tail(nt, tn, kt, sms, 4));
         }

@@ -133,3 +133,38 @@ TEST_CASE("stream-K and split-tail give the same bits on every launch", "[gpu][a
         }
     }
 }
+
+TEST_CASE("fused split-K: the reduction kernel's bits, on every launch, in both layouts and tile heights",
+          "[gpu][axes][splitk]") {
+    auto& ctx = device();
+    // One image of a conv3-like layer (C=256, 3x3: 36 k-slices of 64 halves): 2 x 2 tiles of
+    // 128 x 128 on 132 SMs, split into 9 parts (auto picks the fused form); a tile height of
+    // 256 pixels (both halves of a part's partial written before its flag); odd P and M.
+    const auto rp = make_ref_problem(test::make_layer("fk_odd", 256, 13, 11, 200, 3, 3, 1, 1), 1);
+    for (const char* name : {"hopper-ws-fp16", "hopper-ws-bf16", "hopper-ws-tf32", "hopper-ws-3xfp16"})
+        for (const char* tile : {"", "m256n128k128B-s4"})
+            for (Layout layout : {Layout::nhwc, Layout::nchw}) {
+                const Variant& v = test::variant(name);
+                std::vector<float> ref;
+                for (const char* sched : {"split-k", "split-k-fused", "split-k-fused", "auto"}) {
+                    Config c;
+                    c.set.emplace_back("scheduler", sched);
+                    if (*tile) c.set.emplace_back("tile", tile);
+                    const auto r = run_with(ctx, v, rp, layout, c, test::test_options(3, true));
+                    INFO(describe(v, rp, layout, c, r));
+                    if (r.status == Status::skip && ctx.prop().major != 9) {
+                        WARN("the Hopper rungs need sm_90: " << r.reason);
+                        return;
+                    }
+                    REQUIRE(r.status == Status::pass);
+                    // auto: the fused form wherever split-K runs in the cooperative schedule
+                    REQUIRE(test::has(r.config, std::string("scheduler=") +
+                                                    (std::strcmp(sched, "auto") == 0 ? "split-k-fused" : sched)));
+                    REQUIRE(!r.output.empty());
+                    if (ref.empty())
+                        ref = r.output;
+                    else
+                        REQUIRE(std::memcmp(ref.data(), r.output.data(), ref.size() * sizeof(float)) == 0);
+                }
+            }
+}

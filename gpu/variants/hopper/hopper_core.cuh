@@ -517,28 +517,46 @@ __device__ __forceinline__ void store_tile(float (&acc)[BN / 2], T* __restrict__
 
 // ---- split-K: the partial sums' reduction -------------------------------------------------
 // A split-K launch (rung 3/4 where one image leaves most SMs idle) writes each K part's fp32
-// 128 x BN tile to partial[part][p][m] (P x M row-major, as store_tile's NHWC path); this
-// kernel sums the parts in order (deterministic), applies the epilogue's 2^-kDown and writes
-// the output in its type and layout. One thread per output element, in the output's order.
+// 128 x BN tile to partial[part][p][m] (P x M row-major, as store_tile's NHWC path).
+// splitk_sum_store finishes output (p, m): the parts summed in order (deterministic), the
+// epilogue's 2^-kDown and out_mul, the output's type and layout. Its two callers: the
+// reduction kernel below (one thread per output element, in the output's order) and the
+// fused split-K's fix-up inside the persistent kernel (ws_kernel.cuh), which thus give the
+// same bits. __ldcg: a fused part reads partials other SMs wrote during the kernel (L2).
+template <class TO, int kDown>
+__device__ __forceinline__ void splitk_sum_store(const float* __restrict__ partial, TO* __restrict__ out,
+                                                 const ConvGeom& g, int parts, bool nchw,
+                                                 const float* __restrict__ out_mul, int p, int m) {
+    const std::int64_t total = std::int64_t(g.P) * g.M;
+    const std::int64_t pm = std::int64_t(p) * g.M + m;
+    float v = 0.0f;
+    for (int k = 0; k < parts; ++k) v += __ldcg(partial + std::int64_t(k) * total + pm);
+    if constexpr (kDown > 0) v *= 1.0f / float(1 << kDown);
+    if (out_mul) v = v * out_mul[0] * out_mul[1];
+    std::int64_t idx = pm;
+    if (nchw) {  // out[n][m][ef]
+        const int n = p / g.EF, ef = p - n * g.EF;
+        idx = (std::int64_t(n) * g.M + m) * g.EF + ef;
+    }
+    out[idx] = Elem<TO>::from(v);
+}
+
 template <class TO, int kDown>
 __global__ void splitk_reduce_kernel(const float* __restrict__ partial, TO* __restrict__ out, const ConvGeom g,
                                      int parts, int nchw, const float* __restrict__ out_mul) {
     const std::int64_t total = std::int64_t(g.P) * g.M;
     const std::int64_t idx = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (idx >= total) return;
-    std::int64_t pm;  // index into one part, [p][m]
-    if (nchw) {      // idx = (n*M + m)*EF + ef
+    int p, m;
+    if (nchw) {  // idx = (n*M + m)*EF + ef
         const std::int64_t ef = idx % g.EF, nm = idx / g.EF;
-        const std::int64_t m = nm % g.M, n = nm / g.M;
-        pm = (n * g.EF + ef) * g.M + m;
+        m = int(nm % g.M);
+        p = int((nm / g.M) * g.EF + ef);
     } else {
-        pm = idx;
+        p = int(idx / g.M);
+        m = int(idx - std::int64_t(p) * g.M);
     }
-    float v = 0.0f;
-    for (int k = 0; k < parts; ++k) v += partial[std::int64_t(k) * total + pm];
-    if constexpr (kDown > 0) v *= 1.0f / float(1 << kDown);
-    if (out_mul) v = v * out_mul[0] * out_mul[1];
-    out[idx] = Elem<TO>::from(v);
+    splitk_sum_store<TO, kDown>(partial, out, g, parts, nchw != 0, out_mul, p, m);
 }
 
 // ---- transforms: NCHW -> NHWC, channel padding, space-to-depth ---------------------------

@@ -4,6 +4,11 @@
 //   data-parallel  unit = a whole tile; CTA c takes tiles c, c + grid, ...
 //   split-K        unit = (tile, one of `ksplit` equal k parts); fp32 partial tiles, summed in
 //                  part order by splitk_reduce_kernel (hopper_core.cuh): deterministic
+//   split-K fused  the same units, one per CTA (units <= grid: all resident at once), and no
+//                  second kernel: each part writes its fp32 partial tile and raises its flag,
+//                  waits for the flags of its tile's other parts, then sums its 1/ksplit of the
+//                  tile's rows over all parts in part order (the reduction kernel's order:
+//                  the same bits) and writes them (ws_kernel.cuh, splitk_fixup)
 //   stream-K       whole tiles for all but the last one or two waves (data-parallel), then the
 //                  remaining tiles' k-slices cut into `grid` equal contiguous ranges, one per
 //                  CTA, so that no SM idles in a half-empty last wave. A tile cut between CTAs
@@ -53,6 +58,7 @@ enum class Role : int {
     split_part = 1,   // split-K part: write the fp32 partial tile
     sk_finish = 2,    // stream-K: first k-slices of a cut tile; add the others' slots, epilogue
     sk_contrib = 3,   // stream-K: later k-slices of a cut tile; write this CTA's slot, flag
+    split_fused = 4,  // fused split-K part: write the fp32 partial, flag, wait, fix up a row share
 };
 
 struct Work {
@@ -64,11 +70,11 @@ struct Work {
 };
 
 struct TileSched {
-    enum Mode : int { kDataParallel = 0, kSplitK = 1, kStreamK = 2, kSplitTail = 3 };
+    enum Mode : int { kDataParallel = 0, kSplitK = 1, kStreamK = 2, kSplitTail = 3, kSplitKFused = 4 };
     int mode = kDataParallel;
     int ntiles = 0, tiles_n = 0;
     int KT = 0;          // k-slices per tile
-    int ksplit = 1;      // split-K parts (mode kSplitK)
+    int ksplit = 1;      // split-K parts (modes kSplitK, kSplitKFused)
     int grid = 1;
     int tiles_dp = 0;    // stream-K: tiles run whole before the stream-K ranges
     long long sk_iters = 0;  // stream-K: (ntiles - tiles_dp) * KT
@@ -90,9 +96,10 @@ struct TileSched {
         return int(c < grid - 1 ? c : grid - 1);
     }
 
-    // Whether this scheduler cuts tiles between CTAs (stream-K, split-tail): only a kernel
-    // built with kCuts (the cut tiles' walk and roles) runs it.
-    CS_SCHED_HD bool cuts() const { return mode == kStreamK || mode == kSplitTail; }
+    // Whether this scheduler cuts tiles between CTAs that then wait for each other (stream-K,
+    // split-tail, fused split-K): only a kernel built with kCuts (the cut tiles' walk, roles
+    // and waits) runs it.
+    CS_SCHED_HD bool cuts() const { return mode == kStreamK || mode == kSplitTail || mode == kSplitKFused; }
 
     // The next unit of CTA `cta` (the kernels: blockIdx.x); false when it has none left.
     // kCuts = false: a kernel for data-parallel and split-K only, without the stream-K and
@@ -153,7 +160,7 @@ struct TileSched {
         const int kp = KT / ksplit;
         w.k0 = w.part * kp;
         w.k1 = w.k0 + kp;
-        w.role = Role::split_part;
+        w.role = mode == kSplitKFused ? Role::split_fused : Role::split_part;
         return true;
     }
     // stream-K: whole tiles first, then this CTA's range of the rest's k-slices
@@ -221,6 +228,15 @@ struct TileSched {
         s.grid = cluster * int(std::min<long long>(s.units, sms / cluster));
         return s;
     }
+    // Host: split-K in one kernel (mode kSplitKFused); the caller keeps units <= grid (every
+    // part resident at once: a part waits for its tile's others).
+    static TileSched split_k_fused(int ntiles, int tiles_n, int KT, int sms, int ksplit) {
+        TileSched s = data_parallel(ntiles, tiles_n, KT, sms, ksplit);
+        s.mode = kSplitKFused;
+        return s;
+    }
+    // Host: the flags a fused split-K launch raises (one per unit: tile * ksplit + part).
+    long long fused_flags() const { return mode == kSplitKFused ? (long long)units : 0; }
     static TileSched stream_k(int ntiles, int tiles_n, int KT, int sms) {
         TileSched s;
         s.mode = kStreamK;
@@ -280,6 +296,9 @@ struct TileSched {
                                       : " over clusters of 2 CTAs (pairs of tile rows)";
         if (mode == kDataParallel) return "data-parallel" + cl;
         if (mode == kSplitK) return "split-K " + std::to_string(ksplit) + cl;
+        if (mode == kSplitKFused)
+            return "split-K " + std::to_string(ksplit) + " fused (each part fixes up 1/" + std::to_string(ksplit) +
+                   " of its tile's rows)";
         if (mode == kSplitTail)
             return "split-tail (" + std::to_string(tiles_dp) + " tiles whole, the last wave's " +
                    std::to_string(ntiles - tiles_dp) + " tiles in " + std::to_string(tail_q) + " k-parts each)";

@@ -99,7 +99,7 @@ int default_tile(const Setup& u, std::int64_t n, int sms, int es, bool pp, bool 
 struct WsChoice {
     int tile = 0;
     Schedule schedule = Schedule::cooperative;
-    std::string scheduler;  // data-parallel | split-k | stream-k | split-tail
+    std::string scheduler;  // data-parallel | split-k | split-k-fused | stream-k | split-tail
     Epilogue epilogue = Epilogue::direct;
     int ksplit = 1;
     int cluster = 1;  // CTAs per cluster (2: a tile multicast)
@@ -161,6 +161,7 @@ struct WsGemm {
         const int KT = g.R * g.S * ((g.C + bk - 1) / bk);
         if (c.scheduler == "stream-k") return TileSched::stream_k(ntiles, tiles_n, KT, sms);
         if (c.scheduler == "split-tail") return TileSched::split_tail(ntiles, tiles_n, KT, sms, kMinSlices);
+        if (c.scheduler == "split-k-fused") return TileSched::split_k_fused(ntiles, tiles_n, KT, sms, c.ksplit);
         return TileSched::data_parallel(ntiles, tiles_n, KT, sms, c.ksplit, c.cluster, c.mc_a ? 1 : 0);
     }
 
@@ -266,15 +267,26 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
     // With clusters of two, the units are pairs of tiles on pairs of SMs.
     const std::int64_t units = TileSched::cluster_units(tiles, tiles_n, c.cluster, c.mc_a ? 1 : 0);
     const int slots = sms / c.cluster;
+    // Fused split-K (one kernel, the parts fix up their tile together) runs where every part
+    // has its own CTA in the cooperative schedule without clusters; elsewhere split-K is the
+    // reduction kernel's.
+    const bool fused_ok = c.schedule == Schedule::cooperative && c.cluster == 1;
     if (c.scheduler == "auto") {
         c.ksplit = choose_ksplit(units, kslices, slots, false);
-        c.scheduler = c.ksplit > 1 ? "split-k" : "data-parallel";
-    } else if (c.scheduler == "split-k") {
+        c.scheduler = c.ksplit == 1 ? "data-parallel" : fused_ok ? "split-k-fused" : "split-k";
+    } else if (c.scheduler == "split-k" || c.scheduler == "split-k-fused") {
         c.ksplit = choose_ksplit(units, kslices, slots, true);
         if (c.ksplit == 1)
             throw Skip("split-K needs at least " + std::to_string(2 * kMinSlices) + " k-slices with a divisor (" +
                        std::to_string(kslices) + ")");
+        if (c.scheduler == "split-k-fused" && !fused_ok)
+            throw Skip("fused split-K runs the cooperative schedule without clusters (use scheduler=split-k)");
+        if (c.scheduler == "split-k-fused" && units * c.ksplit > slots)
+            throw Skip("fused split-K runs one part per CTA, all resident at once: " + std::to_string(units) +
+                       " tiles x " + std::to_string(c.ksplit) + " parts > " + std::to_string(slots) +
+                       " CTAs (use scheduler=split-k)");
     }
+    const bool split_k = c.scheduler == "split-k" || c.scheduler == "split-k-fused";
     if (cuts_tiles && c.schedule == Schedule::pingpong)
         throw Skip(c.scheduler + " gives units of unequal length; the ping-pong schedule needs equal ones (use "
                    "schedule=cooperative)");
@@ -286,7 +298,7 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
         std::string why;
         if (u.src_nchw) why = "NCHW output (the TMA store writes the NHWC P x M matrix)";
         else if ((u.g.M * int(sizeof(TO))) % 16 != 0) why = "M * " + std::to_string(sizeof(TO)) + " bytes not a multiple of 16";
-        else if (c.scheduler == "split-k") why = "split-K (a reduction kernel writes the output)";
+        else if (split_k) why = "split-K (the parts' reduction writes the output)";
         else if (bn % (128 / int(sizeof(TO))) != 0)
             why = "a tile of " + std::to_string(bn) + " filters is not whole 128-byte subtiles";
         else if (ws_smem_bytes(c.tile, Epilogue::tma_store) > int(ctx.prop.sharedMemPerBlockOptin))
@@ -310,9 +322,13 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
                                                reinterpret_cast<const void*>(std::uintptr_t(1) << 21), bk,
                                                c.b_box(), c.a_box());
         if (!err.empty()) throw Skip(err);
-        if (c.scheduler == "split-k")
+        if (split_k)
             gemm.partial = Buffer(MemKind::device, std::size_t(c.ksplit) * std::size_t(maxn * u.g.EF) * u.g.M * 4);
         const TileSched s = gemm.sched_for(g);
+        if (s.fused_flags() > 0) {  // the most units any call up to the largest has
+            gemm.flags = Buffer(MemKind::device, std::size_t(s.fused_flags()) * 4);
+            CS_CUDA_CHECK(cudaMemset(gemm.flags.get(), 0, gemm.flags.bytes()));
+        }
         // Stream-K's slots (one per CTA) and split-tail's (one per unit of the last wave) for
         // any call up to the largest: a chunk of fewer images can have a larger last wave.
         long long slots = 0;
@@ -331,7 +347,7 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
                                     : "") +
                     "tile " +
                     tile_text(c.tile, es) + " (" + tile_note + "), " + std::to_string(tiles) + " tiles, " + s.describe() +
-                    (c.scheduler == "split-k" ? " (fp32 partials reduced in order)" : "") + " on " +
+                    (split_k ? " (fp32 partials reduced in order)" : "") + " on " +
                     std::to_string(s.grid) + " CTAs, epilogue " +
                     (c.epilogue == Epilogue::tma_store ? "TMA store" : "direct") + epi_note + "; " +
                     std::to_string(u.g.R * u.g.S) + " taps x " + std::to_string(cs) + " slice(s) of " +
@@ -357,9 +373,10 @@ std::vector<Axis> ws_axes() {
     return {
         {"tile", tiles, "CTA tile m<pixels: 128, or 256 cooperative without clusters> x n<filters> x k<bytes per slice>, pipeline stages (tiles.hpp)"},
         {"schedule", {"cooperative", "pingpong"}, "consumer warpgroups on one tile, or on alternate tiles"},
-        {"scheduler", {"auto", "data-parallel", "split-k", "stream-k", "split-tail"},
-         "tile scheduler of the persistent grid (split-tail: whole waves data-parallel, the last wave's tiles in "
-         "equal k-parts side by side)"},
+        {"scheduler", {"auto", "data-parallel", "split-k", "stream-k", "split-tail", "split-k-fused"},
+         "tile scheduler of the persistent grid (split-k: a reduction kernel sums the parts; split-k-fused: one "
+         "kernel, a part per CTA, the parts of a tile summing it together; split-tail: whole waves data-parallel, "
+         "the last wave's tiles in equal k-parts side by side)"},
         {"epilogue", {"direct", "tma-store"}, "accumulators to global memory directly, or via shared memory and TMA"},
         {"cluster", {"1", "2", "1x2"},
          "CTAs per cluster: 2 puts the CTAs of adjacent pixel rows on the same filters in a cluster, each "

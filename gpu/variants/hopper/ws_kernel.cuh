@@ -35,8 +35,9 @@ struct WsArgs {
     TileSched sched;
     int cslices;          // channel slices per filter tap
     int nchw;             // output layout
-    float* partial;       // split-K: ksplit x P x M; stream-K / split-tail: 128 x BN slots (TileSched::slots)
-    int* flags;           // stream-K / split-tail: one per slot, set to `epoch` when it is written
+    float* partial;       // split-K (fused too): ksplit x P x M; stream-K / split-tail: 128 x BN slots (TileSched::slots)
+    int* flags;           // stream-K / split-tail: one per slot, set to `epoch` when it is written; fused
+                          // split-K: one per unit
     int epoch;
     const float* out_mul;  // the split variants' 2^(ex+ew) (range_scale.hpp), else null
 };
@@ -80,6 +81,35 @@ __device__ __forceinline__ void release(std::uint32_t empty_bar, int rank) {
     if constexpr (kCL == 2) mbar_arrive_remote(mapa_shared(empty_bar, std::uint32_t(rank ^ 1)));
 }
 
+// Fused split-K (TileSched::kSplitKFused): after this part's fp32 partial tile is written
+// (finish_unit), the part raises its flag (unit tile * ksplit + part, set to the launch's
+// epoch), waits for the flags of its tile's other parts (all resident: one unit per CTA), then
+// finishes rows [part BM / ksplit, (part + 1) BM / ksplit) of the BM x BN tile from all
+// parts (splitk_sum_store: part order, as the reduction kernel). Consumer threads ct 0..255.
+template <class TO, int BN, int BM, int kDown>
+__device__ __forceinline__ void splitk_fixup(const Work& w, const WsArgs<TO>& a, int ct) {
+    const int k = a.sched.ksplit;
+    int* const flags = a.flags + w.tile * k;
+    named_sync(3, 256);  // every consumer thread's partial stores issued
+    if (ct == 0) {
+        __threadfence();
+        st_release(flags + w.part, a.epoch);
+    }
+    if (ct < k)
+        while (ld_acquire(flags + ct) != a.epoch) {
+        }
+    named_sync(3, 256);
+    const int pt = w.tile / a.sched.tiles_n;
+    const int p0 = pt * BM, m0 = (w.tile - pt * a.sched.tiles_n) * BN;
+    const int r0 = w.part * BM / k, rows = (w.part + 1) * BM / k - r0;
+    for (int e = ct; e < rows * BN; e += 256) {
+        const int r = e / BN, c = e - r * BN;
+        const int p = p0 + r0 + r, m = m0 + c;
+        if (p < a.g.P && m < a.g.M)
+            splitk_sum_store<TO, kDown>(a.partial, a.out, a.g, k, a.nchw != 0, a.out_mul, p, m);
+    }
+}
+
 // The consumer side of the cooperative schedule for one unit's accumulators: what the
 // scheduler's role asks (epilogue, split-K partial, stream-K slot or fix-up). A 256-pixel
 // tile has kAcc = 2 accumulators per thread, finished one after the other (i = 0, 1): a
@@ -89,8 +119,10 @@ template <class TO, int BN, int kDown, class Epi, int kAcc = 1, bool kCuts = fal
 __device__ __forceinline__ void finish_unit(float (&acc)[BN / 2], int i, const Work& w, const WsArgs<TO>& a,
                                             const EpiArgs<TO>& ea, int p0, int m0, int cw, int ct, int& nsub) {
     const int t = ct & 127;
-    if (w.role == Role::split_part) {
+    if (w.role == Role::split_part || w.role == Role::split_fused) {
         store_tile<float, BN>(acc, a.partial + std::int64_t(w.part) * a.g.P * a.g.M, a.g, p0 + 64 * cw, m0, false, t);
+        if constexpr (kCuts)
+            if (w.role == Role::split_fused && i == kAcc - 1) splitk_fixup<TO, BN, kAcc * kBM, kDown>(w, a, ct);
         return;
     }
     // The cut tiles' roles: only in a kernel for stream-K or split-tail (kCuts; TileSched::next).
