@@ -518,22 +518,50 @@ __device__ __forceinline__ void store_tile(float (&acc)[BN / 2], T* __restrict__
 // ---- split-K: the partial sums' reduction -------------------------------------------------
 // A split-K launch (rung 3/4 where one image leaves most SMs idle) writes each K part's fp32
 // 128 x BN tile to partial[part][p][m] (P x M row-major, as store_tile's NHWC path).
-// splitk_sum_store finishes output (p, m): the parts summed in order (deterministic), the
-// epilogue's 2^-kDown and out_mul, the output's type and layout. Its two callers: the
-// reduction kernel below (one thread per output element, in the output's order) and the
-// fused split-K's fix-up inside the persistent kernel (ws_kernel.cuh), which thus give the
-// same bits. __ldcg: a fused part reads partials other SMs wrote during the kernel (L2).
+// splitk_sum and splitk_store finish output (p, m): the parts summed in order
+// (deterministic), the epilogue's 2^-kDown and out_mul, the output's type and layout. Their
+// two callers: the reduction kernel below (one thread per output element, in the output's
+// order) and the fused split-K's fix-up inside the persistent kernel (ws_kernel.cuh), which
+// thus give the same bits. __ldcg: a fused part reads partials other SMs wrote during the
+// kernel (L2).
+// The parts' sum of W consecutive floats at partial + pm (W = 1, or 4 at a 16-byte aligned
+// pm), in part order, with up to 8 parts' loads in flight at once: a fused part's fix-up has
+// few threads over many parts, so the loads' latency bounds it, not their bytes.
+template <int W>
+__device__ __forceinline__ void splitk_sum(const float* __restrict__ partial, std::int64_t stride, int parts,
+                                           std::int64_t pm, float (&v)[W]) {
+    static_assert(W == 1 || W == 4, "one float or a float4");
+#pragma unroll
+    for (int i = 0; i < W; ++i) v[i] = 0.0f;
+    for (int k0 = 0; k0 < parts; k0 += 8) {
+        float x[8][W];
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+            if (k0 + j < parts) {
+                const float* q = partial + std::int64_t(k0 + j) * stride + pm;
+                if constexpr (W == 4) {
+                    const float4 f = __ldcg(reinterpret_cast<const float4*>(q));
+                    x[j][0] = f.x, x[j][1] = f.y, x[j][2] = f.z, x[j][3] = f.w;
+                } else {
+                    x[j][0] = __ldcg(q);
+                }
+            }
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+            if (k0 + j < parts)
+#pragma unroll
+                for (int i = 0; i < W; ++i) v[i] += x[j][i];
+    }
+}
+
+// Output (p, m) from its parts' sum v: the epilogue's 2^-kDown and out_mul, the output's
+// type and layout.
 template <class TO, int kDown>
-__device__ __forceinline__ void splitk_sum_store(const float* __restrict__ partial, TO* __restrict__ out,
-                                                 const ConvGeom& g, int parts, bool nchw,
-                                                 const float* __restrict__ out_mul, int p, int m) {
-    const std::int64_t total = std::int64_t(g.P) * g.M;
-    const std::int64_t pm = std::int64_t(p) * g.M + m;
-    float v = 0.0f;
-    for (int k = 0; k < parts; ++k) v += __ldcg(partial + std::int64_t(k) * total + pm);
+__device__ __forceinline__ void splitk_store(float v, TO* __restrict__ out, const ConvGeom& g, bool nchw,
+                                             const float* __restrict__ out_mul, int p, int m) {
     if constexpr (kDown > 0) v *= 1.0f / float(1 << kDown);
     if (out_mul) v = v * out_mul[0] * out_mul[1];
-    std::int64_t idx = pm;
+    std::int64_t idx = std::int64_t(p) * g.M + m;
     if (nchw) {  // out[n][m][ef]
         const int n = p / g.EF, ef = p - n * g.EF;
         idx = (std::int64_t(n) * g.M + m) * g.EF + ef;
@@ -556,7 +584,9 @@ __global__ void splitk_reduce_kernel(const float* __restrict__ partial, TO* __re
         p = int(idx / g.M);
         m = int(idx - std::int64_t(p) * g.M);
     }
-    splitk_sum_store<TO, kDown>(partial, out, g, parts, nchw != 0, out_mul, p, m);
+    float v[1];
+    splitk_sum<1>(partial, total, parts, std::int64_t(p) * g.M + m, v);
+    splitk_store<TO, kDown>(v[0], out, g, nchw != 0, out_mul, p, m);
 }
 
 // ---- transforms: NCHW -> NHWC, channel padding, space-to-depth ---------------------------

@@ -85,7 +85,8 @@ __device__ __forceinline__ void release(std::uint32_t empty_bar, int rank) {
 // (finish_unit), the part raises its flag (unit tile * ksplit + part, set to the launch's
 // epoch), waits for the flags of its tile's other parts (all resident: one unit per CTA), then
 // finishes rows [part BM / ksplit, (part + 1) BM / ksplit) of the BM x BN tile from all
-// parts (splitk_sum_store: part order, as the reduction kernel). Consumer threads ct 0..255.
+// parts (splitk_sum / splitk_store: part order, as the reduction kernel; float4 loads with 8
+// parts in flight, where M allows). Consumer threads ct 0..255.
 template <class TO, int BN, int BM, int kDown>
 __device__ __forceinline__ void splitk_fixup(const Work& w, const WsArgs<TO>& a, int ct) {
     const int k = a.sched.ksplit;
@@ -102,11 +103,24 @@ __device__ __forceinline__ void splitk_fixup(const Work& w, const WsArgs<TO>& a,
     const int pt = w.tile / a.sched.tiles_n;
     const int p0 = pt * BM, m0 = (w.tile - pt * a.sched.tiles_n) * BN;
     const int r0 = w.part * BM / k, rows = (w.part + 1) * BM / k - r0;
-    for (int e = ct; e < rows * BN; e += 256) {
-        const int r = e / BN, c = e - r * BN;
-        const int p = p0 + r0 + r, m = m0 + c;
-        if (p < a.g.P && m < a.g.M)
-            splitk_sum_store<TO, kDown>(a.partial, a.out, a.g, k, a.nchw != 0, a.out_mul, p, m);
+    const std::int64_t stride = std::int64_t(a.g.P) * a.g.M;  // one part's floats
+    if (a.g.M % 4 == 0) {  // float4 groups of 4 filters (m0 and M multiples of 4: whole groups)
+        for (int e = ct; e < rows * (BN / 4); e += 256) {
+            const int r = e / (BN / 4), m = m0 + 4 * (e - r * (BN / 4)), p = p0 + r0 + r;
+            if (p >= a.g.P || m >= a.g.M) continue;
+            float v[4];
+            splitk_sum<4>(a.partial, stride, k, std::int64_t(p) * a.g.M + m, v);
+#pragma unroll
+            for (int i = 0; i < 4; ++i) splitk_store<TO, kDown>(v[i], a.out, a.g, a.nchw != 0, a.out_mul, p, m + i);
+        }
+    } else {
+        for (int e = ct; e < rows * BN; e += 256) {
+            const int r = e / BN, m = m0 + e - r * BN, p = p0 + r0 + r;
+            if (p >= a.g.P || m >= a.g.M) continue;
+            float v[1];
+            splitk_sum<1>(a.partial, stride, k, std::int64_t(p) * a.g.M + m, v);
+            splitk_store<TO, kDown>(v[0], a.out, a.g, a.nchw != 0, a.out_mul, p, m);
+        }
     }
 }
 
