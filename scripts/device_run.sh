@@ -17,6 +17,8 @@
 #             (scripts/pytorch_anchors.py -> pytorch.csv), the anchors' reference; `plots` draws every sweep CSV of this call with plots/plot.sh
 #             and packs the figures and report.md into one file, figures.tgz
 #   BATCHES   golden batch sizes (default 1,32,128)
+#   GOLDEN_LAYERS  golden files for these layers only (comma separated; default: all): a
+#             reference sweep split over two calls by layers generates each call's share
 #   SWEEPS    ';'-separated "name:seconds:convstudy sweep arguments" (default: every
 #             variant, pageable, N=1,32,128 -> sweep.csv); a sweep past its seconds is
 #             stopped, and its CSV keeps every (layer, N) finished by then
@@ -71,7 +73,7 @@ fi
 
 if has golden; then
     stamp "golden N=$BATCHES"
-    $B/convstudy generate --batch "$BATCHES" --out golden || status=1
+    $B/convstudy generate --batch "$BATCHES" ${GOLDEN_LAYERS:+--only "$GOLDEN_LAYERS"} --out golden || status=1
     stamp "golden done"
 fi
 

@@ -138,7 +138,7 @@ TEST_CASE("fused split-K: the reduction kernel's bits, on every launch, in both 
           "[gpu][axes][splitk]") {
     auto& ctx = device();
     // One image of a conv3-like layer (C=256, 3x3: 36 k-slices of 64 halves): 2 x 2 tiles of
-    // 128 x 128 on 132 SMs, split into 9 parts (auto picks the fused form); a tile height of
+    // 128 x 128 on 132 SMs, split into 9 parts (auto: the reduction kernel's); a tile height of
     // 256 pixels (both halves of a part's partial written before its flag); odd P and M.
     const auto rp = make_ref_problem(test::make_layer("fk_odd", 256, 13, 11, 200, 3, 3, 1, 1), 1);
     for (const char* name : {"hopper-ws-fp16", "hopper-ws-bf16", "hopper-ws-tf32", "hopper-ws-3xfp16"})
@@ -157,9 +157,9 @@ TEST_CASE("fused split-K: the reduction kernel's bits, on every launch, in both 
                         return;
                     }
                     REQUIRE(r.status == Status::pass);
-                    // auto: the fused form wherever split-K runs in the cooperative schedule
+                    // auto: split-K with the reduction kernel
                     REQUIRE(test::has(r.config, std::string("scheduler=") +
-                                                    (std::strcmp(sched, "auto") == 0 ? "split-k-fused" : sched)));
+                                                    (std::strcmp(sched, "auto") == 0 ? "split-k" : sched)));
                     REQUIRE(!r.output.empty());
                     if (ref.empty())
                         ref = r.output;

@@ -268,12 +268,12 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
     const std::int64_t units = TileSched::cluster_units(tiles, tiles_n, c.cluster, c.mc_a ? 1 : 0);
     const int slots = sms / c.cluster;
     // Fused split-K (one kernel, the parts fix up their tile together) runs where every part
-    // has its own CTA in the cooperative schedule without clusters; elsewhere split-K is the
-    // reduction kernel's.
+    // has its own CTA in the cooperative schedule without clusters. auto keeps the reduction
+    // kernel: on the H200 at N=1 the fused form is 1-2 us slower (NOTES.md, "Fused split-K").
     const bool fused_ok = c.schedule == Schedule::cooperative && c.cluster == 1;
     if (c.scheduler == "auto") {
         c.ksplit = choose_ksplit(units, kslices, slots, false);
-        c.scheduler = c.ksplit == 1 ? "data-parallel" : fused_ok ? "split-k-fused" : "split-k";
+        c.scheduler = c.ksplit > 1 ? "split-k" : "data-parallel";
     } else if (c.scheduler == "split-k" || c.scheduler == "split-k-fused") {
         c.ksplit = choose_ksplit(units, kslices, slots, true);
         if (c.ksplit == 1)
