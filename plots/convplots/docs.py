@@ -21,6 +21,9 @@ from .io import Data, date_range, load, ok
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 H200 = "plots/h200"
 SWEEP = f"{H200}/sweep_all_variants.csv"
+# The reference sweep at 6dc9381 (the skeleton's regression fixed), measured in the same calls
+# as f83d02e's binary: the "after" of that same-machine comparison and of the rung it added.
+SWEEP_6DC = f"{H200}/sweep_all_variants_6dc9381.csv"
 DOCS = ["README.md", "NOTES.md"]
 BLOCK = re.compile(r"(<!-- BEGIN generated:(?P<name>[\w.-]+) -->\n)(?P<body>.*?)(<!-- END generated:(?P=name) -->)",
                    re.S)
@@ -583,8 +586,8 @@ def hopper_sass():
 def m256k64():
     """hopper-m256k64 (the m256n128k64B-s8 tile as its own rung) against hopper-tmastore at its
     measured tile and the fastest cuDNN row of the class, NHWC, conv2-5, in the H200
-    reference sweep."""
-    d = data()
+    reference sweep at 6dc9381 (the sweep that measured it first)."""
+    d = data(SWEEP_6DC)
     t = {(r["layer"], r["N"], r["_variant"]): r["kernel_ms"] for r in d.rows if ok(r) and r["layout"] == "nhwc"}
     cud = {(l, n, cls): c.cudnn["kernel_ms"] for cls in ("fp16", "bf16", "tf32")
            for (l, n), c in summary.cells(d, cls).items() if c.cudnn}
@@ -685,7 +688,7 @@ def goals_512(name="n512_tensor_core.csv"):
     return "\n".join(out) + "\n"
 
 
-def split_scale_cost(before=f"{H200}/sweep_all_variants_f83d02e.csv", after=SWEEP,
+def split_scale_cost(before=f"{H200}/sweep_all_variants_f83d02e.csv", after=SWEEP_6DC,
                      kernels=f"{H200}/kernels_ladders_n128.csv"):
     """The split variants' slowdown between the two same-machine sweeps at N=128 (NHWC) beside
     the range scale pass's own kernel time under Nsight Compute (issue 25's range_scale_kernel,
@@ -765,7 +768,7 @@ def ab_probe(folder=f"{H200}/ab_probe"):
     return "\n".join(out) + "\n"
 
 
-def before_after(before=f"{H200}/sweep_all_variants_f83d02e.csv", after=SWEEP):
+def before_after(before=f"{H200}/sweep_all_variants_f83d02e.csv", after=SWEEP_6DC):
     """The reference sweep against the revision before issue 26's refactor, both measured in the
     same calls on one machine (scripts/device_compare.sh): per group, the rows timed on both
     sides and noise.judge's verdicts (convstudy compare's rule), with the largest slower
@@ -814,6 +817,84 @@ def before_after(before=f"{H200}/sweep_all_variants_f83d02e.csv", after=SWEEP):
     return "\n".join(out) + "\n"
 
 
+
+def splitk_fused(name="splitk_n1.csv", kernels="kernels_splitk_n1.csv"):
+    """The two split-K forms at N=1 in one H200 sweep of one binary (scripts/device_run.sh,
+    --axis scheduler=split-k,split-k-fused: the reduction kernel against the fused fix-up, same
+    tile), NHWC, conv2-5, beside the fastest cuDNN row of the class in the reference sweep; then
+    Nsight Compute's kernel times of both forms (one launch each, caches flushed)."""
+    rows = _csv_rows(f"{H200}/{name}")
+    t = _pass_ms(rows, "layer", "variant", "axes")
+    rev = ", ".join(sorted({r["git_rev"] for r in rows}))
+    d = data()
+    cud = {}
+    for cls in ("fp16", "bf16", "tf32"):
+        for (layer, n), c in summary.cells(d, cls).items():
+            if str(n) == "1" and c.cudnn:
+                cud[(layer, cls)] = c.cudnn["kernel_ms"]
+    out = [f"kernel ms, N=1, NHWC ({rev}); fused / split-K above 1: the fused form is slower", "",
+           "| class | layer | rung | split-k | split-k-fused | fused / split-k | cuDNN (fastest, reference sweep) |",
+           "| --- | --- | --- | --- | --- | --- | --- |"]
+    for cls in ("fp16", "bf16", "tf32"):
+        for layer in _layers(rows):
+            for rung in ("ws", "tmastore"):
+                v = f"hopper-{rung}-{cls}"
+                a, b = t.get((layer, v, "scheduler=split-k")), t.get((layer, v, "scheduler=split-k-fused"))
+                if a is None or b is None:
+                    continue
+                c = cud.get((layer, cls))
+                out.append(f"| {cls} | {layer} | {rung} | {a:.4f} | {b:.4f} | {b / a:.2f} | "
+                           f"{'-' if c is None else f'{c:.4f}'} |")
+    krows = _csv_rows(f"{H200}/{kernels}")
+    out += ["", "Nsight Compute, hopper-ws-fp16 N=1 (us; `plots/h200/" + kernels + "`):", "",
+            "| layer | form | kernel | us | L2 sectors |", "| --- | --- | --- | --- | --- |"]
+    for r in krows:
+        layer = r["row"].split()[0]
+        kname = r["kernel"].split("(")[0].replace("void ", "")
+        # the fused form runs the kernel with the cut tiles' roles (its last template argument 1)
+        form = "split-k-fused" if "ws_kernel" in kname and kname.endswith("1>") else "split-k"
+        out.append(f"| {layer} | {form} | `{kname}` | {_f(r['gpu__time_duration.sum']) / 1000:.2f} | "
+                   f"{r['lts__t_sectors.sum']} |")
+    return "\n".join(out) + "\n"
+
+
+def n512_tiles(name="hopper_tiles_n512.csv"):
+    """The N=512 tile sweep on the H200 (every tile of hopper-tmastore, -tail, -sk and -mc, fp16
+    and tf32, NHWC, conv2-5; scripts/device_tiles.sh): the fastest tile against the same rungs'
+    best row in the N=512 sampled sweep (their tile before the table had N=512 entries: the
+    rule's or N=128's) and the fastest cuDNN row there."""
+    rows = _csv_rows(f"{H200}/{name}")
+    rev = ", ".join(sorted({r["git_rev"] for r in rows}))
+    ref = _csv_rows(f"{H200}/n512_tensor_core.csv")
+    best, ours, cud = {}, {}, {}
+    for r in rows:
+        if r["status"] != "PASS":
+            continue
+        k, ms = (r["layer"], r["precision"]), _f(r["kernel_ms"])
+        if k not in best or ms < best[k][0]:
+            best[k] = (ms, r["variant"], r["axes"].split("=", 1)[1])
+    rungs = {r["variant"] for r in rows}
+    for r in ref:
+        if r["status"] != "PASS":
+            continue
+        k, ms = (r["layer"], r["precision"]), _f(r["kernel_ms"])
+        if r["variant"].startswith("cudnn-") and not r["variant"].endswith("-s2d"):
+            cud[k] = min(cud.get(k, ms), ms)
+        if r["variant"] in rungs:
+            ours[k] = min(ours.get(k, ms), ms)
+    out = [f"N=512, NHWC, kernel ms (tile sweep {rev}; the sampled sweep "
+           f"{', '.join(sorted({r['git_rev'] for r in ref}))})", "",
+           "| class | layer | fastest tile (rung) | ms | the rungs' best in the N=512 sweep | cuDNN | fastest tile / cuDNN |",
+           "| --- | --- | --- | --- | --- | --- | --- |"]
+    for (layer, cls), (ms, v, tile) in sorted(best.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+        c = cud.get((layer, cls))
+        o = ours.get((layer, cls))
+        out.append(f"| {cls} | {layer} | {tile} ({v.rsplit('-', 1)[0]}) | {ms:.4f} | "
+                   f"{'-' if o is None else f'{o:.4f}'} | {'-' if c is None else f'{c:.4f}'} | "
+                   f"{'-' if c is None else f'{ms / c:.3f}'} |")
+    return "\n".join(out) + "\n"
+
+
 GENERATORS = {
     "h100-hopper-sass": hopper_sass,
     "h100-range-safety": range_safety,
@@ -841,6 +922,8 @@ GENERATORS = {
     "h200-hopper-profile": lambda: hopper_profile("profile_hopper_ladder_n128.csv", H200),
     "h200-fp32-profile": lambda: hopper_profile("profile_fp32_ladder_n128.csv", H200),
     "h200-hopper-m256k64": m256k64,
+    "h200-splitk-fused": splitk_fused,
+    "h200-n512-tiles": n512_tiles,
     "h200-kernel-n128": kernel_table,
     "h200-summary-n128": summary_table,
     "h200-csvs": csv_inventory,
