@@ -131,6 +131,18 @@ void check(const TileSched& s) {
     // Fused split-K: a part waits for the other parts of its tile, so each CTA runs exactly one
     // unit (all parts resident at once), and a tile's parts are 0 .. ksplit - 1 on distinct
     // flags (unit tile * ksplit + part, below fused_flags()).
+    // Cluster split-K: CTA c runs part c % ksplit of tile c / ksplit (its cluster's rank), one
+    // unit each, the parts' k-ranges nonempty.
+    if (s.mode == TileSched::kSplitKCluster) {
+        REQUIRE(s.grid == s.ntiles * s.ksplit);
+        for (int c = 0; c < s.grid; ++c) {
+            REQUIRE(per[c].size() == 1);
+            const Work& w = per[c][0].w;
+            REQUIRE(w.role == Role::split_cluster);
+            REQUIRE(w.tile == c / s.ksplit);
+            REQUIRE(w.part == c % s.ksplit);
+        }
+    }
     if (s.mode == TileSched::kSplitKFused) {
         std::set<int> flags;
         for (const auto& units : per) {
@@ -188,6 +200,9 @@ TEST_CASE("tile schedulers: every k-slice of every tile once, slots matched, no 
             // fused split-K where every part gets its own CTA
             for (int d : {2, 3, 9})
                 if (kt % d == 0 && nt * d <= sms) check(TileSched::split_k_fused(nt, tn, kt, sms, d));
+            // cluster split-K (one cluster of k CTAs per tile) where k <= KT
+            for (int k : {2, 5, 8})
+                if (k <= kt && nt * k <= 4 * sms) check(TileSched::split_k_cluster(nt, tn, kt, k));
             check(TileSched::stream_k(nt, tn, kt, sms));
             check(TileSched::split_tail(nt, tn, kt, sms, 4));
         }

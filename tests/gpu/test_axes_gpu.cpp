@@ -168,3 +168,37 @@ TEST_CASE("fused split-K: the reduction kernel's bits, on every launch, in both 
                 }
             }
 }
+
+TEST_CASE("cluster split-K: PASS and the same bits on every launch, both layouts and tile heights",
+          "[gpu][axes][splitk]") {
+    auto& ctx = device();
+    // 2 x 2 tiles of 128 x 128 (C=256, 3x3: 36 k-slices of 64 halves, 72 of 32 floats), each
+    // one cluster of 8 CTAs of 4-5 (9) slices; odd P and M; the 256-pixel tile (two accumulators
+    // per warpgroup into the ring).
+    const auto rp = make_ref_problem(test::make_layer("ck_odd", 256, 13, 11, 200, 3, 3, 1, 1), 1);
+    for (const char* name : {"hopper-ws-fp16", "hopper-ws-bf16", "hopper-ws-tf32", "hopper-ws-3xfp16"})
+        for (const char* tile : {"", "m256n128k128B-s4"})
+            for (Layout layout : {Layout::nhwc, Layout::nchw}) {
+                const Variant& v = test::variant(name);
+                std::vector<float> first;
+                for (int run = 0; run < 3; ++run) {
+                    Config c;
+                    c.set.emplace_back("scheduler", "split-k-cluster");
+                    if (*tile) c.set.emplace_back("tile", tile);
+                    const auto r = run_with(ctx, v, rp, layout, c, test::test_options(3, true));
+                    INFO(describe(v, rp, layout, c, r));
+                    if (r.status == Status::skip && ctx.prop().major != 9) {
+                        WARN("the Hopper rungs need sm_90: " << r.reason);
+                        return;
+                    }
+                    REQUIRE(r.status == Status::pass);
+                    REQUIRE(test::has(r.config, "scheduler=split-k-cluster"));
+                    REQUIRE(test::has(r.detail, "over clusters of 8 CTAs"));
+                    REQUIRE(!r.output.empty());
+                    if (run == 0)
+                        first = r.output;
+                    else
+                        REQUIRE(std::memcmp(first.data(), r.output.data(), first.size() * sizeof(float)) == 0);
+                }
+            }
+}

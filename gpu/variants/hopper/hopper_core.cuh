@@ -425,6 +425,17 @@ __device__ __forceinline__ void mbar_arrive_remote(std::uint32_t cluster_bar) {
     asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_bar) : "memory");
 #endif
 }
+// 16 bytes of a cluster peer's shared memory (addr from mapa_shared).
+__device__ __forceinline__ float4 ld_shared_cluster_v4(std::uint32_t addr) {
+    float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+#ifdef CS_HOPPER_DEVICE
+    asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+                 : "r"(addr)
+                 : "memory");
+#endif
+    return v;
+}
 __device__ __forceinline__ void cluster_sync_all() {
 #ifdef CS_HOPPER_DEVICE
     asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");

@@ -9,6 +9,12 @@
 //                  waits for the flags of its tile's other parts, then sums its 1/ksplit of the
 //                  tile's rows over all parts in part order (the reduction kernel's order:
 //                  the same bits) and writes them (ws_kernel.cuh, splitk_fixup)
+//   split-K cluster  the `ksplit` k-parts of a tile are the CTAs of one cluster (ksplit <= 8;
+//                  parts of KT * r / ksplit .. slices, one unit per CTA, CTA c: tile c / ksplit,
+//                  part = cluster rank): each writes its fp32 accumulators to its own shared
+//                  memory, and after a cluster barrier rank r sums its row share over the
+//                  cluster's CTAs through distributed shared memory in rank order (ws_kernel.cuh,
+//                  cluster_split_finish): no fp32 partial in global memory, no second kernel
 //   stream-K       whole tiles for all but the last one or two waves (data-parallel), then the
 //                  remaining tiles' k-slices cut into `grid` equal contiguous ranges, one per
 //                  CTA, so that no SM idles in a half-empty last wave. A tile cut between CTAs
@@ -59,6 +65,7 @@ enum class Role : int {
     sk_finish = 2,    // stream-K: first k-slices of a cut tile; add the others' slots, epilogue
     sk_contrib = 3,   // stream-K: later k-slices of a cut tile; write this CTA's slot, flag
     split_fused = 4,  // fused split-K part: write the fp32 partial, flag, wait, fix up a row share
+    split_cluster = 5,  // cluster split-K part: accumulators to shared memory, sum a row share over the cluster
 };
 
 struct Work {
@@ -70,7 +77,7 @@ struct Work {
 };
 
 struct TileSched {
-    enum Mode : int { kDataParallel = 0, kSplitK = 1, kStreamK = 2, kSplitTail = 3, kSplitKFused = 4 };
+    enum Mode : int { kDataParallel = 0, kSplitK = 1, kStreamK = 2, kSplitTail = 3, kSplitKFused = 4, kSplitKCluster = 5 };
     int mode = kDataParallel;
     int ntiles = 0, tiles_n = 0;
     int KT = 0;          // k-slices per tile
@@ -112,10 +119,23 @@ struct TileSched {
         if constexpr (!kCuts) {
             return next_dp(cta, cur, w);
         } else {
+            if (mode == kSplitKCluster) return next_cluster_part(cta, cur, w);
             if (mode == kSplitTail) return next_tail(cta, cur, w);
             if (mode != kStreamK) return next_dp(cta, cur, w);
             return next_sk(cta, cur, w);
         }
+    }
+    // split-K cluster: CTA c's one unit, part c % ksplit (its cluster rank) of tile c / ksplit
+    CS_SCHED_HD bool next_cluster_part(int cta, Cursor& cur, Work& w) const {
+        if (cur.i > 0 || cta >= units) return false;
+        ++cur.i;
+        w.tile = cta / ksplit;
+        w.part = cta - w.tile * ksplit;
+        w.slot = 0;
+        w.k0 = w.part * KT / ksplit;
+        w.k1 = (w.part + 1) * KT / ksplit;
+        w.role = Role::split_cluster;
+        return true;
     }
     // split-tail: whole waves data-parallel, then each tile of the last wave in tail_q parts
     CS_SCHED_HD bool next_tail(int cta, Cursor& cur, Work& w) const {
@@ -235,6 +255,17 @@ struct TileSched {
         s.mode = kSplitKFused;
         return s;
     }
+    static constexpr int kMaxClusterParts = 8;  // a portable cluster
+    // Host: split-K over clusters of `ksplit` CTAs (2 .. kMaxClusterParts, at most KT): one
+    // cluster per tile, one part per CTA.
+    static TileSched split_k_cluster(int ntiles, int tiles_n, int KT, int ksplit) {
+        TileSched s;
+        s.mode = kSplitKCluster;
+        s.ntiles = ntiles, s.tiles_n = tiles_n, s.KT = KT, s.ksplit = ksplit;
+        s.units = ntiles * ksplit;
+        s.grid = s.units;
+        return s;
+    }
     // Host: the flags a fused split-K launch raises (one per unit: tile * ksplit + part).
     long long fused_flags() const { return mode == kSplitKFused ? (long long)units : 0; }
     static TileSched stream_k(int ntiles, int tiles_n, int KT, int sms) {
@@ -296,6 +327,9 @@ struct TileSched {
                                       : " over clusters of 2 CTAs (pairs of tile rows)";
         if (mode == kDataParallel) return "data-parallel" + cl;
         if (mode == kSplitK) return "split-K " + std::to_string(ksplit) + cl;
+        if (mode == kSplitKCluster)
+            return "split-K " + std::to_string(ksplit) + " over clusters of " + std::to_string(ksplit) +
+                   " CTAs (one per tile, summed through distributed shared memory)";
         if (mode == kSplitKFused)
             return "split-K " + std::to_string(ksplit) + " fused (each part fixes up 1/" + std::to_string(ksplit) +
                    " of its tile's rows)";

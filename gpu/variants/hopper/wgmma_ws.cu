@@ -99,7 +99,7 @@ int default_tile(const Setup& u, std::int64_t n, int sms, int es, bool pp, bool 
 struct WsChoice {
     int tile = 0;
     Schedule schedule = Schedule::cooperative;
-    std::string scheduler;  // data-parallel | split-k | split-k-fused | stream-k | split-tail
+    std::string scheduler;  // data-parallel | split-k | split-k-fused | split-k-cluster | stream-k | split-tail
     Epilogue epilogue = Epilogue::direct;
     int ksplit = 1;
     int cluster = 1;  // CTAs per cluster (2: a tile multicast)
@@ -162,6 +162,7 @@ struct WsGemm {
         if (c.scheduler == "stream-k") return TileSched::stream_k(ntiles, tiles_n, KT, sms);
         if (c.scheduler == "split-tail") return TileSched::split_tail(ntiles, tiles_n, KT, sms, kMinSlices);
         if (c.scheduler == "split-k-fused") return TileSched::split_k_fused(ntiles, tiles_n, KT, sms, c.ksplit);
+        if (c.scheduler == "split-k-cluster") return TileSched::split_k_cluster(ntiles, tiles_n, KT, c.ksplit);
         return TileSched::data_parallel(ntiles, tiles_n, KT, sms, c.ksplit, c.cluster, c.mc_a ? 1 : 0);
     }
 
@@ -286,6 +287,14 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
                        " tiles x " + std::to_string(c.ksplit) + " parts > " + std::to_string(slots) +
                        " CTAs (use scheduler=split-k)");
     }
+    // Cluster split-K: one cluster of min(8, k-slices) CTAs per tile, the parts summed through
+    // distributed shared memory (no workspace, no second kernel).
+    if (c.scheduler == "split-k-cluster") {
+        if (!fused_ok)
+            throw Skip("cluster split-K runs the cooperative schedule without clusters of its own (use cluster=1)");
+        c.ksplit = std::min(TileSched::kMaxClusterParts, kslices);
+        if (c.ksplit < 2) throw Skip("cluster split-K needs at least 2 k-slices (" + std::to_string(kslices) + ")");
+    }
     const bool split_k = c.scheduler == "split-k" || c.scheduler == "split-k-fused";
     if (cuts_tiles && c.schedule == Schedule::pingpong)
         throw Skip(c.scheduler + " gives units of unequal length; the ping-pong schedule needs equal ones (use "
@@ -298,7 +307,7 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
         std::string why;
         if (u.src_nchw) why = "NCHW output (the TMA store writes the NHWC P x M matrix)";
         else if ((u.g.M * int(sizeof(TO))) % 16 != 0) why = "M * " + std::to_string(sizeof(TO)) + " bytes not a multiple of 16";
-        else if (split_k) why = "split-K (the parts' reduction writes the output)";
+        else if (split_k || c.scheduler == "split-k-cluster") why = "split-K (the parts' reduction writes the output)";
         else if (bn % (128 / int(sizeof(TO))) != 0)
             why = "a tile of " + std::to_string(bn) + " filters is not whole 128-byte subtiles";
         else if (ws_smem_bytes(c.tile, Epilogue::tma_store) > int(ctx.prop.sharedMemPerBlockOptin))
@@ -373,10 +382,11 @@ std::vector<Axis> ws_axes() {
     return {
         {"tile", tiles, "CTA tile m<pixels: 128, or 256 cooperative without clusters> x n<filters> x k<bytes per slice>, pipeline stages (tiles.hpp)"},
         {"schedule", {"cooperative", "pingpong"}, "consumer warpgroups on one tile, or on alternate tiles"},
-        {"scheduler", {"auto", "data-parallel", "split-k", "stream-k", "split-tail", "split-k-fused"},
+        {"scheduler", {"auto", "data-parallel", "split-k", "stream-k", "split-tail", "split-k-fused", "split-k-cluster"},
          "tile scheduler of the persistent grid (split-k: a reduction kernel sums the parts; split-k-fused: one "
-         "kernel, a part per CTA, the parts of a tile summing it together; split-tail: whole waves data-parallel, "
-         "the last wave's tiles in equal k-parts side by side)"},
+         "kernel, a part per CTA, the parts of a tile summing it together; split-k-cluster: a tile's parts are one "
+         "cluster of up to 8 CTAs summing through distributed shared memory; split-tail: whole waves "
+         "data-parallel, the last wave's tiles in equal k-parts side by side)"},
         {"epilogue", {"direct", "tma-store"}, "accumulators to global memory directly, or via shared memory and TMA"},
         {"cluster", {"1", "2", "1x2"},
          "CTAs per cluster: 2 puts the CTAs of adjacent pixel rows on the same filters in a cluster, each "

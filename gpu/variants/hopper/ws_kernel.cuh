@@ -124,6 +124,50 @@ __device__ __forceinline__ void splitk_fixup(const Work& w, const WsArgs<TO>& a,
     }
 }
 
+// Cluster split-K (TileSched::kSplitKCluster): the k parts of a tile are the k CTAs of one
+// cluster, each running one unit. After its k-slices a part writes its fp32 accumulators into
+// its own ring (free: every stage consumed, no unit follows) as a BM x (BN + 4) matrix (the
+// pad spreads store_tile's rows over the banks); after a cluster barrier rank r sums rows
+// [r BM / k, (r + 1) BM / k) over the cluster's k rings in rank order through distributed
+// shared memory (float4 loads, every rank's in flight at once) and writes them
+// (splitk_store); a second barrier keeps each ring alive until its peers have read it. The
+// producer warpgroup arrives on both barriers too (ws_kernel).
+template <class TO, int BN, int BM, int kDown>
+__device__ __forceinline__ void cluster_split_finish(float (&acc)[BM / kBM][BN / 2], const Work& w,
+                                                     const WsArgs<TO>& a, float* ring, std::uint32_t ring_s,
+                                                     int ct) {
+    constexpr int kAcc = BM / kBM, kPitch = BN + 4;
+    const int cw = ct >> 7, t = ct & 127;
+    named_sync(3, 256);  // both consumer warpgroups' MMAs done reading the ring
+    ConvGeom tg{};  // the tile as a BM x kPitch matrix (store_tile's NHWC path)
+    tg.P = BM, tg.M = kPitch;
+    store_tile<float, BN>(acc[0], ring, tg, 64 * kAcc * cw, 0, false, t);
+    if constexpr (kAcc == 2) store_tile<float, BN>(acc[1], ring, tg, 64 * kAcc * cw + 64, 0, false, t);
+    cluster_sync_all();
+    const int k = a.sched.ksplit, rk = w.part;
+    const int pt = w.tile / a.sched.tiles_n;
+    const int p0 = pt * BM, m0 = (w.tile - pt * a.sched.tiles_n) * BN;
+    const int r0 = rk * BM / k, rows = (rk + 1) * BM / k - r0;
+    for (int e = ct; e < rows * (BN / 4); e += 256) {
+        const int row = e / (BN / 4), c4 = 4 * (e - row * (BN / 4));
+        const std::uint32_t off = ring_s + std::uint32_t(((r0 + row) * kPitch + c4) * 4);
+        float4 x[TileSched::kMaxClusterParts];
+#pragma unroll
+        for (int j = 0; j < TileSched::kMaxClusterParts; ++j)
+            if (j < k) x[j] = ld_shared_cluster_v4(mapa_shared(off, std::uint32_t(j)));
+        float v[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+        for (int j = 0; j < TileSched::kMaxClusterParts; ++j)
+            if (j < k) v[0] += x[j].x, v[1] += x[j].y, v[2] += x[j].z, v[3] += x[j].w;
+        const int p = p0 + r0 + row, m = m0 + c4;
+        if (p < a.g.P)
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+                if (m + i < a.g.M) splitk_store<TO, kDown>(v[i], a.out, a.g, a.nchw != 0, a.out_mul, p, m + i);
+    }
+    cluster_sync_all();
+}
+
 // The consumer side of the cooperative schedule for one unit's accumulators: what the
 // scheduler's role asks (epilogue, split-K partial, stream-K slot or fix-up). A 256-pixel
 // tile has kAcc = 2 accumulators per thread, finished one after the other (i = 0, 1): a
@@ -182,18 +226,20 @@ __device__ __forceinline__ void finish_unit(float (&acc)[BN / 2], int i, const W
 namespace cs::gpu::variants::hopper {
 
 template <class T, int TILE, bool kPP, class Epi, class TO, int kDown, int kCL = 1, bool kMcA = false,
-          bool kCuts = false>
+          bool kCuts = false, bool kClK = false>
 __global__ void __launch_bounds__(kWsThreads, 1)
     ws_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
               const __grid_constant__ CUtensorMap tmO, const WsArgs<TO> a) {
 #ifdef CS_HOPPER_DEVICE
     static_assert(kCL == 1 || (kCL == 2 && !kPP), "clusters of two run the cooperative schedule only");
     static_assert(!kCuts || (kCL == 1 && !kPP), "stream-K and split-tail: cooperative, no cluster");
+    static_assert(!kClK || (kCL == 1 && !kPP && !kCuts), "cluster split-K: cooperative, clusters of its own");
     constexpr Tile kT = kTiles[TILE];
     constexpr int BN = kT.bn, ROWB = kT.rowb, STAGES = kT.stages, BK = ROWB / int(sizeof(T)), BM = kT.bm;
     static_assert(BM == kBM || (BM == 2 * kBM && !kPP && kCL == 1), "256-pixel tiles: cooperative, no cluster");
     using St = StageShape<BN, ROWB, BM>;
     using L = WsSmem<T, TILE, Epi>;
+    static_assert(!kClK || BM * (BN + 4) * 4 <= L::kRing, "cluster split-K: the accumulators fit the ring");
     extern __shared__ unsigned char smem_raw[];
     const std::uint32_t sbase = (smem_u32(smem_raw) + 1023u) & ~1023u;
     const std::uint32_t epi0 = sbase + L::kRing;
@@ -231,7 +277,7 @@ __global__ void __launch_bounds__(kWsThreads, 1)
             TileSched::Cursor cur;
             Work w;
             const int cslices = a.cslices, S = a.g.S;
-            while (a.sched.template next<kCuts>(cur, w)) {
+            while (kClK ? a.sched.next_cluster_part(int(blockIdx.x), cur, w) : a.sched.template next<kCuts>(cur, w)) {
                 const TileOrigin o = TileOrigin::of(w.tile, a.sched.tiles_n, BN, a.g, BM);
                 // kMcA: this CTA's half of the shared A tile; BM = 256: the second 128 pixels
                 const TileOrigin oA = kMcA ? TileOrigin::at(o.p0 + rank * (kBM / 2), o.m0, a.g)
@@ -249,6 +295,10 @@ __global__ void __launch_bounds__(kWsThreads, 1)
             }
         }
         if constexpr (kCL == 2) cluster_sync_all();
+        if constexpr (kClK) {  // cluster_split_finish's two barriers
+            cluster_sync_all();
+            cluster_sync_all();
+        }
         return;
     }
     // ---- consumers ----
@@ -269,7 +319,7 @@ __global__ void __launch_bounds__(kWsThreads, 1)
         Ring<STAGES> r;
         TileSched::Cursor cur;
         Work w;
-        while (a.sched.template next<kCuts>(cur, w)) {
+        while (kClK ? a.sched.next_cluster_part(int(blockIdx.x), cur, w) : a.sched.template next<kCuts>(cur, w)) {
             const TileOrigin o = TileOrigin::of(w.tile, a.sched.tiles_n, BN, a.g, BM);
             float acc[kAcc][BN / 2];
             zero(acc[0]);
@@ -292,6 +342,12 @@ __global__ void __launch_bounds__(kWsThreads, 1)
             fence_regs(acc[0]);
             if constexpr (kAcc == 2) fence_regs(acc[1]);
             if ((ct & 127) == 0) release<kCL>(empty0 + 8 * prev, rank);
+            if constexpr (kClK) {
+                cluster_split_finish<TO, BN, BM, kDown>(acc, w, a,
+                                                        reinterpret_cast<float*>(smem_raw + (sbase - smem_u32(smem_raw))),
+                                                        sbase, ct);
+                continue;
+            }
             // constant indices only: a loop here is not unrolled and puts acc in local memory
             finish_unit<TO, BN, kDown, Epi, kAcc, kCuts>(acc[0], 0, w, a, ea, o.p0 + 64 * (kAcc - 1) * cw, o.m0, cw, ct, nsub);
             if constexpr (kAcc == 2)

@@ -41,14 +41,17 @@ struct WsLaunch {
     int* max_ctas = nullptr;  // prepare_only with a cluster: the CTAs that fit at once in clusters
 };
 
-template <class T, int I, bool kPP, class Epi, class TO, int kDown, int kCL = 1, bool kMcA = false, bool kCuts = false>
+template <class T, int I, bool kPP, class Epi, class TO, int kDown, int kCL = 1, bool kMcA = false, bool kCuts = false,
+          bool kClK = false>
 void launch_one(const WsLaunch& l, const WsArgs<TO>& args, cudaStream_t stream) {
-    auto* k = ws_kernel<T, I, kPP, Epi, TO, kDown, kCL, kMcA, kCuts>;
+    auto* k = ws_kernel<T, I, kPP, Epi, TO, kDown, kCL, kMcA, kCuts, kClK>;
     constexpr int smem = WsSmem<T, I, Epi>::kTotal;
     // A launch of `grid` CTAs in clusters of kCL (cudaLaunchKernelEx's form, kCL > 1 only).
     cudaLaunchAttribute attr{};
     attr.id = cudaLaunchAttributeClusterDimension;
-    attr.val.clusterDim.x = unsigned(kCL), attr.val.clusterDim.y = 1, attr.val.clusterDim.z = 1;
+    // cluster split-K: clusters of the parts of a tile (TileSched::ksplit), else kCL
+    attr.val.clusterDim.x = unsigned(kClK ? args.sched.ksplit : kCL), attr.val.clusterDim.y = 1,
+    attr.val.clusterDim.z = 1;
     auto cluster_config = [&](int grid) {
         cudaLaunchConfig_t cfg{};
         cfg.gridDim = dim3(unsigned(grid));
@@ -75,7 +78,9 @@ void launch_one(const WsLaunch& l, const WsArgs<TO>& args, cudaStream_t stream) 
     // (it would skip their k-slices): the dispatch above picks kCuts by the mode.
     if (!kCuts && args.sched.cuts())
         throw cs::Error("hopper: a data-parallel/split-K kernel launched for stream-K or split-tail");
-    if constexpr (kCL == 1) {
+    if (kClK != (args.sched.mode == TileSched::kSplitKCluster))
+        throw cs::Error("hopper: the cluster split-K kernel and scheduler must go together");
+    if constexpr (kCL == 1 && !kClK) {
         k<<<unsigned(args.sched.grid), kWsThreads, smem, stream>>>(*l.a, *l.b, *l.o, args);
     } else {
         const cudaLaunchConfig_t cfg = cluster_config(args.sched.grid);
@@ -96,12 +101,15 @@ void launch_epi(const WsLaunch& l, const WsArgs<TO>& args, cudaStream_t stream) 
 // own (kCuts), so the other schedulers' kernels carry none of the cut tiles' code.
 template <class T, int I, class TO, int kDown>
 void launch_coop1(const WsLaunch& l, const WsArgs<TO>& args, cudaStream_t stream) {
-    if (l.prepare_only) {  // both kernels' shared-memory attribute: the plan's scheduler picks one
+    if (l.prepare_only) {  // every kernel's shared-memory attribute: the plan's scheduler picks one
         launch_epi<T, I, false, TO, kDown, 1, false, true>(l, args, stream);
         launch_epi<T, I, false, TO, kDown>(l, args, stream);
+        launch_one<T, I, false, EpiDirect, TO, kDown, 1, false, false, true>(l, args, stream);
         return;
     }
-    if (args.sched.cuts())
+    if (args.sched.mode == TileSched::kSplitKCluster)  // the parts' sum writes the output: direct
+        launch_one<T, I, false, EpiDirect, TO, kDown, 1, false, false, true>(l, args, stream);
+    else if (args.sched.cuts())
         launch_epi<T, I, false, TO, kDown, 1, false, true>(l, args, stream);
     else
         launch_epi<T, I, false, TO, kDown>(l, args, stream);
