@@ -39,7 +39,7 @@ namespace cs::gpu::variants::hopper {
 namespace {
 
 constexpr int kMinSlices = 4;
-constexpr double kClusterSplitBytes = 4.0 * (1 << 20);  // auto: cluster split-K from 4 MiB of partials
+constexpr double kClusterSplitBytes = 3.0 * (1 << 20);  // auto: cluster split-K from 3 MiB of partials
 int choose_ksplit(std::int64_t tiles, int kslices, int sms, bool forced) {
     if (!forced && 2 * tiles > sms) return 1;
     int best = 1;
@@ -278,8 +278,9 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
         c.scheduler = c.ksplit > 1 ? "split-k" : "data-parallel";
         // Where the reduction kernel would move many partial bytes (>= kClusterSplitBytes) on a
         // 128-pixel tile, the parts sum through distributed shared memory instead (measured,
-        // H200 N=1: conv2's 7.5 MB of partials 6-11% faster so; conv3-5's 1.5-2.3 MB 1-8% slower;
-        // 256-pixel tiles slower on every layer: NOTES.md, "Cluster split-K").
+        // H200 N=1: conv2's 3.7-11 MB of partials as fast or up to 11% faster so, conv3-5's
+        // 1.6-2.3 MB 1-8% slower, 256-pixel tiles slower on every layer: NOTES.md, "Cluster
+        // split-K").
         const double partial_bytes = double(c.ksplit) * double(maxn * u.g.EF) * u.g.M * 4;
         if (c.ksplit > 1 && fused_ok && kTiles[c.tile].bm == kBM && partial_bytes >= kClusterSplitBytes) {
             c.scheduler = "split-k-cluster";
