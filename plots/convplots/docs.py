@@ -818,7 +818,7 @@ def before_after(before=f"{H200}/sweep_all_variants_f83d02e.csv", after=SWEEP_6D
 
 
 
-def splitk_fused(name="splitk_n1.csv", kernels="kernels_splitk_n1.csv"):
+def splitk_fused(name="splitk_n1.csv", kernels="kernels_splitk_n1.csv", other="split-k-fused"):
     """The two split-K forms at N=1 in one H200 sweep of one binary (scripts/device_run.sh,
     --axis scheduler=split-k,split-k-fused: the reduction kernel against the fused fix-up, same
     tile), NHWC, conv2-5, beside the fastest cuDNN row of the class in the reference sweep; then
@@ -832,19 +832,21 @@ def splitk_fused(name="splitk_n1.csv", kernels="kernels_splitk_n1.csv"):
         for (layer, n), c in summary.cells(d, cls).items():
             if str(n) == "1" and c.cudnn:
                 cud[(layer, cls)] = c.cudnn["kernel_ms"]
-    out = [f"kernel ms, N=1, NHWC ({rev}); fused / split-K above 1: the fused form is slower", "",
-           "| class | layer | rung | split-k | split-k-fused | fused / split-k | cuDNN (fastest, reference sweep) |",
+    out = [f"kernel ms, N=1, NHWC ({rev}); {other} / split-k above 1: {other} is slower", "",
+           f"| class | layer | rung | split-k | {other} | {other} / split-k | cuDNN (fastest, reference sweep) |",
            "| --- | --- | --- | --- | --- | --- | --- |"]
     for cls in ("fp16", "bf16", "tf32"):
         for layer in _layers(rows):
-            for rung in ("ws", "tmastore"):
+            for rung in ("ws", "tmastore", "m256k64"):
                 v = f"hopper-{rung}-{cls}"
-                a, b = t.get((layer, v, "scheduler=split-k")), t.get((layer, v, "scheduler=split-k-fused"))
+                a, b = t.get((layer, v, "scheduler=split-k")), t.get((layer, v, f"scheduler={other}"))
                 if a is None or b is None:
                     continue
                 c = cud.get((layer, cls))
                 out.append(f"| {cls} | {layer} | {rung} | {a:.4f} | {b:.4f} | {b / a:.2f} | "
                            f"{'-' if c is None else f'{c:.4f}'} |")
+    if not kernels:
+        return "\n".join(out) + "\n"
     krows = _csv_rows(f"{H200}/{kernels}")
     out += ["", "Nsight Compute, hopper-ws-fp16 N=1 (us; `plots/h200/" + kernels + "`):", "",
             "| layer | form | kernel | us | L2 sectors |", "| --- | --- | --- | --- | --- |"]
@@ -895,6 +897,29 @@ def n512_tiles(name="hopper_tiles_n512.csv"):
     return "\n".join(out) + "\n"
 
 
+
+def conv2_n1(name="sweep_conv2_ac7227c.csv"):
+    """conv2 at N=1 in a reference sweep of conv2 alone (every variant, both layouts, golden
+    check, 20 repeats) at the revision whose auto takes cluster split-K from 3 MiB of partials:
+    our fastest row of each class against the fastest cuDNN row of the class, same sweep."""
+    rows = [r for r in _csv_rows(f"{H200}/{name}") if r["N"] == "1" and r["status"] == "PASS"]
+    rev = ", ".join(sorted({r["git_rev"] for r in rows}))
+    out = [f"`plots/h200/{name}` ({rev}), conv2 N=1, kernel ms", "",
+           "| class | our fastest row | its scheduler | ms | cuDNN (fastest) | ours / cuDNN |", "| --- | --- | --- | --- | --- | --- |"]
+    for cls in ("fp16", "bf16", "tf32"):
+        ours = [r for r in rows if r["variant"].startswith("hopper-") and r["precision"] == cls]
+        cud = [r for r in rows if r["variant"].startswith("cudnn-") and r["precision"] == cls and
+               not r["variant"].endswith("-s2d")]
+        if not ours or not cud:
+            continue
+        o = min(ours, key=lambda r: _f(r["kernel_ms"]))
+        c = min(cud, key=lambda r: _f(r["kernel_ms"]))
+        sch = o["config"].split("scheduler=")[1].split(";")[0] if "scheduler=" in o["config"] else "-"
+        out.append(f"| {cls} | {o['variant']} ({o['layout']}) | {sch} | {_f(o['kernel_ms']):.4f} | "
+                   f"{_f(c['kernel_ms']):.4f} ({c['variant']}, {c['layout']}) | {_f(o['kernel_ms']) / _f(c['kernel_ms']):.3f} |")
+    return "\n".join(out) + "\n"
+
+
 GENERATORS = {
     "h100-hopper-sass": hopper_sass,
     "h100-range-safety": range_safety,
@@ -923,6 +948,8 @@ GENERATORS = {
     "h200-fp32-profile": lambda: hopper_profile("profile_fp32_ladder_n128.csv", H200),
     "h200-hopper-m256k64": m256k64,
     "h200-splitk-fused": splitk_fused,
+    "h200-splitk-cluster": lambda: splitk_fused("splitk_cluster_n1.csv", "", "split-k-cluster"),
+    "h200-conv2-n1": conv2_n1,
     "h200-n512-tiles": n512_tiles,
     "h200-kernel-n128": kernel_table,
     "h200-summary-n128": summary_table,
