@@ -1,8 +1,10 @@
 // The persistent warp-specialised Hopper rungs (hopper-ws, hopper-pp, hopper-tmastore,
 // hopper-sk, hopper-mc and the fp32-class hopper-ws-3xtf32 / -3xfp16): the plan that turns a
 // rung's defaults and a row's axis values into one instantiation of ws_kernel.cuh — tile
-// (tiles.hpp), schedule (cooperative, ping-pong), tile scheduler (data-parallel, split-K,
-// stream-K), epilogue (direct, TMA store) and cluster (1, or 2 with the B tile multicast) —
+// (tiles.hpp), schedule (cooperative, ping-pong), tile scheduler (data-parallel, split-K with
+// a reduction kernel, fused or over a cluster summing through distributed shared memory,
+// stream-K, split-tail), epilogue (direct, TMA store) and cluster (1, or 2 with the B tile
+// multicast) —
 // plus the transforms of hopper_core.cuh (NCHW, channel
 // padding, space-to-depth for conv1, the fp32 splits).
 //

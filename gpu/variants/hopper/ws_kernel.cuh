@@ -5,7 +5,10 @@
 //   schedule       kPP = false: cooperative — both consumer warpgroups on one 128 x BN tile,
 //                  64 rows each; true: ping-pong — each consumer warpgroup a whole tile, in
 //                  turns, one's epilogue under the other's mainloop (schedule_pingpong.cuh)
-//   tile scheduler TileSched (tile_scheduler.cuh): data-parallel, split-K, stream-K, split-tail
+//   tile scheduler TileSched (tile_scheduler.cuh): data-parallel, split-K, stream-K, split-tail;
+//                  split-K's sum in the kernel: fused (splitk_fixup: partials through L2 after a
+//                  flag wait) or, kClK, over a cluster of the tile's parts (cluster_split_finish:
+//                  through distributed shared memory)
 //   epilogue       Epi: EpiDirect or EpiTmaStore (epilogue.cuh)
 //   tile           kTiles[TILE] (tiles.hpp)
 //   cluster        kCL = 1, or 2: clusters of two CTAs on the same filters, the B tile loaded

@@ -46,7 +46,8 @@ template <class T, int I, bool kPP, class Epi, class TO, int kDown, int kCL = 1,
 void launch_one(const WsLaunch& l, const WsArgs<TO>& args, cudaStream_t stream) {
     auto* k = ws_kernel<T, I, kPP, Epi, TO, kDown, kCL, kMcA, kCuts, kClK>;
     constexpr int smem = WsSmem<T, I, Epi>::kTotal;
-    // A launch of `grid` CTAs in clusters of kCL (cudaLaunchKernelEx's form, kCL > 1 only).
+    // A launch of `grid` CTAs in clusters of kCL, or of the split's parts (kClK)
+    // (cudaLaunchKernelEx's form, clusters only).
     cudaLaunchAttribute attr{};
     attr.id = cudaLaunchAttributeClusterDimension;
     // cluster split-K: clusters of the parts of a tile (TileSched::ksplit), else kCL
