@@ -81,7 +81,7 @@ struct TileSched {
     int mode = kDataParallel;
     int ntiles = 0, tiles_n = 0;
     int KT = 0;          // k-slices per tile
-    int ksplit = 1;      // split-K parts (modes kSplitK, kSplitKFused)
+    int ksplit = 1;      // split-K parts (modes kSplitK, kSplitKFused, kSplitKCluster: CTAs per cluster)
     int grid = 1;
     int tiles_dp = 0;    // stream-K: tiles run whole before the stream-K ranges
     long long sk_iters = 0;  // stream-K: (ntiles - tiles_dp) * KT

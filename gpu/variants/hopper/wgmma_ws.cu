@@ -271,10 +271,11 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
     // With clusters of two, the units are pairs of tiles on pairs of SMs.
     const std::int64_t units = TileSched::cluster_units(tiles, tiles_n, c.cluster, c.mc_a ? 1 : 0);
     const int slots = sms / c.cluster;
-    // Fused split-K (one kernel, the parts fix up their tile together) runs where every part
-    // has its own CTA in the cooperative schedule without clusters. auto keeps the reduction
-    // kernel: on the H200 at N=1 the fused form is 1-2 us slower (NOTES.md, "Fused split-K").
-    const bool fused_ok = c.schedule == Schedule::cooperative && c.cluster == 1;
+    // The split-K forms that sum in the kernel (fused: each part through L2 after a flag wait;
+    // cluster: through distributed shared memory) run in the cooperative schedule without
+    // clusters of the multicast kind. auto never takes the fused form: on the H200 at N=1 it is
+    // 1-2 us slower than the reduction kernel (NOTES.md, "Fused split-K").
+    const bool coop_alone = c.schedule == Schedule::cooperative && c.cluster == 1;
     if (c.scheduler == "auto") {
         c.ksplit = choose_ksplit(units, kslices, slots, false);
         c.scheduler = c.ksplit > 1 ? "split-k" : "data-parallel";
@@ -284,16 +285,14 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
         // 1.6-2.3 MB 1-8% slower, 256-pixel tiles slower on every layer: NOTES.md, "Cluster
         // split-K").
         const double partial_bytes = double(c.ksplit) * double(maxn * u.g.EF) * u.g.M * 4;
-        if (c.ksplit > 1 && fused_ok && kTiles[c.tile].bm == kBM && partial_bytes >= kClusterSplitBytes) {
-            c.scheduler = "split-k-cluster";
-            c.ksplit = std::min(TileSched::kMaxClusterParts, kslices);
-        }
+        if (c.ksplit > 1 && coop_alone && kTiles[c.tile].bm == kBM && partial_bytes >= kClusterSplitBytes)
+            c.scheduler = "split-k-cluster";  // its part count: below
     } else if (c.scheduler == "split-k" || c.scheduler == "split-k-fused") {
         c.ksplit = choose_ksplit(units, kslices, slots, true);
         if (c.ksplit == 1)
             throw Skip("split-K needs at least " + std::to_string(2 * kMinSlices) + " k-slices with a divisor (" +
                        std::to_string(kslices) + ")");
-        if (c.scheduler == "split-k-fused" && !fused_ok)
+        if (c.scheduler == "split-k-fused" && !coop_alone)
             throw Skip("fused split-K runs the cooperative schedule without clusters (use scheduler=split-k)");
         if (c.scheduler == "split-k-fused" && units * c.ksplit > slots)
             throw Skip("fused split-K runs one part per CTA, all resident at once: " + std::to_string(units) +
@@ -303,7 +302,7 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
     // Cluster split-K: one cluster of min(8, k-slices) CTAs per tile, the parts summed through
     // distributed shared memory (no workspace, no second kernel).
     if (c.scheduler == "split-k-cluster") {
-        if (!fused_ok)
+        if (!coop_alone)
             throw Skip("cluster split-K runs the cooperative schedule without clusters of its own (use cluster=1)");
         c.ksplit = std::min(TileSched::kMaxClusterParts, kslices);
         if (c.ksplit < 2) throw Skip("cluster split-K needs at least 2 k-slices (" + std::to_string(kslices) + ")");
