@@ -103,8 +103,8 @@ __device__ __forceinline__ void splitk_fixup(const Work& w, const WsArgs<TO>& a,
         while (ld_acquire(flags + ct) != a.epoch) {
         }
     named_sync(3, 256);
-    const int pt = w.tile / a.sched.tiles_n;
-    const int p0 = pt * BM, m0 = (w.tile - pt * a.sched.tiles_n) * BN;
+    const TileOrigin o = TileOrigin::of(w.tile, a.sched.tiles_n, BN, a.g, BM);
+    const int p0 = o.p0, m0 = o.m0;
     const int r0 = w.part * BM / k, rows = (w.part + 1) * BM / k - r0;
     const std::int64_t stride = std::int64_t(a.g.P) * a.g.M;  // one part's floats
     if (a.g.M % 4 == 0) {  // float4 groups of 4 filters (m0 and M multiples of 4: whole groups)
@@ -137,8 +137,8 @@ __device__ __forceinline__ void splitk_fixup(const Work& w, const WsArgs<TO>& a,
 // producer warpgroup arrives on both barriers too (ws_kernel).
 template <class TO, int BN, int BM, int kDown>
 __device__ __forceinline__ void cluster_split_finish(float (&acc)[BM / kBM][BN / 2], const Work& w,
-                                                     const WsArgs<TO>& a, float* ring, std::uint32_t ring_s,
-                                                     int ct) {
+                                                     const TileOrigin& o, const WsArgs<TO>& a, float* ring,
+                                                     std::uint32_t ring_s, int ct) {
     constexpr int kAcc = BM / kBM, kPitch = BN + 4;
     const int cw = ct >> 7, t = ct & 127;
     named_sync(3, 256);  // both consumer warpgroups' MMAs done reading the ring
@@ -148,8 +148,7 @@ __device__ __forceinline__ void cluster_split_finish(float (&acc)[BM / kBM][BN /
     if constexpr (kAcc == 2) store_tile<float, BN>(acc[1], ring, tg, 64 * kAcc * cw + 64, 0, false, t);
     cluster_sync_all();
     const int k = a.sched.ksplit, rk = w.part;
-    const int pt = w.tile / a.sched.tiles_n;
-    const int p0 = pt * BM, m0 = (w.tile - pt * a.sched.tiles_n) * BN;
+    const int p0 = o.p0, m0 = o.m0;
     const int r0 = rk * BM / k, rows = (rk + 1) * BM / k - r0;
     for (int e = ct; e < rows * (BN / 4); e += 256) {
         const int row = e / (BN / 4), c4 = 4 * (e - row * (BN / 4));
@@ -346,7 +345,7 @@ __global__ void __launch_bounds__(kWsThreads, 1)
             if constexpr (kAcc == 2) fence_regs(acc[1]);
             if ((ct & 127) == 0) release<kCL>(empty0 + 8 * prev, rank);
             if constexpr (kClK) {
-                cluster_split_finish<TO, BN, BM, kDown>(acc, w, a,
+                cluster_split_finish<TO, BN, BM, kDown>(acc, w, o, a,
                                                         reinterpret_cast<float*>(smem_raw + (sbase - smem_u32(smem_raw))),
                                                         sbase, ct);
                 continue;
