@@ -7,6 +7,7 @@
 
 #include <cstring>
 #include <map>
+#include <vector>
 
 using namespace cs;
 using namespace cs::gpu;
@@ -134,71 +135,48 @@ TEST_CASE("stream-K and split-tail give the same bits on every launch", "[gpu][a
     }
 }
 
-TEST_CASE("fused split-K: the reduction kernel's bits, on every launch, in both layouts and tile heights",
+TEST_CASE("split-K summed in the kernel: fused gives the reduction kernel's bits, cluster the same bits on every "
+          "launch, in both layouts and tile heights",
           "[gpu][axes][splitk]") {
     auto& ctx = device();
-    // One image of a conv3-like layer (C=256, 3x3: 36 k-slices of 64 halves): 2 x 2 tiles of
-    // 128 x 128 on 132 SMs, split into 9 parts (auto: the reduction kernel's); a tile height of
-    // 256 pixels (both halves of a part's partial written before its flag); odd P and M.
+    // One image of a conv3-like layer (C=256, 3x3: 36 k-slices of 64 halves, 72 of 32 floats):
+    // 2 x 2 tiles of 128 x 128 on 132 SMs; split-K and its fused form in 9 parts (auto: the
+    // reduction kernel's), the cluster form in clusters of 8 CTAs of 4-5 (9) slices; a tile
+    // height of 256 pixels (both halves of a part's partial written before its flag, two
+    // accumulators per warpgroup into the cluster form's ring); odd P and M.
     const auto rp = make_ref_problem(test::make_layer("fk_odd", 256, 13, 11, 200, 3, 3, 1, 1), 1);
     for (const char* name : {"hopper-ws-fp16", "hopper-ws-bf16", "hopper-ws-tf32", "hopper-ws-3xfp16"})
         for (const char* tile : {"", "m256n128k128B-s4"})
             for (Layout layout : {Layout::nhwc, Layout::nchw}) {
                 const Variant& v = test::variant(name);
-                std::vector<float> ref;
-                for (const char* sched : {"split-k", "split-k-fused", "split-k-fused", "auto"}) {
-                    Config c;
-                    c.set.emplace_back("scheduler", sched);
-                    if (*tile) c.set.emplace_back("tile", tile);
-                    const auto r = run_with(ctx, v, rp, layout, c, test::test_options(3, true));
-                    INFO(describe(v, rp, layout, c, r));
-                    if (r.status == Status::skip && ctx.prop().major != 9) {
-                        WARN("the Hopper rungs need sm_90: " << r.reason);
-                        return;
+                // Each group of schedulers gives one set of bits: the reduction kernel's order
+                // (split-k, fused, auto here), and the cluster's rank order over three launches.
+                for (const auto& group : std::vector<std::vector<const char*>>{
+                         {"split-k", "split-k-fused", "split-k-fused", "auto"},
+                         {"split-k-cluster", "split-k-cluster", "split-k-cluster"}}) {
+                    std::vector<float> ref;
+                    for (const char* sched : group) {
+                        Config c;
+                        c.set.emplace_back("scheduler", sched);
+                        if (*tile) c.set.emplace_back("tile", tile);
+                        const auto r = run_with(ctx, v, rp, layout, c, test::test_options(3, true));
+                        INFO(describe(v, rp, layout, c, r));
+                        if (r.status == Status::skip && ctx.prop().major != 9) {
+                            WARN("the Hopper rungs need sm_90: " << r.reason);
+                            return;
+                        }
+                        REQUIRE(r.status == Status::pass);
+                        // auto: split-K with the reduction kernel
+                        REQUIRE(test::has(r.config, std::string("scheduler=") +
+                                                        (std::strcmp(sched, "auto") == 0 ? "split-k" : sched)));
+                        if (std::strcmp(sched, "split-k-cluster") == 0)
+                            REQUIRE(test::has(r.detail, "over clusters of 8 CTAs"));
+                        REQUIRE(!r.output.empty());
+                        if (ref.empty())
+                            ref = r.output;
+                        else
+                            REQUIRE(std::memcmp(ref.data(), r.output.data(), ref.size() * sizeof(float)) == 0);
                     }
-                    REQUIRE(r.status == Status::pass);
-                    // auto: split-K with the reduction kernel
-                    REQUIRE(test::has(r.config, std::string("scheduler=") +
-                                                    (std::strcmp(sched, "auto") == 0 ? "split-k" : sched)));
-                    REQUIRE(!r.output.empty());
-                    if (ref.empty())
-                        ref = r.output;
-                    else
-                        REQUIRE(std::memcmp(ref.data(), r.output.data(), ref.size() * sizeof(float)) == 0);
-                }
-            }
-}
-
-TEST_CASE("cluster split-K: PASS and the same bits on every launch, both layouts and tile heights",
-          "[gpu][axes][splitk]") {
-    auto& ctx = device();
-    // 2 x 2 tiles of 128 x 128 (C=256, 3x3: 36 k-slices of 64 halves, 72 of 32 floats), each
-    // one cluster of 8 CTAs of 4-5 (9) slices; odd P and M; the 256-pixel tile (two accumulators
-    // per warpgroup into the ring).
-    const auto rp = make_ref_problem(test::make_layer("ck_odd", 256, 13, 11, 200, 3, 3, 1, 1), 1);
-    for (const char* name : {"hopper-ws-fp16", "hopper-ws-bf16", "hopper-ws-tf32", "hopper-ws-3xfp16"})
-        for (const char* tile : {"", "m256n128k128B-s4"})
-            for (Layout layout : {Layout::nhwc, Layout::nchw}) {
-                const Variant& v = test::variant(name);
-                std::vector<float> first;
-                for (int run = 0; run < 3; ++run) {
-                    Config c;
-                    c.set.emplace_back("scheduler", "split-k-cluster");
-                    if (*tile) c.set.emplace_back("tile", tile);
-                    const auto r = run_with(ctx, v, rp, layout, c, test::test_options(3, true));
-                    INFO(describe(v, rp, layout, c, r));
-                    if (r.status == Status::skip && ctx.prop().major != 9) {
-                        WARN("the Hopper rungs need sm_90: " << r.reason);
-                        return;
-                    }
-                    REQUIRE(r.status == Status::pass);
-                    REQUIRE(test::has(r.config, "scheduler=split-k-cluster"));
-                    REQUIRE(test::has(r.detail, "over clusters of 8 CTAs"));
-                    REQUIRE(!r.output.empty());
-                    if (run == 0)
-                        first = r.output;
-                    else
-                        REQUIRE(std::memcmp(first.data(), r.output.data(), first.size() * sizeof(float)) == 0);
                 }
             }
 }
