@@ -818,11 +818,12 @@ def before_after(before=f"{H200}/sweep_all_variants_f83d02e.csv", after=SWEEP_6D
 
 
 
-def splitk_fused(name="splitk_n1.csv", kernels="kernels_splitk_n1.csv", other="split-k-fused"):
-    """The two split-K forms at N=1 in one H200 sweep of one binary (scripts/device_run.sh,
-    --axis scheduler=split-k,split-k-fused: the reduction kernel against the fused fix-up, same
-    tile), NHWC, conv2-5, beside the fastest cuDNN row of the class in the reference sweep; then
-    Nsight Compute's kernel times of both forms (one launch each, caches flushed)."""
+def splitk_forms(name="splitk_n1.csv", kernels="kernels_splitk_n1.csv", other="split-k-fused"):
+    """Two split-K forms at N=1 in one H200 sweep of one binary (--axis
+    scheduler=split-k,<other>: the reduction kernel against the fused fix-up or the cluster sum,
+    same tile), NHWC, conv2-5, beside the fastest cuDNN row of the class in the reference sweep;
+    then, where `kernels` names a file, Nsight Compute's kernel times of both forms (one launch
+    each, caches flushed)."""
     rows = _csv_rows(f"{H200}/{name}")
     t = _pass_ms(rows, "layer", "variant", "axes")
     rev = ", ".join(sorted({r["git_rev"] for r in rows}))
@@ -947,8 +948,8 @@ GENERATORS = {
     "h200-hopper-profile": lambda: hopper_profile("profile_hopper_ladder_n128.csv", H200),
     "h200-fp32-profile": lambda: hopper_profile("profile_fp32_ladder_n128.csv", H200),
     "h200-hopper-m256k64": m256k64,
-    "h200-splitk-fused": splitk_fused,
-    "h200-splitk-cluster": lambda: splitk_fused("splitk_cluster_n1.csv", "", "split-k-cluster"),
+    "h200-splitk-fused": splitk_forms,
+    "h200-splitk-cluster": lambda: splitk_forms("splitk_cluster_n1.csv", "", "split-k-cluster"),
     "h200-conv2-n1": conv2_n1,
     "h200-n512-tiles": n512_tiles,
     "h200-kernel-n128": kernel_table,
