@@ -85,6 +85,12 @@ Family hopper_family() {
                   "three slices without padding)",
                   ws_sup(), ws(WsDefaults{"cooperative", "auto", "tma-store", "1", "m256n128k64B-s8"}), gemm,
                   hopper::ws_axes()),
+        make_rung("hopper-halo-{p}", {row_fp16(), row_bf16()},
+                  "conv1's space-to-depth GEMM with a halo mainloop: the GEMM rows are the positions of the padded "
+                  "input grid, so each tap's A operand is one halo tile in shared memory (loaded once per 256 rows, "
+                  "8-channel planes) read from a shifted wgmma descriptor, and the weights stay resident; loader, "
+                  "storer and consumer warps on a persistent grid",
+                  hopper::halo_supports, hopper::halo_plan, gemm),
         make_rung("hopper-ws-{p}", {split[0]},
                   "hopper-ws-tf32 made fp32-exact by 3xTF32: the transforms split each operand into tf32 high and low "
                   "channel blocks, the kernel sums hi*hi + hi*lo + lo*hi over K tripled; per-tensor power-of-two "

@@ -314,6 +314,17 @@ __device__ __forceinline__ std::uint64_t smem_desc(std::uint32_t addr, std::uint
     d |= std::uint64_t(layout) << 62;
     return d;
 }
+// Shared-memory matrix descriptor without swizzle (K-major, layout 0): the operand is core
+// matrices of 8 rows x 16 bytes, each 128 contiguous bytes; lbo_bytes apart along K, sbo_bytes
+// apart along M / N. Any 16-byte aligned start: the halo mainloop shifts A by whole rows.
+__device__ __forceinline__ std::uint64_t smem_desc_plain(std::uint32_t addr, std::uint32_t lbo_bytes,
+                                                         std::uint32_t sbo_bytes) {
+    std::uint64_t d = 0;
+    d |= std::uint64_t((addr & 0x3FFFFu) >> 4);
+    d |= std::uint64_t((lbo_bytes >> 4) & 0x3FFFu) << 16;
+    d |= std::uint64_t((sbo_bytes >> 4) & 0x3FFFu) << 32;
+    return d;
+}
 // BK elements of ES bytes per row: 128 B rows (64 halves, 32 floats) or 64 B rows (32 halves,
 // 16 floats). Everything below is in bytes, so halves and floats share it.
 template <int BK, int ES = 2>
@@ -373,7 +384,7 @@ __device__ __forceinline__ void mbar_wait(std::uint32_t bar, std::uint32_t parit
 }
 
 // TMA: im2col load of a 4D NHWC tensor (coordinates c, w, h, n of the first pixel; offsets
-// of the filter tap s, r), and a tiled 3D load; both complete on the mbarrier.
+// of the filter tap s, r), and tiled 2D / 3D loads; all complete on the mbarrier.
 __device__ __forceinline__ void tma_load_im2col_4d(std::uint32_t dst, const void* tmap, std::uint32_t bar, int c,
                                                    int w, int h, int n, int off_w, int off_h) {
 #ifdef CS_HOPPER_DEVICE
@@ -382,6 +393,15 @@ __device__ __forceinline__ void tma_load_im2col_4d(std::uint32_t dst, const void
         "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes"
         " [%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8};\n" ::"r"(dst),
         "l"(reinterpret_cast<std::uint64_t>(tmap)), "r"(c), "r"(w), "r"(h), "r"(n), "r"(bar), "h"(ow), "h"(oh)
+        : "memory");
+#endif
+}
+__device__ __forceinline__ void tma_load_2d(std::uint32_t dst, const void* tmap, std::uint32_t bar, int c0, int c1) {
+#ifdef CS_HOPPER_DEVICE
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+        " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
+        "l"(reinterpret_cast<std::uint64_t>(tmap)), "r"(c0), "r"(c1), "r"(bar)
         : "memory");
 #endif
 }

@@ -1,4 +1,4 @@
-// The Hopper family's TMA pieces on the host side (rungs 2 and 3): the driver's tensor-map
+// The Hopper family's TMA pieces on the host side (rungs 2 and 3, the halo mainloop): the driver's tensor-map
 // encoders fetched through cudaGetDriverEntryPointByVersion (no -lcuda), the im2col map over
 // the NHWC input and the tiled map over the KRSC weights, and what TMA cannot address.
 // Element-type generic: FLOAT16 / BFLOAT16 (2-byte) and FLOAT32 (the tf32 rungs: plain fp32
@@ -113,6 +113,42 @@ inline std::string encode_maps(CUtensorMap& a, CUtensorMap& b, const ConvGeom& g
                                      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
         if (r != CUDA_SUCCESS)
             return "cuTensorMapEncodeTiled refused the weight map (CUresult " + std::to_string(int(r)) + ")";
+    }
+    return {};
+}
+
+// The halo mainloop's maps (halo_conv.cu), no swizzle, 16-byte boxes wide (one plane of 8
+// channels): A over the transformed input as `rows` x C, box {8, box_rows}; B over the KRSC
+// weights {C, R*S, M}, box {8, 1, bn}. Rows and filters past the tensor are zero fill.
+template <class T>
+inline std::string encode_halo_maps(CUtensorMap& a, CUtensorMap& b, const ConvGeom& g, const void* in, const void* w,
+                                    long long rows, int box_rows, int bn) {
+    const DriverFns& fns = driver_fns();
+    if (!fns.error.empty()) return fns.error;
+    const CUtensorMapDataType dt = tma_dtype<T>();
+    const cuuint64_t es = sizeof(T);
+    const cuuint32_t e8 = cuuint32_t(16 / es);
+    {
+        const cuuint64_t dims[2] = {cuuint64_t(g.C), cuuint64_t(rows)};
+        const cuuint64_t strides[1] = {es * g.C};
+        const cuuint32_t box[2] = {e8, cuuint32_t(box_rows)};
+        const cuuint32_t estr[2] = {1, 1};
+        const CUresult r = fns.tiled(&a, dt, 2, const_cast<void*>(in), dims, strides, box, estr,
+                                     CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                                     CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+        if (r != CUDA_SUCCESS)
+            return "cuTensorMapEncodeTiled refused the halo's input map (CUresult " + std::to_string(int(r)) + ")";
+    }
+    {
+        const cuuint64_t dims[3] = {cuuint64_t(g.C), cuuint64_t(g.R) * g.S, cuuint64_t(g.M)};
+        const cuuint64_t strides[2] = {es * g.C, es * g.C * g.R * g.S};
+        const cuuint32_t box[3] = {e8, 1, cuuint32_t(bn)};
+        const cuuint32_t estr[3] = {1, 1, 1};
+        const CUresult r = fns.tiled(&b, dt, 3, const_cast<void*>(w), dims, strides, box, estr,
+                                     CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                                     CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+        if (r != CUDA_SUCCESS)
+            return "cuTensorMapEncodeTiled refused the halo's weight map (CUresult " + std::to_string(int(r)) + ")";
     }
     return {};
 }

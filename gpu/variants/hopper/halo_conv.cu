@@ -1,0 +1,351 @@
+// hopper-halo-{fp16,bf16} — the halo mainloop: conv1's space-to-depth GEMM with its A operand
+// read in place from one halo tile in shared memory per output tile, and the weights resident.
+//
+// Idea: after space-to-depth conv1 is a 3x3 stride-1 unpadded convolution over 57x57 pixels of
+// C' = 48 channels. The im2col mainloop (hopper-tmastore) loads every input pixel once per tap
+// (9 times) and the whole weight tile once per output tile: 709 MB of L2 traffic at N=128 for
+// 40 MB of input (Nsight Compute, NOTES.md "conv1's transform as a full-width copy"), an
+// L2-bound GEMM at 60% tensor pipe. Here the GEMM's rows are the positions of the padded
+// Hp x Wp grid of the transformed input (q = (n Hp + y) Wp + x; rows with y >= E or x >= F are
+// computed and dropped), so the input row of tap (r, s) for GEMM row q is q + r Wp + s: the
+// same shift for every row. A tile of 256 rows needs input rows [q0, q0 + 256 + (R'-1) Wp +
+// S' - 1) — 372 rows for conv1, loaded once — and each tap's A operand is that halo read from
+// a shifted start. The wgmma descriptor does the shift: the halo is stored as planes of
+// 8 channels (16 bytes per row, no swizzle), so 8 consecutive rows of one plane are one core
+// matrix at any row offset (LBO: the next plane, SBO: the next 8 rows). The weights (all
+// filters, all taps: 81 KiB for conv1) are loaded once per CTA in the same plane layout.
+// Per tile: 36 KiB of A from L2 instead of 9 x 128 x 256 B = 288 KiB (and no B).
+//
+// Kernel: persistent, 384 threads. Warp 0, one thread: the loads by TMA (tiled maps, no
+// swizzle, boxes one plane wide): the weights once, each tile's halo (two 192-row boxes per
+// plane) into a ring of two stages, one per tile. Warpgroups 1-2: the consumers (128 rows
+// each, two m64n96k16 accumulators sharing each B read; 9 taps x 3 k-steps per tile), which
+// then stage their 128 x 96 tile and each row's output offset in shared memory. Warps 1-3:
+// the storers, staging to global memory while the consumers run the next tile (rows of
+// padding positions dropped; NHWC in 16-byte pieces, or elements; NCHW per filter).
+//
+// Prediction (conv1, N=128, fp16): 128 x 3249 rows x 96 x 432 x 2 = 34.5 GFLOP (7.4% of the
+// rows are padding positions), L2 traffic ~60 MB in + 74 MB out: tensor-bound, ~55-65 us
+// against 115 us for the im2col GEMM; conv1 with its transform ~0.1 ms against the cuDNN
+// space-to-depth row's 0.143. Measured: NOTES.md "The halo mainloop".
+//
+// Range: the transform's unpadded stride-1 input (a strided layer whose C % 8 != 0, by
+// space-to-depth; or an unpadded stride-1 layer with channel padding), C' a multiple of 16 and
+// at most 48, R' S' C' / 8 <= 54 (the resident weights), (R'-1) W' + S' - 1 <= 128 (the halo),
+// M <= 96; fp16 and bf16 (tf32's weights would need twice the shared memory). supports() names
+// the limit a layer exceeds.
+#include "hopper_core.cuh"
+#include "hopper_tma.cuh"
+#include "pipeline.cuh"
+#include "rungs.hpp"
+#include "tile_scheduler.cuh"
+
+#include <cstdio>
+
+namespace cs::gpu::variants::hopper {
+namespace {
+
+constexpr int kHBM = 256;                        // GEMM rows (grid positions) per tile
+constexpr int kHBN = 96;                         // filters: all of them (resident weights)
+constexpr int kHChunks = 6;                      // 16-byte channel planes per pixel at most
+constexpr int kHTaps = 9;                        // filter taps R' S' at most (3x3 after space-to-depth)
+constexpr int kHBox = 192;                       // halo rows per TMA box (two boxes per plane)
+constexpr int kHHalo = 2 * kHBox;                // halo rows a stage holds
+constexpr int kHPlane = kHHalo * 16;             // one plane of the halo
+constexpr int kHStage = kHChunks * kHPlane;      // 36 KiB
+constexpr int kHBTap = kHBN * 16;                // one (plane, tap) block of the weights: 96 filters
+constexpr int kHB = kHTaps * kHChunks * kHBTap;  // 81 KiB
+constexpr int kHEpiPitch = kHBN * 2 + 16;        // a staged output row (the pad spreads the banks)
+constexpr int kHEpiRows = 128 * kHEpiPitch;
+constexpr int kHEpi = kHEpiRows + 128 * 8;       // one consumer warpgroup's staged rows + their output offsets
+constexpr int kHSmem = 128 + kHB + 2 * kHStage + 2 * kHEpi + 9 * 8;
+constexpr int kHStorers = 96;                    // warps 1-3
+static_assert(kHSmem <= 227 * 1024, "the halo kernel's shared memory");
+static_assert(kHPlane % 128 == 0 && kHBTap % 128 == 0 && kHBox * 16 % 128 == 0, "TMA destinations 128-byte aligned");
+
+template <class T>
+struct HaloArgs {
+    T* out;
+    TileSched sched;
+    int R, S, Wp, HWp, E, F, M;
+    int rows;     // N Hp Wp
+    int nchw;
+};
+
+// The output offset of GEMM row q (NHWC: p M; NCHW: n M E F + y F + x), or -1 for a padding
+// position (y >= E or x >= F) or q >= rows. 32-bit divisions (rows < 2^31, supports()): a
+// 64-bit division is a subroutine call, after which ptxas cannot prove the consumers
+// converged and serializes their wgmmas.
+template <class T>
+__device__ __forceinline__ std::int64_t out_offset(const HaloArgs<T>& a, int q) {
+    if (q >= a.rows) return -1;
+    const int n = q / a.HWp;
+    const int rem = q - n * a.HWp;
+    const int y = rem / a.Wp, x = rem - y * a.Wp;
+    if (y >= a.E || x >= a.F) return -1;
+    const std::int64_t EF = std::int64_t(a.E) * a.F, yx = std::int64_t(y) * a.F + x;
+    return a.nchw ? std::int64_t(n) * a.M * EF + yx : (std::int64_t(n) * EF + yx) * a.M;
+}
+
+template <class T, int CK>
+__global__ void __launch_bounds__(384, 1)
+    halo_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB, const HaloArgs<T> a) {
+#ifdef CS_HOPPER_DEVICE
+    extern __shared__ unsigned char smem_raw[];
+    const std::uint32_t raw = smem_u32(smem_raw);
+    const std::uint32_t sbase = (raw + 127u) & ~127u;
+    unsigned char* const gbase = smem_raw + (sbase - raw);
+    const std::uint32_t sB = sbase, sA = sB + kHB, sE = sA + 2 * kHStage, bars = sE + 2 * kHEpi;
+    const std::uint32_t bfull = bars, full0 = bars + 8, empty0 = bars + 24, efull0 = bars + 40, eempty0 = bars + 56;
+    const int tid = int(threadIdx.x), wg = tid >> 7, warp = tid >> 5, lane = tid & 31;
+    const int taps = a.R * a.S;
+    constexpr int kE8 = 16 / int(sizeof(T));  // elements of a plane's 16 bytes
+    if (tid == 0) {
+        mbar_init(bfull, 1);
+#pragma unroll
+        for (int s = 0; s < 2; ++s) {
+            mbar_init(full0 + 8 * s, 1);
+            mbar_init(empty0 + 8 * s, 2);
+            mbar_init(efull0 + 8 * s, 128);
+            mbar_init(eempty0 + 8 * s, 1);
+        }
+        mbar_fence_init();
+    }
+    // Taps past the layer's (up to kHTaps, the unrolled k-loop) multiply zero weights.
+    for (int i = tid; i < CK * (kHTaps - taps) * kHBTap / 16; i += 384) {
+        const int blk = i / (kHBTap / 16), c = blk / (kHTaps - taps), t = taps + blk % (kHTaps - taps);
+        *reinterpret_cast<uint4*>(gbase + (c * kHTaps + t) * kHBTap + (i % (kHBTap / 16)) * 16) = make_uint4(0, 0, 0, 0);
+    }
+    fence_proxy_async_smem();
+    __syncthreads();
+    if (wg == 0) {
+        setmaxnreg_dec<72>();  // 128 x 72 + 256 x 216 registers <= 64 Ki
+        if (warp == 0) {
+            // ---- loader (one thread): the weights once, as (plane, tap) blocks of 96 filters x
+            // 16 bytes; each tile's halo as two 192-row boxes per plane (rows past the input
+            // are zero fill)
+            if (lane == 0) {
+                mbar_arrive_expect_tx(bfull, std::uint32_t(CK * taps * kHBTap));
+                for (int c = 0; c < CK; ++c)
+                    for (int t = 0; t < taps; ++t)
+                        tma_load_3d(sB + std::uint32_t((c * kHTaps + t) * kHBTap), &tmB, bfull, c * kE8, t, 0);
+                Ring<2> r;
+                bool first_round = true;
+                TileSched::Cursor cur;
+                Work w;
+                while (a.sched.template next<false>(int(blockIdx.x), cur, w)) {
+                    if (!first_round) mbar_wait(empty0 + 8 * r.stage, r.phase ^ 1u);
+                    const int q0 = w.tile * kHBM;
+                    const std::uint32_t st = sA + std::uint32_t(r.stage) * kHStage, bar = full0 + 8 * r.stage;
+                    mbar_arrive_expect_tx(bar, std::uint32_t(CK * kHPlane));
+#pragma unroll
+                    for (int c = 0; c < CK; ++c) {
+                        tma_load_2d(st + std::uint32_t(c * kHPlane), &tmA, bar, c * kE8, q0);
+                        tma_load_2d(st + std::uint32_t(c * kHPlane + kHBox * 16), &tmA, bar, c * kE8, q0 + kHBox);
+                    }
+                    r.advance();
+                    if (r.stage == 0) first_round = false;
+                }
+            }
+        } else {
+            // ---- storers (warps 1-3, 96 threads): each consumer warpgroup's staged 128 rows to
+            // global memory in turn, rows of padding positions dropped (the consumers' offset
+            // table). NHWC, M % 8 == 0: 16-byte pieces, 16 threads a row, 6 rows at a time;
+            // else elements (NCHW: a lane a row, consecutive x, a warp a filter at a time).
+            const int s = tid - 32;
+            TileSched::Cursor cur;
+            Work w;
+            int n = 0;
+            const std::int64_t EF = std::int64_t(a.E) * a.F;
+            while (a.sched.template next<false>(int(blockIdx.x), cur, w)) {
+                for (int cw = 0; cw < 2; ++cw) {
+                    const unsigned char* buf = gbase + (sE - sbase) + cw * kHEpi;
+                    const std::int64_t* offs = reinterpret_cast<const std::int64_t*>(buf + kHEpiRows);
+                    mbar_wait(efull0 + 8 * cw, std::uint32_t(n & 1));
+                    if (!a.nchw && a.M % 8 == 0) {
+                        const int pc = s & 15;
+                        if (pc < a.M / 8)
+                            for (int row = s >> 4; row < 128; row += kHStorers / 16) {
+                                const std::int64_t o = offs[row];
+                                if (o >= 0)
+                                    *reinterpret_cast<uint4*>(a.out + o + pc * 8) =
+                                        *reinterpret_cast<const uint4*>(buf + row * kHEpiPitch + pc * 16);
+                            }
+                    } else {
+                        const int sw = s >> 5;  // storer warp 0..2
+                        for (int row = lane; row < 128; row += 32) {
+                            const std::int64_t o = offs[row];
+                            if (o < 0) continue;
+                            for (int m = sw; m < a.M; m += 3)
+                                a.out[o + (a.nchw ? m * EF : m)] =
+                                    *reinterpret_cast<const T*>(buf + row * kHEpiPitch + m * 2);
+                        }
+                    }
+                    named_sync(1, kHStorers);
+                    if (s == 0) mbar_arrive(eempty0 + 8 * cw);
+                }
+                ++n;
+            }
+        }
+        return;
+    }
+    // ---- consumers: warpgroup cw owns rows 128 cw .. 128 cw + 127 of each tile
+    setmaxnreg_inc<216>();
+    const int ct = tid - 128, cw = ct >> 7, t = ct & 127;
+    mbar_wait(bfull, 0);
+    Ring<2> r;
+    TileSched::Cursor cur;
+    Work w;
+    int n = 0;
+    constexpr std::uint32_t kLboB = kHTaps * kHBTap;  // the next plane of the weights
+    unsigned char* const ebuf = gbase + (sE - sbase) + cw * kHEpi;
+    while (a.sched.template next<false>(int(blockIdx.x), cur, w)) {
+        mbar_wait(full0 + 8 * r.stage, r.phase);
+        const std::int64_t my_off = out_offset(a, w.tile * kHBM + cw * 128 + t);  // this thread's row (branches: here too)
+        const std::uint32_t sa = sA + std::uint32_t(r.stage) * kHStage + std::uint32_t(cw * 128 * 16);
+        float acc0[kHBN / 2], acc1[kHBN / 2];
+        zero(acc0);
+        zero(acc1);
+        wgmma_fence();
+        // Unrolled over kHTaps taps, branch-free (a runtime trip count or a branch among the
+        // wgmmas makes ptxas serialize them): a tap past the layer's reads the zero weights
+        // cleared above, from the halo's first row.
+#pragma unroll
+        for (int tap = 0; tap < kHTaps; ++tap) {
+            const int kr = tap / a.S, kc = tap - kr * a.S;  // tap's row offset in the halo: kr Wp + kc
+            const std::uint32_t at = sa + std::uint32_t(tap < taps ? kr * a.Wp + kc : 0) * 16u;
+#pragma unroll
+            for (int s = 0; s < CK / 2; ++s) {
+                const std::uint64_t db = smem_desc_plain(sB + std::uint32_t((2 * s * kHTaps + tap) * kHBTap), kLboB, 128);
+                const std::uint64_t da = smem_desc_plain(at + std::uint32_t(2 * s * kHPlane), kHPlane, 128);
+                WgmmaSS<T, kHBN>::mma(acc0, da, db);
+                WgmmaSS<T, kHBN>::mma(acc1, da + 64, db);  // 64 rows further: 1024 bytes
+            }
+        }
+        wgmma_commit();
+        wgmma_wait<0>();
+        fence_regs(acc0);
+        fence_regs(acc1);
+        if (t == 0) mbar_arrive(empty0 + 8 * r.stage);
+        // The storers have drained the last tile's staging: one thread waits (a spin-wait by
+        // every thread, a divergent loop between the wgmmas and the accumulators' use, makes
+        // ptxas serialize the wgmmas), a named barrier releases the warpgroup.
+        if (n > 0) {
+            if (t == 0) mbar_wait(eempty0 + 8 * cw, std::uint32_t((n - 1) & 1));
+            named_sync(2 + cw, 128);
+        }
+        // Stage the 128 x 96 tile and each row's output offset for the storers.
+        const int wl = t >> 5, ln = t & 31;
+#pragma unroll
+        for (int j = 0; j < kHBN / 8; ++j)
+#pragma unroll
+            for (int i = 0; i < 2; ++i) {
+                const int row = wl * 16 + (ln >> 2) + 8 * i, col = 8 * j + 2 * (ln & 3);
+                using P = typename Elem<T>::Pair;
+                *reinterpret_cast<P*>(ebuf + row * kHEpiPitch + col * 2) =
+                    Elem<T>::pair(acc0[4 * j + 2 * i], acc0[4 * j + 2 * i + 1]);
+                *reinterpret_cast<P*>(ebuf + (row + 64) * kHEpiPitch + col * 2) =
+                    Elem<T>::pair(acc1[4 * j + 2 * i], acc1[4 * j + 2 * i + 1]);
+            }
+        reinterpret_cast<std::int64_t*>(ebuf + kHEpiRows)[t] = my_off;
+        mbar_arrive(efull0 + 8 * cw);
+        r.advance();
+        ++n;
+    }
+#else
+    (void)tmA, (void)tmB, (void)a;
+#endif
+}
+
+template <class T>
+struct HaloGemm {
+    int sms = 0;
+    std::string info;
+    // Cached maps and what they were encoded for.
+    CUtensorMap ma{}, mb{};
+    const void* key_in = nullptr;
+    const void* key_w = nullptr;
+    int key_n = -1;
+    void prepare() const {
+        for (auto* k : {halo_kernel<T, 2>, halo_kernel<T, 4>, halo_kernel<T, 6>})
+            CS_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, kHSmem));
+    }
+    void launch(const T* in, const T* w, T* out, const ConvGeom& g, bool nchw, cudaStream_t stream) {
+        if (g.P == 0) return;
+        HaloArgs<T> a{};
+        a.out = out;
+        a.R = g.R, a.S = g.S, a.Wp = g.W, a.HWp = g.H * g.W, a.E = g.E, a.F = g.F, a.M = g.M;
+        a.rows = g.N * g.H * g.W;
+        a.nchw = nchw ? 1 : 0;
+        a.sched = TileSched::data_parallel((a.rows + kHBM - 1) / kHBM, 1, 1, sms);
+        if (in != key_in || w != key_w || g.N != key_n) {
+            const std::string err = encode_halo_maps<T>(ma, mb, g, in, w, a.rows, kHBox, kHBN);
+            if (!err.empty()) throw cs::Error("hopper-halo: " + err);
+            key_in = in, key_w = w, key_n = g.N;
+        }
+        // one kernel per plane count (the k-steps of a tap unrolled): C' = 16, 32, 48
+        const int ck = g.C * int(sizeof(T)) / 16;
+        auto* k = ck == 2 ? halo_kernel<T, 2> : ck == 4 ? halo_kernel<T, 4> : halo_kernel<T, 6>;
+        k<<<unsigned(a.sched.grid), 384, kHSmem, stream>>>(ma, mb, a);
+        CS_CUDA_CHECK_LAUNCH();
+    }
+    std::string detail() const { return info; }
+    std::string config() const { return ""; }
+    std::size_t workspace_bytes() const { return 0; }
+};
+
+template <class T>
+std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx) {
+    Setup u = make_setup(p);
+    HaloGemm<T> gemm;
+    gemm.sms = ctx.prop.multiProcessorCount;
+    gemm.prepare();
+    const ConvGeom& g = u.g;
+    const std::int64_t maxn = std::max<std::int64_t>(1, ctx.max_chunk_N);
+    const std::int64_t rows = maxn * g.H * g.W;
+    char b[512];
+    std::snprintf(b, sizeof b,
+                  "wgmma m64n96k16 %s, A read in place from a halo tile per 256 rows of the %dx%d grid (%d rows x "
+                  "%d channels in 16-byte planes, no swizzle; each of the %dx%d taps a shifted descriptor; %.1f%% "
+                  "of the rows are padding positions), the weights resident (%d KiB), %lld tiles on a persistent "
+                  "grid, TMA loads by one thread, 3 storer warps (the staged tile to global memory under the next tile's MMAs)",
+                  Elem<T>::name, g.H, g.W, kHBM + (g.R - 1) * g.W + g.S - 1, g.C, g.R, g.S,
+                  100.0 * (1.0 - double(g.E) * g.F / (double(g.H) * g.W)), g.R * g.S * g.C * kHBN * 2 / 1024,
+                  (long long)((rows + kHBM - 1) / kHBM));
+    gemm.info = b;
+    return make_hopper_plan<T>(p, ctx, std::move(u), std::move(gemm));
+}
+
+}  // namespace
+
+std::optional<std::string> halo_supports(const PrecisionRow& row, const Problem& p, const cudaDeviceProp& prop) {
+    if (auto why = supports_common(p, prop)) return why;
+    if (row.io == DType::f32) return std::string("the halo mainloop runs 2-byte operands (fp16, bf16)");
+    const Setup u = make_setup(p);
+    const ConvGeom& g = u.g;
+    const auto n = [](long long v) { return std::to_string(v); };
+    if (!u.tin || g.stride != 1 || g.pad != 0)
+        return "the halo mainloop reads the transform's unpadded stride-1 input (space-to-depth of a strided layer "
+               "with C % 8 != 0, or an unpadded layer with C % 8 != 0); this layer: C=" +
+               n(u.s.C) + " stride " + n(u.s.stride) + " pad " + n(u.s.pad);
+    if (g.C % 16 != 0 || g.C > 8 * kHChunks)
+        return "the halo mainloop takes 16 to 48 transformed channels in steps of 16; C'=" + n(g.C);
+    if (g.R * g.S > kHTaps)
+        return "the halo mainloop runs at most " + n(kHTaps) + " filter taps (its k-loop unrolled, the weights resident); "
+               "R'S' = " + n(g.R * g.S);
+    if ((g.R - 1) * g.W + g.S - 1 > kHHalo - kHBM)
+        return "the halo of a 256-row tile holds (R'-1)W'+S'-1 <= " + n(kHHalo - kHBM) + " rows more; this layer needs " +
+               n((g.R - 1) * g.W + g.S - 1);
+    if (g.M > kHBN) return "the halo mainloop keeps all filters in one tile: M <= 96, not " + n(g.M);
+    if (std::int64_t(p.N) * g.H * g.W > std::int64_t(INT_MAX) - kHBM)
+        return "N*H'*W' = " + n(std::int64_t(p.N) * g.H * g.W) + " rows exceed 32-bit indices";
+    return std::nullopt;
+}
+
+std::unique_ptr<Plan> halo_plan(const PrecisionRow& row, const Problem& p, const PlanContext& ctx) {
+    if (auto why = halo_supports(row, p, ctx.prop)) throw Skip(*why);
+    if (row.io == DType::bf16) return plan_t<__nv_bfloat16>(p, ctx);
+    return plan_t<__half>(p, ctx);
+}
+
+}  // namespace cs::gpu::variants::hopper
