@@ -16,6 +16,8 @@
 #             tests golden sweep); `pytorch` times PyTorch's cuDNN on the same layers
 #             (scripts/pytorch_anchors.py -> pytorch.csv), the anchors' reference; `plots` draws every sweep CSV of this call with plots/plot.sh
 #             and packs the figures and report.md into one file, figures.tgz
+#   BUILD_TARGETS  build only these targets (e.g. "convstudy": a call without GPU tests
+#             saves the test binaries' minute of build; default: everything)
 #   BATCHES   golden batch sizes (default 1,32,128)
 #   GOLDEN_LAYERS  golden files for these layers only (comma separated; default: all): a
 #             reference sweep split over two calls by layers generates each call's share
@@ -50,7 +52,8 @@ status=0
 
 if has build; then
     stamp "build"
-    if ! BUILD_LOG="$OUT/build.log" device_build $B; then
+    # shellcheck disable=SC2086
+    if ! BUILD_LOG="$OUT/build.log" device_build $B ${BUILD_TARGETS:-}; then
         stamp "BUILD FAILED"
         exit 1
     fi
