@@ -388,6 +388,50 @@ def conv1_vs_s2d(name="conv1_s2d_vec.csv"):
     return "\n".join(out) + "\n"
 
 
+def conv1_halo(name="conv1_halo.csv"):
+    """conv1: the halo mainloop (hopper-halo) and the im2col one (hopper-tmastore) against cuDNN
+    on the space-to-depth rewrite, per class, layout and N (<H200>/<name>: one call, 20 repeats)."""
+    rows = _csv_rows(f"{H200}/{name}")
+    t = _pass_ms(rows, "variant", "layout", "N")
+    rev = ", ".join(sorted({r["git_rev"] for r in rows}))
+    out = [f"kernel ms ({rev}); ours / s2d at most 1.00 is the goal at N=32 and 128", "",
+           "| class | layout | N | hopper-halo | hopper-tmastore | cudnn-s2d | halo / s2d | tmastore / s2d |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for p in ("fp16", "bf16"):
+        for lay in ("nhwc", "nchw"):
+            for n in ("1", "32", "128"):
+                h, o, a = (t.get((v, lay, n)) for v in (f"hopper-halo-{p}", f"hopper-tmastore-{p}", f"cudnn-{p}-s2d"))
+                if None in (h, o, a):
+                    continue
+                out.append(f"| {p} | {lay} | {n} | {g3(h)} | {g3(o)} | {g3(a)} | {h / a:.2f} | {o / a:.2f} |")
+    return "\n".join(out) + "\n"
+
+
+def halo_forms():
+    """hopper-halo-fp16 on conv1 in each form the halo kernel went through (plots/h200/halo_dev/
+    halo_v*.csv: one call each, the form's working tree named in its git_rev) and as committed
+    (conv1_halo.csv), against cudnn-fp16-s2d of the same call."""
+    forms = [("halo_dev/halo_v1_cpasync.csv", "cp.async by 2 loader warps; 1 storer warp per consumer warpgroup, "
+              "an integer division per 16-byte piece; consumers wait for the drained staging before their MMAs"),
+             ("halo_dev/halo_v2_storer_shfl.csv", "v1 with the storers' row offsets computed once per row and "
+              "shuffled; 1 loader warp"),
+             ("halo_dev/halo_v3_tma.csv", "TMA loads by one thread; consumers compute their rows' offsets and wait "
+              "for the staging only after their MMAs; 3 storer warps"),
+             ("conv1_halo.csv", "v3 as committed")]
+    out = ["kernel ms of hopper-halo-fp16 (cudnn-fp16-s2d of the same call)", "",
+           "| form | git_rev | NHWC N=1 | NHWC N=32 | NHWC N=128 | NCHW N=128 |", "| --- | --- | --- | --- | --- | --- |"]
+    for name, what in forms:
+        rows = _csv_rows(f"{H200}/{name}")
+        t = _pass_ms(rows, "variant", "layout", "N")
+        rev = ", ".join(sorted({r["git_rev"] for r in rows}))
+        cells = []
+        for lay, n in (("nhwc", "1"), ("nhwc", "32"), ("nhwc", "128"), ("nchw", "128")):
+            h, a = t.get(("hopper-halo-fp16", lay, n)), t.get(("cudnn-fp16-s2d", lay, n))
+            cells.append("-" if h is None else f"{g3(h)} ({g3(a)})")
+        out.append(f"| {what} | {rev} | " + " | ".join(cells) + " |")
+    return "\n".join(out) + "\n"
+
+
 def fp32_conv2_miss(layer="conv2"):
     """The fp32 class on one layer in the H200 reference sweep (SWEEP): our fastest fp32-class row
     (not cuDNN's, not cuBLAS's) against the fastest cuDNN fp32 row, either layout, N=32 and 128."""
@@ -962,6 +1006,9 @@ GENERATORS = {
     "h200-range-safety": lambda: range_safety(H200),
     "h200-fp32-conv2-miss": fp32_conv2_miss,
     "h200-conv1-s2d-vec": conv1_vs_s2d,
+    "h200-conv1-halo": conv1_halo,
+    "h200-halo-forms": halo_forms,
+    "h200-conv1-halo-profile": lambda: hopper_profile("profile_conv1_halo.csv", H200),
     "h200-conv1-s2d-vec-kernels": lambda: kernels_l2("kernels_s2d_vec.csv", H200, tiles=True),
     "h200-hopper-conv1-l2": lambda: kernels_l2("kernels_hopper_conv1.csv", H200, tiles=True),
 }
