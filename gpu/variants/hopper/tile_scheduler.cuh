@@ -125,12 +125,16 @@ struct TileSched {
             return next_sk(cta, cur, w);
         }
     }
-    // split-K cluster: CTA c's one unit, part c % ksplit (its cluster rank) of tile c / ksplit
+    // split-K cluster: CTA c's one unit, part c % ksplit (its cluster rank) of tile c / ksplit.
+    // Walked as units c, c + grid, ... (grid == units: the second is past the end), not as
+    // "the first call only": a loop the compiler can prove runs once made ptxas serialize the
+    // consumers' wgmmas in every cluster split-K kernel (C7515).
     CS_SCHED_HD bool next_cluster_part(int cta, Cursor& cur, Work& w) const {
-        if (cur.i > 0 || cta >= units) return false;
+        const int u = cta + cur.i * grid;
+        if (u >= units) return false;
         ++cur.i;
-        w.tile = cta / ksplit;
-        w.part = cta - w.tile * ksplit;
+        w.tile = u / ksplit;
+        w.part = u - w.tile * ksplit;
         w.slot = 0;
         w.k0 = w.part * KT / ksplit;
         w.k1 = (w.part + 1) * KT / ksplit;
