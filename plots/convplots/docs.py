@@ -369,41 +369,26 @@ def conv1_tiles(name="hopper_tiles_conv1.csv", rows_name="hopper_conv1_mma.csv")
     return "\n".join(out) + "\n"
 
 
-def conv1_vs_s2d(name="conv1_s2d_vec.csv"):
-    """conv1: hopper-tmastore against cuDNN on the space-to-depth rewrite (the same transform
-    kernel) and plain cuDNN, per class, layout and N (<H200>/<name>: one call, 20 repeats)."""
+def conv1_vs_s2d(name="conv1_s2d_vec.csv", rungs=("hopper-tmastore",), classes=("fp16", "bf16", "tf32"), plain=True):
+    """conv1: our rungs against cuDNN on the space-to-depth rewrite (the same transform kernel)
+    and, with `plain`, plain cuDNN, per class, layout and N (<H200>/<name>: one call, 20
+    repeats). One rung: its ratio is "ours / s2d"; several: "<rung's last word> / s2d" each."""
     rows = _csv_rows(f"{H200}/{name}")
     t = _pass_ms(rows, "variant", "layout", "N")
     rev = ", ".join(sorted({r["git_rev"] for r in rows}))
+    ratios = ["ours / s2d"] if len(rungs) == 1 else [f"{r.split('-')[-1]} / s2d" for r in rungs]
+    head = list(rungs) + ["cudnn-s2d"] + ratios + (["cudnn (plain)"] if plain else [])
     out = [f"kernel ms ({rev}); ours / s2d at most 1.00 is the goal at N=32 and 128", "",
-           "| class | layout | N | hopper-tmastore | cudnn-s2d | ours / s2d | cudnn (plain) |",
-           "| --- | --- | --- | --- | --- | --- | --- |"]
-    for p in ("fp16", "bf16", "tf32"):
+           "| class | layout | N | " + " | ".join(head) + " |", "| --- | --- | --- | " + " | ".join("---" for _ in head) + " |"]
+    for p in classes:
         for lay in ("nhwc", "nchw"):
             for n in ("1", "32", "128"):
-                o, a, c = (t.get((v, lay, n)) for v in (f"hopper-tmastore-{p}", f"cudnn-{p}-s2d", f"cudnn-{p}"))
-                if None in (o, a):
+                ours = [t.get((f"{r}-{p}", lay, n)) for r in rungs]
+                a, c = t.get((f"cudnn-{p}-s2d", lay, n)), t.get((f"cudnn-{p}", lay, n))
+                if None in ours or a is None:
                     continue
-                out.append(f"| {p} | {lay} | {n} | {g3(o)} | {g3(a)} | {o / a:.2f} | {g3(c)} |")
-    return "\n".join(out) + "\n"
-
-
-def conv1_halo(name="conv1_halo.csv"):
-    """conv1: the halo mainloop (hopper-halo) and the im2col one (hopper-tmastore) against cuDNN
-    on the space-to-depth rewrite, per class, layout and N (<H200>/<name>: one call, 20 repeats)."""
-    rows = _csv_rows(f"{H200}/{name}")
-    t = _pass_ms(rows, "variant", "layout", "N")
-    rev = ", ".join(sorted({r["git_rev"] for r in rows}))
-    out = [f"kernel ms ({rev}); ours / s2d at most 1.00 is the goal at N=32 and 128", "",
-           "| class | layout | N | hopper-halo | hopper-tmastore | cudnn-s2d | halo / s2d | tmastore / s2d |",
-           "| --- | --- | --- | --- | --- | --- | --- | --- |"]
-    for p in ("fp16", "bf16"):
-        for lay in ("nhwc", "nchw"):
-            for n in ("1", "32", "128"):
-                h, o, a = (t.get((v, lay, n)) for v in (f"hopper-halo-{p}", f"hopper-tmastore-{p}", f"cudnn-{p}-s2d"))
-                if None in (h, o, a):
-                    continue
-                out.append(f"| {p} | {lay} | {n} | {g3(h)} | {g3(o)} | {g3(a)} | {h / a:.2f} | {o / a:.2f} |")
+                cells = [g3(o) for o in ours] + [g3(a)] + [f"{o / a:.2f}" for o in ours] + ([g3(c)] if plain else [])
+                out.append(f"| {p} | {lay} | {n} | " + " | ".join(cells) + " |")
     return "\n".join(out) + "\n"
 
 
@@ -1006,7 +991,7 @@ GENERATORS = {
     "h200-range-safety": lambda: range_safety(H200),
     "h200-fp32-conv2-miss": fp32_conv2_miss,
     "h200-conv1-s2d-vec": conv1_vs_s2d,
-    "h200-conv1-halo": conv1_halo,
+    "h200-conv1-halo": lambda: conv1_vs_s2d("conv1_halo.csv", ("hopper-halo", "hopper-tmastore"), ("fp16", "bf16"), plain=False),
     "h200-halo-forms": halo_forms,
     "h200-conv1-halo-profile": lambda: hopper_profile("profile_conv1_halo.csv", H200),
     "h200-conv1-s2d-vec-kernels": lambda: kernels_l2("kernels_s2d_vec.csv", H200, tiles=True),
