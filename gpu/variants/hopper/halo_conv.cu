@@ -27,13 +27,16 @@
 // Prediction (conv1, N=128, fp16): 128 x 3249 rows x 96 x 432 x 2 = 34.5 GFLOP (7.4% of the
 // rows are padding positions), L2 traffic ~60 MB in + 74 MB out: tensor-bound, ~55-65 us
 // against 115 us for the im2col GEMM; conv1 with its transform ~0.1 ms against the cuDNN
-// space-to-depth row's 0.143. Measured: NOTES.md "The halo mainloop".
+// space-to-depth row's 0.143. Measured (H200, plots/h200/conv1_halo.csv): conv1 fp16 NHWC
+// N=128 0.128 ms with the transform (cudnn-fp16-s2d 0.143, hopper-tmastore-fp16 0.168), of
+// which this kernel ~80 us: about half its tensor-bound time (NOTES.md "The halo mainloop":
+// the forms it went through, the profile, what comes next).
 //
 // Range: the transform's unpadded stride-1 input (a strided layer whose C % 8 != 0, by
 // space-to-depth; or an unpadded stride-1 layer with channel padding), C' a multiple of 16 and
-// at most 48, R' S' C' / 8 <= 54 (the resident weights), (R'-1) W' + S' - 1 <= 128 (the halo),
-// M <= 96; fp16 and bf16 (tf32's weights would need twice the shared memory). supports() names
-// the limit a layer exceeds.
+// at most 48, at most 9 taps (the unrolled k-loop; the resident weights), (R'-1) W' + S' - 1
+// <= 128 (the halo), M <= 96; fp16 and bf16 (tf32's weights would need twice the shared
+// memory). supports() names the limit a layer exceeds (tests/test_halo_supports.cpp).
 #include "hopper_core.cuh"
 #include "hopper_tma.cuh"
 #include "pipeline.cuh"
