@@ -77,6 +77,24 @@ constexpr CUtensorMapDataType tma_dtype() {
                                                : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
 }
 
+// The tiled map over the KRSC weights {C, R*S, M}: box {box_c channels, 1 tap, bn filters};
+// filters past M are zero fill. Empty string, or what the driver refused.
+template <class T>
+inline std::string encode_weight_map(CUtensorMap& b, const ConvGeom& g, const void* w, cuuint32_t box_c, int bn,
+                                     CUtensorMapSwizzle sw, CUtensorMapL2promotion l2) {
+    const DriverFns& fns = driver_fns();
+    if (!fns.error.empty()) return fns.error;
+    const cuuint64_t es = sizeof(T);
+    const cuuint64_t dims[3] = {cuuint64_t(g.C), cuuint64_t(g.R) * g.S, cuuint64_t(g.M)};
+    const cuuint64_t strides[2] = {es * g.C, es * g.C * g.R * g.S};
+    const cuuint32_t box[3] = {box_c, 1, cuuint32_t(bn)};
+    const cuuint32_t estr[3] = {1, 1, 1};
+    const CUresult r = fns.tiled(&b, tma_dtype<T>(), 3, const_cast<void*>(w), dims, strides, box, estr,
+                                 CU_TENSOR_MAP_INTERLEAVE_NONE, sw, l2, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) return "cuTensorMapEncodeTiled refused the weight map (CUresult " + std::to_string(int(r)) + ")";
+    return {};
+}
+
 // Encodes both maps; returns an empty string or what the driver refused.
 //   A: im2col over the NHWC input {C, W, H, N}, `pixels` (128, or 64 for a shared A tile
 //      loaded half by each CTA of a cluster) x bk channels per load.
@@ -103,18 +121,7 @@ inline std::string encode_maps(CUtensorMap& a, CUtensorMap& b, const ConvGeom& g
         if (r != CUDA_SUCCESS)
             return "cuTensorMapEncodeIm2col refused the input map (CUresult " + std::to_string(int(r)) + ")";
     }
-    {
-        const cuuint64_t dims[3] = {cuuint64_t(g.C), cuuint64_t(g.R) * g.S, cuuint64_t(g.M)};
-        const cuuint64_t strides[2] = {es * g.C, es * g.C * g.R * g.S};
-        const cuuint32_t box[3] = {cuuint32_t(bk), 1, cuuint32_t(bn)};
-        const cuuint32_t estr[3] = {1, 1, 1};
-        const CUresult r = fns.tiled(&b, dt, 3, const_cast<void*>(w), dims, strides, box, estr,
-                                     CU_TENSOR_MAP_INTERLEAVE_NONE, sw, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                                     CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-        if (r != CUDA_SUCCESS)
-            return "cuTensorMapEncodeTiled refused the weight map (CUresult " + std::to_string(int(r)) + ")";
-    }
-    return {};
+    return encode_weight_map<T>(b, g, w, cuuint32_t(bk), bn, sw, CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
 }
 
 // The halo mainloop's maps (halo_conv.cu), no swizzle, 16-byte boxes wide (one plane of 8
@@ -139,18 +146,7 @@ inline std::string encode_halo_maps(CUtensorMap& a, CUtensorMap& b, const ConvGe
         if (r != CUDA_SUCCESS)
             return "cuTensorMapEncodeTiled refused the halo's input map (CUresult " + std::to_string(int(r)) + ")";
     }
-    {
-        const cuuint64_t dims[3] = {cuuint64_t(g.C), cuuint64_t(g.R) * g.S, cuuint64_t(g.M)};
-        const cuuint64_t strides[2] = {es * g.C, es * g.C * g.R * g.S};
-        const cuuint32_t box[3] = {e8, 1, cuuint32_t(bn)};
-        const cuuint32_t estr[3] = {1, 1, 1};
-        const CUresult r = fns.tiled(&b, dt, 3, const_cast<void*>(w), dims, strides, box, estr,
-                                     CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
-                                     CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-        if (r != CUDA_SUCCESS)
-            return "cuTensorMapEncodeTiled refused the halo's weight map (CUresult " + std::to_string(int(r)) + ")";
-    }
-    return {};
+    return encode_weight_map<T>(b, g, w, e8, bn, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_128B);
 }
 
 // The NHWC output as the row-major P x M matrix for the TMA-store epilogue: box of 64 rows x
