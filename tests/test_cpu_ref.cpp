@@ -7,6 +7,7 @@
 #include "cpu_anchor.hpp"
 #include "datagen.hpp"
 #include "layer.hpp"
+#include "test_util.hpp"
 
 #include <omp.h>
 
@@ -20,19 +21,7 @@
 
 namespace {
 
-cs::Layer make_layer(const char* name, int C, int H, int W, int M, int R, int S, int stride, int pad) {
-    cs::Layer l;
-    l.name = name;
-    l.C = C;
-    l.H = H;
-    l.W = W;
-    l.M = M;
-    l.R = R;
-    l.S = S;
-    l.stride = stride;
-    l.pad = pad;
-    return l;
-}
+using cs::test::make_layer;
 
 // Shapes chosen so nothing is a multiple of anything: M not a multiple of MR (6 or 8),
 // E*F not a multiple of NR, K both below and above the K block (256), 1x1 and non-square

@@ -5,6 +5,7 @@
 // sm_90 is refused; there is no tf32 row (its resident weights would not fit).
 #include "catch.hpp"
 #include "layer.hpp"
+#include "test_util.hpp"
 #include "variant.hpp"
 
 #include <optional>
@@ -12,6 +13,7 @@
 
 using namespace cs;
 using namespace cs::gpu;
+using cs::test::make_layer;
 
 namespace {
 
@@ -20,13 +22,6 @@ cudaDeviceProp hopper_prop() {
     p.major = 9, p.minor = 0;
     p.multiProcessorCount = 132;
     return p;
-}
-
-Layer layer(const char* name, int C, int H, int W, int M, int R, int S, int stride, int pad) {
-    Layer l;
-    l.name = name;
-    l.C = C, l.H = H, l.W = W, l.M = M, l.R = R, l.S = S, l.stride = stride, l.pad = pad;
-    return l;
 }
 
 std::optional<std::string> why(const char* variant, const Layer& l, Layout layout, std::int64_t N = 128,
@@ -66,25 +61,25 @@ TEST_CASE("hopper-halo runs conv1 in both layouts and classes, and no other Alex
 
 TEST_CASE("hopper-halo names the limit a shape exceeds", "[hopper][halo]") {
     // Within the range: the GPU tests' strided odd shapes (2 and 6 planes, 3x2 and 3x3 taps).
-    CHECK(!why("hopper-halo-fp16", layer("odd_c3_s2", 3, 19, 23, 5, 5, 3, 2, 1), Layout::nhwc, 3));
-    CHECK(!why("hopper-halo-bf16", layer("odd_s4_c3", 3, 35, 31, 7, 11, 11, 4, 0), Layout::nchw, 3));
+    CHECK(!why("hopper-halo-fp16", make_layer("odd_c3_s2", 3, 19, 23, 5, 5, 3, 2, 1), Layout::nhwc, 3));
+    CHECK(!why("hopper-halo-bf16", make_layer("odd_s4_c3", 3, 35, 31, 7, 11, 11, 4, 0), Layout::nchw, 3));
     // 11x11 at stride 2: 6x6 taps after space-to-depth
-    CHECK(says(why("hopper-halo-fp16", layer("s2_11x11", 3, 64, 64, 16, 11, 11, 2, 0), Layout::nhwc),
+    CHECK(says(why("hopper-halo-fp16", make_layer("s2_11x11", 3, 64, 64, 16, 11, 11, 2, 0), Layout::nhwc),
                "at most 9 filter taps"));
     // C=5 at stride 4: C' = 80 channels
-    CHECK(says(why("hopper-halo-fp16", layer("c5_s4", 5, 64, 64, 16, 11, 11, 4, 0), Layout::nhwc),
+    CHECK(says(why("hopper-halo-fp16", make_layer("c5_s4", 5, 64, 64, 16, 11, 11, 4, 0), Layout::nhwc),
                "16 to 48 transformed channels in steps of 16; C'=80"));
     // 128 filters: more than the one resident filter tile
-    CHECK(says(why("hopper-halo-fp16", layer("m128", 3, 227, 227, 128, 11, 11, 4, 0), Layout::nhwc),
+    CHECK(says(why("hopper-halo-fp16", make_layer("m128", 3, 227, 227, 128, 11, 11, 4, 0), Layout::nhwc),
                "M <= 96, not 128"));
     // 600 columns: W' = 150, the halo of a 256-row tile needs 2 x 150 + 2 rows more
-    CHECK(says(why("hopper-halo-fp16", layer("wide", 3, 40, 600, 16, 11, 11, 4, 0), Layout::nhwc),
+    CHECK(says(why("hopper-halo-fp16", make_layer("wide", 3, 40, 600, 16, 11, 11, 4, 0), Layout::nhwc),
                "this layer needs 302"));
     // stride 1, C % 8 != 0 but padded: the channel-padding transform keeps the padding
-    CHECK(says(why("hopper-halo-fp16", layer("odd_c7_p1", 7, 9, 9, 4, 3, 3, 1, 1), Layout::nhwc),
+    CHECK(says(why("hopper-halo-fp16", make_layer("odd_c7_p1", 7, 9, 9, 4, 3, 3, 1, 1), Layout::nhwc),
                "unpadded stride-1 input"));
     // stride 1, C = 2, no padding: C' = 8, one plane (a k-step needs two)
-    CHECK(says(why("hopper-halo-fp16", layer("odd_tile2", 2, 40, 37, 3, 4, 4, 1, 0), Layout::nhwc), "C'=8"));
+    CHECK(says(why("hopper-halo-fp16", make_layer("odd_tile2", 2, 40, 37, 3, 4, 4, 1, 0), Layout::nhwc), "C'=8"));
 }
 
 TEST_CASE("hopper-halo refuses a GPU other than sm_90", "[hopper][halo]") {

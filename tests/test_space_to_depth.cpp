@@ -12,6 +12,7 @@
 #include "conv_ref.hpp"
 #include "datagen.hpp"
 #include "layer.hpp"
+#include "test_util.hpp"
 #include "variants/space_to_depth.hpp"
 #include "variants/space_to_depth_block.hpp"
 
@@ -27,12 +28,7 @@ namespace s2d = cs::gpu::s2d;
 
 namespace {
 
-Layer make_layer(const char* name, int C, int H, int W, int M, int R, int S, int stride, int pad) {
-    Layer l;
-    l.name = name;
-    l.C = C, l.H = H, l.W = W, l.M = M, l.R = R, l.S = S, l.stride = stride, l.pad = pad;
-    return l;
-}
+using cs::test::make_layer;
 
 // NCHW (KCRS) -> NHWC (KRSC).
 std::vector<float> to_nhwc(const std::vector<float>& a, std::int64_t N, int C, int H, int W) {

@@ -1,10 +1,12 @@
 // Helpers shared by the CPU-side tests: a temporary directory, whole-file reads and
-// writes, the message of the cs::Error a call throws, and running the convstudy program.
+// writes, the message of the cs::Error a call throws, running the convstudy program, and a
+// layer of any shape.
 #pragma once
 
 #include "catch.hpp"
 #include "atomic_file.hpp"
 #include "error.hpp"
+#include "layer.hpp"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -21,6 +23,14 @@
 namespace cs::test {
 
 namespace fs = std::filesystem;
+
+// A layer of any shape, for tests that need one the built-in table does not have.
+inline Layer make_layer(const char* name, int C, int H, int W, int M, int R, int S, int stride, int pad) {
+    Layer l;
+    l.name = name;
+    l.C = C, l.H = H, l.W = W, l.M = M, l.R = R, l.S = S, l.stride = stride, l.pad = pad;
+    return l;
+}
 
 // CHECK that `text` contains `sub`, showing the whole text when it does not.
 #define CHECK_HAS(text, sub)                                      \
