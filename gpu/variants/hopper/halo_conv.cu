@@ -204,7 +204,7 @@ __global__ void __launch_bounds__(384, 1)
     unsigned char* const ebuf = gbase + (sE - sbase) + cw * kHEpi;
     while (a.sched.template next<false>(int(blockIdx.x), cur, w)) {
         mbar_wait(full0 + 8 * r.stage, r.phase);
-        const std::int64_t my_off = out_offset(a, w.tile * kHBM + cw * 128 + t);  // this thread's row (branches: here too)
+        const std::int64_t my_off = out_offset(a, w.tile * kHBM + cw * 128 + t);  // this thread's row (branches: before the MMAs)
         const std::uint32_t sa = sA + std::uint32_t(r.stage) * kHStage + std::uint32_t(cw * 128 * 16);
         float acc0[kHBN / 2], acc1[kHBN / 2];
         zero(acc0);
@@ -237,19 +237,12 @@ __global__ void __launch_bounds__(384, 1)
             if (t == 0) mbar_wait(eempty0 + 8 * cw, std::uint32_t((n - 1) & 1));
             named_sync(2 + cw, 128);
         }
-        // Stage the 128 x 96 tile and each row's output offset for the storers.
-        const int wl = t >> 5, ln = t & 31;
-#pragma unroll
-        for (int j = 0; j < kHBN / 8; ++j)
-#pragma unroll
-            for (int i = 0; i < 2; ++i) {
-                const int row = wl * 16 + (ln >> 2) + 8 * i, col = 8 * j + 2 * (ln & 3);
-                using P = typename Elem<T>::Pair;
-                *reinterpret_cast<P*>(ebuf + row * kHEpiPitch + col * 2) =
-                    Elem<T>::pair(acc0[4 * j + 2 * i], acc0[4 * j + 2 * i + 1]);
-                *reinterpret_cast<P*>(ebuf + (row + 64) * kHEpiPitch + col * 2) =
-                    Elem<T>::pair(acc1[4 * j + 2 * i], acc1[4 * j + 2 * i + 1]);
-            }
+        // Stage the 128 x 96 tile (store_tile's NHWC path into a 128 x kHEpiPitch / 2 matrix) and
+        // each row's output offset for the storers.
+        ConvGeom eg{};
+        eg.P = 128, eg.M = kHEpiPitch / 2;
+        store_tile<T, kHBN>(acc0, reinterpret_cast<T*>(ebuf), eg, 0, 0, false, t);
+        store_tile<T, kHBN>(acc1, reinterpret_cast<T*>(ebuf), eg, 64, 0, false, t);
         reinterpret_cast<std::int64_t*>(ebuf + kHEpiRows)[t] = my_off;
         mbar_arrive(efull0 + 8 * cw);
         r.advance();
