@@ -10,6 +10,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 using namespace cs;
 using namespace cs::gpu;
@@ -87,4 +88,16 @@ TEST_CASE("hopper-halo refuses a GPU other than sm_90", "[hopper][halo]") {
     ampere.major = 8;
     const LayerTable& t = default_layer_table();
     CHECK(says(why("hopper-halo-fp16", *t.find("conv1"), Layout::nhwc, 128, ampere), "needs sm_90"));
+}
+
+TEST_CASE("hopper-halo has a schedule axis: cooperative and ping-pong", "[hopper][halo]") {
+    const Variant* v = find_variant("hopper-halo-fp16").variant;
+    REQUIRE(v != nullptr);
+    bool found = false;
+    for (const Axis& a : v->axes)
+        if (a.name == "schedule") {
+            found = true;
+            CHECK(a.values == std::vector<std::string>{"cooperative", "pingpong"});
+        }
+    CHECK(found);
 }

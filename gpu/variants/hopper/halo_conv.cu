@@ -17,12 +17,15 @@
 // Per tile: 36 KiB of A from L2 instead of 9 x 128 x 256 B = 288 KiB (and no B).
 //
 // Kernel: persistent, 384 threads. Warp 0, one thread: the loads by TMA (tiled maps, no
-// swizzle, boxes one plane wide): the weights once, each tile's halo (two 192-row boxes per
-// plane) into a ring of two stages, one per tile. Warpgroups 1-2: the consumers (128 rows
-// each, two m64n96k16 accumulators sharing each B read; 9 taps x 3 k-steps per tile), which
-// then stage their 128 x 96 tile and each row's output offset in shared memory. Warps 1-3:
-// the storers, staging to global memory while the consumers run the next tile (rows of
-// padding positions dropped; NHWC in 16-byte pieces, or elements; NCHW per filter).
+// swizzle, boxes one plane wide): the weights once, each tile's halo into a ring of stages,
+// one per tile. Warpgroups 1-2: the consumers (128 rows each, two m64n96k16 accumulators
+// sharing each B read; 9 taps x 3 k-steps per tile), which then stage their 128 x 96 rows and
+// each row's output offset in shared memory. Warps 1-3: the storers, staging to global memory
+// while the consumers run on (rows of padding positions dropped; NHWC in 16-byte pieces, or
+// elements; NCHW per filter). The `schedule` axis (HaloShape): cooperative — 256-row tiles,
+// both warpgroups on each (two 192-row boxes per plane, 2 stages); ping-pong — 128-row tiles,
+// the warpgroups on alternate ones, so that one stages while the other multiplies (one
+// 256-row box per plane, 3 stages; the halo is 1.9x a tile's rows instead of 1.45x).
 //
 // Prediction (conv1, N=128, fp16): 128 x 3249 rows x 96 x 432 x 2 = 34.5 GFLOP (7.4% of the
 // rows are padding positions), L2 traffic ~60 MB in + 74 MB out: tensor-bound, ~55-65 us
@@ -48,23 +51,36 @@
 namespace cs::gpu::variants::hopper {
 namespace {
 
-constexpr int kHBM = 256;                        // GEMM rows (grid positions) per tile
 constexpr int kHBN = 96;                         // filters: all of them (resident weights)
 constexpr int kHChunks = 6;                      // 16-byte channel planes per pixel at most
 constexpr int kHTaps = 9;                        // filter taps R' S' at most (3x3 after space-to-depth)
-constexpr int kHBox = 192;                       // halo rows per TMA box (two boxes per plane)
-constexpr int kHHalo = 2 * kHBox;                // halo rows a stage holds
-constexpr int kHPlane = kHHalo * 16;             // one plane of the halo
-constexpr int kHStage = kHChunks * kHPlane;      // 36 KiB
+constexpr int kHExtra = 128;                     // halo rows past a tile's own: (R'-1) W' + S' - 1 at most
+constexpr int kHRing = 72 * 1024;                // the halo ring: 2 stages of 36 KiB or 3 of 24 KiB
 constexpr int kHBTap = kHBN * 16;                // one (plane, tap) block of the weights: 96 filters
 constexpr int kHB = kHTaps * kHChunks * kHBTap;  // 81 KiB
 constexpr int kHEpiPitch = kHBN * 2 + 16;        // a staged output row (the pad spreads the banks)
 constexpr int kHEpiRows = 128 * kHEpiPitch;
 constexpr int kHEpi = kHEpiRows + 128 * 8;       // one consumer warpgroup's staged rows + their output offsets
-constexpr int kHSmem = 128 + kHB + 2 * kHStage + 2 * kHEpi + 9 * 8;
+constexpr int kHSmem = 128 + kHB + kHRing + 2 * kHEpi + 16 * 8;
 constexpr int kHStorers = 96;                    // warps 1-3
 static_assert(kHSmem <= 227 * 1024, "the halo kernel's shared memory");
-static_assert(kHPlane % 128 == 0 && kHBTap % 128 == 0 && kHBox * 16 % 128 == 0, "TMA destinations 128-byte aligned");
+
+// The schedule's geometry. Cooperative: tiles of 256 rows, both consumer warpgroups on each
+// (128 rows apiece), a stage per tile (384 halo rows: two 192-row boxes per plane), 2 stages.
+// Ping-pong: tiles of 128 rows, the warpgroups on alternate tiles (one stages its tile while
+// the other multiplies), 256 halo rows (one box per plane), 3 stages.
+template <bool kPP>
+struct HaloShape {
+    static constexpr int kBM = kPP ? 128 : 256;       // GEMM rows (grid positions) per tile
+    static constexpr int kBox = kPP ? 256 : 192;      // halo rows per TMA box
+    static constexpr int kBoxes = kPP ? 1 : 2;        // boxes per plane
+    static constexpr int kPlane = kBox * kBoxes * 16;  // one plane of a stage's halo
+    static constexpr int kStage = kHChunks * kPlane;
+    static constexpr int kStages = kHRing / kStage;
+    static_assert(kBox * kBoxes >= kBM + kHExtra, "the halo holds a tile and its extra rows");
+    static_assert(kStages * kStage <= kHRing && kStages <= 3, "the ring");
+    static_assert(kPlane % 128 == 0 && kHBTap % 128 == 0 && kBox * 16 % 128 == 0, "TMA destinations 128-byte aligned");
+};
 
 template <class T>
 struct HaloArgs {
@@ -90,25 +106,31 @@ __device__ __forceinline__ std::int64_t out_offset(const HaloArgs<T>& a, int q) 
     return a.nchw ? std::int64_t(n) * a.M * EF + yx : (std::int64_t(n) * EF + yx) * a.M;
 }
 
-template <class T, int CK>
+template <class T, int CK, bool kPP>
 __global__ void __launch_bounds__(384, 1)
     halo_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB, const HaloArgs<T> a) {
 #ifdef CS_HOPPER_DEVICE
+    using H = HaloShape<kPP>;
+    constexpr int kBM = H::kBM, kStages = H::kStages;
     extern __shared__ unsigned char smem_raw[];
     const std::uint32_t raw = smem_u32(smem_raw);
     const std::uint32_t sbase = (raw + 127u) & ~127u;
     unsigned char* const gbase = smem_raw + (sbase - raw);
-    const std::uint32_t sB = sbase, sA = sB + kHB, sE = sA + 2 * kHStage, bars = sE + 2 * kHEpi;
-    const std::uint32_t bfull = bars, full0 = bars + 8, empty0 = bars + 24, efull0 = bars + 40, eempty0 = bars + 56;
+    const std::uint32_t sB = sbase, sA = sB + kHB, sE = sA + kHRing, bars = sE + 2 * kHEpi;
+    const std::uint32_t bfull = bars, full0 = bars + 8, empty0 = full0 + 8 * kStages, efull0 = empty0 + 8 * kStages,
+                        eempty0 = efull0 + 16;
     const int tid = int(threadIdx.x), wg = tid >> 7, warp = tid >> 5, lane = tid & 31;
     const int taps = a.R * a.S;
     constexpr int kE8 = 16 / int(sizeof(T));  // elements of a plane's 16 bytes
     if (tid == 0) {
         mbar_init(bfull, 1);
 #pragma unroll
-        for (int s = 0; s < 2; ++s) {
+        for (int s = 0; s < kStages; ++s) {
             mbar_init(full0 + 8 * s, 1);
-            mbar_init(empty0 + 8 * s, 2);
+            mbar_init(empty0 + 8 * s, kPP ? 1 : 2);  // the warpgroup(s) reading the stage
+        }
+#pragma unroll
+        for (int s = 0; s < 2; ++s) {
             mbar_init(efull0 + 8 * s, 128);
             mbar_init(eempty0 + 8 * s, 1);
         }
@@ -125,27 +147,28 @@ __global__ void __launch_bounds__(384, 1)
         setmaxnreg_dec<72>();  // 128 x 72 + 256 x 216 registers <= 64 Ki
         if (warp == 0) {
             // ---- loader (one thread): the weights once, as (plane, tap) blocks of 96 filters x
-            // 16 bytes; each tile's halo as two 192-row boxes per plane (rows past the input
-            // are zero fill)
+            // 16 bytes; each tile's halo as kBoxes boxes per plane (rows past the input are zero
+            // fill), into the ring in the CTA's tile order
             if (lane == 0) {
                 mbar_arrive_expect_tx(bfull, std::uint32_t(CK * taps * kHBTap));
                 for (int c = 0; c < CK; ++c)
                     for (int t = 0; t < taps; ++t)
                         tma_load_3d(sB + std::uint32_t((c * kHTaps + t) * kHBTap), &tmB, bfull, c * kE8, t, 0);
-                Ring<2> r;
+                Ring<kStages> r;
                 bool first_round = true;
                 TileSched::Cursor cur;
                 Work w;
                 while (a.sched.template next<false>(int(blockIdx.x), cur, w)) {
                     if (!first_round) mbar_wait(empty0 + 8 * r.stage, r.phase ^ 1u);
-                    const int q0 = w.tile * kHBM;
-                    const std::uint32_t st = sA + std::uint32_t(r.stage) * kHStage, bar = full0 + 8 * r.stage;
-                    mbar_arrive_expect_tx(bar, std::uint32_t(CK * kHPlane));
+                    const int q0 = w.tile * kBM;
+                    const std::uint32_t st = sA + std::uint32_t(r.stage) * H::kStage, bar = full0 + 8 * r.stage;
+                    mbar_arrive_expect_tx(bar, std::uint32_t(H::kStage / kHChunks * CK));
 #pragma unroll
-                    for (int c = 0; c < CK; ++c) {
-                        tma_load_2d(st + std::uint32_t(c * kHPlane), &tmA, bar, c * kE8, q0);
-                        tma_load_2d(st + std::uint32_t(c * kHPlane + kHBox * 16), &tmA, bar, c * kE8, q0 + kHBox);
-                    }
+                    for (int c = 0; c < CK; ++c)
+#pragma unroll
+                        for (int b = 0; b < H::kBoxes; ++b)
+                            tma_load_2d(st + std::uint32_t(c * H::kPlane + b * H::kBox * 16), &tmA, bar, c * kE8,
+                                        q0 + b * H::kBox);
                     r.advance();
                     if (r.stage == 0) first_round = false;
                 }
@@ -158,13 +181,14 @@ __global__ void __launch_bounds__(384, 1)
             const int s = tid - 32;
             TileSched::Cursor cur;
             Work w;
-            int n = 0;
+            int k = 0;  // the CTA's tiles so far
             const std::int64_t EF = std::int64_t(a.E) * a.F;
             while (a.sched.template next<false>(int(blockIdx.x), cur, w)) {
-                for (int cw = 0; cw < 2; ++cw) {
+                // cooperative: both buffers (rows 128 cw.. of the tile); ping-pong: buffer k & 1
+                for (int cw = kPP ? (k & 1) : 0; cw < (kPP ? (k & 1) + 1 : 2); ++cw) {
                     const unsigned char* buf = gbase + (sE - sbase) + cw * kHEpi;
                     const std::int64_t* offs = reinterpret_cast<const std::int64_t*>(buf + kHEpiRows);
-                    mbar_wait(efull0 + 8 * cw, std::uint32_t(n & 1));
+                    mbar_wait(efull0 + 8 * cw, std::uint32_t((kPP ? k >> 1 : k) & 1));
                     if (!a.nchw && a.M % 8 == 0) {
                         const int pc = s & 15;
                         if (pc < a.M / 8)
@@ -187,25 +211,35 @@ __global__ void __launch_bounds__(384, 1)
                     named_sync(1, kHStorers);
                     if (s == 0) mbar_arrive(eempty0 + 8 * cw);
                 }
-                ++n;
+                ++k;
             }
         }
         return;
     }
-    // ---- consumers: warpgroup cw owns rows 128 cw .. 128 cw + 127 of each tile
+    // ---- consumers. Cooperative: warpgroup cw owns rows 128 cw .. 128 cw + 127 of every tile;
+    // ping-pong: the whole 128 rows of every other tile (the CTA's tiles k with k % 2 == cw).
+    // Either way it stages into buffer cw.
     setmaxnreg_inc<216>();
-    const int ct = tid - 128, cw = ct >> 7, t = ct & 127;
+    const int ct = tid - 128, t = ct & 127;
+    // warp-uniform for the compiler (a shuffle from lane 0): ping-pong branches on it around the wgmmas
+    const int cw = __shfl_sync(0xffffffffu, ct >> 7, 0);
     mbar_wait(bfull, 0);
-    Ring<2> r;
+    Ring<kStages> r;
     TileSched::Cursor cur;
     Work w;
-    int n = 0;
+    int k = 0, n = 0;  // the CTA's tiles so far, this warpgroup's
     constexpr std::uint32_t kLboB = kHTaps * kHBTap;  // the next plane of the weights
     unsigned char* const ebuf = gbase + (sE - sbase) + cw * kHEpi;
+    const int row0 = kPP ? 0 : cw * 128;
     while (a.sched.template next<false>(int(blockIdx.x), cur, w)) {
+        if (kPP && (k & 1) != cw) {  // the other warpgroup's tile
+            r.advance();
+            ++k;
+            continue;
+        }
         mbar_wait(full0 + 8 * r.stage, r.phase);
-        const std::int64_t my_off = out_offset(a, w.tile * kHBM + cw * 128 + t);  // this thread's row (branches: before the MMAs)
-        const std::uint32_t sa = sA + std::uint32_t(r.stage) * kHStage + std::uint32_t(cw * 128 * 16);
+        const std::int64_t my_off = out_offset(a, w.tile * kBM + row0 + t);  // this thread's row (branches: before the MMAs)
+        const std::uint32_t sa = sA + std::uint32_t(r.stage) * H::kStage + std::uint32_t(row0 * 16);
         float acc0[kHBN / 2], acc1[kHBN / 2];
         zero(acc0);
         zero(acc1);
@@ -220,7 +254,7 @@ __global__ void __launch_bounds__(384, 1)
 #pragma unroll
             for (int s = 0; s < CK / 2; ++s) {
                 const std::uint64_t db = smem_desc_plain(sB + std::uint32_t((2 * s * kHTaps + tap) * kHBTap), kLboB, 128);
-                const std::uint64_t da = smem_desc_plain(at + std::uint32_t(2 * s * kHPlane), kHPlane, 128);
+                const std::uint64_t da = smem_desc_plain(at + std::uint32_t(2 * s * H::kPlane), H::kPlane, 128);
                 WgmmaSS<T, kHBN>::mma(acc0, da, db);
                 WgmmaSS<T, kHBN>::mma(acc1, da + 64, db);  // 64 rows further: 1024 bytes
             }
@@ -230,8 +264,8 @@ __global__ void __launch_bounds__(384, 1)
         fence_regs(acc0);
         fence_regs(acc1);
         if (t == 0) mbar_arrive(empty0 + 8 * r.stage);
-        // The storers have drained the last tile's staging: one thread waits (a spin-wait by
-        // every thread, a divergent loop between the wgmmas and the accumulators' use, makes
+        // The storers have drained this warpgroup's last staging: one thread waits (a spin-wait
+        // by every thread, a divergent loop between the wgmmas and the accumulators' use, makes
         // ptxas serialize the wgmmas), a named barrier releases the warpgroup.
         if (n > 0) {
             if (t == 0) mbar_wait(eempty0 + 8 * cw, std::uint32_t((n - 1) & 1));
@@ -246,6 +280,7 @@ __global__ void __launch_bounds__(384, 1)
         reinterpret_cast<std::int64_t*>(ebuf + kHEpiRows)[t] = my_off;
         mbar_arrive(efull0 + 8 * cw);
         r.advance();
+        ++k;
         ++n;
     }
 #else
@@ -256,15 +291,22 @@ __global__ void __launch_bounds__(384, 1)
 template <class T>
 struct HaloGemm {
     int sms = 0;
+    bool pp = false;  // the `schedule` axis: ping-pong, else cooperative
     std::string info;
     // Cached maps and what they were encoded for.
     CUtensorMap ma{}, mb{};
     const void* key_in = nullptr;
     const void* key_w = nullptr;
     int key_n = -1;
+    int bm() const { return pp ? HaloShape<true>::kBM : HaloShape<false>::kBM; }
+    template <bool kPP>
+    static auto kernel(int ck) {
+        return ck == 2 ? halo_kernel<T, 2, kPP> : ck == 4 ? halo_kernel<T, 4, kPP> : halo_kernel<T, 6, kPP>;
+    }
     void prepare() const {
-        for (auto* k : {halo_kernel<T, 2>, halo_kernel<T, 4>, halo_kernel<T, 6>})
-            CS_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, kHSmem));
+        for (int ck : {2, 4, 6})
+            for (auto* k : {kernel<false>(ck), kernel<true>(ck)})
+                CS_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, kHSmem));
     }
     void launch(const T* in, const T* w, T* out, const ConvGeom& g, bool nchw, cudaStream_t stream) {
         if (g.P == 0) return;
@@ -273,20 +315,21 @@ struct HaloGemm {
         a.R = g.R, a.S = g.S, a.Wp = g.W, a.HWp = g.H * g.W, a.E = g.E, a.F = g.F, a.M = g.M;
         a.rows = g.N * g.H * g.W;
         a.nchw = nchw ? 1 : 0;
-        a.sched = TileSched::data_parallel((a.rows + kHBM - 1) / kHBM, 1, 1, sms);
+        a.sched = TileSched::data_parallel((a.rows + bm() - 1) / bm(), 1, 1, sms);
         if (in != key_in || w != key_w || g.N != key_n) {
-            const std::string err = encode_halo_maps<T>(ma, mb, g, in, w, a.rows, kHBox, kHBN);
+            const int box = pp ? HaloShape<true>::kBox : HaloShape<false>::kBox;
+            const std::string err = encode_halo_maps<T>(ma, mb, g, in, w, a.rows, box, kHBN);
             if (!err.empty()) throw cs::Error("hopper-halo: " + err);
             key_in = in, key_w = w, key_n = g.N;
         }
-        // one kernel per plane count (the k-steps of a tap unrolled): C' = 16, 32, 48
+        // one kernel per plane count (the k-steps of a tap unrolled: C' = 16, 32, 48) and schedule
         const int ck = g.C * int(sizeof(T)) / 16;
-        auto* k = ck == 2 ? halo_kernel<T, 2> : ck == 4 ? halo_kernel<T, 4> : halo_kernel<T, 6>;
+        auto* k = pp ? kernel<true>(ck) : kernel<false>(ck);
         k<<<unsigned(a.sched.grid), 384, kHSmem, stream>>>(ma, mb, a);
         CS_CUDA_CHECK_LAUNCH();
     }
     std::string detail() const { return info; }
-    std::string config() const { return ""; }
+    std::string config() const { return std::string("schedule=") + (pp ? "pingpong" : "cooperative"); }
     std::size_t workspace_bytes() const { return 0; }
 };
 
@@ -295,19 +338,28 @@ std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx) {
     Setup u = make_setup(p);
     HaloGemm<T> gemm;
     gemm.sms = ctx.prop.multiProcessorCount;
+    const std::string sched = p.config.get("schedule");
+    if (sched == "pingpong")
+        gemm.pp = true;
+    else if (!sched.empty() && sched != "cooperative")
+        throw Skip("hopper-halo: no schedule named " + sched);
     gemm.prepare();
     const ConvGeom& g = u.g;
     const std::int64_t maxn = std::max<std::int64_t>(1, ctx.max_chunk_N);
     const std::int64_t rows = maxn * g.H * g.W;
-    char b[512];
+    const int bm = gemm.bm();
+    char b[640];
     std::snprintf(b, sizeof b,
-                  "wgmma m64n96k16 %s, A read in place from a halo tile per 256 rows of the %dx%d grid (%d rows x "
+                  "wgmma m64n96k16 %s, A read in place from a halo tile per %d rows of the %dx%d grid (%d rows x "
                   "%d channels in 16-byte planes, no swizzle; each of the %dx%d taps a shifted descriptor; %.1f%% "
                   "of the rows are padding positions), the weights resident (%d KiB), %lld tiles on a persistent "
-                  "grid, TMA loads by one thread, 3 storer warps (the staged tile to global memory under the next tile's MMAs)",
-                  Elem<T>::name, g.H, g.W, kHBM + (g.R - 1) * g.W + g.S - 1, g.C, g.R, g.S,
+                  "grid, %s, TMA loads by one thread, 3 storer warps (the staged tile to global memory under the "
+                  "next tile's MMAs)",
+                  Elem<T>::name, bm, g.H, g.W, bm + (g.R - 1) * g.W + g.S - 1, g.C, g.R, g.S,
                   100.0 * (1.0 - double(g.E) * g.F / (double(g.H) * g.W)), g.R * g.S * g.C * kHBN * 2 / 1024,
-                  (long long)((rows + kHBM - 1) / kHBM));
+                  (long long)((rows + bm - 1) / bm),
+                  gemm.pp ? "ping-pong (each consumer warpgroup alternate 128-row tiles)"
+                          : "cooperative (both consumer warpgroups on each 256-row tile)");
     gemm.info = b;
     return make_hopper_plan<T>(p, ctx, std::move(u), std::move(gemm));
 }
@@ -329,11 +381,11 @@ std::optional<std::string> halo_supports(const PrecisionRow& row, const Problem&
     if (g.R * g.S > kHTaps)
         return "the halo mainloop runs at most " + n(kHTaps) + " filter taps (its k-loop unrolled, the weights resident); "
                "R'S' = " + n(g.R * g.S);
-    if ((g.R - 1) * g.W + g.S - 1 > kHHalo - kHBM)
-        return "the halo of a 256-row tile holds (R'-1)W'+S'-1 <= " + n(kHHalo - kHBM) + " rows more; this layer needs " +
+    if ((g.R - 1) * g.W + g.S - 1 > kHExtra)
+        return "the halo of a tile holds (R'-1)W'+S'-1 <= " + n(kHExtra) + " rows more; this layer needs " +
                n((g.R - 1) * g.W + g.S - 1);
     if (g.M > kHBN) return "the halo mainloop keeps all filters in one tile: M <= 96, not " + n(g.M);
-    if (std::int64_t(p.N) * g.H * g.W > std::int64_t(INT_MAX) - kHBM)
+    if (std::int64_t(p.N) * g.H * g.W > std::int64_t(INT_MAX) - 256)
         return "N*H'*W' = " + n(std::int64_t(p.N) * g.H * g.W) + " rows exceed 32-bit indices";
     return std::nullopt;
 }
