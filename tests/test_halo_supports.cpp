@@ -90,14 +90,14 @@ TEST_CASE("hopper-halo refuses a GPU other than sm_90", "[hopper][halo]") {
     CHECK(says(why("hopper-halo-fp16", *t.find("conv1"), Layout::nhwc, 128, ampere), "needs sm_90"));
 }
 
-TEST_CASE("hopper-halo has a schedule axis: cooperative and ping-pong", "[hopper][halo]") {
+TEST_CASE("hopper-halo has a schedule axis: auto, cooperative and ping-pong", "[hopper][halo]") {
     const Variant* v = find_variant("hopper-halo-fp16").variant;
     REQUIRE(v != nullptr);
     bool found = false;
     for (const Axis& a : v->axes)
         if (a.name == "schedule") {
             found = true;
-            CHECK(a.values == std::vector<std::string>{"cooperative", "pingpong"});
+            CHECK(a.values == std::vector<std::string>{"auto", "cooperative", "pingpong"});
         }
     CHECK(found);
 }

@@ -91,8 +91,9 @@ Family hopper_family() {
                   "8-channel planes) read from a shifted wgmma descriptor, and the weights stay resident; loader, "
                   "storer and consumer warps on a persistent grid",
                   hopper::halo_supports, hopper::halo_plan, gemm,
-                  {{"schedule", {"cooperative", "pingpong"},
-                    "consumer warpgroups on each 256-row tile, or on alternate 128-row tiles"}}),
+                  {{"schedule", {"auto", "cooperative", "pingpong"},
+                    "consumer warpgroups on each 256-row tile, or on alternate 128-row tiles (auto: ping-pong but "
+                    "for NCHW output past one wave of tiles)"}}),
         make_rung("hopper-ws-{p}", {split[0]},
                   "hopper-ws-tf32 made fp32-exact by 3xTF32: the transforms split each operand into tf32 high and low "
                   "channel blocks, the kernel sums hi*hi + hi*lo + lo*hi over K tripled; per-tensor power-of-two "

@@ -25,15 +25,17 @@
 // elements; NCHW per filter). The `schedule` axis (HaloShape): cooperative — 256-row tiles,
 // both warpgroups on each (two 192-row boxes per plane, 2 stages); ping-pong — 128-row tiles,
 // the warpgroups on alternate ones, so that one stages while the other multiplies (one
-// 256-row box per plane, 3 stages; the halo is 1.9x a tile's rows instead of 1.45x).
+// 256-row box per plane, 3 stages; the halo is 1.9x a tile's rows instead of 1.45x); auto,
+// the default — ping-pong but for NCHW output past one wave of tiles.
 //
 // Prediction (conv1, N=128, fp16): 128 x 3249 rows x 96 x 432 x 2 = 34.5 GFLOP (7.4% of the
 // rows are padding positions), L2 traffic ~60 MB in + 74 MB out: tensor-bound, ~55-65 us
 // against 115 us for the im2col GEMM; conv1 with its transform ~0.1 ms against the cuDNN
-// space-to-depth row's 0.143. Measured (H200, plots/h200/conv1_halo.csv): conv1 fp16 NHWC
-// N=128 0.128 ms with the transform (cudnn-fp16-s2d 0.143, hopper-tmastore-fp16 0.168), of
-// which this kernel ~80 us: about half its tensor-bound time (NOTES.md "The halo mainloop":
-// the forms it went through, the profile, what comes next).
+// space-to-depth row's 0.143. Measured (H200, plots/h200/conv1_halo_schedule.csv): conv1 fp16
+// NHWC N=128 0.124 ms with the transform in either schedule (cudnn-fp16-s2d 0.144), of which
+// this kernel ~80 us: about half its tensor-bound time; ping-pong 13% faster at N=1 (level
+// with the anchor), 6% at N=32 (NOTES.md "The halo mainloop": the forms it went through, the
+// profile, the schedules, what comes next).
 //
 // Range: the transform's unpadded stride-1 input (a strided layer whose C % 8 != 0, by
 // space-to-depth; or an unpadded stride-1 layer with channel padding), C' a multiple of 16 and
@@ -338,13 +340,21 @@ std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx) {
     Setup u = make_setup(p);
     HaloGemm<T> gemm;
     gemm.sms = ctx.prop.multiProcessorCount;
-    const std::string sched = p.config.get("schedule");
-    if (sched == "pingpong")
-        gemm.pp = true;
-    else if (!sched.empty() && sched != "cooperative")
-        throw Skip("hopper-halo: no schedule named " + sched);
-    gemm.prepare();
     const ConvGeom& g = u.g;
+    const std::string sched = p.config.get("schedule");
+    if (sched.empty() || sched == "auto") {
+        // Ping-pong, except for NCHW output past one wave of 256-row tiles: the NCHW path is
+        // storer-bound (1.9x the NHWC time in either schedule) and there the cooperative
+        // schedule's fewer, larger tiles store as fast or faster (H200, conv1 N=128: 6%; N=32
+        // level; ping-pong ahead or level everywhere else; NOTES.md "The halo mainloop").
+        const std::int64_t tiles = (p.N * g.H * g.W + HaloShape<false>::kBM - 1) / HaloShape<false>::kBM;
+        gemm.pp = !(p.layout == Layout::nchw && tiles > std::int64_t(gemm.sms));
+    } else if (sched == "pingpong") {
+        gemm.pp = true;
+    } else if (sched != "cooperative") {
+        throw Skip("hopper-halo: no schedule named " + sched);
+    }
+    gemm.prepare();
     const std::int64_t maxn = std::max<std::int64_t>(1, ctx.max_chunk_N);
     const std::int64_t rows = maxn * g.H * g.W;
     const int bm = gemm.bm();
