@@ -235,3 +235,32 @@ TEST_CASE("split-tail: the parts per tile of the last wave", "[sched]") {
     CHECK(s.tail_q == TileSched::kMaxTailParts);
     CHECK(s.describe().find("in 8 k-parts each") != std::string::npos);
 }
+
+TEST_CASE("split-K's part count and auto's choice of the cluster sum on AlexNet at N=1", "[sched]") {
+    // 132 SMs, 128 x 128 tiles, at least 4 k-slices a part. conv2 fp16 (12 tiles, 75 k-slices
+    // of 32 channels): the reduction kernel's 5 parts of 15 slices against the cluster's 8 of
+    // at most 10: the cluster sum.
+    CHECK(TileSched::split_parts(12, 75, 132, false, 4) == 5);
+    CHECK(TileSched::prefer_cluster_split(12, 75, 5, 132, false));
+    // conv3 fp16 (6 tiles, 36 slices): 9 parts of 4 against 8 of at most 5: cluster.
+    CHECK(TileSched::split_parts(6, 36, 132, false, 4) == 9);
+    CHECK(TileSched::prefer_cluster_split(6, 36, 9, 132, false));
+    // conv3 tf32 (72 slices of 32 floats): 18 parts of 4 against 8 of 9: 5 slices more, the
+    // bound's side measured faster in the cluster form.
+    CHECK(TileSched::split_parts(6, 72, 132, false, 4) == 18);
+    CHECK(TileSched::prefer_cluster_split(6, 72, 18, 132, false));
+    // conv4 tf32 (6 tiles, 108 slices): 18 parts of 6 against 8 of 14: 8 more, the reduction
+    // kernel in NHWC; NCHW output takes the cluster sum.
+    CHECK(TileSched::split_parts(6, 108, 132, false, 4) == 18);
+    CHECK_FALSE(TileSched::prefer_cluster_split(6, 108, 18, 132, false));
+    CHECK(TileSched::prefer_cluster_split(6, 108, 18, 132, true));
+    // conv5 3xFP16 (4 tiles, 162 slices): 27 parts of 6 against 8 of 21: the reduction kernel.
+    CHECK(TileSched::split_parts(4, 162, 132, false, 4) == 27);
+    CHECK_FALSE(TileSched::prefer_cluster_split(4, 162, 27, 132, false));
+    // clusters past one wave (24 tiles x 8 parts > 132 SMs), or no split at all: never.
+    CHECK_FALSE(TileSched::prefer_cluster_split(24, 18, 3, 132, true));
+    CHECK_FALSE(TileSched::prefer_cluster_split(6, 36, 1, 132, true));
+    // the tiles alone fill the grid: no split unforced; forced, the smallest divisor past 1.
+    CHECK(TileSched::split_parts(129, 54, 132, false, 4) == 1);
+    CHECK(TileSched::split_parts(129, 54, 132, true, 4) == 2);
+}

@@ -890,6 +890,74 @@ def splitk_forms(name="splitk_n1.csv", kernels="kernels_splitk_n1.csv", other="s
     return "\n".join(out) + "\n"
 
 
+def splitk_three(name="splitk_forms_n1.csv"):
+    """The three split-K forms at N=1 in one H200 sweep of one binary (--axis
+    scheduler=split-k,split-k-fused,split-k-cluster, each rung's tile), conv2-5, both layouts,
+    beside cuDNN's fastest engine of the class in the same call. "slices a part": the
+    reduction kernel's parts (split-K d, k-slices / d) against the cluster's (min(8, k-slices)
+    parts, rounded up), read from the rows' detail; auto takes the cluster form on 128-pixel
+    tiles at most 6 slices more a part, or NCHW output (TileSched::prefer_cluster_split)."""
+    import re
+    rows = _csv_rows(f"{H200}/{name}")
+    t = _pass_ms(rows, "layer", "variant", "layout", "axes")
+    det = {(r["layer"], r["variant"], r["layout"], r["axes"]): r["detail"] for r in rows}
+    rev = ", ".join(sorted({r["git_rev"] for r in rows}))
+    out = [f"kernel ms, N=1 ({rev}); cluster / split-k above 1: the cluster sum is slower", "",
+           "| class | layer | layout | rung | k-slices | slices a part: split-k / cluster | split-k | fused | cluster "
+           "| cluster / split-k | auto takes | cuDNN | auto / cuDNN |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    rungs = [(c, r) for c in ("fp16", "bf16", "tf32") for r in ("ws", "m256k64")] + [("3xtf32", "ws"), ("3xfp16", "ws")]
+    for cls, rung in rungs:
+        v = f"hopper-{rung}-{cls}" if not cls.startswith("3x") else f"hopper-ws-{cls}"
+        cud_cls = cls if not cls.startswith("3x") else "fp32"
+        for layer in _layers(rows):
+            for lay in ("nhwc", "nchw"):
+                ms = [t.get((layer, v, lay, f"scheduler={s}")) for s in ("split-k", "split-k-fused", "split-k-cluster")]
+                if ms[0] is None or ms[2] is None:
+                    continue
+                d = det[(layer, v, lay, "scheduler=split-k")]
+                taps = re.search(r"(\d+) taps x (\d+) slice", d)
+                parts = re.search(r"split-K (\d+)", d)
+                ks = int(taps.group(1)) * int(taps.group(2))
+                q = int(parts.group(1))
+                cp = min(8, ks)
+                auto_cluster = rung != "m256k64" and (lay == "nchw" or (ks + cp - 1) // cp - ks / q <= 6)
+                a = ms[2] if auto_cluster else ms[0]
+                c = t.get((layer, f"cudnn-{cud_cls}", lay, ""))
+                out.append(f"| {cls} | {layer} | {lay} | {rung} | {ks} | {ks / q:.1f} / {(ks + cp - 1) // cp} | "
+                           f"{ms[0]:.4f} | {'-' if ms[1] is None else f'{ms[1]:.4f}'} | {ms[2]:.4f} | "
+                           f"{ms[2] / ms[0]:.2f} | {'cluster' if auto_cluster else 'split-k'} | "
+                           f"{'-' if c is None else f'{c:.4f}'} | {'-' if c is None else f'{a / c:.2f}'} |")
+    return "\n".join(out) + "\n"
+
+
+def halo_schedules(name="conv1_halo_schedule.csv"):
+    """hopper-halo's two schedules on conv1 in one H200 call (--axis schedule=all), beside
+    cuDNN on the space-to-depth rewrite of the same call; auto: ping-pong but for NCHW output
+    past one wave of 256-row tiles (halo_conv.cu)."""
+    rows = _csv_rows(f"{H200}/{name}")
+    t = _pass_ms(rows, "variant", "layout", "N", "axes")
+    rev = ", ".join(sorted({r["git_rev"] for r in rows}))
+    out = [f"kernel ms ({rev}); conv1 with its space-to-depth transform", "",
+           "| class | layout | N | cooperative | ping-pong | auto takes | cudnn-s2d | auto / s2d |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    sms = int(rows[0]["sms"])
+    for p in ("fp16", "bf16"):
+        for lay in ("nhwc", "nchw"):
+            for n in ("1", "32", "128"):
+                co = t.get((f"hopper-halo-{p}", lay, n, "schedule=cooperative"))
+                pp = t.get((f"hopper-halo-{p}", lay, n, "schedule=pingpong"))
+                s2d = t.get((f"cudnn-{p}-s2d", lay, n, ""))
+                if None in (co, pp, s2d):
+                    continue
+                tiles = (int(n) * 57 * 57 + 255) // 256
+                use_pp = not (lay == "nchw" and tiles > sms)
+                a = pp if use_pp else co
+                out.append(f"| {p} | {lay} | {n} | {co:.4f} | {pp:.4f} | {'ping-pong' if use_pp else 'cooperative'} | "
+                           f"{s2d:.4f} | {a / s2d:.2f} |")
+    return "\n".join(out) + "\n"
+
+
 def n512_tiles(name="hopper_tiles_n512.csv"):
     """The N=512 tile sweep on the H200 (every tile of hopper-tmastore, -tail, -sk and -mc, fp16
     and tf32, NHWC, conv2-5; scripts/device_tiles.sh): the fastest tile against the same rungs'
@@ -993,6 +1061,8 @@ GENERATORS = {
     "h200-conv1-s2d-vec": conv1_vs_s2d,
     "h200-conv1-halo": lambda: conv1_vs_s2d("conv1_halo.csv", ("hopper-halo", "hopper-tmastore"), ("fp16", "bf16"), plain=False),
     "h200-halo-forms": halo_forms,
+    "h200-halo-schedules": halo_schedules,
+    "h200-splitk-forms": splitk_three,
     "h200-conv1-halo-profile": lambda: hopper_profile("profile_conv1_halo.csv", H200),
     "h200-conv1-s2d-vec-kernels": lambda: kernels_l2("kernels_s2d_vec.csv", H200, tiles=True),
     "h200-hopper-conv1-l2": lambda: kernels_l2("kernels_hopper_conv1.csv", H200, tiles=True),

@@ -260,6 +260,32 @@ struct TileSched {
         return s;
     }
     static constexpr int kMaxClusterParts = 8;  // a portable cluster
+    // Host: the k-parts of split-K with the reduction kernel: the largest divisor d of the
+    // k-slices with at least min_slices slices a part and units x d within the slots (forced:
+    // the smallest divisor past 1 where none fits); 1 unforced where 2 x units > slots (the
+    // tiles alone fill the grid).
+    static int split_parts(long long units, int kslices, int slots, bool forced, int min_slices) {
+        if (!forced && 2 * units > slots) return 1;
+        int best = 1;
+        for (int d = 2; d <= kslices / min_slices; ++d)
+            if (kslices % d == 0 && (units * d <= slots || (forced && best == 1))) best = d;
+        return best;
+    }
+    // Host: whether split-K's parts sum through distributed shared memory (split_k_cluster,
+    // min(8, k-slices) parts) rather than the reduction kernel's `ksplit` parts: where the
+    // clusters fit in one wave and their parts run at most kClusterExtraSlices k-slices more
+    // than the reduction kernel's, or where the output is NCHW (the reduction kernel's
+    // transposed write is the slower part there). Measured, H200 N=1, conv2-5, the 128-pixel
+    // rungs of fp16, bf16, tf32, 3xTF32, 3xFP16 (plots/h200/splitk_forms_n1.csv, NOTES.md
+    // "Cluster split-K"): NHWC, the cluster sum 3-10% faster up to 5 slices more a part,
+    // level or 1-8% slower from 7.5 on; NCHW, faster or level on every row.
+    static constexpr double kClusterExtraSlices = 6.0;
+    static bool prefer_cluster_split(long long units, int kslices, int ksplit, int slots, bool nchw_out) {
+        const int parts = std::min(kMaxClusterParts, kslices);
+        if (ksplit < 2 || parts < 2 || units * parts > slots) return false;
+        const double extra = double((kslices + parts - 1) / parts) - double(kslices) / ksplit;
+        return nchw_out || extra <= kClusterExtraSlices;
+    }
     // Host: split-K over clusters of `ksplit` CTAs (2 .. kMaxClusterParts, at most KT): one
     // cluster per tile, one part per CTA.
     static TileSched split_k_cluster(int ntiles, int tiles_n, int KT, int ksplit) {

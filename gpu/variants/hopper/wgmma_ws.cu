@@ -41,14 +41,6 @@ namespace cs::gpu::variants::hopper {
 namespace {
 
 constexpr int kMinSlices = 4;
-constexpr double kClusterSplitBytes = 3.0 * (1 << 20);  // auto: cluster split-K from 3 MiB of partials
-int choose_ksplit(std::int64_t tiles, int kslices, int sms, bool forced) {
-    if (!forced && 2 * tiles > sms) return 1;
-    int best = 1;
-    for (int d = 2; d <= kslices / kMinSlices; ++d)
-        if (kslices % d == 0 && (tiles * d <= sms || (forced && best == 1))) best = d;
-    return best;
-}
 
 // The tiles a tile sweep chose (tuned_tiles.inc, written by scripts/hopper_tune.py from a
 // committed sweep CSV): per rung policies, element bytes, layer shape and N.
@@ -277,18 +269,16 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
     // 1-2 us slower than the reduction kernel (NOTES.md, "Fused split-K").
     const bool coop_alone = c.schedule == Schedule::cooperative && c.cluster == 1;
     if (c.scheduler == "auto") {
-        c.ksplit = choose_ksplit(units, kslices, slots, false);
+        c.ksplit = TileSched::split_parts(units, kslices, slots, false, kMinSlices);
         c.scheduler = c.ksplit > 1 ? "split-k" : "data-parallel";
-        // Where the reduction kernel would move many partial bytes (>= kClusterSplitBytes) on a
-        // 128-pixel tile, the parts sum through distributed shared memory instead (measured,
-        // H200 N=1: conv2's 3.7-11 MB of partials as fast or up to 11% faster so, conv3-5's
-        // 1.6-2.3 MB 1-8% slower, 256-pixel tiles slower on every layer: NOTES.md, "Cluster
-        // split-K").
-        const double partial_bytes = double(c.ksplit) * double(maxn * u.g.EF) * u.g.M * 4;
-        if (c.ksplit > 1 && coop_alone && kTiles[c.tile].bm == kBM && partial_bytes >= kClusterSplitBytes)
+        // On a 128-pixel tile the parts may sum through distributed shared memory instead
+        // (TileSched::prefer_cluster_split: the rule and its measurements); 256-pixel tiles are
+        // slower so on every layer (NOTES.md, "Cluster split-K").
+        if (c.ksplit > 1 && coop_alone && kTiles[c.tile].bm == kBM &&
+            TileSched::prefer_cluster_split(units, kslices, c.ksplit, slots, u.src_nchw))
             c.scheduler = "split-k-cluster";  // its part count: below
     } else if (c.scheduler == "split-k" || c.scheduler == "split-k-fused") {
-        c.ksplit = choose_ksplit(units, kslices, slots, true);
+        c.ksplit = TileSched::split_parts(units, kslices, slots, true, kMinSlices);
         if (c.ksplit == 1)
             throw Skip("split-K needs at least " + std::to_string(2 * kMinSlices) + " k-slices with a divisor (" +
                        std::to_string(kslices) + ")");
