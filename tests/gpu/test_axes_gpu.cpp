@@ -141,7 +141,7 @@ TEST_CASE("split-K summed in the kernel: fused gives the reduction kernel's bits
     auto& ctx = device();
     // One image of a conv3-like layer (C=256, 3x3: 36 k-slices of 64 halves, 72 of 32 floats):
     // 2 x 2 tiles of 128 x 128 on 132 SMs; split-K and its fused form in 9 parts, the cluster
-    // form in clusters of 8 CTAs of 4-5 (9) slices; a tile height of 256 pixels (both halves of a part's partial written before its flag, two
+    // form in clusters of 8 CTAs of 4-5 (9) slices and of 16 of 2-3 (4-5); a tile height of 256 pixels (both halves of a part's partial written before its flag, two
     // accumulators per warpgroup into the cluster form's ring); odd P and M.
     const auto rp = make_ref_problem(test::make_layer("fk_odd", 256, 13, 11, 200, 3, 3, 1, 1), 1);
     for (const char* name : {"hopper-ws-fp16", "hopper-ws-bf16", "hopper-ws-tf32", "hopper-ws-3xfp16"})
@@ -155,8 +155,10 @@ TEST_CASE("split-K summed in the kernel: fused gives the reduction kernel's bits
                 // tf32) but 3xFP16's NHWC (14 against 4); the reduction kernel on 256-pixel tiles.
                 const bool auto_cluster =
                     !*tile && (layout == Layout::nchw || std::strcmp(name, "hopper-ws-3xfp16") != 0);
-                std::vector<std::vector<const char*>> groups{{"split-k", "split-k-fused", "split-k-fused"},
-                                                             {"split-k-cluster", "split-k-cluster", "split-k-cluster"}};
+                std::vector<std::vector<const char*>> groups{
+                    {"split-k", "split-k-fused", "split-k-fused"},
+                    {"split-k-cluster", "split-k-cluster", "split-k-cluster"},
+                    {"split-k-cluster16", "split-k-cluster16", "split-k-cluster16"}};
                 groups[auto_cluster ? 1 : 0].push_back("auto");
                 for (const auto& group : groups) {
                     std::vector<float> ref;
@@ -176,6 +178,8 @@ TEST_CASE("split-K summed in the kernel: fused gives the reduction kernel's bits
                                                         (is_auto ? (auto_cluster ? "split-k-cluster" : "split-k") : sched)));
                         if (std::strcmp(sched, "split-k-cluster") == 0 || (is_auto && auto_cluster))
                             REQUIRE(test::has(r.detail, "over clusters of 8 CTAs"));
+                        if (std::strcmp(sched, "split-k-cluster16") == 0)
+                            REQUIRE(test::has(r.detail, "over clusters of 16 CTAs"));
                         REQUIRE(!r.output.empty());
                         if (ref.empty())
                             ref = r.output;

@@ -259,7 +259,8 @@ struct TileSched {
         s.mode = kSplitKFused;
         return s;
     }
-    static constexpr int kMaxClusterParts = 8;  // a portable cluster
+    static constexpr int kPortableClusterParts = 8;  // the cluster split's parts (split-k-cluster)
+    static constexpr int kMaxClusterParts = 16;      // a non-portable cluster (split-k-cluster16)
     // Host: the k-parts of split-K with the reduction kernel: the largest divisor d of the
     // k-slices with at least min_slices slices a part and units x d within the slots (forced:
     // the smallest divisor past 1 where none fits); 1 unforced where 2 x units > slots (the
@@ -277,11 +278,11 @@ struct TileSched {
     // than the reduction kernel's, or where the output is NCHW (the reduction kernel's
     // transposed write is the slower part there). Measured, H200 N=1, conv2-5, the 128-pixel
     // rungs of fp16, bf16, tf32, 3xTF32, 3xFP16 (plots/h200/splitk_forms_n1.csv, NOTES.md
-    // "Cluster split-K"): NHWC, the cluster sum 3-10% faster up to 5 slices more a part,
-    // level or 1-8% slower from 7.5 on; NCHW, faster or level on every row.
+    // "Cluster split-K"): NHWC, the cluster sum 3-13% faster up to 5 slices more a part,
+    // level or up to 14% slower from 7.5 on; NCHW, faster or level on every row.
     static constexpr double kClusterExtraSlices = 6.0;
     static bool prefer_cluster_split(long long units, int kslices, int ksplit, int slots, bool nchw_out) {
-        const int parts = std::min(kMaxClusterParts, kslices);
+        const int parts = std::min(kPortableClusterParts, kslices);
         if (ksplit < 2 || parts < 2 || units * parts > slots) return false;
         const double extra = double((kslices + parts - 1) / parts) - double(kslices) / ksplit;
         return nchw_out || extra <= kClusterExtraSlices;

@@ -94,7 +94,7 @@ int default_tile(const Setup& u, std::int64_t n, int sms, int es, bool pp, bool 
 struct WsChoice {
     int tile = 0;
     Schedule schedule = Schedule::cooperative;
-    std::string scheduler;  // data-parallel | split-k | split-k-fused | split-k-cluster | stream-k | split-tail
+    std::string scheduler;  // data-parallel | split-k | split-k-fused | split-k-cluster[16] | stream-k | split-tail
     Epilogue epilogue = Epilogue::direct;
     int ksplit = 1;
     int cluster = 1;  // CTAs per cluster (2: a tile multicast)
@@ -115,6 +115,8 @@ struct WsChoice {
     // multicast) and the input map's pixels per load (half the tile where A is).
     int b_box() const { return mc_a ? kTiles[tile].bn : kTiles[tile].bn / cluster; }
     int a_box() const { return mc_a ? kBM / 2 : kBM; }
+    // split-K summed through distributed shared memory: clusters of up to 8 parts, or 16
+    bool cluster_split() const { return scheduler == "split-k-cluster" || scheduler == "split-k-cluster16"; }
 };
 
 template <class T, class TO, int kDown>
@@ -141,11 +143,14 @@ struct WsGemm {
         WsLaunch l = launch_desc(true);
         int ctas = 0;
         l.max_ctas = &ctas;
+        l.split_parts = c.cluster_split() ? c.ksplit : 0;
         launch_ws<T, TO, kDown>(l, WsArgs<TO>{}, nullptr);
         if (c.cluster > 1) {
             if (ctas < 2) throw Skip("no cluster of " + std::to_string(c.cluster) + " CTAs of this kernel fits on the device");
             sms = ctas;
         }
+        if (c.cluster_split() && ctas < c.ksplit)
+            throw Skip("no cluster of " + std::to_string(c.ksplit) + " CTAs of this kernel fits on the device");
     }
 
     TileSched sched_for(const ConvGeom& g) const {
@@ -157,7 +162,7 @@ struct WsGemm {
         if (c.scheduler == "stream-k") return TileSched::stream_k(ntiles, tiles_n, KT, sms);
         if (c.scheduler == "split-tail") return TileSched::split_tail(ntiles, tiles_n, KT, sms, kMinSlices);
         if (c.scheduler == "split-k-fused") return TileSched::split_k_fused(ntiles, tiles_n, KT, sms, c.ksplit);
-        if (c.scheduler == "split-k-cluster") return TileSched::split_k_cluster(ntiles, tiles_n, KT, c.ksplit);
+        if (c.cluster_split()) return TileSched::split_k_cluster(ntiles, tiles_n, KT, c.ksplit);
         return TileSched::data_parallel(ntiles, tiles_n, KT, sms, c.ksplit, c.cluster, c.mc_a ? 1 : 0);
     }
 
@@ -289,12 +294,14 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
                        " tiles x " + std::to_string(c.ksplit) + " parts > " + std::to_string(slots) +
                        " CTAs (use scheduler=split-k)");
     }
-    // Cluster split-K: one cluster of min(8, k-slices) CTAs per tile, the parts summed through
-    // distributed shared memory (no workspace, no second kernel).
-    if (c.scheduler == "split-k-cluster") {
+    // Cluster split-K: one cluster of min(8, k-slices) CTAs per tile (16: a non-portable
+    // cluster), the parts summed through distributed shared memory (no workspace, no second
+    // kernel).
+    if (c.cluster_split()) {
         if (!coop_alone)
             throw Skip("cluster split-K runs the cooperative schedule without clusters of its own (use cluster=1)");
-        c.ksplit = std::min(TileSched::kMaxClusterParts, kslices);
+        const int most = c.scheduler == "split-k-cluster16" ? TileSched::kMaxClusterParts : TileSched::kPortableClusterParts;
+        c.ksplit = std::min(most, kslices);
         if (c.ksplit < 2) throw Skip("cluster split-K needs at least 2 k-slices (" + std::to_string(kslices) + ")");
     }
     const bool split_k = c.scheduler == "split-k" || c.scheduler == "split-k-fused";
@@ -309,7 +316,7 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
         std::string why;
         if (u.src_nchw) why = "NCHW output (the TMA store writes the NHWC P x M matrix)";
         else if ((u.g.M * int(sizeof(TO))) % 16 != 0) why = "M * " + std::to_string(sizeof(TO)) + " bytes not a multiple of 16";
-        else if (split_k || c.scheduler == "split-k-cluster") why = "split-K (the parts' reduction writes the output)";
+        else if (split_k || c.cluster_split()) why = "split-K (the parts' reduction writes the output)";
         else if (bn % (128 / int(sizeof(TO))) != 0)
             why = "a tile of " + std::to_string(bn) + " filters is not whole 128-byte subtiles";
         else if (ws_smem_bytes(c.tile, Epilogue::tma_store) > int(ctx.prop.sharedMemPerBlockOptin))
@@ -384,10 +391,13 @@ std::vector<Axis> ws_axes() {
     return {
         {"tile", tiles, "CTA tile m<pixels: 128, or 256 cooperative without clusters> x n<filters> x k<bytes per slice>, pipeline stages (tiles.hpp)"},
         {"schedule", {"cooperative", "pingpong"}, "consumer warpgroups on one tile, or on alternate tiles"},
-        {"scheduler", {"auto", "data-parallel", "split-k", "stream-k", "split-tail", "split-k-fused", "split-k-cluster"},
+        {"scheduler",
+         {"auto", "data-parallel", "split-k", "stream-k", "split-tail", "split-k-fused", "split-k-cluster",
+          "split-k-cluster16"},
          "tile scheduler of the persistent grid (split-k: a reduction kernel sums the parts; split-k-fused: one "
          "kernel, a part per CTA, the parts of a tile summing it together; split-k-cluster: a tile's parts are one "
-         "cluster of up to 8 CTAs summing through distributed shared memory; split-tail: whole waves "
+         "cluster of up to 8 CTAs summing through distributed shared memory, split-k-cluster16 of up to 16 "
+         "(non-portable); split-tail: whole waves "
          "data-parallel, the last wave's tiles in equal k-parts side by side)"},
         {"epilogue", {"direct", "tma-store"}, "accumulators to global memory directly, or via shared memory and TMA"},
         {"cluster", {"1", "2", "1x2"},

@@ -153,14 +153,19 @@ __device__ __forceinline__ void cluster_split_finish(float (&acc)[BM / kBM][BN /
     for (int e = ct; e < rows * (BN / 4); e += 256) {
         const int row = e / (BN / 4), c4 = 4 * (e - row * (BN / 4));
         const std::uint32_t off = ring_s + std::uint32_t(((r0 + row) * kPitch + c4) * 4);
-        float4 x[TileSched::kMaxClusterParts];
-#pragma unroll
-        for (int j = 0; j < TileSched::kMaxClusterParts; ++j)
-            if (j < k) x[j] = ld_shared_cluster_v4(mapa_shared(off, std::uint32_t(j)));
         float v[4] = {0.f, 0.f, 0.f, 0.f};
+        // 8 ranks' loads in flight at a time (a 16-CTA cluster in two rounds), summed in rank order
 #pragma unroll
-        for (int j = 0; j < TileSched::kMaxClusterParts; ++j)
-            if (j < k) v[0] += x[j].x, v[1] += x[j].y, v[2] += x[j].z, v[3] += x[j].w;
+        for (int j0 = 0; j0 < TileSched::kMaxClusterParts; j0 += TileSched::kPortableClusterParts) {
+            if (j0 >= k) break;
+            float4 x[TileSched::kPortableClusterParts];
+#pragma unroll
+            for (int j = 0; j < TileSched::kPortableClusterParts; ++j)
+                if (j0 + j < k) x[j] = ld_shared_cluster_v4(mapa_shared(off, std::uint32_t(j0 + j)));
+#pragma unroll
+            for (int j = 0; j < TileSched::kPortableClusterParts; ++j)
+                if (j0 + j < k) v[0] += x[j].x, v[1] += x[j].y, v[2] += x[j].z, v[3] += x[j].w;
+        }
         const int p = p0 + r0 + row, m = m0 + c4;
         if (p < a.g.P)
 #pragma unroll

@@ -39,6 +39,7 @@ struct WsLaunch {
     int cluster = 1;    // CTAs per cluster: 1, or 2 (cooperative schedule only)
     bool mc_a = false;  // cluster 2 along the filters (the A tile multicast), else along the pixels
     int* max_ctas = nullptr;  // prepare_only with a cluster: the CTAs that fit at once in clusters
+    int split_parts = 0;      // prepare_only, cluster split-K: its clusters' size (max_ctas for it)
 };
 
 template <class T, int I, bool kPP, class Epi, class TO, int kDown, int kCL = 1, bool kMcA = false, bool kCuts = false,
@@ -65,6 +66,19 @@ void launch_one(const WsLaunch& l, const WsArgs<TO>& args, cudaStream_t stream) 
     };
     if (l.prepare_only) {
         CS_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+        // cluster split-K in 16 parts (split-k-cluster16): a non-portable cluster size
+        if constexpr (kClK) {
+            CS_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+            if (l.max_ctas && l.split_parts > 1) {
+                int dev = 0, sms = 0, clusters = 0;
+                CS_CUDA_CHECK(cudaGetDevice(&dev));
+                CS_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+                attr.val.clusterDim.x = unsigned(l.split_parts);
+                const cudaLaunchConfig_t cfg = cluster_config(sms / l.split_parts * l.split_parts);
+                CS_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, k, &cfg));
+                *l.max_ctas = clusters * l.split_parts;
+            }
+        }
         if (kCL > 1 && l.max_ctas) {
             int dev = 0, sms = 0, clusters = 0;
             CS_CUDA_CHECK(cudaGetDevice(&dev));
