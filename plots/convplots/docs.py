@@ -931,6 +931,29 @@ def splitk_three(name="splitk_forms_n1.csv"):
     return "\n".join(out) + "\n"
 
 
+def cluster16(name="splitk_cluster16_n1.csv", repeat="splitk_cluster16_n1_repeat.csv"):
+    """Cluster split-K in 8 parts against 16 (a non-portable cluster), and auto, at N=1 on the
+    H200, NHWC: two sweeps of the same binary in one call (<name> with cuDNN between them,
+    <repeat> after), golden check, 20 repeats; "a / b": the first sweep's ms / the second's."""
+    rows, rep = _csv_rows(f"{H200}/{name}"), _csv_rows(f"{H200}/{repeat}")
+    t, t2 = _pass_ms(rows, "layer", "variant", "layout", "axes"), _pass_ms(rep, "layer", "variant", "layout", "axes")
+    rev = ", ".join(sorted({r["git_rev"] for r in rows + rep}))
+    out = [f"kernel us, N=1, NHWC ({rev}); first sweep / repeat sweep", "",
+           "| layer | rung | auto | cluster of 8 | cluster of 16 | cuDNN (same class) | auto / cuDNN (first sweep) |",
+           "| --- | --- | --- | --- | --- | --- | --- |"]
+    for layer in _layers(rows):
+        for v in ("hopper-ws-fp16", "hopper-tmastore-fp16", "hopper-ws-bf16", "hopper-ws-tf32"):
+            cells = []
+            for s_ in ("auto", "split-k-cluster", "split-k-cluster16"):
+                a, b = t.get((layer, v, "nhwc", f"scheduler={s_}")), t2.get((layer, v, "nhwc", f"scheduler={s_}"))
+                cells.append("-" if a is None or b is None else f"{a * 1e3:.1f} / {b * 1e3:.1f}")
+            c = t.get((layer, "cudnn-" + v.split("-")[-1], "nhwc", ""))
+            a = t.get((layer, v, "nhwc", "scheduler=auto"))
+            out.append(f"| {layer} | {v} | " + " | ".join(cells) + f" | {'-' if c is None else f'{c * 1e3:.1f}'} | "
+                       f"{'-' if c is None or a is None else f'{a / c:.2f}'} |")
+    return "\n".join(out) + "\n"
+
+
 def halo_schedules(name="conv1_halo_schedule.csv"):
     """hopper-halo's two schedules on conv1 in one H200 call (--axis schedule=all), beside
     cuDNN on the space-to-depth rewrite of the same call; auto: ping-pong but for NCHW output
@@ -1041,7 +1064,7 @@ GENERATORS = {
     "h200-goals-24-n512": goals_512,
     "h200-split-scale-cost": split_scale_cost,
     "h200-ab-probe": ab_probe,
-    "h200-hopper-ladder": lambda: hopper_ladder(H200, HOPPER_LADDER + ["hopper-m256k64-fp16"]),
+    "h200-hopper-ladder": lambda: hopper_ladder(H200, HOPPER_LADDER + ["hopper-m256k64-fp16", "hopper-halo-fp16"]),
     "h200-hopper-profile": lambda: hopper_profile("profile_hopper_ladder_n128.csv", H200),
     "h200-fp32-profile": lambda: hopper_profile("profile_fp32_ladder_n128.csv", H200),
     "h200-hopper-m256k64": m256k64,
@@ -1063,6 +1086,7 @@ GENERATORS = {
     "h200-halo-forms": halo_forms,
     "h200-halo-schedules": halo_schedules,
     "h200-splitk-forms": splitk_three,
+    "h200-splitk-cluster16": cluster16,
     "h200-conv1-halo-profile": lambda: hopper_profile("profile_conv1_halo.csv", H200),
     "h200-conv1-s2d-vec-kernels": lambda: kernels_l2("kernels_s2d_vec.csv", H200, tiles=True),
     "h200-hopper-conv1-l2": lambda: kernels_l2("kernels_hopper_conv1.csv", H200, tiles=True),
