@@ -10,7 +10,8 @@
 #
 # Environment: VARIANT (default hopper-halo-fp16), N (default 128), LAYOUT (default nhwc),
 # AXIS (e.g. "schedule=pingpong"; default none), SECTIONS (ncu --section names, default
-# "WarpStateStats SourceCounters MemoryWorkloadAnalysis_Tables SpeedOfLight").
+# "WarpStateStats SourceCounters MemoryWorkloadAnalysis_Tables SpeedOfLight"); SOURCE=1: also
+# the source page's hottest SASS instructions with their stall reasons -> source.txt.
 # About 3 minutes on an H200 from a fresh machine (the build ~2 of them).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
@@ -38,6 +39,16 @@ ncu --clock-control none -k regex:halo_kernel -c 1 "${secs[@]}" --print-details 
     >"$OUT/ncu.txt" 2>&1
 status=$?
 grep -E "PASS|FAIL|ERROR" "$OUT/ncu.txt" | head -3
+if [[ ${SOURCE:-0} == 1 ]]; then
+    # The same launch again into a report, and its source page: which SASS instructions the
+    # warps wait at (scripts/ncu_source_top.py) -> source.txt
+    stamp "ncu source page"
+    ncu --clock-control none -k regex:halo_kernel -c 1 --section SourceCounters --section WarpStateStats \
+        --import-source no -f -o /tmp/halo_src $B/convstudy "${args[@]}" >/dev/null 2>&1 || status=1
+    ncu -i /tmp/halo_src.ncu-rep --page source --print-source sass --csv 2>&1 |
+        python3 scripts/ncu_source_top.py 60 >"$OUT/source.txt" 2>&1 || status=1
+    head -25 "$OUT/source.txt"
+fi
 obj=$(find $B -name 'halo_conv.cu.o' | head -1)
 if [[ -n $obj ]]; then
     cuobjdump -sass "$obj" | grep -E "Function|HGMMA|UTMALDG|UTMASTG|STL|LDL|WARPSYNC|BAR" >"$OUT/sass.txt" 2>&1

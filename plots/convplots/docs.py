@@ -392,21 +392,41 @@ def conv1_vs_s2d(name="conv1_s2d_vec.csv", rungs=("hopper-tmastore",), classes=(
     return "\n".join(out) + "\n"
 
 
+def _auto_schedule_rows(rows):
+    """The rows of a halo sweep that auto's schedule gives: its own rows where the sweep ran
+    schedule=auto; where it ran only cooperative and ping-pong, the one auto's rule takes
+    (ping-pong but NCHW past one wave of 256-row tiles: N >= 32 for conv1 on 132 SMs); rows
+    without a schedule axis as they are."""
+    if any(r["axes"] == "schedule=auto" for r in rows):
+        return [r for r in rows if r["axes"] in ("", "schedule=auto")]
+    def rule(r):
+        return "schedule=cooperative" if r["layout"] == "nchw" and int(r["N"]) >= 32 else "schedule=pingpong"
+    return [r for r in rows if r["axes"] == "" or r["axes"] == rule(r)]
+
+
 def halo_forms():
     """hopper-halo-fp16 on conv1 in each form the halo kernel went through (plots/h200/halo_dev/
     halo_v*.csv: one call each, the form's working tree named in its git_rev) and as committed
-    (conv1_halo.csv), against cudnn-fp16-s2d of the same call."""
+    (conv1_halo.csv), against cudnn-fp16-s2d of the same call; from v4 on, the schedule auto
+    takes (the sweeps before v5 had no auto value: its rule applied to their rows)."""
     forms = [("halo_dev/halo_v1_cpasync.csv", "cp.async by 2 loader warps; 1 storer warp per consumer warpgroup, "
               "an integer division per 16-byte piece; consumers wait for the drained staging before their MMAs"),
              ("halo_dev/halo_v2_storer_shfl.csv", "v1 with the storers' row offsets computed once per row and "
               "shuffled; 1 loader warp"),
              ("halo_dev/halo_v3_tma.csv", "TMA loads by one thread; consumers compute their rows' offsets and wait "
               "for the staging only after their MMAs; 3 storer warps"),
-             ("conv1_halo.csv", "v3 as committed")]
+             ("conv1_halo.csv", "v3 as committed"),
+             ("conv1_halo_schedule.csv", "v4: the ping-pong schedule (128-row tiles, the warpgroups on alternate "
+              "ones); auto's pick"),
+             ("halo_dev/halo_v5_order.csv", "v5: v4 with ping-pong's turns (an order barrier: one warpgroup's MMAs "
+              "issued before the other's) and the accumulators' zeros fenced before the first wgmma"),
+             ("halo_dev/halo_v6a_storers_nchw.csv", "v6a: v5 with each storer thread loading 4 rows' (NHWC) or 4 "
+              "filters' (NCHW) values before storing any"),
+             ("halo_dev/halo_v6_storers.csv", "v6: v6a with the NCHW storers' loop as before (v5); as committed")]
     out = ["kernel ms of hopper-halo-fp16 (cudnn-fp16-s2d of the same call)", "",
            "| form | git_rev | NHWC N=1 | NHWC N=32 | NHWC N=128 | NCHW N=128 |", "| --- | --- | --- | --- | --- | --- |"]
     for name, what in forms:
-        rows = _csv_rows(f"{H200}/{name}")
+        rows = _auto_schedule_rows(_csv_rows(f"{H200}/{name}"))
         t = _pass_ms(rows, "variant", "layout", "N")
         rev = ", ".join(sorted({r["git_rev"] for r in rows}))
         cells = []

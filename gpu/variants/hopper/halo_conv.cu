@@ -31,11 +31,11 @@
 // Prediction (conv1, N=128, fp16): 128 x 3249 rows x 96 x 432 x 2 = 34.5 GFLOP (7.4% of the
 // rows are padding positions), L2 traffic ~60 MB in + 74 MB out: tensor-bound, ~55-65 us
 // against 115 us for the im2col GEMM; conv1 with its transform ~0.1 ms against the cuDNN
-// space-to-depth row's 0.143. Measured (H200, plots/h200/conv1_halo_schedule.csv): conv1 fp16
-// NHWC N=128 0.124 ms with the transform in either schedule (cudnn-fp16-s2d 0.144), of which
-// this kernel ~80 us: about half its tensor-bound time; ping-pong 13% faster at N=1 (level
-// with the anchor), 6% at N=32 (NOTES.md "The halo mainloop": the forms it went through, the
-// profile, the schedules, what comes next).
+// space-to-depth row's 0.143. Measured (H200, plots/h200/halo_dev/halo_v6_storers.csv): conv1
+// fp16 NHWC N=128 0.110 ms with the transform (cudnn-fp16-s2d 0.144), N=32 0.043 (0.052), N=1
+// level; this kernel 62 us under Nsight Compute, the tensor pipe 59% busy; NCHW output
+// storer-bound (126 us). NOTES.md "The halo mainloop": the forms it went through, the
+// profiles, the schedules, what comes next.
 //
 // Range: the transform's unpadded stride-1 input (a strided layer whose C % 8 != 0, by
 // space-to-depth; or an unpadded stride-1 layer with channel padding), C' a multiple of 16 and
@@ -120,7 +120,7 @@ __global__ void __launch_bounds__(384, 1)
     unsigned char* const gbase = smem_raw + (sbase - raw);
     const std::uint32_t sB = sbase, sA = sB + kHB, sE = sA + kHRing, bars = sE + 2 * kHEpi;
     const std::uint32_t bfull = bars, full0 = bars + 8, empty0 = full0 + 8 * kStages, efull0 = empty0 + 8 * kStages,
-                        eempty0 = efull0 + 16;
+                        eempty0 = efull0 + 16, order0 = eempty0 + 16;
     const int tid = int(threadIdx.x), wg = tid >> 7, warp = tid >> 5, lane = tid & 31;
     const int taps = a.R * a.S;
     constexpr int kE8 = 16 / int(sizeof(T));  // elements of a plane's 16 bytes
@@ -135,6 +135,7 @@ __global__ void __launch_bounds__(384, 1)
         for (int s = 0; s < 2; ++s) {
             mbar_init(efull0 + 8 * s, 128);
             mbar_init(eempty0 + 8 * s, 1);
+            mbar_init(order0 + 8 * s, 1);  // ping-pong's turns
         }
         mbar_fence_init();
     }
@@ -192,16 +193,33 @@ __global__ void __launch_bounds__(384, 1)
                     const std::int64_t* offs = reinterpret_cast<const std::int64_t*>(buf + kHEpiRows);
                     mbar_wait(efull0 + 8 * cw, std::uint32_t((kPP ? k >> 1 : k) & 1));
                     if (!a.nchw && a.M % 8 == 0) {
+                        // Each thread loads kU rows' pieces before it stores any: the compiler
+                        // cannot move a shared load above a global store through generic
+                        // pointers, so a load-store loop waits a shared-memory latency per store
+                        // (Nsight Compute: the consumers then waited on the storers at 20% of
+                        // the kernel's stall samples; with kU = 4 the kernel is 18% faster).
+                        constexpr int kU = 4;
                         const int pc = s & 15;
+                        constexpr int kStep = kHStorers / 16;  // rows a pass
                         if (pc < a.M / 8)
-                            for (int row = s >> 4; row < 128; row += kHStorers / 16) {
-                                const std::int64_t o = offs[row];
-                                if (o >= 0)
-                                    *reinterpret_cast<uint4*>(a.out + o + pc * 8) =
-                                        *reinterpret_cast<const uint4*>(buf + row * kHEpiPitch + pc * 16);
+                            for (int row0 = s >> 4; row0 < 128; row0 += kU * kStep) {
+                                std::int64_t o[kU];
+                                uint4 v[kU];
+#pragma unroll
+                                for (int u = 0; u < kU; ++u) {
+                                    const int row = row0 + u * kStep;
+                                    o[u] = row < 128 ? offs[row] : -1;
+                                    if (row < 128)
+                                        v[u] = *reinterpret_cast<const uint4*>(buf + row * kHEpiPitch + pc * 16);
+                                }
+#pragma unroll
+                                for (int u = 0; u < kU; ++u)
+                                    if (o[u] >= 0) *reinterpret_cast<uint4*>(a.out + o[u] + pc * 8) = v[u];
                             }
                     } else {
                         const int sw = s >> 5;  // storer warp 0..2
+                        // (the load-store loop: loading kU filters' values first measured
+                        // 15-28% slower here, H200 conv1 NCHW; not understood yet)
                         for (int row = lane; row < 128; row += 32) {
                             const std::int64_t o = offs[row];
                             if (o < 0) continue;
@@ -239,12 +257,17 @@ __global__ void __launch_bounds__(384, 1)
             ++k;
             continue;
         }
+        if constexpr (kPP) PingPongOrder{order0}.wait(cw, k);  // the other warpgroup has issued tile k-1
         mbar_wait(full0 + 8 * r.stage, r.phase);
         const std::int64_t my_off = out_offset(a, w.tile * kBM + row0 + t);  // this thread's row (branches: before the MMAs)
         const std::uint32_t sa = sA + std::uint32_t(r.stage) * H::kStage + std::uint32_t(row0 * 16);
         float acc0[kHBN / 2], acc1[kHBN / 2];
         zero(acc0);
         zero(acc1);
+        // the zeros in place before the first wgmma (else ptxas moves acc1's after it and waits
+        // for the first wgmma before the second: C7517, a wgmma latency per tile)
+        fence_regs(acc0);
+        fence_regs(acc1);
         wgmma_fence();
         // Unrolled over kHTaps taps, branch-free (a runtime trip count or a branch among the
         // wgmmas makes ptxas serialize them): a tap past the layer's reads the zero weights
@@ -262,6 +285,7 @@ __global__ void __launch_bounds__(384, 1)
             }
         }
         wgmma_commit();
+        if constexpr (kPP) PingPongOrder{order0}.arrive(cw, t);  // the other warpgroup may issue its tile
         wgmma_wait<0>();
         fence_regs(acc0);
         fence_regs(acc1);

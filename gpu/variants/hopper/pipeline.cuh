@@ -153,6 +153,22 @@ __device__ __forceinline__ void mma_slice2(float (&acc0)[BN / 2], float (&acc1)[
     wgmma_commit();
 }
 
+// The ping-pong schedule's turns (CUTLASS's math warpgroup order barrier): the CTA's units
+// alternate between consumer warpgroups 0 and 1, and warpgroup cw issues unit i's MMAs only
+// after the other has issued unit i-1's (its arrival number i/2 for warpgroup 1, i/2 - 1 for
+// warpgroup 0), so the tensor pipe holds one warpgroup's tile while the other waits for its
+// accumulators and writes them out. Two mbarriers of count 1 at `bar0`, one per warpgroup.
+struct PingPongOrder {
+    std::uint32_t bar0;
+    __device__ __forceinline__ void wait(int cw, int i) const {
+        if (i > 0) mbar_wait(bar0 + 8u * std::uint32_t(1 - cw), std::uint32_t(cw ? i >> 1 : (i >> 1) - 1) & 1u);
+    }
+    // Warpgroup cw has issued its unit's MMAs (thread t of the warpgroup; one arrival).
+    __device__ __forceinline__ void arrive(int cw, int t) const {
+        if (t == 0) mbar_arrive(bar0 + 8u * std::uint32_t(cw));
+    }
+};
+
 template <int N>
 __device__ __forceinline__ void zero(float (&a)[N]) {
 #pragma unroll

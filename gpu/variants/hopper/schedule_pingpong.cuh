@@ -23,14 +23,12 @@ __device__ __forceinline__ void pingpong_consume(const WsArgs<TO>& a, const EpiA
         const int len = a.sched.KT / a.sched.ksplit;  // slices per unit
         TileSched::Cursor cur;
         Work w;
+        const PingPongOrder order{order0};
         // Skip the other warpgroup's first unit: units alternate c, c+2, ...
         for (int i = 0;; ++i) {
             if (!a.sched.template next<false>(cur, w)) break;  // ping-pong: data-parallel, split-K
             if ((i & 1) != cw) continue;
-            const int j = i >> 1;  // this warpgroup's j-th unit
-            // Wait for the other warpgroup's mainloop of unit i-1 (its arrival number
-            // j for warpgroup 1, j-1 for warpgroup 0).
-            if (i > 0) mbar_wait(order0 + 8u * std::uint32_t(1 - cw), std::uint32_t(cw ? j : j - 1) & 1u);
+            order.wait(cw, i);  // the other warpgroup's mainloop of unit i-1
             const TileOrigin o = TileOrigin::of(w.tile, a.sched.tiles_n, BN, a.g);
             float acc0[BN / 2], acc1[BN / 2];
             zero(acc0);
@@ -47,7 +45,7 @@ __device__ __forceinline__ void pingpong_consume(const WsArgs<TO>& a, const EpiA
                 r.advance();
             }
             // Every slice of this unit has arrived: the other warpgroup may start its unit.
-            if (t == 0) mbar_arrive(order0 + 8u * std::uint32_t(cw));
+            order.arrive(cw, t);
             wgmma_wait<0>();
             fence_regs(acc0);
             fence_regs(acc1);
