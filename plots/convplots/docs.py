@@ -133,18 +133,24 @@ def kernel_table():
 def summary_table():
     """Per class, ours / cuDNN at README_N per layer and for all layers (summary.py)."""
     d, n = data(), README_N
-    out = [f"| N={n}: best of ours / fastest cuDNN (kernel time) | " + " | ".join(d.layers)
-           + f" | all {len(d.layers)} (ms) |",
-           "| --- | " + " | ".join("---" for _ in d.layers) + " | --- |"]
+    out = [f"| N={n}: best of ours / fastest cuDNN (kernel time; s2d: against cuDNN on the space-to-depth "
+           "rewrite of the layer, where it has one) | " + " | ".join(d.layers)
+           + f" | all {len(d.layers)} (ms) | all {len(d.layers)}, cuDNN's conv1 by space-to-depth (ms) |",
+           "| --- | " + " | ".join("---" for _ in d.layers) + " | --- | --- |"]
     for cls in summary.classes_of(d):
         cs = summary.cells(d, cls)
         cells = []
         for l in d.layers:
             c = cs.get((l, n))
-            cells.append(f"{c.ratio:.3g}x" if c and c.ratio else "-")
+            txt = f"{c.ratio:.3g}x" if c and c.ratio else "-"
+            if c and c.ratio_s2d:
+                txt += f" ({c.ratio_s2d:.3g}x s2d)"
+            cells.append(txt)
         s = summary.all_layers(d, cls, n)
+        s2 = summary.all_layers_s2d(d, cls, n)
         tot = f"{s[0] / s[1]:.3g}x ({g3(s[0])} vs {g3(s[1])})" if s else "-"
-        out.append(f"| {cls} class | " + " | ".join(cells) + f" | {tot} |")
+        tot2 = f"{s[0] / s2:.3g}x ({g3(s[0])} vs {g3(s2)})" if s and s2 else "-"
+        out.append(f"| {cls} class | " + " | ".join(cells) + f" | {tot} | {tot2} |")
     return "\n".join(out) + "\n"
 
 
@@ -792,9 +798,11 @@ def goals_24():
         ceil = c.ours.get("gemm_ceiling_ms") if c and c.ours else None
         pct.append(f"{l} {100 * ceil / c.ours['kernel_ms']:.0f}% ({c.ours['_variant']})" if ceil else f"{l} -")
     s = summary.all_layers(d, "fp16", 128)
+    s2 = summary.all_layers_s2d(d, "fp16", 128)
     out += ["", "fp16, N=128: the best row's share of the cuBLAS GEMM of the layer's shape (goal >= 85%): " +
-            ", ".join(pct) + "; all five layers " + (f"{g3(s[0])} ms against cuDNN's {g3(s[1])} (goal <= 0.40)"
-                                                     if s else "-") + "."]
+            ", ".join(pct) + "; all five layers " +
+            (f"{g3(s[0])} ms against cuDNN's {g3(s[1])}, {g3(s2)} with conv1 by space-to-depth (goal <= 0.40)"
+             if s and s2 else "-") + "."]
     return "\n".join(out) + "\n"
 
 

@@ -67,5 +67,16 @@ def all_layers(d, cls, n):
     return sum(c.ours["kernel_ms"] for c in got), sum(c.cudnn["kernel_ms"] for c in got)
 
 
+def all_layers_s2d(d, cls, n):
+    """The fastest cuDNN over the layers at N with each layer's fastest cuDNN row, the
+    space-to-depth row where it is faster (conv1): what a cuDNN user who rewrites conv1 gets;
+    None unless every layer has a cuDNN row."""
+    cs = cells(d, cls)
+    got = [cs.get((l, n)) for l in d.layers]
+    if not all(c and c.cudnn for c in got):
+        return None
+    return sum(min(c.cudnn["kernel_ms"], c.s2d["kernel_ms"]) if c.s2d else c.cudnn["kernel_ms"] for c in got)
+
+
 def name(r):
     return f"{r['_variant']}/{r['layout']}" if r else "—"
