@@ -982,6 +982,29 @@ def cluster16(name="splitk_cluster16_n1.csv", repeat="splitk_cluster16_n1_repeat
     return "\n".join(out) + "\n"
 
 
+def n1_cluster_kernels(name="profile_n1_cluster.csv", kernels="kernels_n1_cluster.csv"):
+    """conv3-4 at N=1 under Nsight Compute (H200, `sweep --profile --kernels-csv`, one call):
+    each row's event-timed kernel ms (20 repeats, unprofiled), its kernel's GPU time, wgmma
+    instructions, DRAM bytes read and tensor-pipe share (one profiled launch, caches flushed)."""
+    rows = [r for r in _csv_rows(f"{H200}/{name}") if r["status"] == "PASS"]
+    ks = {}
+    for k in _csv_rows(f"{H200}/{kernels}"):
+        ks.setdefault(k["row"].split(" pageable")[0], []).append(k)
+    rev = ", ".join(sorted({r["git_rev"] for r in rows}))
+    out = [f"conv3-4, N=1, NHWC ({rev})", "",
+           "| layer | row | event ms | kernel us (ncu) | wgmma instructions | DRAM read MB | tensor pipe % |",
+           "| --- | --- | --- | --- | --- | --- | --- |"]
+    for r in rows:
+        key = f"{r['layer']} N={r['N']} {r['variant']} {r['layout']}"
+        kk = ks.get(key, [])
+        us = sum(_f(k["gpu__time_duration.sum"]) or 0 for k in kk) / 1e3
+        gm = sum(_f(k["sm__inst_executed_pipe_tensor_op_gmma.sum"]) or 0 for k in kk)
+        dr = sum(_f(k["dram__bytes_read.sum"]) or 0 for k in kk) / 1e6
+        out.append(f"| {r['layer']} | {r['variant']} | {_f(r['kernel_ms']):.4f} | {us:.2f} | {gm:.0f} | {dr:.2f} | "
+                   f"{_f(r['ncu_tensor_pct']):.1f} |")
+    return "\n".join(out) + "\n"
+
+
 def halo_schedules(name="conv1_halo_schedule.csv"):
     """hopper-halo's two schedules on conv1 in one H200 call (--axis schedule=all), beside
     cuDNN on the space-to-depth rewrite of the same call; auto: ping-pong but for NCHW output
@@ -1115,6 +1138,7 @@ GENERATORS = {
     "h200-halo-schedules": halo_schedules,
     "h200-splitk-forms": splitk_three,
     "h200-splitk-cluster16": cluster16,
+    "h200-n1-cluster-kernels": n1_cluster_kernels,
     "h200-conv1-halo-profile": lambda: hopper_profile("profile_conv1_halo.csv", H200),
     "h200-conv1-s2d-vec-kernels": lambda: kernels_l2("kernels_s2d_vec.csv", H200, tiles=True),
     "h200-hopper-conv1-l2": lambda: kernels_l2("kernels_hopper_conv1.csv", H200, tiles=True),
