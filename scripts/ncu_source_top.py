@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """The hottest SASS instructions of one kernel in an Nsight Compute report's source page
 (`ncu -i REPORT --page source --print-source sass --csv`, read on stdin): the TOP instructions
-by warp-stall samples, each with its samples by stall reason, and the samples summed by
-opcode. Used by scripts/device_halo_ncu.sh (SOURCE=1) to say which instructions a kernel's
-warps wait at.
+by warp-stall samples, each with its samples by stall reason and the instructions before it
+(what a wait or a retry branch belongs to), and the samples summed by opcode. Used by
+scripts/device_halo_ncu.sh (SOURCE=1) to say which instructions a kernel's warps wait at.
 
     ncu -i r.ncu-rep --page source --print-source sass --csv | ncu_source_top.py [TOP]
 """
@@ -48,12 +48,19 @@ def main():
     print("\nsamples by opcode:")
     for op, s in sorted(by_op.items(), key=lambda kv: -kv[1])[:15]:
         print(f"  {op:<12} {s:8.0f}  {100 * s / max(total, 1):5.1f}%")
-    print(f"\ntop {top} instructions:")
+    print(f"\ntop {top} instructions (each with the {CONTEXT} instructions before it, in address order):")
+    index = {id(r): i for i, r in enumerate(rows)}
     for r in sorted(rows, key=lambda r: -num(r[total_col]))[:top]:
         reasons = sorted(((c.replace("stall_", ""), num(r[c])) for c in stall_cols), key=lambda kv: -kv[1])
         why = ", ".join(f"{c} {v:.0f}" for c, v in reasons if v > 0)[:110]
+        i = index[id(r)]
+        for p in rows[max(0, i - CONTEXT):i]:
+            print(f"  {p.get('Address', '?'):>8}         {p.get('Source', '')[:60]}")
         print(f"  {r.get('Address', '?'):>8} {num(r[total_col]):6.0f}  {r.get('Source', '')[:60]:<60}  {why}")
     return 0
+
+
+CONTEXT = 2  # instructions printed before each hot one: what a wait or a branch belongs to
 
 
 if __name__ == "__main__":
