@@ -419,7 +419,7 @@ std::optional<std::string> halo_supports(const PrecisionRow& row, const Problem&
         return "the halo of a tile holds (R'-1)W'+S'-1 <= " + n(kHExtra) + " rows more; this layer needs " +
                n((g.R - 1) * g.W + g.S - 1);
     if (g.M > kHBN) return "the halo mainloop keeps all filters in one tile: M <= 96, not " + n(g.M);
-    if (std::int64_t(p.N) * g.H * g.W > std::int64_t(INT_MAX) - 256)
+    if (std::int64_t(p.N) * g.H * g.W > std::int64_t(INT_MAX) - HaloShape<false>::kBM)  // the larger tile
         return "N*H'*W' = " + n(std::int64_t(p.N) * g.H * g.W) + " rows exceed 32-bit indices";
     return std::nullopt;
 }

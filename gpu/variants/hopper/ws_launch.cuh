@@ -67,25 +67,17 @@ void launch_one(const WsLaunch& l, const WsArgs<TO>& args, cudaStream_t stream) 
     if (l.prepare_only) {
         CS_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
         // cluster split-K in 16 parts (split-k-cluster16): a non-portable cluster size
-        if constexpr (kClK) {
-            CS_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-            if (l.max_ctas && l.split_parts > 1) {
-                int dev = 0, sms = 0, clusters = 0;
-                CS_CUDA_CHECK(cudaGetDevice(&dev));
-                CS_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-                attr.val.clusterDim.x = unsigned(l.split_parts);
-                const cudaLaunchConfig_t cfg = cluster_config(sms / l.split_parts * l.split_parts);
-                CS_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, k, &cfg));
-                *l.max_ctas = clusters * l.split_parts;
-            }
-        }
-        if (kCL > 1 && l.max_ctas) {
+        if constexpr (kClK) CS_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+        // The CTAs that fit at once in clusters of this kernel's size (kCL, or the split's parts)
+        const int cl = kClK ? l.split_parts : kCL;
+        if (cl > 1 && l.max_ctas) {
             int dev = 0, sms = 0, clusters = 0;
             CS_CUDA_CHECK(cudaGetDevice(&dev));
             CS_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-            const cudaLaunchConfig_t cfg = cluster_config(sms / kCL * kCL);
+            attr.val.clusterDim.x = unsigned(cl);
+            const cudaLaunchConfig_t cfg = cluster_config(sms / cl * cl);
             CS_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, k, &cfg));
-            *l.max_ctas = clusters * kCL;
+            *l.max_ctas = clusters * cl;
         }
         return;
     }
