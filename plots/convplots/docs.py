@@ -428,7 +428,9 @@ def halo_forms():
               "issued before the other's) and the accumulators' zeros fenced before the first wgmma"),
              ("halo_dev/halo_v6a_storers_nchw.csv", "v6a: v5 with each storer thread loading 4 rows' (NHWC) or 4 "
               "filters' (NCHW) values before storing any"),
-             ("halo_dev/halo_v6_storers.csv", "v6: v6a with the NCHW storers' loop as before (v5); as committed")]
+             ("halo_dev/halo_v6_storers.csv", "v6: v6a with the NCHW storers' loop as before (v5); as committed"),
+             ("halo_dev/halo_v7_nchw_direct.csv", "v7: v6 with NCHW output stored by the consumers straight from "
+              "their fragments, the storers idle (branch wip/halo-nchw-direct, not on main)")]
     out = ["kernel ms of hopper-halo-fp16 (cudnn-fp16-s2d of the same call)", "",
            "| form | git_rev | NHWC N=1 | NHWC N=32 | NHWC N=128 | NCHW N=128 |", "| --- | --- | --- | --- | --- | --- |"]
     for name, what in forms:
@@ -440,6 +442,34 @@ def halo_forms():
             h, a = t.get(("hopper-halo-fp16", lay, n)), t.get(("cudnn-fp16-s2d", lay, n))
             cells.append("-" if h is None else f"{g3(h)} ({g3(a)})")
         out.append(f"| {what} | {rev} | " + " | ".join(cells) + " |")
+    return "\n".join(out) + "\n"
+
+
+def halo_nchw_direct():
+    """hopper-halo on conv1 with NCHW output: the committed storers (v6, halo_v6_storers.csv)
+    against the consumers storing from their fragments (v7, halo_v7_nchw_direct.csv), per class,
+    schedule and N; kernel ms, one call each."""
+    v6 = _pass_ms(_csv_rows(f"{H200}/halo_dev/halo_v6_storers.csv"), "variant", "layout", "axes", "N")
+    v7rows = _csv_rows(f"{H200}/halo_dev/halo_v7_nchw_direct.csv")
+    v7 = _pass_ms(v7rows, "variant", "layout", "axes", "N")
+    out = ["NCHW output, kernel ms: v6 (storer warps) / v7 (consumers store from their fragments), "
+           "v7 / v6 in brackets", "",
+           "| row | schedule | N=1 | N=32 | N=128 |", "| --- | --- | --- | --- | --- |"]
+    for v in ("hopper-halo-fp16", "hopper-halo-bf16"):
+        for sch in ("cooperative", "pingpong"):
+            cells = []
+            for n in ("1", "32", "128"):
+                a, b = v6.get((v, "nchw", "schedule=" + sch, n)), v7.get((v, "nchw", "schedule=" + sch, n))
+                cells.append("-" if a is None or b is None else f"{g3(a)} / {g3(b)} ({b / a:.2f})")
+            out.append(f"| {v} | {sch} | " + " | ".join(cells) + " |")
+    for n in ("1", "32", "128"):
+        best6 = min((t for k, t in v6.items() if k[0] == "hopper-halo-fp16" and k[1] == "nchw" and k[3] == n and
+                     k[2] != "schedule=auto"), default=None)
+        best7 = min((t for k, t in v7.items() if k[0] == "hopper-halo-fp16" and k[1] == "nchw" and k[3] == n and
+                     k[2] != "schedule=auto"), default=None)
+        if best6 and best7:
+            out.append(f"{'' if n != '1' else chr(10)}fp16 N={n}, the faster schedule of each: v6 {g3(best6)}, "
+                       f"v7 {g3(best7)} ({best7 / best6:.2f})" + ("" if n == "128" else ";"))
     return "\n".join(out) + "\n"
 
 
@@ -1135,6 +1165,7 @@ GENERATORS = {
     "h200-conv1-s2d-vec": conv1_vs_s2d,
     "h200-conv1-halo": lambda: conv1_vs_s2d("conv1_halo.csv", ("hopper-halo", "hopper-tmastore"), ("fp16", "bf16"), plain=False),
     "h200-halo-forms": halo_forms,
+    "h200-halo-nchw-direct": halo_nchw_direct,
     "h200-halo-schedules": halo_schedules,
     "h200-splitk-forms": splitk_three,
     "h200-splitk-cluster16": cluster16,
