@@ -1100,6 +1100,33 @@ def n512_tiles(name="hopper_tiles_n512.csv"):
 
 
 
+def n1_tiles(name="hopper_tiles_n1.csv"):
+    """The N=1 tile sweep (hopper-ws and hopper-tmastore, every cooperative tile, NHWC; cuDNN of
+    the same call): per layer and class the fastest 128-pixel tile, the fastest 64-pixel tile
+    (CoopShape's split of the filters) and cuDNN's fastest row, kernel ms."""
+    rows = _csv_rows(f"{H200}/{name}")
+    rev = ", ".join(sorted({r["git_rev"] for r in rows}))
+    out = [f"`plots/h200/{name}` ({rev}), N=1, NHWC, kernel ms (50 repeats); ours: the faster of hopper-ws and "
+           "hopper-tmastore (the same kernel at N=1: split-K, direct epilogue)", "",
+           "| layer | class | fastest 128-pixel tile | ms | fastest 64-pixel tile | ms | 64 / 128 | cuDNN | 64-pixel / cuDNN |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    ok = [r for r in rows if r["status"] == "PASS" and r["layout"] == "nhwc" and r["N"] == "1"]
+    for layer in _layers(ok):
+        for cls in ("fp16", "bf16", "tf32"):
+            mine = [r for r in ok if r["layer"] == layer and r["variant"] in (f"hopper-ws-{cls}", f"hopper-tmastore-{cls}")]
+            lib = [_f(r["kernel_ms"]) for r in ok if r["layer"] == layer and r["variant"] == f"cudnn-{cls}"]
+            def best(bm):
+                c = [r for r in mine if r["axes"].startswith(f"tile=m{bm}n")]
+                return min(c, key=lambda r: _f(r["kernel_ms"])) if c else None
+            a, b = best(128), best(64)
+            if not a or not b or not lib:
+                continue
+            ta, tb, tl = _f(a["kernel_ms"]), _f(b["kernel_ms"]), min(lib)
+            out.append(f"| {layer} | {cls} | {a['axes'][5:]} | {g3(ta)} | {b['axes'][5:]} | {g3(tb)} | {tb / ta:.2f} | "
+                       f"{g3(tl)} | {tb / tl:.2f} |")
+    return "\n".join(out) + "\n"
+
+
 def conv2_n1(name="sweep_conv2_ac7227c.csv"):
     """conv2 at N=1 in a reference sweep of conv2 alone (every variant, both layouts, golden
     check, 20 repeats) at the revision whose auto takes cluster split-K from 3 MiB of partials:
@@ -1166,6 +1193,7 @@ GENERATORS = {
     "h200-conv1-halo": lambda: conv1_vs_s2d("conv1_halo.csv", ("hopper-halo", "hopper-tmastore"), ("fp16", "bf16"), plain=False),
     "h200-halo-forms": halo_forms,
     "h200-halo-nchw-direct": halo_nchw_direct,
+    "h200-n1-tiles": n1_tiles,
     "h200-halo-schedules": halo_schedules,
     "h200-splitk-forms": splitk_three,
     "h200-splitk-cluster16": cluster16,

@@ -142,10 +142,12 @@ TEST_CASE("split-K summed in the kernel: fused gives the reduction kernel's bits
     // One image of a conv3-like layer (C=256, 3x3: 36 k-slices of 64 halves, 72 of 32 floats):
     // 2 x 2 tiles of 128 x 128 on 132 SMs; split-K and its fused form in 9 parts, the cluster
     // form in clusters of 8 CTAs of 4-5 (9) slices and of 16 of 2-3 (4-5); a tile height of 256 pixels (both halves of a part's partial written before its flag, two
-    // accumulators per warpgroup into the cluster form's ring); odd P and M.
+    // accumulators per warpgroup into the cluster form's ring) and of 64 (3 x 2 tiles, each
+    // warpgroup's accumulator on half the filters, placed beside the other's in the ring);
+    // odd P and M.
     const auto rp = make_ref_problem(test::make_layer("fk_odd", 256, 13, 11, 200, 3, 3, 1, 1), 1);
     for (const char* name : {"hopper-ws-fp16", "hopper-ws-bf16", "hopper-ws-tf32", "hopper-ws-3xfp16"})
-        for (const char* tile : {"", "m256n128k128B-s4"})
+        for (const char* tile : {"", "m256n128k128B-s4", "m64n128k128B-s8"})
             for (Layout layout : {Layout::nhwc, Layout::nchw}) {
                 const Variant& v = test::variant(name);
                 // Each group of schedulers gives one set of bits: the reduction kernel's order
@@ -153,8 +155,10 @@ TEST_CASE("split-K summed in the kernel: fused gives the reduction kernel's bits
                 // the group it resolves to (TileSched::prefer_cluster_split): the cluster sum on
                 // 128-pixel tiles (4-5 slices a part against the reduction's 4, 9 against 4 in
                 // tf32) but 3xFP16's NHWC (14 against 4); the reduction kernel on 256-pixel tiles.
-                const bool auto_cluster =
-                    !*tile && (layout == Layout::nchw || std::strcmp(name, "hopper-ws-3xfp16") != 0);
+                // On 64-pixel tiles (6 of them) the same: 4-5 against 4, 9 against 4 in tf32,
+                // 3xFP16's NHWC 14 against 6.
+                const bool auto_cluster = std::strcmp(tile, "m256n128k128B-s4") != 0 &&
+                                          (layout == Layout::nchw || std::strcmp(name, "hopper-ws-3xfp16") != 0);
                 std::vector<std::vector<const char*>> groups{
                     {"split-k", "split-k-fused", "split-k-fused"},
                     {"split-k-cluster", "split-k-cluster", "split-k-cluster"},

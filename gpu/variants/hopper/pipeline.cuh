@@ -92,7 +92,8 @@ struct TileOrigin {
 // kMcA (a cluster of two CTAs on the same pixel rows, adjacent filter tiles): the A tile is
 // shared instead, so CTA `rank` loads its 64 pixels (origin oA: pixel p0 + 64 rank; the input
 // map's box is 64 pixels) into rows 64 rank .. of both CTAs' stages, and its own B tile whole.
-// BM = 256: the A tile is two boxes of 128 pixels, the second from origin oA (pixel p0 + 128).
+// BM = 256: the A tile is two boxes of 128 pixels, the second from origin oA (pixel p0 + 128);
+// BM = 64: one box of 64 pixels (the input map's box is 64 pixels).
 template <int BN, int ROWB, int BK, int kCL = 1, bool kMcA = false, int BM = kBM>
 __device__ __forceinline__ void tma_load_slice(const CUtensorMap* tmA, const CUtensorMap* tmB, std::uint32_t stage_addr,
                                                std::uint32_t bar, const TileOrigin& o, const KSlice& k,

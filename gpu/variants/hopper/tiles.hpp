@@ -1,5 +1,5 @@
 // The Hopper family's CTA tiles: one table for every rung (the `tile` axis). A tile is
-// BM rows (output pixels: 128, or 256 in the persistent cooperative kernel) x BN filters x one k-slice of ROWB bytes (a 128 B or 64 B
+// BM rows (output pixels: 128, or 64 / 256 in the persistent cooperative kernel) x BN filters x one k-slice of ROWB bytes (a 128 B or 64 B
 // swizzled shared-memory row: 64 / 32 halves or 32 / 16 floats), STAGES pipeline stages,
 // MINB CTAs per SM. A rung instantiates the tiles it can run (tile_fits); the others are
 // refused at plan time with the reason. Adding a tile is one line here.
@@ -17,8 +17,10 @@ struct Tile {
     int rowb;       // bytes of K per shared-memory row: 128 or 64
     int stages;     // pipeline depth
     int minb;       // CTAs per SM the launch bounds ask for
-    int bm = 128;   // output pixels per CTA: 128, or 256 (the persistent cooperative kernel only:
-                    // each consumer warpgroup 128 rows as two m64 wgmmas sharing each B read)
+    int bm = 128;   // output pixels per CTA: 128, or 256 / 64 (the persistent cooperative kernel
+                    // only, CoopShape in ws_kernel.cuh: each consumer warpgroup 128 rows as two
+                    // m64 wgmmas sharing each B read / all 64 rows over half the filters: the
+                    // few tiles of N=1 in more, shorter pieces)
     int kb = 0;     // bytes of a slice the MMAs cover (0: all ROWB; the persistent cooperative kernel
                     // only): a layer of one slice per tap whose C channels fill kb bytes skips the
                     // MMAs of the zero tail (conv1's C' = 48 halves: 3 of 4 k-steps)
@@ -30,6 +32,7 @@ inline constexpr Tile kTiles[] = {
     {128, 64, 8, 1},  {128, 64, 6, 2},  {192, 64, 8, 1},  {256, 64, 8, 1},  {96, 128, 3, 2},
     {128, 128, 4, 1, 256}, {96, 128, 4, 1, 256}, {96, 128, 7, 1, 128, 96}, {96, 128, 4, 1, 256, 96},
     {128, 128, 4, 1, 256, 96}, {128, 64, 8, 1, 256},
+    {128, 128, 8, 1, 64}, {192, 128, 6, 1, 64}, {256, 128, 4, 1, 64}, {128, 64, 8, 1, 64},
 };
 inline constexpr int kNumTiles = int(sizeof(kTiles) / sizeof(kTiles[0]));
 

@@ -15,8 +15,10 @@
 // report's Hopper ladder and in NOTES.md ("Hopper core v2"), from the committed sweeps.
 //
 // Default tile per problem: the tile a committed tile sweep measured fastest for the rung's
-// policies, element size, layer shape and nearest N (tuned_tiles.inc, scripts/hopper_tune.py
-// from plots/h100/hopper_tiles.csv); where none was measured, the rule (default_tile, from
+// policies (the fp32-class splits apart: none measured), element size, layer shape and nearest
+// N within a factor of 4 (tuned_tiles.inc, scripts/hopper_tune.py from the committed tile
+// sweeps: N=1 runs split-K, N=32 and up data-parallel, so one says little of the other);
+// where none was measured, the rule (default_tile, from
 // the H200 tile sweeps of the earlier rungs): 128x96 for
 // M <= 96; 128x256 where M is a multiple of 256 and the tiles make >= 4 waves (conv2), with
 // 64 B k-slices where C is a multiple of 64 B but not of 128 B (C=96 halves: 3 exact slices per
@@ -56,7 +58,9 @@ constexpr TunedTile kTuned[] = {
 };
 
 // The measured tile for this problem: the entry of the same policies, element size and layer
-// shape at the nearest measured N (the problem's layout preferred); -1 when none was measured.
+// shape at the nearest measured N within a factor of kTunedReach (the problem's layout
+// preferred); -1 when none was measured.
+constexpr double kTunedReach = 4.0;
 int tuned_tile(const std::string& policies, int es, const ConvShape& s, bool nchw, std::int64_t n) {
     int best = -1;
     double best_d = 0;
@@ -65,7 +69,9 @@ int tuned_tile(const std::string& policies, int es, const ConvShape& s, bool nch
         if (policies != t.policies || t.es != es || t.C != s.C || t.H != s.H || t.W != s.W || t.M != s.M ||
             t.R != s.R || t.S != s.S || t.stride != s.stride || t.pad != s.pad || tile_index(t.tile) < 0)
             continue;
-        const double d = std::abs(std::log(double(t.N) / double(n))) + ((std::string(t.layout) == "nchw") != nchw ? 1e-3 : 0);
+        const double dn = std::abs(std::log(double(t.N) / double(n)));
+        if (dn > std::log(kTunedReach) + 1e-9) continue;
+        const double d = dn + ((std::string(t.layout) == "nchw") != nchw ? 1e-3 : 0);
         if (best < 0 || d < best_d) best = i, best_d = d;
     }
     return best < 0 ? -1 : tile_index(kTuned[best].tile);
@@ -112,9 +118,10 @@ struct WsChoice {
         return n + (mc_a ? n % 2 : 0);
     }
     // The TMA boxes: the weight map's filters per load (half the tile where the B tile is
-    // multicast) and the input map's pixels per load (half the tile where A is).
+    // multicast) and the input map's pixels per load (half the tile where A is; a 64-pixel
+    // tile's 64; a 256-pixel tile's A is two boxes of 128).
     int b_box() const { return mc_a ? kTiles[tile].bn : kTiles[tile].bn / cluster; }
-    int a_box() const { return mc_a ? kBM / 2 : kBM; }
+    int a_box() const { return mc_a ? kBM / 2 : std::min(kBM, kTiles[tile].bm); }
     // split-K summed through distributed shared memory: clusters of up to 8 parts, or 16
     bool cluster_split() const { return scheduler == "split-k-cluster" || scheduler == "split-k-cluster16"; }
 };
@@ -233,7 +240,8 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
         const std::string policies = std::string(c.schedule == Schedule::pingpong ? "pingpong/" : "cooperative/") +
                                      axis("epilogue", d.epilogue) +
                                      (cuts_tiles ? "/" + c.scheduler : "") +
-                                     (c.cluster == 2 ? (c.mc_a ? "/cluster1x2" : "/cluster2") : "");
+                                     (c.cluster == 2 ? (c.mc_a ? "/cluster1x2" : "/cluster2") : "") +
+                                     (kSplit == Split::x3tf32 ? "/3xtf32" : kSplit == Split::x3fp16 ? "/3xfp16" : "");
         c.tile = tuned_tile(policies, es, u.s, u.src_nchw, maxn);
         if (c.tile >= 0 && ws_tile_ok_rt(c.tile, c.schedule))
             tile_note = "measured";
@@ -257,7 +265,10 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
                    std::to_string(kTiles[c.tile].rowb) + " bytes of a slice: a layer of at most " +
                    std::to_string(kTiles[c.tile].kb / es) + " channels (here C=" + std::to_string(u.g.C) + ")");
     if (bm != kBM && c.cluster != 1)
-        throw Skip("tile " + tile_name(c.tile) + " (256 pixels) runs without clusters (use cluster=1)");
+        throw Skip("tile " + tile_name(c.tile) + " (" + std::to_string(bm) +
+                   " pixels) runs without clusters of two (use cluster=1)");
+    // a consumer warpgroup's filters: half the tile's on 64 pixels (CoopShape)
+    const int wn = bm < kBM ? bn / 2 : bn;
     // cluster=1x2 with one filter tile (conv1's M=96, the odd shapes): the pair is that tile and
     // a phantom past M, whose CTA only loads its half of A for the other (half the SMs' MMAs
     // are on zero filters: the rung's honest cost there, not a SKIP).
@@ -276,10 +287,10 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
     if (c.scheduler == "auto") {
         c.ksplit = TileSched::split_parts(units, kslices, slots, false, kMinSlices);
         c.scheduler = c.ksplit > 1 ? "split-k" : "data-parallel";
-        // On a 128-pixel tile the parts may sum through distributed shared memory instead
-        // (TileSched::prefer_cluster_split: the rule and its measurements); 256-pixel tiles are
-        // slower so on every layer (NOTES.md, "Cluster split-K").
-        if (c.ksplit > 1 && coop_alone && kTiles[c.tile].bm == kBM &&
+        // On a 128- or 64-pixel tile the parts may sum through distributed shared memory
+        // instead (TileSched::prefer_cluster_split: the rule and its measurements); 256-pixel
+        // tiles are slower so on every layer (NOTES.md, "Cluster split-K").
+        if (c.ksplit > 1 && coop_alone && kTiles[c.tile].bm <= kBM &&
             TileSched::prefer_cluster_split(units, kslices, c.ksplit, slots, u.src_nchw))
             c.scheduler = "split-k-cluster";  // its part count: below
     } else if (c.scheduler == "split-k" || c.scheduler == "split-k-fused") {
@@ -317,8 +328,8 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
         if (u.src_nchw) why = "NCHW output (the TMA store writes the NHWC P x M matrix)";
         else if ((u.g.M * int(sizeof(TO))) % 16 != 0) why = "M * " + std::to_string(sizeof(TO)) + " bytes not a multiple of 16";
         else if (split_k || c.cluster_split()) why = "split-K (the parts' reduction writes the output)";
-        else if (bn % (128 / int(sizeof(TO))) != 0)
-            why = "a tile of " + std::to_string(bn) + " filters is not whole 128-byte subtiles";
+        else if (wn % (128 / int(sizeof(TO))) != 0)
+            why = "a warpgroup's " + std::to_string(wn) + " filters are not whole 128-byte subtiles";
         else if (ws_smem_bytes(c.tile, Epilogue::tma_store) > int(ctx.prop.sharedMemPerBlockOptin))
             why = "tile " + tile_name(c.tile) + " with the staging buffers needs " +
                   std::to_string(ws_smem_bytes(c.tile, Epilogue::tma_store)) + " bytes of shared memory, the device " +
@@ -356,7 +367,7 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
             gemm.flags = Buffer(MemKind::device, std::size_t(slots) * 4);
             CS_CUDA_CHECK(cudaMemset(gemm.flags.get(), 0, gemm.flags.bytes()));
         }
-        gemm.info = std::string("wgmma m64n") + std::to_string(bn) + "k" + std::to_string(WgmmaSS<T, 96>::kK) + " " +
+        gemm.info = std::string("wgmma m64n") + std::to_string(wn) + "k" + std::to_string(WgmmaSS<T, 96>::kK) + " " +
                     Elem<T>::name + ", TMA producer warpgroup + 2 " +
                     (c.schedule == Schedule::pingpong ? "ping-pong" : "cooperative") + " consumer warpgroups, " +
                     (c.cluster == 2 ? (c.mc_a ? "clusters of 2 CTAs on one pixel row each loading half of the A tile "
@@ -389,7 +400,7 @@ std::vector<Axis> ws_axes() {
     for (int i = 0; i < kNumTiles; ++i)
         if (ws_tile_ok_rt(i, Schedule::cooperative)) tiles.push_back(tile_name(i));
     return {
-        {"tile", tiles, "CTA tile m<pixels: 128, or 256 cooperative without clusters> x n<filters> x k<bytes per slice>, pipeline stages (tiles.hpp)"},
+        {"tile", tiles, "CTA tile m<pixels: 128, or 64 / 256 cooperative without clusters of two> x n<filters> x k<bytes per slice>, pipeline stages (tiles.hpp)"},
         {"schedule", {"cooperative", "pingpong"}, "consumer warpgroups on one tile, or on alternate tiles"},
         {"scheduler",
          {"auto", "data-parallel", "split-k", "stream-k", "split-tail", "split-k-fused", "split-k-cluster",

@@ -2,9 +2,11 @@
 // split of collective mainloop / kernel schedule / tile scheduler / epilogue):
 //   mainloop       TMA im2col + tiled loads (pipeline.cuh: tma_load_slice) into a ring of
 //                  STAGES stages with full / empty mbarriers; MMAs by mma_slice
-//   schedule       kPP = false: cooperative — both consumer warpgroups on one 128 x BN tile,
-//                  64 rows each; true: ping-pong — each consumer warpgroup a whole tile, in
-//                  turns, one's epilogue under the other's mainloop (schedule_pingpong.cuh)
+//   schedule       kPP = false: cooperative — both consumer warpgroups on one tile (CoopShape:
+//                  of 128 pixels 64 rows each, of 256 pixels 128 rows each, of 64 pixels all
+//                  rows and half the filters each); true: ping-pong — each consumer warpgroup a
+//                  whole 128-pixel tile, in turns, one's epilogue under the other's mainloop
+//                  (schedule_pingpong.cuh)
 //   tile scheduler TileSched (tile_scheduler.cuh): data-parallel, split-K, stream-K, split-tail;
 //                  split-K's sum in the kernel: fused (splitk_fixup: partials through L2 after a
 //                  flag wait) or, kClK, over a cluster of the tile's parts (cluster_split_finish:
@@ -76,6 +78,22 @@ struct WsSmem {
     static_assert(kTotal == 1024 + kRing + kEpi + kT.stages * 16 + 16, "the ring, staging and barriers above");
 };
 
+// How the cooperative schedule's two consumer warpgroups share a BM x BN tile: 128 pixels,
+// rows 64 cw.. each (one m64 accumulator); 256 pixels, rows 128 cw.. each (two accumulators
+// sharing each B read); 64 pixels (kSplitN, for the few tiles of N=1), all 64 rows each and
+// filters kAN cw.. (one m64 n BN/2 accumulator from its half of the B tile).
+template <int BM, int BN>
+struct CoopShape {
+    static constexpr int kRows = BM, kCols = BN;
+    static constexpr bool kSplitN = BM < kBM;
+    static constexpr int kAcc = kSplitN ? 1 : BM / kBM;  // accumulators per thread
+    static constexpr int kAN = kSplitN ? BN / 2 : BN;    // filters of a warpgroup's accumulator
+    static_assert(BM == kBM / 2 || BM == kBM || BM == 2 * kBM, "tiles of 64, 128 or 256 pixels");
+    // warpgroup cw's accumulator i: its first row and first filter within the tile
+    __device__ __forceinline__ static int row0(int cw, int i) { return kSplitN ? 0 : 64 * (kAcc * cw + i); }
+    __device__ __forceinline__ static int col0(int cw) { return kSplitN ? cw * kAN : 0; }
+};
+
 // A consumer warpgroup's release of a ring stage: its own CTA's empty barrier, and with a
 // cluster of two also the peer's (whose producer multicasts into this CTA's stage).
 template <int kCL>
@@ -129,23 +147,24 @@ __device__ __forceinline__ void splitk_fixup(const Work& w, const WsArgs<TO>& a,
 
 // Cluster split-K (TileSched::kSplitKCluster): the k parts of a tile are the k CTAs of one
 // cluster, each running one unit. After its k-slices a part writes its fp32 accumulators into
-// its own ring (free: every stage consumed, no unit follows) as a BM x (BN + 4) matrix (the
-// pad spreads store_tile's rows over the banks); after a cluster barrier rank r sums rows
+// its own ring (free: every stage consumed, no unit follows) as a BM x (BN + 4) matrix (each
+// accumulator at its place in the tile, CoopShape; the pad spreads store_tile's rows over the
+// banks); after a cluster barrier rank r sums rows
 // [r BM / k, (r + 1) BM / k) over the cluster's k rings in rank order through distributed
 // shared memory (float4 loads, every rank's in flight at once) and writes them
 // (splitk_store); a second barrier keeps each ring alive until its peers have read it. The
 // producer warpgroup arrives on both barriers too (ws_kernel).
-template <class TO, int BN, int BM, int kDown>
-__device__ __forceinline__ void cluster_split_finish(float (&acc)[BM / kBM][BN / 2], const Work& w,
+template <class TO, class CS, int kDown>
+__device__ __forceinline__ void cluster_split_finish(float (&acc)[CS::kAcc][CS::kAN / 2], const Work& w,
                                                      const TileOrigin& o, const WsArgs<TO>& a, float* ring,
                                                      std::uint32_t ring_s, int ct) {
-    constexpr int kAcc = BM / kBM, kPitch = BN + 4;
+    constexpr int BM = CS::kRows, BN = CS::kCols, kPitch = BN + 4;
     const int cw = ct >> 7, t = ct & 127;
     named_sync(3, 256);  // both consumer warpgroups' MMAs done reading the ring
     ConvGeom tg{};  // the tile as a BM x kPitch matrix (store_tile's NHWC path)
     tg.P = BM, tg.M = kPitch;
-    store_tile<float, BN>(acc[0], ring, tg, 64 * kAcc * cw, 0, false, t);
-    if constexpr (kAcc == 2) store_tile<float, BN>(acc[1], ring, tg, 64 * kAcc * cw + 64, 0, false, t);
+    store_tile<float, CS::kAN>(acc[0], ring, tg, CS::row0(cw, 0), CS::col0(cw), false, t);
+    if constexpr (CS::kAcc == 2) store_tile<float, CS::kAN>(acc[1], ring, tg, CS::row0(cw, 1), CS::col0(cw), false, t);
     cluster_sync_all();
     const int k = a.sched.ksplit, rk = w.part;
     const int p0 = o.p0, m0 = o.m0;
@@ -176,27 +195,29 @@ __device__ __forceinline__ void cluster_split_finish(float (&acc)[BM / kBM][BN /
 }
 
 // The consumer side of the cooperative schedule for one unit's accumulators: what the
-// scheduler's role asks (epilogue, split-K partial, stream-K slot or fix-up). A 256-pixel
+// scheduler's role asks (epilogue, split-K partial, stream-K slot or fix-up). acc is warpgroup
+// cw's accumulator i (CoopShape CS), rows pw.. and filters mw.. of the output. A 256-pixel
 // tile has kAcc = 2 accumulators per thread, finished one after the other (i = 0, 1): a
 // stream-K / split-tail slot holds both halves (kAcc x 128 x BN floats), its flag is raised
 // after the last half is written and waited for before the first is read.
-template <class TO, int BN, int kDown, class Epi, int kAcc = 1, bool kCuts = false>
-__device__ __forceinline__ void finish_unit(float (&acc)[BN / 2], int i, const Work& w, const WsArgs<TO>& a,
-                                            const EpiArgs<TO>& ea, int p0, int m0, int cw, int ct, int& nsub) {
+template <class TO, class CS, int kDown, class Epi, bool kCuts = false>
+__device__ __forceinline__ void finish_unit(float (&acc)[CS::kAN / 2], int i, const Work& w, const WsArgs<TO>& a,
+                                            const EpiArgs<TO>& ea, int pw, int mw, int cw, int ct, int& nsub) {
+    constexpr int AN = CS::kAN, kAcc = CS::kAcc;
     const int t = ct & 127;
     if (w.role == Role::split_part || w.role == Role::split_fused) {
-        store_tile<float, BN>(acc, a.partial + std::int64_t(w.part) * a.g.P * a.g.M, a.g, p0 + 64 * cw, m0, false, t);
+        store_tile<float, AN>(acc, a.partial + std::int64_t(w.part) * a.g.P * a.g.M, a.g, pw, mw, false, t);
         if constexpr (kCuts)
-            if (w.role == Role::split_fused && i == kAcc - 1) splitk_fixup<TO, BN, kAcc * kBM, kDown>(w, a, ct);
+            if (w.role == Role::split_fused && i == kAcc - 1) splitk_fixup<TO, CS::kCols, CS::kRows, kDown>(w, a, ct);
         return;
     }
     // The cut tiles' roles: only in a kernel for stream-K or split-tail (kCuts; TileSched::next).
     if constexpr (kCuts) {
-        constexpr int kSlot = 256 * (BN / 2);  // floats of one 128 x BN half of a stream-K slot
+        constexpr int kSlot = 256 * (AN / 2);  // floats of one accumulator of both warpgroups
         if (w.role == Role::sk_contrib) {
             float* slot = a.partial + (std::int64_t(w.slot) * kAcc + i) * kSlot;
 #pragma unroll
-            for (int j = 0; j < BN / 2; ++j) slot[j * 256 + ct] = acc[j];
+            for (int j = 0; j < AN / 2; ++j) slot[j * 256 + ct] = acc[j];
             named_sync(3, 256);
             if (ct == 0 && i == kAcc - 1) {
                 __threadfence();
@@ -217,13 +238,13 @@ __device__ __forceinline__ void finish_unit(float (&acc)[BN / 2], int i, const W
             for (int c = first; c <= last; ++c) {
                 const float* slot = a.partial + (std::int64_t(c) * kAcc + i) * kSlot;
 #pragma unroll
-                for (int j = 0; j < BN / 2; ++j) acc[j] += __ldcg(slot + j * 256 + ct);
+                for (int j = 0; j < AN / 2; ++j) acc[j] += __ldcg(slot + j * 256 + ct);
             }
         }
     }
     // One epilogue instance for whole tiles and finished stream-K tiles (one copy of the long
     // store sequence in the kernel, not two).
-    Epi::template store<TO, BN, kDown>(acc, ea, p0 + 64 * cw, m0, cw, t, nsub);
+    Epi::template store<TO, AN, kDown>(acc, ea, pw, mw, cw, t, nsub);
 }
 
 }  // namespace cs::gpu::variants::hopper
@@ -243,7 +264,7 @@ __global__ void __launch_bounds__(kWsThreads, 1)
     static_assert(!kClK || (kCL == 1 && !kPP && !kCuts), "cluster split-K: cooperative, clusters of its own");
     constexpr Tile kT = kTiles[TILE];
     constexpr int BN = kT.bn, ROWB = kT.rowb, STAGES = kT.stages, BK = ROWB / int(sizeof(T)), BM = kT.bm;
-    static_assert(BM == kBM || (BM == 2 * kBM && !kPP && kCL == 1), "256-pixel tiles: cooperative, no cluster");
+    static_assert(BM == kBM || (!kPP && kCL == 1), "64- and 256-pixel tiles: cooperative, no cluster of two");
     using St = StageShape<BN, ROWB, BM>;
     using L = WsSmem<T, TILE, Epi>;
     static_assert(!kClK || BM * (BN + 4) * 4 <= L::kRing, "cluster split-K: the accumulators fit the ring");
@@ -317,29 +338,30 @@ __global__ void __launch_bounds__(kWsThreads, 1)
     if constexpr (kPP) {
         pingpong_consume<T, BN, ROWB, STAGES, TO, kDown, Epi>(a, ea, sbase, full0, empty0, order0, ct, nsub);
     } else {
-        // Cooperative: consumer warpgroup cw owns kAcc x 64 rows of the tile (kAcc = BM / 128:
-        // one m64 accumulator, or two sharing each B read, mma_slice2), rows
-        // 64 kAcc cw + 64 i for accumulator i; finish_unit stores rows p0 + 64 cw, so p0 is
-        // shifted by 64 ((kAcc - 1) cw + i). 256-pixel tiles run every tile scheduler but
-        // clusters (the plan refuses those).
-        constexpr int kAcc = BM / kBM;
+        // Cooperative: consumer warpgroup cw owns the accumulators CoopShape places (one m64
+        // accumulator; two sharing each B read, mma_slice2, on 256 pixels; on 64 pixels one
+        // over its half of the filters, read from its half of the B tile). 64- and 256-pixel
+        // tiles run every tile scheduler but clusters of two (the plan refuses those).
+        using CS = CoopShape<BM, BN>;
+        constexpr int kAcc = CS::kAcc, AN = CS::kAN;
         Ring<STAGES> r;
         TileSched::Cursor cur;
         Work w;
         while (kClK ? a.sched.next_cluster_part(int(blockIdx.x), cur, w) : a.sched.template next<kCuts>(cur, w)) {
             const TileOrigin o = TileOrigin::of(w.tile, a.sched.tiles_n, BN, a.g, BM);
-            float acc[kAcc][BN / 2];
+            float acc[kAcc][AN / 2];
             zero(acc[0]);
             if constexpr (kAcc == 2) zero(acc[1]);
             int prev = -1;
             for (int kt = w.k0; kt < w.k1; ++kt) {
                 mbar_wait(full0 + 8 * r.stage, r.phase);
                 const std::uint32_t st = sbase + std::uint32_t(r.stage) * St::kBytes;
-                const std::uint32_t sa = st + std::uint32_t(cw * kAcc) * 64u * ROWB;
+                const std::uint32_t sa = st + std::uint32_t(CS::row0(cw, 0)) * ROWB;
+                const std::uint32_t sb = st + St::kABytes + std::uint32_t(CS::col0(cw)) * ROWB;
                 if constexpr (kAcc == 1)
-                    mma_slice<T, BN, ROWB, kT.mma_bytes()>(acc[0], sa, st + St::kABytes);
+                    mma_slice<T, AN, ROWB, kT.mma_bytes()>(acc[0], sa, sb);
                 else
-                    mma_slice2<T, BN, ROWB, kT.mma_bytes()>(acc[0], acc[1], sa, st + St::kABytes);
+                    mma_slice2<T, BN, ROWB, kT.mma_bytes()>(acc[0], acc[1], sa, sb);
                 wgmma_wait<1>();
                 if (prev >= 0 && (ct & 127) == 0) release<kCL>(empty0 + 8 * prev, rank);
                 prev = r.stage;
@@ -350,15 +372,16 @@ __global__ void __launch_bounds__(kWsThreads, 1)
             if constexpr (kAcc == 2) fence_regs(acc[1]);
             if ((ct & 127) == 0) release<kCL>(empty0 + 8 * prev, rank);
             if constexpr (kClK) {
-                cluster_split_finish<TO, BN, BM, kDown>(acc, w, o, a,
+                cluster_split_finish<TO, CS, kDown>(acc, w, o, a,
                                                         reinterpret_cast<float*>(smem_raw + (sbase - smem_u32(smem_raw))),
                                                         sbase, ct);
                 continue;
             }
             // constant indices only: a loop here is not unrolled and puts acc in local memory
-            finish_unit<TO, BN, kDown, Epi, kAcc, kCuts>(acc[0], 0, w, a, ea, o.p0 + 64 * (kAcc - 1) * cw, o.m0, cw, ct, nsub);
+            const int mw = o.m0 + CS::col0(cw);
+            finish_unit<TO, CS, kDown, Epi, kCuts>(acc[0], 0, w, a, ea, o.p0 + CS::row0(cw, 0), mw, cw, ct, nsub);
             if constexpr (kAcc == 2)
-                finish_unit<TO, BN, kDown, Epi, kAcc, kCuts>(acc[1], 1, w, a, ea, o.p0 + 64 * cw + 64, o.m0, cw, ct, nsub);
+                finish_unit<TO, CS, kDown, Epi, kCuts>(acc[1], 1, w, a, ea, o.p0 + CS::row0(cw, 1), mw, cw, ct, nsub);
         }
     }
     Epi::drain(ct & 127);

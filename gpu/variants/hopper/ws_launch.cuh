@@ -128,7 +128,7 @@ void launch_ws(const WsLaunch& l, const WsArgs<TO>& args, cudaStream_t stream) {
         constexpr int i = decltype(I)::value;
         if (l.schedule == Schedule::cooperative) {
             if constexpr (ws_tile_ok<i>(Schedule::cooperative)) {
-                if constexpr (kTiles[i].bm != kBM)  // 256 pixels: no cluster (the plan refuses one)
+                if constexpr (kTiles[i].bm != kBM)  // 64 / 256 pixels: no cluster of two (the plan refuses one)
                     launch_coop1<T, i, TO, kDown>(l, args, stream);
                 else if (l.cluster == 2 && l.mc_a)
                     launch_epi<T, i, false, TO, kDown, 2, true>(l, args, stream);
