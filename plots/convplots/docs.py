@@ -1035,6 +1035,42 @@ def n1_cluster_kernels(name="profile_n1_cluster.csv", kernels="kernels_n1_cluste
     return "\n".join(out) + "\n"
 
 
+def n1_m64_kernels(name="profile_n1_m64.csv", kernels="kernels_n1_m64.csv"):
+    """conv3-5 at N=1 under Nsight Compute with three tiles (H200, `sweep --profile --kernels-csv
+    --axis tile=...`, one call): each row's event-timed kernel ms (20 repeats, unprofiled) and
+    its kernels' GPU time, wgmma instructions, L2 sectors and tensor-pipe share (one profiled
+    launch). A row's kernels are its ws_kernel and, for split-K with the reduction kernel, the
+    reduction after it (the kernels CSV names the row without its axes: the rows of one name
+    run in the sweep's order)."""
+    rows = [r for r in _csv_rows(f"{H200}/{name}") if r["status"] == "PASS"]
+    groups = {}
+    for k in _csv_rows(f"{H200}/{kernels}"):
+        key = k["row"].split(" pageable")[0]
+        g = groups.setdefault(key, [])
+        if not g or k["kernel"].startswith("void ws_kernel") and not key.split()[2].startswith("cudnn"):
+            g.append([])
+        g[-1].append(k)
+    seen = {}
+    rev = ", ".join(sorted({r["git_rev"] for r in rows}))
+    out = [f"conv3-5, N=1, NHWC ({rev})", "",
+           "| layer | row | tile | event ms | kernel us (ncu) | wgmma instructions | L2 sectors (k) | tensor pipe % |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for r in rows:
+        key = f"{r['layer']} N={r['N']} {r['variant']} {r['layout']}"
+        i = seen.get(key, 0)
+        seen[key] = i + 1
+        kk = groups.get(key, [[]])[i] if i < len(groups.get(key, [])) else []
+        us = sum(_f(k["gpu__time_duration.sum"]) or 0 for k in kk) / 1e3
+        gm = sum(_f(k["sm__inst_executed_pipe_tensor_op_gmma.sum"]) or 0 for k in kk)
+        l2 = sum(_f(k["lts__t_sectors.sum"]) or 0 for k in kk) / 1e3
+        tp = _f(kk[0]["sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active"]) if kk else None
+        tile = r["axes"][5:] if r["axes"].startswith("tile=") else "-"
+        extra = " + reduction" if len(kk) > 1 else ""
+        out.append(f"| {r['layer']} | {r['variant']} | {tile}{extra} | {_f(r['kernel_ms']):.4f} | {us:.2f} | {gm:.0f} | "
+                   f"{l2:.0f} | {tp:.1f} |")
+    return "\n".join(out) + "\n"
+
+
 def halo_schedules(name="conv1_halo_schedule.csv"):
     """hopper-halo's two schedules on conv1 in one H200 call (--axis schedule=all), beside
     cuDNN on the space-to-depth rewrite of the same call; auto: ping-pong but for NCHW output
@@ -1194,6 +1230,7 @@ GENERATORS = {
     "h200-halo-forms": halo_forms,
     "h200-halo-nchw-direct": halo_nchw_direct,
     "h200-n1-tiles": n1_tiles,
+    "h200-n1-m64-kernels": n1_m64_kernels,
     "h200-halo-schedules": halo_schedules,
     "h200-splitk-forms": splitk_three,
     "h200-splitk-cluster16": cluster16,
