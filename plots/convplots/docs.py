@@ -795,13 +795,14 @@ def split_scale_cost(before=f"{H200}/sweep_all_variants_f83d02e.csv", after=SWEE
     return "\n".join(out) + "\n"
 
 
-def goals_24():
-    """Issue 24's goals on the H200 reference sweep: per tensor-core class, the best of ours /
+def goals_24(path=SWEEP):
+    """Issue 24's goals on the H200 reference sweep (or another sweep of the same rows, e.g.
+    the H100 confirmation, scripts/device_goals.sh): per tensor-core class, the best of ours /
     the fastest cuDNN row of the class (either layout) on conv2-5 at N=1 (goal <= 1.0) and 32,
     128 (<= 0.95), conv1 / the cudnn-<class>-s2d row at N=32, 128 (<= 1.0); then, fp16 at
     N=128, the best row's share of the cuBLAS GEMM ceiling of the layer (>= 85%) and the
     five-layer sum (<= 0.40 ms). A cell over its goal is marked (over)."""
-    d = data()
+    d = data(path)
     out = [f"{d.device}, {', '.join(sorted({str(r['git_rev']) for r in d.rows}))}; best of ours / fastest cuDNN "
            "(kernel time), (over): above the goal", "",
            "| class | " + " | ".join(f"{l} N={n}" for l in ("conv2", "conv3", "conv4", "conv5") for n in (1, 32, 128))
@@ -1230,6 +1231,7 @@ GENERATORS = {
     "h200-halo-forms": halo_forms,
     "h200-halo-nchw-direct": halo_nchw_direct,
     "h200-n1-tiles": n1_tiles,
+    "h100-goals-24": lambda: goals_24(f"{H100}/goals_24.csv"),
     "h200-n1-m64-kernels": n1_m64_kernels,
     "h200-halo-schedules": halo_schedules,
     "h200-splitk-forms": splitk_three,
