@@ -1013,6 +1013,15 @@ def cluster16(name="splitk_cluster16_n1.csv", repeat="splitk_cluster16_n1_repeat
     return "\n".join(out) + "\n"
 
 
+def _kernel_sums(kk):
+    """A row's kernels (rows of a --kernels-csv) summed: GPU time in us, wgmma instructions,
+    DRAM MB read, L2 sectors in thousands."""
+    def tot(col):
+        return sum(_f(k[col]) or 0 for k in kk)
+    return (tot("gpu__time_duration.sum") / 1e3, tot("sm__inst_executed_pipe_tensor_op_gmma.sum"),
+            tot("dram__bytes_read.sum") / 1e6, tot("lts__t_sectors.sum") / 1e3)
+
+
 def n1_cluster_kernels(name="profile_n1_cluster.csv", kernels="kernels_n1_cluster.csv"):
     """conv3-4 at N=1 under Nsight Compute (H200, `sweep --profile --kernels-csv`, one call):
     each row's event-timed kernel ms (20 repeats, unprofiled), its kernel's GPU time, wgmma
@@ -1027,10 +1036,7 @@ def n1_cluster_kernels(name="profile_n1_cluster.csv", kernels="kernels_n1_cluste
            "| --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
         key = f"{r['layer']} N={r['N']} {r['variant']} {r['layout']}"
-        kk = ks.get(key, [])
-        us = sum(_f(k["gpu__time_duration.sum"]) or 0 for k in kk) / 1e3
-        gm = sum(_f(k["sm__inst_executed_pipe_tensor_op_gmma.sum"]) or 0 for k in kk)
-        dr = sum(_f(k["dram__bytes_read.sum"]) or 0 for k in kk) / 1e6
+        us, gm, dr, _ = _kernel_sums(ks.get(key, []))
         out.append(f"| {r['layer']} | {r['variant']} | {_f(r['kernel_ms']):.4f} | {us:.2f} | {gm:.0f} | {dr:.2f} | "
                    f"{_f(r['ncu_tensor_pct']):.1f} |")
     return "\n".join(out) + "\n"
@@ -1061,9 +1067,7 @@ def n1_m64_kernels(name="profile_n1_m64.csv", kernels="kernels_n1_m64.csv"):
         i = seen.get(key, 0)
         seen[key] = i + 1
         kk = groups.get(key, [[]])[i] if i < len(groups.get(key, [])) else []
-        us = sum(_f(k["gpu__time_duration.sum"]) or 0 for k in kk) / 1e3
-        gm = sum(_f(k["sm__inst_executed_pipe_tensor_op_gmma.sum"]) or 0 for k in kk)
-        l2 = sum(_f(k["lts__t_sectors.sum"]) or 0 for k in kk) / 1e3
+        us, gm, _, l2 = _kernel_sums(kk)
         tp = _f(kk[0]["sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active"]) if kk else None
         tile = r["axes"][5:] if r["axes"].startswith("tile=") else "-"
         extra = " + reduction" if len(kk) > 1 else ""
