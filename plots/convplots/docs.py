@@ -1076,6 +1076,49 @@ def n1_m64_kernels(name="profile_n1_m64.csv", kernels="kernels_n1_m64.csv"):
     return "\n".join(out) + "\n"
 
 
+def goal_misses(name="profile_goal_misses.csv", kernels="kernels_goal_misses.csv"):
+    """The cells of issue 24's goals that the reference sweep reads over, under Nsight Compute
+    in one H200 call (`sweep --profile`, NHWC, sampled check): for each, our row(s) of the
+    sweep's best and cuDNN's rows of the class. GPU time of the row's kernels, wgmma
+    instructions and tensor-pipe share of its main kernel (the one with the most), L2 traffic;
+    for ours, the tensor-pipe share that 0.95x cuDNN's GPU time would take with the same
+    instructions (our pipe-busy time / (0.95 cuDNN's time): past 100% no schedule of this
+    instruction stream reaches the goal)."""
+    rows = [r for r in _csv_rows(f"{H200}/{name}") if r["status"] == "PASS"]
+    ks = {}
+    for k in _csv_rows(f"{H200}/{kernels}"):
+        ks.setdefault(k["row"].split(" pageable")[0], []).append(k)
+    rev = ", ".join(sorted({r["git_rev"] for r in rows}))
+
+    def prof(r):
+        kk = ks.get(f"{r['layer']} N={r['N']} {r['variant']} {r['layout']}", [])
+        if not kk:
+            return None
+        us, _, _, l2 = _kernel_sums(kk)
+        main = max(kk, key=lambda k: _f(k["sm__inst_executed_pipe_tensor_op_gmma.sum"]) or 0)
+        return (us, _f(main["sm__inst_executed_pipe_tensor_op_gmma.sum"]),
+                _f(main["sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active"]), l2 * 32 / 1e3)
+
+    out = [f"H200, NHWC ({rev}); GPU time and counters of one profiled launch each, event ms unprofiled", "",
+           "| layer | N | row | event ms | kernel us (ncu) | wgmma instructions | tensor pipe % | L2 MB | "
+           "pipe % for 0.95x cuDNN |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for r in rows:
+        pr = prof(r)
+        if pr is None:
+            continue
+        us, gm, pipe, l2 = pr
+        need = "-"
+        if not r["variant"].startswith("cudnn"):
+            cls = r["variant"].rsplit("-", 1)[1]
+            lib = [x for x in rows if x["layer"] == r["layer"] and x["N"] == r["N"] and x["variant"] == f"cudnn-{cls}"]
+            lp = prof(lib[0]) if lib else None
+            if lp:
+                need = f"{us * pipe / (0.95 * lp[0]):.0f}"
+        out.append(f"| {r['layer']} | {r['N']} | {r['variant']} | {_f(r['kernel_ms']):.4f} | {us:.1f} | {gm:.0f} | "
+                   f"{pipe:.1f} | {l2:.2f} | {need} |")
+    return "\n".join(out) + "\n"
+
+
 def halo_schedules(name="conv1_halo_schedule.csv"):
     """hopper-halo's two schedules on conv1 in one H200 call (--axis schedule=all), beside
     cuDNN on the space-to-depth rewrite of the same call; auto: ping-pong but for NCHW output
@@ -1235,6 +1278,7 @@ GENERATORS = {
     "h200-halo-forms": halo_forms,
     "h200-halo-nchw-direct": halo_nchw_direct,
     "h200-n1-tiles": n1_tiles,
+    "h200-goal-misses": goal_misses,
     "h100-goals-24": lambda: goals_24(f"{H100}/goals_24.csv"),
     "h200-n1-m64-kernels": n1_m64_kernels,
     "h200-halo-schedules": halo_schedules,
