@@ -5,7 +5,9 @@
 # bulk copies (UBLKCP), multicast (.MULTICAST), mbarrier ops (SYNCS), cluster barriers
 # (UCGABAR_*), register reallocation (USETMAXREG), async copies (LDGSTS), shared-memory
 # matrix loads (LDSM) and tensor-core mma.sync (HMMA) — so NOTES.md can state, per rung,
-# that the instruction the idea needs is in the code the GPU ran.
+# that the instruction the idea needs is in the code the GPU ran. A last column, hgmma_shapes,
+# lists each warpgroup-MMA shape with its count (e.g. 64x64x16:108), so a tile's wgmma
+# width shows in the code too.
 #
 #   scripts/device_sass.sh BINARY OUT_CSV
 #
@@ -25,7 +27,7 @@ BEGIN {
     n = split("HGMMA UTMALDG UTMASTG UTMACMDFLUSH UBLKCP MULTICAST SYNCS UCGABAR USETMAXREG LDGSTS LDSM HMMA", ins, " ")
     printf "kernel" > csv
     for (i = 1; i <= n; i++) printf ",%s", ins[i] > csv
-    printf "\n" > csv
+    printf ",hgmma_shapes\n" > csv
 }
 function flush() {
     if (name == "" || name !~ /_ZN2cs3gpu/) return
@@ -33,11 +35,14 @@ function flush() {
     gsub(/"/, "", dem); gsub(/,/, ";", dem)
     printf "\"%s\"", substr(dem, 1, 300) > csv
     for (i = 1; i <= n; i++) printf ",%d", cnt[ins[i]] + 0 > csv
-    printf "\n" > csv
+    sh = ""
+    for (k in shp) sh = sh (sh == "" ? "" : " ") k ":" shp[k]
+    printf ",%s\n", sh > csv
 }
-/Function : / { flush(); name = $3; delete cnt; next }
+/Function : / { flush(); name = $3; delete cnt; delete shp; next }
 /\/\*[0-9a-f]+\*\// {
     for (i = 1; i <= n; i++) if (index($0, ins[i])) cnt[ins[i]]++
+    if (match($0, /HGMMA\.[0-9]+x[0-9]+x[0-9]+/)) shp[substr($0, RSTART + 6, RLENGTH - 6)]++
 }
 END { flush() }'
 rows=$(($(wc -l <"$CSV") - 1))

@@ -1119,6 +1119,31 @@ def goal_misses(name="profile_goal_misses.csv", kernels="kernels_goal_misses.csv
     return "\n".join(out) + "\n"
 
 
+def m64_sass(name="sass_sm90.csv"):
+    """SASS of the persistent kernel's fp16 instances (plots/h200/sass_sm90.csv,
+    scripts/device_sass.sh) on the 64-pixel tiles beside the 128-pixel m128n128k128B-s6: the
+    warpgroup-MMA shape (a warpgroup's n is half the tile's on 64 pixels), TMA loads and
+    stores, cluster barriers, per instance (epilogue; tile scheduler kind)."""
+    import re
+    rows = _csv_rows(f"{H200}/{name}")
+    out = ["fp16 operands and output, cooperative schedule, no cluster of two; static instruction counts", "",
+           "| tile | epilogue | scheduler kind | HGMMA shapes (count) | UTMALDG | UTMASTG | UCGABAR |",
+           "| --- | --- | --- | --- | --- | --- | --- |"]
+    pat = re.compile(r"ws_kernel<__half; (\d+); false; [\w:]+::(Epi\w+); __half; 0; 1; false; (\w+); (\w+)>")
+    want = [i for i, n in TILE_NAMES.items() if n.startswith("m64")] + \
+        [i for i, n in TILE_NAMES.items() if n == "m128n128k128B-s6"]
+    for i in want:
+        for r in rows:
+            m = pat.search(r["kernel"])
+            if not m or int(m.group(1)) != i:
+                continue
+            kind = "cluster split-K" if m.group(4) == "true" else ("cut tiles" if m.group(3) == "true" else
+                                                                   "data-parallel / split-K")
+            out.append(f"| {TILE_NAMES[i]} | {m.group(2)} | {kind} | {r.get('hgmma_shapes', '')} | {r['UTMALDG']} | "
+                       f"{r['UTMASTG']} | {r['UCGABAR']} |")
+    return "\n".join(out) + "\n"
+
+
 def halo_schedules(name="conv1_halo_schedule.csv"):
     """hopper-halo's two schedules on conv1 in one H200 call (--axis schedule=all), beside
     cuDNN on the space-to-depth rewrite of the same call; auto: ping-pong but for NCHW output
@@ -1279,6 +1304,7 @@ GENERATORS = {
     "h200-halo-nchw-direct": halo_nchw_direct,
     "h200-n1-tiles": n1_tiles,
     "h200-goal-misses": goal_misses,
+    "h200-m64-sass": m64_sass,
     "h100-goals-24": lambda: goals_24(f"{H100}/goals_24.csv"),
     "h200-n1-m64-kernels": n1_m64_kernels,
     "h200-halo-schedules": halo_schedules,
