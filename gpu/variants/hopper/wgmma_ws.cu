@@ -33,6 +33,7 @@
 // largest divisor d of the k-slices with tiles x d <= SMs and >= 4 slices a part.
 #include "hopper_core.cuh"
 #include "hopper_tma.cuh"
+#include "tuned_tiles.hpp"
 #include "ws_launch.cuh"
 #include "ws_plan.hpp"
 
@@ -43,39 +44,6 @@ namespace cs::gpu::variants::hopper {
 namespace {
 
 constexpr int kMinSlices = 4;
-
-// The tiles a tile sweep chose (tuned_tiles.inc, written by scripts/hopper_tune.py from a
-// committed sweep CSV): per rung policies, element bytes, layer shape and N.
-struct TunedTile {
-    const char* policies;  // "cooperative/tma-store", "pingpong/direct", ...
-    int es, C, H, W, M, R, S, stride, pad;
-    int N;
-    const char* layout;
-    const char* tile;
-};
-constexpr TunedTile kTuned[] = {
-#include "tuned_tiles.inc"
-};
-
-// The measured tile for this problem: the entry of the same policies, element size and layer
-// shape at the nearest measured N within a factor of kTunedReach (the problem's layout
-// preferred); -1 when none was measured.
-constexpr double kTunedReach = 4.0;
-int tuned_tile(const std::string& policies, int es, const ConvShape& s, bool nchw, std::int64_t n) {
-    int best = -1;
-    double best_d = 0;
-    for (int i = 0; i < int(sizeof(kTuned) / sizeof(kTuned[0])); ++i) {
-        const TunedTile& t = kTuned[i];
-        if (policies != t.policies || t.es != es || t.C != s.C || t.H != s.H || t.W != s.W || t.M != s.M ||
-            t.R != s.R || t.S != s.S || t.stride != s.stride || t.pad != s.pad || tile_index(t.tile) < 0)
-            continue;
-        const double dn = std::abs(std::log(double(t.N) / double(n)));
-        if (dn > std::log(kTunedReach) + 1e-9) continue;
-        const double d = dn + ((std::string(t.layout) == "nchw") != nchw ? 1e-3 : 0);
-        if (best < 0 || d < best_d) best = i, best_d = d;
-    }
-    return best < 0 ? -1 : tile_index(kTuned[best].tile);
-}
 
 // The rule where no sweep measured the problem.
 int pick_ws(int bn, int rowb) { return find_tile(bn, rowb, 1, 8); }
