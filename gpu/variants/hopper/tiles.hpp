@@ -25,6 +25,11 @@ struct Tile {
                     // only): a layer of one slice per tap whose C channels fill kb bytes skips the
                     // MMAs of the zero tail (conv1's C' = 48 halves: 3 of 4 k-steps)
     constexpr int mma_bytes() const { return kb ? kb : rowb; }
+    // filters of one consumer warpgroup's accumulator in the cooperative schedule: half the
+    // tile's on 64 pixels, all of them otherwise (CoopShape in ws_kernel.cuh; the plan's
+    // TMA-store check reads it too)
+    static constexpr int wg_filters(int bm, int bn) { return bm < 128 ? bn / 2 : bn; }
+    constexpr int wg_filters() const { return wg_filters(bm, bn); }
 };
 
 inline constexpr Tile kTiles[] = {

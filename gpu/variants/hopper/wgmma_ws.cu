@@ -235,8 +235,7 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
     if (bm != kBM && c.cluster != 1)
         throw Skip("tile " + tile_name(c.tile) + " (" + std::to_string(bm) +
                    " pixels) runs without clusters of two (use cluster=1)");
-    // a consumer warpgroup's filters: half the tile's on 64 pixels (CoopShape)
-    const int wn = bm < kBM ? bn / 2 : bn;
+    const int wn = kTiles[c.tile].wg_filters();  // a consumer warpgroup's filters
     // cluster=1x2 with one filter tile (conv1's M=96, the odd shapes): the pair is that tile and
     // a phantom past M, whose CTA only loads its half of A for the other (half the SMs' MMAs
     // are on zero filters: the rung's honest cost there, not a SKIP).

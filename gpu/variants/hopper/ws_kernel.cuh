@@ -87,7 +87,7 @@ struct CoopShape {
     static constexpr int kRows = BM, kCols = BN;
     static constexpr bool kSplitN = BM < kBM;
     static constexpr int kAcc = kSplitN ? 1 : BM / kBM;  // accumulators per thread
-    static constexpr int kAN = kSplitN ? BN / 2 : BN;    // filters of a warpgroup's accumulator
+    static constexpr int kAN = Tile::wg_filters(BM, BN);  // filters of a warpgroup's accumulator
     static_assert(BM == kBM / 2 || BM == kBM || BM == 2 * kBM, "tiles of 64, 128 or 256 pixels");
     // warpgroup cw's accumulator i: its first row and first filter within the tile
     __device__ __forceinline__ static int row0(int cw, int i) { return kSplitN ? 0 : 64 * (kAcc * cw + i); }
