@@ -1013,6 +1013,19 @@ def cluster16(name="splitk_cluster16_n1.csv", repeat="splitk_cluster16_n1_repeat
     return "\n".join(out) + "\n"
 
 
+def _kernels_by_row(path):
+    """The rows of a --kernels-csv by the sweep row they profiled ("conv3 N=1 <variant> nhwc"),
+    in file order."""
+    ks = {}
+    for k in _csv_rows(path):
+        ks.setdefault(_kernel_row_key(k), []).append(k)
+    return ks
+
+
+def _kernel_row_key(k):
+    return k["row"].split(" pageable")[0]
+
+
 def _kernel_sums(kk):
     """A row's kernels (rows of a --kernels-csv) summed: GPU time in us, wgmma instructions,
     DRAM MB read, L2 sectors in thousands."""
@@ -1027,9 +1040,7 @@ def n1_cluster_kernels(name="profile_n1_cluster.csv", kernels="kernels_n1_cluste
     each row's event-timed kernel ms (20 repeats, unprofiled), its kernel's GPU time, wgmma
     instructions, DRAM bytes read and tensor-pipe share (one profiled launch, caches flushed)."""
     rows = [r for r in _csv_rows(f"{H200}/{name}") if r["status"] == "PASS"]
-    ks = {}
-    for k in _csv_rows(f"{H200}/{kernels}"):
-        ks.setdefault(k["row"].split(" pageable")[0], []).append(k)
+    ks = _kernels_by_row(f"{H200}/{kernels}")
     rev = ", ".join(sorted({r["git_rev"] for r in rows}))
     out = [f"conv3-4, N=1, NHWC ({rev})", "",
            "| layer | row | event ms | kernel us (ncu) | wgmma instructions | DRAM read MB | tensor pipe % |",
@@ -1052,7 +1063,7 @@ def n1_m64_kernels(name="profile_n1_m64.csv", kernels="kernels_n1_m64.csv"):
     rows = [r for r in _csv_rows(f"{H200}/{name}") if r["status"] == "PASS"]
     groups = {}
     for k in _csv_rows(f"{H200}/{kernels}"):
-        key = k["row"].split(" pageable")[0]
+        key = _kernel_row_key(k)
         g = groups.setdefault(key, [])
         if not g or k["kernel"].startswith("void ws_kernel") and not key.split()[2].startswith("cudnn"):
             g.append([])
@@ -1085,9 +1096,7 @@ def goal_misses(name="profile_goal_misses.csv", kernels="kernels_goal_misses.csv
     instructions (our pipe-busy time / (0.95 cuDNN's time): past 100% no schedule of this
     instruction stream reaches the goal)."""
     rows = [r for r in _csv_rows(f"{H200}/{name}") if r["status"] == "PASS"]
-    ks = {}
-    for k in _csv_rows(f"{H200}/{kernels}"):
-        ks.setdefault(k["row"].split(" pageable")[0], []).append(k)
+    ks = _kernels_by_row(f"{H200}/{kernels}")
     rev = ", ".join(sorted({r["git_rev"] for r in rows}))
 
     def prof(r):
