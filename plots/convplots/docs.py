@@ -1087,16 +1087,17 @@ def n1_m64_kernels(name="profile_n1_m64.csv", kernels="kernels_n1_m64.csv"):
     return "\n".join(out) + "\n"
 
 
-def goal_misses(name="profile_goal_misses.csv", kernels="kernels_goal_misses.csv"):
-    """The cells of issue 24's goals that the reference sweep reads over, under Nsight Compute
-    in one H200 call (`sweep --profile`, NHWC, sampled check): for each, our row(s) of the
+def goal_misses(name="profile_goal_misses.csv", kernels="kernels_goal_misses.csv", folder=H200):
+    """The cells of issue 24's goals that a sweep reads over, under Nsight Compute in one call
+    of the card whose folder it is (`sweep --profile`, NHWC, sampled check; H200: the reference
+    sweep's misses; H100: the cells only the H100 confirmation reads over): for each, our row(s) of the
     sweep's best and cuDNN's rows of the class. GPU time of the row's kernels, wgmma
     instructions and tensor-pipe share of its main kernel (the one with the most), L2 traffic;
     for ours, the tensor-pipe share that 0.95x cuDNN's GPU time would take with the same
     instructions (our pipe-busy time / (0.95 cuDNN's time): past 100% no schedule of this
     instruction stream reaches the goal)."""
-    rows = [r for r in _csv_rows(f"{H200}/{name}") if r["status"] == "PASS"]
-    ks = _kernels_by_row(f"{H200}/{kernels}")
+    rows = [r for r in _csv_rows(f"{folder}/{name}") if r["status"] == "PASS"]
+    ks = _kernels_by_row(f"{folder}/{kernels}")
     rev = ", ".join(sorted({r["git_rev"] for r in rows}))
 
     def prof(r):
@@ -1108,7 +1109,8 @@ def goal_misses(name="profile_goal_misses.csv", kernels="kernels_goal_misses.csv
         return (us, _f(main["sm__inst_executed_pipe_tensor_op_gmma.sum"]),
                 _f(main["sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active"]), l2 * 32 / 1e3)
 
-    out = [f"H200, NHWC ({rev}); GPU time and counters of one profiled launch each, event ms unprofiled", "",
+    card = os.path.basename(folder).upper()
+    out = [f"{card}, NHWC ({rev}); GPU time and counters of one profiled launch each, event ms unprofiled", "",
            "| layer | N | row | event ms | kernel us (ncu) | wgmma instructions | tensor pipe % | L2 MB | "
            "pipe % for 0.95x cuDNN |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
@@ -1119,7 +1121,8 @@ def goal_misses(name="profile_goal_misses.csv", kernels="kernels_goal_misses.csv
         need = "-"
         if not r["variant"].startswith("cudnn"):
             cls = r["variant"].rsplit("-", 1)[1]
-            lib = [x for x in rows if x["layer"] == r["layer"] and x["N"] == r["N"] and x["variant"] == f"cudnn-{cls}"]
+            want = f"cudnn-{cls}-s2d" if r["layer"] == "conv1" else f"cudnn-{cls}"  # conv1's goal is against s2d
+            lib = [x for x in rows if x["layer"] == r["layer"] and x["N"] == r["N"] and x["variant"] == want]
             lp = prof(lib[0]) if lib else None
             if lp:
                 need = f"{us * pipe / (0.95 * lp[0]):.0f}"
@@ -1313,6 +1316,7 @@ GENERATORS = {
     "h200-halo-nchw-direct": halo_nchw_direct,
     "h200-n1-tiles": n1_tiles,
     "h200-goal-misses": goal_misses,
+    "h100-goal-misses": lambda: goal_misses(folder=H100),
     "h200-m64-sass": m64_sass,
     "h100-goals-24": lambda: goals_24(f"{H100}/goals_24.csv"),
     "h200-n1-m64-kernels": n1_m64_kernels,
