@@ -236,6 +236,28 @@ TEST_CASE("split-tail: the parts per tile of the last wave", "[sched]") {
     CHECK(s.describe().find("in 8 k-parts each") != std::string::npos);
 }
 
+TEST_CASE("stream-K: the walk in 32 bits, and the tiles whole where it would overflow", "[sched]") {
+    // conv5 fp16 N=128 on 132 SMs (338 tiles of 128x128, 54 k-slices): one whole wave, then
+    // 206 tiles' k-slices in 132 ranges; every product of the walk (sk_iters x grid) fits in 32 bits
+    auto s = TileSched::stream_k(338, 2, 54, 132);
+    CHECK(s.mode == TileSched::kStreamK);
+    CHECK(s.tiles_dp == 132);
+    CHECK(s.sk_iters == 206 * 54);
+    CHECK((long long)s.sk_iters * s.grid < TileSched::kWalkLimit);
+    CHECK(s.sk_begin(s.grid) == s.sk_iters);
+    CHECK(s.sk_owner(s.sk_iters - 1) == s.grid - 1);
+    // a tile of 10^6 k-slices: 133 tiles on 132 SMs would take sk_iters x grid past 2^31, so
+    // the tiles run whole (data-parallel) rather than with a walk that overflows
+    s = TileSched::stream_k(133, 1, 1000000, 132);
+    CHECK(s.mode == TileSched::kDataParallel);
+    CHECK(s.describe() == "data-parallel");
+    // just under the limit: stream-K, and the walk covers every slice once
+    s = TileSched::stream_k(133, 1, 120000, 132);  // 133 x 120000 x 132 = 2.107e9
+    CHECK(s.mode == TileSched::kStreamK);
+    CHECK((long long)s.sk_iters * s.grid < TileSched::kWalkLimit);
+    check(s);
+}
+
 TEST_CASE("split-K's part count and auto's choice of the cluster sum on AlexNet at N=1", "[sched]") {
     // 132 SMs, 128 x 128 tiles, at least 4 k-slices a part. conv2 fp16 (12 tiles, 75 k-slices
     // of 32 channels): the reduction kernel's 5 parts of 15 slices against the cluster's 8 of

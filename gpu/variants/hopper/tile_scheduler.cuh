@@ -84,7 +84,7 @@ struct TileSched {
     int ksplit = 1;      // split-K parts (modes kSplitK, kSplitKFused, kSplitKCluster: CTAs per cluster)
     int grid = 1;
     int tiles_dp = 0;    // stream-K: tiles run whole before the stream-K ranges
-    long long sk_iters = 0;  // stream-K: (ntiles - tiles_dp) * KT
+    int sk_iters = 0;    // stream-K: (ntiles - tiles_dp) * KT; sk_iters * grid < 2^31 (stream_k)
     int cluster = 1;     // CTAs per cluster (1 or 2)
     int mc_a = 0;        // cluster 2 along the filters: a unit is a pair of adjacent filter tiles
                          // of one pixel row (tiles_n even: a phantom tile past M pads it)
@@ -93,14 +93,18 @@ struct TileSched {
 
     struct Cursor {
         int i = 0;           // units taken so far in the data-parallel part
-        long long it = -1;   // stream-K: next global iteration (-1: not started)
+        int it = -1;         // stream-K: next global iteration (-1: not started)
     };
 
-    CS_SCHED_HD long long sk_begin(int c) const { return (long long)c * sk_iters / grid; }
+    // The walks below divide in 32 bits: a 64-bit division is a subroutine call in SASS, after
+    // which ptxas cannot prove the warps converged, and the consumers' k-loop then runs with a
+    // WARPSYNC before every wgmma batch (NOTES.md, "The rest of the regression"; "The cut
+    // tiles' walk in 32 bits"). stream_k() keeps sk_iters * grid under 2^31.
+    CS_SCHED_HD int sk_begin(int c) const { return c * sk_iters / grid; }
     // The CTA whose stream-K range holds iteration `it`.
-    CS_SCHED_HD int sk_owner(long long it) const {
-        const long long c = ((it + 1) * grid - 1) / sk_iters;
-        return int(c < grid - 1 ? c : grid - 1);
+    CS_SCHED_HD int sk_owner(int it) const {
+        const int c = ((it + 1) * grid - 1) / sk_iters;
+        return c < grid - 1 ? c : grid - 1;
     }
 
     // Whether this scheduler cuts tiles between CTAs that then wait for each other (stream-K,
@@ -156,8 +160,8 @@ struct TileSched {
         w.tile = tiles_dp + q;
         w.part = 0;
         w.slot = v;
-        w.k0 = int((long long)part * KT / tail_q);
-        w.k1 = int((long long)(part + 1) * KT / tail_q);
+        w.k0 = part * KT / tail_q;  // part < kMaxTailParts: no overflow
+        w.k1 = (part + 1) * KT / tail_q;
         w.role = tail_q == 1 ? Role::whole : (part == 0 ? Role::sk_finish : Role::sk_contrib);
         return true;
     }
@@ -198,14 +202,14 @@ struct TileSched {
             }
             cur.it = sk_begin(cta);
         }
-        const long long end = sk_begin(cta + 1);
+        const int end = sk_begin(cta + 1);
         if (cur.it >= end) return false;
-        const long long t = cur.it / KT;
-        w.tile = tiles_dp + int(t);
+        const int t = cur.it / KT;
+        w.tile = tiles_dp + t;
         w.part = 0;
-        w.k0 = int(cur.it - t * KT);
-        const long long tend = (t + 1) * KT;
-        w.k1 = int((end < tend ? end : tend) - t * KT);
+        w.k0 = cur.it - t * KT;
+        const int tend = (t + 1) * KT;
+        w.k1 = (end < tend ? end : tend) - t * KT;
         w.role = w.k0 > 0 ? Role::sk_contrib : (w.k1 == KT ? Role::whole : Role::sk_finish);
         w.slot = cta;  // one slot per CTA: a stream-K range cuts at most one tile at its start
         cur.it = t * KT + w.k1;
@@ -219,7 +223,7 @@ struct TileSched {
             last = w.slot + tail_q - 1;
             return;
         }
-        const long long t = w.tile - tiles_dp;
+        const int t = w.tile - tiles_dp;
         first = cta + 1;
         last = sk_owner((t + 1) * KT - 1);
     }
@@ -299,6 +303,7 @@ struct TileSched {
     }
     // Host: the flags a fused split-K launch raises (one per unit: tile * ksplit + part).
     long long fused_flags() const { return mode == kSplitKFused ? (long long)units : 0; }
+    static constexpr long long kWalkLimit = 2147483647LL;  // the 32-bit walk's products stay below
     static TileSched stream_k(int ntiles, int tiles_n, int KT, int sms) {
         TileSched s;
         s.mode = kStreamK;
@@ -306,10 +311,13 @@ struct TileSched {
         s.grid = sms;
         const int full = ntiles / sms, rem = ntiles % sms;
         s.tiles_dp = rem == 0 ? ntiles : std::max(0, full - 1) * sms;
-        s.sk_iters = (long long)(ntiles - s.tiles_dp) * KT;
-        if (s.sk_iters == 0) return data_parallel(ntiles, tiles_n, KT, sms);
+        const long long iters = (long long)(ntiles - s.tiles_dp) * KT;
+        // No stream-K part, or one whose 32-bit walk would overflow (sk_iters x grid >= 2^31;
+        // on 132 SMs at worst from 61000 k-slices a tile, no conv layer's): the tiles whole.
+        if (iters == 0 || iters * sms >= kWalkLimit) return data_parallel(ntiles, tiles_n, KT, sms);
+        s.sk_iters = int(iters);
         // Fewer iterations than CTAs: one CTA per iteration at most.
-        if (s.sk_iters < s.grid) s.grid = int(s.sk_iters);
+        if (s.sk_iters < s.grid) s.grid = s.sk_iters;
         return s;
     }
     static constexpr int kMaxTailParts = 8;  // bounds the slots: < SMs x 8 tiles' fp32 accumulators
