@@ -13,8 +13,33 @@
 # same configuration as the device's (Release, sm_90a via CMAKE_CUDA_ARCHITECTURES=90); its
 # build takes long on two cores, so it is reused when already there. The new build must be of
 # the committed tree (its REV is `git describe --dirty`; a dirty tree is refused).
+#
+#   scripts/compare_pack.sh --src OLD_REV
+#
+# packs instead only OLD_REV's side of the files that differ from HEAD (.ab/old_src.tar, and
+# .ab/old_src.del: the files HEAD added), a few kilobytes, for a call whose working tree and
+# binaries would pass the device tool's 64 MiB: scripts/device_ab_build.sh builds both sides
+# on the GPU machine from this tree and those files.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [[ ${1:-} == --src ]]; then
+    OLD_REV=${2:?usage: scripts/compare_pack.sh --src OLD_REV}
+    [[ $(git status --porcelain --untracked-files=no) ]] && { echo "compare_pack: commit first"; exit 2; }
+    mkdir -p .ab
+    # what the build reads: not the data, scripts or prose
+    mapfile -t changed < <(git diff --name-only "$OLD_REV" HEAD -- . ":!plots" ":!scripts" ":!*.md")
+    keep=() del=()
+    for f in "${changed[@]}"; do
+        if git cat-file -e "$OLD_REV:$f" 2>/dev/null; then keep+=("$f"); else del+=("$f"); fi
+    done
+    rm -f .ab/old_src.tar
+    ((${#keep[@]})) && git archive -o .ab/old_src.tar "$OLD_REV" -- "${keep[@]}"
+    [[ -f .ab/old_src.tar ]] || tar -cf .ab/old_src.tar -T /dev/null
+    printf '%s\n' "${del[@]}" | sed '/^$/d' >.ab/old_src.del
+    git rev-parse --short=7 "$OLD_REV" >.ab/old_src.rev
+    echo "compare_pack: ${#keep[@]} files of $OLD_REV in .ab/old_src.tar, ${#del[@]} to delete (.ab/old_src.del)"
+    exit 0
+fi
 OLD_REV=${1:?usage: scripts/compare_pack.sh OLD_REV [NEW_BUILD_DIR]}
 NEW_BUILD=${2:-build}
 OLD_DIR=${OLD_DIR:-/tmp/ab_old}

@@ -27,12 +27,19 @@ AB=/tmp/ab
 DEADLINE=${DEADLINE:-560}
 status=0
 stamp "device: $(nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader)"
-ab_unpack "$AB" || exit 2
+# AB_BUILT=1: the binaries are in $AB/{new,old} already (scripts/device_ab_build.sh built them
+# here), the GPU tests beside the new one
+if [[ ${AB_BUILT:-0} == 1 ]]; then
+    [[ -x $AB/new/convstudy && -x $AB/old/convstudy ]] || { echo "AB_BUILT=1: no $AB/{new,old}/convstudy"; exit 2; }
+else
+    ab_unpack "$AB" || exit 2
+fi
 NEW=$AB/new/convstudy
 OLD=$AB/old/convstudy
 
 if [[ ${TESTS:-0} == 1 ]]; then
-    tar -xJf .ab/tests.tar.xz -C "$AB/new" || { echo "TESTS=1: carry .ab/tests.tar.xz too"; exit 2; }
+    [[ ${AB_BUILT:-0} == 1 ]] || tar -xJf .ab/tests.tar.xz -C "$AB/new" ||
+        { echo "TESTS=1: carry .ab/tests.tar.xz too"; exit 2; }
     stamp "GPU tests (new)"
     CONVSTUDY_REQUIRE_GPU=1 timeout 300 "$AB/new/convstudy_gpu_tests" "[gpu]" \
         >>"$(device_log_head "$OUT/gpu_tests.log")" 2>&1 || status=1

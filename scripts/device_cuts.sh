@@ -1,27 +1,31 @@
 #!/usr/bin/env bash
 # The cut-tile kernels (stream-K, split-tail: ws_kernel's kCuts instances) before and after a
-# change, on one GPU machine in one call: scripts/device_compare.sh runs this tree's binary and
-# an older revision's (both built here by scripts/compare_pack.sh; carry .ab) on the rows the
-# change touches and their controls, then the SASS of both binaries (scripts/device_sass.sh:
-# CALL and WARPSYNC counts per kernel), then, time allowing, a tile sweep of the cut-tile rungs
-# with the new binary (the tuned table's input, scripts/hopper_tune.py).
+# change, on one GPU machine in one call: both sides built there (scripts/device_ab_build.sh,
+# from this tree and OLD_REV's differing files), scripts/device_compare.sh runs them on the
+# rows the change touches and their controls, new then old per layer, then the SASS of both
+# binaries (scripts/device_sass.sh: CALL and WARPSYNC counts per kernel), then, time allowing,
+# a tile sweep of the cut-tile rungs with the new binary (the tuned table's input,
+# scripts/hopper_tune.py).
 #
-#   scripts/compare_pack.sh OLD_REV && device call (carry .ab):
-#   OUT=$OUT scripts/device_cuts.sh
+#   scripts/compare_pack.sh --src OLD_REV && device call (carry .ab):
+#   OUT=$OUT CONVSTUDY_GIT_REV=<this tree's> scripts/device_cuts.sh
 #
 # Files under $OUT (8 at most come back): log.txt, new.csv, old.csv, compare.txt,
-# gpu_tests.log (TESTS=1), sass_new.csv, sass_old.csv, tiles.csv.
+# gpu_tests.log (TESTS=1: the builds leave too little of a 10-minute call for them and the
+# sweeps; run them in a call of their own), sass_new.csv, sass_old.csv, tiles.csv.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 OUT=${OUT:-out/cuts}
 mkdir -p "$OUT"
+export device_t0=${device_t0:-$(date +%s)}  # one clock for every DEADLINE below
 V=hopper-tail-fp16,hopper-tail-bf16,hopper-tail-tf32,hopper-sk-fp16,hopper-sk-bf16,hopper-sk-tf32
 V=$V,hopper-tmastore-fp16,hopper-tmastore-bf16,hopper-tmastore-tf32,cudnn-fp16,cudnn-bf16,cudnn-tf32
 export SWEEP_ARGS=${SWEEP_ARGS:-"--variants $V --memory pageable --layout nhwc --batch 32,128 --warmup 3 --repeats 20"}
 export LAYERS=${LAYERS:-conv2,conv3,conv4,conv5}
-export TESTS=${TESTS:-1}
-export DEADLINE=${DEADLINE:-420}
-OUT=$OUT scripts/device_compare.sh
+export TESTS=${TESTS:-0}
+export DEADLINE=${DEADLINE:-520}  # seconds from the start: the builds take ~250 of them
+scripts/device_ab_build.sh >>"$OUT/log.txt" 2>&1 || { tail -30 "$OUT/log.txt"; exit 2; }
+OUT=$OUT AB_BUILT=1 scripts/device_compare.sh
 status=$?
 exec >>"$OUT/log.txt" 2>&1
 for side in new old; do
@@ -36,7 +40,7 @@ for side in new old; do
     } END { for (x in k) printf "sass %s %s: %d kernels, CALL %d, WARPSYNC %d\n", side, x, k[x], calls[x], ws[x] }' \
         "$OUT/sass_$side.csv"
 done
-left=$((570 - SECONDS))
+left=$((575 - $(date +%s) + device_t0))
 if ((left > 60)); then
     echo "tile sweep of the cut-tile rungs (${left}s at most)"
     timeout "$left" /tmp/ab/new/convstudy sweep --variants hopper-tail-fp16,hopper-tail-tf32,hopper-sk-fp16,hopper-sk-tf32 \
