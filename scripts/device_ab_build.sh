@@ -23,7 +23,7 @@ BUILD_LOG=/tmp/build-ab-new.log device_build "$B" convstudy convstudy_gpu_tests 
 cp "$B/convstudy" "$B/tests/convstudy_gpu_tests" "$AB/new/" && device_rev >"$AB/new/REV"
 # the old side: OLD_REV's files over the tree's (kept in a backup), HEAD's additions removed
 backup=/tmp/ab_backup.tar
-mapfile -t old_files < <(tar -tf .ab/old_src.tar)
+mapfile -t old_files < <(tar -tf .ab/old_src.tar | grep -v '/$')
 mapfile -t added < .ab/old_src.del
 tar -cf "$backup" "${old_files[@]}" "${added[@]}" 2>/dev/null
 tar -xf .ab/old_src.tar && ((${#added[@]} == 0)) || rm -f "${added[@]}"
