@@ -21,16 +21,18 @@ rm -rf "$AB" && mkdir -p "$AB/new" "$AB/old"
 stamp "build new ($(device_rev))"
 BUILD_LOG=/tmp/build-ab-new.log device_build "$B" convstudy convstudy_gpu_tests || exit 2
 cp "$B/convstudy" "$B/tests/convstudy_gpu_tests" "$AB/new/" && device_rev >"$AB/new/REV"
-# the old side: OLD_REV's files over the tree's (kept in a backup), HEAD's additions removed
+# the old side: OLD_REV's files over the tree's (kept in a backup), HEAD's additions removed;
+# extracted with mtimes of now (-m): an archive's older mtime would not make ninja compile again
 backup=/tmp/ab_backup.tar
 mapfile -t old_files < <(tar -tf .ab/old_src.tar | grep -v '/$')
 mapfile -t added < .ab/old_src.del
 tar -cf "$backup" "${old_files[@]}" "${added[@]}" 2>/dev/null
-tar -xf .ab/old_src.tar && ((${#added[@]} == 0)) || rm -f "${added[@]}"
+tar -xmf .ab/old_src.tar && ((${#added[@]} == 0)) || rm -f "${added[@]}"
 stamp "build old ($(cat .ab/old_src.rev): ${#old_files[@]} files swapped, ${#added[@]} removed)"
 rc=0
 CONVSTUDY_GIT_REV=$(cat .ab/old_src.rev) BUILD_LOG=/tmp/build-ab-old.log device_build "$B" convstudy || rc=2
+grep -c "Building CUDA" /tmp/build-ab-old.log | sed "s/^/old build: CUDA objects compiled again: /"
 cp "$B/convstudy" "$AB/old/" && cat .ab/old_src.rev >"$AB/old/REV"
-tar -xf "$backup"
+tar -xmf "$backup"  # -m: mtimes now, so that a later build compiles them again
 stamp "built: $(cat "$AB/new/REV") and $(cat "$AB/old/REV")"
 exit $rc
