@@ -11,8 +11,8 @@
 #   OUT=$OUT CONVSTUDY_GIT_REV=<this tree's> scripts/device_cuts.sh
 #
 # Files under $OUT (8 at most come back): log.txt, new.csv, old.csv, compare.txt,
-# gpu_tests.log (TESTS=1: the builds leave too little of a 10-minute call for them and the
-# sweeps; run them in a call of their own), sass_new.csv, sass_old.csv, tiles.csv.
+# gpu_tests.log (TESTS=1), sass_new.csv, sass_old.csv (SASS_OLD=1), sass_warpsync.txt (the
+# WARPSYNCs of one cut-tile kernel and of its data-parallel twin, in context), tiles.csv.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 OUT=${OUT:-out/cuts}
@@ -28,12 +28,22 @@ scripts/device_ab_build.sh >>"$OUT/log.txt" 2>&1 || { tail -30 "$OUT/log.txt"; e
 OUT=$OUT AB_BUILT=1 scripts/device_compare.sh
 status=$?
 exec >>"$OUT/log.txt" 2>&1
-for side in new old; do
+sides="new${SASS_OLD:+ old}"  # SASS_OLD=1: the old binary's SASS too
+for side in $sides; do
     scripts/device_sass.sh "/tmp/ab/$side/convstudy" "$OUT/sass_$side.csv" || status=1
 done
+# Where the WARPSYNCs sit in one cut-tile kernel (fp16, tile 1, TMA store, kCuts) and in its
+# data-parallel twin: each with the instructions around it
+for k in Lb1ELb0EEEv Lb0ELb0EEEv; do
+    cuobjdump -sass /tmp/ab/new/convstudy 2>/dev/null |
+        awk -v want="ws_kernelI6__halfLi1ELb0ENS2_11EpiTmaStoreES4_Li0ELi1ELb0E$k" '
+        /Function : / { on = index($0, want) > 0; if (on) print; next }
+        on { line[++n] = $0; if (index($0, "WARPSYNC")) hit[n] = 1 }
+        END { for (i = 1; i <= n; i++) for (j = i - 4; j <= i + 2; j++) if (hit[j]) { print line[i]; break } }'
+done >"$OUT/sass_warpsync.txt"
 # CALL and WARPSYNC in the persistent kernels, the cut-tile instances (the kCuts template
 # argument, the 9th) apart from the rest
-for side in new old; do
+for side in $sides; do
     awk -F'"' -v side="$side" 'NR > 1 && $2 ~ /ws_kernel</ {
         n = split($2, t, "; "); cuts = (t[9] == "true") ? "kCuts" : "other"
         split($3, c, ","); calls[cuts] += c[14]; ws[cuts] += c[15]; k[cuts]++
