@@ -59,15 +59,6 @@ __device__ __forceinline__ int ld_acquire(const int* p) {
 #endif
     return v;
 }
-// Waits until flags[first..last] all hold `epoch`. Every consumer thread spins, each warp on
-// a vote (__all_sync), so that a warp leaves the loop together rather than one thread of it
-// (a divergent loop, after which ptxas must re-converge the warp before the next tile's
-// wgmmas). Each thread's own acquire load saw every flag set.
-__device__ __forceinline__ void wait_flags(const int* flags, int first, int last, int epoch) {
-    for (int c = first; c <= last; ++c)
-        while (!__all_sync(0xffffffffu, ld_acquire(flags + c) == epoch)) {
-        }
-}
 
 // Dynamic shared memory of the persistent kernel for tile t and an epilogue staging of
 // epi_bytes: the 1024-byte alignment slack, the ring, the staging, the barriers. The kernel's
@@ -126,7 +117,9 @@ __device__ __forceinline__ void splitk_fixup(const Work& w, const WsArgs<TO>& a,
         __threadfence();
         st_release(flags + w.part, a.epoch);
     }
-    wait_flags(flags, 0, k - 1, a.epoch);
+    if (ct < k)
+        while (ld_acquire(flags + ct) != a.epoch) {
+        }
     named_sync(3, 256);
     const TileOrigin o = TileOrigin::of(w.tile, a.sched.tiles_n, BN, a.g, BM);
     const int p0 = o.p0, m0 = o.m0;
@@ -236,7 +229,10 @@ __device__ __forceinline__ void finish_unit(float (&acc)[CS::kAN / 2], int i, co
             int first = 0, last = -1;
             a.sched.contributors(w, first, last);
             if (i == 0) {
-                wait_flags(a.flags, first, last, a.epoch);
+                if (ct == 0)
+                    for (int c = first; c <= last; ++c)
+                        while (ld_acquire(a.flags + c) != a.epoch) {
+                        }
                 named_sync(3, 256);
             }
             for (int c = first; c <= last; ++c) {
