@@ -473,6 +473,65 @@ def halo_nchw_direct():
     return "\n".join(out) + "\n"
 
 
+def cuts_ab():
+    """The cut-tile kernels' walk in 32 bits (898e230) against 7a0c42c, one H200 call, new then
+    old per layer (scripts/device_cuts.sh, plots/h200/cuts_ab/): kernel ms of the split-tail and
+    stream-K rows, beside the data-parallel tmastore row and cuDNN (code neither change touched:
+    the controls), NHWC, per class; then the SASS counts of both binaries."""
+    new = _pass_ms(_csv_rows(f"{H200}/cuts_ab/new_898e230.csv"), "layer", "N", "variant")
+    old = _pass_ms(_csv_rows(f"{H200}/cuts_ab/old_7a0c42c.csv"), "layer", "N", "variant")
+    out = ["NVIDIA H200, NHWC, kernel ms: 7a0c42c -> 898e230 (new / old); tmastore and cuDNN unchanged code", "",
+           "| layer | N | class | hopper-tail | hopper-sk | hopper-tmastore | cuDNN |", "| --- | --- | --- | --- | --- | --- | --- |"]
+    for layer in ("conv2", "conv3", "conv4", "conv5"):
+        for n in ("32", "128"):
+            for c in ("fp16", "bf16", "tf32"):
+                cells = []
+                for v in (f"hopper-tail-{c}", f"hopper-sk-{c}", f"hopper-tmastore-{c}", f"cudnn-{c}"):
+                    a, b = old.get((layer, n, v)), new.get((layer, n, v))
+                    cells.append("-" if a is None or b is None else f"{g3(a)} -> {g3(b)} ({b / a:.3f})")
+                out.append(f"| {layer} | {n} | {c} | " + " | ".join(cells) + " |")
+    out += ["", "SASS of the persistent kernels (scripts/device_sass.sh), summed over the instances:", "",
+            "| binary | kernels | CALL | WARPSYNC |", "| --- | --- | --- | --- |"]
+    for rev, path in (("7a0c42c", f"{H200}/cuts_ab/sass_7a0c42c.csv"), ("898e230 (= fd7de4f's device code)",
+                                                                        f"{H200}/sass_sm90.csv")):
+        agg = {}
+        for r in _csv_rows(path):
+            k = r["kernel"]
+            if "ws_kernel<" not in k:
+                continue
+            args = k.split("; ")  # the 9th template argument is kCuts
+            cuts = "cut tiles (kCuts)" if len(args) > 8 and args[8] == "true" else "the others"
+            a = agg.setdefault(cuts, [0, 0, 0])
+            a[0] += 1
+            a[1] += int(r["CALL"])
+            a[2] += int(r["WARPSYNC"])
+        for kind in sorted(agg):
+            a = agg[kind]
+            out.append(f"| {rev}, {kind} | {a[0]} | {a[1]} | {a[2]} |")
+    return "\n".join(out) + "\n"
+
+
+def cuts_probe():
+    """Which part of the cut-tile kernel keeps its WARPSYNCs: the variants scripts/cuts_probe.py
+    builds (plots/h200/cuts_ab/probe_variants.csv: one fp16 kernel, tile 1, TMA-store epilogue,
+    kCuts true, and its data-parallel twin) and the counts of their SASS on the GPU machine
+    (probe/dis.sh's output, plots/h200/cuts_ab/probe_counts.txt)."""
+    counts = {}
+    for line in open(f"{H200}/cuts_ab/probe_counts.txt"):
+        f = line.split()  # k_v1.cubin cuts WARPSYNC 5 CALL 0 R2UR 30 BSSY 39 insts 1968
+        if len(f) == 12:
+            counts[(f[0].split(".")[0][2:], f[1])] = dict(zip(f[2::2], f[3::2]))
+    out = ["| probe | walk | cut roles | what | WARPSYNC | BSSY | SASS instructions | WARPSYNC of the data-parallel twin |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for r in _csv_rows(f"{H200}/cuts_ab/probe_variants.csv"):
+        c, d = counts.get((r["probe"], "cuts")), counts.get((r["probe"], "dp"))
+        if c is None or d is None:
+            continue
+        out.append(f"| {r['probe']} | {r['walk']} | {r['roles']} | {r['what']} | {c['WARPSYNC']} | {c['BSSY']} | "
+                   f"{c['insts']} | {d['WARPSYNC']} |")
+    return "\n".join(out) + "\n"
+
+
 def fp32_conv2_miss(layer="conv2"):
     """The fp32 class on one layer in the H200 reference sweep (SWEEP): our fastest fp32-class row
     (not cuDNN's, not cuBLAS's) against the fastest cuDNN fp32 row, either layout, N=32 and 128."""
@@ -1317,6 +1376,8 @@ GENERATORS = {
     "h200-n1-tiles": n1_tiles,
     "h200-goal-misses": goal_misses,
     "h100-goal-misses": lambda: goal_misses(folder=H100),
+    "h200-cuts-ab": cuts_ab,
+    "h200-cuts-probe": cuts_probe,
     "h200-m64-sass": m64_sass,
     "h100-goals-24": lambda: goals_24(f"{H100}/goals_24.csv"),
     "h200-n1-m64-kernels": n1_m64_kernels,
