@@ -60,6 +60,37 @@ BRANCH_FREE_TAIL = """    CS_SCHED_HD bool next_tail(int cta, Cursor& cur, Work&
 """
 
 
+DP_FORM_TAIL = """    CS_SCHED_HD bool next_tail(int cta, Cursor& cur, Work& w) const {
+        const int t = cta + cur.i * grid;
+        if (t < tiles_dp) {
+            ++cur.i;
+            w.tile = t, w.part = 0, w.k0 = 0, w.k1 = KT, w.role = Role::whole;
+            return true;
+        }
+        const int v = t - tiles_dp;
+        if (v >= (ntiles - tiles_dp) * tail_q) return false;
+        ++cur.i;
+        const int q = v / tail_q;
+        w.tile = tiles_dp + q;
+        w.part = 0;
+        w.slot = v;
+        const int part = v - q * tail_q;
+        w.k0 = part * tail_kp;
+        w.k1 = part == tail_q - 1 ? KT : w.k0 + tail_kp;
+        w.role = tail_q == 1 ? Role::whole : (part == 0 ? Role::sk_finish : Role::sk_contrib);
+        return true;
+    }
+"""
+
+
+def dp_form_tail(ts):
+    i = ts.index("    CS_SCHED_HD bool next_tail(")
+    j = ts.index("    // data-parallel, split-K; units fit in int")
+    ts = ts[:i] + DP_FORM_TAIL + ts[j:]
+    return sub(ts, "    int tail_q = 1;      // split-tail: k-parts per tile of the last wave",
+               "    int tail_q = 1;\n    int tail_kp = 1;")
+
+
 def sub(text, old, new):
     if old not in text:
         sys.exit(f"cuts_probe: the tree changed, not found: {old[:60]!r}")
@@ -109,6 +140,8 @@ def variants(ws, ts):
         13: (roles_off(ws), only("            return next_tail(cta, cur, w);")(branch_free_tail(ts))),
         14: (ws, only("            return next_tail(cta, cur, w);")(branch_free_tail(ts))),
         15: (ws, branch_free_tail(ts)),
+        16: (roles_off(ws), only("            return next_tail(cta, cur, w);")(dp_form_tail(ts))),
+        17: (ws, dp_form_tail(ts)),
     }
 
 
