@@ -11,7 +11,8 @@ The GPU machine has cuobjdump; this machine does not:
 
 dis.sh prints, per cubin and kernel, the WARPSYNC, CALL, R2UR and BSSY counts and the number of
 SASS instructions, and writes the listed cubins' SASS under $OUT. The results of fd7de4f's tree
-are plots/h200/cuts_ab/probe_warpsync.csv (NOTES.md, "The cut tiles' walk in 32 bits").
+are plots/h200/cuts_ab/probe_counts.txt, the variants' descriptions probe_variants.csv (NOTES.md,
+"The cut tiles' walk in 32 bits").
 """
 import os
 import subprocess
@@ -91,6 +92,37 @@ def dp_form_tail(ts):
                "    int tail_q = 1;\n    int tail_kp = 1;")
 
 
+def tail_walk(body):
+    """The split-tail walk replaced by `body` (the probes that bisect it)."""
+    def f(ts):
+        i = ts.index("    CS_SCHED_HD bool next_tail(")
+        j = ts.index("    // data-parallel, split-K; units fit in int")
+        return ts[:i] + "    CS_SCHED_HD bool next_tail(int cta, Cursor& cur, Work& w) const {\n" + body + "    }\n" + ts[j:]
+    return f
+
+
+WHOLE_ONLY = """        const int t = cta + cur.i * grid;
+        if (t >= tiles_dp) return false;
+        ++cur.i;
+        w.tile = t, w.part = 0, w.k0 = 0, w.k1 = KT, w.role = Role::whole;
+        return true;
+"""
+PARTS_ONLY = """        const int v = cta + cur.i * grid;
+        if (v >= (ntiles - tiles_dp) * tail_q) return false;
+        ++cur.i;
+        const int q = v / tail_q;
+        w.tile = tiles_dp + q;
+        w.part = 0;
+        w.slot = v;
+        const int part = v - q * tail_q;
+        w.k0 = part * tail_kp;
+        w.k1 = w.k0 + tail_kp;
+        w.role = Role::sk_contrib;
+        return true;
+"""
+PARTS_WHOLE_RANGE = PARTS_ONLY.replace("w.k0 = part * tail_kp;", "w.k0 = 0;").replace("w.k1 = w.k0 + tail_kp;", "w.k1 = KT;")
+
+
 def sub(text, old, new):
     if old not in text:
         sys.exit(f"cuts_probe: the tree changed, not found: {old[:60]!r}")
@@ -142,6 +174,11 @@ def variants(ws, ts):
         15: (ws, branch_free_tail(ts)),
         16: (roles_off(ws), only("            return next_tail(cta, cur, w);")(dp_form_tail(ts))),
         17: (ws, dp_form_tail(ts)),
+        18: (roles_off(ws), only("            return next_tail(cta, cur, w);")(tail_walk(WHOLE_ONLY)(dp_form_tail(ts)))),
+        19: (roles_off(ws), only("            return next_tail(cta, cur, w);")(tail_walk(PARTS_ONLY)(dp_form_tail(ts)))),
+        20: (roles_off(ws), only("            return next_tail(cta, cur, w);")(tail_walk(PARTS_WHOLE_RANGE)(dp_form_tail(ts)))),
+        21: (ws, only("            return next_tail(cta, cur, w);")(tail_walk(WHOLE_ONLY)(dp_form_tail(ts)))),
+        22: (ws, only("            return next_tail(cta, cur, w);")(tail_walk(PARTS_ONLY)(dp_form_tail(ts)))),
     }
 
 
