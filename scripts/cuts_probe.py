@@ -6,10 +6,12 @@ and the dispatch rewritten) into probe/ (git-ignored), each instantiating one fp
 TMA-store epilogue) with kCuts true and false, and compiles them to cubins here (nvcc, no GPU).
 The GPU machine has cuobjdump; this machine does not:
 
-    python3 scripts/cuts_probe.py                 # here: probe/k_v*.cubin, probe/dis.sh
+    python3 scripts/cuts_probe.py [REV]           # here: probe/k_v*.cubin, probe/dis.sh
     device call, carry ["probe"]: OUT=$OUT SASS_OF="k_v1 k_v10" bash probe/dis.sh
 
-dis.sh prints, per cubin and kernel, the WARPSYNC, CALL, R2UR and BSSY counts and the number of
+The variants rewrite the two headers as they were at REV (default 7c5397e, the tree the probes
+ran on, before the kernel per cut scheduler; read with git show), so the other headers are the
+working tree's. dis.sh prints, per cubin and kernel, the WARPSYNC, CALL, R2UR and BSSY counts and the number of
 SASS instructions, and writes the listed cubins' SASS under $OUT. The results of fd7de4f's tree
 are plots/h200/cuts_ab/probe_counts.txt, the variants' descriptions probe_variants.csv (NOTES.md,
 "The cut tiles' walk in 32 bits").
@@ -120,6 +122,7 @@ PARTS_ONLY = """        const int v = cta + cur.i * grid;
         w.role = Role::sk_contrib;
         return true;
 """
+PARTS_BOTH_ROLES = PARTS_ONLY.replace("w.role = Role::sk_contrib;", "w.role = part == 0 ? Role::sk_finish : Role::sk_contrib;")
 PARTS_WHOLE_RANGE = PARTS_ONLY.replace("w.k0 = part * tail_kp;", "w.k0 = 0;").replace("w.k1 = w.k0 + tail_kp;", "w.k1 = KT;")
 
 
@@ -179,6 +182,7 @@ def variants(ws, ts):
         20: (roles_off(ws), only("            return next_tail(cta, cur, w);")(tail_walk(PARTS_WHOLE_RANGE)(dp_form_tail(ts)))),
         21: (ws, only("            return next_tail(cta, cur, w);")(tail_walk(WHOLE_ONLY)(dp_form_tail(ts)))),
         22: (ws, only("            return next_tail(cta, cur, w);")(tail_walk(PARTS_ONLY)(dp_form_tail(ts)))),
+        23: (ws, only("            return next_tail(cta, cur, w);")(tail_walk(PARTS_BOTH_ROLES)(dp_form_tail(ts)))),
     }
 
 
@@ -203,8 +207,10 @@ done
 
 
 def main():
-    ws = open(os.path.join(HOP, "ws_kernel.cuh")).read()
-    ts = open(os.path.join(HOP, "tile_scheduler.cuh")).read()
+    rev = sys.argv[1] if len(sys.argv) > 1 else "7c5397e"
+    show = lambda f: subprocess.run(["git", "-C", ROOT, "show", f"{rev}:gpu/variants/hopper/{f}"], check=True,
+                                    capture_output=True, text=True).stdout
+    ws, ts = show("ws_kernel.cuh"), show("tile_scheduler.cuh")
     os.makedirs(OUTD, exist_ok=True)
     jobs = []
     for i, (w, t) in variants(ws, ts).items():

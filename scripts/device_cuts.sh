@@ -32,9 +32,9 @@ sides="new${SASS_OLD:+ old}"  # SASS_OLD=1: the old binary's SASS too
 for side in $sides; do
     scripts/device_sass.sh "/tmp/ab/$side/convstudy" "$OUT/sass_$side.csv" || status=1
 done
-# Where the WARPSYNCs sit in one cut-tile kernel (fp16, tile 1, TMA store, kCuts) and in its
-# data-parallel twin: each with the instructions around it
-for k in Lb1ELb0EEEv Lb0ELb0EEEv; do
+# Where the WARPSYNCs sit in one cut-tile kernel (fp16, tile 1, TMA store, kCut = 1: split-tail)
+# and in its data-parallel twin: each with the instructions around it
+for k in Li1ELb0EEEv Li0ELb0EEEv; do
     cuobjdump -sass /tmp/ab/new/convstudy 2>/dev/null |
         awk -v want="ws_kernelI6__halfLi1ELb0ENS2_11EpiTmaStoreES4_Li0ELi1ELb0E$k" '
         /Function : / { on = index($0, want) > 0; if (on) print; next }
@@ -42,16 +42,16 @@ for k in Lb1ELb0EEEv Lb0ELb0EEEv; do
         END { for (i = 1; i <= n; i++) for (j = i - 4; j <= i + 2; j++) if (hit[j]) { print line[i]; break } }'
 done >"$OUT/sass_warpsync.txt"
 # CALL and WARPSYNC in the persistent kernels, the cut-tile instances (the kCuts template
-# argument, the 9th) apart from the rest
+# argument, the 9th: true, or the cut kind 1-3) apart from the rest
 for side in $sides; do
     awk -F'"' -v side="$side" 'NR > 1 && $2 ~ /ws_kernel</ {
-        n = split($2, t, "; "); cuts = (t[9] == "true") ? "kCuts" : "other"
+        n = split($2, t, "; "); cuts = (t[9] == "true" || t[9] ~ /^[123]$/) ? "kCuts" : "other"
         split($3, c, ","); calls[cuts] += c[14]; ws[cuts] += c[15]; k[cuts]++
     } END { for (x in k) printf "sass %s %s: %d kernels, CALL %d, WARPSYNC %d\n", side, x, k[x], calls[x], ws[x] }' \
         "$OUT/sass_$side.csv"
 done
 left=$((575 - $(date +%s) + device_t0))
-if ((left > 60)); then
+if [[ ${TILES:-1} == 1 ]] && ((left > 60)); then  # TILES=0: no tile sweep
     echo "tile sweep of the cut-tile rungs (${left}s at most)"
     timeout "$left" /tmp/ab/new/convstudy sweep --variants hopper-tail-fp16,hopper-tail-tf32,hopper-sk-fp16,hopper-sk-tf32 \
         --axis tile=all --layers conv2,conv5 --batch 32,128 --memory pageable --layout nhwc --check sampled \

@@ -41,6 +41,22 @@ std::vector<std::vector<Unit>> walk(const TileSched& s) {
     return per;
 }
 
+// The walk of the split-tail and stream-K kernels (ws_kernel.cuh, kCut): two loops per CTA,
+// next_whole, then next_tail_part or next_sk_range; it must give next()'s units in its order.
+std::vector<std::vector<Unit>> walk_two_loops(const TileSched& s) {
+    std::vector<std::vector<Unit>> per(s.grid);
+    for (int c = 0; c < s.grid; ++c) {
+        TileSched::Cursor cur;
+        Work w;
+        while (s.next_whole(c, cur, w)) per[c].push_back({c, w});
+        if (s.mode == TileSched::kSplitTail)
+            while (s.next_tail_part(c, cur, w)) per[c].push_back({c, w});
+        else
+            while (s.next_sk_range(c, cur, w)) per[c].push_back({c, w});
+    }
+    return per;
+}
+
 // Runs the grid: a CTA's unit finishes when it is a whole tile, a split part or a
 // contributor, or a finisher whose contributor slots are all written; returns false on a
 // wait cycle (no CTA can move).
@@ -80,6 +96,17 @@ void check(const TileSched& s) {
             for (std::size_t i = 0; i < per[c].size(); ++i) {
                 const Work &a = per[c][i].w, &b = dp[c][i].w;
                 REQUIRE((a.tile == b.tile && a.k0 == b.k0 && a.k1 == b.k1 && a.part == b.part && a.role == b.role));
+            }
+        }
+    }
+    if (s.mode == TileSched::kSplitTail || s.mode == TileSched::kStreamK) {
+        const auto two = walk_two_loops(s);
+        REQUIRE(two.size() == per.size());
+        for (std::size_t c = 0; c < per.size(); ++c) {
+            REQUIRE(two[c].size() == per[c].size());
+            for (std::size_t i = 0; i < per[c].size(); ++i) {
+                const Work &a = per[c][i].w, &b = two[c][i].w;
+                REQUIRE((a.tile == b.tile && a.k0 == b.k0 && a.k1 == b.k1 && a.slot == b.slot && a.role == b.role));
             }
         }
     }

@@ -473,14 +473,15 @@ def halo_nchw_direct():
     return "\n".join(out) + "\n"
 
 
-def cuts_ab():
-    """The cut-tile kernels' walk in 32 bits (898e230) against 7a0c42c, one H200 call, new then
-    old per layer (scripts/device_cuts.sh, plots/h200/cuts_ab/): kernel ms of the split-tail and
-    stream-K rows, beside the data-parallel tmastore row and cuDNN (code neither change touched:
-    the controls), NHWC, per class; then the SASS counts of both binaries."""
-    new = _pass_ms(_csv_rows(f"{H200}/cuts_ab/new_898e230.csv"), "layer", "N", "variant")
-    old = _pass_ms(_csv_rows(f"{H200}/cuts_ab/old_7a0c42c.csv"), "layer", "N", "variant")
-    out = ["NVIDIA H200, NHWC, kernel ms: 7a0c42c -> 898e230 (new / old); tmastore and cuDNN unchanged code", "",
+def cuts_ab(old_rev="7a0c42c", new_rev="898e230", sass=(("7a0c42c", "cuts_ab/sass_7a0c42c.csv"),
+                                                          ("898e230 (= fd7de4f's device code)", "sass_sm90.csv"))):
+    """A change to the cut-tile kernels against the revision before it, one H200 call, new then
+    old per layer (scripts/device_cuts.sh, plots/h200/cuts_ab/old_<rev>.csv, new_<rev>.csv):
+    kernel ms of the split-tail and stream-K rows, beside the data-parallel tmastore row and
+    cuDNN (the controls), NHWC, per class; then the SASS counts of the binaries named."""
+    new = _pass_ms(_csv_rows(f"{H200}/cuts_ab/new_{new_rev}.csv"), "layer", "N", "variant")
+    old = _pass_ms(_csv_rows(f"{H200}/cuts_ab/old_{old_rev}.csv"), "layer", "N", "variant")
+    out = [f"NVIDIA H200, NHWC, kernel ms: {old_rev} -> {new_rev} (new / old)", "",
            "| layer | N | class | hopper-tail | hopper-sk | hopper-tmastore | cuDNN |", "| --- | --- | --- | --- | --- | --- | --- |"]
     for layer in ("conv2", "conv3", "conv4", "conv5"):
         for n in ("32", "128"):
@@ -492,15 +493,15 @@ def cuts_ab():
                 out.append(f"| {layer} | {n} | {c} | " + " | ".join(cells) + " |")
     out += ["", "SASS of the persistent kernels (scripts/device_sass.sh), summed over the instances:", "",
             "| binary | kernels | CALL | WARPSYNC |", "| --- | --- | --- | --- |"]
-    for rev, path in (("7a0c42c", f"{H200}/cuts_ab/sass_7a0c42c.csv"), ("898e230 (= fd7de4f's device code)",
-                                                                        f"{H200}/sass_sm90.csv")):
+    for rev, name in sass:
+        path = f"{H200}/{name}"
         agg = {}
         for r in _csv_rows(path):
             k = r["kernel"]
             if "ws_kernel<" not in k:
                 continue
-            args = k.split("; ")  # the 9th template argument is kCuts
-            cuts = "cut tiles (kCuts)" if len(args) > 8 and args[8] == "true" else "the others"
+            args = k.split("; ")  # the 9th template argument: kCuts (true) or the cut kind (1-3)
+            cuts = "cut tiles" if len(args) > 8 and args[8] in ("true", "1", "2", "3") else "the others"
             a = agg.setdefault(cuts, [0, 0, 0])
             a[0] += 1
             a[1] += int(r["CALL"])
@@ -517,7 +518,7 @@ def cuts_probe():
     kCuts true, and its data-parallel twin) and the counts of their SASS on the GPU machine
     (probe/dis.sh's output, plots/h200/cuts_ab/probe_counts.txt)."""
     counts = {}
-    for line in open(f"{H200}/cuts_ab/probe_counts.txt"):
+    for line in open(os.path.join(ROOT, H200, "cuts_ab", "probe_counts.txt"), encoding="utf-8"):
         f = line.split()  # k_v1.cubin cuts WARPSYNC 5 CALL 0 R2UR 30 BSSY 39 insts 1968
         if len(f) == 12:
             counts[(f[0].split(".")[0][2:], f[1])] = dict(zip(f[2::2], f[3::2]))

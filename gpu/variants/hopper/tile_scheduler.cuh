@@ -68,6 +68,11 @@ enum class Role : int {
     split_cluster = 5,  // cluster split-K part: accumulators to shared memory, sum a row share over the cluster
 };
 
+// The persistent kernel's instance for a scheduler (ws_kernel's kCut): none (data-parallel,
+// split-K, cluster split-K), or one of its own per scheduler that cuts tiles, whose walk and
+// roles the others do not carry.
+enum CutKind : int { kCutNone = 0, kCutTail = 1, kCutStreamK = 2, kCutFused = 3 };
+
 struct Work {
     int tile = 0;
     int k0 = 0, k1 = 0;  // k-slices [k0, k1) of the tile
@@ -111,6 +116,9 @@ struct TileSched {
     // split-tail, fused split-K): only a kernel built with kCuts (the cut tiles' walk, roles
     // and waits) runs it.
     CS_SCHED_HD bool cuts() const { return mode == kStreamK || mode == kSplitTail || mode == kSplitKFused; }
+    CS_SCHED_HD int cut_kind() const {
+        return mode == kSplitTail ? kCutTail : mode == kStreamK ? kCutStreamK : mode == kSplitKFused ? kCutFused : kCutNone;
+    }
 
     // The next unit of CTA `cta` (the kernels: blockIdx.x); false when it has none left.
     // kCuts = false: a kernel for data-parallel and split-K only, without the stream-K and
@@ -118,6 +126,12 @@ struct TileSched {
     // cannot prove the warps converged, and the consumers' k-loop then runs on vector
     // registers with a WARPSYNC before every wgmma batch (NOTES.md, "The rest of the
     // regression").
+    // The cut-tile kernels (ws_kernel.cuh) are one per cut scheduler and walk in two loops, one
+    // per kind of unit: next_whole, then next_tail_part (split-tail) or next_sk_range
+    // (stream-K), next_tail's and next_sk's two halves. A kernel looping over next() (a branch
+    // on the loop-carried index between the kinds, or between the schedulers) kept its
+    // consumers' ring state in vector registers with a WARPSYNC before every wgmma batch
+    // (NOTES.md, "The cut tiles' walk in 32 bits": probes v16, v18-v24).
     template <bool kCuts = true>
     CS_SCHED_HD bool next(int cta, Cursor& cur, Work& w) const {
         if constexpr (!kCuts) {
@@ -147,13 +161,19 @@ struct TileSched {
     }
     // split-tail: whole waves data-parallel, then each tile of the last wave in tail_q parts
     CS_SCHED_HD bool next_tail(int cta, Cursor& cur, Work& w) const {
+        return next_whole(cta, cur, w) || next_tail_part(cta, cur, w);
+    }
+    // stream-K and split-tail, phase 0: tile c, c + grid, ... below tiles_dp, whole
+    CS_SCHED_HD bool next_whole(int cta, Cursor& cur, Work& w) const {
         const int t = cta + cur.i * grid;
-        if (t < tiles_dp) {
-            ++cur.i;
-            w.tile = t, w.part = 0, w.k0 = 0, w.k1 = KT, w.role = Role::whole;
-            return true;
-        }
-        const int v = t - tiles_dp;  // tail unit
+        if (t >= tiles_dp) return false;
+        ++cur.i;
+        w.tile = t, w.part = 0, w.k0 = 0, w.k1 = KT, w.role = Role::whole;
+        return true;
+    }
+    // split-tail, phase 1: the last wave's tiles in tail_q parts each, dealt out like tiles
+    CS_SCHED_HD bool next_tail_part(int cta, Cursor& cur, Work& w) const {
+        const int v = cta + cur.i * grid - tiles_dp;  // tail unit
         if (v >= (ntiles - tiles_dp) * tail_q) return false;
         ++cur.i;
         const int q = v / tail_q, part = v - q * tail_q;
@@ -193,15 +213,11 @@ struct TileSched {
     }
     // stream-K: whole tiles first, then this CTA's range of the rest's k-slices
     CS_SCHED_HD bool next_sk(int cta, Cursor& cur, Work& w) const {
-        if (cur.it < 0) {
-            const int t = cta + cur.i * grid;
-            if (t < tiles_dp) {
-                ++cur.i;
-                w.tile = t, w.part = 0, w.k0 = 0, w.k1 = KT, w.role = Role::whole;
-                return true;
-            }
-            cur.it = sk_begin(cta);
-        }
+        return (cur.it < 0 && next_whole(cta, cur, w)) || next_sk_range(cta, cur, w);
+    }
+    // stream-K, phase 1: this CTA's range of the k-slices of the tiles past tiles_dp
+    CS_SCHED_HD bool next_sk_range(int cta, Cursor& cur, Work& w) const {
+        if (cur.it < 0) cur.it = sk_begin(cta);
         const int end = sk_begin(cta + 1);
         if (cur.it >= end) return false;
         const int t = cur.it / KT;

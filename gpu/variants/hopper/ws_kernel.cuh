@@ -211,7 +211,7 @@ __device__ __forceinline__ void finish_unit(float (&acc)[CS::kAN / 2], int i, co
             if (w.role == Role::split_fused && i == kAcc - 1) splitk_fixup<TO, CS::kCols, CS::kRows, kDown>(w, a, ct);
         return;
     }
-    // The cut tiles' roles: only in a kernel for stream-K or split-tail (kCuts; TileSched::next).
+    // The cut tiles' roles: only in a kernel for stream-K, split-tail or fused split-K (kCuts).
     if constexpr (kCuts) {
         constexpr int kSlot = 256 * (AN / 2);  // floats of one accumulator of both warpgroups
         if (w.role == Role::sk_contrib) {
@@ -254,11 +254,12 @@ __device__ __forceinline__ void finish_unit(float (&acc)[CS::kAN / 2], int i, co
 namespace cs::gpu::variants::hopper {
 
 template <class T, int TILE, bool kPP, class Epi, class TO, int kDown, int kCL = 1, bool kMcA = false,
-          bool kCuts = false, bool kClK = false>
+          int kCut = kCutNone, bool kClK = false>
 __global__ void __launch_bounds__(kWsThreads, 1)
     ws_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
               const __grid_constant__ CUtensorMap tmO, const WsArgs<TO> a) {
 #ifdef CS_HOPPER_DEVICE
+    constexpr bool kCuts = kCut != kCutNone;  // the cut tiles' roles (finish_unit)
     static_assert(kCL == 1 || (kCL == 2 && !kPP), "clusters of two run the cooperative schedule only");
     static_assert(!kCuts || (kCL == 1 && !kPP), "stream-K and split-tail: cooperative, no cluster");
     static_assert(!kClK || (kCL == 1 && !kPP && !kCuts), "cluster split-K: cooperative, clusters of its own");
@@ -305,7 +306,7 @@ __global__ void __launch_bounds__(kWsThreads, 1)
             TileSched::Cursor cur;
             Work w;
             const int cslices = a.cslices, S = a.g.S;
-            while (kClK ? a.sched.next_cluster_part(int(blockIdx.x), cur, w) : a.sched.template next<kCuts>(cur, w)) {
+            auto produce = [&](const Work& w) {
                 const TileOrigin o = TileOrigin::of(w.tile, a.sched.tiles_n, BN, a.g, BM);
                 // kMcA: this CTA's half of the shared A tile; BM = 256: the second 128 pixels
                 const TileOrigin oA = kMcA ? TileOrigin::at(o.p0 + rank * (kBM / 2), o.m0, a.g)
@@ -320,6 +321,18 @@ __global__ void __launch_bounds__(kWsThreads, 1)
                     r.advance();
                     if (r.stage == 0) first_round = false;
                 }
+            };
+            // split-tail and stream-K: two loops, one per kind of unit (tile_scheduler.cuh)
+            const int cta = int(blockIdx.x);
+            if constexpr (kCut == kCutTail || kCut == kCutStreamK) {
+                while (a.sched.next_whole(cta, cur, w)) produce(w);
+                if constexpr (kCut == kCutTail)
+                    while (a.sched.next_tail_part(cta, cur, w)) produce(w);
+                else
+                    while (a.sched.next_sk_range(cta, cur, w)) produce(w);
+            } else {
+                while (kClK ? a.sched.next_cluster_part(int(blockIdx.x), cur, w) : a.sched.template next<false>(cur, w))
+                    produce(w);
             }
         }
         if constexpr (kCL == 2) cluster_sync_all();
@@ -347,7 +360,7 @@ __global__ void __launch_bounds__(kWsThreads, 1)
         Ring<STAGES> r;
         TileSched::Cursor cur;
         Work w;
-        while (kClK ? a.sched.next_cluster_part(int(blockIdx.x), cur, w) : a.sched.template next<kCuts>(cur, w)) {
+        auto consume = [&](const Work& w) {
             const TileOrigin o = TileOrigin::of(w.tile, a.sched.tiles_n, BN, a.g, BM);
             float acc[kAcc][AN / 2];
             zero(acc[0]);
@@ -375,13 +388,25 @@ __global__ void __launch_bounds__(kWsThreads, 1)
                 cluster_split_finish<TO, CS, kDown>(acc, w, o, a,
                                                         reinterpret_cast<float*>(smem_raw + (sbase - smem_u32(smem_raw))),
                                                         sbase, ct);
-                continue;
+                return;
             }
             // constant indices only: a loop here is not unrolled and puts acc in local memory
             const int mw = o.m0 + CS::col0(cw);
             finish_unit<TO, CS, kDown, Epi, kCuts>(acc[0], 0, w, a, ea, o.p0 + CS::row0(cw, 0), mw, cw, ct, nsub);
             if constexpr (kAcc == 2)
                 finish_unit<TO, CS, kDown, Epi, kCuts>(acc[1], 1, w, a, ea, o.p0 + CS::row0(cw, 1), mw, cw, ct, nsub);
+        };
+        // as the producer: split-tail and stream-K in two loops
+        const int cta = int(blockIdx.x);
+        if constexpr (kCut == kCutTail || kCut == kCutStreamK) {
+            while (a.sched.next_whole(cta, cur, w)) consume(w);
+            if constexpr (kCut == kCutTail)
+                while (a.sched.next_tail_part(cta, cur, w)) consume(w);
+            else
+                while (a.sched.next_sk_range(cta, cur, w)) consume(w);
+        } else {
+            while (kClK ? a.sched.next_cluster_part(int(blockIdx.x), cur, w) : a.sched.template next<false>(cur, w))
+                consume(w);
         }
     }
     Epi::drain(ct & 127);

@@ -42,10 +42,10 @@ struct WsLaunch {
     int split_parts = 0;      // prepare_only, cluster split-K: its clusters' size (max_ctas for it)
 };
 
-template <class T, int I, bool kPP, class Epi, class TO, int kDown, int kCL = 1, bool kMcA = false, bool kCuts = false,
+template <class T, int I, bool kPP, class Epi, class TO, int kDown, int kCL = 1, bool kMcA = false, int kCut = kCutNone,
           bool kClK = false>
 void launch_one(const WsLaunch& l, const WsArgs<TO>& args, cudaStream_t stream) {
-    auto* k = ws_kernel<T, I, kPP, Epi, TO, kDown, kCL, kMcA, kCuts, kClK>;
+    auto* k = ws_kernel<T, I, kPP, Epi, TO, kDown, kCL, kMcA, kCut, kClK>;
     constexpr int smem = WsSmem<T, I, Epi>::kTotal;
     // A launch of `grid` CTAs in clusters of kCL, or of the split's parts (kClK)
     // (cudaLaunchKernelEx's form, clusters only).
@@ -81,10 +81,10 @@ void launch_one(const WsLaunch& l, const WsArgs<TO>& args, cudaStream_t stream) 
         }
         return;
     }
-    // A kernel without the cut tiles' walk and roles must not run a scheduler that cuts tiles
-    // (it would skip their k-slices): the dispatch above picks kCuts by the mode.
-    if (!kCuts && args.sched.cuts())
-        throw cs::Error("hopper: a data-parallel/split-K kernel launched for stream-K or split-tail");
+    // Each scheduler that cuts tiles has a kernel of its own, whose walk is that scheduler's
+    // alone (it would skip or repeat k-slices of another's): the dispatch below picks kCut.
+    if (kCut != args.sched.cut_kind())
+        throw cs::Error("hopper: a persistent kernel launched for another tile scheduler than its own");
     if (kClK != (args.sched.mode == TileSched::kSplitKCluster))
         throw cs::Error("hopper: the cluster split-K kernel and scheduler must go together");
     if constexpr (kCL == 1 && !kClK) {
@@ -97,27 +97,34 @@ void launch_one(const WsLaunch& l, const WsArgs<TO>& args, cudaStream_t stream) 
 }
 
 // The epilogue is the one runtime choice left once the rest is fixed.
-template <class T, int I, bool kPP, class TO, int kDown, int kCL = 1, bool kMcA = false, bool kCuts = false>
+template <class T, int I, bool kPP, class TO, int kDown, int kCL = 1, bool kMcA = false, int kCut = kCutNone>
 void launch_epi(const WsLaunch& l, const WsArgs<TO>& args, cudaStream_t stream) {
     if (l.epilogue == Epilogue::direct)
-        launch_one<T, I, kPP, EpiDirect, TO, kDown, kCL, kMcA, kCuts>(l, args, stream);
+        launch_one<T, I, kPP, EpiDirect, TO, kDown, kCL, kMcA, kCut>(l, args, stream);
     else
-        launch_one<T, I, kPP, EpiTmaStore, TO, kDown, kCL, kMcA, kCuts>(l, args, stream);
+        launch_one<T, I, kPP, EpiTmaStore, TO, kDown, kCL, kMcA, kCut>(l, args, stream);
 }
-// Whether the tile scheduler cuts tiles between CTAs (stream-K, split-tail): a kernel of its
-// own (kCuts), so the other schedulers' kernels carry none of the cut tiles' code.
+// A tile scheduler that cuts tiles between CTAs (split-tail, stream-K, fused split-K) runs a
+// kernel of its own (kCut), so the other schedulers' kernels carry none of the cut tiles' code
+// and each cut walk is a loop per kind of unit (tile_scheduler.cuh).
 template <class T, int I, class TO, int kDown>
 void launch_coop1(const WsLaunch& l, const WsArgs<TO>& args, cudaStream_t stream) {
     if (l.prepare_only) {  // every kernel's shared-memory attribute: the plan's scheduler picks one
-        launch_epi<T, I, false, TO, kDown, 1, false, true>(l, args, stream);
+        launch_epi<T, I, false, TO, kDown, 1, false, kCutTail>(l, args, stream);
+        launch_epi<T, I, false, TO, kDown, 1, false, kCutStreamK>(l, args, stream);
+        launch_epi<T, I, false, TO, kDown, 1, false, kCutFused>(l, args, stream);
         launch_epi<T, I, false, TO, kDown>(l, args, stream);
-        launch_one<T, I, false, EpiDirect, TO, kDown, 1, false, false, true>(l, args, stream);
+        launch_one<T, I, false, EpiDirect, TO, kDown, 1, false, kCutNone, true>(l, args, stream);
         return;
     }
+    switch (args.sched.cut_kind()) {
+    case kCutTail: return launch_epi<T, I, false, TO, kDown, 1, false, kCutTail>(l, args, stream);
+    case kCutStreamK: return launch_epi<T, I, false, TO, kDown, 1, false, kCutStreamK>(l, args, stream);
+    case kCutFused: return launch_epi<T, I, false, TO, kDown, 1, false, kCutFused>(l, args, stream);
+    default: break;
+    }
     if (args.sched.mode == TileSched::kSplitKCluster)  // the parts' sum writes the output: direct
-        launch_one<T, I, false, EpiDirect, TO, kDown, 1, false, false, true>(l, args, stream);
-    else if (args.sched.cuts())
-        launch_epi<T, I, false, TO, kDown, 1, false, true>(l, args, stream);
+        launch_one<T, I, false, EpiDirect, TO, kDown, 1, false, kCutNone, true>(l, args, stream);
     else
         launch_epi<T, I, false, TO, kDown>(l, args, stream);
 }
