@@ -490,7 +490,8 @@ def cuts_ab(old_rev="7a0c42c", new_rev="898e230", sass=(("7a0c42c", "cuts_ab/sas
                 for v in (f"hopper-tail-{c}", f"hopper-sk-{c}", f"hopper-tmastore-{c}", f"cudnn-{c}"):
                     a, b = old.get((layer, n, v)), new.get((layer, n, v))
                     cells.append("-" if a is None or b is None else f"{g3(a)} -> {g3(b)} ({b / a:.3f})")
-                out.append(f"| {layer} | {n} | {c} | " + " | ".join(cells) + " |")
+                if any(x != "-" for x in cells):  # a call that stopped at its deadline: the layers it ran
+                    out.append(f"| {layer} | {n} | {c} | " + " | ".join(cells) + " |")
     out += ["", "SASS of the persistent kernels (scripts/device_sass.sh), summed over the instances:", "",
             "| binary | kernels | CALL | WARPSYNC |", "| --- | --- | --- | --- |"]
     for rev, name in sass:
@@ -501,7 +502,8 @@ def cuts_ab(old_rev="7a0c42c", new_rev="898e230", sass=(("7a0c42c", "cuts_ab/sas
             if "ws_kernel<" not in k:
                 continue
             args = k.split("; ")  # the 9th template argument: kCuts (true) or the cut kind (1-3)
-            cuts = "cut tiles" if len(args) > 8 and args[8] in ("true", "1", "2", "3") else "the others"
+            kinds = {"true": "cut tiles", "1": "split-tail", "2": "stream-K", "3": "fused split-K"}
+            cuts = kinds.get(args[8], "the others") if len(args) > 8 else "the others"
             a = agg.setdefault(cuts, [0, 0, 0])
             a[0] += 1
             a[1] += int(r["CALL"])
@@ -1378,6 +1380,8 @@ GENERATORS = {
     "h200-goal-misses": goal_misses,
     "h100-goal-misses": lambda: goal_misses(folder=H100),
     "h200-cuts-ab": cuts_ab,
+    "h200-cuts-ab2": lambda: cuts_ab("fd7de4f", "3145065", (("fd7de4f", "sass_sm90.csv"),
+                                                          ("3145065", "cuts_ab/sass_3145065.csv"))),
     "h200-cuts-probe": cuts_probe,
     "h200-m64-sass": m64_sass,
     "h100-goals-24": lambda: goals_24(f"{H100}/goals_24.csv"),
