@@ -101,10 +101,9 @@ struct TileSched {
         int it = -1;         // stream-K: next global iteration (-1: not started)
     };
 
-    // The walks below divide in 32 bits: a 64-bit division is a subroutine call in SASS, after
-    // which ptxas cannot prove the warps converged, and the consumers' k-loop then runs with a
-    // WARPSYNC before every wgmma batch (NOTES.md, "The rest of the regression"; "The cut
-    // tiles' walk in 32 bits"). stream_k() keeps sk_iters * grid under 2^31.
+    // The walks below divide in 32 bits: a 64-bit division is a subroutine CALL in SASS (the
+    // cut-tile kernels held 1624 of them; NOTES.md, "The cut tiles' walk in 32 bits").
+    // stream_k() keeps sk_iters * grid under 2^31.
     CS_SCHED_HD int sk_begin(int c) const { return c * sk_iters / grid; }
     // The CTA whose stream-K range holds iteration `it`.
     CS_SCHED_HD int sk_owner(int it) const {
@@ -112,20 +111,18 @@ struct TileSched {
         return c < grid - 1 ? c : grid - 1;
     }
 
-    // Whether this scheduler cuts tiles between CTAs that then wait for each other (stream-K,
-    // split-tail, fused split-K): only a kernel built with kCuts (the cut tiles' walk, roles
-    // and waits) runs it.
-    CS_SCHED_HD bool cuts() const { return mode == kStreamK || mode == kSplitTail || mode == kSplitKFused; }
+    // The kernel instance this scheduler runs (ws_kernel's kCut): one of its own for each
+    // scheduler that cuts tiles between CTAs that then wait for each other (split-tail,
+    // stream-K, fused split-K), with the cut tiles' walk, roles and waits.
     CS_SCHED_HD int cut_kind() const {
         return mode == kSplitTail ? kCutTail : mode == kStreamK ? kCutStreamK : mode == kSplitKFused ? kCutFused : kCutNone;
     }
+    CS_SCHED_HD bool cuts() const { return cut_kind() != kCutNone; }
 
     // The next unit of CTA `cta` (the kernels: blockIdx.x); false when it has none left.
-    // kCuts = false: a kernel for data-parallel and split-K only, without the stream-K and
-    // split-tail walks: their 64-bit divisions are calls to a subroutine after which ptxas
-    // cannot prove the warps converged, and the consumers' k-loop then runs on vector
-    // registers with a WARPSYNC before every wgmma batch (NOTES.md, "The rest of the
-    // regression").
+    // kCuts = false: the data-parallel and split-K walk alone, the one the kernels of those
+    // schedulers (and fused split-K's) loop over; true: every scheduler in one walk, the
+    // host's reference order (tests/test_tile_scheduler.cpp).
     // The cut-tile kernels (ws_kernel.cuh) are one per cut scheduler and walk in two loops, one
     // per kind of unit: next_whole, then next_tail_part (split-tail) or next_sk_range
     // (stream-K), next_tail's and next_sk's two halves. A kernel looping over next() (a branch
