@@ -63,37 +63,6 @@ BRANCH_FREE_TAIL = """    CS_SCHED_HD bool next_tail(int cta, Cursor& cur, Work&
 """
 
 
-DP_FORM_TAIL = """    CS_SCHED_HD bool next_tail(int cta, Cursor& cur, Work& w) const {
-        const int t = cta + cur.i * grid;
-        if (t < tiles_dp) {
-            ++cur.i;
-            w.tile = t, w.part = 0, w.k0 = 0, w.k1 = KT, w.role = Role::whole;
-            return true;
-        }
-        const int v = t - tiles_dp;
-        if (v >= (ntiles - tiles_dp) * tail_q) return false;
-        ++cur.i;
-        const int q = v / tail_q;
-        w.tile = tiles_dp + q;
-        w.part = 0;
-        w.slot = v;
-        const int part = v - q * tail_q;
-        w.k0 = part * tail_kp;
-        w.k1 = part == tail_q - 1 ? KT : w.k0 + tail_kp;
-        w.role = tail_q == 1 ? Role::whole : (part == 0 ? Role::sk_finish : Role::sk_contrib);
-        return true;
-    }
-"""
-
-
-def dp_form_tail(ts):
-    i = ts.index("    CS_SCHED_HD bool next_tail(")
-    j = ts.index("    // data-parallel, split-K; units fit in int")
-    ts = ts[:i] + DP_FORM_TAIL + ts[j:]
-    return sub(ts, "    int tail_q = 1;      // split-tail: k-parts per tile of the last wave",
-               "    int tail_q = 1;\n    int tail_kp = 1;")
-
-
 def tail_walk(body):
     """The split-tail walk replaced by `body` (the probes that bisect it)."""
     def f(ts):
@@ -109,7 +78,9 @@ WHOLE_ONLY = """        const int t = cta + cur.i * grid;
         w.tile = t, w.part = 0, w.k0 = 0, w.k1 = KT, w.role = Role::whole;
         return true;
 """
-PARTS_ONLY = """        const int v = cta + cur.i * grid;
+# split-tail in the data-parallel walk's form: the whole tiles, then the parts, the part's slices
+# from a host count (tail_kp) and the uneven last part by a select
+TAIL_PART = """        const int v = t - tiles_dp;
         if (v >= (ntiles - tiles_dp) * tail_q) return false;
         ++cur.i;
         const int q = v / tail_q;
@@ -118,10 +89,29 @@ PARTS_ONLY = """        const int v = cta + cur.i * grid;
         w.slot = v;
         const int part = v - q * tail_q;
         w.k0 = part * tail_kp;
-        w.k1 = w.k0 + tail_kp;
-        w.role = Role::sk_contrib;
+        w.k1 = part == tail_q - 1 ? KT : w.k0 + tail_kp;
+        w.role = tail_q == 1 ? Role::whole : (part == 0 ? Role::sk_finish : Role::sk_contrib);
         return true;
 """
+DP_FORM_BODY = """        const int t = cta + cur.i * grid;
+        if (t < tiles_dp) {
+            ++cur.i;
+            w.tile = t, w.part = 0, w.k0 = 0, w.k1 = KT, w.role = Role::whole;
+            return true;
+        }
+""" + TAIL_PART
+# the parts alone: the unit index from the CTA, each part tail_kp slices, one role
+PARTS_ONLY = (TAIL_PART.replace("const int v = t - tiles_dp;", "const int v = cta + cur.i * grid;")
+              .replace("w.k1 = part == tail_q - 1 ? KT : w.k0 + tail_kp;", "w.k1 = w.k0 + tail_kp;")
+              .replace("w.role = tail_q == 1 ? Role::whole : (part == 0 ? Role::sk_finish : Role::sk_contrib);",
+                       "w.role = Role::sk_contrib;"))
+
+
+def dp_form_tail(ts):
+    return sub(tail_walk(DP_FORM_BODY)(ts), "    int tail_q = 1;      // split-tail: k-parts per tile of the last wave",
+               "    int tail_q = 1;\n    int tail_kp = 1;")
+
+
 PARTS_BOTH_ROLES = PARTS_ONLY.replace("w.role = Role::sk_contrib;", "w.role = part == 0 ? Role::sk_finish : Role::sk_contrib;")
 PARTS_WHOLE_RANGE = PARTS_ONLY.replace("w.k0 = part * tail_kp;", "w.k0 = 0;").replace("w.k1 = w.k0 + tail_kp;", "w.k1 = KT;")
 
