@@ -33,13 +33,15 @@ for side in $sides; do
     scripts/device_sass.sh "/tmp/ab/$side/convstudy" "$OUT/sass_$side.csv" || status=1
 done
 # Where the WARPSYNCs sit in one cut-tile kernel (fp16, tile 1, TMA store, kCut = 1: split-tail)
-# and in its data-parallel twin: each with the instructions around it
+# and in its data-parallel twin: each with the instructions around it (one disassembly of the
+# binary, read twice: it takes tens of seconds)
+cuobjdump -sass /tmp/ab/new/convstudy >/tmp/ab/new.sass 2>/dev/null
 for k in Li1ELb0EEEv Li0ELb0EEEv; do
-    cuobjdump -sass /tmp/ab/new/convstudy 2>/dev/null |
-        awk -v want="ws_kernelI6__halfLi1ELb0ENS2_11EpiTmaStoreES4_Li0ELi1ELb0E$k" '
+    awk -v want="ws_kernelI6__halfLi1ELb0ENS2_11EpiTmaStoreES4_Li0ELi1ELb0E$k" '
         /Function : / { on = index($0, want) > 0; if (on) print; next }
         on { line[++n] = $0; if (index($0, "WARPSYNC")) hit[n] = 1 }
-        END { for (i = 1; i <= n; i++) for (j = i - 4; j <= i + 2; j++) if (hit[j]) { print line[i]; break } }'
+        END { for (i = 1; i <= n; i++) for (j = i - 4; j <= i + 2; j++) if (hit[j]) { print line[i]; break } }' \
+        /tmp/ab/new.sass
 done >"$OUT/sass_warpsync.txt"
 # CALL and WARPSYNC in the persistent kernels, the cut-tile instances (the kCuts template
 # argument, the 9th: true, or the cut kind 1-3) apart from the rest
