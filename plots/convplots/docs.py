@@ -494,6 +494,8 @@ def cuts_ab(old_rev="7a0c42c", new_rev="898e230", sass=(("7a0c42c", "cuts_ab/sas
                     out.append(f"| {layer} | {n} | {c} | " + " | ".join(cells) + " |")
     out += ["", "SASS of the persistent kernels (scripts/device_sass.sh), summed over the instances:", "",
             "| binary | kernels | CALL | WARPSYNC |", "| --- | --- | --- | --- |"]
+    # the 9th template argument of ws_kernel: kCuts (true) or the cut kind (1-3)
+    kinds = {"true": "cut tiles", "1": "split-tail", "2": "stream-K", "3": "fused split-K"}
     for rev, name in sass:
         path = f"{H200}/{name}"
         agg = {}
@@ -501,8 +503,7 @@ def cuts_ab(old_rev="7a0c42c", new_rev="898e230", sass=(("7a0c42c", "cuts_ab/sas
             k = r["kernel"]
             if "ws_kernel<" not in k:
                 continue
-            args = k.split("; ")  # the 9th template argument: kCuts (true) or the cut kind (1-3)
-            kinds = {"true": "cut tiles", "1": "split-tail", "2": "stream-K", "3": "fused split-K"}
+            args = k.split("; ")
             cuts = kinds.get(args[8], "the others") if len(args) > 8 else "the others"
             a = agg.setdefault(cuts, [0, 0, 0])
             a[0] += 1
