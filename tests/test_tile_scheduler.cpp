@@ -13,6 +13,10 @@
 #include <set>
 #include <vector>
 
+using cs::gpu::variants::hopper::kCutFused;
+using cs::gpu::variants::hopper::kCutNone;
+using cs::gpu::variants::hopper::kCutStreamK;
+using cs::gpu::variants::hopper::kCutTail;
 using cs::gpu::variants::hopper::Role;
 using cs::gpu::variants::hopper::TileSched;
 using cs::gpu::variants::hopper::Work;
@@ -41,18 +45,28 @@ std::vector<std::vector<Unit>> walk(const TileSched& s) {
     return per;
 }
 
-// The walk of the split-tail and stream-K kernels (ws_kernel.cuh, kCut): two loops per CTA,
-// next_whole, then next_tail_part or next_sk_range; it must give next()'s units in its order.
-std::vector<std::vector<Unit>> walk_two_loops(const TileSched& s) {
+// The walk the kernels run (TileSched::for_each_unit with the scheduler's cut kind: two loops
+// per CTA for split-tail and stream-K); it must give next()'s units in next()'s order.
+template <int kCut>
+void walk_kernel_cta(const TileSched& s, int c, std::vector<Unit>& out) {
+    s.for_each_unit<kCut, false>(c, [&](const Work& w) {
+        out.push_back({c, w});
+        REQUIRE(out.size() < 1000000);
+    });
+}
+std::vector<std::vector<Unit>> walk_kernel(const TileSched& s) {
     std::vector<std::vector<Unit>> per(s.grid);
     for (int c = 0; c < s.grid; ++c) {
-        TileSched::Cursor cur;
-        Work w;
-        while (s.next_whole(c, cur, w)) per[c].push_back({c, w});
-        if (s.mode == TileSched::kSplitTail)
-            while (s.next_tail_part(c, cur, w)) per[c].push_back({c, w});
-        else
-            while (s.next_sk_range(c, cur, w)) per[c].push_back({c, w});
+        if (s.mode == TileSched::kSplitKCluster) {
+            s.for_each_unit<kCutNone, true>(c, [&](const Work& w) { per[c].push_back({c, w}); });
+            continue;
+        }
+        switch (s.cut_kind()) {
+            case kCutTail: walk_kernel_cta<kCutTail>(s, c, per[c]); break;
+            case kCutStreamK: walk_kernel_cta<kCutStreamK>(s, c, per[c]); break;
+            case kCutFused: walk_kernel_cta<kCutFused>(s, c, per[c]); break;
+            default: walk_kernel_cta<kCutNone>(s, c, per[c]); break;
+        }
     }
     return per;
 }
@@ -99,15 +113,15 @@ void check(const TileSched& s) {
             }
         }
     }
-    if (s.mode == TileSched::kSplitTail || s.mode == TileSched::kStreamK) {
-        const auto two = walk_two_loops(s);
-        REQUIRE(two.size() == per.size());
-        for (std::size_t c = 0; c < per.size(); ++c) {
-            REQUIRE(two[c].size() == per[c].size());
-            for (std::size_t i = 0; i < per[c].size(); ++i) {
-                const Work &a = per[c][i].w, &b = two[c][i].w;
-                REQUIRE((a.tile == b.tile && a.k0 == b.k0 && a.k1 == b.k1 && a.slot == b.slot && a.role == b.role));
-            }
+    // the kernels' walk (for_each_unit of the scheduler's kernel instance) is next()'s
+    const auto kern = walk_kernel(s);
+    REQUIRE(kern.size() == per.size());
+    for (std::size_t c = 0; c < per.size(); ++c) {
+        REQUIRE(kern[c].size() == per[c].size());
+        for (std::size_t i = 0; i < per[c].size(); ++i) {
+            const Work &a = per[c][i].w, &b = kern[c][i].w;
+            REQUIRE((a.tile == b.tile && a.k0 == b.k0 && a.k1 == b.k1 && a.part == b.part && a.slot == b.slot &&
+                     a.role == b.role));
         }
     }
     std::map<int, std::vector<int>> runs;  // tile -> how often each k-slice ran

@@ -124,8 +124,8 @@ struct TileSched {
     // schedulers (and fused split-K's) loop over; true: every scheduler in one walk, the
     // host's reference order (tests/test_tile_scheduler.cpp).
     // The cut-tile kernels (ws_kernel.cuh) are one per cut scheduler and walk in two loops, one
-    // per kind of unit: next_whole, then next_tail_part (split-tail) or next_sk_range
-    // (stream-K), next_tail's and next_sk's two halves. A kernel looping over next() (a branch
+    // per kind of unit (for_each_unit): next_whole, then next_tail_part (split-tail) or
+    // next_sk_step (stream-K), next_tail's and next_sk's two halves. A kernel looping over next() (a branch
     // on the loop-carried index between the kinds, or between the schedulers) kept its
     // consumers' ring state in vector registers with a WARPSYNC before every wgmma batch
     // (NOTES.md, "The cut tiles' walk in 32 bits": probes v16, v18-v24).
@@ -215,7 +215,11 @@ struct TileSched {
     // stream-K, phase 1: this CTA's range of the k-slices of the tiles past tiles_dp
     CS_SCHED_HD bool next_sk_range(int cta, Cursor& cur, Work& w) const {
         if (cur.it < 0) cur.it = sk_begin(cta);
-        const int end = sk_begin(cta + 1);
+        return next_sk_step(cta, sk_begin(cta + 1), cur, w);
+    }
+    // One step of that range, [cur.it, end): the kernels' loop (for_each_unit) sets cur.it and
+    // end once before it, so the loop has no branch on whether the range has started.
+    CS_SCHED_HD bool next_sk_step(int cta, int end, Cursor& cur, Work& w) const {
         if (cur.it >= end) return false;
         const int t = cur.it / KT;
         w.tile = tiles_dp + t;
@@ -227,6 +231,28 @@ struct TileSched {
         w.slot = cta;  // one slot per CTA: a stream-K range cuts at most one tile at its start
         cur.it = t * KT + w.k1;
         return true;
+    }
+    // The walk the kernels run (ws_kernel.cuh: the producer and the consumers each call it, so
+    // they take the same units in the same order): f(w) on each unit of CTA `cta`. kCut is the
+    // kernel's cut_kind(): split-tail and stream-K walk in two loops, one per kind of unit, the
+    // stream-K range's bounds set before its loop; the others in one loop (kClK: the cluster
+    // split-K walk). It gives next()'s units in next()'s order (tests/test_tile_scheduler.cpp).
+    template <int kCut, bool kClK, class F>
+    CS_SCHED_HD void for_each_unit(int cta, F&& f) const {
+        Cursor cur;
+        Work w;
+        if constexpr (kCut == kCutTail || kCut == kCutStreamK) {
+            while (next_whole(cta, cur, w)) f(w);
+            if constexpr (kCut == kCutTail) {
+                while (next_tail_part(cta, cur, w)) f(w);
+            } else {
+                cur.it = sk_begin(cta);
+                const int end = sk_begin(cta + 1);
+                while (next_sk_step(cta, end, cur, w)) f(w);
+            }
+        } else {
+            while (kClK ? next_cluster_part(cta, cur, w) : next_dp(cta, cur, w)) f(w);
+        }
     }
     // For a sk_finish unit: the slots (and flags) of its tile's later k-slices — stream-K: the
     // CTAs that hold them; split-tail: the tile's parts 1 .. tail_q - 1.

@@ -303,10 +303,8 @@ __global__ void __launch_bounds__(kWsThreads, 1)
         if (tid == 0) {
             Ring<STAGES> r;
             bool first_round = true;  // the ring's stages start free
-            TileSched::Cursor cur;
-            Work w;
             const int cslices = a.cslices, S = a.g.S;
-            auto produce = [&](const Work& w) {
+            a.sched.template for_each_unit<kCut, kClK>(int(blockIdx.x), [&](const Work& w) {
                 const TileOrigin o = TileOrigin::of(w.tile, a.sched.tiles_n, BN, a.g, BM);
                 // kMcA: this CTA's half of the shared A tile; BM = 256: the second 128 pixels
                 const TileOrigin oA = kMcA ? TileOrigin::at(o.p0 + rank * (kBM / 2), o.m0, a.g)
@@ -321,19 +319,7 @@ __global__ void __launch_bounds__(kWsThreads, 1)
                     r.advance();
                     if (r.stage == 0) first_round = false;
                 }
-            };
-            // split-tail and stream-K: two loops, one per kind of unit (tile_scheduler.cuh)
-            const int cta = int(blockIdx.x);
-            if constexpr (kCut == kCutTail || kCut == kCutStreamK) {
-                while (a.sched.next_whole(cta, cur, w)) produce(w);
-                if constexpr (kCut == kCutTail)
-                    while (a.sched.next_tail_part(cta, cur, w)) produce(w);
-                else
-                    while (a.sched.next_sk_range(cta, cur, w)) produce(w);
-            } else {
-                while (kClK ? a.sched.next_cluster_part(int(blockIdx.x), cur, w) : a.sched.template next<false>(cur, w))
-                    produce(w);
-            }
+            });
         }
         if constexpr (kCL == 2) cluster_sync_all();
         if constexpr (kClK) {  // cluster_split_finish's two barriers
@@ -358,9 +344,7 @@ __global__ void __launch_bounds__(kWsThreads, 1)
         using CS = CoopShape<BM, BN>;
         constexpr int kAcc = CS::kAcc, AN = CS::kAN;
         Ring<STAGES> r;
-        TileSched::Cursor cur;
-        Work w;
-        auto consume = [&](const Work& w) {
+        a.sched.template for_each_unit<kCut, kClK>(int(blockIdx.x), [&](const Work& w) {
             const TileOrigin o = TileOrigin::of(w.tile, a.sched.tiles_n, BN, a.g, BM);
             float acc[kAcc][AN / 2];
             zero(acc[0]);
@@ -395,19 +379,7 @@ __global__ void __launch_bounds__(kWsThreads, 1)
             finish_unit<TO, CS, kDown, Epi, kCuts>(acc[0], 0, w, a, ea, o.p0 + CS::row0(cw, 0), mw, cw, ct, nsub);
             if constexpr (kAcc == 2)
                 finish_unit<TO, CS, kDown, Epi, kCuts>(acc[1], 1, w, a, ea, o.p0 + CS::row0(cw, 1), mw, cw, ct, nsub);
-        };
-        // as the producer: split-tail and stream-K in two loops
-        const int cta = int(blockIdx.x);
-        if constexpr (kCut == kCutTail || kCut == kCutStreamK) {
-            while (a.sched.next_whole(cta, cur, w)) consume(w);
-            if constexpr (kCut == kCutTail)
-                while (a.sched.next_tail_part(cta, cur, w)) consume(w);
-            else
-                while (a.sched.next_sk_range(cta, cur, w)) consume(w);
-        } else {
-            while (kClK ? a.sched.next_cluster_part(int(blockIdx.x), cur, w) : a.sched.template next<false>(cur, w))
-                consume(w);
-        }
+        });
     }
     Epi::drain(ct & 127);
     if constexpr (kCL == 2) cluster_sync_all();
