@@ -19,8 +19,11 @@ AB=/tmp/ab
     { echo "device_ab_build: no .ab/old_src.* (scripts/compare_pack.sh --src OLD_REV, carry .ab)"; exit 2; }
 rm -rf "$AB" && mkdir -p "$AB/new" "$AB/old"
 stamp "build new ($(device_rev))"
-BUILD_LOG=/tmp/build-ab-new.log device_build "$B" convstudy convstudy_gpu_tests || exit 2
-cp "$B/convstudy" "$B/tests/convstudy_gpu_tests" "$AB/new/" && device_rev >"$AB/new/REV"
+# the GPU tests only for a call that runs them (TESTS=1)
+targets=(convstudy) && [[ ${TESTS:-1} == 1 ]] && targets+=(convstudy_gpu_tests)
+BUILD_LOG=/tmp/build-ab-new.log device_build "$B" "${targets[@]}" || exit 2
+cp "$B/convstudy" "$AB/new/" && device_rev >"$AB/new/REV"
+[[ ${TESTS:-1} == 1 ]] && cp "$B/tests/convstudy_gpu_tests" "$AB/new/"
 # the old side: OLD_REV's files over the tree's (kept in a backup), HEAD's additions removed;
 # extracted with mtimes of now (-m): an archive's older mtime would not make ninja compile again
 backup=/tmp/ab_backup.tar

@@ -11,7 +11,7 @@
 #   OUT=$OUT CONVSTUDY_GIT_REV=<this tree's> scripts/device_cuts.sh
 #
 # Files under $OUT (8 at most come back): log.txt, new.csv, old.csv, compare.txt,
-# gpu_tests.log (TESTS=1), sass_new.csv, sass_old.csv (SASS_OLD=1), sass_warpsync.txt (the
+# gpu_tests.log (TESTS=1), sass_new.csv (not with SASS=0), sass_old.csv (SASS_OLD=1), sass_warpsync.txt (the
 # WARPSYNCs of one cut-tile kernel and of its data-parallel twin, in context), tiles.csv.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
@@ -28,15 +28,16 @@ scripts/device_ab_build.sh >>"$OUT/log.txt" 2>&1 || { tail -30 "$OUT/log.txt"; e
 OUT=$OUT AB_BUILT=1 scripts/device_compare.sh
 status=$?
 exec >>"$OUT/log.txt" 2>&1
-sides="new${SASS_OLD:+ old}"  # SASS_OLD=1: the old binary's SASS too
+sides="new${SASS_OLD:+ old}"  # SASS_OLD=1: the old binary's SASS too; SASS=0: none
+[[ ${SASS:-1} == 0 ]] && sides=""
 for side in $sides; do
     scripts/device_sass.sh "/tmp/ab/$side/convstudy" "$OUT/sass_$side.csv" || status=1
 done
 # Where the WARPSYNCs sit in one cut-tile kernel (fp16, tile 1, TMA store, kCut = 1: split-tail)
 # and in its data-parallel twin: each with the instructions around it (one disassembly of the
 # binary, read twice: it takes tens of seconds)
-cuobjdump -sass /tmp/ab/new/convstudy >/tmp/ab/new.sass 2>/dev/null
-for k in Li1ELb0EEEv Li0ELb0EEEv; do
+[[ -n $sides ]] && cuobjdump -sass /tmp/ab/new/convstudy >/tmp/ab/new.sass 2>/dev/null
+[[ -n $sides ]] && for k in Li1ELb0EEEv Li0ELb0EEEv; do
     awk -v want="ws_kernelI6__halfLi1ELb0ENS2_11EpiTmaStoreES4_Li0ELi1ELb0E$k" '
         /Function : / { on = index($0, want) > 0; if (on) print; next }
         on { line[++n] = $0; if (index($0, "WARPSYNC")) hit[n] = 1 }
