@@ -7,6 +7,7 @@ batches the table lacks fall back to the rule in default_tile.
 
     python3 scripts/hopper_tune.py plots/h100/hopper_tiles.csv plots/h100/hopper_tiles_mc.csv plots/h200/hopper_tiles.csv plots/h200/hopper_tiles_conv1.csv \
         plots/h200/hopper_tiles_skmc.csv plots/h200/hopper_tiles_n512.csv plots/h200/hopper_tiles_n1.csv \
+        plots/h200/hopper_tiles_cuts.csv \
         > gpu/variants/hopper/tuned_tiles.inc
 
 Several sweeps may be given: each key takes the fastest row of the sweeps of one card, the
