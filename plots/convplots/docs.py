@@ -474,11 +474,14 @@ def halo_nchw_direct():
 
 
 def cuts_ab(old_rev="7a0c42c", new_rev="898e230", sass=(("7a0c42c", "cuts_ab/sass_7a0c42c.csv"),
-                                                          ("898e230 (= fd7de4f's device code)", "sass_sm90.csv"))):
+                                                          ("898e230 (= fd7de4f's device code)", "sass_sm90.csv")),
+            common=False):
     """A change to the cut-tile kernels against the revision before it, one H200 call, new then
     old per layer (scripts/device_cuts.sh, plots/h200/cuts_ab/old_<rev>.csv, new_<rev>.csv):
     kernel ms of the split-tail and stream-K rows, beside the data-parallel tmastore row and
-    cuDNN (the controls), NHWC, per class; then the SASS counts of the binaries named."""
+    cuDNN (the controls), NHWC, per class; then the SASS counts of the binaries named.
+    common: the SASS sums over the kernels every named CSV holds (one of them partial: a call
+    that stopped while writing it), so that both sides count the same kernels."""
     new = _pass_ms(_csv_rows(f"{H200}/cuts_ab/new_{new_rev}.csv"), "layer", "N", "variant")
     old = _pass_ms(_csv_rows(f"{H200}/cuts_ab/old_{old_rev}.csv"), "layer", "N", "variant")
     out = [f"NVIDIA H200, NHWC, kernel ms: {old_rev} -> {new_rev} (new / old)", "",
@@ -496,13 +499,15 @@ def cuts_ab(old_rev="7a0c42c", new_rev="898e230", sass=(("7a0c42c", "cuts_ab/sas
             "| binary | kernels | CALL | WARPSYNC |", "| --- | --- | --- | --- |"]
     # the 9th template argument of ws_kernel: kCuts (true) or the cut kind (1-3)
     kinds = {"true": "cut tiles", "1": "split-tail", "2": "stream-K", "3": "fused split-K"}
-    for rev, name in sass:
-        path = f"{H200}/{name}"
+    tables = [(rev, [r for r in _csv_rows(f"{H200}/{name}") if "ws_kernel<" in r["kernel"]]) for rev, name in sass]
+    if common:
+        keep = set.intersection(*({r["kernel"] for r in rows} for _, rows in tables))
+        tables = [(rev, [r for r in rows if r["kernel"] in keep]) for rev, rows in tables]
+        out[-4] = "SASS of the persistent kernels both binaries' CSVs hold (scripts/device_sass.sh), summed:"
+    for rev, rows in tables:
         agg = {}
-        for r in _csv_rows(path):
+        for r in rows:
             k = r["kernel"]
-            if "ws_kernel<" not in k:
-                continue
             args = k.split("; ")
             cuts = kinds.get(args[8], "the others") if len(args) > 8 else "the others"
             a = agg.setdefault(cuts, [0, 0, 0])
@@ -1383,9 +1388,13 @@ GENERATORS = {
     "h200-cuts-ab": cuts_ab,
     "h200-cuts-ab2": lambda: cuts_ab("fd7de4f", "3145065", (("fd7de4f", "sass_sm90.csv"),
                                                           ("3145065", "cuts_ab/sass_3145065.csv"))),
+    "h200-cuts-ab3": lambda: cuts_ab("92652c9", "6e22914", (("3145065 (= 92652c9's device code)", "cuts_ab/sass_3145065.csv"),
+                                                          ("b367494 (= 6e22914's device code)", "cuts_ab/sass_b367494.csv")),
+                                     common=True),
     "h200-cuts-probe": cuts_probe,
     "h200-m64-sass": m64_sass,
     "h100-goals-24": lambda: goals_24(f"{H100}/goals_24.csv"),
+    "h200-goals-24-22e4765": lambda: goals_24(f"{H200}/sweep_22e4765_conv1-3.csv"),
     "h200-n1-m64-kernels": n1_m64_kernels,
     "h200-halo-schedules": halo_schedules,
     "h200-splitk-forms": splitk_three,
