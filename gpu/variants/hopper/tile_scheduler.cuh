@@ -120,15 +120,15 @@ struct TileSched {
     CS_SCHED_HD bool cuts() const { return cut_kind() != kCutNone; }
 
     // The next unit of CTA `cta` (the kernels: blockIdx.x); false when it has none left.
-    // kCuts = false: the data-parallel and split-K walk alone, the one the kernels of those
-    // schedulers (and fused split-K's) loop over; true: every scheduler in one walk, the
-    // host's reference order (tests/test_tile_scheduler.cpp).
-    // The cut-tile kernels (ws_kernel.cuh) are one per cut scheduler and walk in two loops, one
-    // per kind of unit (for_each_unit): next_whole, then next_tail_part (split-tail) or
-    // next_sk_step (stream-K), next_tail's and next_sk's two halves. A kernel looping over next() (a branch
-    // on the loop-carried index between the kinds, or between the schedulers) kept its
-    // consumers' ring state in vector registers with a WARPSYNC before every wgmma batch
-    // (NOTES.md, "The cut tiles' walk in 32 bits": probes v16, v18-v24).
+    // kCuts = false: the data-parallel and split-K walk alone (next_dp), the one the halo and
+    // ping-pong kernels loop over; true: every scheduler in one walk, the host's reference
+    // order (tests/test_tile_scheduler.cpp). The persistent kernel walks by for_each_unit
+    // below, which gives the same units: for the cut-tile schedulers in two loops, one per
+    // kind of unit (next_whole, then next_tail_part or next_sk_step: next_tail's and next_sk's
+    // two halves). A kernel looping over next() (a branch on the loop-carried index between
+    // the kinds, or between the schedulers) kept its consumers' ring state in vector registers
+    // with a WARPSYNC before every wgmma batch (NOTES.md, "The cut tiles' walk in 32 bits":
+    // probes v16, v18-v24).
     template <bool kCuts = true>
     CS_SCHED_HD bool next(int cta, Cursor& cur, Work& w) const {
         if constexpr (!kCuts) {
