@@ -520,6 +520,59 @@ def cuts_ab(old_rev="7a0c42c", new_rev="898e230", sass=(("7a0c42c", "cuts_ab/sas
     return "\n".join(out) + "\n"
 
 
+def _hopper_tiles():
+    """kTiles of gpu/variants/hopper/tiles.hpp as (bn, rowb, stages, minb, bm, kb) tuples, read
+    from the header (its defaults: bm 128, kb 0)."""
+    import re
+    text = open(os.path.join(ROOT, "gpu/variants/hopper/tiles.hpp"), encoding="utf-8").read()
+    body = text[text.index("kTiles[] = {") + len("kTiles[] = {"):]
+    body = body[:body.index("};")]
+    tiles = []
+    for m in re.finditer(r"\{([^{}]*)\}", body):
+        v = [int(x) for x in m.group(1).split(",")]
+        tiles.append(tuple(v + [128, 0][len(v) - 4:]))
+    return tiles
+
+
+def ncu_cell(folder="ncu_conv2_n128", rows=("cudnn-tf32", "hopper-sk-tf32", "cudnn-fp16", "hopper-mc-fp16")):
+    """One cell's rows under Nsight Compute with the scheduler and warp-state sections
+    (scripts/device_ncu_stalls.sh: <H200>/<folder>/ncu_<row>.csv, ncu --csv --page details):
+    per row its conv kernel (cuDNN's workspace-init kernel left out), the kernel's tile as its
+    name says (cuDNN) or its template arguments (ours), launch shape and the issue counters."""
+    import csv
+    import io
+    import re
+    cols = [("GPU Speed Of Light Throughput", "Duration", "us", 1e-3),
+            ("GPU Speed Of Light Throughput", "Compute (SM) Throughput", "SM %", 1),
+            ("Compute Workload Analysis", "Executed Ipc Active", "IPC", 1),
+            ("GPU Speed Of Light Throughput", "L1/TEX Cache Throughput", "L1 %", 1),
+            ("GPU Speed Of Light Throughput", "L2 Cache Throughput", "L2 %", 1),
+            ("Scheduler Statistics", "One or More Eligible", "issue-ready %", 1),
+            ("Warp State Statistics", "Warp Cycles Per Issued Instruction", "cycles / issue", 1)]
+    out = ["NVIDIA H200, conv2 N=128, NHWC, one timed repeat under ncu per row "
+           f"(`plots/h200/{folder}/`)", "",
+           "| row | kernel | grid | cluster | " + " | ".join(c[2] for c in cols) + " |",
+           "| --- | --- | --- | --- | " + " | ".join("---" for _ in cols) + " |"]
+    for row in rows:
+        text = open(os.path.join(ROOT, H200, folder, f"ncu_{row}.csv"), encoding="utf-8").read()
+        recs = [r for r in csv.DictReader(io.StringIO(text[text.index('"ID"'):]))
+                if "init_device_workspace" not in r["Kernel Name"]]
+        m = {(r["Section Name"], r["Metric Name"]): r["Metric Value"].replace(",", "") for r in recs}
+        name = recs[0]["Kernel Name"]
+        t = re.search(r"tilesize(\d+x\d+x\d+)_warpgroupsize(\dx\dx\d)", name)
+        if t:
+            kern = f"cuDNN: tile {t.group(1)}, warpgroups {t.group(2)}"
+        else:  # ws_kernel<T, TILE, kPP, ...>: TILE indexes kTiles (gpu/variants/hopper/tiles.hpp)
+            args = name.split("<", 1)[1].split(", ")
+            es = 4 if args[0] == "float" else 2
+            bn, rowb, stages, _, bm = _hopper_tiles()[int(args[1])][:5]
+            kern = f"ours: tile {bm}x{bn}x{rowb // es}, {stages} stages, {'ping-pong' if args[2] == '1' else 'cooperative'}"
+        vals = [f"{float(m[(sec, met)]) * scale:.3g}" for sec, met, _, scale in cols]
+        out.append(f"| {row} | {kern} | {m[('Launch Statistics', 'Grid Size')]} | "
+                   f"{m[('Launch Statistics', 'Cluster Size')]} | " + " | ".join(vals) + " |")
+    return "\n".join(out) + "\n"
+
+
 def cuts_probe():
     """Which part of the cut-tile kernel keeps its WARPSYNCs: the variants scripts/cuts_probe.py
     builds (plots/h200/cuts_ab/probe_variants.csv: one fp16 kernel, tile 1, TMA-store epilogue,
@@ -1392,6 +1445,7 @@ GENERATORS = {
                                                           ("b367494 (= 6e22914's device code)", "cuts_ab/sass_b367494.csv")),
                                      common=True),
     "h200-cuts-probe": cuts_probe,
+    "h200-ncu-conv2-n128": ncu_cell,
     "h200-m64-sass": m64_sass,
     "h100-goals-24": lambda: goals_24(f"{H100}/goals_24.csv"),
     "h200-goals-24-22e4765": lambda: goals_24(f"{H200}/sweep_22e4765_conv1-3.csv"),
