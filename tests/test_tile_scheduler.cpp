@@ -47,9 +47,9 @@ std::vector<std::vector<Unit>> walk(const TileSched& s) {
 
 // The walk the kernels run (TileSched::for_each_unit with the scheduler's cut kind: two loops
 // per CTA for split-tail and stream-K); it must give next()'s units in next()'s order.
-template <int kCut>
+template <int kCut, bool kClK = false>
 void walk_kernel_cta(const TileSched& s, int c, std::vector<Unit>& out) {
-    s.for_each_unit<kCut, false>(c, [&](const Work& w) {
+    s.for_each_unit<kCut, kClK>(c, [&](const Work& w) {
         out.push_back({c, w});
         REQUIRE(out.size() < 1000000);
     });
@@ -58,7 +58,7 @@ std::vector<std::vector<Unit>> walk_kernel(const TileSched& s) {
     std::vector<std::vector<Unit>> per(s.grid);
     for (int c = 0; c < s.grid; ++c) {
         if (s.mode == TileSched::kSplitKCluster) {
-            s.for_each_unit<kCutNone, true>(c, [&](const Work& w) { per[c].push_back({c, w}); });
+            walk_kernel_cta<kCutNone, true>(s, c, per[c]);
             continue;
         }
         switch (s.cut_kind()) {
@@ -69,6 +69,19 @@ std::vector<std::vector<Unit>> walk_kernel(const TileSched& s) {
         }
     }
     return per;
+}
+
+// Two walks give every CTA the same units in the same order (every field of each unit).
+void require_same_units(const std::vector<std::vector<Unit>>& got, const std::vector<std::vector<Unit>>& want) {
+    REQUIRE(got.size() == want.size());
+    for (std::size_t c = 0; c < want.size(); ++c) {
+        REQUIRE(got[c].size() == want[c].size());
+        for (std::size_t i = 0; i < want[c].size(); ++i) {
+            const Work &a = want[c][i].w, &b = got[c][i].w;
+            REQUIRE((a.tile == b.tile && a.k0 == b.k0 && a.k1 == b.k1 && a.part == b.part && a.slot == b.slot &&
+                     a.role == b.role));
+        }
+    }
 }
 
 // Runs the grid: a CTA's unit finishes when it is a whole tile, a split part or a
@@ -102,28 +115,9 @@ bool runs_to_the_end(const TileSched& s, const std::vector<std::vector<Unit>>& p
 void check(const TileSched& s) {
     INFO(s.describe() << ", grid " << s.grid << ", KT " << s.KT);
     const auto per = walk(s);
-    if (s.mode == TileSched::kDataParallel || s.mode == TileSched::kSplitK) {
-        const auto dp = walk<false>(s);
-        REQUIRE(dp.size() == per.size());
-        for (std::size_t c = 0; c < per.size(); ++c) {
-            REQUIRE(dp[c].size() == per[c].size());
-            for (std::size_t i = 0; i < per[c].size(); ++i) {
-                const Work &a = per[c][i].w, &b = dp[c][i].w;
-                REQUIRE((a.tile == b.tile && a.k0 == b.k0 && a.k1 == b.k1 && a.part == b.part && a.role == b.role));
-            }
-        }
-    }
+    if (s.mode == TileSched::kDataParallel || s.mode == TileSched::kSplitK) require_same_units(walk<false>(s), per);
     // the kernels' walk (for_each_unit of the scheduler's kernel instance) is next()'s
-    const auto kern = walk_kernel(s);
-    REQUIRE(kern.size() == per.size());
-    for (std::size_t c = 0; c < per.size(); ++c) {
-        REQUIRE(kern[c].size() == per[c].size());
-        for (std::size_t i = 0; i < per[c].size(); ++i) {
-            const Work &a = per[c][i].w, &b = kern[c][i].w;
-            REQUIRE((a.tile == b.tile && a.k0 == b.k0 && a.k1 == b.k1 && a.part == b.part && a.slot == b.slot &&
-                     a.role == b.role));
-        }
-    }
+    require_same_units(walk_kernel(s), per);
     std::map<int, std::vector<int>> runs;  // tile -> how often each k-slice ran
     std::map<int, std::set<int>> contrib_slots;
     std::set<int> slots;
