@@ -495,7 +495,8 @@ def cuts_ab(old_rev="7a0c42c", new_rev="898e230", sass=(("7a0c42c", "cuts_ab/sas
                     cells.append("-" if a is None or b is None else f"{g3(a)} -> {g3(b)} ({b / a:.3f})")
                 if any(x != "-" for x in cells):  # a call that stopped at its deadline: the layers it ran
                     out.append(f"| {layer} | {n} | {c} | " + " | ".join(cells) + " |")
-    out += ["", "SASS of the persistent kernels (scripts/device_sass.sh), summed over the instances:", "",
+    out += ["", "SASS of the persistent kernels both binaries' CSVs hold (scripts/device_sass.sh), summed:" if common
+            else "SASS of the persistent kernels (scripts/device_sass.sh), summed over the instances:", "",
             "| binary | kernels | CALL | WARPSYNC |", "| --- | --- | --- | --- |"]
     # the 9th template argument of ws_kernel: kCuts (true) or the cut kind (1-3)
     kinds = {"true": "cut tiles", "1": "split-tail", "2": "stream-K", "3": "fused split-K"}
@@ -503,7 +504,6 @@ def cuts_ab(old_rev="7a0c42c", new_rev="898e230", sass=(("7a0c42c", "cuts_ab/sas
     if common:
         keep = set.intersection(*({r["kernel"] for r in rows} for _, rows in tables))
         tables = [(rev, [r for r in rows if r["kernel"] in keep]) for rev, rows in tables]
-        out[-4] = "SASS of the persistent kernels both binaries' CSVs hold (scripts/device_sass.sh), summed:"
     for rev, rows in tables:
         agg = {}
         for r in rows:
@@ -553,6 +553,7 @@ def ncu_cell(folder="ncu_conv2_n128", rows=("cudnn-tf32", "hopper-sk-tf32", "cud
            f"(`plots/h200/{folder}/`)", "",
            "| row | kernel | grid | cluster | " + " | ".join(c[2] for c in cols) + " |",
            "| --- | --- | --- | --- | " + " | ".join("---" for _ in cols) + " |"]
+    tiles = _hopper_tiles()
     for row in rows:
         text = open(os.path.join(ROOT, H200, folder, f"ncu_{row}.csv"), encoding="utf-8").read()
         recs = [r for r in csv.DictReader(io.StringIO(text[text.index('"ID"'):]))
@@ -565,7 +566,7 @@ def ncu_cell(folder="ncu_conv2_n128", rows=("cudnn-tf32", "hopper-sk-tf32", "cud
         else:  # ws_kernel<T, TILE, kPP, ...>: TILE indexes kTiles (gpu/variants/hopper/tiles.hpp)
             args = name.split("<", 1)[1].split(", ")
             es = 4 if args[0] == "float" else 2
-            bn, rowb, stages, _, bm = _hopper_tiles()[int(args[1])][:5]
+            bn, rowb, stages, _, bm = tiles[int(args[1])][:5]
             kern = f"ours: tile {bm}x{bn}x{rowb // es}, {stages} stages, {'ping-pong' if args[2] == '1' else 'cooperative'}"
         vals = [f"{float(m[(sec, met)]) * scale:.3g}" for sec, met, _, scale in cols]
         out.append(f"| {row} | {kern} | {m[('Launch Statistics', 'Grid Size')]} | "
