@@ -73,7 +73,7 @@ TEST_CASE("every axis value of every variant matches the CPU reference", "[gpu][
             }
 }
 
-TEST_CASE("clusters of two: an odd count of tile rows, a filter tail, a phantom filter tile, split-K",
+TEST_CASE("clusters of two: an odd count of tile rows, a filter tail, a phantom filter tile, split-K, ping-pong",
           "[gpu][axes][cluster]") {
     auto& ctx = device();
     // P = 3 * 9 * 11 = 297 pixels: 3 rows of 128, so the last cluster's rank 1 has a tile past
@@ -87,21 +87,30 @@ TEST_CASE("clusters of two: an odd count of tile rows, a filter tail, a phantom 
         const Variant& v = test::variant(name);
         const bool along_filters = std::strstr(name, "mca") != nullptr;
         const auto& rp = along_filters ? rpa : rpb;
-        for (const char* sched : {"data-parallel", "split-k"})
-            for (Layout layout : {Layout::nhwc, Layout::nchw}) {
-                Config c;
-                c.set.emplace_back("scheduler", sched);
-                const auto r = run_with(ctx, v, rp, layout, c, test::test_options(2));
-                INFO(describe(v, rp, layout, c, r));
-                if (r.status == Status::skip && ctx.prop().major != 9) {
-                    WARN("the Hopper rungs need sm_90: " << r.reason);
-                    return;
+        for (const char* schedule : {"cooperative", "pingpong"})
+            for (const char* sched : {"data-parallel", "split-k"})
+                for (Layout layout : {Layout::nhwc, Layout::nchw}) {
+                    Config c;
+                    c.set.emplace_back("scheduler", sched);
+                    c.set.emplace_back("schedule", schedule);
+                    const bool pp = std::strcmp(schedule, "pingpong") == 0;
+                    const auto r = run_with(ctx, v, rp, layout, c, test::test_options(2));
+                    INFO(describe(v, rp, layout, c, r));
+                    if (r.status == Status::skip && ctx.prop().major != 9) {
+                        WARN("the Hopper rungs need sm_90: " << r.reason);
+                        return;
+                    }
+                    if (pp && along_filters) {  // ping-pong pairs CTAs along the pixels only
+                        REQUIRE(r.status == Status::skip);
+                        REQUIRE(test::has(r.reason, "cooperative schedule only"));
+                        continue;
+                    }
+                    REQUIRE(r.status == Status::pass);
+                    REQUIRE(test::has(r.config, along_filters ? "cluster=1x2" : "cluster=2"));
+                    if (along_filters) REQUIRE(test::has(r.detail, "pairs of filter tiles"));
+                    REQUIRE(test::has(r.config, std::string("scheduler=") + sched));
+                    REQUIRE(test::has(r.config, std::string("schedule=") + schedule));
                 }
-                REQUIRE(r.status == Status::pass);
-                REQUIRE(test::has(r.config, along_filters ? "cluster=1x2" : "cluster=2"));
-                if (along_filters) REQUIRE(test::has(r.detail, "pairs of filter tiles"));
-                REQUIRE(test::has(r.config, std::string("scheduler=") + sched));
-            }
     }
 }
 

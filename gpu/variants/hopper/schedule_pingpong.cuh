@@ -8,15 +8,17 @@
 // has the same number of slices; stream-K's do not, and plan() refuses that pairing). An
 // order barrier per warpgroup (one arrival per finished mainloop) keeps the turns, which
 // also makes the ring's parity waits sound: every round before the awaited one has
-// completed. Each stage is released by one warpgroup (empty count 1).
+// completed. Each stage is released by one warpgroup (empty count 1); in a cluster of two
+// (kCL = 2, the B tile multicast to a pair of pixel rows that walk the same units) by one of
+// each CTA, on its own barrier and on the peer's (release<kCL>, empty count 2).
 #pragma once
 
 namespace cs::gpu::variants::hopper {
 
-template <class T, int BN, int ROWB, int STAGES, class TO, int kDown, class Epi>
+template <class T, int BN, int ROWB, int STAGES, class TO, int kDown, class Epi, int kCL = 1>
 __device__ __forceinline__ void pingpong_consume(const WsArgs<TO>& a, const EpiArgs<TO>& ea, std::uint32_t sbase,
                                                  std::uint32_t full0, std::uint32_t empty0, std::uint32_t order0,
-                                                 int ct, int& nsub) {
+                                                 int ct, int& nsub, int rank) {
     if constexpr (BN <= 128) {
         using St = StageShape<BN, ROWB>;
         const int cw = ct >> 7, t = ct & 127;
@@ -40,7 +42,7 @@ __device__ __forceinline__ void pingpong_consume(const WsArgs<TO>& a, const EpiA
                 const std::uint32_t st = sbase + std::uint32_t(r.stage) * St::kBytes;
                 mma_slice2<T, BN, ROWB>(acc0, acc1, st, st + St::kABytes);
                 wgmma_wait<1>();
-                if (prev >= 0 && t == 0) mbar_arrive(empty0 + 8 * prev);
+                if (prev >= 0 && t == 0) release<kCL>(empty0 + 8 * prev, rank);
                 prev = r.stage;
                 r.advance();
             }
@@ -49,7 +51,7 @@ __device__ __forceinline__ void pingpong_consume(const WsArgs<TO>& a, const EpiA
             wgmma_wait<0>();
             fence_regs(acc0);
             fence_regs(acc1);
-            if (t == 0) mbar_arrive(empty0 + 8 * prev);
+            if (t == 0) release<kCL>(empty0 + 8 * prev, rank);
             if (w.role == Role::split_part) {
                 float* dst = a.partial + std::int64_t(w.part) * a.g.P * a.g.M;
                 store_tile<float, BN>(acc0, dst, a.g, o.p0, o.m0, false, t);
@@ -60,7 +62,7 @@ __device__ __forceinline__ void pingpong_consume(const WsArgs<TO>& a, const EpiA
             }
         }
     } else {
-        (void)a, (void)ea, (void)sbase, (void)full0, (void)empty0, (void)order0, (void)ct, (void)nsub;
+        (void)a, (void)ea, (void)sbase, (void)full0, (void)empty0, (void)order0, (void)ct, (void)nsub, (void)rank;
     }
 }
 

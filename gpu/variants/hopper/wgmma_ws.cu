@@ -194,8 +194,9 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
     c.schedule = axis("schedule", d.schedule) == "pingpong" ? Schedule::pingpong : Schedule::cooperative;
     c.cluster = axis("cluster", d.cluster) == "1" ? 1 : 2;
     c.mc_a = axis("cluster", d.cluster) == "1x2";
-    if (c.cluster == 2 && c.schedule == Schedule::pingpong)
-        throw Skip("clusters of two CTAs run the cooperative schedule only (use schedule=cooperative)");
+    if (c.mc_a && c.schedule == Schedule::pingpong)
+        throw Skip("clusters along the filters (cluster=1x2) run the cooperative schedule only (use cluster=2 or "
+                   "schedule=cooperative)");
     c.scheduler = axis("scheduler", d.scheduler);
     // stream-K and split-tail cut tiles between CTAs (their units differ in length)
     const bool cuts_tiles = c.scheduler == "stream-k" || c.scheduler == "split-tail";

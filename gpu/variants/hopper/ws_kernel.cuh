@@ -260,7 +260,7 @@ __global__ void __launch_bounds__(kWsThreads, 1)
               const __grid_constant__ CUtensorMap tmO, const WsArgs<TO> a) {
 #ifdef CS_HOPPER_DEVICE
     constexpr bool kCuts = kCut != kCutNone;  // the cut tiles' roles (finish_unit)
-    static_assert(kCL == 1 || (kCL == 2 && !kPP), "clusters of two run the cooperative schedule only");
+    static_assert(kCL == 1 || (kCL == 2 && !(kPP && kMcA)), "ping-pong clusters of two: along the pixels only");
     static_assert(!kCuts || (kCL == 1 && !kPP), "stream-K and split-tail: cooperative, no cluster");
     static_assert(!kClK || (kCL == 1 && !kPP && !kCuts), "cluster split-K: cooperative, clusters of its own");
     constexpr Tile kT = kTiles[TILE];
@@ -335,7 +335,7 @@ __global__ void __launch_bounds__(kWsThreads, 1)
     const EpiArgs<TO> ea{a.out, &tmO, a.g, a.nchw != 0, epi0, a.out_mul};
     int nsub = 0;
     if constexpr (kPP) {
-        pingpong_consume<T, BN, ROWB, STAGES, TO, kDown, Epi>(a, ea, sbase, full0, empty0, order0, ct, nsub);
+        pingpong_consume<T, BN, ROWB, STAGES, TO, kDown, Epi, kCL>(a, ea, sbase, full0, empty0, order0, ct, nsub, rank);
     } else {
         // Cooperative: consumer warpgroup cw owns the accumulators CoopShape places (one m64
         // accumulator; two sharing each B read, mma_slice2, on 256 pixels; on 64 pixels one
