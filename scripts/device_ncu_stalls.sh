@@ -9,8 +9,13 @@
 #   OUT=$OUT CONVSTUDY_GIT_REV=<rev> LAYER=conv2 N=128 ROWS="cudnn-tf32 hopper-sk-tf32" \
 #       scripts/device_ncu_stalls.sh
 #
-# Writes under $OUT: log.txt, build.log, ncu_<row>.csv per row (ncu --csv --page details: one
-# line per kernel, section and metric), in the order of ROWS, each as soon as it is done.
+# A row is a variant, or a variant with axis values, each after an @:
+#   hopper-mc-tf32@schedule=pingpong@tile=m128n128k128B-s6
+# (`convstudy run --axis` per value). Writes under $OUT: log.txt, build.log, ncu_<row>.csv per
+# row (the row with each @ as _ and each = as -; ncu --csv --page details: one line per kernel,
+# section and metric), in the order of ROWS, each as soon as it is done. MEMORY=1 adds the
+# memory sections (shared-memory wavefronts and bank conflicts: MemoryWorkloadAnalysis and its
+# tables).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 OUT=${OUT:-out/ncu}
@@ -23,12 +28,20 @@ STAGES=build BUILD_TARGETS=convstudy OUT=$OUT scripts/device_run.sh || exit 2
 exec >>"$OUT/log.txt" 2>&1
 source scripts/device_lib.sh
 NCU=${CONVSTUDY_NCU:-$(command -v ncu || echo /usr/local/cuda/bin/ncu)}
-for v in $ROWS; do
-    stamp "ncu $v $LAYER N=$N"
+SECTIONS=(--section SpeedOfLight --section ComputeWorkloadAnalysis --section WarpStateStats --section SchedulerStats
+    --section LaunchStats --section Occupancy)
+[[ ${MEMORY:-0} == 1 ]] && SECTIONS+=(--section MemoryWorkloadAnalysis --section MemoryWorkloadAnalysis_Tables)
+for row in $ROWS; do
+    IFS=@ read -r -a parts <<<"$row"
+    v=${parts[0]}
+    axes=()
+    for a in "${parts[@]:1}"; do axes+=(--axis "$a"); done
+    label=${row//@/_}
+    label=${label//=/-}
+    stamp "ncu $row $LAYER N=$N"
     "$NCU" --csv --page details --print-units base --clock-control none --nvtx \
-        --nvtx-include "convstudy@timed kernels/" --section SpeedOfLight --section ComputeWorkloadAnalysis \
-        --section WarpStateStats --section SchedulerStats --section LaunchStats --section Occupancy \
-        --log-file "$OUT/ncu_$v.csv" build-device/convstudy run --variant "$v" --layer "$LAYER" --batch "$N" \
+        --nvtx-include "convstudy@timed kernels/" "${SECTIONS[@]}" \
+        --log-file "$OUT/ncu_$label.csv" build-device/convstudy run --variant "$v" "${axes[@]}" --layer "$LAYER" --batch "$N" \
         --layout nhwc --check sampled --no-cpu-timing --engine-choices none --warmup 2 --repeats 1 |
         tail -3
 done
