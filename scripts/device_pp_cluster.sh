@@ -3,8 +3,9 @@
 # 128x128 tiles, one warpgroup per tile, CTA pairs: NOTES "cuDNN's tf32 kernel on conv2 at
 # N=128 against ours"): build convstudy and the GPU tests, run every GPU test, then two
 # sweeps of the same binary on conv2-5, NHWC, sampled check:
-#   pp_tiles.csv  hopper-mc-{fp16,bf16,tf32} with schedule=pingpong, cluster=2, every tile,
-#                 data-parallel and split-K (the tile sweep that says what the pair is worth)
+#   pp_tiles.csv  $PP_VARIANTS with $PP_AXES (default: ping-pong in pairs along the filters,
+#                 hopper-mca, and alone, hopper-pp; every tile, data-parallel and split-K: the
+#                 tile sweep that says what the pair is worth)
 #   pp_ref.csv    the rows it must beat, in the same call: cuDNN in each class and the rungs
 #                 that hold the cells today (stream-K, split-tail, cluster, their defaults)
 #
@@ -24,6 +25,8 @@ C=$B/convstudy
 BATCH=${BATCH:-32,128}
 LAYERS=${LAYERS:-conv2,conv3,conv4,conv5}
 DEADLINE=${DEADLINE:-540}
+PP_VARIANTS=${PP_VARIANTS:-hopper-mca-fp16,hopper-mca-bf16,hopper-mca-tf32,hopper-pp-fp16,hopper-pp-bf16,hopper-pp-tf32}
+PP_AXES=${PP_AXES:-"--axis schedule=pingpong --axis scheduler=data-parallel,split-k --axis tile=all"}
 status=0
 if [[ ${TESTS:-1} == 1 ]]; then
     device_build_test pp || exit 1
@@ -44,7 +47,7 @@ sweep() {  # sweep NAME ARGS...: one sweep into $OUT/NAME.csv within the deadlin
     grep -E " (FAIL|ERROR) " "/tmp/$name.txt" | head
 }
 sweep pp_ref --variants cudnn-fp16,cudnn-bf16,cudnn-tf32,hopper-sk-fp16,hopper-sk-bf16,hopper-sk-tf32,hopper-tail-fp16,hopper-tail-bf16,hopper-tail-tf32,hopper-mc-fp16,hopper-mc-bf16,hopper-mc-tf32
-sweep pp_tiles --variants hopper-mc-fp16,hopper-mc-bf16,hopper-mc-tf32 --axis schedule=pingpong --axis cluster=2 \
-    --axis scheduler=data-parallel,split-k --axis tile=all
+# shellcheck disable=SC2086  # PP_VARIANTS, PP_AXES: lists
+sweep pp_tiles --variants "$PP_VARIANTS" $PP_AXES
 stamp "done, status $status"
 exit $status

@@ -9,8 +9,9 @@
 // order barrier per warpgroup (one arrival per finished mainloop) keeps the turns, which
 // also makes the ring's parity waits sound: every round before the awaited one has
 // completed. Each stage is released by one warpgroup (empty count 1); in a cluster of two
-// (kCL = 2, the B tile multicast to a pair of pixel rows that walk the same units) by one of
-// each CTA, on its own barrier and on the peer's (release<kCL>, empty count 2).
+// (kCL = 2: the B tile multicast to a pair of pixel rows, or the A tile to a pair of filter
+// tiles, whose CTAs walk the same units) by one of each CTA, on its own barrier and on the
+// peer's (release<kCL>, empty count 2).
 #pragma once
 
 namespace cs::gpu::variants::hopper {

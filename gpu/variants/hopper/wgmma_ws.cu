@@ -49,14 +49,15 @@ constexpr int kMinSlices = 4;
 int pick_ws(int bn, int rowb) { return find_tile(bn, rowb, 1, 8); }
 
 // mc_a (clusters along the filters): filter tiles that pair up exactly where one does
-// (M = 2 x 192: conv3-4; M = 2 x 128 and its multiples: conv2, conv5).
+// (M = 2 x 192: conv3-4, 4 x 96 in ping-pong, whose tiles are at most 128 filters; M = 2 x 128
+// and its multiples: conv2, conv5).
 int default_tile(const Setup& u, std::int64_t n, int sms, int es, bool pp, bool mc_a = false) {
     const bool k128 = choose_bk(u.g.C, es) * es == 128;
     const int e128 = 128 / es, e64 = 64 / es;  // elements of a 128 B / 64 B row
     const bool exact64 = u.g.C % e128 != 0 && u.g.C % e64 == 0;
     const bool pad_heavy = exact64 && ((u.g.C + e128 - 1) / e128 * e128 - u.g.C) * 8 > u.g.C;
     const std::int64_t rows = (n * u.g.EF + kBM - 1) / kBM;
-    if (mc_a && u.g.M == 384) return pick_ws(192, k128 ? 128 : 64);
+    if (mc_a && u.g.M == 384) return pick_ws(pp ? 96 : 192, k128 ? 128 : 64);
     if (mc_a && u.g.M % 256 == 0) return pick_ws(128, (k128 && !pad_heavy) ? 128 : 64);
     if (u.g.M <= 96) return pick_ws(96, k128 ? 128 : 64);
     if (pp) return pick_ws(128, (k128 && !exact64) ? 128 : 64);
@@ -194,9 +195,6 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
     c.schedule = axis("schedule", d.schedule) == "pingpong" ? Schedule::pingpong : Schedule::cooperative;
     c.cluster = axis("cluster", d.cluster) == "1" ? 1 : 2;
     c.mc_a = axis("cluster", d.cluster) == "1x2";
-    if (c.mc_a && c.schedule == Schedule::pingpong)
-        throw Skip("clusters along the filters (cluster=1x2) run the cooperative schedule only (use cluster=2 or "
-                   "schedule=cooperative)");
     c.scheduler = axis("scheduler", d.scheduler);
     // stream-K and split-tail cut tiles between CTAs (their units differ in length)
     const bool cuts_tiles = c.scheduler == "stream-k" || c.scheduler == "split-tail";
@@ -382,7 +380,7 @@ std::vector<Axis> ws_axes() {
         {"cluster", {"1", "2", "1x2"},
          "CTAs per cluster: 2 puts the CTAs of adjacent pixel rows on the same filters in a cluster, each "
          "loading half of the B tile and multicasting it to both; 1x2 the CTAs of adjacent filter tiles on the same "
-         "pixel rows, each loading half of the A tile (cooperative schedule, data-parallel or split-K)"},
+         "pixel rows, each loading half of the A tile (data-parallel or split-K)"},
     };
 }
 

@@ -260,7 +260,7 @@ __global__ void __launch_bounds__(kWsThreads, 1)
               const __grid_constant__ CUtensorMap tmO, const WsArgs<TO> a) {
 #ifdef CS_HOPPER_DEVICE
     constexpr bool kCuts = kCut != kCutNone;  // the cut tiles' roles (finish_unit)
-    static_assert(kCL == 1 || (kCL == 2 && !(kPP && kMcA)), "ping-pong clusters of two: along the pixels only");
+    static_assert(kCL == 1 || kCL == 2, "clusters of one or two CTAs");
     static_assert(!kCuts || (kCL == 1 && !kPP), "stream-K and split-tail: cooperative, no cluster");
     static_assert(!kClK || (kCL == 1 && !kPP && !kCuts), "cluster split-K: cooperative, clusters of its own");
     constexpr Tile kT = kTiles[TILE];

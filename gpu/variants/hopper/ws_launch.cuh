@@ -36,7 +36,7 @@ struct WsLaunch {
     Schedule schedule;
     Epilogue epilogue;
     bool prepare_only;  // set the kernel's shared-memory attribute, launch nothing
-    int cluster = 1;    // CTAs per cluster: 1, or 2 (ping-pong: along the pixels only)
+    int cluster = 1;    // CTAs per cluster: 1 or 2
     bool mc_a = false;  // cluster 2 along the filters (the A tile multicast), else along the pixels
     int* max_ctas = nullptr;  // prepare_only with a cluster: the CTAs that fit at once in clusters
     int split_parts = 0;      // prepare_only, cluster split-K: its clusters' size (max_ctas for it)
@@ -146,7 +146,9 @@ void launch_ws(const WsLaunch& l, const WsArgs<TO>& args, cudaStream_t stream) {
             }
         } else {
             if constexpr (ws_tile_ok<i>(Schedule::pingpong)) {
-                if (l.cluster == 2)  // the B tile multicast to a pair of pixel rows (not 1x2: the plan refuses it)
+                if (l.cluster == 2 && l.mc_a)  // the A tile multicast to a pair of filter tiles
+                    launch_epi<T, i, true, TO, kDown, 2, true>(l, args, stream);
+                else if (l.cluster == 2)  // the B tile multicast to a pair of pixel rows
                     launch_epi<T, i, true, TO, kDown, 2>(l, args, stream);
                 else
                     launch_epi<T, i, true, TO, kDown>(l, args, stream);
