@@ -534,6 +534,15 @@ def _hopper_tiles():
     return tiles
 
 
+def _ncu_revs(folder, rows):
+    """The revisions the rows' ncu CSVs were made at: the log.txt beside them ("git: <rev>")."""
+    try:
+        text = open(os.path.join(ROOT, H200, folder, "log.txt"), encoding="utf-8").read()
+    except OSError:
+        return []
+    return sorted(set(re.findall(r"git: (\w+)", text)))
+
+
 def ncu_cell(folder="ncu_conv2_n128", rows=("cudnn-tf32", "hopper-sk-tf32", "cudnn-fp16", "hopper-mc-fp16")):
     """One cell's rows under Nsight Compute with the scheduler and warp-state sections
     (scripts/device_ncu_stalls.sh: <H200>/<folder>/ncu_<row>.csv, ncu --csv --page details):
@@ -550,14 +559,14 @@ def ncu_cell(folder="ncu_conv2_n128", rows=("cudnn-tf32", "hopper-sk-tf32", "cud
             ("Scheduler Statistics", "One or More Eligible", "issue-ready %", 1),
             ("Warp State Statistics", "Warp Cycles Per Issued Instruction", "cycles / issue", 1)]
     out = ["NVIDIA H200, conv2 N=128, NHWC, one timed repeat under ncu per row "
-           f"(`plots/h200/{folder}/`)", "",
+           f"(`plots/h200/{folder}/`" + "".join(", " + r for r in _ncu_revs(folder, rows)) + ")", "",
            "| row | kernel | grid | cluster | " + " | ".join(c[2] for c in cols) + " |",
            "| --- | --- | --- | --- | " + " | ".join("---" for _ in cols) + " |"]
     tiles = _hopper_tiles()
     for row in rows:
         text = open(os.path.join(ROOT, H200, folder, f"ncu_{row}.csv"), encoding="utf-8").read()
         recs = [r for r in csv.DictReader(io.StringIO(text[text.index('"ID"'):]))
-                if "init_device_workspace" not in r["Kernel Name"]]
+                if r.get("Kernel Name") and "init_device_workspace" not in r["Kernel Name"]]
         m = {(r["Section Name"], r["Metric Name"]): r["Metric Value"].replace(",", "") for r in recs}
         name = recs[0]["Kernel Name"]
         t = re.search(r"tilesize(\d+x\d+x\d+)_warpgroupsize(\dx\dx\d)", name)
@@ -568,9 +577,57 @@ def ncu_cell(folder="ncu_conv2_n128", rows=("cudnn-tf32", "hopper-sk-tf32", "cud
             es = 4 if args[0] == "float" else 2
             bn, rowb, stages, _, bm = tiles[int(args[1])][:5]
             kern = f"ours: tile {bm}x{bn}x{rowb // es}, {stages} stages, {'ping-pong' if args[2] == '1' else 'cooperative'}"
+            if args[6] == "2":  # kCL, kMcA
+                kern += ", pairs of " + ("filter tiles (A multicast)" if args[7] == "1" else "pixel rows (B multicast)")
         vals = [f"{float(m[(sec, met)]) * scale:.3g}" for sec, met, _, scale in cols]
         out.append(f"| {row} | {kern} | {m[('Launch Statistics', 'Grid Size')]} | "
                    f"{m[('Launch Statistics', 'Cluster Size')]} | " + " | ".join(vals) + " |")
+    return "\n".join(out) + "\n"
+
+
+def pp_pairs(folder=f"{H200}/pp_cluster", pixels="00703e8", filters="45cfc36"):
+    """Ping-pong in clusters of two against the rows it must beat (scripts/device_pp_cluster.sh;
+    each call's ratios to its own cuDNN row, NHWC, sampled check, 10 repeats): per cell the best
+    of the ping-pong tile sweep (every tile, data-parallel and split-K) in pairs of pixel rows
+    (hopper-mc, cluster=2; call `pixels`), in pairs of filter tiles (hopper-mca, cluster=1x2) and
+    alone (hopper-pp; both call `filters`), and the best of the rungs that hold the cell today
+    (stream-K, split-tail, the cluster rung at their defaults) in each call."""
+    def best(rows):
+        b = {}
+        for r in rows:
+            if r["status"] != "PASS":
+                continue
+            k = (r["layer"], r["N"], r["precision"], r["variant"].rsplit("-", 1)[0])
+            ms = _f(r["kernel_ms"])
+            if k not in b or ms < b[k][0]:
+                b[k] = (ms, r)
+        return b
+    ref_p, pp_p = best(_csv_rows(f"{folder}/pp_ref_{pixels}.csv")), best(_csv_rows(f"{folder}/pp_tiles_{pixels}.csv"))
+    ref_f, pp_f = best(_csv_rows(f"{folder}/pp_ref_{filters}.csv")), best(_csv_rows(f"{folder}/pp_tiles_{filters}.csv"))
+    dev = "NVIDIA H200"
+    out = [f"{dev}, NHWC, kernel time / the call's fastest cuDNN row of the class (`{folder}/`: calls {pixels} and "
+           f"{filters}); ping-pong columns: the best tile and scheduler of the sweep", "",
+           f"| layer | N | class | cuDNN ms ({filters}) | ours today ({filters}) | ping-pong alone | ping-pong, pairs of "
+           f"filter tiles | ping-pong, pairs of pixel rows ({pixels}) | ours today ({pixels}) |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    cells = sorted({k[:3] for k in ref_f}, key=lambda k: (int(k[0][4:]), int(k[1]), k[2]))
+
+    def today(ref, cell):
+        c = ref[cell + ("cudnn",)][0]
+        o = min((v for k, v in ref.items() if k[:3] == cell and k[3] != "cudnn"), key=lambda v: v[0])
+        return f"{o[0] / c:.3f} ({o[1]['variant'].rsplit('-', 1)[0]})"
+
+    def pp(tiles, ref, cell, rung):
+        v = tiles.get(cell + (rung,))
+        if v is None:
+            return "-"
+        axes = dict(x.split("=", 1) for x in v[1]["config"].split(";") if "=" in x)
+        return f"{v[0] / ref[cell + ('cudnn',)][0]:.3f} ({axes.get('tile', '?')}, {axes.get('scheduler', '?')})"
+
+    for cell in cells:
+        out.append(f"| {cell[0]} | {cell[1]} | {cell[2]} | {ref_f[cell + ('cudnn',)][0]:.4f} | {today(ref_f, cell)} | "
+                   f"{pp(pp_f, ref_f, cell, 'hopper-pp')} | {pp(pp_f, ref_f, cell, 'hopper-mca')} | "
+                   f"{pp(pp_p, ref_p, cell, 'hopper-mc')} | {today(ref_p, cell)} |")
     return "\n".join(out) + "\n"
 
 
@@ -1447,9 +1504,15 @@ GENERATORS = {
                                      common=True),
     "h200-cuts-probe": cuts_probe,
     "h200-ncu-conv2-n128": ncu_cell,
+    "h200-pp-pairs": pp_pairs,
+    "h200-ncu-conv2-n128-pp": lambda: ncu_cell("ncu_conv2_n128_pp", (
+        "cudnn-tf32", "hopper-sk-tf32", "hopper-pp-tf32_scheduler-data-parallel_tile-m128n128k128B-s6",
+        "hopper-mc-tf32_schedule-cooperative_cluster-2_scheduler-data-parallel_tile-m128n128k128B-s6",
+        "hopper-mc-tf32_schedule-pingpong_cluster-2_scheduler-data-parallel_tile-m128n128k128B-s6")),
     "h200-m64-sass": m64_sass,
     "h100-goals-24": lambda: goals_24(f"{H100}/goals_24.csv"),
     "h200-goals-24-22e4765": lambda: goals_24(f"{H200}/sweep_22e4765_conv1-3.csv"),
+    "h200-goals-24-fd7de4f": lambda: goals_24(f"{H200}/sweep_all_variants_fd7de4f.csv"),
     "h200-n1-m64-kernels": n1_m64_kernels,
     "h200-halo-schedules": halo_schedules,
     "h200-splitk-forms": splitk_three,
