@@ -109,7 +109,7 @@ TEST_CASE("clusters of two: an odd count of tile rows, a filter tail, a phantom 
     }
 }
 
-TEST_CASE("stream-K and split-tail give the same bits on every launch", "[gpu][axes][streamk]") {
+TEST_CASE("stream-K and split-tail give the same bits on every launch, in both schedules", "[gpu][axes][streamk]") {
     auto& ctx = device();
     const auto sk = make_ref_problem(test::make_layer("sk_det", 48, 17, 19, 200, 3, 3, 1, 1), 24);
     // 14 tiles of 128x128 and 36 k-slices (C=256 in fp16): split-tail cuts each into 8 parts,
@@ -119,22 +119,28 @@ TEST_CASE("stream-K and split-tail give the same bits on every launch", "[gpu][a
         const Variant& v = test::variant(name);
         const bool tail = std::strstr(name, "tail") != nullptr;
         const auto& rp = tail ? st : sk;
-        std::vector<float> first;
-        for (int run = 0; run < 3; ++run) {
-            const auto r = run_with(ctx, v, rp, Layout::nhwc, Config{}, test::test_options(3, true));
-            INFO(describe(v, rp, Layout::nhwc, Config{}, r));
-            if (r.status == Status::skip && ctx.prop().major != 9) {
-                WARN("the Hopper rungs need sm_90: " << r.reason);
-                return;
+        // ping-pong: each warpgroup a whole tile, its cut tiles' slots and flags its own
+        for (const char* schedule : {"cooperative", "pingpong"}) {
+            Config c;
+            c.set.emplace_back("schedule", schedule);
+            std::vector<float> first;
+            for (int run = 0; run < 3; ++run) {
+                const auto r = run_with(ctx, v, rp, Layout::nhwc, c, test::test_options(3, true));
+                INFO(describe(v, rp, Layout::nhwc, c, r));
+                if (r.status == Status::skip && ctx.prop().major != 9) {
+                    WARN("the Hopper rungs need sm_90: " << r.reason);
+                    return;
+                }
+                REQUIRE(r.status == Status::pass);
+                REQUIRE(test::has(r.config, tail ? "scheduler=split-tail" : "scheduler=stream-k"));
+                REQUIRE(test::has(r.config, std::string("schedule=") + schedule));
+                if (tail && std::strstr(name, "fp16")) REQUIRE(test::has(r.detail, "in 8 k-parts each"));
+                REQUIRE(!r.output.empty());
+                if (run == 0)
+                    first = r.output;
+                else
+                    REQUIRE(std::memcmp(first.data(), r.output.data(), first.size() * sizeof(float)) == 0);
             }
-            REQUIRE(r.status == Status::pass);
-            REQUIRE(test::has(r.config, tail ? "scheduler=split-tail" : "scheduler=stream-k"));
-            if (tail && std::strstr(name, "fp16")) REQUIRE(test::has(r.detail, "in 8 k-parts each"));
-            REQUIRE(!r.output.empty());
-            if (run == 0)
-                first = r.output;
-            else
-                REQUIRE(std::memcmp(first.data(), r.output.data(), first.size() * sizeof(float)) == 0);
         }
     }
 }

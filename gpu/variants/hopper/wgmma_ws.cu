@@ -282,9 +282,6 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
         if (c.ksplit < 2) throw Skip("cluster split-K needs at least 2 k-slices (" + std::to_string(kslices) + ")");
     }
     const bool split_k = c.scheduler == "split-k" || c.scheduler == "split-k-fused";
-    if (cuts_tiles && c.schedule == Schedule::pingpong)
-        throw Skip(c.scheduler + " gives units of unequal length; the ping-pong schedule needs equal ones (use "
-                   "schedule=cooperative)");
     // The TMA-store epilogue writes the NHWC output as a P x M matrix with 16-byte rows.
     const std::string epi = axis("epilogue", d.epilogue);
     c.epilogue = epi == "tma-store" ? Epilogue::tma_store : Epilogue::direct;

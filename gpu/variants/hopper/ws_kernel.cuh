@@ -261,7 +261,8 @@ __global__ void __launch_bounds__(kWsThreads, 1)
 #ifdef CS_HOPPER_DEVICE
     constexpr bool kCuts = kCut != kCutNone;  // the cut tiles' roles (finish_unit)
     static_assert(kCL == 1 || kCL == 2, "clusters of one or two CTAs");
-    static_assert(!kCuts || (kCL == 1 && !kPP), "stream-K and split-tail: cooperative, no cluster");
+    static_assert(!kCuts || (kCL == 1 && (!kPP || kCut != kCutFused)),
+                  "stream-K and split-tail: no cluster; fused split-K: cooperative");
     static_assert(!kClK || (kCL == 1 && !kPP && !kCuts), "cluster split-K: cooperative, clusters of its own");
     constexpr Tile kT = kTiles[TILE];
     constexpr int BN = kT.bn, ROWB = kT.rowb, STAGES = kT.stages, BK = ROWB / int(sizeof(T)), BM = kT.bm;
@@ -335,7 +336,8 @@ __global__ void __launch_bounds__(kWsThreads, 1)
     const EpiArgs<TO> ea{a.out, &tmO, a.g, a.nchw != 0, epi0, a.out_mul};
     int nsub = 0;
     if constexpr (kPP) {
-        pingpong_consume<T, BN, ROWB, STAGES, TO, kDown, Epi, kCL>(a, ea, sbase, full0, empty0, order0, ct, nsub, rank);
+        pingpong_consume<T, BN, ROWB, STAGES, TO, kDown, Epi, kCL, kCut>(a, ea, sbase, full0, empty0, order0, ct, nsub,
+                                                                        rank);
     } else {
         // Cooperative: consumer warpgroup cw owns the accumulators CoopShape places (one m64
         // accumulator; two sharing each B read, mma_slice2, on 256 pixels; on 64 pixels one

@@ -150,6 +150,10 @@ void launch_ws(const WsLaunch& l, const WsArgs<TO>& args, cudaStream_t stream) {
                     launch_epi<T, i, true, TO, kDown, 2, true>(l, args, stream);
                 else if (l.cluster == 2)  // the B tile multicast to a pair of pixel rows
                     launch_epi<T, i, true, TO, kDown, 2>(l, args, stream);
+                else if (args.sched.cut_kind() == kCutTail)
+                    launch_epi<T, i, true, TO, kDown, 1, false, kCutTail>(l, args, stream);
+                else if (args.sched.cut_kind() == kCutStreamK)
+                    launch_epi<T, i, true, TO, kDown, 1, false, kCutStreamK>(l, args, stream);
                 else
                     launch_epi<T, i, true, TO, kDown>(l, args, stream);
             }
