@@ -104,29 +104,35 @@ void launch_epi(const WsLaunch& l, const WsArgs<TO>& args, cudaStream_t stream) 
     else
         launch_one<T, I, kPP, EpiTmaStore, TO, kDown, kCL, kMcA, kCut>(l, args, stream);
 }
-// A tile scheduler that cuts tiles between CTAs (split-tail, stream-K, fused split-K) runs a
-// kernel of its own (kCut), so the other schedulers' kernels carry none of the cut tiles' code
-// and each cut walk is a loop per kind of unit (tile_scheduler.cuh).
-template <class T, int I, class TO, int kDown>
-void launch_coop1(const WsLaunch& l, const WsArgs<TO>& args, cudaStream_t stream) {
+// The kernels of one tile without a cluster of two, in either schedule. A tile scheduler that
+// cuts tiles between CTAs (split-tail, stream-K, fused split-K) runs a kernel of its own
+// (kCut), so the other schedulers' kernels carry none of the cut tiles' code and each cut walk
+// is a loop per kind of unit (tile_scheduler.cuh). Fused and cluster split-K: cooperative only.
+template <class T, int I, bool kPP, class TO, int kDown>
+void launch_alone(const WsLaunch& l, const WsArgs<TO>& args, cudaStream_t stream) {
     if (l.prepare_only) {  // every kernel's shared-memory attribute: the plan's scheduler picks one
-        launch_epi<T, I, false, TO, kDown, 1, false, kCutTail>(l, args, stream);
-        launch_epi<T, I, false, TO, kDown, 1, false, kCutStreamK>(l, args, stream);
-        launch_epi<T, I, false, TO, kDown, 1, false, kCutFused>(l, args, stream);
-        launch_epi<T, I, false, TO, kDown>(l, args, stream);
-        launch_one<T, I, false, EpiDirect, TO, kDown, 1, false, kCutNone, true>(l, args, stream);
+        launch_epi<T, I, kPP, TO, kDown, 1, false, kCutTail>(l, args, stream);
+        launch_epi<T, I, kPP, TO, kDown, 1, false, kCutStreamK>(l, args, stream);
+        launch_epi<T, I, kPP, TO, kDown>(l, args, stream);
+        if constexpr (!kPP) {
+            launch_epi<T, I, false, TO, kDown, 1, false, kCutFused>(l, args, stream);
+            launch_one<T, I, false, EpiDirect, TO, kDown, 1, false, kCutNone, true>(l, args, stream);
+        }
         return;
     }
     switch (args.sched.cut_kind()) {
-    case kCutTail: return launch_epi<T, I, false, TO, kDown, 1, false, kCutTail>(l, args, stream);
-    case kCutStreamK: return launch_epi<T, I, false, TO, kDown, 1, false, kCutStreamK>(l, args, stream);
-    case kCutFused: return launch_epi<T, I, false, TO, kDown, 1, false, kCutFused>(l, args, stream);
+    case kCutTail: return launch_epi<T, I, kPP, TO, kDown, 1, false, kCutTail>(l, args, stream);
+    case kCutStreamK: return launch_epi<T, I, kPP, TO, kDown, 1, false, kCutStreamK>(l, args, stream);
+    case kCutFused:  // cooperative only (the plan refuses it in ping-pong; launch_one would say so)
+        if constexpr (!kPP) return launch_epi<T, I, false, TO, kDown, 1, false, kCutFused>(l, args, stream);
+        break;
     default: break;
     }
-    if (args.sched.mode == TileSched::kSplitKCluster)  // the parts' sum writes the output: direct
-        launch_one<T, I, false, EpiDirect, TO, kDown, 1, false, kCutNone, true>(l, args, stream);
-    else
-        launch_epi<T, I, false, TO, kDown>(l, args, stream);
+    if constexpr (!kPP) {
+        if (args.sched.mode == TileSched::kSplitKCluster)  // the parts' sum writes the output: direct
+            return launch_one<T, I, false, EpiDirect, TO, kDown, 1, false, kCutNone, true>(l, args, stream);
+    }
+    launch_epi<T, I, kPP, TO, kDown>(l, args, stream);
 }
 
 template <class T, class TO, int kDown>
@@ -136,13 +142,13 @@ void launch_ws(const WsLaunch& l, const WsArgs<TO>& args, cudaStream_t stream) {
         if (l.schedule == Schedule::cooperative) {
             if constexpr (ws_tile_ok<i>(Schedule::cooperative)) {
                 if constexpr (kTiles[i].bm != kBM)  // 64 / 256 pixels: no cluster of two (the plan refuses one)
-                    launch_coop1<T, i, TO, kDown>(l, args, stream);
+                    launch_alone<T, i, false, TO, kDown>(l, args, stream);
                 else if (l.cluster == 2 && l.mc_a)
                     launch_epi<T, i, false, TO, kDown, 2, true>(l, args, stream);
                 else if (l.cluster == 2)
                     launch_epi<T, i, false, TO, kDown, 2>(l, args, stream);
                 else
-                    launch_coop1<T, i, TO, kDown>(l, args, stream);
+                    launch_alone<T, i, false, TO, kDown>(l, args, stream);
             }
         } else {
             if constexpr (ws_tile_ok<i>(Schedule::pingpong)) {
@@ -150,12 +156,8 @@ void launch_ws(const WsLaunch& l, const WsArgs<TO>& args, cudaStream_t stream) {
                     launch_epi<T, i, true, TO, kDown, 2, true>(l, args, stream);
                 else if (l.cluster == 2)  // the B tile multicast to a pair of pixel rows
                     launch_epi<T, i, true, TO, kDown, 2>(l, args, stream);
-                else if (args.sched.cut_kind() == kCutTail)
-                    launch_epi<T, i, true, TO, kDown, 1, false, kCutTail>(l, args, stream);
-                else if (args.sched.cut_kind() == kCutStreamK)
-                    launch_epi<T, i, true, TO, kDown, 1, false, kCutStreamK>(l, args, stream);
                 else
-                    launch_epi<T, i, true, TO, kDown>(l, args, stream);
+                    launch_alone<T, i, true, TO, kDown>(l, args, stream);
             }
         }
     });
