@@ -585,6 +585,39 @@ def ncu_cell(folder="ncu_conv2_n128", rows=("cudnn-tf32", "hopper-sk-tf32", "cud
     return "\n".join(out) + "\n"
 
 
+def _best_by_rung(rows):
+    """The fastest PASS row per (layer, N, class, rung: the variant less its class)."""
+    b = {}
+    for r in rows:
+        if r["status"] != "PASS":
+            continue
+        k = (r["layer"], r["N"], r["precision"], r["variant"].rsplit("-", 1)[0])
+        ms = _f(r["kernel_ms"])
+        if k not in b or ms < b[k][0]:
+            b[k] = (ms, r)
+    return b
+
+
+def _vs_cudnn_today(ref, cell):
+    """The best of our rows of a cell in a pp_ref CSV against its cuDNN row, and which rung."""
+    c = ref[cell + ("cudnn",)][0]
+    o = min((v for k, v in ref.items() if k[:3] == cell and k[3] != "cudnn"), key=lambda v: v[0])
+    return f"{o[0] / c:.3f} ({o[1]['variant'].rsplit('-', 1)[0]})"
+
+
+def _vs_cudnn_axes(tiles, ref, cell, rung, show=("tile", "scheduler")):
+    """A rung's best row of a cell in a tile sweep against the call's cuDNN row, with its axes."""
+    v = tiles.get(cell + (rung,))
+    if v is None:
+        return "-"
+    axes = dict(x.split("=", 1) for x in v[1]["config"].split(";") if "=" in x)
+    return f"{v[0] / ref[cell + ('cudnn',)][0]:.3f} (" + ", ".join(axes.get(a, "?") for a in show) + ")"
+
+
+def _cells(ref):
+    return sorted({k[:3] for k in ref}, key=lambda k: (int(k[0][4:]), int(k[1]), k[2]))
+
+
 def pp_pairs(folder=f"{H200}/pp_cluster", pixels="00703e8", filters="45cfc36"):
     """Ping-pong in clusters of two against the rows it must beat (scripts/device_pp_cluster.sh;
     each call's ratios to its own cuDNN row, NHWC, sampled check, 10 repeats): per cell the best
@@ -592,42 +625,35 @@ def pp_pairs(folder=f"{H200}/pp_cluster", pixels="00703e8", filters="45cfc36"):
     (hopper-mc, cluster=2; call `pixels`), in pairs of filter tiles (hopper-mca, cluster=1x2) and
     alone (hopper-pp; both call `filters`), and the best of the rungs that hold the cell today
     (stream-K, split-tail, the cluster rung at their defaults) in each call."""
-    def best(rows):
-        b = {}
-        for r in rows:
-            if r["status"] != "PASS":
-                continue
-            k = (r["layer"], r["N"], r["precision"], r["variant"].rsplit("-", 1)[0])
-            ms = _f(r["kernel_ms"])
-            if k not in b or ms < b[k][0]:
-                b[k] = (ms, r)
-        return b
-    ref_p, pp_p = best(_csv_rows(f"{folder}/pp_ref_{pixels}.csv")), best(_csv_rows(f"{folder}/pp_tiles_{pixels}.csv"))
-    ref_f, pp_f = best(_csv_rows(f"{folder}/pp_ref_{filters}.csv")), best(_csv_rows(f"{folder}/pp_tiles_{filters}.csv"))
-    dev = "NVIDIA H200"
-    out = [f"{dev}, NHWC, kernel time / the call's fastest cuDNN row of the class (`{folder}/`: calls {pixels} and "
+    ref_p, pp_p = (_best_by_rung(_csv_rows(f"{folder}/pp_{k}_{pixels}.csv")) for k in ("ref", "tiles"))
+    ref_f, pp_f = (_best_by_rung(_csv_rows(f"{folder}/pp_{k}_{filters}.csv")) for k in ("ref", "tiles"))
+    out = [f"NVIDIA H200, NHWC, kernel time / the call's fastest cuDNN row of the class (`{folder}/`: calls {pixels} and "
            f"{filters}); ping-pong columns: the best tile and scheduler of the sweep", "",
            f"| layer | N | class | cuDNN ms ({filters}) | ours today ({filters}) | ping-pong alone | ping-pong, pairs of "
            f"filter tiles | ping-pong, pairs of pixel rows ({pixels}) | ours today ({pixels}) |",
            "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
-    cells = sorted({k[:3] for k in ref_f}, key=lambda k: (int(k[0][4:]), int(k[1]), k[2]))
+    for cell in _cells(ref_f):
+        out.append(f"| {cell[0]} | {cell[1]} | {cell[2]} | {ref_f[cell + ('cudnn',)][0]:.4f} | "
+                   f"{_vs_cudnn_today(ref_f, cell)} | {_vs_cudnn_axes(pp_f, ref_f, cell, 'hopper-pp')} | "
+                   f"{_vs_cudnn_axes(pp_f, ref_f, cell, 'hopper-mca')} | {_vs_cudnn_axes(pp_p, ref_p, cell, 'hopper-mc')} | "
+                   f"{_vs_cudnn_today(ref_p, cell)} |")
+    return "\n".join(out) + "\n"
 
-    def today(ref, cell):
-        c = ref[cell + ("cudnn",)][0]
-        o = min((v for k, v in ref.items() if k[:3] == cell and k[3] != "cudnn"), key=lambda v: v[0])
-        return f"{o[0] / c:.3f} ({o[1]['variant'].rsplit('-', 1)[0]})"
 
-    def pp(tiles, ref, cell, rung):
-        v = tiles.get(cell + (rung,))
-        if v is None:
-            return "-"
-        axes = dict(x.split("=", 1) for x in v[1]["config"].split(";") if "=" in x)
-        return f"{v[0] / ref[cell + ('cudnn',)][0]:.3f} ({axes.get('tile', '?')}, {axes.get('scheduler', '?')})"
-
-    for cell in cells:
-        out.append(f"| {cell[0]} | {cell[1]} | {cell[2]} | {ref_f[cell + ('cudnn',)][0]:.4f} | {today(ref_f, cell)} | "
-                   f"{pp(pp_f, ref_f, cell, 'hopper-pp')} | {pp(pp_f, ref_f, cell, 'hopper-mca')} | "
-                   f"{pp(pp_p, ref_p, cell, 'hopper-mc')} | {today(ref_p, cell)} |")
+def pp_cuts(folder=f"{H200}/pp_cluster", rev="b5e4c3f"):
+    """Ping-pong on the cut-tile walk (one call, scripts/device_pp_cluster.sh with the stream-K and
+    split-tail rungs in ping-pong, every tile; NHWC, sampled check, 10 repeats): per cell the best
+    ping-pong row of each cut scheduler against the call's cuDNN row, beside our best row of
+    the rungs at their defaults (cooperative) in the same call."""
+    ref, pp = (_best_by_rung(_csv_rows(f"{folder}/pp_{k}_{rev}.csv")) for k in ("ref", "tiles"))
+    out = [f"NVIDIA H200, NHWC, kernel time / the call's fastest cuDNN row of the class (`{folder}/pp_*_{rev}.csv`); "
+           "ping-pong columns: the best tile of the sweep", "",
+           "| layer | N | class | cuDNN ms | ours today (cooperative) | ping-pong, stream-K | ping-pong, split-tail |",
+           "| --- | --- | --- | --- | --- | --- | --- |"]
+    for cell in _cells(ref):
+        out.append(f"| {cell[0]} | {cell[1]} | {cell[2]} | {ref[cell + ('cudnn',)][0]:.4f} | {_vs_cudnn_today(ref, cell)} | "
+                   f"{_vs_cudnn_axes(pp, ref, cell, 'hopper-sk', ('tile',))} | "
+                   f"{_vs_cudnn_axes(pp, ref, cell, 'hopper-tail', ('tile',))} |")
     return "\n".join(out) + "\n"
 
 
@@ -1505,6 +1531,10 @@ GENERATORS = {
     "h200-cuts-probe": cuts_probe,
     "h200-ncu-conv2-n128": ncu_cell,
     "h200-pp-pairs": pp_pairs,
+    "h200-pp-cuts": pp_cuts,
+    "h200-ncu-conv2-n128-ppsk": lambda: ncu_cell("ncu_conv2_n128_ppsk", (
+        "cudnn-tf32", "hopper-sk-tf32", "hopper-sk-tf32_schedule-pingpong_tile-m128n128k128B-s6",
+        "hopper-pp-tf32_scheduler-data-parallel_tile-m128n128k128B-s6")),
     "h200-ncu-conv2-n128-pp": lambda: ncu_cell("ncu_conv2_n128_pp", (
         "cudnn-tf32", "hopper-sk-tf32", "hopper-pp-tf32_scheduler-data-parallel_tile-m128n128k128B-s6",
         "hopper-mc-tf32_schedule-cooperative_cluster-2_scheduler-data-parallel_tile-m128n128k128B-s6",
