@@ -30,6 +30,10 @@
 #                       runs every GPU test into $OUT/gpu_tests.log (device_log_head) and prints
 #                       its summary; returns 2 when the build fails, sets status=1 when a test
 #                       fails (the caller's $B, $OUT and status)
+#   device_build_maybe_test NAME
+#                       TESTS=1 (the caller's default): device_build_test NAME; else prints
+#                       the card and revision and builds convstudy only (ptxas log
+#                       /tmp/build-NAME.log); returns non-zero when the build fails
 #   device_log_head FILE  a log's first line: revision and GPU (below)
 #   device_out DEFAULT  sets OUT (when unset) to DEFAULT, makes it, and copies everything the
 #                       script prints from then on to $OUT/log.txt
@@ -118,4 +122,13 @@ device_build_test() {
     CONVSTUDY_REQUIRE_GPU=1 timeout 200 "$B/tests/convstudy_gpu_tests" "[gpu]" >>"$(device_log_head "$OUT/gpu_tests.log")" 2>&1 ||
         status=1
     grep -E "test cases|FAILED" "$OUT/gpu_tests.log" | tail -8
+}
+
+device_build_maybe_test() {
+    if [[ ${TESTS:-0} == 1 ]]; then
+        device_build_test "$1"
+    else
+        stamp "device: $(nvidia-smi --query-gpu=name --format=csv,noheader), git $(device_rev)"
+        BUILD_LOG=/tmp/build-$1.log device_build "$B" convstudy
+    fi
 }

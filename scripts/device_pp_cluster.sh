@@ -28,12 +28,7 @@ DEADLINE=${DEADLINE:-540}
 PP_VARIANTS=${PP_VARIANTS:-hopper-mca-fp16,hopper-mca-bf16,hopper-mca-tf32,hopper-pp-fp16,hopper-pp-bf16,hopper-pp-tf32}
 PP_AXES=${PP_AXES:-"--axis schedule=pingpong --axis scheduler=data-parallel,split-k --axis tile=all"}
 status=0
-if [[ ${TESTS:-1} == 1 ]]; then
-    device_build_test pp || exit 1
-else
-    stamp "device: $(nvidia-smi --query-gpu=name --format=csv,noheader), git $(device_rev)"
-    BUILD_LOG=/tmp/build-pp.log device_build "$B" convstudy || exit 1
-fi
+TESTS=${TESTS:-1} device_build_maybe_test pp || exit 1
 left() { echo $((DEADLINE - ($(date +%s) - device_t0))); }
 COMMON=(--layout nhwc --memory pageable --check sampled --no-cpu-timing --quiet --layers "$LAYERS"
     --batch "$BATCH" --warmup 2 --repeats 10)

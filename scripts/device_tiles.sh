@@ -33,12 +33,7 @@ RUNGS2=${RUNGS2-sk,mc}
 BATCH2=${BATCH2:-32,128}
 DEADLINE=${DEADLINE:-540}
 status=0
-if [[ ${TESTS:-0} == 1 ]]; then
-    device_build_test tiles || exit 1
-else
-    stamp "device: $(nvidia-smi --query-gpu=name --format=csv,noheader), git $(device_rev)"
-    BUILD_LOG=/tmp/build-tiles.log device_build "$B" convstudy || exit 1
-fi
+TESTS=${TESTS:-0} device_build_maybe_test tiles || exit 1
 left() { echo $((DEADLINE - ($(date +%s) - device_t0))); }
 variants() {  # variants RUNGS: hopper-<rung>-fp16,hopper-<rung>-tf32 for each rung
     local r v=""
