@@ -534,7 +534,7 @@ def _hopper_tiles():
     return tiles
 
 
-def _ncu_revs(folder, rows):
+def _ncu_revs(folder):
     """The revisions the rows' ncu CSVs were made at: the log.txt beside them ("git: <rev>")."""
     try:
         text = open(os.path.join(ROOT, H200, folder, "log.txt"), encoding="utf-8").read()
@@ -559,7 +559,7 @@ def ncu_cell(folder="ncu_conv2_n128", rows=("cudnn-tf32", "hopper-sk-tf32", "cud
             ("Scheduler Statistics", "One or More Eligible", "issue-ready %", 1),
             ("Warp State Statistics", "Warp Cycles Per Issued Instruction", "cycles / issue", 1)]
     out = ["NVIDIA H200, conv2 N=128, NHWC, one timed repeat under ncu per row "
-           f"(`plots/h200/{folder}/`" + "".join(", " + r for r in _ncu_revs(folder, rows)) + ")", "",
+           f"(`plots/h200/{folder}/`" + "".join(", " + r for r in _ncu_revs(folder)) + ")", "",
            "| row | kernel | grid | cluster | " + " | ".join(c[2] for c in cols) + " |",
            "| --- | --- | --- | --- | " + " | ".join("---" for _ in cols) + " |"]
     tiles = _hopper_tiles()
