@@ -88,16 +88,32 @@ __global__ void __launch_bounds__(kVecThreads) vec_kernel(const T* __restrict__ 
     const std::int64_t last = first + std::int64_t(max(0, y1 - y0)) * row_elems;  // one past
     const std::int64_t base = first & ~std::int64_t(kV - 1);  // `in` is 16-byte aligned
     const int nvec = int((last - base + kV - 1) / kV);
+    // The interior's 16-byte pieces as asynchronous copies, all of a thread's in flight at once
+    // (a load-then-store loop keeps one per thread); the two unaligned ends element by element.
     for (int v = tid; v < nvec; v += kVecThreads) {
         const std::int64_t e0 = base + std::int64_t(v) * kV;
         if (e0 >= first && e0 + kV <= last) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+            const unsigned dst = unsigned(__cvta_generic_to_shared(run + v * kV));
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(in + e0) : "memory");
+#else
             *reinterpret_cast<uint4*>(run + v * kV) = __ldg(reinterpret_cast<const uint4*>(in + e0));
+#endif
         } else {
 #pragma unroll
             for (int j = 0; j < kV; ++j)
                 if (e0 + j >= first && e0 + j < last) run[v * kV + j] = in[e0 + j];
         }
     }
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    // A GEMM launched as this grid's programmatic dependent (the halo rung) may start its
+    // prologue once every block of this grid is running; it waits (griddepcontrol.wait) for
+    // this grid's completion before it reads `out`.
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+#endif
     __syncthreads();
     const int shift = int(first - base);
     const int row_out = g.Wp * g.Cp;  // elements of one output row (a multiple of kV)

@@ -93,7 +93,10 @@ Family hopper_family() {
                   hopper::halo_supports, hopper::halo_plan, gemm,
                   {{"schedule", {"auto", "cooperative", "pingpong"},
                     "consumer warpgroups on each 256-row tile, or on alternate 128-row tiles (auto: ping-pong but "
-                    "for NCHW output past one wave of tiles)"}}),
+                    "for NCHW output past one wave of tiles)"},
+                   {"launch", {"pdl", "plain"},
+                    "the GEMM launched as the input transform's programmatic dependent (its prologue, the resident "
+                    "weights' loads among it, under the transform's last blocks), or after the transform completes"}}),
         make_rung("hopper-ws-{p}", {split[0]},
                   "hopper-ws-tf32 made fp32-exact by 3xTF32: the transforms split each operand into tf32 high and low "
                   "channel blocks, the kernel sums hi*hi + hi*lo + lo*hi over K tripled; per-tensor power-of-two "

@@ -93,6 +93,11 @@ struct HaloArgs {
     int nchw;
 };
 
+// How the kernel follows the input transform: as its programmatic dependent (the kernel's
+// prologue — barriers, the resident weights' loads — under the transform's last blocks; it
+// waits for the transform's writes before its first halo load), or after it completes.
+enum class HaloLaunch { pdl, plain };
+
 // The output offset of GEMM row q (NHWC: p M; NCHW: n M E F + y F + x), or -1 for a padding
 // position (y >= E or x >= F) or q >= rows. 32-bit divisions (rows < 2^31, supports()): a
 // 64-bit division is a subroutine call, after which ptxas cannot prove the consumers
@@ -157,6 +162,11 @@ __global__ void __launch_bounds__(384, 1)
                 for (int c = 0; c < CK; ++c)
                     for (int t = 0; t < taps; ++t)
                         tma_load_3d(sB + std::uint32_t((c * kHTaps + t) * kHBTap), &tmB, bfull, c * kE8, t, 0);
+                // Launched as the input transform's programmatic dependent (`launch=pdl`), the
+                // kernel got here while the transform still runs: its halo is read only once the
+                // transform has completed and its writes are visible. (The weights above were
+                // written by a kernel before the transform.) A no-op in a plain launch.
+                asm volatile("griddepcontrol.wait;" ::: "memory");
                 Ring<kStages> r;
                 bool first_round = true;
                 TileSched::Cursor cur;
@@ -318,6 +328,7 @@ template <class T>
 struct HaloGemm {
     int sms = 0;
     bool pp = false;  // the `schedule` axis: ping-pong, else cooperative
+    HaloLaunch how = HaloLaunch::pdl;  // the `launch` axis
     std::string info;
     // Cached maps and what they were encoded for.
     CUtensorMap ma{}, mb{};
@@ -351,11 +362,23 @@ struct HaloGemm {
         // one kernel per plane count (the k-steps of a tap unrolled: C' = 16, 32, 48) and schedule
         const int ck = g.C * int(sizeof(T)) / 16;
         auto* k = pp ? kernel<true>(ck) : kernel<false>(ck);
-        k<<<unsigned(a.sched.grid), 384, kHSmem, stream>>>(ma, mb, a);
-        CS_CUDA_CHECK_LAUNCH();
+        cudaLaunchAttribute at{};
+        at.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        at.val.programmaticStreamSerializationAllowed = 1;
+        cudaLaunchConfig_t cfg{};
+        cfg.gridDim = dim3(unsigned(a.sched.grid));
+        cfg.blockDim = dim3(384);
+        cfg.dynamicSmemBytes = kHSmem;
+        cfg.stream = stream;
+        cfg.attrs = &at;
+        cfg.numAttrs = how == HaloLaunch::pdl ? 1 : 0;
+        CS_CUDA_CHECK(cudaLaunchKernelEx(&cfg, k, ma, mb, a));
     }
     std::string detail() const { return info; }
-    std::string config() const { return std::string("schedule=") + (pp ? "pingpong" : "cooperative"); }
+    std::string config() const {
+        return std::string("schedule=") + (pp ? "pingpong" : "cooperative") +
+               ";launch=" + (how == HaloLaunch::pdl ? "pdl" : "plain");
+    }
     std::size_t workspace_bytes() const { return 0; }
 };
 
@@ -378,22 +401,31 @@ std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx) {
     } else if (sched != "cooperative") {
         throw Skip("hopper-halo: no schedule named " + sched);
     }
+    const std::string launch = p.config.get("launch");
+    if (launch.empty() || launch == "pdl")
+        gemm.how = HaloLaunch::pdl;
+    else if (launch == "plain")
+        gemm.how = HaloLaunch::plain;
+    else
+        throw Skip("hopper-halo: no launch named " + launch);
     gemm.prepare();
     const std::int64_t maxn = std::max<std::int64_t>(1, ctx.max_chunk_N);
     const std::int64_t rows = maxn * g.H * g.W;
     const int bm = gemm.bm();
-    char b[640];
+    char b[768];
     std::snprintf(b, sizeof b,
                   "wgmma m64n96k16 %s, A read in place from a halo tile per %d rows of the %dx%d grid (%d rows x "
                   "%d channels in 16-byte planes, no swizzle; each of the %dx%d taps a shifted descriptor; %.1f%% "
                   "of the rows are padding positions), the weights resident (%d KiB), %lld tiles on a persistent "
                   "grid, %s, TMA loads by one thread, 3 storer warps (the staged tile to global memory under the "
-                  "next tile's MMAs)",
+                  "next tile's MMAs), %s",
                   Elem<T>::name, bm, g.H, g.W, bm + (g.R - 1) * g.W + g.S - 1, g.C, g.R, g.S,
                   100.0 * (1.0 - double(g.E) * g.F / (double(g.H) * g.W)), g.R * g.S * g.C * kHBN * 2 / 1024,
                   (long long)((rows + bm - 1) / bm),
                   gemm.pp ? "ping-pong (each consumer warpgroup alternate 128-row tiles)"
-                          : "cooperative (both consumer warpgroups on each 256-row tile)");
+                          : "cooperative (both consumer warpgroups on each 256-row tile)",
+                  gemm.how == HaloLaunch::pdl ? "launched as the input transform's programmatic dependent"
+                                              : "launched after the input transform");
     gemm.info = b;
     return make_hopper_plan<T>(p, ctx, std::move(u), std::move(gemm));
 }

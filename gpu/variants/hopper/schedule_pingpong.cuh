@@ -41,21 +41,13 @@ __device__ __forceinline__ void pingpong_finish(float (&acc0)[BN / 2], float (&a
             for (int j = 0; j < BN / 2; ++j) slot[j * 128 + t] = acc0[j];
 #pragma unroll
             for (int j = 0; j < BN / 2; ++j) slot[kHalf + j * 128 + t] = acc1[j];
-            named_sync(4 + cw, 128);
-            if (t == 0) {
-                __threadfence();
-                st_release(a.flags + w.slot, a.epoch);
-            }
+            publish_slot(a, w.slot, t == 0, 4 + cw, 128);
             return;
         }
         if (w.role == Role::sk_finish) {
             int first = 0, last = -1;
             a.sched.contributors(w, first, last);
-            if (t == 0)
-                for (int c = first; c <= last; ++c)
-                    while (ld_acquire(a.flags + c) != a.epoch) {
-                    }
-            named_sync(4 + cw, 128);
+            await_contributors(a, first, last, t == 0, 4 + cw, 128);
             for (int c = first; c <= last; ++c) {
                 const float* slot = a.partial + std::int64_t(c) * (2 * kHalf);
 #pragma unroll

@@ -194,6 +194,28 @@ __device__ __forceinline__ void cluster_split_finish(float (&acc)[CS::kAcc][CS::
     cluster_sync_all();
 }
 
+// The cut tiles' handshake (stream-K, split-tail), for both schedules: a contributor's slot is
+// published once the named barrier `bar` of `count` threads has ordered every thread's stores
+// (the leader raises the flag to the launch's epoch); a finisher's leader waits for its
+// contributors' flags, then the barrier lets every thread read their slots.
+template <class TO>
+__device__ __forceinline__ void publish_slot(const WsArgs<TO>& a, int slot, bool leader, int bar, int count) {
+    named_sync(bar, count);
+    if (leader) {
+        __threadfence();
+        st_release(a.flags + slot, a.epoch);
+    }
+}
+template <class TO>
+__device__ __forceinline__ void await_contributors(const WsArgs<TO>& a, int first, int last, bool leader, int bar,
+                                                   int count) {
+    if (leader)
+        for (int c = first; c <= last; ++c)
+            while (ld_acquire(a.flags + c) != a.epoch) {
+            }
+    named_sync(bar, count);
+}
+
 // The consumer side of the cooperative schedule for one unit's accumulators: what the
 // scheduler's role asks (epilogue, split-K partial, stream-K slot or fix-up). acc is warpgroup
 // cw's accumulator i (CoopShape CS), rows pw.. and filters mw.. of the output. A 256-pixel
@@ -218,23 +240,13 @@ __device__ __forceinline__ void finish_unit(float (&acc)[CS::kAN / 2], int i, co
             float* slot = a.partial + (std::int64_t(w.slot) * kAcc + i) * kSlot;
 #pragma unroll
             for (int j = 0; j < AN / 2; ++j) slot[j * 256 + ct] = acc[j];
-            named_sync(3, 256);
-            if (ct == 0 && i == kAcc - 1) {
-                __threadfence();
-                st_release(a.flags + w.slot, a.epoch);
-            }
+            publish_slot(a, w.slot, ct == 0 && i == kAcc - 1, 3, 256);  // after the last accumulator
             return;
         }
         if (w.role == Role::sk_finish) {
             int first = 0, last = -1;
             a.sched.contributors(w, first, last);
-            if (i == 0) {
-                if (ct == 0)
-                    for (int c = first; c <= last; ++c)
-                        while (ld_acquire(a.flags + c) != a.epoch) {
-                        }
-                named_sync(3, 256);
-            }
+            if (i == 0) await_contributors(a, first, last, ct == 0, 3, 256);
             for (int c = first; c <= last; ++c) {
                 const float* slot = a.partial + (std::int64_t(c) * kAcc + i) * kSlot;
 #pragma unroll
