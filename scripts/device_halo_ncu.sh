@@ -11,7 +11,8 @@
 # Environment: VARIANT (default hopper-halo-fp16), N (default 128), LAYOUT (default nhwc),
 # AXIS (e.g. "schedule=pingpong"; default none), SECTIONS (ncu --section names, default
 # "WarpStateStats SourceCounters MemoryWorkloadAnalysis_Tables SpeedOfLight"); SOURCE=1: also
-# the source page's hottest SASS instructions with their stall reasons -> source.txt.
+# the source page's hottest SASS instructions with their stall reasons -> source.txt; SASS=0:
+# no sass.txt.
 # About 3 minutes on an H200 from a fresh machine (the build ~2 of them).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
@@ -50,7 +51,7 @@ if [[ ${SOURCE:-0} == 1 ]]; then
     head -25 "$OUT/source.txt"
 fi
 obj=$(find $B -name 'halo_conv.cu.o' | head -1)
-if [[ -n $obj ]]; then
+if [[ -n $obj && ${SASS:-1} == 1 ]]; then
     cuobjdump -sass "$obj" | grep -E "Function|HGMMA|UTMALDG|UTMASTG|STL|LDL|WARPSYNC|BAR" >"$OUT/sass.txt" 2>&1
     stamp "sass: $(grep -c HGMMA "$OUT/sass.txt") HGMMA, $(grep -c UTMALDG "$OUT/sass.txt") UTMALDG, $(grep -c 'STL\|LDL' "$OUT/sass.txt") local accesses"
 fi

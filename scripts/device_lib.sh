@@ -119,7 +119,8 @@ device_build_test() {
     grep -c "C7520" "/tmp/build-$1.log" | sed 's/^/ptxas: wgmma serialisation warnings (C7520): /'
     stamp "GPU tests"
     # shellcheck disable=SC2034  # the caller's status
-    CONVSTUDY_REQUIRE_GPU=1 timeout 200 "$B/tests/convstudy_gpu_tests" "[gpu]" >>"$(device_log_head "$OUT/gpu_tests.log")" 2>&1 ||
+    CONVSTUDY_REQUIRE_GPU=1 timeout 200 "$B/tests/convstudy_gpu_tests" "${GPU_TESTS_FILTER:-[gpu]}" \
+        >>"$(device_log_head "$OUT/gpu_tests.log")" 2>&1 ||
         status=1
     grep -E "test cases|FAILED" "$OUT/gpu_tests.log" | tail -8
 }

@@ -10,9 +10,12 @@
 #
 #   OUT=$OUT CONVSTUDY_GIT_REV=<rev> scripts/device_s2d_vec.sh
 #
-# Outputs in $OUT: log.txt, gpu_tests.log, conv1_s2d.csv, halo_launch.csv, s2d_kernels.csv,
-# s2d_profile.csv, sanitizer.log. Time (H200): build with the tests ~250 s, tests ~110 s,
-# sweeps ~60 s, ncu ~40 s, sanitizer ~90 s.
+# Outputs in $OUT: log.txt, gpu_tests.log, conv1_s2d.csv, halo_launch.csv, s2d_kernels.csv
+# (the profiled sweep's own rows go to /tmp), sanitizer.log. Time (H200): build with the tests
+# ~250 s, tests ~110 s, sweeps ~60 s, ncu ~40 s, sanitizer ~90 s.
+# Settings: GPU_TESTS_FILTER (the Catch2 tags of the GPU tests run, default [gpu]: all; [s2d]
+# the transform's bit-for-bit tests alone), SANITIZE=0 skips the sanitizer, HALO_SOURCE=1 adds
+# scripts/device_halo_ncu.sh's source view of the halo kernel at N=128 NHWC (ncu.txt, source.txt).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 # shellcheck source=scripts/device_lib.sh
@@ -43,13 +46,22 @@ grep -E " (FAIL|ERROR) " /tmp/h.txt | head
 stamp "ncu: conv1 N=128 NHWC"
 timeout 120 $C sweep --variants hopper-halo-fp16,hopper-tmastore-fp16,hopper-tmastore-tf32,cudnn-fp16-s2d,cudnn-tf32-s2d --layers conv1 \
     --batch 128 --layout nhwc --memory pageable --check sampled --no-cpu-timing --quiet --profile \
-    --csv "$OUT/s2d_profile.csv" --kernels-csv "$OUT/s2d_kernels.csv" >/tmp/p.txt 2>&1 || status=1
+    --csv /tmp/s2d_profile.csv --kernels-csv "$OUT/s2d_kernels.csv" >/tmp/p.txt 2>&1 || status=1
 tail -1 /tmp/p.txt
 
-stamp "compute-sanitizer on the rows that take the full-width transform"
-SANITIZE_VARIANTS=hopper-halo-fp16,hopper-tmastore-fp16,hopper-tmastore-tf32,hopper-ws-bf16 SANITIZE_SPLIT=variant \
-    SANITIZE_SECONDS=${SANITIZE_SECONDS:-80} SANITIZE_DEADLINE=${SANITIZE_DEADLINE:-90} scripts/sanitize.sh $B "$OUT/sanitizer.log" /tmp/sanitize-logs || status=1
-grep TOTAL "$OUT/sanitizer.log" | tail -1
+if [[ ${HALO_SOURCE:-0} == 1 ]]; then
+    stamp "ncu source view of the halo kernel (conv1 N=128 NHWC)"
+    SOURCE=1 SASS=0 scripts/device_halo_ncu.sh >/dev/null 2>&1 || status=1
+    head -25 "$OUT/source.txt"
+fi
+
+if [[ ${SANITIZE:-1} == 1 ]]; then
+    stamp "compute-sanitizer on the rows that take the full-width transform"
+    SANITIZE_VARIANTS=hopper-halo-fp16,hopper-tmastore-fp16,hopper-tmastore-tf32,hopper-ws-bf16 SANITIZE_SPLIT=variant \
+        SANITIZE_SECONDS=${SANITIZE_SECONDS:-80} SANITIZE_DEADLINE=${SANITIZE_DEADLINE:-90} \
+        scripts/sanitize.sh $B "$OUT/sanitizer.log" /tmp/sanitize-logs || status=1
+    grep TOTAL "$OUT/sanitizer.log" | tail -1
+fi
 
 python3 - "$OUT/s2d_kernels.csv" "$OUT/conv1_s2d.csv" "$OUT/halo_launch.csv" <<'PY'
 import csv, sys

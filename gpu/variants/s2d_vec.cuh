@@ -45,11 +45,11 @@ constexpr int kVecSmemLimit = 40 * 1024;
 inline int vec_rows_per_block(const VecGeom& g, int es) {
     const std::int64_t row_src = std::int64_t(g.b) * g.W * g.C * es;
     for (int r = 4; r >= 1; --r)
-        if (r * row_src + std::int64_t(g.Cp) * 8 + 64 <= kVecSmemLimit) return r;
+        if (r * row_src + std::int64_t(g.Cp) * 12 + 64 <= kVecSmemLimit) return r;
     return 0;
 }
 inline std::size_t vec_smem_bytes(const VecGeom& g, int es, int rows) {
-    return std::size_t(g.Cp) * 8 + 16 + std::size_t(rows) * g.b * g.W * g.C * es + 48;
+    return std::size_t(g.Cp) * 12 + 16 + std::size_t(rows) * g.b * g.W * g.C * es + 48;
 }
 // Whether the kernel takes this shape: whole 16-byte vectors per output pixel, a row's source
 // in kVecSmemLimit; and this call: both tensors 16-byte aligned as well.
@@ -67,7 +67,9 @@ __global__ void __launch_bounds__(kVecThreads) vec_kernel(const T* __restrict__ 
     constexpr int kV = 16 / int(sizeof(T));  // elements per 16-byte vector
     extern __shared__ __align__(16) unsigned char s2d_vec_smem[];
     int2* table = reinterpret_cast<int2*>(s2d_vec_smem);  // per c': (dy, dx*C + c); dy = -1: a zero channel
-    T* run = reinterpret_cast<T*>(s2d_vec_smem + ((g.Cp * 8 + 15) & ~15));
+    int* flat = reinterpret_cast<int*>(s2d_vec_smem + g.Cp * 8);  // per c': dy W C + dx C + c (the inner pixels' offset)
+    T* run = reinterpret_cast<T*>(s2d_vec_smem + ((g.Cp * 12 + 15) & ~15));
+    const int row_elems = g.W * g.C;
     const int blocks_per_img = (g.Hp + rows - 1) / rows;
     const int n = int(blockIdx.x) / blocks_per_img;
     const int Y0 = (int(blockIdx.x) - n * blocks_per_img) * rows;
@@ -80,10 +82,10 @@ __global__ void __launch_bounds__(kVecThreads) vec_kernel(const T* __restrict__ 
             e = make_int2(dy, dx * g.C + c);
         }
         table[cp] = e;
+        flat[cp] = e.x >= 0 ? e.x * row_elems + e.y : 0;
     }
     // Source rows y0 .. y1-1 (clipped to the image): one contiguous run of the input.
     const int y0 = max(0, g.b * Y0 - g.pad), y1 = min(g.H, g.b * (Y0 + nrows) - g.pad);
-    const int row_elems = g.W * g.C;
     const std::int64_t first = (std::int64_t(n) * g.H + y0) * row_elems;
     const std::int64_t last = first + std::int64_t(max(0, y1 - y0)) * row_elems;  // one past
     const std::int64_t base = first & ~std::int64_t(kV - 1);  // `in` is 16-byte aligned
@@ -122,14 +124,23 @@ __global__ void __launch_bounds__(kVecThreads) vec_kernel(const T* __restrict__ 
     for (int v = tid; v < nout; v += kVecThreads) {
         const int e = v * kV, r = e / row_out, rem = e - r * row_out, X = rem / g.Cp, cp0 = rem - X * g.Cp;
         const int Y = Y0 + r;
+        const int ys = g.b * Y - g.pad, xs = g.b * X - g.pad;  // the pixel's block in the source
         alignas(16) T val[kV];
+        if (ys >= 0 && ys + g.b <= g.H && xs >= 0 && xs + g.b <= g.W && cp0 + kV <= g.C * g.b * g.b) {
+            // A block inside the image, channels without padding: one offset per element, no
+            // bounds (96% of conv1's vectors; the per-element bounds cost ~3x the instructions)
+            const int a0 = shift + (ys - y0) * row_elems + xs * g.C;
 #pragma unroll
-        for (int j = 0; j < kV; ++j) {
-            const int2 t = table[cp0 + j];
-            const int y = g.b * Y + t.x - g.pad;
-            const int x = (g.b * X - g.pad) * g.C + t.y;  // element offset in the source row
-            const bool ok = t.x >= 0 && y >= 0 && y < g.H && x >= 0 && x < row_elems;
-            val[j] = ok ? Op::op(run[shift + (y - y0) * row_elems + x]) : zero;
+            for (int j = 0; j < kV; ++j) val[j] = Op::op(run[a0 + flat[cp0 + j]]);
+        } else {
+#pragma unroll
+            for (int j = 0; j < kV; ++j) {
+                const int2 t = table[cp0 + j];
+                const int y = ys + t.x;
+                const int x = xs * g.C + t.y;  // element offset in the source row
+                const bool ok = t.x >= 0 && y >= 0 && y < g.H && x >= 0 && x < row_elems;
+                val[j] = ok ? Op::op(run[shift + (y - y0) * row_elems + x]) : zero;
+            }
         }
         *reinterpret_cast<uint4*>(o + e) = *reinterpret_cast<const uint4*>(val);
     }
