@@ -3,17 +3,20 @@
 // operands, hopper_core.cuh) and for the cudnn-*-s2d rows (space_to_depth.cu), one kernel.
 //
 // A block takes `rows` (up to 4) output rows of one image. The source rows they need are one
-// contiguous run of the NHWC input; it goes to shared memory in 16-byte loads (element by
-// element only at the run's two unaligned ends: nothing outside the run is read), from the
-// run's start rounded down to 16 bytes. The output rows are one contiguous run too, written in
-// 16-byte stores, each gathered from shared memory through a table of the C' channels'
-// (dy, dx*C + c): one division pair per 16 bytes, none per element. Op::op is applied to every
-// element written (the Hopper tf32 operand's rounding; a plain copy otherwise).
+// contiguous run of the NHWC input; it goes to shared memory by 16-byte asynchronous copies
+// (cp.async: all of a thread's pieces in flight at once; element by element only at the run's
+// two unaligned ends: nothing outside the run is read), from the run's start rounded down to 16
+// bytes. The output rows are one contiguous run too, written in 16-byte stores, each gathered
+// from shared memory: for a pixel whose source block lies inside the image through one flat
+// offset per channel (dy W C + dx C + c), else through the table of (dy, dx*C + c) with bounds.
+// Op::op is applied to every element written (the Hopper tf32 operand's rounding; a plain copy
+// otherwise). Each block triggers its grid's programmatic dependent (the halo GEMM) once its
+// loads are issued.
 // Bytes, conv1 at N=128 (fp16): 39.6 MB read + 39.9 MB written, ~20 us at an H200's copy
-// bandwidth. Measured (H200, ncu, plots/h200/kernels_s2d_vec.csv): 37.5 us fp16, 56 us tf32
-// (the rounding) / 51 us fp32 — about half the copy bandwidth; the row-per-block kernels it
-// replaced took 82 us (space_to_depth.cu's tiled kernel) and 110 us (hopper_core.cuh's
-// PrepRow). Next: more bytes in flight per SM (one round of loads, a barrier, then the stores).
+// bandwidth. Measured (H200, ncu, plots/h200/conv1_pdl/kernels_8d32ef6.csv): 29.1 us fp16,
+// 45.8 us tf32 (the rounding): DRAM reads at 1.4 TB/s, SM throughput 58%, neither the DRAM's nor
+// the issue's bound (NOTES.md "conv1: the transform faster"). Next: a stall profile of this
+// kernel; for the halo rung, the copy folded into the GEMM's loader.
 #pragma once
 
 #include <cuda_runtime_api.h>

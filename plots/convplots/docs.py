@@ -1388,6 +1388,56 @@ def halo_schedules(name="conv1_halo_schedule.csv"):
     return "\n".join(out) + "\n"
 
 
+def conv1_pdl(rev):
+    """hopper-halo with each value of its `launch` axis (the GEMM as the input transform's
+    programmatic dependent, or after it completes) against cuDNN on the space-to-depth rewrite,
+    one sweep of one H200 call (plots/h200/conv1_pdl/halo_launch_<rev>.csv, 20 repeats, every
+    row checked against the golden files); the schedule is auto's."""
+    rows = _csv_rows(f"{H200}/conv1_pdl/halo_launch_{rev}.csv")
+    t = _pass_ms(rows, "variant", "layout", "N", "axes")
+    out = [f"kernel ms ({rev}); conv1 with its space-to-depth transform", "",
+           "| class | layout | N | launch=pdl | launch=plain | pdl / plain | cudnn-s2d | pdl / s2d |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for p in ("fp16", "bf16"):
+        for lay in ("nhwc", "nchw"):
+            for n in ("1", "32", "128"):
+                a = t.get((f"hopper-halo-{p}", lay, n, "launch=pdl"))
+                b = t.get((f"hopper-halo-{p}", lay, n, "launch=plain"))
+                c = t.get((f"cudnn-{p}-s2d", lay, n, ""))
+                if None in (a, b, c):
+                    continue
+                out.append(f"| {p} | {lay} | {n} | {a:.4f} | {b:.4f} | {a / b:.3f} | {c:.4f} | {a / c:.3f} |")
+    return "\n".join(out) + "\n"
+
+
+def conv1_transform_forms():
+    """The space-to-depth copy (s2d_vec.cuh) under Nsight Compute in its three forms, conv1
+    N=128 NHWC, one profiled launch each (`convstudy sweep --profile`, H200): the kernel for
+    ours and the cudnn-*-s2d rows alike, and the halo GEMM after it (kernel us)."""
+    forms = [("one load per thread in flight, then the stores", "kernels_s2d_vec.csv"),
+             ("+ the interior by cp.async (all of a thread's pieces in flight)", "conv1_pdl/kernels_f696adb.csv"),
+             ("+ inner blocks gathered through one flat offset per channel", "conv1_pdl/kernels_8d32ef6.csv")]
+    out = ["| form | kernels of | fp16 us | tf32 us | DRAM read MB | DRAM written MB | SM % | FMA pipe % | "
+           "halo GEMM us |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for what, f in forms:
+        rows = _csv_rows(f"{H200}/{f}")
+        rev = f.split("_")[-1][:-4] if "conv1_pdl" in f else "1defc0b"
+
+        def kern(row_part, kpart):
+            for r in rows:
+                if row_part in r["row"] and kpart in r["kernel"]:
+                    return r
+            return None
+        f16 = kern("hopper-tmastore-fp16", "vec_kernel")
+        t32 = kern("hopper-tmastore-tf32", "vec_kernel")
+        halo = kern("hopper-halo-fp16", "halo_kernel")
+        us = lambda r: f"{_f(r['gpu__time_duration.sum']) / 1e3:.1f}" if r else "-"
+        out.append(f"| {what} | {rev} | {us(f16)} | {us(t32)} | {_f(f16['dram__bytes_read.sum']) / 1e6:.1f} | "
+                   f"{_f(f16['dram__bytes_write.sum']) / 1e6:.1f} | {_f(f16['sm__throughput.avg.pct_of_peak_sustained_elapsed']):.0f} | "
+                   f"{_f(f16['sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active']):.0f} | {us(halo)} |")
+    return "\n".join(out) + "\n"
+
+
 def n512_tiles(name="hopper_tiles_n512.csv"):
     """The N=512 tile sweep on the H200 (every tile of hopper-tmastore, -tail, -sk and -mc, fp16
     and tf32, NHWC, conv2-5; scripts/device_tiles.sh): the fastest tile against the same rungs'
@@ -1550,6 +1600,9 @@ GENERATORS = {
     "h200-n1-cluster-kernels": n1_cluster_kernels,
     "h200-conv1-halo-profile": lambda: hopper_profile("profile_conv1_halo.csv", H200),
     "h200-conv1-s2d-vec-kernels": lambda: kernels_l2("kernels_s2d_vec.csv", H200, tiles=True),
+    "h200-conv1-pdl-f696adb": lambda: conv1_pdl("f696adb"),
+    "h200-conv1-pdl": lambda: conv1_pdl("8d32ef6"),
+    "h200-conv1-transform-forms": conv1_transform_forms,
     "h200-hopper-conv1-l2": lambda: kernels_l2("kernels_hopper_conv1.csv", H200, tiles=True),
 }
 

@@ -28,14 +28,19 @@
 // 256-row box per plane, 3 stages; the halo is 1.9x a tile's rows instead of 1.45x); auto,
 // the default — ping-pong but for NCHW output past one wave of tiles.
 //
+// The `launch` axis: pdl (the default) launches the kernel as the input transform's
+// programmatic dependent — its prologue (barriers, the resident weights' loads) runs as the
+// transform's last blocks leave the SMs, and the loader waits (griddepcontrol.wait) for the
+// transform's writes before the first halo load; plain launches it after the transform.
+//
 // Prediction (conv1, N=128, fp16): 128 x 3249 rows x 96 x 432 x 2 = 34.5 GFLOP (7.4% of the
 // rows are padding positions), L2 traffic ~60 MB in + 74 MB out: tensor-bound, ~55-65 us
-// against 115 us for the im2col GEMM; conv1 with its transform ~0.1 ms against the cuDNN
-// space-to-depth row's 0.143. Measured (H200, plots/h200/halo_dev/halo_v6_storers.csv): conv1
-// fp16 NHWC N=128 0.110 ms with the transform (cudnn-fp16-s2d 0.144), N=32 0.043 (0.052), N=1
-// level; this kernel 62 us under Nsight Compute, the tensor pipe 59% busy; NCHW output
-// storer-bound (126 us). NOTES.md "The halo mainloop": the forms it went through, the
-// profiles, the schedules, what comes next.
+// against 115 us for the im2col GEMM. Measured (H200, plots/h200/conv1_pdl/, 8d32ef6): conv1
+// fp16 NHWC with its transform 0.102 ms at N=128 (cudnn-fp16-s2d 0.137), 0.040 at N=32
+// (0.050), 0.0154 at N=1 (0.0205; PDL 22% of it); this kernel 66 us under Nsight Compute, the
+// tensor pipe 62% busy, the consumers waiting on the storers' drain; NCHW output storer-bound
+// (0.236 ms at N=128). NOTES.md "The halo mainloop" and "conv1: the transform faster, the halo
+// GEMM as its programmatic dependent": the forms, the profiles, what comes next.
 //
 // Range: the transform's unpadded stride-1 input (a strided layer whose C % 8 != 0, by
 // space-to-depth; or an unpadded stride-1 layer with channel padding), C' a multiple of 16 and
