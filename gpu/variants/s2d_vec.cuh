@@ -3,9 +3,10 @@
 // operands, hopper_core.cuh) and for the cudnn-*-s2d rows (space_to_depth.cu), one kernel.
 //
 // A block takes `rows` (up to 4) output rows of one image. The source rows they need are one
-// contiguous run of the NHWC input; it goes to shared memory by 16-byte asynchronous copies
-// (cp.async: all of a thread's pieces in flight at once; element by element only at the run's
-// two unaligned ends: nothing outside the run is read), from the run's start rounded down to 16
+// contiguous run of the NHWC input; it goes to shared memory by bulk copies of its 16-byte-
+// aligned interior (cp.async.bulk on sm_90, completing on an mbarrier: the TMA engine holds the
+// bytes in flight, not the threads' request slots; element by element only at the run's two
+// unaligned ends: nothing outside the run is read), from the run's start rounded down to 16
 // bytes. The output rows are one contiguous run too, written in 16-byte stores, each gathered
 // from shared memory: for a pixel whose source block lies inside the image through one flat
 // offset per channel (dy W C + dx C + c), else through the table of (dy, dx*C + c) with bounds.
@@ -92,32 +93,60 @@ __global__ void __launch_bounds__(kVecThreads) vec_kernel(const T* __restrict__ 
     const std::int64_t first = (std::int64_t(n) * g.H + y0) * row_elems;
     const std::int64_t last = first + std::int64_t(max(0, y1 - y0)) * row_elems;  // one past
     const std::int64_t base = first & ~std::int64_t(kV - 1);  // `in` is 16-byte aligned
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    // The run's 16-byte-aligned interior by bulk copies (the TMA engine: no per-thread request
+    // slots, which held the 16-byte cp.async form near 1.4 TB/s), completing on an mbarrier; the
+    // two unaligned ends element by element.
+    __shared__ alignas(8) unsigned long long s2d_bar;
+    const std::uint32_t bar = std::uint32_t(__cvta_generic_to_shared(&s2d_bar));
+    const std::int64_t a0 = min(last, (first + kV - 1) & ~std::int64_t(kV - 1));  // aligned interior [a0, a1)
+    const std::int64_t a1 = max(a0, last & ~std::int64_t(kV - 1));
+    const std::uint32_t bytes = std::uint32_t(a1 - a0) * std::uint32_t(sizeof(T));
+    if (tid == 0) {
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(bar) : "memory");
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+    if (tid == 0 && bytes > 0) {
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+        const std::uint32_t dst = std::uint32_t(__cvta_generic_to_shared(run + (a0 - base)));
+        constexpr std::uint32_t kPiece = 8192;  // bytes a copy
+        for (std::uint32_t off = 0; off < bytes; off += kPiece) {
+            const std::uint32_t n = min(kPiece, bytes - off);
+            asm volatile(
+                "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
+                    dst + off),
+                "l"(reinterpret_cast<const unsigned char*>(in + a0) + off), "r"(n), "r"(bar)
+                : "memory");
+        }
+    }
+    for (std::int64_t e = first + tid; e < a0; e += kVecThreads) run[e - base] = in[e];
+    for (std::int64_t e = a1 + tid; e < last; e += kVecThreads) run[e - base] = in[e];
+    // A GEMM launched as this grid's programmatic dependent (the halo rung) may start its
+    // prologue once every block of this grid is running; it waits (griddepcontrol.wait) for
+    // this grid's completion before it reads `out`.
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+    if (bytes > 0) {
+        std::uint32_t ok = 0;
+        while (!ok)
+            asm volatile(
+                "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0;\nselp.u32 %0, 1, 0, p;\n}\n"
+                : "=r"(ok)
+                : "r"(bar)
+                : "memory");
+    }
+#else
     const int nvec = int((last - base + kV - 1) / kV);
-    // The interior's 16-byte pieces as asynchronous copies, all of a thread's in flight at once
-    // (a load-then-store loop keeps one per thread); the two unaligned ends element by element.
     for (int v = tid; v < nvec; v += kVecThreads) {
         const std::int64_t e0 = base + std::int64_t(v) * kV;
         if (e0 >= first && e0 + kV <= last) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-            const unsigned dst = unsigned(__cvta_generic_to_shared(run + v * kV));
-            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(in + e0) : "memory");
-#else
             *reinterpret_cast<uint4*>(run + v * kV) = __ldg(reinterpret_cast<const uint4*>(in + e0));
-#endif
         } else {
 #pragma unroll
             for (int j = 0; j < kV; ++j)
                 if (e0 + j >= first && e0 + j < last) run[v * kV + j] = in[e0 + j];
         }
     }
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    // A GEMM launched as this grid's programmatic dependent (the halo rung) may start its
-    // prologue once every block of this grid is running; it waits (griddepcontrol.wait) for
-    // this grid's completion before it reads `out`.
-    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.wait_all;\n" ::: "memory");
 #endif
     __syncthreads();
     const int shift = int(first - base);

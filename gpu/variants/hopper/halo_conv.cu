@@ -214,15 +214,17 @@ __global__ void __launch_bounds__(384, 1)
                         // (Nsight Compute: the consumers then waited on the storers at 20% of
                         // the kernel's stall samples; with kU = 4 the kernel is 18% faster).
                         constexpr int kU = 4;
-                        const int pc = s & 15;
-                        constexpr int kStep = kHStorers / 16;  // rows a pass
-                        if (pc < a.M / 8)
-                            for (int row0 = s >> 4; row0 < 128; row0 += kU * kStep) {
+                        // M/8 threads a row, as many rows a pass as fill the 96 threads (8 rows of
+                        // 12 pieces for conv1's 96 filters: every lane stores)
+                        const int pieces = a.M / 8, step = kHStorers / pieces;  // rows a pass
+                        const int pc = s % pieces;
+                        if (s < step * pieces)
+                            for (int row0 = s / pieces; row0 < 128; row0 += kU * step) {
                                 std::int64_t o[kU];
                                 uint4 v[kU];
 #pragma unroll
                                 for (int u = 0; u < kU; ++u) {
-                                    const int row = row0 + u * kStep;
+                                    const int row = row0 + u * step;
                                     o[u] = row < 128 ? offs[row] : -1;
                                     if (row < 128)
                                         v[u] = *reinterpret_cast<const uint4*>(buf + row * kHEpiPitch + pc * 16);
