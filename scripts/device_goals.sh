@@ -9,14 +9,18 @@
 #   OUT=/tmp/out CONVSTUDY_GIT_REV=$(git rev-parse --short HEAD) scripts/device_goals.sh
 #
 # Writes goals.csv (and device_run.sh's log.txt, build.log) under $OUT. SECONDS_SWEEP bounds
-# the sweep (default 380: a fresh machine's build takes ~150 s of the call's 600).
+# the sweep (default 380: a fresh machine's build takes ~150 s of the call's 600). A part of
+# the goals: CLASSES (default fp16,bf16,tf32), BATCH (default 1,32,128), LAYOUT (default all),
+# e.g. CLASSES=fp16 BATCH=128 LAYOUT=nhwc for the five-layer total alone (~30 s of sweep).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 V=""
-for r in ws pp tmastore sk tail mc mca m256k64; do
-    for p in fp16 bf16 tf32; do V="$V,hopper-$r-$p"; done
+IFS=, read -r -a classes <<<"${CLASSES:-fp16,bf16,tf32}"
+for p in "${classes[@]}"; do
+    for r in ws pp tmastore sk tail mc mca m256k64; do V="$V,hopper-$r-$p"; done
+    [[ $p == tf32 ]] || V="$V,hopper-halo-$p"
+    V="$V,cudnn-$p,cudnn-$p-s2d"
 done
-V="${V#,},hopper-halo-fp16,hopper-halo-bf16,cudnn-fp16,cudnn-bf16,cudnn-tf32,cudnn-fp16-s2d,cudnn-bf16-s2d,cudnn-tf32-s2d"
 STAGES="build sweep" BUILD_TARGETS=convstudy \
-    SWEEPS="goals:${SECONDS_SWEEP:-380}:--variants $V --memory pageable --batch 1,32,128 --check sampled --warmup 3 --repeats 20 --no-cpu-timing" \
+    SWEEPS="goals:${SECONDS_SWEEP:-380}:--variants ${V#,} --memory pageable --batch ${BATCH:-1,32,128} --layout ${LAYOUT:-all} --check sampled --warmup 3 --repeats 20 --no-cpu-timing" \
     exec scripts/device_run.sh
