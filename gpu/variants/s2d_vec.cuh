@@ -14,10 +14,10 @@
 // otherwise). Each block triggers its grid's programmatic dependent (the halo GEMM) once its
 // loads are issued.
 // Bytes, conv1 at N=128 (fp16): 39.6 MB read + 39.9 MB written, ~20 us at an H200's copy
-// bandwidth. Measured (H200, ncu, plots/h200/conv1_pdl/kernels_8d32ef6.csv): 29.1 us fp16,
-// 45.8 us tf32 (the rounding): DRAM reads at 1.4 TB/s, SM throughput 58%, neither the DRAM's nor
-// the issue's bound (NOTES.md "conv1: the transform faster"). Next: a stall profile of this
-// kernel; for the halo rung, the copy folded into the GEMM's loader.
+// bandwidth. Measured (H200, ncu, plots/h200/conv1_pdl/kernels_949a823.csv): 26.5 us fp16,
+// 44.8 us tf32 (the rounding): DRAM reads at 1.5 TB/s (NOTES.md "conv1: the transform faster":
+// the three forms before this one). Next: a stall profile of this kernel; for the halo rung,
+// the copy folded into the GEMM's loader.
 #pragma once
 
 #include <cuda_runtime_api.h>

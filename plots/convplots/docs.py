@@ -430,11 +430,19 @@ def halo_forms():
               "filters' (NCHW) values before storing any"),
              ("halo_dev/halo_v6_storers.csv", "v6: v6a with the NCHW storers' loop as before (v5); as committed"),
              ("halo_dev/halo_v7_nchw_direct.csv", "v7: v6 with NCHW output stored by the consumers straight from "
-              "their fragments, the storers idle (branch wip/halo-nchw-direct, not on main)")]
+              "their fragments, the storers idle (branch wip/halo-nchw-direct, not on main)"),
+             ("conv1_pdl/halo_launch_f696adb.csv", "v8: v6 launched as the input transform's programmatic dependent "
+              "(launch=pdl), the transform's loads by cp.async"),
+             ("conv1_pdl/halo_launch_8d32ef6.csv", "v8 with the transform's inner blocks gathered through one flat "
+              "offset per channel"),
+             ("conv1_pdl/halo_launch_949a823.csv", "v9: v8 with the transform's loads by bulk copies and every storer "
+              "lane storing (8 rows of 12 pieces a pass, 6 of 16 before); as committed")]
     out = ["kernel ms of hopper-halo-fp16 (cudnn-fp16-s2d of the same call)", "",
            "| form | git_rev | NHWC N=1 | NHWC N=32 | NHWC N=128 | NCHW N=128 |", "| --- | --- | --- | --- | --- | --- |"]
     for name, what in forms:
-        rows = _auto_schedule_rows(_csv_rows(f"{H200}/{name}"))
+        rows = _csv_rows(f"{H200}/{name}")
+        # the launch axis's sweeps: their launch=pdl rows (the default; the schedule auto's)
+        rows = [r for r in rows if r["axes"] in ("", "launch=pdl")] if "conv1_pdl/" in name else _auto_schedule_rows(rows)
         t = _pass_ms(rows, "variant", "layout", "N")
         rev = ", ".join(sorted({r["git_rev"] for r in rows}))
         cells = []
@@ -1416,9 +1424,12 @@ def conv1_transform_forms():
     ours and the cudnn-*-s2d rows alike, and the halo GEMM after it (kernel us)."""
     forms = [("one load per thread in flight, then the stores", "kernels_s2d_vec.csv"),
              ("+ the interior by cp.async (all of a thread's pieces in flight)", "conv1_pdl/kernels_f696adb.csv"),
-             ("+ inner blocks gathered through one flat offset per channel", "conv1_pdl/kernels_8d32ef6.csv")]
-    out = ["| form | kernels of | fp16 us | tf32 us | DRAM read MB | DRAM written MB | SM % | FMA pipe % | "
-           "halo GEMM us |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             ("+ inner blocks gathered through one flat offset per channel", "conv1_pdl/kernels_8d32ef6.csv"),
+             ("+ the aligned interior by bulk copies on an mbarrier", "conv1_pdl/kernels_949a823.csv")]
+    out = ["conv1 N=128 NHWC under ncu; fp16 and tf32: the copy of the hopper-tmastore rows; the last column: the "
+           "halo GEMM of the same call's tree (949a823's with every storer lane storing)", "",
+           "| form | kernels of | fp16 us | tf32 us | DRAM read MB | DRAM written MB | SM % | FMA pipe % | "
+           "warps active % | halo GEMM us (tensor pipe %) |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for what, f in forms:
         rows = _csv_rows(f"{H200}/{f}")
         rev = f.split("_")[-1][:-4] if "conv1_pdl" in f else "1defc0b"
@@ -1434,7 +1445,34 @@ def conv1_transform_forms():
         us = lambda r: f"{_f(r['gpu__time_duration.sum']) / 1e3:.1f}" if r else "-"
         out.append(f"| {what} | {rev} | {us(f16)} | {us(t32)} | {_f(f16['dram__bytes_read.sum']) / 1e6:.1f} | "
                    f"{_f(f16['dram__bytes_write.sum']) / 1e6:.1f} | {_f(f16['sm__throughput.avg.pct_of_peak_sustained_elapsed']):.0f} | "
-                   f"{_f(f16['sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active']):.0f} | {us(halo)} |")
+                   f"{_f(f16['sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active']):.0f} | "
+                   f"{_f(f16['sm__warps_active.avg.pct_of_peak_sustained_active']):.0f} | {us(halo)}"
+                   + (f" ({_f(halo['sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active']):.0f})" if halo
+                      else "") + " |")
+    return "\n".join(out) + "\n"
+
+
+def goals_fp16_n128_cut(name="conv1_pdl/goals_fp16_n128_53694b1_cut.csv"):
+    """The fp16 goals at N=128 NHWC in one H200 call (scripts/device_goals.sh CLASSES=fp16
+    BATCH=128 LAYOUT=nhwc, sampled check, 20 repeats) whose sweep the session's device time cut
+    during conv5: per layer the best of ours and cuDNN's best (the s2d row for conv1), and the
+    sum of the layers it reached."""
+    rows = [r for r in _csv_rows(f"{H200}/{name}") if r["status"] == "PASS"]
+    rev = ", ".join(sorted({r["git_rev"] for r in rows}))
+    out = [f"kernel ms ({rev}); fp16, N=128, NHWC", "", "| layer | ours (best row) | cuDNN (best row) | ours / cuDNN |",
+           "| --- | --- | --- | --- |"]
+    total = 0.0
+    layers = sorted({r["layer"] for r in rows})
+    for layer in layers:
+        ours = min((r for r in rows if r["layer"] == layer and r["variant"].startswith("hopper-")),
+                   key=lambda r: _f(r["kernel_ms"]))
+        cud = min((r for r in rows if r["layer"] == layer and r["variant"].startswith("cudnn-")),
+                  key=lambda r: _f(r["kernel_ms"]))
+        a, b = _f(ours["kernel_ms"]), _f(cud["kernel_ms"])
+        total += a
+        out.append(f"| {layer} | {a:.4f} ({ours['variant']}) | {b:.4f} ({cud['variant']}) | {a / b:.3f} |")
+    missing = [l for l in ("conv1", "conv2", "conv3", "conv4", "conv5") if l not in layers]
+    out += ["", f"ours, {', '.join(layers)}: {total:.3f} ms" + (f"; not reached: {', '.join(missing)}" if missing else "")]
     return "\n".join(out) + "\n"
 
 
@@ -1600,8 +1638,8 @@ GENERATORS = {
     "h200-n1-cluster-kernels": n1_cluster_kernels,
     "h200-conv1-halo-profile": lambda: hopper_profile("profile_conv1_halo.csv", H200),
     "h200-conv1-s2d-vec-kernels": lambda: kernels_l2("kernels_s2d_vec.csv", H200, tiles=True),
-    "h200-conv1-pdl-f696adb": lambda: conv1_pdl("f696adb"),
-    "h200-conv1-pdl": lambda: conv1_pdl("8d32ef6"),
+    "h200-conv1-pdl": lambda: conv1_pdl("949a823"),
+    "h200-goals-fp16-n128-cut": goals_fp16_n128_cut,
     "h200-conv1-transform-forms": conv1_transform_forms,
     "h200-hopper-conv1-l2": lambda: kernels_l2("kernels_hopper_conv1.csv", H200, tiles=True),
 }

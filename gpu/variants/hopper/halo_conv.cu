@@ -35,12 +35,12 @@
 //
 // Prediction (conv1, N=128, fp16): 128 x 3249 rows x 96 x 432 x 2 = 34.5 GFLOP (7.4% of the
 // rows are padding positions), L2 traffic ~60 MB in + 74 MB out: tensor-bound, ~55-65 us
-// against 115 us for the im2col GEMM. Measured (H200, plots/h200/conv1_pdl/, 8d32ef6): conv1
-// fp16 NHWC with its transform 0.102 ms at N=128 (cudnn-fp16-s2d 0.137), 0.040 at N=32
-// (0.050), 0.0154 at N=1 (0.0205; PDL 22% of it); this kernel 66 us under Nsight Compute, the
-// tensor pipe 62% busy, the consumers waiting on the storers' drain; NCHW output storer-bound
-// (0.236 ms at N=128). NOTES.md "The halo mainloop" and "conv1: the transform faster, the halo
-// GEMM as its programmatic dependent": the forms, the profiles, what comes next.
+// against 115 us for the im2col GEMM. Measured (H200, plots/h200/conv1_pdl/, 949a823): conv1
+// fp16 NHWC with its transform 0.091 ms at N=128 (cudnn-fp16-s2d 0.132), 0.039 at N=32
+// (0.050), 0.0154 at N=1 (0.0207; PDL a fifth of it); this kernel 59 us under Nsight Compute,
+// the tensor pipe 69% busy; NCHW output storer-bound (0.232 ms at N=128). NOTES.md "The halo
+// mainloop" and "conv1: the transform faster, the halo GEMM as its programmatic dependent, its
+// storers": the forms, the profiles, what comes next.
 //
 // Range: the transform's unpadded stride-1 input (a strided layer whose C % 8 != 0, by
 // space-to-depth; or an unpadded stride-1 layer with channel padding), C' a multiple of 16 and
