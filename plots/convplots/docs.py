@@ -1380,20 +1380,26 @@ def halo_schedules(name="conv1_halo_schedule.csv"):
            "| class | layout | N | cooperative | ping-pong | auto takes | cudnn-s2d | auto / s2d |",
            "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     sms = int(rows[0]["sms"])
+    for p, lay, n, co, pp, s2d in _halo_cells(t, "schedule=cooperative", "schedule=pingpong"):
+        tiles = (int(n) * 57 * 57 + 255) // 256
+        use_pp = not (lay == "nchw" and tiles > sms)
+        a = pp if use_pp else co
+        out.append(f"| {p} | {lay} | {n} | {co:.4f} | {pp:.4f} | {'ping-pong' if use_pp else 'cooperative'} | "
+                   f"{s2d:.4f} | {a / s2d:.2f} |")
+    return "\n".join(out) + "\n"
+
+
+def _halo_cells(t, axes_a, axes_b):
+    """(class, layout, N, ms a, ms b, ms s2d) of each conv1 cell where hopper-halo-<class> ran
+    with both axis values and cudnn-<class>-s2d ran too (t: _pass_ms by variant, layout, N, axes)."""
     for p in ("fp16", "bf16"):
         for lay in ("nhwc", "nchw"):
             for n in ("1", "32", "128"):
-                co = t.get((f"hopper-halo-{p}", lay, n, "schedule=cooperative"))
-                pp = t.get((f"hopper-halo-{p}", lay, n, "schedule=pingpong"))
-                s2d = t.get((f"cudnn-{p}-s2d", lay, n, ""))
-                if None in (co, pp, s2d):
-                    continue
-                tiles = (int(n) * 57 * 57 + 255) // 256
-                use_pp = not (lay == "nchw" and tiles > sms)
-                a = pp if use_pp else co
-                out.append(f"| {p} | {lay} | {n} | {co:.4f} | {pp:.4f} | {'ping-pong' if use_pp else 'cooperative'} | "
-                           f"{s2d:.4f} | {a / s2d:.2f} |")
-    return "\n".join(out) + "\n"
+                a = t.get((f"hopper-halo-{p}", lay, n, axes_a))
+                b = t.get((f"hopper-halo-{p}", lay, n, axes_b))
+                c = t.get((f"cudnn-{p}-s2d", lay, n, ""))
+                if None not in (a, b, c):
+                    yield p, lay, n, a, b, c
 
 
 def conv1_pdl(rev):
@@ -1406,15 +1412,8 @@ def conv1_pdl(rev):
     out = [f"kernel ms ({rev}); conv1 with its space-to-depth transform", "",
            "| class | layout | N | launch=pdl | launch=plain | pdl / plain | cudnn-s2d | pdl / s2d |",
            "| --- | --- | --- | --- | --- | --- | --- | --- |"]
-    for p in ("fp16", "bf16"):
-        for lay in ("nhwc", "nchw"):
-            for n in ("1", "32", "128"):
-                a = t.get((f"hopper-halo-{p}", lay, n, "launch=pdl"))
-                b = t.get((f"hopper-halo-{p}", lay, n, "launch=plain"))
-                c = t.get((f"cudnn-{p}-s2d", lay, n, ""))
-                if None in (a, b, c):
-                    continue
-                out.append(f"| {p} | {lay} | {n} | {a:.4f} | {b:.4f} | {a / b:.3f} | {c:.4f} | {a / c:.3f} |")
+    for p, lay, n, a, b, c in _halo_cells(t, "launch=pdl", "launch=plain"):
+        out.append(f"| {p} | {lay} | {n} | {a:.4f} | {b:.4f} | {a / b:.3f} | {c:.4f} | {a / c:.3f} |")
     return "\n".join(out) + "\n"
 
 
