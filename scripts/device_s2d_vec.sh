@@ -14,7 +14,8 @@
 # (the profiled sweep's own rows go to /tmp), sanitizer.log. Time (H200): build with the tests
 # ~250 s, tests ~110 s, sweeps ~60 s, ncu ~40 s, sanitizer ~90 s.
 # Settings: GPU_TESTS_FILTER (the Catch2 tags of the GPU tests run, default [gpu]: all; [s2d]
-# the transform's bit-for-bit tests alone), SANITIZE=0 skips the sanitizer, HALO_SOURCE=1 adds
+# the transform's bit-for-bit tests alone), HALO_AXES (the halo sweep's axes, default
+# "--axis launch=all"), SANITIZE=0 skips the sanitizer, HALO_SOURCE=1 adds
 # scripts/device_halo_ncu.sh's source view of the halo kernel at N=128 NHWC (ncu.txt, source.txt).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
@@ -24,6 +25,7 @@ device_out out/s2d_vec
 B=build-device
 C=$B/convstudy
 status=0
+HALO_AXES=${HALO_AXES:---axis launch=all}
 device_build_test s2dv || exit 1
 
 stamp "golden N=1,32,128 (conv1)"
@@ -36,8 +38,9 @@ timeout 120 $C sweep --variants "$V" --layers conv1 --batch 1,32,128 --layout al
 tail -1 /tmp/c.txt
 grep -E " (FAIL|ERROR) " /tmp/c.txt | head
 
-stamp "conv1: hopper-halo, launch=pdl and plain, against cudnn-*-s2d"
-timeout 120 $C sweep --variants hopper-halo-fp16,hopper-halo-bf16,cudnn-fp16-s2d,cudnn-bf16-s2d --axis launch=all \
+stamp "conv1: hopper-halo, $HALO_AXES, against cudnn-*-s2d"
+# shellcheck disable=SC2086  # HALO_AXES: options
+timeout 120 $C sweep --variants hopper-halo-fp16,hopper-halo-bf16,cudnn-fp16-s2d,cudnn-bf16-s2d $HALO_AXES \
     --layers conv1 --batch 1,32,128 --layout all --memory pageable --no-cpu-timing --repeats 20 --quiet \
     --csv "$OUT/halo_launch.csv" >/tmp/h.txt 2>&1 || status=1
 tail -1 /tmp/h.txt
