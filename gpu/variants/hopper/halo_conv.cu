@@ -194,7 +194,7 @@ __global__ void __launch_bounds__(384, 1)
         } else {
             // ---- storers (warps 1-3, 96 threads): each consumer warpgroup's staged 128 rows to
             // global memory in turn, rows of padding positions dropped (the consumers' offset
-            // table). NHWC, M % 8 == 0: 16-byte pieces, 16 threads a row, 6 rows at a time;
+            // table). NHWC, M % 8 == 0: 16-byte pieces, M/8 threads a row, 96 / (M/8) rows at a time;
             // else elements (NCHW: a lane a row, consecutive x, a warp a filter at a time).
             const int s = tid - 32;
             TileSched::Cursor cur;
