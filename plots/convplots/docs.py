@@ -398,13 +398,14 @@ def conv1_vs_s2d(name="conv1_s2d_vec.csv", rungs=("hopper-tmastore",), classes=(
     return "\n".join(out) + "\n"
 
 
-def _auto_schedule_rows(rows):
-    """The rows of a halo sweep that auto's schedule gives: its own rows where the sweep ran
-    schedule=auto; where it ran only cooperative and ping-pong, the one auto's rule takes
-    (ping-pong but NCHW past one wave of 256-row tiles: N >= 32 for conv1 on 132 SMs); rows
-    without a schedule axis as they are."""
-    if any(r["axes"] == "schedule=auto" for r in rows):
-        return [r for r in rows if r["axes"] in ("", "schedule=auto")]
+def _default_halo_rows(rows):
+    """The rows of a halo sweep that the rung's defaults give: its own rows where the sweep ran
+    an axis at its default (schedule=auto, launch=pdl); where it ran only cooperative and
+    ping-pong, the one auto's rule takes (ping-pong but NCHW past one wave of 256-row tiles:
+    N >= 32 for conv1 on 132 SMs); rows without an axis as they are."""
+    defaults = ("schedule=auto", "launch=pdl")
+    if any(r["axes"] in defaults for r in rows):
+        return [r for r in rows if r["axes"] in ("",) + defaults]
     def rule(r):
         return "schedule=cooperative" if r["layout"] == "nchw" and int(r["N"]) >= 32 else "schedule=pingpong"
     return [r for r in rows if r["axes"] == "" or r["axes"] == rule(r)]
@@ -440,9 +441,7 @@ def halo_forms():
     out = ["kernel ms of hopper-halo-fp16 (cudnn-fp16-s2d of the same call)", "",
            "| form | git_rev | NHWC N=1 | NHWC N=32 | NHWC N=128 | NCHW N=128 |", "| --- | --- | --- | --- | --- | --- |"]
     for name, what in forms:
-        rows = _csv_rows(f"{H200}/{name}")
-        # the launch axis's sweeps: their launch=pdl rows (the default; the schedule auto's)
-        rows = [r for r in rows if r["axes"] in ("", "launch=pdl")] if "conv1_pdl/" in name else _auto_schedule_rows(rows)
+        rows = _default_halo_rows(_csv_rows(f"{H200}/{name}"))
         t = _pass_ms(rows, "variant", "layout", "N")
         rev = ", ".join(sorted({r["git_rev"] for r in rows}))
         cells = []
@@ -1418,20 +1417,22 @@ def conv1_pdl(rev):
 
 
 def conv1_transform_forms():
-    """The space-to-depth copy (s2d_vec.cuh) under Nsight Compute in its three forms, conv1
+    """The space-to-depth copy (s2d_vec.cuh) under Nsight Compute in each of its forms, conv1
     N=128 NHWC, one profiled launch each (`convstudy sweep --profile`, H200): the kernel for
     ours and the cudnn-*-s2d rows alike, and the halo GEMM after it (kernel us)."""
-    forms = [("one load per thread in flight, then the stores", "kernels_s2d_vec.csv"),
-             ("+ the interior by cp.async (all of a thread's pieces in flight)", "conv1_pdl/kernels_f696adb.csv"),
-             ("+ inner blocks gathered through one flat offset per channel", "conv1_pdl/kernels_8d32ef6.csv"),
-             ("+ the aligned interior by bulk copies on an mbarrier", "conv1_pdl/kernels_949a823.csv")]
+    # (form, kernels CSV, the tree its call ran: the kernels CSVs carry no revision column)
+    forms = [("one load per thread in flight, then the stores", "kernels_s2d_vec.csv", "1defc0b"),
+             ("+ the interior by cp.async (all of a thread's pieces in flight)", "conv1_pdl/kernels_f696adb.csv",
+              "f696adb"),
+             ("+ inner blocks gathered through one flat offset per channel", "conv1_pdl/kernels_8d32ef6.csv",
+              "8d32ef6"),
+             ("+ the aligned interior by bulk copies on an mbarrier", "conv1_pdl/kernels_949a823.csv", "949a823")]
     out = ["conv1 N=128 NHWC under ncu; fp16 and tf32: the copy of the hopper-tmastore rows; the last column: the "
            "halo GEMM of the same call's tree (949a823's with every storer lane storing)", "",
            "| form | kernels of | fp16 us | tf32 us | DRAM read MB | DRAM written MB | SM % | FMA pipe % | "
            "warps active % | halo GEMM us (tensor pipe %) |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
-    for what, f in forms:
+    for what, f, rev in forms:
         rows = _csv_rows(f"{H200}/{f}")
-        rev = f.split("_")[-1][:-4] if "conv1_pdl" in f else "1defc0b"
 
         def kern(row_part, kpart):
             for r in rows:
