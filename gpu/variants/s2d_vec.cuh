@@ -44,16 +44,16 @@ struct VecCopy {
 constexpr int kVecThreads = 256;
 constexpr int kVecSmemLimit = 40 * 1024;
 
+// A block's shared memory: the tables (12 bytes a channel) and `rows` output rows' source run.
+inline std::size_t vec_smem_bytes(const VecGeom& g, int es, int rows) {
+    return std::size_t(g.Cp) * 12 + 16 + std::size_t(rows) * g.b * g.W * g.C * es + 48;
+}
 // Output rows per block: as many (at most 4) as fit kVecSmemLimit with their source rows; 0
 // when one row does not fit.
 inline int vec_rows_per_block(const VecGeom& g, int es) {
-    const std::int64_t row_src = std::int64_t(g.b) * g.W * g.C * es;
     for (int r = 4; r >= 1; --r)
-        if (r * row_src + std::int64_t(g.Cp) * 12 + 64 <= kVecSmemLimit) return r;
+        if (vec_smem_bytes(g, es, r) <= std::size_t(kVecSmemLimit)) return r;
     return 0;
-}
-inline std::size_t vec_smem_bytes(const VecGeom& g, int es, int rows) {
-    return std::size_t(g.Cp) * 12 + 16 + std::size_t(rows) * g.b * g.W * g.C * es + 48;
 }
 // Whether the kernel takes this shape: whole 16-byte vectors per output pixel, a row's source
 // in kVecSmemLimit; and this call: both tensors 16-byte aligned as well.
