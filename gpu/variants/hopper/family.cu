@@ -96,7 +96,10 @@ Family hopper_family() {
                     "for NCHW output past one wave of tiles)"},
                    {"launch", {"pdl", "plain"},
                     "the GEMM launched as the input transform's programmatic dependent (its prologue, the resident "
-                    "weights' loads among it, under the transform's last blocks), or after the transform completes"}}),
+                    "weights' loads among it, under the transform's last blocks), or after the transform completes"},
+                   {"s2d", {"copy", "loader"},
+                    "the space-to-depth rewrite as a copy before the GEMM, or in the GEMM's loader (each halo's raw "
+                    "NHWC run gathered into the planes by a fourth warpgroup: NHWC input, ping-pong)"}}),
         make_rung("hopper-ws-{p}", {split[0]},
                   "hopper-ws-tf32 made fp32-exact by 3xTF32: the transforms split each operand into tf32 high and low "
                   "channel blocks, the kernel sums hi*hi + hi*lo + lo*hi over K tripled; per-tensor power-of-two "

@@ -71,19 +71,29 @@ constexpr int kHEpi = kHEpiRows + 128 * 8;       // one consumer warpgroup's sta
 constexpr int kHSmem = 128 + kHB + kHRing + 2 * kHEpi + 16 * 8;
 constexpr int kHStorers = 96;                    // warps 1-3
 static_assert(kHSmem <= 227 * 1024, "the halo kernel's shared memory");
+// s2d=loader: the halo's raw NHWC run by 1D TMA boxes into one buffer, gathered into the planes
+// (2 stages) by a fourth warpgroup; the gather's per-channel tables beside it.
+constexpr int kHRawBox = 256;                    // raw elements a box
+constexpr int kHRawBoxes = 64;                   // boxes a halo's run may take (supports())
+constexpr int kHRaw = kHRawBox * kHRawBoxes * 2;  // 32 KiB of 2-byte elements
+constexpr int kHTable = 640;                     // 48 x (int2 + int), 128-byte padded
 
 // The schedule's geometry. Cooperative: tiles of 256 rows, both consumer warpgroups on each
 // (128 rows apiece), a stage per tile (384 halo rows: two 192-row boxes per plane), 2 stages.
 // Ping-pong: tiles of 128 rows, the warpgroups on alternate tiles (one stages its tile while
 // the other multiplies), 256 halo rows (one box per plane), 3 stages.
-template <bool kPP>
+template <bool kPP, bool kRaw = false>
 struct HaloShape {
     static constexpr int kBM = kPP ? 128 : 256;       // GEMM rows (grid positions) per tile
     static constexpr int kBox = kPP ? 256 : 192;      // halo rows per TMA box
     static constexpr int kBoxes = kPP ? 1 : 2;        // boxes per plane
     static constexpr int kPlane = kBox * kBoxes * 16;  // one plane of a stage's halo
     static constexpr int kStage = kHChunks * kPlane;
-    static constexpr int kStages = kHRing / kStage;
+    static constexpr int kStages = kRaw ? 2 : kHRing / kStage;
+    static constexpr int kRing = kStages * kStage;
+    static constexpr int kSmem = 128 + kHB + kRing + (kRaw ? kHRaw + kHTable : 0) + 2 * kHEpi + 16 * 8;
+    static_assert(!kRaw || kPP, "the raw loader runs the ping-pong schedule (a 256-row halo's run fits kHRaw)");
+    static_assert(kSmem <= 227 * 1024, "the halo kernel's shared memory");
     static_assert(kBox * kBoxes >= kBM + kHExtra, "the halo holds a tile and its extra rows");
     static_assert(kStages * kStage <= kHRing && kStages <= 3, "the ring");
     static_assert(kPlane % 128 == 0 && kHBTap % 128 == 0 && kBox * 16 % 128 == 0, "TMA destinations 128-byte aligned");
@@ -96,7 +106,29 @@ struct HaloArgs {
     int R, S, Wp, HWp, E, F, M;
     int rows;     // N Hp Wp
     int nchw;
+    int C0, H0, W0, b, pad;  // s2d=loader: the raw NHWC input, the block factor and padding
 };
+
+// s2d=loader: the raw run a halo of `halo` rows from GEMM row q0 reads, as raw elements
+// [e0, e0 + 256 nbox) of the NHWC input (e0 rounded down to 16 bytes): the raw rows of its
+// first to its last grid row, clipped to the image (one contiguous run: consecutive grid rows
+// read consecutive raw rows, across images too).
+struct RawRun {
+    int e0, nbox;
+};
+template <class T>
+__device__ __forceinline__ RawRun raw_run(const HaloArgs<T>& a, int q0, int halo) {
+    const int qb = min(q0 + halo, a.rows) - 1;
+    const int na = q0 / a.HWp, Ya = (q0 - na * a.HWp) / a.Wp;
+    const int nb = qb / a.HWp, Yb = (qb - nb * a.HWp) / a.Wp;
+    const int rowel = a.W0 * a.C0;
+    const int ylo = min(max(0, a.b * Ya - a.pad), a.H0), yhi = max(0, min(a.H0, a.b * Yb + a.b - a.pad));
+    const int es = (na * a.H0 + ylo) * rowel, ee = max(es, (nb * a.H0 + yhi) * rowel);
+    RawRun r;
+    r.e0 = es & ~7;
+    r.nbox = (ee - r.e0 + kHRawBox - 1) / kHRawBox;
+    return r;
+}
 
 // How the kernel follows the input transform: as its programmatic dependent (the kernel's
 // prologue — barriers, the resident weights' loads — under the transform's last blocks; it
@@ -118,19 +150,21 @@ __device__ __forceinline__ std::int64_t out_offset(const HaloArgs<T>& a, int q) 
     return a.nchw ? std::int64_t(n) * a.M * EF + yx : (std::int64_t(n) * EF + yx) * a.M;
 }
 
-template <class T, int CK, bool kPP>
-__global__ void __launch_bounds__(384, 1)
+template <class T, int CK, bool kPP, bool kRaw>
+__global__ void __launch_bounds__(kRaw ? 512 : 384, 1)
     halo_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB, const HaloArgs<T> a) {
 #ifdef CS_HOPPER_DEVICE
-    using H = HaloShape<kPP>;
+    using H = HaloShape<kPP, kRaw>;
     constexpr int kBM = H::kBM, kStages = H::kStages;
+    constexpr int kThreads = kRaw ? 512 : 384;
     extern __shared__ unsigned char smem_raw[];
     const std::uint32_t raw = smem_u32(smem_raw);
     const std::uint32_t sbase = (raw + 127u) & ~127u;
     unsigned char* const gbase = smem_raw + (sbase - raw);
-    const std::uint32_t sB = sbase, sA = sB + kHB, sE = sA + kHRing, bars = sE + 2 * kHEpi;
+    const std::uint32_t sB = sbase, sA = sB + kHB, sR = sA + H::kRing, sT = sR + (kRaw ? kHRaw : 0),
+                        sE = sT + (kRaw ? kHTable : 0), bars = sE + 2 * kHEpi;
     const std::uint32_t bfull = bars, full0 = bars + 8, empty0 = full0 + 8 * kStages, efull0 = empty0 + 8 * kStages,
-                        eempty0 = efull0 + 16, order0 = eempty0 + 16;
+                        eempty0 = efull0 + 16, order0 = eempty0 + 16, rfull = order0 + 16, rempty = rfull + 8;
     const int tid = int(threadIdx.x), wg = tid >> 7, warp = tid >> 5, lane = tid & 31;
     const int taps = a.R * a.S;
     constexpr int kE8 = 16 / int(sizeof(T));  // elements of a plane's 16 bytes
@@ -147,18 +181,48 @@ __global__ void __launch_bounds__(384, 1)
             mbar_init(eempty0 + 8 * s, 1);
             mbar_init(order0 + 8 * s, 1);  // ping-pong's turns
         }
+        if constexpr (kRaw) {
+            mbar_init(rfull, 1);   // the loader's expect_tx; the raw run's bytes
+            mbar_init(rempty, 1);  // the gatherers' leader: the run is read
+        }
         mbar_fence_init();
     }
     // Taps past the layer's (up to kHTaps, the unrolled k-loop) multiply zero weights.
-    for (int i = tid; i < CK * (kHTaps - taps) * kHBTap / 16; i += 384) {
+    for (int i = tid; i < CK * (kHTaps - taps) * kHBTap / 16; i += kThreads) {
         const int blk = i / (kHBTap / 16), c = blk / (kHTaps - taps), t = taps + blk % (kHTaps - taps);
         *reinterpret_cast<uint4*>(gbase + (c * kHTaps + t) * kHBTap + (i % (kHBTap / 16)) * 16) = make_uint4(0, 0, 0, 0);
     }
     fence_proxy_async_smem();
     __syncthreads();
     if (wg == 0) {
-        setmaxnreg_dec<72>();  // 128 x 72 + 256 x 216 registers <= 64 Ki
-        if (warp == 0) {
+        // 128 x 72 + 256 x 216 registers <= 64 Ki; s2d=loader: 2 x 128 x 56 + 256 x 200
+        if constexpr (kRaw)
+            setmaxnreg_dec<56>();
+        else
+            setmaxnreg_dec<72>();
+        if (kRaw && warp == 0) {
+            // ---- loader, s2d=loader (the warp's 32 lanes): the weights once (lane 0); each
+            // tile's raw run as 1D boxes into the raw buffer once the gatherers have read the
+            // last one (rows past the input: zero fill)
+            if (lane == 0) {
+                mbar_arrive_expect_tx(bfull, std::uint32_t(CK * taps * kHBTap));
+                for (int c = 0; c < CK; ++c)
+                    for (int t = 0; t < taps; ++t)
+                        tma_load_3d(sB + std::uint32_t((c * kHTaps + t) * kHBTap), &tmB, bfull, c * kE8, t, 0);
+            }
+            TileSched::Cursor cur;
+            Work w;
+            int k = 0;
+            while (a.sched.template next<false>(int(blockIdx.x), cur, w)) {
+                if (k > 0) mbar_wait(rempty, std::uint32_t((k - 1) & 1));
+                const RawRun rr = raw_run(a, w.tile * kBM, H::kBox);
+                if (lane == 0) mbar_arrive_expect_tx(rfull, std::uint32_t(rr.nbox * kHRawBox * 2));
+                __syncwarp();
+                for (int bx = lane; bx < rr.nbox; bx += 32)
+                    tma_load_1d(sR + std::uint32_t(bx * kHRawBox * 2), &tmA, rfull, rr.e0 + bx * kHRawBox);
+                ++k;
+            }
+        } else if (warp == 0) {
             // ---- loader (one thread): the weights once, as (plane, tap) blocks of 96 filters x
             // 16 bytes; each tile's halo as kBoxes boxes per plane (rows past the input are zero
             // fill), into the ring in the CTA's tile order
@@ -253,10 +317,98 @@ __global__ void __launch_bounds__(384, 1)
         }
         return;
     }
+    if constexpr (kRaw) {
+        if (wg == 3) {
+            // ---- gatherers, s2d=loader (warpgroup 3): each tile's halo from its raw run into
+            // the planes of a ring stage, the space-to-depth map of the transform (s2d_vec.cuh):
+            // channel c' = (dy b + dx) C + c of grid row (n, Y, X) is raw element (n, b Y + dy -
+            // pad, b X + dx - pad, c), zero outside the image and past C b b. A thread a halo row
+            // at a time, its 16-byte pieces plane by plane; inner blocks through one flat offset
+            // per channel, edge blocks through (dy, dx C + c) with bounds.
+            setmaxnreg_dec<56>();
+            const int gt = tid - 384;
+            int2* const tab = reinterpret_cast<int2*>(gbase + (sT - sbase));   // per c': (dy, dx C + c); dy -1: zero
+            int* const flat = reinterpret_cast<int*>(gbase + (sT - sbase) + 48 * 8);  // per c': dy W C + dx C + c
+            const int rowel = a.W0 * a.C0, cbb = a.C0 * a.b * a.b;
+            for (int c = gt; c < CK * 8; c += 128) {
+                int2 e = make_int2(-1, 0);
+                if (c < cbb) {
+                    const int qq = c / a.C0, cc = c - qq * a.C0, dy = qq / a.b, dx = qq - dy * a.b;
+                    e = make_int2(dy, dx * a.C0 + cc);
+                }
+                tab[c] = e;
+                flat[c] = e.x >= 0 ? e.x * rowel + e.y : 0;
+            }
+            named_sync(4, 128);
+            const unsigned short* const rawp = reinterpret_cast<const unsigned short*>(gbase + (sR - sbase));
+            Ring<kStages> r;
+            bool first_round = true;
+            TileSched::Cursor cur;
+            Work w;
+            int k = 0;
+            while (a.sched.template next<false>(int(blockIdx.x), cur, w)) {
+                mbar_wait(rfull, std::uint32_t(k & 1));
+                if (!first_round) mbar_wait(empty0 + 8 * r.stage, r.phase ^ 1u);
+                const int q0 = w.tile * kBM;
+                const RawRun rr = raw_run(a, q0, H::kBox);
+                unsigned char* const st = gbase + (sA - sbase) + r.stage * H::kStage;
+                for (int i = gt; i < H::kBox; i += 128) {
+                    const int q = q0 + i;
+                    const bool in = q < a.rows;
+                    int n = 0, Y = 0, X = 0;
+                    if (in) {
+                        n = q / a.HWp;
+                        const int rem = q - n * a.HWp;
+                        Y = rem / a.Wp;
+                        X = rem - Y * a.Wp;
+                    }
+                    const int ys = a.b * Y - a.pad, xs = a.b * X - a.pad;
+                    const int base = (n * a.H0 + ys) * rowel + xs * a.C0 - rr.e0;  // (dy, dx, c) = 0 in the run
+                    const bool inner = in && ys >= 0 && ys + a.b <= a.H0 && xs >= 0 && xs + a.b <= a.W0;
+#pragma unroll
+                    for (int p = 0; p < CK; ++p) {
+                        unsigned short h[8];
+                        if (inner && 8 * p + 8 <= cbb) {
+#pragma unroll
+                            for (int e = 0; e < 8; ++e) h[e] = rawp[base + flat[8 * p + e]];
+                        } else {
+#pragma unroll
+                            for (int e = 0; e < 8; ++e) {
+                                const int2 t = tab[8 * p + e];
+                                const int y = ys + t.x, x = xs * a.C0 + t.y;
+                                const bool ok = in && t.x >= 0 && y >= 0 && y < a.H0 && x >= 0 && x < rowel;
+                                h[e] = ok ? rawp[base + t.x * rowel + t.y] : static_cast<unsigned short>(0);
+                            }
+                        }
+                        uint4 v;
+                        v.x = std::uint32_t(h[0]) | (std::uint32_t(h[1]) << 16);
+                        v.y = std::uint32_t(h[2]) | (std::uint32_t(h[3]) << 16);
+                        v.z = std::uint32_t(h[4]) | (std::uint32_t(h[5]) << 16);
+                        v.w = std::uint32_t(h[6]) | (std::uint32_t(h[7]) << 16);
+                        *reinterpret_cast<uint4*>(st + p * H::kPlane + i * 16) = v;
+                    }
+                }
+                // the planes for the consumers' wgmma (the async proxy), the run free for the next
+                fence_proxy_async_smem();
+                named_sync(4, 128);
+                if (gt == 0) {
+                    mbar_arrive(rempty);
+                    mbar_arrive(full0 + 8 * r.stage);
+                }
+                r.advance();
+                if (r.stage == 0) first_round = false;
+                ++k;
+            }
+            return;
+        }
+    }
     // ---- consumers. Cooperative: warpgroup cw owns rows 128 cw .. 128 cw + 127 of every tile;
     // ping-pong: the whole 128 rows of every other tile (the CTA's tiles k with k % 2 == cw).
     // Either way it stages into buffer cw.
-    setmaxnreg_inc<216>();
+    if constexpr (kRaw)
+        setmaxnreg_inc<200>();
+    else
+        setmaxnreg_inc<216>();
     const int ct = tid - 128, t = ct & 127;
     // warp-uniform for the compiler (a shuffle from lane 0): ping-pong branches on it around the wgmmas
     const int cw = __shfl_sync(0xffffffffu, ct >> 7, 0);
@@ -336,6 +488,8 @@ struct HaloGemm {
     int sms = 0;
     bool pp = false;  // the `schedule` axis: ping-pong, else cooperative
     HaloLaunch how = HaloLaunch::pdl;  // the `launch` axis
+    bool raw = false;  // the `s2d` axis: loader (the halo gathered from the raw NHWC input), else copy
+    int C0 = 0, H0 = 0, W0 = 0, b = 1, pad = 0;  // raw: the input's shape, the block factor, padding
     std::string info;
     // Cached maps and what they were encoded for.
     CUtensorMap ma{}, mb{};
@@ -343,15 +497,19 @@ struct HaloGemm {
     const void* key_w = nullptr;
     int key_n = -1;
     int bm() const { return pp ? HaloShape<true>::kBM : HaloShape<false>::kBM; }
-    template <bool kPP>
+    template <bool kPP, bool kRaw = false>
     static auto kernel(int ck) {
-        return ck == 2 ? halo_kernel<T, 2, kPP> : ck == 4 ? halo_kernel<T, 4, kPP> : halo_kernel<T, 6, kPP>;
+        return ck == 2 ? halo_kernel<T, 2, kPP, kRaw> : ck == 4 ? halo_kernel<T, 4, kPP, kRaw> : halo_kernel<T, 6, kPP, kRaw>;
     }
     void prepare() const {
-        for (int ck : {2, 4, 6})
+        for (int ck : {2, 4, 6}) {
             for (auto* k : {kernel<false>(ck), kernel<true>(ck)})
                 CS_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, kHSmem));
+            CS_CUDA_CHECK(cudaFuncSetAttribute(kernel<true, true>(ck), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                               HaloShape<true, true>::kSmem));
+        }
     }
+    bool raw_input() const { return raw; }  // HopperPlan: no transform before the kernel
     void launch(const T* in, const T* w, T* out, const ConvGeom& g, bool nchw, cudaStream_t stream) {
         if (g.P == 0) return;
         HaloArgs<T> a{};
@@ -359,23 +517,27 @@ struct HaloGemm {
         a.R = g.R, a.S = g.S, a.Wp = g.W, a.HWp = g.H * g.W, a.E = g.E, a.F = g.F, a.M = g.M;
         a.rows = g.N * g.H * g.W;
         a.nchw = nchw ? 1 : 0;
+        a.C0 = C0, a.H0 = H0, a.W0 = W0, a.b = b, a.pad = pad;
         a.sched = TileSched::data_parallel((a.rows + bm() - 1) / bm(), 1, 1, sms);
         if (in != key_in || w != key_w || g.N != key_n) {
             const int box = pp ? HaloShape<true>::kBox : HaloShape<false>::kBox;
-            const std::string err = encode_halo_maps<T>(ma, mb, g, in, w, a.rows, box, kHBN);
+            const std::string err =
+                raw ? encode_halo_raw_maps<T>(ma, mb, g, in, (long long)g.N * H0 * W0 * C0, kHRawBox, w, kHBN)
+                    : encode_halo_maps<T>(ma, mb, g, in, w, a.rows, box, kHBN);
             if (!err.empty()) throw cs::Error("hopper-halo: " + err);
             key_in = in, key_w = w, key_n = g.N;
         }
-        // one kernel per plane count (the k-steps of a tap unrolled: C' = 16, 32, 48) and schedule
+        // one kernel per plane count (the k-steps of a tap unrolled: C' = 16, 32, 48), schedule
+        // and loader
         const int ck = g.C * int(sizeof(T)) / 16;
-        auto* k = pp ? kernel<true>(ck) : kernel<false>(ck);
+        auto* k = raw ? kernel<true, true>(ck) : pp ? kernel<true>(ck) : kernel<false>(ck);
         cudaLaunchAttribute at{};
         at.id = cudaLaunchAttributeProgrammaticStreamSerialization;
         at.val.programmaticStreamSerializationAllowed = 1;
         cudaLaunchConfig_t cfg{};
         cfg.gridDim = dim3(unsigned(a.sched.grid));
-        cfg.blockDim = dim3(384);
-        cfg.dynamicSmemBytes = kHSmem;
+        cfg.blockDim = dim3(raw ? 512 : 384);
+        cfg.dynamicSmemBytes = raw ? HaloShape<true, true>::kSmem : kHSmem;
         cfg.stream = stream;
         cfg.attrs = &at;
         cfg.numAttrs = how == HaloLaunch::pdl ? 1 : 0;
@@ -384,7 +546,7 @@ struct HaloGemm {
     std::string detail() const { return info; }
     std::string config() const {
         return std::string("schedule=") + (pp ? "pingpong" : "cooperative") +
-               ";launch=" + (how == HaloLaunch::pdl ? "pdl" : "plain");
+               ";launch=" + (how == HaloLaunch::pdl ? "pdl" : "plain") + ";s2d=" + (raw ? "loader" : "copy");
     }
     std::size_t workspace_bytes() const { return 0; }
 };
@@ -415,6 +577,34 @@ std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx) {
         gemm.how = HaloLaunch::plain;
     else
         throw Skip("hopper-halo: no launch named " + launch);
+    const std::string s2d = p.config.get("s2d");
+    if (s2d == "loader") {
+        // The halo gathered from the raw NHWC input by the kernel (no transform pass): NHWC
+        // input, the ping-pong schedule's 256-row halos, whose raw run must fit kHRaw.
+        const auto n = [](long long v) { return std::to_string(v); };
+        if (p.layout != Layout::nhwc)
+            throw Skip("hopper-halo: s2d=loader reads NHWC input; NCHW input takes the transform (s2d=copy)");
+        if (sched == "cooperative")
+            throw Skip("hopper-halo: s2d=loader runs the ping-pong schedule (a 256-row halo's raw run in shared "
+                       "memory); schedule=cooperative takes s2d=copy");
+        if (launch == "pdl")
+            throw Skip("hopper-halo: launch=pdl follows the input transform, and s2d=loader runs none");
+        constexpr int kBox = HaloShape<true>::kBox;
+        const std::int64_t grid_rows = (g.W - 1 + kBox - 1) / g.W + 1;  // grid rows a halo touches at most
+        const std::int64_t run = grid_rows * u.b * std::int64_t(u.s.W) * u.s.C + 7;
+        if (run > std::int64_t(kHRawBox) * kHRawBoxes)
+            throw Skip("hopper-halo: s2d=loader holds a halo's raw run in " + n(kHRawBox * kHRawBoxes) +
+                       " elements; this layer's takes up to " + n(run));
+        if (std::int64_t(p.N) * u.s.H * u.s.W * u.s.C > std::int64_t(INT_MAX) - kHRawBox * kHRawBoxes)
+            throw Skip("hopper-halo: s2d=loader indexes the raw input in 32 bits; N*H*W*C = " +
+                       n(std::int64_t(p.N) * u.s.H * u.s.W * u.s.C));
+        gemm.raw = true;
+        gemm.pp = true;
+        gemm.how = HaloLaunch::plain;
+        gemm.C0 = u.s.C, gemm.H0 = u.s.H, gemm.W0 = u.s.W, gemm.b = u.b, gemm.pad = u.padf;
+    } else if (!s2d.empty() && s2d != "copy") {
+        throw Skip("hopper-halo: no s2d named " + s2d);
+    }
     gemm.prepare();
     const std::int64_t maxn = std::max<std::int64_t>(1, ctx.max_chunk_N);
     const std::int64_t rows = maxn * g.H * g.W;
@@ -424,15 +614,18 @@ std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx) {
                   "wgmma m64n96k16 %s, A read in place from a halo tile per %d rows of the %dx%d grid (%d rows x "
                   "%d channels in 16-byte planes, no swizzle; each of the %dx%d taps a shifted descriptor; %.1f%% "
                   "of the rows are padding positions), the weights resident (%d KiB), %lld tiles on a persistent "
-                  "grid, %s, TMA loads by one thread, 3 storer warps (the staged tile to global memory under the "
-                  "next tile's MMAs), %s",
+                  "grid, %s, %s, 3 storer warps (the staged tile to global memory under the next tile's MMAs), %s",
                   Elem<T>::name, bm, g.H, g.W, bm + (g.R - 1) * g.W + g.S - 1, g.C, g.R, g.S,
                   100.0 * (1.0 - double(g.E) * g.F / (double(g.H) * g.W)), g.R * g.S * g.C * kHBN * 2 / 1024,
                   (long long)((rows + bm - 1) / bm),
                   gemm.pp ? "ping-pong (each consumer warpgroup alternate 128-row tiles)"
                           : "cooperative (both consumer warpgroups on each 256-row tile)",
-                  gemm.how == HaloLaunch::pdl ? "launched as the input transform's programmatic dependent"
-                                              : "launched after the input transform");
+                  gemm.raw ? "space-to-depth in the loader (each halo's raw NHWC run by 1D TMA boxes, gathered "
+                             "into the planes by a fourth warpgroup; no transform pass)"
+                           : "TMA loads of the transformed input by one thread",
+                  gemm.raw ? "launched after the weights' transform"
+                  : gemm.how == HaloLaunch::pdl ? "launched as the input transform's programmatic dependent"
+                                                : "launched after the input transform");
     gemm.info = b;
     return make_hopper_plan<T>(p, ctx, std::move(u), std::move(gemm));
 }

@@ -396,6 +396,15 @@ __device__ __forceinline__ void tma_load_im2col_4d(std::uint32_t dst, const void
         : "memory");
 #endif
 }
+__device__ __forceinline__ void tma_load_1d(std::uint32_t dst, const void* tmap, std::uint32_t bar, int c0) {
+#ifdef CS_HOPPER_DEVICE
+    asm volatile(
+        "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+        " [%0], [%1, {%2}], [%3];\n" ::"r"(dst),
+        "l"(reinterpret_cast<std::uint64_t>(tmap)), "r"(c0), "r"(bar)
+        : "memory");
+#endif
+}
 __device__ __forceinline__ void tma_load_2d(std::uint32_t dst, const void* tmap, std::uint32_t bar, int c0, int c1) {
 #ifdef CS_HOPPER_DEVICE
     asm volatile(
@@ -855,7 +864,8 @@ struct Setup {
     std::int64_t ws_img = 0;    // elements of one transformed image
     std::int64_t out_img = 0;   // elements of one output image
     std::int64_t w_elems = 0;   // transformed weights
-    std::string what() const {
+    // in_loader: the GEMM's loader does the input's transform (the weights' kernel only in run)
+    std::string what(bool in_loader = false) const {
         std::string r;
         if (parts == 3)
             r = "split into high and low parts: input [hi, hi, lo], weights [hi, lo, hi] as 3x" +
@@ -865,11 +875,13 @@ struct Setup {
                 r += "space-to-depth " + std::to_string(b) + "x" + std::to_string(b) + ": C=" + std::to_string(s.C) +
                     " " + std::to_string(s.R) + "x" + std::to_string(s.S) + " stride " + std::to_string(s.stride) +
                     " -> C'=" + std::to_string(g.C) + " " + std::to_string(g.R) + "x" + std::to_string(g.S) +
-                    " stride 1 on " + std::to_string(g.H) + "x" + std::to_string(g.W) + " (transform kernels in run)";
+                    " stride 1 on " + std::to_string(g.H) + "x" + std::to_string(g.W) +
+                    (in_loader ? " (the input's in the GEMM's loader, the weights' kernel in run)"
+                               : " (transform kernels in run)");
             else
                 r += std::string(src_nchw ? "NCHW->NHWC" : "NHWC") +
                     (g.C != s.C ? " with channels padded " + std::to_string(s.C) + "->" + std::to_string(g.C) : "") +
-                    " transform kernels in run";
+                    (in_loader ? " in the GEMM's loader, the weights' kernel in run" : " transform kernels in run");
         } else {
             r = "NHWC read in place";
         }
@@ -982,6 +994,20 @@ inline std::string mib(double bytes) {
 //   std::string detail() const;
 //   std::string config() const;           (the axis values it runs with, for the CSV)
 //   std::size_t workspace_bytes() const;  (its own device memory: rung 3's split-K partials)
+// Whether a GEMM policy reads the raw input itself (raw_input(): the halo rung's s2d=loader),
+// so that the plan runs no input transform and keeps no workspace for it.
+template <class G, class = void>
+struct HasRawInput : std::false_type {};
+template <class G>
+struct HasRawInput<G, std::void_t<decltype(std::declval<const G&>().raw_input())>> : std::true_type {};
+template <class G>
+inline bool reads_raw_input(const G& g) {
+    if constexpr (HasRawInput<G>::value)
+        return g.raw_input();
+    else
+        return false;
+}
+
 // The transformed input lives in a workspace sized for `chunk` images (all of the largest call
 // when the workspace limit allows, else run() loops over chunks of images).
 // T: the GEMM's operand type; TIO: the problem's (input, weights, output; T, or float for the
@@ -1028,7 +1054,7 @@ public:
         } else if constexpr (std::is_same_v<T, TIO>) {
             wop = w;
         }
-        if (!u_.tin) {
+        if (!u_.tin || reads_raw_input(gemm_)) {  // NHWC read in place, or the GEMM's loader transforms it
             if constexpr (std::is_same_v<T, TIO>) gemm_.launch(in, wop, out, geom_for(u_, io.N), nchw_out, stream);
             return;
         }
@@ -1048,9 +1074,10 @@ public:
         return std::nullopt;
     }
     std::string detail() const override {
-        std::string d = gemm_.detail() + "; " + u_.what();
+        const bool raw = reads_raw_input(gemm_);
+        std::string d = gemm_.detail() + "; " + u_.what(raw);
         if constexpr (InOp::kScaled) d += "; " + scale_.describe() + split_mutation_note(mut_);
-        if (u_.tin) d += ", workspace " + mib(double(workspace_bytes())) + " (" + std::to_string(chunk_) + " image(s) per chunk)";
+        if (u_.tin && !raw) d += ", workspace " + mib(double(workspace_bytes())) + " (" + std::to_string(chunk_) + " image(s) per chunk)";
         return d;
     }
 
@@ -1073,7 +1100,7 @@ inline std::unique_ptr<Plan> make_hopper_plan(const Problem& p, const PlanContex
     const std::int64_t max_n = std::max<std::int64_t>(1, ctx.max_chunk_N);
     std::int64_t chunk = max_n;
     Buffer ws_in, ws_w;
-    if (u.tin) {
+    if (u.tin && !reads_raw_input(gemm)) {
         const std::size_t per_img = std::size_t(u.ws_img) * sizeof(T);
         const std::size_t wbytes = std::size_t(u.w_elems) * sizeof(T);
         const std::size_t limit = ctx.workspace_limit > wbytes ? ctx.workspace_limit - wbytes : 0;

@@ -149,6 +149,28 @@ inline std::string encode_halo_maps(CUtensorMap& a, CUtensorMap& b, const ConvGe
     return encode_weight_map<T>(b, g, w, e8, bn, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_128B);
 }
 
+// The halo mainloop's raw input (s2d=loader): the NHWC tensor as one dimension of `elems`
+// elements, boxes of `box` elements (past the end: zero fill); the weights as encode_halo_maps.
+template <class T>
+inline std::string encode_halo_raw_maps(CUtensorMap& a, CUtensorMap& b, const ConvGeom& g, const void* in,
+                                        long long elems, int box, const void* w, int bn) {
+    const DriverFns& fns = driver_fns();
+    if (!fns.error.empty()) return fns.error;
+    if (reinterpret_cast<std::uintptr_t>(in) % 16 != 0) return "the raw input is not 16-byte aligned";
+    {
+        const cuuint64_t dims[1] = {cuuint64_t(elems)};
+        const cuuint32_t boxd[1] = {cuuint32_t(box)};
+        const cuuint32_t estr[1] = {1};
+        const CUresult r = fns.tiled(&a, tma_dtype<T>(), 1, const_cast<void*>(in), dims, nullptr, boxd, estr,
+                                     CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                                     CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+        if (r != CUDA_SUCCESS)
+            return "cuTensorMapEncodeTiled refused the halo's raw input map (CUresult " + std::to_string(int(r)) + ")";
+    }
+    return encode_weight_map<T>(b, g, w, cuuint32_t(16 / sizeof(T)), bn, CU_TENSOR_MAP_SWIZZLE_NONE,
+                                CU_TENSOR_MAP_L2_PROMOTION_L2_128B);
+}
+
 // The NHWC output as the row-major P x M matrix for the TMA-store epilogue: box of 64 rows x
 // 128 bytes of filters, 128 B swizzle (epilogue.cuh writes its staging in that pattern).
 // Empty string, or why the map cannot be made (row pitch not a multiple of 16 bytes).
