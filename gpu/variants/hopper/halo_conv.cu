@@ -33,6 +33,17 @@
 // transform's last blocks leave the SMs, and the loader waits (griddepcontrol.wait) for the
 // transform's writes before the first halo load; plain launches it after the transform.
 //
+// The `s2d` axis: copy (the default) reads the transform's output; loader does the rewrite in
+// the kernel — the loader warp brings each 256-row halo's raw NHWC run (its grid rows' input
+// rows: one contiguous run, at most 64 boxes of 256 elements by 1D TMA, zero fill past the
+// tensor) into a 32 KiB buffer, and a fourth warpgroup (the gatherers) writes the halo's
+// 8-channel planes from it (2 ring stages), the space-to-depth map of s2d_vec.cuh per 16-byte
+// piece; no transform pass and no input workspace. NHWC input, the ping-pong schedule, a run
+// of at most 16384 elements (supports() in plan_t says which). Registers: 512 threads at 128,
+// rebalanced to 56 (loader and storers), 56 (gatherers), 200 (consumers). Prediction (conv1
+// N=128 fp16): the copy's 26 us gone, the kernel ~60-65 us if the gatherers (~12% of the
+// issue slots) and the 2-stage ring hide under the MMAs: conv1 ~0.07 ms against 0.091.
+//
 // Prediction (conv1, N=128, fp16): 128 x 3249 rows x 96 x 432 x 2 = 34.5 GFLOP (7.4% of the
 // rows are padding positions), L2 traffic ~60 MB in + 74 MB out: tensor-bound, ~55-65 us
 // against 115 us for the im2col GEMM. Measured (H200, plots/h200/conv1_pdl/, 949a823): conv1
