@@ -58,6 +58,7 @@
 // at most 48, at most 9 taps (the unrolled k-loop; the resident weights), (R'-1) W' + S' - 1
 // <= 128 (the halo), M <= 96; fp16 and bf16 (tf32's weights would need twice the shared
 // memory). supports() names the limit a layer exceeds (tests/test_halo_supports.cpp).
+#include "halo_raw.hpp"
 #include "hopper_core.cuh"
 #include "hopper_tma.cuh"
 #include "pipeline.cuh"
@@ -82,10 +83,8 @@ constexpr int kHEpi = kHEpiRows + 128 * 8;       // one consumer warpgroup's sta
 constexpr int kHSmem = 128 + kHB + kHRing + 2 * kHEpi + 16 * 8;
 constexpr int kHStorers = 96;                    // warps 1-3
 static_assert(kHSmem <= 227 * 1024, "the halo kernel's shared memory");
-// s2d=loader: the halo's raw NHWC run by 1D TMA boxes into one buffer, gathered into the planes
-// (2 stages) by a fourth warpgroup; the gather's per-channel tables beside it.
-constexpr int kHRawBox = 256;                    // raw elements a box
-constexpr int kHRawBoxes = 64;                   // boxes a halo's run may take (supports())
+// s2d=loader: the halo's raw NHWC run by 1D TMA boxes into one buffer (halo_raw.hpp), gathered
+// into the planes (2 stages) by a fourth warpgroup; the gather's per-channel tables beside it.
 constexpr int kHRaw = kHRawBox * kHRawBoxes * 2;  // 32 KiB of 2-byte elements
 constexpr int kHTable = 640;                     // 48 x (int2 + int), 128-byte padded
 
@@ -117,29 +116,8 @@ struct HaloArgs {
     int R, S, Wp, HWp, E, F, M;
     int rows;     // N Hp Wp
     int nchw;
-    int C0, H0, W0, b, pad;  // s2d=loader: the raw NHWC input, the block factor and padding
+    RawGeom rg;  // s2d=loader: the raw NHWC input's geometry (halo_raw.hpp)
 };
-
-// s2d=loader: the raw run a halo of `halo` rows from GEMM row q0 reads, as raw elements
-// [e0, e0 + 256 nbox) of the NHWC input (e0 rounded down to 16 bytes): the raw rows of its
-// first to its last grid row, clipped to the image (one contiguous run: consecutive grid rows
-// read consecutive raw rows, across images too).
-struct RawRun {
-    int e0, nbox;
-};
-template <class T>
-__device__ __forceinline__ RawRun raw_run(const HaloArgs<T>& a, int q0, int halo) {
-    const int qb = min(q0 + halo, a.rows) - 1;
-    const int na = q0 / a.HWp, Ya = (q0 - na * a.HWp) / a.Wp;
-    const int nb = qb / a.HWp, Yb = (qb - nb * a.HWp) / a.Wp;
-    const int rowel = a.W0 * a.C0;
-    const int ylo = min(max(0, a.b * Ya - a.pad), a.H0), yhi = max(0, min(a.H0, a.b * Yb + a.b - a.pad));
-    const int es = (na * a.H0 + ylo) * rowel, ee = max(es, (nb * a.H0 + yhi) * rowel);
-    RawRun r;
-    r.e0 = es & ~7;
-    r.nbox = (ee - r.e0 + kHRawBox - 1) / kHRawBox;
-    return r;
-}
 
 // How the kernel follows the input transform: as its programmatic dependent (the kernel's
 // prologue — barriers, the resident weights' loads — under the transform's last blocks; it
@@ -226,7 +204,7 @@ __global__ void __launch_bounds__(kRaw ? 512 : 384, 1)
             int k = 0;
             while (a.sched.template next<false>(int(blockIdx.x), cur, w)) {
                 if (k > 0) mbar_wait(rempty, std::uint32_t((k - 1) & 1));
-                const RawRun rr = raw_run(a, w.tile * kBM, H::kBox);
+                const RawRun rr = raw_run(a.rg, w.tile * kBM, H::kBox);
                 if (lane == 0) mbar_arrive_expect_tx(rfull, std::uint32_t(rr.nbox * kHRawBox * 2));
                 __syncwarp();
                 for (int bx = lane; bx < rr.nbox; bx += 32)
@@ -338,14 +316,15 @@ __global__ void __launch_bounds__(kRaw ? 512 : 384, 1)
             // per channel, edge blocks through (dy, dx C + c) with bounds.
             setmaxnreg_dec<56>();
             const int gt = tid - 384;
+            const RawGeom& rg = a.rg;
             int2* const tab = reinterpret_cast<int2*>(gbase + (sT - sbase));   // per c': (dy, dx C + c); dy -1: zero
             int* const flat = reinterpret_cast<int*>(gbase + (sT - sbase) + 48 * 8);  // per c': dy W C + dx C + c
-            const int rowel = a.W0 * a.C0, cbb = a.C0 * a.b * a.b;
+            const int rowel = rg.W0 * rg.C0, cbb = rg.C0 * rg.b * rg.b;
             for (int c = gt; c < CK * 8; c += 128) {
                 int2 e = make_int2(-1, 0);
                 if (c < cbb) {
-                    const int qq = c / a.C0, cc = c - qq * a.C0, dy = qq / a.b, dx = qq - dy * a.b;
-                    e = make_int2(dy, dx * a.C0 + cc);
+                    const int qq = c / rg.C0, cc = c - qq * rg.C0, dy = qq / rg.b, dx = qq - dy * rg.b;
+                    e = make_int2(dy, dx * rg.C0 + cc);
                 }
                 tab[c] = e;
                 flat[c] = e.x >= 0 ? e.x * rowel + e.y : 0;
@@ -361,7 +340,7 @@ __global__ void __launch_bounds__(kRaw ? 512 : 384, 1)
                 mbar_wait(rfull, std::uint32_t(k & 1));
                 if (!first_round) mbar_wait(empty0 + 8 * r.stage, r.phase ^ 1u);
                 const int q0 = w.tile * kBM;
-                const RawRun rr = raw_run(a, q0, H::kBox);
+                const RawRun rr = raw_run(rg, q0, H::kBox);
                 unsigned char* const st = gbase + (sA - sbase) + r.stage * H::kStage;
                 for (int i = gt; i < H::kBox; i += 128) {
                     const int q = q0 + i;
@@ -373,9 +352,9 @@ __global__ void __launch_bounds__(kRaw ? 512 : 384, 1)
                         Y = rem / a.Wp;
                         X = rem - Y * a.Wp;
                     }
-                    const int ys = a.b * Y - a.pad, xs = a.b * X - a.pad;
-                    const int base = (n * a.H0 + ys) * rowel + xs * a.C0 - rr.e0;  // (dy, dx, c) = 0 in the run
-                    const bool inner = in && ys >= 0 && ys + a.b <= a.H0 && xs >= 0 && xs + a.b <= a.W0;
+                    const int ys = rg.b * Y - rg.pad, xs = rg.b * X - rg.pad;
+                    const int base = (n * rg.H0 + ys) * rowel + xs * rg.C0 - rr.e0;  // (dy, dx, c) = 0 in the run
+                    const bool inner = in && ys >= 0 && ys + rg.b <= rg.H0 && xs >= 0 && xs + rg.b <= rg.W0;
 #pragma unroll
                     for (int p = 0; p < CK; ++p) {
                         unsigned short h[8];
@@ -386,8 +365,8 @@ __global__ void __launch_bounds__(kRaw ? 512 : 384, 1)
 #pragma unroll
                             for (int e = 0; e < 8; ++e) {
                                 const int2 t = tab[8 * p + e];
-                                const int y = ys + t.x, x = xs * a.C0 + t.y;
-                                const bool ok = in && t.x >= 0 && y >= 0 && y < a.H0 && x >= 0 && x < rowel;
+                                const int y = ys + t.x, x = xs * rg.C0 + t.y;
+                                const bool ok = in && t.x >= 0 && y >= 0 && y < rg.H0 && x >= 0 && x < rowel;
                                 h[e] = ok ? rawp[base + t.x * rowel + t.y] : static_cast<unsigned short>(0);
                             }
                         }
@@ -528,7 +507,7 @@ struct HaloGemm {
         a.R = g.R, a.S = g.S, a.Wp = g.W, a.HWp = g.H * g.W, a.E = g.E, a.F = g.F, a.M = g.M;
         a.rows = g.N * g.H * g.W;
         a.nchw = nchw ? 1 : 0;
-        a.C0 = C0, a.H0 = H0, a.W0 = W0, a.b = b, a.pad = pad;
+        a.rg = RawGeom{a.rows, a.HWp, a.Wp, C0, H0, W0, b, pad};
         a.sched = TileSched::data_parallel((a.rows + bm() - 1) / bm(), 1, 1, sms);
         if (in != key_in || w != key_w || g.N != key_n) {
             const int box = pp ? HaloShape<true>::kBox : HaloShape<false>::kBox;
@@ -600,9 +579,8 @@ std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx) {
                        "memory); schedule=cooperative takes s2d=copy");
         if (launch == "pdl")
             throw Skip("hopper-halo: launch=pdl follows the input transform, and s2d=loader runs none");
-        constexpr int kBox = HaloShape<true>::kBox;
-        const std::int64_t grid_rows = (g.W - 1 + kBox - 1) / g.W + 1;  // grid rows a halo touches at most
-        const std::int64_t run = grid_rows * u.b * std::int64_t(u.s.W) * u.s.C + 7;
+        const RawGeom rg{0, g.H * g.W, g.W, u.s.C, u.s.H, u.s.W, u.b, u.padf};
+        const std::int64_t run = raw_run_bound(rg, HaloShape<true>::kBox);
         if (run > std::int64_t(kHRawBox) * kHRawBoxes)
             throw Skip("hopper-halo: s2d=loader holds a halo's raw run in " + n(kHRawBox * kHRawBoxes) +
                        " elements; this layer's takes up to " + n(run));
