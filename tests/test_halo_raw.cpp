@@ -76,14 +76,14 @@ void check_halos(const Layer& l, int N) {
 
 }  // namespace
 
-TEST_CASE("halo s2d=loader: every element a halo gathers lies in the raw run its loader brings", "[halo]") {
+TEST_CASE("halo s2d=loader: every element a halo gathers lies in the raw run its loader brings", "[hopper][halo]") {
     check_halos(conv1(), 2);                                              // C'=48, 57x57: image boundaries in halos
     check_halos(make_layer("odd_s4_c3", 3, 35, 31, 7, 11, 11, 4, 0), 3);   // a halo over many grid rows
     check_halos(make_layer("odd_c3_s2", 3, 19, 23, 5, 5, 3, 2, 1), 3);     // padding, C' = 16 with 4 zero channels
     check_halos(make_layer("s4_p2_c3", 3, 30, 27, 8, 11, 11, 4, 2), 2);    // padding on both sides of the blocks
 }
 
-TEST_CASE("halo s2d=loader: the plan's bound keeps conv1's runs in the 32 KiB buffer", "[halo]") {
+TEST_CASE("halo s2d=loader: the plan's bound keeps conv1's runs in the 32 KiB buffer", "[hopper][halo]") {
     const RawGeom g = geom_of(conv1(), 128);
     const std::int64_t bound = raw_run_bound(g, 256);
     CHECK(bound <= std::int64_t(kHRawBox) * kHRawBoxes);

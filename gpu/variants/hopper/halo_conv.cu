@@ -183,6 +183,13 @@ __global__ void __launch_bounds__(kRaw ? 512 : 384, 1)
     }
     fence_proxy_async_smem();
     __syncthreads();
+    // The resident weights, as (plane, tap) blocks of 96 filters x 16 bytes (one thread).
+    const auto load_weights = [&] {
+        mbar_arrive_expect_tx(bfull, std::uint32_t(CK * taps * kHBTap));
+        for (int c = 0; c < CK; ++c)
+            for (int t = 0; t < taps; ++t)
+                tma_load_3d(sB + std::uint32_t((c * kHTaps + t) * kHBTap), &tmB, bfull, c * kE8, t, 0);
+    };
     if (wg == 0) {
         // 128 x 72 + 256 x 216 registers <= 64 Ki; s2d=loader: 2 x 128 x 56 + 256 x 200
         if constexpr (kRaw)
@@ -194,10 +201,7 @@ __global__ void __launch_bounds__(kRaw ? 512 : 384, 1)
             // tile's raw run as 1D boxes into the raw buffer once the gatherers have read the
             // last one (rows past the input: zero fill)
             if (lane == 0) {
-                mbar_arrive_expect_tx(bfull, std::uint32_t(CK * taps * kHBTap));
-                for (int c = 0; c < CK; ++c)
-                    for (int t = 0; t < taps; ++t)
-                        tma_load_3d(sB + std::uint32_t((c * kHTaps + t) * kHBTap), &tmB, bfull, c * kE8, t, 0);
+                load_weights();
             }
             TileSched::Cursor cur;
             Work w;
@@ -216,10 +220,7 @@ __global__ void __launch_bounds__(kRaw ? 512 : 384, 1)
             // 16 bytes; each tile's halo as kBoxes boxes per plane (rows past the input are zero
             // fill), into the ring in the CTA's tile order
             if (lane == 0) {
-                mbar_arrive_expect_tx(bfull, std::uint32_t(CK * taps * kHBTap));
-                for (int c = 0; c < CK; ++c)
-                    for (int t = 0; t < taps; ++t)
-                        tma_load_3d(sB + std::uint32_t((c * kHTaps + t) * kHBTap), &tmB, bfull, c * kE8, t, 0);
+                load_weights();
                 // Launched as the input transform's programmatic dependent (`launch=pdl`), the
                 // kernel got here while the transform still runs: its halo is read only once the
                 // transform has completed and its writes are visible. (The weights above were
