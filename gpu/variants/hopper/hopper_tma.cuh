@@ -159,9 +159,10 @@ inline std::string encode_halo_raw_maps(CUtensorMap& a, CUtensorMap& b, const Co
     if (reinterpret_cast<std::uintptr_t>(in) % 16 != 0) return "the raw input is not 16-byte aligned";
     {
         const cuuint64_t dims[1] = {cuuint64_t(elems)};
+        const cuuint64_t strides[1] = {cuuint64_t(elems) * sizeof(T)};  // rank 1: none is read
         const cuuint32_t boxd[1] = {cuuint32_t(box)};
         const cuuint32_t estr[1] = {1};
-        const CUresult r = fns.tiled(&a, tma_dtype<T>(), 1, const_cast<void*>(in), dims, nullptr, boxd, estr,
+        const CUresult r = fns.tiled(&a, tma_dtype<T>(), 1, const_cast<void*>(in), dims, strides, boxd, estr,
                                      CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
                                      CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
         if (r != CUDA_SUCCESS)
