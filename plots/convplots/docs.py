@@ -1631,6 +1631,7 @@ GENERATORS = {
     "h100-goals-24": lambda: goals_24(f"{H100}/goals_24.csv"),
     "h200-goals-24-22e4765": lambda: goals_24(f"{H200}/sweep_22e4765_conv1-3.csv"),
     "h200-goals-24-fd7de4f": lambda: goals_24(f"{H200}/sweep_all_variants_fd7de4f.csv"),
+    "h200-goals-24-45cfc36": lambda: goals_24(f"{H200}/sweep_all_variants_45cfc36.csv"),
     "h200-n1-m64-kernels": n1_m64_kernels,
     "h200-halo-schedules": halo_schedules,
     "h200-splitk-forms": splitk_three,
