@@ -555,9 +555,6 @@ def ncu_cell(folder="ncu_conv2_n128", rows=("cudnn-tf32", "hopper-sk-tf32", "cud
     (scripts/device_ncu_stalls.sh: <H200>/<folder>/ncu_<row>.csv, ncu --csv --page details):
     per row its conv kernel (cuDNN's workspace-init kernel left out), the kernel's tile as its
     name says (cuDNN) or its template arguments (ours), launch shape and the issue counters."""
-    import csv
-    import io
-    import re
     cols = [("GPU Speed Of Light Throughput", "Duration", "us", 1e-3),
             ("GPU Speed Of Light Throughput", "Compute (SM) Throughput", "SM %", 1),
             ("Compute Workload Analysis", "Executed Ipc Active", "IPC", 1),
@@ -571,11 +568,9 @@ def ncu_cell(folder="ncu_conv2_n128", rows=("cudnn-tf32", "hopper-sk-tf32", "cud
            "| --- | --- | --- | --- | " + " | ".join("---" for _ in cols) + " |"]
     tiles = _hopper_tiles()
     for row in rows:
-        text = open(os.path.join(ROOT, H200, folder, f"ncu_{row}.csv"), encoding="utf-8").read()
-        recs = [r for r in csv.DictReader(io.StringIO(text[text.index('"ID"'):]))
-                if r.get("Kernel Name") and "init_device_workspace" not in r["Kernel Name"]]
-        m = {(r["Section Name"], r["Metric Name"]): r["Metric Value"].replace(",", "") for r in recs}
-        name = recs[0]["Kernel Name"]
+        kernels = [k for k in _ncu_kernels(f"{H200}/{folder}/ncu_{row}.csv") if "init_device_workspace" not in k[0]]
+        m = {key: v for _, mk in kernels for key, v in mk.items()}
+        name = kernels[0][0]
         t = re.search(r"tilesize(\d+x\d+x\d+)_warpgroupsize(\dx\dx\d)", name)
         if t:
             kern = f"cuDNN: tile {t.group(1)}, warpgroups {t.group(2)}"
@@ -1401,18 +1396,75 @@ def _halo_cells(t, axes_a, axes_b):
                     yield p, lay, n, a, b, c
 
 
+def _halo_axis_table(path, rev, a, b):
+    """hopper-halo with two values a, b of one axis against cuDNN on the space-to-depth rewrite,
+    one sweep of one H200 call (20 repeats, every row checked against the golden files)."""
+    t = _pass_ms(_csv_rows(path), "variant", "layout", "N", "axes")
+    sa, sb = a.split("=")[1], b.split("=")[1]
+    out = [f"kernel ms ({rev}); conv1 with its space-to-depth transform", "",
+           f"| class | layout | N | {a} | {b} | {sa} / {sb} | cudnn-s2d | {sa} / s2d |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for p, lay, n, ma, mb, c in _halo_cells(t, a, b):
+        out.append(f"| {p} | {lay} | {n} | {ma:.4f} | {mb:.4f} | {ma / mb:.3f} | {c:.4f} | {ma / c:.3f} |")
+    return "\n".join(out) + "\n"
+
+
 def conv1_pdl(rev):
     """hopper-halo with each value of its `launch` axis (the GEMM as the input transform's
-    programmatic dependent, or after it completes) against cuDNN on the space-to-depth rewrite,
-    one sweep of one H200 call (plots/h200/conv1_pdl/halo_launch_<rev>.csv, 20 repeats, every
-    row checked against the golden files); the schedule is auto's."""
-    rows = _csv_rows(f"{H200}/conv1_pdl/halo_launch_{rev}.csv")
-    t = _pass_ms(rows, "variant", "layout", "N", "axes")
-    out = [f"kernel ms ({rev}); conv1 with its space-to-depth transform", "",
-           "| class | layout | N | launch=pdl | launch=plain | pdl / plain | cudnn-s2d | pdl / s2d |",
-           "| --- | --- | --- | --- | --- | --- | --- | --- |"]
-    for p, lay, n, a, b, c in _halo_cells(t, "launch=pdl", "launch=plain"):
-        out.append(f"| {p} | {lay} | {n} | {a:.4f} | {b:.4f} | {a / b:.3f} | {c:.4f} | {a / c:.3f} |")
+    programmatic dependent, or after it completes; plots/h200/conv1_pdl/halo_launch_<rev>.csv);
+    the schedule is auto's."""
+    return _halo_axis_table(f"{H200}/conv1_pdl/halo_launch_{rev}.csv", rev, "launch=pdl", "launch=plain")
+
+
+def conv1_s2d_loader(rev="a002051"):
+    """hopper-halo with each value of its `s2d` axis: the space-to-depth rewrite in the GEMM's
+    loader (no transform pass) or the copy before the GEMM (launched as its programmatic
+    dependent); plots/h200/conv1_loader/halo_s2d_<rev>.csv. The loader reads NHWC only."""
+    return _halo_axis_table(f"{H200}/conv1_loader/halo_s2d_{rev}.csv", rev, "s2d=loader", "s2d=copy")
+
+
+def _ncu_kernels(path):
+    """An `ncu --csv --page details` file (scripts/device_ncu_stalls.sh): [(kernel name,
+    {(section, metric): value})] in the order of the profiled launches."""
+    import csv
+    import io
+    text = open(os.path.join(ROOT, path), encoding="utf-8").read()
+    kernels = {}
+    for r in csv.DictReader(io.StringIO(text[text.index('"ID"'):])):
+        if r.get("Kernel Name"):
+            k = kernels.setdefault(r["ID"], (r["Kernel Name"], {}))
+            k[1][(r["Section Name"], r["Metric Name"])] = r["Metric Value"].replace(",", "")
+    return list(kernels.values())
+
+
+def conv1_loader_ncu(rev="7009817"):
+    """conv1 N=128 NHWC fp16 under Nsight Compute, one timed repeat per row
+    (plots/h200/conv1_loader/ncu_<form>_<rev>.csv): the halo rung with s2d=loader (one kernel),
+    with s2d=copy (the copy, then the GEMM) and cudnn-fp16-s2d (the same copy, the weights'
+    transform, cuDNN's GEMM)."""
+    cols = [("GPU Speed Of Light Throughput", "Duration", "us", 1e-3),
+            ("GPU Speed Of Light Throughput", "Compute (SM) Throughput", "SM %", 1),
+            ("Compute Workload Analysis", "Issue Slots Busy", "issue slots %", 1),
+            ("Scheduler Statistics", "One or More Eligible", "issue-ready %", 1),
+            ("Warp State Statistics", "Warp Cycles Per Issued Instruction", "cycles / issue", 1),
+            ("GPU Speed Of Light Throughput", "L2 Cache Throughput", "L2 %", 1),
+            ("GPU Speed Of Light Throughput", "DRAM Throughput", "DRAM %", 1),
+            ("Launch Statistics", "Block Size", "threads", 1),
+            ("Launch Statistics", "Registers Per Thread", "registers", 1)]
+    out = [f"NVIDIA H200, conv1 N=128 NHWC fp16, one timed repeat under ncu per row ({rev}; "
+           "kernels under 5 us left out)", "",
+           "| row | kernel | " + " | ".join(c[2] for c in cols) + " |",
+           "| --- | --- | " + " | ".join("---" for _ in cols) + " |"]
+    for row, form in (("hopper-halo-fp16, s2d=loader", "loader"), ("hopper-halo-fp16, s2d=copy", "copy"),
+                      ("cudnn-fp16-s2d", "cudnn_s2d")):
+        for name, m in _ncu_kernels(f"{H200}/conv1_loader/ncu_{form}_{rev}.csv"):
+            if _f(m[cols[0][:2]]) * 1e-3 < 5:
+                continue
+            t = re.search(r"tilesize(\d+x\d+x\d+)", name)
+            kern = (f"cuDNN's GEMM, tile {t.group(1)}" if t else
+                    name.split("(")[0].replace("<unnamed>::", "").split("<")[0].split("::")[-1])
+            vals = [f"{_f(m[(sec, met)]) * scale:.3g}" for sec, met, _, scale in cols]
+            out.append(f"| {row} | {kern} | " + " | ".join(vals) + " |")
     return "\n".join(out) + "\n"
 
 
@@ -1426,7 +1478,9 @@ def conv1_transform_forms():
               "f696adb"),
              ("+ inner blocks gathered through one flat offset per channel", "conv1_pdl/kernels_8d32ef6.csv",
               "8d32ef6"),
-             ("+ the aligned interior by bulk copies on an mbarrier", "conv1_pdl/kernels_949a823.csv", "949a823")]
+             ("+ the aligned interior by bulk copies on an mbarrier", "conv1_pdl/kernels_949a823.csv", "949a823"),
+             ("a persistent double-buffered grid (the next group's run loading while this one's is stored; "
+              "branch wip/s2d-pipelined, not landed)", "conv1_loader/kernels_a002051.csv", "a002051")]
     out = ["conv1 N=128 NHWC under ncu; fp16 and tf32: the copy of the hopper-tmastore rows; the last column: the "
            "halo GEMM of the same call's tree (949a823's with every storer lane storing)", "",
            "| form | kernels of | fp16 us | tf32 us | DRAM read MB | DRAM written MB | SM % | FMA pipe % | "
@@ -1640,6 +1694,8 @@ GENERATORS = {
     "h200-conv1-halo-profile": lambda: hopper_profile("profile_conv1_halo.csv", H200),
     "h200-conv1-s2d-vec-kernels": lambda: kernels_l2("kernels_s2d_vec.csv", H200, tiles=True),
     "h200-conv1-pdl": lambda: conv1_pdl("949a823"),
+    "h200-conv1-s2d-loader": conv1_s2d_loader,
+    "h200-conv1-loader-ncu": conv1_loader_ncu,
     "h200-goals-fp16-n128-cut": goals_fp16_n128_cut,
     "h200-conv1-transform-forms": conv1_transform_forms,
     "h200-hopper-conv1-l2": lambda: kernels_l2("kernels_hopper_conv1.csv", H200, tiles=True),
