@@ -40,9 +40,12 @@
 // 8-channel planes from it (2 ring stages), the space-to-depth map of s2d_vec.cuh per 16-byte
 // piece; no transform pass and no input workspace. NHWC input, the ping-pong schedule, a run
 // of at most 16384 elements (supports() in plan_t says which). Registers: 512 threads at 128,
-// rebalanced to 56 (loader and storers), 56 (gatherers), 200 (consumers). Prediction (conv1
-// N=128 fp16): the copy's 26 us gone, the kernel ~60-65 us if the gatherers (~12% of the
-// issue slots) and the 2-stage ring hide under the MMAs: conv1 ~0.07 ms against 0.091.
+// rebalanced to 56 (loader and storers), 56 (gatherers), 200 (consumers). Measured (H200,
+// plots/h200/conv1_loader/, a002051): conv1 fp16 NHWC 0.174 ms at N=128 against 0.091 for
+// the copy with this kernel as its dependent (0.059 at N=32 against 0.039; 0.019 against
+// 0.015 at N=1): a chain of waits under ncu — one raw buffer puts each tile's load and its
+// gather in series, and the gather runs on one warp per scheduler (NOTES.md "conv1:
+// space-to-depth in the loader"). An axis value, not the default.
 //
 // Prediction (conv1, N=128, fp16): 128 x 3249 rows x 96 x 432 x 2 = 34.5 GFLOP (7.4% of the
 // rows are padding positions), L2 traffic ~60 MB in + 74 MB out: tensor-bound, ~55-65 us
