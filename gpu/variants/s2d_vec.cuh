@@ -10,14 +10,16 @@
 // bytes. The output rows are one contiguous run too, written in 16-byte stores, each gathered
 // from shared memory: for a pixel whose source block lies inside the image through one flat
 // offset per channel (dy W C + dx C + c), else through the table of (dy, dx*C + c) with bounds.
+// A thread keeps one vector position of a pixel, its flat offsets in registers, and walks the
+// pixels: a vector costs its shared loads and a store, no division and no table read (the
+// kernel is issue-bound, not memory-bound: ncu in NOTES.md "conv1: space-to-depth in the loader").
 // Op::op is applied to every element written (the Hopper tf32 operand's rounding; a plain copy
 // otherwise). Each block triggers its grid's programmatic dependent (the halo GEMM) once its
 // loads are issued.
 // Bytes, conv1 at N=128 (fp16): 39.6 MB read + 39.9 MB written, ~20 us at an H200's copy
-// bandwidth. Measured (H200, ncu, plots/h200/conv1_pdl/kernels_949a823.csv): 26.5 us fp16,
-// 44.8 us tf32 (the rounding): DRAM reads at 1.5 TB/s (NOTES.md "conv1: the transform faster":
-// the three forms before this one). Next: a stall profile of this kernel; for the halo rung,
-// the copy folded into the GEMM's loader.
+// bandwidth. Measured before the fixed vector positions (H200, ncu,
+// plots/h200/conv1_pdl/kernels_949a823.csv): 26.5 us fp16, 44.8 us tf32 (the rounding), 63% of
+// the issue slots; with them predicted ~17 us fp16, ~32 us tf32 (not yet run on a GPU).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -151,19 +153,20 @@ __global__ void __launch_bounds__(kVecThreads) vec_kernel(const T* __restrict__ 
     __syncthreads();
     const int shift = int(first - base);
     const int row_out = g.Wp * g.Cp;  // elements of one output row (a multiple of kV)
-    const int nout = nrows * row_out / kV;
     T* o = out + (std::int64_t(n) * g.Hp + Y0) * row_out;
-    for (int v = tid; v < nout; v += kVecThreads) {
-        const int e = v * kV, r = e / row_out, rem = e - r * row_out, X = rem / g.Cp, cp0 = rem - X * g.Cp;
+    const int cbb = g.C * g.b * g.b;
+    // One 16-byte vector of output: channels cp0 .. cp0+kV-1 of pixel (Y0 + r, X); fl: the
+    // vector's flat offsets (its channels' `flat`, in registers), or null to read them.
+    const auto vector = [&](int r, int X, int cp0, const int* fl) {
         const int Y = Y0 + r;
         const int ys = g.b * Y - g.pad, xs = g.b * X - g.pad;  // the pixel's block in the source
         alignas(16) T val[kV];
-        if (ys >= 0 && ys + g.b <= g.H && xs >= 0 && xs + g.b <= g.W && cp0 + kV <= g.C * g.b * g.b) {
+        if (ys >= 0 && ys + g.b <= g.H && xs >= 0 && xs + g.b <= g.W && cp0 + kV <= cbb) {
             // A block inside the image, channels without padding: one offset per element, no
             // bounds (96% of conv1's vectors; the per-element bounds cost ~3x the instructions)
             const int a0 = shift + (ys - y0) * row_elems + xs * g.C;
 #pragma unroll
-            for (int j = 0; j < kV; ++j) val[j] = Op::op(run[a0 + flat[cp0 + j]]);
+            for (int j = 0; j < kV; ++j) val[j] = Op::op(run[a0 + (fl ? fl[j] : flat[cp0 + j])]);
         } else {
 #pragma unroll
             for (int j = 0; j < kV; ++j) {
@@ -174,7 +177,32 @@ __global__ void __launch_bounds__(kVecThreads) vec_kernel(const T* __restrict__ 
                 val[j] = ok ? Op::op(run[shift + (y - y0) * row_elems + x]) : zero;
             }
         }
-        *reinterpret_cast<uint4*>(o + e) = *reinterpret_cast<const uint4*>(val);
+        *reinterpret_cast<uint4*>(o + (r * g.Wp + X) * g.Cp + cp0) = *reinterpret_cast<const uint4*>(val);
+    };
+    const int P = g.Cp / kV;  // vectors per pixel
+    if (P <= kVecThreads) {
+        // Each thread keeps one vector position p of a pixel (its flat offsets in registers) and
+        // walks the pixels `per` at a time: consecutive threads store consecutive vectors, and a
+        // vector costs its kV shared loads, no division and no table read.
+        const int per = kVecThreads / P, p = tid % P, q = tid / P;
+        if (q < per) {
+            int fl[kV];
+#pragma unroll
+            for (int j = 0; j < kV; ++j) fl[j] = flat[p * kV + j];
+            int r = 0, X = q;
+            while (X >= g.Wp) X -= g.Wp, ++r;
+            for (; r < nrows;) {
+                vector(r, X, p * kV, fl);
+                X += per;
+                while (X >= g.Wp) X -= g.Wp, ++r;
+            }
+        }
+    } else {
+        const int nout = nrows * row_out / kV;
+        for (int v = tid; v < nout; v += kVecThreads) {
+            const int e = v * kV, r = e / row_out, rem = e - r * row_out, X = rem / g.Cp;
+            vector(r, X, rem - X * g.Cp, nullptr);
+        }
     }
 }
 
