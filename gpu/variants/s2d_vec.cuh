@@ -17,9 +17,10 @@
 // otherwise). Each block triggers its grid's programmatic dependent (the halo GEMM) once its
 // loads are issued.
 // Bytes, conv1 at N=128 (fp16): 39.6 MB read + 39.9 MB written, ~20 us at an H200's copy
-// bandwidth. Measured before the fixed vector positions (H200, ncu,
-// plots/h200/conv1_pdl/kernels_949a823.csv): 26.5 us fp16, 44.8 us tf32 (the rounding), 63% of
-// the issue slots; with them predicted ~17 us fp16, ~32 us tf32 (not yet run on a GPU).
+// bandwidth. Measured (H200, ncu, plots/h200/conv1_pdl/kernels_9662503.csv): 23.5 us fp16,
+// 41.5 us tf32 (the rounding), DRAM reads at ~1.7 TB/s; the fixed vector positions took the
+// FMA pipe from 25% to 15% and the time by a tenth (predicted ~17 us): the load-all-then-store
+// blocks, not the instructions, are what is left (NOTES.md "conv1: the transform faster").
 #pragma once
 
 #include <cuda_runtime_api.h>

@@ -1479,8 +1479,10 @@ def conv1_transform_forms():
              ("+ inner blocks gathered through one flat offset per channel", "conv1_pdl/kernels_8d32ef6.csv",
               "8d32ef6"),
              ("+ the aligned interior by bulk copies on an mbarrier", "conv1_pdl/kernels_949a823.csv", "949a823"),
-             ("a persistent double-buffered grid (the next group's run loading while this one's is stored; "
-              "branch wip/s2d-pipelined, not landed)", "conv1_loader/kernels_a002051.csv", "a002051")]
+             ("instead: a persistent double-buffered grid (the next group's run loading while this one's is "
+              "stored; branch wip/s2d-pipelined, not landed)", "conv1_loader/kernels_a002051.csv", "a002051"),
+             ("949a823's form + each thread a fixed vector position of a pixel (flat offsets in registers, no "
+              "division or table read a vector)", "conv1_pdl/kernels_9662503.csv", "9662503")]
     out = ["conv1 N=128 NHWC under ncu; fp16 and tf32: the copy of the hopper-tmastore rows; the last column: the "
            "halo GEMM of the same call's tree (949a823's with every storer lane storing)", "",
            "| form | kernels of | fp16 us | tf32 us | DRAM read MB | DRAM written MB | SM % | FMA pipe % | "
