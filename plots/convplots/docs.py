@@ -550,18 +550,33 @@ def _ncu_revs(folder):
     return sorted(set(re.findall(r"git: (\w+)", text)))
 
 
+# ncu --page details metrics by the column label the tables give them: (section, metric, scale).
+_NCU_METRICS = {
+    "us": ("GPU Speed Of Light Throughput", "Duration", 1e-3),
+    "SM %": ("GPU Speed Of Light Throughput", "Compute (SM) Throughput", 1),
+    "IPC": ("Compute Workload Analysis", "Executed Ipc Active", 1),
+    "issue slots %": ("Compute Workload Analysis", "Issue Slots Busy", 1),
+    "L1 %": ("GPU Speed Of Light Throughput", "L1/TEX Cache Throughput", 1),
+    "L2 %": ("GPU Speed Of Light Throughput", "L2 Cache Throughput", 1),
+    "DRAM %": ("GPU Speed Of Light Throughput", "DRAM Throughput", 1),
+    "issue-ready %": ("Scheduler Statistics", "One or More Eligible", 1),
+    "cycles / issue": ("Warp State Statistics", "Warp Cycles Per Issued Instruction", 1),
+    "threads": ("Launch Statistics", "Block Size", 1),
+    "registers": ("Launch Statistics", "Registers Per Thread", 1),
+}
+
+
+def _ncu_cols(*labels):
+    """[(section, metric, label, scale)] for these column labels (_NCU_METRICS)."""
+    return [(_NCU_METRICS[x][0], _NCU_METRICS[x][1], x, _NCU_METRICS[x][2]) for x in labels]
+
+
 def ncu_cell(folder="ncu_conv2_n128", rows=("cudnn-tf32", "hopper-sk-tf32", "cudnn-fp16", "hopper-mc-fp16")):
     """One cell's rows under Nsight Compute with the scheduler and warp-state sections
     (scripts/device_ncu_stalls.sh: <H200>/<folder>/ncu_<row>.csv, ncu --csv --page details):
     per row its conv kernel (cuDNN's workspace-init kernel left out), the kernel's tile as its
     name says (cuDNN) or its template arguments (ours), launch shape and the issue counters."""
-    cols = [("GPU Speed Of Light Throughput", "Duration", "us", 1e-3),
-            ("GPU Speed Of Light Throughput", "Compute (SM) Throughput", "SM %", 1),
-            ("Compute Workload Analysis", "Executed Ipc Active", "IPC", 1),
-            ("GPU Speed Of Light Throughput", "L1/TEX Cache Throughput", "L1 %", 1),
-            ("GPU Speed Of Light Throughput", "L2 Cache Throughput", "L2 %", 1),
-            ("Scheduler Statistics", "One or More Eligible", "issue-ready %", 1),
-            ("Warp State Statistics", "Warp Cycles Per Issued Instruction", "cycles / issue", 1)]
+    cols = _ncu_cols("us", "SM %", "IPC", "L1 %", "L2 %", "issue-ready %", "cycles / issue")
     out = ["NVIDIA H200, conv2 N=128, NHWC, one timed repeat under ncu per row "
            f"(`plots/h200/{folder}/`" + "".join(", " + r for r in _ncu_revs(folder)) + ")", "",
            "| row | kernel | grid | cluster | " + " | ".join(c[2] for c in cols) + " |",
@@ -1442,15 +1457,8 @@ def conv1_loader_ncu(rev="7009817"):
     (plots/h200/conv1_loader/ncu_<form>_<rev>.csv): the halo rung with s2d=loader (one kernel),
     with s2d=copy (the copy, then the GEMM) and cudnn-fp16-s2d (the same copy, the weights'
     transform, cuDNN's GEMM)."""
-    cols = [("GPU Speed Of Light Throughput", "Duration", "us", 1e-3),
-            ("GPU Speed Of Light Throughput", "Compute (SM) Throughput", "SM %", 1),
-            ("Compute Workload Analysis", "Issue Slots Busy", "issue slots %", 1),
-            ("Scheduler Statistics", "One or More Eligible", "issue-ready %", 1),
-            ("Warp State Statistics", "Warp Cycles Per Issued Instruction", "cycles / issue", 1),
-            ("GPU Speed Of Light Throughput", "L2 Cache Throughput", "L2 %", 1),
-            ("GPU Speed Of Light Throughput", "DRAM Throughput", "DRAM %", 1),
-            ("Launch Statistics", "Block Size", "threads", 1),
-            ("Launch Statistics", "Registers Per Thread", "registers", 1)]
+    cols = _ncu_cols("us", "SM %", "issue slots %", "issue-ready %", "cycles / issue", "L2 %", "DRAM %", "threads",
+                     "registers")
     out = [f"NVIDIA H200, conv1 N=128 NHWC fp16, one timed repeat under ncu per row ({rev}; "
            "kernels under 5 us left out)", "",
            "| row | kernel | " + " | ".join(c[2] for c in cols) + " |",
