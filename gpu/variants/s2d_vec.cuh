@@ -29,6 +29,7 @@
 #include <cstdint>
 
 #include "cuda_check.hpp"
+#include "mbarrier.cuh"
 
 namespace cs::gpu::s2d {
 
@@ -106,22 +107,16 @@ __global__ void __launch_bounds__(kVecThreads) vec_kernel(const T* __restrict__ 
     const std::int64_t a1 = max(a0, last & ~std::int64_t(kV - 1));
     const std::uint32_t bytes = std::uint32_t(a1 - a0) * std::uint32_t(sizeof(T));
     if (tid == 0) {
-        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(bar) : "memory");
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+        mbar_init(bar, 1);
+        mbar_fence_init();
     }
     __syncthreads();
     if (tid == 0 && bytes > 0) {
-        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+        mbar_arrive_expect_tx(bar, bytes);
         const std::uint32_t dst = std::uint32_t(__cvta_generic_to_shared(run + (a0 - base)));
         constexpr std::uint32_t kPiece = 8192;  // bytes a copy
-        for (std::uint32_t off = 0; off < bytes; off += kPiece) {
-            const std::uint32_t n = min(kPiece, bytes - off);
-            asm volatile(
-                "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
-                    dst + off),
-                "l"(reinterpret_cast<const unsigned char*>(in + a0) + off), "r"(n), "r"(bar)
-                : "memory");
-        }
+        for (std::uint32_t off = 0; off < bytes; off += kPiece)
+            bulk_copy_g2s(dst + off, reinterpret_cast<const unsigned char*>(in + a0) + off, min(kPiece, bytes - off), bar);
     }
     for (std::int64_t e = first + tid; e < a0; e += kVecThreads) run[e - base] = in[e];
     for (std::int64_t e = a1 + tid; e < last; e += kVecThreads) run[e - base] = in[e];
@@ -129,15 +124,7 @@ __global__ void __launch_bounds__(kVecThreads) vec_kernel(const T* __restrict__ 
     // prologue once every block of this grid is running; it waits (griddepcontrol.wait) for
     // this grid's completion before it reads `out`.
     asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-    if (bytes > 0) {
-        std::uint32_t ok = 0;
-        while (!ok)
-            asm volatile(
-                "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0;\nselp.u32 %0, 1, 0, p;\n}\n"
-                : "=r"(ok)
-                : "r"(bar)
-                : "memory");
-    }
+    if (bytes > 0) mbar_wait(bar, 0);
 #else
     const int nvec = int((last - base + kV - 1) / kV);
     for (int v = tid; v < nvec; v += kVecThreads) {

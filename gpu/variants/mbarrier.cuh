@@ -1,0 +1,68 @@
+// The shared-memory mbarrier and the bulk copy that completes on one (sm_90 and later): the
+// PTX wrappers the Hopper family (hopper/hopper_core.cuh) and the space-to-depth copy
+// (s2d_vec.cuh) share. Below sm_90 (and in the host pass) each is a no-op and a wait returns
+// at once, so a kernel that includes them still compiles for older targets; it must not run
+// a path that relies on them there.
+#pragma once
+
+#include <cstdint>
+
+namespace cs::gpu {
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define CS_MBAR_DEVICE 1
+#endif
+
+__device__ __forceinline__ void mbar_init(std::uint32_t bar, std::uint32_t count) {
+#ifdef CS_MBAR_DEVICE
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+#endif
+}
+__device__ __forceinline__ void mbar_fence_init() {
+#ifdef CS_MBAR_DEVICE
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void mbar_arrive_expect_tx(std::uint32_t bar, std::uint32_t bytes) {
+#ifdef CS_MBAR_DEVICE
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+#endif
+}
+__device__ __forceinline__ void mbar_arrive(std::uint32_t bar) {
+#ifdef CS_MBAR_DEVICE
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+#endif
+}
+__device__ __forceinline__ bool mbar_try_wait(std::uint32_t bar, std::uint32_t parity) {
+#ifdef CS_MBAR_DEVICE
+    std::uint32_t ok;
+    asm volatile(
+        "{\n"
+        ".reg .pred p;\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+        "selp.u32 %0, 1, 0, p;\n"
+        "}\n"
+        : "=r"(ok)
+        : "r"(bar), "r"(parity)
+        : "memory");
+    return ok != 0;
+#else
+    return true;
+#endif
+}
+__device__ __forceinline__ void mbar_wait(std::uint32_t bar, std::uint32_t parity) {
+    while (!mbar_try_wait(bar, parity)) {
+    }
+}
+// `bytes` (a multiple of 16, source and destination 16-byte aligned) from global to shared
+// memory by the TMA engine, completing on `bar` (whose expected bytes the caller has raised).
+__device__ __forceinline__ void bulk_copy_g2s(std::uint32_t dst, const void* src, std::uint32_t bytes,
+                                              std::uint32_t bar) {
+#ifdef CS_MBAR_DEVICE
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
+                 "l"(src), "r"(bytes), "r"(bar)
+                 : "memory");
+#endif
+}
+
+}  // namespace cs::gpu
