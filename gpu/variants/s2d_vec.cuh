@@ -69,6 +69,20 @@ inline bool vec_ok(const VecGeom& g, int es, const void* in, const void* out) {
            reinterpret_cast<std::uintptr_t>(out) % 16 == 0;
 }
 
+// Channel cp of the rewrite in the gather's two tables: table[cp] = (dy, dx C + c), the source
+// row and the element in it of C' = (dy b + dx) C + c (dy = -1: a padding channel, zero), and
+// flat[cp] = dy row_elems + dx C + c, its offset from an inner pixel's block. The copy here and
+// the halo rung's s2d=loader gatherers (hopper/halo_conv.cu) build the same tables.
+__device__ __forceinline__ void vec_channel(int cp, int C, int b, int row_elems, int2* table, int* flat) {
+    int2 e = make_int2(-1, 0);
+    if (cp < C * b * b) {
+        const int q = cp / C, c = cp - q * C, dy = q / b, dx = q - dy * b;
+        e = make_int2(dy, dx * C + c);
+    }
+    table[cp] = e;
+    flat[cp] = e.x >= 0 ? e.x * row_elems + e.y : 0;
+}
+
 template <class T, class Op>
 __global__ void __launch_bounds__(kVecThreads) vec_kernel(const T* __restrict__ in, T* __restrict__ out, const VecGeom g,
                                                           int rows, T zero) {
@@ -83,15 +97,7 @@ __global__ void __launch_bounds__(kVecThreads) vec_kernel(const T* __restrict__ 
     const int Y0 = (int(blockIdx.x) - n * blocks_per_img) * rows;
     const int nrows = min(rows, g.Hp - Y0);
     const int tid = int(threadIdx.x);
-    for (int cp = tid; cp < g.Cp; cp += kVecThreads) {
-        int2 e = make_int2(-1, 0);
-        if (cp < g.C * g.b * g.b) {
-            const int q = cp / g.C, c = cp - q * g.C, dy = q / g.b, dx = q - dy * g.b;
-            e = make_int2(dy, dx * g.C + c);
-        }
-        table[cp] = e;
-        flat[cp] = e.x >= 0 ? e.x * row_elems + e.y : 0;
-    }
+    for (int cp = tid; cp < g.Cp; cp += kVecThreads) vec_channel(cp, g.C, g.b, row_elems, table, flat);
     // Source rows y0 .. y1-1 (clipped to the image): one contiguous run of the input.
     const int y0 = max(0, g.b * Y0 - g.pad), y1 = min(g.H, g.b * (Y0 + nrows) - g.pad);
     const std::int64_t first = (std::int64_t(n) * g.H + y0) * row_elems;

@@ -324,15 +324,7 @@ __global__ void __launch_bounds__(kRaw ? 512 : 384, 1)
             int2* const tab = reinterpret_cast<int2*>(gbase + (sT - sbase));   // per c': (dy, dx C + c); dy -1: zero
             int* const flat = reinterpret_cast<int*>(gbase + (sT - sbase) + 48 * 8);  // per c': dy W C + dx C + c
             const int rowel = rg.W0 * rg.C0, cbb = rg.C0 * rg.b * rg.b;
-            for (int c = gt; c < CK * 8; c += 128) {
-                int2 e = make_int2(-1, 0);
-                if (c < cbb) {
-                    const int qq = c / rg.C0, cc = c - qq * rg.C0, dy = qq / rg.b, dx = qq - dy * rg.b;
-                    e = make_int2(dy, dx * rg.C0 + cc);
-                }
-                tab[c] = e;
-                flat[c] = e.x >= 0 ? e.x * rowel + e.y : 0;
-            }
+            for (int c = gt; c < CK * 8; c += 128) s2d::vec_channel(c, rg.C0, rg.b, rowel, tab, flat);
             named_sync(4, 128);
             const unsigned short* const rawp = reinterpret_cast<const unsigned short*>(gbase + (sR - sbase));
             Ring<kStages> r;
