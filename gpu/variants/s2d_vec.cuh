@@ -83,6 +83,33 @@ __device__ __forceinline__ void vec_channel(int cp, int C, int b, int row_elems,
     flat[cp] = e.x >= 0 ? e.x * row_elems + e.y : 0;
 }
 
+// One 16-byte vector of the rewrite: channels cp0 .. cp0+kV-1 of the output pixel whose source
+// block starts at row ys, column xs of an H x W x C image, gathered from a run of the source in
+// which element a holds (ys, xs, c = 0) (only the block's in-image elements are read); valid =
+// false (a pixel past the tensor): zeros. A block inside the image with channels short of the
+// padding reads one flat offset per element (fl: the vector's, in registers or in shared
+// memory) with no bounds: 96% of conv1's vectors, where the bounds cost ~3x the instructions;
+// any other through the table, with bounds. The copy below and the halo rung's s2d=loader
+// gatherers (hopper/halo_conv.cu) read their vectors through it.
+template <class Op, int kV, class T>
+__device__ __forceinline__ void vec_gather(T (&val)[kV], const T* run, int a, const int* fl, const int2* table, int cp0,
+                                           int ys, int xs, int H, int W, int C, int b, bool valid, T zero) {
+    const int row_elems = W * C;
+    if (valid && ys >= 0 && ys + b <= H && xs >= 0 && xs + b <= W && cp0 + kV <= C * b * b) {
+#pragma unroll
+        for (int j = 0; j < kV; ++j) val[j] = Op::op(run[a + fl[j]]);
+    } else {
+#pragma unroll
+        for (int j = 0; j < kV; ++j) {
+            const int2 t = table[cp0 + j];
+            const int y = ys + t.x;
+            const int x = xs * C + t.y;  // element offset in the source row
+            const bool ok = valid && t.x >= 0 && y >= 0 && y < H && x >= 0 && x < row_elems;
+            val[j] = ok ? Op::op(run[a + t.x * row_elems + t.y]) : zero;
+        }
+    }
+}
+
 template <class T, class Op>
 __global__ void __launch_bounds__(kVecThreads) vec_kernel(const T* __restrict__ in, T* __restrict__ out, const VecGeom g,
                                                           int rows, T zero) {
@@ -148,29 +175,13 @@ __global__ void __launch_bounds__(kVecThreads) vec_kernel(const T* __restrict__ 
     const int shift = int(first - base);
     const int row_out = g.Wp * g.Cp;  // elements of one output row (a multiple of kV)
     T* o = out + (std::int64_t(n) * g.Hp + Y0) * row_out;
-    const int cbb = g.C * g.b * g.b;
     // One 16-byte vector of output: channels cp0 .. cp0+kV-1 of pixel (Y0 + r, X); fl: the
-    // vector's flat offsets (its channels' `flat`, in registers), or null to read them.
+    // vector's flat offsets (its channels' `flat`, in registers or in shared memory).
     const auto vector = [&](int r, int X, int cp0, const int* fl) {
-        const int Y = Y0 + r;
-        const int ys = g.b * Y - g.pad, xs = g.b * X - g.pad;  // the pixel's block in the source
+        const int ys = g.b * (Y0 + r) - g.pad, xs = g.b * X - g.pad;  // the pixel's block in the source
         alignas(16) T val[kV];
-        if (ys >= 0 && ys + g.b <= g.H && xs >= 0 && xs + g.b <= g.W && cp0 + kV <= cbb) {
-            // A block inside the image, channels without padding: one offset per element, no
-            // bounds (96% of conv1's vectors; the per-element bounds cost ~3x the instructions)
-            const int a0 = shift + (ys - y0) * row_elems + xs * g.C;
-#pragma unroll
-            for (int j = 0; j < kV; ++j) val[j] = Op::op(run[a0 + (fl ? fl[j] : flat[cp0 + j])]);
-        } else {
-#pragma unroll
-            for (int j = 0; j < kV; ++j) {
-                const int2 t = table[cp0 + j];
-                const int y = ys + t.x;
-                const int x = xs * g.C + t.y;  // element offset in the source row
-                const bool ok = t.x >= 0 && y >= 0 && y < g.H && x >= 0 && x < row_elems;
-                val[j] = ok ? Op::op(run[shift + (y - y0) * row_elems + x]) : zero;
-            }
-        }
+        vec_gather<Op>(val, run, shift + (ys - y0) * row_elems + xs * g.C, fl, table, cp0, ys, xs, g.H,
+                       g.W, g.C, g.b, true, zero);
         *reinterpret_cast<uint4*>(o + (r * g.Wp + X) * g.Cp + cp0) = *reinterpret_cast<const uint4*>(val);
     };
     const int P = g.Cp / kV;  // vectors per pixel
@@ -195,7 +206,8 @@ __global__ void __launch_bounds__(kVecThreads) vec_kernel(const T* __restrict__ 
         const int nout = nrows * row_out / kV;
         for (int v = tid; v < nout; v += kVecThreads) {
             const int e = v * kV, r = e / row_out, rem = e - r * row_out, X = rem / g.Cp;
-            vector(r, X, rem - X * g.Cp, nullptr);
+            const int cp0 = rem - X * g.Cp;
+            vector(r, X, cp0, flat + cp0);
         }
     }
 }

@@ -323,7 +323,7 @@ __global__ void __launch_bounds__(kRaw ? 512 : 384, 1)
             const RawGeom& rg = a.rg;
             int2* const tab = reinterpret_cast<int2*>(gbase + (sT - sbase));   // per c': (dy, dx C + c); dy -1: zero
             int* const flat = reinterpret_cast<int*>(gbase + (sT - sbase) + 48 * 8);  // per c': dy W C + dx C + c
-            const int rowel = rg.W0 * rg.C0, cbb = rg.C0 * rg.b * rg.b;
+            const int rowel = rg.W0 * rg.C0;
             for (int c = gt; c < CK * 8; c += 128) s2d::vec_channel(c, rg.C0, rg.b, rowel, tab, flat);
             named_sync(4, 128);
             const unsigned short* const rawp = reinterpret_cast<const unsigned short*>(gbase + (sR - sbase));
@@ -350,22 +350,11 @@ __global__ void __launch_bounds__(kRaw ? 512 : 384, 1)
                     }
                     const int ys = rg.b * Y - rg.pad, xs = rg.b * X - rg.pad;
                     const int base = (n * rg.H0 + ys) * rowel + xs * rg.C0 - rr.e0;  // (dy, dx, c) = 0 in the run
-                    const bool inner = in && ys >= 0 && ys + rg.b <= rg.H0 && xs >= 0 && xs + rg.b <= rg.W0;
 #pragma unroll
                     for (int p = 0; p < CK; ++p) {
                         unsigned short h[8];
-                        if (inner && 8 * p + 8 <= cbb) {
-#pragma unroll
-                            for (int e = 0; e < 8; ++e) h[e] = rawp[base + flat[8 * p + e]];
-                        } else {
-#pragma unroll
-                            for (int e = 0; e < 8; ++e) {
-                                const int2 t = tab[8 * p + e];
-                                const int y = ys + t.x, x = xs * rg.C0 + t.y;
-                                const bool ok = in && t.x >= 0 && y >= 0 && y < rg.H0 && x >= 0 && x < rowel;
-                                h[e] = ok ? rawp[base + t.x * rowel + t.y] : static_cast<unsigned short>(0);
-                            }
-                        }
+                        s2d::vec_gather<s2d::VecCopy>(h, rawp, base, flat + 8 * p, tab, 8 * p, ys, xs, rg.H0, rg.W0, rg.C0,
+                                                      rg.b, in, static_cast<unsigned short>(0));
                         uint4 v;
                         v.x = std::uint32_t(h[0]) | (std::uint32_t(h[1]) << 16);
                         v.y = std::uint32_t(h[2]) | (std::uint32_t(h[3]) << 16);

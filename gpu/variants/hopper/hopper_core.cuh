@@ -974,6 +974,12 @@ inline bool reads_raw_input(const G& g) {
     else
         return false;
 }
+// Whether the plan runs the input transform into its workspace: the setup asks for one and the
+// GEMM does not read the raw input itself.
+template <class G>
+inline bool transforms_input(const Setup& u, const G& g) {
+    return u.tin && !reads_raw_input(g);
+}
 
 // The transformed input lives in a workspace sized for `chunk` images (all of the largest call
 // when the workspace limit allows, else run() loops over chunks of images).
@@ -1021,7 +1027,7 @@ public:
         } else if constexpr (std::is_same_v<T, TIO>) {
             wop = w;
         }
-        if (!u_.tin || reads_raw_input(gemm_)) {  // NHWC read in place, or the GEMM's loader transforms it
+        if (!transforms_input(u_, gemm_)) {  // NHWC read in place, or the GEMM's loader transforms it
             if constexpr (std::is_same_v<T, TIO>) gemm_.launch(in, wop, out, geom_for(u_, io.N), nchw_out, stream);
             return;
         }
@@ -1044,7 +1050,7 @@ public:
         const bool raw = reads_raw_input(gemm_);
         std::string d = gemm_.detail() + "; " + u_.what(raw);
         if constexpr (InOp::kScaled) d += "; " + scale_.describe() + split_mutation_note(mut_);
-        if (u_.tin && !raw) d += ", workspace " + mib(double(workspace_bytes())) + " (" + std::to_string(chunk_) + " image(s) per chunk)";
+        if (transforms_input(u_, gemm_)) d += ", workspace " + mib(double(workspace_bytes())) + " (" + std::to_string(chunk_) + " image(s) per chunk)";
         return d;
     }
 
@@ -1067,7 +1073,7 @@ inline std::unique_ptr<Plan> make_hopper_plan(const Problem& p, const PlanContex
     const std::int64_t max_n = std::max<std::int64_t>(1, ctx.max_chunk_N);
     std::int64_t chunk = max_n;
     Buffer ws_in, ws_w;
-    if (u.tin && !reads_raw_input(gemm)) {
+    if (transforms_input(u, gemm)) {
         const std::size_t per_img = std::size_t(u.ws_img) * sizeof(T);
         const std::size_t wbytes = std::size_t(u.w_elems) * sizeof(T);
         const std::size_t limit = ctx.workspace_limit > wbytes ? ctx.workspace_limit - wbytes : 0;
