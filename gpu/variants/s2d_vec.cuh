@@ -30,6 +30,7 @@
 
 #include "cuda_check.hpp"
 #include "mbarrier.cuh"
+#include "space_to_depth.hpp"
 
 namespace cs::gpu::s2d {
 
@@ -76,8 +77,8 @@ inline bool vec_ok(const VecGeom& g, int es, const void* in, const void* out) {
 __device__ __forceinline__ void vec_channel(int cp, int C, int b, int row_elems, int2* table, int* flat) {
     int2 e = make_int2(-1, 0);
     if (cp < C * b * b) {
-        const int q = cp / C, c = cp - q * C, dy = q / b, dx = q - dy * b;
-        e = make_int2(dy, dx * C + c);
+        const Channel ch = channel(cp, C, b);
+        e = make_int2(ch.dy, ch.dx * C + ch.c);
     }
     table[cp] = e;
     flat[cp] = e.x >= 0 ? e.x * row_elems + e.y : 0;

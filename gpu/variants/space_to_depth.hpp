@@ -58,6 +58,16 @@ inline Layer rewritten(const Layer& l) {
     return r;
 }
 
+// Channel c' = (dy b + dx) C + c of the rewrite: its row dy and column dx in the b x b block,
+// and its source channel c.
+struct Channel {
+    int dy, dx, c;
+};
+CS_S2D_HD inline Channel channel(int cp, int C, int b) {
+    const int q = cp / C, dy = q / b;
+    return {dy, q - dy * b, cp - q * C};
+}
+
 // Offset of element (n, c, y, x) of an N x C x H x W tensor stored NCHW or NHWC.
 CS_S2D_HD inline std::int64_t offset(bool nchw, std::int64_t n, int c, int y, int x, int C, int H, int W) {
     return nchw ? ((n * C + c) * H + y) * std::int64_t(W) + x : ((n * H + y) * std::int64_t(W) + x) * C + c;
@@ -66,19 +76,19 @@ CS_S2D_HD inline std::int64_t offset(bool nchw, std::int64_t n, int c, int y, in
 // The source element of rewritten input element (n, c', Y, X): its offset in the source
 // tensor (layout src_nchw), or -1 where in' is zero (outside the image).
 CS_S2D_HD inline std::int64_t input_source(const Geom& g, bool src_nchw, std::int64_t n, int cp, int Y, int X) {
-    const int q = cp / g.C, c = cp - q * g.C, dy = q / g.b, dx = q - dy * g.b;
-    const int y = g.b * Y + dy - g.pad, x = g.b * X + dx - g.pad;
+    const Channel ch = channel(cp, g.C, g.b);
+    const int y = g.b * Y + ch.dy - g.pad, x = g.b * X + ch.dx - g.pad;
     if (y < 0 || y >= g.H || x < 0 || x >= g.W) return -1;
-    return offset(src_nchw, n, c, y, x, g.C, g.H, g.W);
+    return offset(src_nchw, n, ch.c, y, x, g.C, g.H, g.W);
 }
 
 // The source element of rewritten filter element (m, c', R', S'): its offset in the source
 // filters (KCRS when kcrs, else KRSC), or -1 where w' is zero (past R or S).
 CS_S2D_HD inline std::int64_t weight_source(const Geom& g, bool kcrs, int m, int cp, int rp, int sp) {
-    const int q = cp / g.C, c = cp - q * g.C, dy = q / g.b, dx = q - dy * g.b;
-    const int r = g.b * rp + dy, s = g.b * sp + dx;
+    const Channel ch = channel(cp, g.C, g.b);
+    const int r = g.b * rp + ch.dy, s = g.b * sp + ch.dx;
     if (r >= g.R || s >= g.S) return -1;
-    return offset(kcrs, m, c, r, s, g.C, g.R, g.S);
+    return offset(kcrs, m, ch.c, r, s, g.C, g.R, g.S);
 }
 
 // The full-width NHWC -> NHWC copy (s2d_vec.cuh) for a caller outside this file (the Hopper

@@ -184,7 +184,8 @@ CS_S2D_UNROLL
     CS_S2D_HD static void table(const E* in, int4* table, const Geom& g, const Tile& t, bool src_nchw, int n, int Y,
                                 int tid, int nthreads) {
         for (int cp = tid; cp < g.Cp; cp += nthreads) {
-            const int q = cp / g.C, c = cp - q * g.C, dy = q / g.b, dx = q - dy * g.b;
+            const Channel ch = channel(cp, g.C, g.b);
+            const int dy = ch.dy, dx = ch.dx, c = ch.c;
             const int k = src_nchw ? dy * g.C + c : dy;
             const std::int64_t start = run_start(g, src_nchw, n, Y, k);
             const int x0 = dx - g.pad;  // source column of X = 0

@@ -701,8 +701,8 @@ CS_HOPPER_UNROLL
     __host__ __device__ static int tile_offset(const PrepGeom& g, int cp) {
         if (cp >= g.C * g.b * g.b) return -1;
         const int Wt = g.Wp * g.b;
-        const int q = cp / g.C, c = cp - q * g.C, dy = q / g.b, dx = q - dy * g.b;
-        return g.src_nchw ? (dy * g.C + c) * Wt + dx : (dy * Wt + dx) * g.C + c;
+        const s2d::Channel ch = s2d::channel(cp, g.C, g.b);
+        return g.src_nchw ? (ch.dy * g.C + ch.c) * Wt + ch.dx : (ch.dy * Wt + ch.dx) * g.C + ch.c;
     }
 
     // Op::op(x): applied to every element written (OperandOf<T> in the kernel: the tf32
@@ -775,12 +775,9 @@ __global__ void prep_input_gather_kernel(const T* __restrict__ in, TW* __restric
     const int n = int(q / g.Hp);
     T v = Elem<T>::from(0.0f);
     if (cp < g.C * g.b * g.b) {
-        const int qq = cp / g.C, c = cp - qq * g.C;
-        const int dy = qq / g.b, dx = qq - dy * g.b;
-        const int y = g.b * Y + dy - g.padf, x = g.b * X + dx - g.padf;
-        if (y >= 0 && y < g.H && x >= 0 && x < g.W)
-            v = in[g.src_nchw ? ((std::int64_t(n) * g.C + c) * g.H + y) * g.W + x
-                              : ((std::int64_t(n) * g.H + y) * g.W + x) * g.C + c];
+        const s2d::Channel ch = s2d::channel(cp, g.C, g.b);
+        const int y = g.b * Y + ch.dy - g.padf, x = g.b * X + ch.dx - g.padf;
+        if (y >= 0 && y < g.H && x >= 0 && x < g.W) v = in[s2d::offset(g.src_nchw, n, ch.c, y, x, g.C, g.H, g.W)];
     }
     Op::put(out + (idx - cp) * Op::kParts, cp, g.Cp, v, load_split_scale(Op::kScaled ? rs : nullptr, true));
 }
@@ -806,12 +803,9 @@ __global__ void prep_weights_kernel(const T* __restrict__ w, TW* __restrict__ ou
     const int m = int(q / g.Rp);
     T v = Elem<T>::from(0.0f);
     if (cp < g.C * g.b * g.b) {
-        const int qq = cp / g.C, c = cp - qq * g.C;
-        const int dy = qq / g.b, dx = qq - dy * g.b;
-        const int r = g.b * rp + dy, s = g.b * sp + dx;
-        if (r < g.R && s < g.S)
-            v = w[g.src_kcrs ? ((std::int64_t(m) * g.C + c) * g.R + r) * g.S + s
-                             : ((std::int64_t(m) * g.R + r) * g.S + s) * g.C + c];
+        const s2d::Channel ch = s2d::channel(cp, g.C, g.b);
+        const int r = g.b * rp + ch.dy, s = g.b * sp + ch.dx;
+        if (r < g.R && s < g.S) v = w[s2d::offset(g.src_kcrs, m, ch.c, r, s, g.C, g.R, g.S)];
     }
     Op::put(out + (idx - cp) * Op::kParts, cp, g.Cp, v, load_split_scale(Op::kScaled ? rs : nullptr, false));
 }
