@@ -17,10 +17,11 @@
 // otherwise). Each block triggers its grid's programmatic dependent (the halo GEMM) once its
 // loads are issued.
 // Bytes, conv1 at N=128 (fp16): 39.6 MB read + 39.9 MB written, ~20 us at an H200's copy
-// bandwidth. Measured (H200, ncu, plots/h200/conv1_pdl/kernels_9662503.csv): 23.5 us fp16,
-// 41.5 us tf32 (the rounding), DRAM reads at ~1.7 TB/s; the fixed vector positions took the
-// FMA pipe from 25% to 15% and the time by a tenth (predicted ~17 us): the load-all-then-store
-// blocks, not the instructions, are what is left (NOTES.md "conv1: the transform faster").
+// bandwidth. Measured (H200, ncu, plots/h200/conv1_pdl/kernels_6f97f15.csv): 22.5 us fp16,
+// 41.9 us tf32 (the rounding), DRAM reads at ~1.8 TB/s. A double-buffered persistent grid
+// (loads of the next rows under this block's stores) measured no faster (NOTES.md "conv1:
+// space-to-depth in the loader"): what is left is the gather's instructions per element, two-byte
+// shared loads, since every other source row of conv1 is only 2-byte aligned in shared memory.
 #pragma once
 
 #include <cuda_runtime_api.h>
