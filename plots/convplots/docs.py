@@ -1017,13 +1017,34 @@ def split_scale_cost(before=f"{H200}/sweep_all_variants_f83d02e.csv", after=SWEE
     return "\n".join(out) + "\n"
 
 
+_SEARCH_BAND = 1.05
+
+
+def _cudnn_searched_ms(d, layer, n, cls):
+    """The fastest time cuDNN's engine search measured for its chosen configuration (the
+    detail's "ws ... MB, <ms> ms (median of ...", L2 flushed, on scratch tensors of the same
+    shape) over the plain cuDNN rows of (layer, N, class), either layout; None without one.
+    The goals table judges a cell against it where the timed row ran more than _SEARCH_BAND
+    over it, so that a cuDNN row slower than its own search cannot flatter ours."""
+    best = None
+    for r in d.rows:
+        if (r["layer"] == layer and r["N"] == n and summary.ok(r) and r["anchor_class"] == cls
+                and r["family"] == summary.ANCHOR_FAMILY and not summary.S2D.match(r["_variant"])):
+            m = re.search(r"ws [\d.]+ MB, ([\d.]+) ms \(median", str(r.get("detail", "")))
+            if m:
+                best = min(best, float(m.group(1))) if best else float(m.group(1))
+    return best
+
+
 def goals_24(path=SWEEP):
     """Issue 24's goals on the H200 reference sweep (or another sweep of the same rows, e.g.
     the H100 confirmation, scripts/device_goals.sh): per tensor-core class, the best of ours /
     the fastest cuDNN row of the class (either layout) on conv2-5 at N=1 (goal <= 1.0) and 32,
     128 (<= 0.95), conv1 / the cudnn-<class>-s2d row at N=32, 128 (<= 1.0); then, fp16 at
     N=128, the best row's share of the cuBLAS GEMM ceiling of the layer (>= 85%) and the
-    five-layer sum (<= 0.40 ms). A cell over its goal is marked (over)."""
+    five-layer sum (<= 0.40 ms). A cell over its goal is marked (over); where cuDNN's timed row
+    ran more than 5% over its own engine search's time, the cell gives the ratio to the search's
+    time too and is judged by it."""
     d = data(path)
     out = [f"{d.device}, {', '.join(sorted({str(r['git_rev']) for r in d.rows}))}; best of ours / fastest cuDNN "
            "(kernel time), (over): above the goal", "",
@@ -1038,6 +1059,12 @@ def goals_24(path=SWEEP):
                 c = cs.get((l, n))
                 r = c.ratio if c else None
                 goal = 1.0 if n == 1 else 0.95
+                searched = _cudnn_searched_ms(d, l, n, cls)
+                if r is not None and searched and searched < c.cudnn["kernel_ms"] / _SEARCH_BAND:
+                    # cuDNN's timed row ran past its own engine search's time: judge against the search
+                    rs = c.ours["kernel_ms"] / searched
+                    cells.append(f"{r:.3f}, {rs:.3f} against cuDNN's search" + (" (over)" if rs > goal else ""))
+                    continue
                 cells.append("-" if r is None else f"{r:.3f}" + (" (over)" if r > goal else ""))
         for n in (32, 128):
             c = cs.get(("conv1", n))
@@ -1490,7 +1517,11 @@ def conv1_transform_forms():
              ("instead: a persistent double-buffered grid (the next group's run loading while this one's is "
               "stored; branch wip/s2d-pipelined, not landed)", "conv1_loader/kernels_a002051.csv", "a002051"),
              ("949a823's form + each thread a fixed vector position of a pixel (flat offsets in registers, no "
-              "division or table read a vector)", "conv1_pdl/kernels_9662503.csv", "9662503")]
+              "division or table read a vector)", "conv1_pdl/kernels_9662503.csv", "9662503"),
+             ("9662503's form on the persistent double-buffered grid (branch wip/s2d-pipelined-fixed, not landed)",
+              "conv1_pdl/kernels_ebedbc2.csv", "ebedbc2"),
+             ("9662503's form with its gather as one function shared with the halo rung's s2d=loader (main)",
+              "conv1_pdl/kernels_6f97f15.csv", "6f97f15")]
     out = ["conv1 N=128 NHWC under ncu; fp16 and tf32: the copy of the hopper-tmastore rows; the last column: the "
            "halo GEMM of the same call's tree (949a823's with every storer lane storing)", "",
            "| form | kernels of | fp16 us | tf32 us | DRAM read MB | DRAM written MB | SM % | FMA pipe % | "
@@ -1696,6 +1727,8 @@ GENERATORS = {
     "h200-goals-24-22e4765": lambda: goals_24(f"{H200}/sweep_22e4765_conv1-3.csv"),
     "h200-goals-24-fd7de4f": lambda: goals_24(f"{H200}/sweep_all_variants_fd7de4f.csv"),
     "h200-goals-24-45cfc36": lambda: goals_24(f"{H200}/sweep_all_variants_45cfc36.csv"),
+    "h200-goals-24-6f97f15-a": lambda: goals_24(f"{H200}/goals/goals_6f97f15_a.csv"),
+    "h200-goals-24-6f97f15-b": lambda: goals_24(f"{H200}/goals/goals_6f97f15_b.csv"),
     "h200-n1-m64-kernels": n1_m64_kernels,
     "h200-halo-schedules": halo_schedules,
     "h200-splitk-forms": splitk_three,
