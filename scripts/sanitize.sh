@@ -43,7 +43,10 @@
 #   SANITIZE_WORKSPACE_GIB  each sweep's workspace limit (default 4: a fixed size, not "half
 #                      the free memory", which 16 processes starting together would race for)
 #   SANITIZE_AXES      sweep axis arguments added to every job (e.g. "--axis tile=m256n128k128B-s4":
-#                      a value other than the variants' defaults; default none)
+#                      a value other than the variants' defaults; default none). Every job's
+#                      variants must have each axis: `convstudy sweep` refuses an axis no swept
+#                      variant has (exit 2), so with SANITIZE_SPLIT=variant give the axes in a
+#                      run of their own variants only
 set -uo pipefail
 
 usage() { sed -n '2,/^set -uo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//' >&2; }
