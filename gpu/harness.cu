@@ -263,6 +263,7 @@ void Run::make_plans() {
     for (int i = 0; i < nplans; ++i) plans_.push_back(v_.make_plan(p_, pc));
     for (const auto& pl : plans_) r_.workspace_bytes += pl->workspace_bytes();
     r_.detail = plans_.front()->detail();
+    if (nplans == 1) r_.search_ms = plans_.front()->search_ms();  // streams: each plan a chunk
     if (auto c = plans_.front()->config(); !c.empty()) r_.config = c;
     const std::string a = plans_.front()->algo();
     r_.algo = a.empty() ? v_.algo : a;

@@ -106,6 +106,7 @@ struct RunResult {
     double setup_ms = NAN;      // allocation + plan set-up (host clock)
     std::size_t workspace_bytes = 0;
     std::size_t device_bytes = 0;  // tensors + workspace on the device
+    double search_ms = NAN;        // the plan's engine search's median for its configuration (Plan::search_ms)
     std::string detail;            // the plan's description
     std::string axes;              // the axis values the row set (Problem::config; empty: defaults)
     std::string config;            // every axis value it ran with (the plan's, defaults resolved)

@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -107,6 +108,11 @@ public:
     virtual std::size_t workspace_bytes() const { return 0; }
     // What the plan chose (launch geometry, chunks, algorithm), for the CSV.
     virtual std::string detail() const { return {}; }
+    // A library engine search's own median kernel time for the configuration the plan runs,
+    // when that configuration runs the row's whole problem in one call (ms; NaN otherwise: no
+    // search, a chunked batch, or chunks on another engine). The CSV's `search_ms`: a row's
+    // kernel time against the search's tells a timing or data effect from the engine's speed.
+    virtual double search_ms() const { return std::numeric_limits<double>::quiet_NaN(); }
     // How the plan computes when it decides at plan time (a library's engine: "gemm",
     // "winograd", "fft"); empty: the registry's Variant::algo.
     virtual std::string algo() const { return {}; }

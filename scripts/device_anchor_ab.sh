@@ -30,13 +30,12 @@ for data in "--seed 20261123" "--seed 1" "--seed 2" "--seed 20261123 --input-sca
         --layout nhwc --memory pageable --check sampled --no-cpu-timing --repeats 50 --quiet $data \
         --csv "$OUT/anchor_$k.csv" >/dev/null 2>&1 || status=1
     python3 - "$OUT/anchor_$k.csv" <<'PY'
-import csv, re, sys
+import csv, sys
 for r in csv.DictReader(open(sys.argv[1], newline="")):
-    m = re.search(r"ws [\d.]+ MB, ([\d.]+) ms \(median", r["detail"])
-    s = float(m.group(1)) if m else None
+    s = float(r["search_ms"]) if r["search_ms"] else None
     k = float(r["kernel_ms"]) if r["status"] == "PASS" else None
     ratio = f"{k / s:.3f}" if k and s else "-"
-    cfg = r["detail"].split(" [")[0][:70] if m else r["config"][:70]
+    cfg = r["detail"].split(" [")[0][:70] if s else r["config"][:70]
     print(f"  {r['variant']:<22} {r['status']:<5} row {r['kernel_ms']:<9} search {s or '-':<8} row/search {ratio}  {cfg}")
 PY
 done

@@ -224,6 +224,10 @@ TEST_CASE("the CSV records the robust spread of the repeats and the seed", "[res
     CHECK(std::stod(field(r, "kernel_p90_ms", meta)) == Approx(s.p90));
     CHECK(std::stod(field(r, "total_p10_ms", meta)) == Approx(2.1));
     CHECK(std::stod(field(r, "total_p90_ms", meta)) == Approx(2.9));
+    CHECK(field(r, "search_ms", meta).empty());  // no engine search: empty
+    r.result.search_ms = 0.0627;                   // a cuDNN graph row's search median
+    CHECK(std::stod(field(r, "search_ms", meta)) == Approx(0.0627));
     r.result.status = gpu::Status::fail;  // no times for a row that did not pass
     CHECK(field(r, "kernel_p10_ms", meta).empty());
+    CHECK(std::stod(field(r, "search_ms", meta)) == Approx(0.0627));  // the search ran all the same
 }

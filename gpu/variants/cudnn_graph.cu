@@ -97,6 +97,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -124,6 +125,7 @@ public:
     std::size_t workspace_bytes() const override { return ws_.bytes(); }
     std::string detail() const override { return detail_; }
     std::string algo() const override { return algo_; }
+    double search_ms() const override { return search_ms_; }
 
 private:
     struct Built {
@@ -144,6 +146,7 @@ private:
     std::map<std::tuple<const void*, const void*, const void*, const void*>, BDesc> packs_;
     Buffer ws_;
     std::string detail_, algo_;
+    double search_ms_ = std::numeric_limits<double>::quiet_NaN();  // the whole batch on the search's choice only
     cudaStream_t stream_ = nullptr;
 };
 
@@ -214,6 +217,9 @@ GraphPlan::GraphPlan(const Problem& p, const PlanContext& ctx, Precision prec, b
         plans_.emplace(s, std::move(*b));
     }
     ws_ = Buffer(MemKind::device, ws);
+    // The search timed its choice on a chunk of nmax images: the row's time is that kernel's
+    // only when one chunk is the batch and it runs on the choice (no fallback).
+    if (nmax == p.N && fallbacks.empty()) search_ms_ = ranking_.front().ms;
     if (reused) detail_ += " (selection reused in this process)";
     if (!fallbacks.empty()) detail_ += "; chunks on other engines: " + fallbacks;
 }

@@ -184,8 +184,7 @@ CS_S2D_UNROLL
     CS_S2D_HD static void table(const E* in, int4* table, const Geom& g, const Tile& t, bool src_nchw, int n, int Y,
                                 int tid, int nthreads) {
         for (int cp = tid; cp < g.Cp; cp += nthreads) {
-            const Channel ch = channel(cp, g.C, g.b);
-            const int dy = ch.dy, dx = ch.dx, c = ch.c;
+            const auto [dy, dx, c] = channel(cp, g.C, g.b);
             const int k = src_nchw ? dy * g.C + c : dy;
             const std::int64_t start = run_start(g, src_nchw, n, Y, k);
             const int x0 = dx - g.pad;  // source column of X = 0

@@ -1021,19 +1021,15 @@ _SEARCH_BAND = 1.05
 
 
 def _cudnn_searched_ms(d, layer, n, cls):
-    """The fastest time cuDNN's engine search measured for its chosen configuration (the
-    detail's "ws ... MB, <ms> ms (median of ...", L2 flushed, on scratch tensors of the same
-    shape) over the plain cuDNN rows of (layer, N, class), either layout; None without one.
-    The goals table judges a cell against it where the timed row ran more than _SEARCH_BAND
-    over it, so that a cuDNN row slower than its own search cannot flatter ours."""
-    best = None
-    for r in d.rows:
-        if (r["layer"] == layer and r["N"] == n and summary.ok(r) and r["anchor_class"] == cls
-                and r["family"] == summary.ANCHOR_FAMILY and not summary.S2D.match(r["_variant"])):
-            m = re.search(r"ws [\d.]+ MB, ([\d.]+) ms \(median", str(r.get("detail", "")))
-            if m:
-                best = min(best, float(m.group(1))) if best else float(m.group(1))
-    return best
+    """The fastest time cuDNN's engine search measured for its chosen configuration (the CSV's
+    `search_ms`: L2 flushed, on scratch tensors of the same shape) over the plain cuDNN rows of
+    (layer, N, class), either layout; None without one. The goals table judges a cell against
+    it where the timed row ran more than _SEARCH_BAND over it, so that a cuDNN row slower than
+    its own search cannot flatter ours."""
+    ms = [r["search_ms"] for r in d.rows
+          if r["layer"] == layer and r["N"] == n and summary.ok(r) and r["anchor_class"] == cls
+          and r["family"] == summary.ANCHOR_FAMILY and not summary.S2D.match(r["_variant"]) and r.get("search_ms")]
+    return min(ms) if ms else None
 
 
 def goals_24(path=SWEEP):

@@ -24,7 +24,7 @@ NUMERIC = ["max_abs_err", "max_rel_err", "rel_l2_err", "threshold", "kernel_ms",
            "pct_peak", "peak_tflops", "workspace_bytes", "device_bytes",
            # newer columns (absent from older CSVs: None)
            "total_min_ms", "total_max_ms", "convert_ms", "vs_cudnn_best", "gemm_ceiling_ms", "copy_gbs",
-           "kernel_p10_ms", "kernel_p90_ms", "total_p10_ms", "total_p90_ms"]
+           "kernel_p10_ms", "kernel_p90_ms", "total_p10_ms", "total_p90_ms", "search_ms"]
 # library rows: the anchors and ceilings, never "ours"
 LIBRARY_FAMILIES = ("cudnn", "cudnn-legacy", "cublas")
 DPI = 110
