@@ -18,7 +18,7 @@ cd "$(dirname "$0")/.." || exit 2
 part=${1:?"usage: scripts/device_reference.sh 1|2|3"}
 common="--variants all --memory pageable --layout all --warmup 3 --repeats 20"
 case $part in
-1) sweeps="ref_1a:300:$common --layers conv1 --batch 1,32,128;ref_1b:240:$common --layers conv2 --batch 1,32" ;;
+1) sweeps="ref_1a:260:$common --layers conv1 --batch 1,32,128;ref_1b:170:$common --layers conv2 --batch 1,32" ;;
 2) sweeps="ref_2a:480:$common --layers conv2,conv3 --batch 128" ;;
 3) sweeps="ref_3a:180:$common --layers conv3 --batch 1,32;ref_3b:380:$common --layers conv4,conv5 --batch 1,32,128" ;;
 *)
