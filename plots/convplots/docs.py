@@ -16,7 +16,7 @@ import re
 import sys
 
 from . import summary
-from .io import Data, date_range, load, ok
+from .io import Data, _scale_text, date_range, load, ok
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 H200 = "plots/h200"
@@ -1082,6 +1082,24 @@ def goals_24(path=SWEEP):
     return "\n".join(out) + "\n"
 
 
+def anchor_ab(folder=f"{H200}/cudnn_graph_check/anchor_ab_04c4951"):
+    """cuDNN's bf16 and fp16 rows of conv5 at N=128 NHWC beside our bf16 row, in six processes on
+    other data (scripts/device_anchor_ab.sh: anchor_<k>.csv, k = 1..6): each cuDNN row's kernel
+    time against its engine search's time for the configuration it runs (`search_ms`)."""
+    out = ["| process | seed | input scale | weight scale | row | configuration | kernel ms | search ms | row / search |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    k = 1
+    while os.path.exists(os.path.join(ROOT, folder, f"anchor_{k}.csv")):
+        for r in _csv_rows(f"{folder}/anchor_{k}.csv"):
+            km, sm = _f(r["kernel_ms"]), _f(r["search_ms"])
+            cfg = r["detail"].split(" [")[0] if sm else r["config"].split(";")[0]
+            out.append(f"| {k} | {r['seed']} | {_scale_text(r['input_scale'])} | {_scale_text(r['weight_scale'])} "
+                       f"| {r['variant']} | {cfg} | {g3(km)} | {g3(sm) if sm else '-'} "
+                       f"| {f'{km / sm:.3f}' if km and sm else '-'} |")
+        k += 1
+    return "\n".join(out) + "\n"
+
+
 def ab_probe(folder=f"{H200}/ab_probe"):
     """Nsight Compute on one launch of hopper-ws-fp16 conv2 N=32 NHWC from three binaries on
     the H200 (scripts/device_ab_probe.sh; the text reports ncu_<rev>_ws_conv2_n32.txt): before
@@ -1677,6 +1695,7 @@ GENERATORS = {
     "h200-goals-24-n512": goals_512,
     "h200-split-scale-cost": split_scale_cost,
     "h200-ab-probe": ab_probe,
+    "h200-anchor-ab": anchor_ab,
     "h200-hopper-ladder": lambda: hopper_ladder(H200, HOPPER_LADDER + ["hopper-m256k64-fp16", "hopper-halo-fp16"]),
     "h200-hopper-profile": lambda: hopper_profile("profile_hopper_ladder_n128.csv", H200),
     "h200-fp32-profile": lambda: hopper_profile("profile_fp32_ladder_n128.csv", H200),
@@ -1723,6 +1742,7 @@ GENERATORS = {
     "h200-goals-24-22e4765": lambda: goals_24(f"{H200}/sweep_22e4765_conv1-3.csv"),
     "h200-goals-24-fd7de4f": lambda: goals_24(f"{H200}/sweep_all_variants_fd7de4f.csv"),
     "h200-goals-24-45cfc36": lambda: goals_24(f"{H200}/sweep_all_variants_45cfc36.csv"),
+    "h200-goals-24-7009817": lambda: goals_24(f"{H200}/sweep_all_variants_7009817.csv"),
     "h200-goals-24-6f97f15-a": lambda: goals_24(f"{H200}/goals/goals_6f97f15_a.csv"),
     "h200-goals-24-6f97f15-b": lambda: goals_24(f"{H200}/goals/goals_6f97f15_b.csv"),
     "h200-n1-m64-kernels": n1_m64_kernels,
