@@ -201,6 +201,22 @@ TEST_CASE("anchor_class and ceiling_class: the CSV says what each precision clas
     CHECK(field(acc, "ceiling_class") == "fp16");
 }
 
+TEST_CASE("a row's printed line says the speedup only where the CPU's time is known", "[results]") {
+    Row r = make_row("conv2", 1, "hopper-ws-fp16", "hopper", "fp16", "pageable", 0.0125);
+    r.result.kernel = gpu::Stat::of({0.0125});
+    r.result.total = gpu::Stat::of({0.2});
+    CHECK(summary_line(r).find("speedup") == std::string::npos);  // --no-cpu-timing: no "nanx"
+    CHECK(summary_line(r).find("nan") == std::string::npos);
+    CHECK(summary_line(r).find("[") == std::string::npos);  // no axes set: no brackets
+    r.cpu_ms = 2.5;
+    CHECK(summary_line(r).find("speedup 200.0x") != std::string::npos);
+    r.result.axes = "scheduler=split-k";  // two rows of one variant in an axis sweep differ here
+    CHECK(summary_line(r).find("[scheduler=split-k]") != std::string::npos);
+    r.result.status = gpu::Status::skip;
+    r.result.reason = "needs stride > 1";
+    CHECK(summary_line(r).find("SKIP  needs stride > 1") != std::string::npos);
+}
+
 TEST_CASE("the CSV records the robust spread of the repeats and the seed", "[results][compare]") {
     // 20 repeats around 1.0 with one outlier 23% above: p10 / p90 do not move, max does.
     std::vector<double> v;

@@ -1100,6 +1100,46 @@ def anchor_ab(folder=f"{H200}/cudnn_graph_check/anchor_ab_04c4951"):
     return "\n".join(out) + "\n"
 
 
+def n1_shift(folder=f"{H200}/n1_shift_04c4951", sweeps=(SWEEP, f"{H200}/sweep_all_variants_7009817.csv")):
+    """conv2 at N=1, NHWC: our rows on their own tile scheduler (split-K over clusters of 8, the
+    table's choice) and on split-K with its reduction kernel, and cuDNN's, in three processes of
+    one call (scripts/device_n1_shift.sh: n1_<k>.csv) beside the same rows of the reference
+    sweeps (the default scheduler only), kernel ms."""
+    procs = []
+    k = 1
+    while os.path.exists(os.path.join(ROOT, folder, f"n1_{k}.csv")):
+        procs.append(_csv_rows(f"{folder}/n1_{k}.csv"))
+        k += 1
+
+    def key(r):
+        sch = dict(kv.split("=", 1) for kv in r["config"].split(";") if "=" in kv).get("scheduler", "")
+        return r["variant"], sch if r["axes"] or not sch else f"{sch} (default)"
+
+    names = []
+    for rows in procs:
+        for r in rows:
+            if key(r) not in names:
+                names.append(key(r))
+    refs = []
+    for path in sweeps:
+        d = {(r["variant"], r["config"]): r for r in _csv_rows(path)
+             if r["layer"] == "conv2" and r["N"] == "1" and r["layout"] == "nhwc" and r["status"] == "PASS"}
+        refs.append((str(next(iter(d.values()))["git_rev"]) if d else "-", d))
+    out = ["| row | scheduler | " + " | ".join(f"process {i + 1}" for i in range(len(procs))) + " | "
+           + " | ".join(f"reference sweep {rev}" for rev, _ in refs) + " |",
+           "| --- | --- | " + " | ".join("---" for _ in range(len(procs) + len(refs))) + " |"]
+    for v, sch in names:
+        cells = []
+        for rows in procs:
+            m = [r for r in rows if key(r) == (v, sch) and r["status"] == "PASS"]
+            cells.append(g3(_f(m[0]["kernel_ms"])) if m else "-")
+        for _, d in refs:
+            m = [r for (rv, _c), r in d.items() if rv == v] if (not sch or sch.endswith("(default)")) else []
+            cells.append(g3(_f(m[0]["kernel_ms"])) if m else "-")
+        out.append(f"| {v} | {sch or '-'} | " + " | ".join(cells) + " |")
+    return "\n".join(out) + "\n"
+
+
 def ab_probe(folder=f"{H200}/ab_probe"):
     """Nsight Compute on one launch of hopper-ws-fp16 conv2 N=32 NHWC from three binaries on
     the H200 (scripts/device_ab_probe.sh; the text reports ncu_<rev>_ws_conv2_n32.txt): before
@@ -1696,6 +1736,7 @@ GENERATORS = {
     "h200-split-scale-cost": split_scale_cost,
     "h200-ab-probe": ab_probe,
     "h200-anchor-ab": anchor_ab,
+    "h200-n1-shift": n1_shift,
     "h200-hopper-ladder": lambda: hopper_ladder(H200, HOPPER_LADDER + ["hopper-m256k64-fp16", "hopper-halo-fp16"]),
     "h200-hopper-profile": lambda: hopper_profile("profile_hopper_ladder_n128.csv", H200),
     "h200-fp32-profile": lambda: hopper_profile("profile_fp32_ladder_n128.csv", H200),

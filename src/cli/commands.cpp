@@ -324,24 +324,6 @@ ProblemData load_problem(const std::string& root, const LayerTable& table, const
     return make_sampled(l, N, c.seed, c.samples, !c.no_cpu_timing, scales);
 }
 
-std::string summary_line(const Row& row) {
-    const auto& r = row.result;
-    char b[512];
-    if (r.status == gpu::Status::pass) {
-        std::snprintf(b, sizeof b,
-                      "%-6s N=%-5lld %-24s %-16s %-4s PASS  kernel %9.4f ms (min %.4f, max %.4f)  total %9.3f ms  "
-                      "max_rel_err %.2e  speedup %.1fx",
-                      row.layer.name.c_str(), static_cast<long long>(row.N), row.variant.c_str(), row.memory.c_str(),
-                      row.layout.c_str(), r.kernel.median, r.kernel.min, r.kernel.max, r.total.median,
-                      r.err.max_rel_err, row.cpu_ms / r.kernel.median);
-    } else {
-        std::snprintf(b, sizeof b, "%-6s N=%-5lld %-24s %-16s %-4s %-5s %s", row.layer.name.c_str(),
-                      static_cast<long long>(row.N), row.variant.c_str(), row.memory.c_str(), row.layout.c_str(),
-                      std::string(gpu::to_string(r.status)).c_str(), r.reason.c_str());
-    }
-    return b;
-}
-
 // ---- list ------------------------------------------------------------------------------
 
 int cmd_list(const TableOpt& topt, bool json) {

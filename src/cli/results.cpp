@@ -100,6 +100,32 @@ std::vector<std::string> csv_fields(const RunMeta& m, const Row& row) {
 
 std::string csv_number(double v) { return num(v); }
 
+std::string summary_line(const Row& row) {
+    const auto& r = row.result;
+    char b[512];
+    if (r.status == gpu::Status::pass) {
+        std::snprintf(b, sizeof b,
+                      "%-6s N=%-5lld %-24s %-16s %-4s PASS  kernel %9.4f ms (min %.4f, max %.4f)  total %9.3f ms  "
+                      "max_rel_err %.2e",
+                      row.layer.name.c_str(), static_cast<long long>(row.N), row.variant.c_str(), row.memory.c_str(),
+                      row.layout.c_str(), r.kernel.median, r.kernel.min, r.kernel.max, r.total.median,
+                      r.err.max_rel_err);
+        std::string line = b;
+        // the CPU's time is unknown under --no-cpu-timing: no speedup rather than "nanx"
+        if (std::isfinite(row.cpu_ms) && row.cpu_ms > 0) {
+            std::snprintf(b, sizeof b, "  speedup %.1fx", row.cpu_ms / r.kernel.median);
+            line += b;
+        }
+        if (!r.axes.empty()) line += "  [" + r.axes + "]";  // rows of an axis sweep tell themselves apart
+        return line;
+    } else {
+        std::snprintf(b, sizeof b, "%-6s N=%-5lld %-24s %-16s %-4s %-5s %s", row.layer.name.c_str(),
+                      static_cast<long long>(row.N), row.variant.c_str(), row.memory.c_str(), row.layout.c_str(),
+                      std::string(gpu::to_string(r.status)).c_str(), r.reason.c_str());
+    }
+    return b;
+}
+
 void write_csv(const std::filesystem::path& path, const RunMeta& meta, const std::vector<Row>& rows,
                const ExtraColumns* extra) {
     write_file_atomic(path, [&](std::ostream& os) {

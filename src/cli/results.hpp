@@ -50,6 +50,9 @@ const std::vector<std::string>& csv_columns();
 std::vector<std::string> csv_fields(const RunMeta& meta, const Row& row);
 // A number as the CSV writes it (empty for NaN): `merge` rewrites derived columns with it.
 std::string csv_number(double v);
+// One row as the sweep and run commands print it: PASS rows with their times, error and (when
+// the CPU's time is known) speedup, and the axis values the row set; other rows with the reason.
+std::string summary_line(const Row& row);
 // Columns after csv_columns() (e.g. `profile`'s ncu_* counters): names, and one list of
 // fields per row.
 struct ExtraColumns {
