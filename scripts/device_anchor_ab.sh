@@ -18,8 +18,7 @@ source scripts/device_lib.sh
 device_out out/anchor_ab
 B=build-device
 status=0
-stamp "device: $(nvidia-smi --query-gpu=name --format=csv,noheader), git $(device_rev)"
-BUILD_LOG=/tmp/build-anchor.log device_build "$B" convstudy || exit 1
+device_build_maybe_test anchor || exit 1  # TESTS=1: every GPU test first
 k=0
 for data in "--seed 20261123" "--seed 1" "--seed 2" "--seed 20261123 --input-scale 2^-4" \
     "--seed 20261123 --weight-scale 16" "--seed 20261123"; do

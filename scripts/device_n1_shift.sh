@@ -17,8 +17,8 @@ source scripts/device_lib.sh
 device_out out/n1_shift
 B=build-device
 status=0
-stamp "device: $(nvidia-smi --query-gpu=name,pci.bus_id,serial --format=csv,noheader), git $(device_rev)"
-BUILD_LOG=/tmp/build-n1.log device_build "$B" convstudy || exit 1
+stamp "card: $(nvidia-smi --query-gpu=pci.bus_id,serial --format=csv,noheader)"
+device_build_maybe_test n1 || exit 1  # TESTS=1: every GPU test first
 for k in 1 2 3; do
     stamp "process $k: $(nvidia-smi --query-gpu=clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv,noheader)"
     timeout 120 "$B/convstudy" sweep --variants hopper-ws-fp16,hopper-tmastore-fp16,hopper-ws-bf16,cudnn-fp16,cudnn-bf16 \
