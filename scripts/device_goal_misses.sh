@@ -9,8 +9,9 @@
 # CARD=h200 (default): the H200 reference sweep's misses (conv2 bf16/tf32 at N=32 and 128,
 # conv4 bf16 and conv5 at N=128, conv2-5 fp16 at N=512): the call that made
 # plots/h200/profile_goal_misses.csv. CARD=h100: the cells the H100 confirmation
-# (plots/h100/goals_24.csv) reads over where the H200 meets them (conv2 at N=32 in three
-# classes, tf32 conv5 at N=32, tf32 conv1 against its s2d row at N=128).
+# (plots/h100/goals_24.csv) reads over where the H200 meets them, with the rows that are best
+# there (conv2 at N=32: stream-K in fp16, the pair rung in bf16, and tf32's, over on both
+# cards; tf32 conv1 against its s2d row at N=128).
 # Writes <name>.csv and kernels_<name>.csv per sweep, log.txt and build.log under $OUT; join
 # the parts with `convstudy merge` and concatenate the kernels CSVs (one header).
 set -uo pipefail
@@ -24,7 +25,7 @@ h200)
     SWEEPS="$SWEEPS;miss512:150:--variants hopper-mc-fp16,hopper-tmastore-fp16,hopper-sk-fp16,cudnn-fp16 --layers conv2,conv3,conv4,conv5 --batch 512 $C --kernels-csv $OUT/kernels_miss512.csv"
     ;;
 h100)
-    SWEEPS="miss32:200:--variants hopper-tail-fp16,hopper-tail-bf16,hopper-tail-tf32,hopper-pp-tf32,hopper-tmastore-tf32,cudnn-fp16,cudnn-bf16,cudnn-tf32 --layers conv2,conv5 --batch 32 $C --kernels-csv $OUT/kernels_miss32.csv"
+    SWEEPS="miss32:200:--variants hopper-sk-fp16,hopper-mc-bf16,hopper-tmastore-tf32,hopper-pp-tf32,cudnn-fp16,cudnn-bf16,cudnn-tf32 --layers conv2 --batch 32 $C --kernels-csv $OUT/kernels_miss32.csv"
     SWEEPS="$SWEEPS;miss128:90:--variants hopper-tmastore-tf32,cudnn-tf32,cudnn-tf32-s2d --layers conv1 --batch 128 $C --kernels-csv $OUT/kernels_miss128.csv"
     ;;
 *)
