@@ -1100,10 +1100,11 @@ _MISS_WHY = [
      "as the s2d cuDNN kernel at a lower pipe share",
      "the halo rung (the s2d read in the loader, no transform pass) in tf32"),
     ("conv2", (32,), ("fp16", "bf16"),
-     '"The H100-only misses under Nsight Compute" (7a0c42c, when split-tail gave the best rows: they ran the '
-     "pipe under the data-parallel kernels' share at the same instruction count); the best rows now are "
-     "stream-K's and the pair rung's",
-     "the H100 profile again on today's best rows (`CARD=h100 scripts/device_goal_misses.sh`)"),
+     '"The H100-only misses under Nsight Compute": stream-K\'s fp16 row issues twice cuDNN\'s wgmma count '
+     "and more than twice its L2 traffic at a pipe share well under cuDNN's; the pair rung (bf16's best) moves "
+     "far fewer bytes at cuDNN's pipe share and would need a tenth more",
+     "the pair rung under a cut-tile scheduler (split-tail or stream-K in clusters of two, which the kernel "
+     "does not compose yet): the pair's L2 bytes with a full last wave"),
     ("conv2", (128,), ("bf16",),
      '"The misses under Nsight Compute": at the goal\'s edge, the pair rung\'s GPU time under 0.95x of '
      "cuDNN's in the profile's call, over in the sweeps by the spread between processes",
