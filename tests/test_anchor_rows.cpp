@@ -149,11 +149,11 @@ TEST_CASE("vs_cudnn: a cudnn-<class>-s2d row is an anchor like cudnn-<class>", "
         make_row("conv1", 128, "hopper-ws-fp16", "hopper", "fp16", "pageable", 0.40),
     };
     fill_vs_cudnn(rows);
-    const Row& ours_nhwc = by(rows, "hopper-ws-fp16", "conv1", 128, "pageable", "nhwc");
+    const Row ours_nhwc = by(rows, "hopper-ws-fp16", "conv1", 128, "pageable", "nhwc");
     REQUIRE(ours_nhwc.vs_cudnn);
     CHECK(*ours_nhwc.vs_cudnn == Approx(0.12 / 0.24));
     // NCHW: the s2d row failed, so the plain row is the anchor there; either layout: s2d NHWC.
-    const Row& ours_nchw = by(rows, "hopper-ws-fp16", "conv1", 128, "pageable");
+    const Row ours_nchw = by(rows, "hopper-ws-fp16", "conv1", 128, "pageable");
     REQUIRE(ours_nchw.vs_cudnn);
     CHECK(*ours_nchw.vs_cudnn == Approx(0.80 / 0.40));
     REQUIRE(ours_nchw.vs_cudnn_best);
