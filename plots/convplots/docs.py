@@ -1164,6 +1164,36 @@ def misses_24(sweeps=((SWEEP, "H200"), (f"{H100}/goals_24.csv", "H100")), n512="
     return "\n".join(out) + "\n"
 
 
+def nchw_cost(path=SWEEP, n=128):
+    """What NCHW costs the Hopper rows on conv2-5 (the reference sweep, N=128): per class and
+    layer, our fastest row in each layout (NCHW: the input and weight transform kernels and the
+    NCHW epilogue inside kernel_ms), their ratio, and cuDNN's plain rows in each layout."""
+    d = data(path)
+    best = {}
+    for r in d.rows:
+        if not ok(r) or r["N"] != n or r["layer"] not in _GOAL_LAYERS:
+            continue
+        fam = "ours" if r["family"] == "hopper" else "cudnn" if r["_variant"] == f"cudnn-{r['precision']}" else None
+        if fam:
+            k = (r["precision"], r["layer"], r["layout"], fam)
+            if k not in best or r["kernel_ms"] < best[k]["kernel_ms"]:
+                best[k] = r
+    out = [f"{d.device}, N={n} ({', '.join(sorted({str(r['git_rev']) for r in d.rows}))}), kernel ms; ours: the "
+           "fastest Hopper row of the layout", "",
+           "| class | layer | ours NHWC | ours NCHW | NCHW / NHWC | cuDNN NHWC | cuDNN NCHW | ours / cuDNN, NCHW |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for cls in ("fp16", "bf16", "tf32"):
+        for l in _GOAL_LAYERS:
+            g = [best.get((cls, l, lay, f)) for lay, f in (("nhwc", "ours"), ("nchw", "ours"), ("nhwc", "cudnn"),
+                                                         ("nchw", "cudnn"))]
+            if not all(g):
+                continue
+            ms = [r["kernel_ms"] for r in g]
+            out.append(f"| {cls} | {l} | {g3(ms[0])} ({g[0]['_variant']}) | {g3(ms[1])} ({g[1]['_variant']}) | "
+                       f"{ms[1] / ms[0]:.2f} | {g3(ms[2])} | {g3(ms[3])} | {ms[1] / ms[3]:.2f} |")
+    return "\n".join(out) + "\n"
+
+
 def anchor_ab(folder=f"{H200}/cudnn_graph_check/anchor_ab_04c4951"):
     """cuDNN's bf16 and fp16 rows of conv5 at N=128 NHWC beside our bf16 row, in six processes on
     other data (scripts/device_anchor_ab.sh: anchor_<k>.csv, k = 1..6): each cuDNN row's kernel
@@ -1819,6 +1849,7 @@ GENERATORS = {
     "h200-ab-probe": ab_probe,
     "h200-anchor-ab": anchor_ab,
     "misses-24": misses_24,
+    "h200-nchw-cost": nchw_cost,
     "h200-n1-shift": n1_shift,
     "h200-hopper-ladder": lambda: hopper_ladder(H200, HOPPER_LADDER + ["hopper-m256k64-fp16", "hopper-halo-fp16"]),
     "h200-hopper-profile": lambda: hopper_profile("profile_hopper_ladder_n128.csv", H200),
