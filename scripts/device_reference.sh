@@ -8,9 +8,10 @@
 #   OUT=$OUT CONVSTUDY_GIT_REV=<rev> scripts/device_reference.sh 2   # conv2 and conv3 at N=128
 #   OUT=$OUT CONVSTUDY_GIT_REV=<rev> scripts/device_reference.sh 3   # conv3 N=1/32, conv4, conv5
 #
-# Part 1 builds convstudy only (a fresh machine: the build is ~150 s of the call); TESTS=1 on a
-# part also builds and runs every GPU test first (gpu_tests.log; ~2-3 minutes more, so on a
-# part whose machine is still warm from the part before, its build intact). Each part writes
+# Each part builds convstudy only (on a fresh H200 ~270 s of the call; part 1 then sweeps for
+# ~190 s). TESTS=1 also builds and runs every GPU test first (gpu_tests.log; ~2 minutes more):
+# give it to a part whose machine is still warm from the part before (its build intact, parts 2
+# and 3 sweep for ~130 s and ~110 s), as the 04c4951 sweep did with part 2. Each part writes
 # log.txt, build.log, and ref_<part>a.csv (and ref_<part>b.csv) under $OUT; merge the three
 # calls' CSVs with `convstudy merge` into the reference sweep.
 set -uo pipefail
