@@ -13,6 +13,22 @@ namespace cs::gpu {
 #define CS_MBAR_DEVICE 1
 #endif
 
+// Programmatic dependent launch (sm_90): a grid lets the grid launched after it as its
+// programmatic dependent (cudaLaunchAttributeProgrammaticStreamSerialization) start once every
+// block of it has called grid_launch_dependents (or exited); the dependent's threads that read
+// what this grid writes call grid_dependency_wait first, which returns once this grid has
+// completed and its writes are visible. Both are no-ops in a plain launch.
+__device__ __forceinline__ void grid_launch_dependents() {
+#ifdef CS_MBAR_DEVICE
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void grid_dependency_wait() {
+#ifdef CS_MBAR_DEVICE
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 __device__ __forceinline__ void mbar_init(std::uint32_t bar, std::uint32_t count) {
 #ifdef CS_MBAR_DEVICE
     asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");

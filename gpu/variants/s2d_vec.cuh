@@ -158,7 +158,7 @@ __global__ void __launch_bounds__(kVecThreads) vec_kernel(const T* __restrict__ 
     // A GEMM launched as this grid's programmatic dependent (the halo rung) may start its
     // prologue once every block of this grid is running; it waits (griddepcontrol.wait) for
     // this grid's completion before it reads `out`.
-    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+    grid_launch_dependents();
     if (bytes > 0) mbar_wait(bar, 0);
 #else
     const int nvec = int((last - base + kV - 1) / kV);

@@ -1194,6 +1194,57 @@ def nchw_cost(path=SWEEP, n=128):
     return "\n".join(out) + "\n"
 
 
+def _nchw_part(kernel, seen_n2h):
+    """Which part of an NCHW row a kernel is: input / weights transform, GEMM, output
+    transform, other (cuDNN's two nchwToNhwc kernels: the input's first, then the weights')."""
+    if "prep_weights" in kernel or ("prep_transpose" in kernel and kernel.split(">(")[0].endswith("false")):
+        return "weights"
+    if "prep_input" in kernel or "prep_transpose" in kernel:
+        return "input"
+    if "nchwToNhwc" in kernel:
+        return "weights" if seen_n2h else "input"
+    if "nhwcToNchw" in kernel:
+        return "output"
+    if "init_device" in kernel:
+        return "other"
+    if "ws_kernel" in kernel or "xmma" in kernel or "gemm" in kernel.lower() or "wgmma" in kernel:
+        return "GEMM"
+    return "other"
+
+
+def nchw_split(folder=f"{H200}/nchw_profile_2d48e1c"):
+    """How an NCHW row's time splits between its kernels (scripts/device_nchw_profile.sh: one
+    profiled launch per row, N=128, Nsight Compute's GPU time per kernel), beside the row's
+    kernel_ms (the sweep's median, the same call) and the same row in NHWC."""
+    rows = {r["row"]: None for r in _csv_rows(f"{folder}/kernels_nchw.csv")}
+    parts = {}
+    for r in _csv_rows(f"{folder}/kernels_nchw.csv"):
+        d = parts.setdefault(r["row"], {})
+        part = _nchw_part(r["kernel"], "input" in d and "nchwToNhwc" in r["kernel"])
+        d[part] = d.get(part, 0.0) + _f(r["gpu__time_duration.sum"]) / 1000.0
+    sweep = {(r["layer"], r["N"], r["variant"], r["layout"]): r for r in _csv_rows(f"{folder}/nchw.csv")}
+    revs = ", ".join(sorted({r["git_rev"] for r in sweep.values()}))
+    out = [f"NVIDIA H200, N=128 ({revs}), us: each kernel's GPU time under Nsight Compute; row: the sweep's "
+           "median kernel time of the whole row", "",
+           "| layer | row | row NHWC | row NCHW | input transform | weight transform | GEMM | output transform | "
+           "other | NCHW GEMM / NHWC GEMM |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for key in rows:
+        layer, n, variant, layout = key.split()[:4]
+        if layout != "nchw":
+            continue
+        twin = f"{layer} {n} {variant} nhwc " + " ".join(key.split()[4:])
+        a = sweep.get((layer, n.split("=")[1], variant, "nchw"))
+        b = sweep.get((layer, n.split("=")[1], variant, "nhwc"))
+        d, e = parts[key], parts.get(twin, {})
+        cell = lambda k: g3(d[k]) if k in d else "-"
+        ratio = f"{d['GEMM'] / e['GEMM']:.2f}" if "GEMM" in d and "GEMM" in e else "-"
+        out.append(f"| {layer} | {variant} | {g3(1000 * _f(b['kernel_ms'])) if b else '-'} | "
+                   f"{g3(1000 * _f(a['kernel_ms'])) if a else '-'} | {cell('input')} | {cell('weights')} | "
+                   f"{cell('GEMM')} | {cell('output')} | {cell('other')} | {ratio} |")
+    return "\n".join(out) + "\n"
+
+
 def anchor_ab(folder=f"{H200}/cudnn_graph_check/anchor_ab_04c4951"):
     """cuDNN's bf16 and fp16 rows of conv5 at N=128 NHWC beside our bf16 row, in six processes on
     other data (scripts/device_anchor_ab.sh: anchor_<k>.csv, k = 1..6): each cuDNN row's kernel
@@ -1850,6 +1901,7 @@ GENERATORS = {
     "h200-anchor-ab": anchor_ab,
     "misses-24": misses_24,
     "h200-nchw-cost": nchw_cost,
+    "h200-nchw-split": nchw_split,
     "h200-n1-shift": n1_shift,
     "h200-hopper-ladder": lambda: hopper_ladder(H200, HOPPER_LADDER + ["hopper-m256k64-fp16", "hopper-halo-fp16"]),
     "h200-hopper-profile": lambda: hopper_profile("profile_hopper_ladder_n128.csv", H200),

@@ -40,6 +40,7 @@ TEST_CASE("every axis value of every variant matches the CPU reference", "[gpu][
     // 400 tiles of 128x128 on 132 SMs: stream-K runs 264 whole, cuts the other 136's k-slices.
     problems.push_back(make_ref_problem(test::make_layer("sk_mix", 64, 20, 20, 256, 3, 3, 1, 1), 64));
     std::map<std::string, int> passes;  // family axis=value -> PASS count (a value may not apply to every rung)
+    int dependent = 0;                  // NCHW rows of the persistent rungs (programmatic launch)
     for (const auto& v : registry()) {
         if (v.axes.empty()) continue;
         for (const auto& ax : v.axes)
@@ -58,12 +59,20 @@ TEST_CASE("every axis value of every variant matches the CPU reference", "[gpu][
                             continue;
                         }
                         REQUIRE(r.err.max_rel_err <= r.threshold);
+                        // The persistent rungs' NCHW rows transform the input first and launch the
+                        // GEMM as the transform's programmatic dependent (the check above covers
+                        // the early start: the producer's wait before its first load).
+                        if (layout == Layout::nchw && test::has(r.detail, "TMA producer warpgroup")) {
+                            REQUIRE(test::has(r.detail, "the GEMM launched as the input transform's programmatic dependent"));
+                            ++dependent;
+                        }
                         // The plan ran what was asked ("auto" resolves to a scheduler by name).
                         if (val != "auto") REQUIRE(test::has(r.config, ax.name + "=" + val));
                         ++passes[v.family + " " + ax.name + "=" + val];
                     }
             }
     }
+    CHECK(dependent > 0);
     // Each axis value of each variant runs somewhere (a value that skips everywhere is untested).
     for (const auto& v : registry())
         for (const auto& ax : v.axes)

@@ -228,7 +228,7 @@ __global__ void __launch_bounds__(kRaw ? 512 : 384, 1)
                 // kernel got here while the transform still runs: its halo is read only once the
                 // transform has completed and its writes are visible. (The weights above were
                 // written by a kernel before the transform.) A no-op in a plain launch.
-                asm volatile("griddepcontrol.wait;" ::: "memory");
+                grid_dependency_wait();
                 Ring<kStages> r;
                 bool first_round = true;
                 TileSched::Cursor cur;

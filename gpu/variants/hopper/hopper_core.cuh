@@ -750,6 +750,7 @@ CS_HOPPER_UNROLL
 template <class T, class Op, class TW = T>
 __global__ void __launch_bounds__(256) prep_input_tiled_kernel(const T* __restrict__ in, TW* __restrict__ out,
                                                                const PrepGeom g, const RangeScale* rs) {
+    grid_launch_dependents();  // a GEMM launched as its programmatic dependent may start (HopperPlan)
     extern __shared__ __align__(16) unsigned char prep_smem[];
     T* tile = reinterpret_cast<T*>(prep_smem);
     const int n = int(blockIdx.x) / g.Hp, Y = int(blockIdx.x) - n * g.Hp;
@@ -765,6 +766,7 @@ __global__ void __launch_bounds__(256) prep_input_tiled_kernel(const T* __restri
 template <class T, class Op, class TW = T>
 __global__ void prep_input_gather_kernel(const T* __restrict__ in, TW* __restrict__ out, const PrepGeom g,
                                          std::int64_t total, const RangeScale* rs) {
+    grid_launch_dependents();  // a GEMM launched as its programmatic dependent may start (HopperPlan)
     const std::int64_t idx = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (idx >= total) return;
     const int cp = int(idx % g.Cp);
@@ -789,10 +791,56 @@ struct PrepWGeom {
     int src_kcrs;     // source layout: KCRS (nchw problems) or KRSC
 };
 
+// b = 1, padf = 0 from NCHW (conv2-5's NCHW rows, the splits' too): per image a [C][H*W] ->
+// [H*W][Cp] transpose through a 64 x 64 shared-memory tile: read as runs of 64 pixels of one
+// channel, written as runs of 64 channels of one pixel (channels C..Cp-1 zero). PrepRow reads a
+// run of W elements per channel (26 bytes on conv3-5's 13-wide images). Grid: (pixel tiles,
+// channel tiles, images); the row pitch keeps both phases free of bank conflicts (4 bytes *
+// an odd count). The KCRS -> KRSC weights are the same map with a filter for an image and its
+// R x S taps for pixels (PrepTranspose::weights).
+struct PrepTranspose {
+    static constexpr int kTile = 64, kThreads = 256;
+    static bool fits(const PrepGeom& g, std::int64_t n) { return g.b == 1 && g.padf == 0 && g.src_nchw && n <= 65535; }
+    static PrepGeom weights(const PrepWGeom& w) { return PrepGeom{w.C, w.R, w.S, w.b, 0, w.Rp, w.Sp, w.Cp, w.src_kcrs}; }
+    static dim3 grid(const PrepGeom& g, std::int64_t n) {
+        return dim3(unsigned((g.H * g.W + kTile - 1) / kTile), unsigned((g.Cp + kTile - 1) / kTile), unsigned(n));
+    }
+};
+// kIn: the input (else the KCRS -> KRSC weights: "images" of filters, R x S "pixels").
+template <class T, class Op, class TW = T, bool kIn = true>
+__global__ void __launch_bounds__(PrepTranspose::kThreads)
+    prep_transpose_kernel(const T* __restrict__ in, TW* __restrict__ out, const PrepGeom g, const RangeScale* rs) {
+    grid_launch_dependents();  // a GEMM launched as its programmatic dependent may start (HopperPlan)
+    constexpr int kT = PrepTranspose::kTile, kRows = PrepTranspose::kThreads / kT;
+    constexpr int kPitch = kT + (sizeof(T) == 2 ? 2 : 1);
+    __shared__ T tile[kT][kPitch];
+    const int HW = g.H * g.W, p0 = int(blockIdx.x) * kT, c0 = int(blockIdx.y) * kT, n = int(blockIdx.z);
+    const int tx = int(threadIdx.x) % kT, ty = int(threadIdx.x) / kT;
+    const T zero = Elem<T>::from(0.0f);
+    const T* src = in + std::int64_t(n) * g.C * HW;
+CS_HOPPER_UNROLL
+    for (int r = ty; r < kT; r += kRows) {  // tile[c - c0][p - p0]
+        const int c = c0 + r, p = p0 + tx;
+        tile[r][tx] = (c < g.C && p < HW) ? src[std::int64_t(c) * HW + p] : zero;
+    }
+    __syncthreads();
+    const SplitScale ss = load_split_scale(Op::kScaled ? rs : nullptr, kIn);
+    const int cp = c0 + tx;
+    if (cp >= g.Cp) return;
+    TW* dst = out + std::int64_t(n) * HW * g.Cp * Op::kParts;
+CS_HOPPER_UNROLL
+    for (int r = ty; r < kT; r += kRows) {
+        const int p = p0 + r;
+        if (p < HW) Op::put(dst + std::int64_t(p) * g.Cp * Op::kParts, cp, g.Cp, tile[tx][r], ss);
+    }
+}
+
+
 // total: value elements (M * Rp * Sp * Cp).
 template <class T, class Op, class TW = T>
 __global__ void prep_weights_kernel(const T* __restrict__ w, TW* __restrict__ out, const PrepWGeom g,
                                     std::int64_t total, const RangeScale* rs) {
+    grid_launch_dependents();  // a GEMM launched as its programmatic dependent may start (HopperPlan)
     const std::int64_t idx = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (idx >= total) return;
     const int cp = int(idx % g.Cp);
@@ -925,7 +973,9 @@ inline void launch_prep_input(const Setup& u, const T* in, TW* out, std::int64_t
         const s2d::VecGeom vg{g.C, g.H, g.W, g.b, g.padf, g.Hp, g.Wp, g.Cp};
         if (!g.src_nchw && s2d::launch_nhwc_vec(vg, int(sizeof(T)), Op::kActive, in, out, n, stream)) return;
     }
-    if (smem <= 48 * 1024) {
+    if (PrepTranspose::fits(g, n)) {
+        prep_transpose_kernel<T, Op, TW><<<PrepTranspose::grid(g, n), PrepTranspose::kThreads, 0, stream>>>(in, out, g, rs);
+    } else if (smem <= 48 * 1024) {
         const std::int64_t blocks = n * g.Hp;
         prep_input_tiled_kernel<T, Op, TW><<<unsigned(blocks), 256, smem, stream>>>(in, out, g, rs);
     } else {
@@ -938,8 +988,14 @@ inline void launch_prep_input(const Setup& u, const T* in, TW* out, std::int64_t
 template <class T, class Op = OperandOf<T>, class TW = T>
 inline void launch_prep_weights(const Setup& u, const T* w, TW* out, cudaStream_t stream,
                                 const RangeScale* rs = nullptr) {
-    const std::int64_t total = u.w_elems / Op::kParts;
-    prep_weights_kernel<T, Op, TW><<<unsigned((total + 255) / 256), 256, 0, stream>>>(w, out, u.pw, total, rs);
+    const PrepGeom tg = PrepTranspose::weights(u.pw);
+    if (PrepTranspose::fits(tg, u.pw.M)) {
+        prep_transpose_kernel<T, Op, TW, false>
+            <<<PrepTranspose::grid(tg, u.pw.M), PrepTranspose::kThreads, 0, stream>>>(w, out, tg, rs);
+    } else {
+        const std::int64_t total = u.w_elems / Op::kParts;
+        prep_weights_kernel<T, Op, TW><<<unsigned((total + 255) / 256), 256, 0, stream>>>(w, out, u.pw, total, rs);
+    }
     CS_CUDA_CHECK_LAUNCH();
 }
 
@@ -974,6 +1030,13 @@ template <class G>
 inline bool transforms_input(const Setup& u, const G& g) {
     return u.tin && !reads_raw_input(g);
 }
+// Whether a GEMM policy can be launched as the input transform's programmatic dependent
+// (after_transform: the persistent kernel's producer waits for the transform's writes before
+// its first load; ws_kernel.cuh). The cp.async and TMA rungs' kernels have no such wait.
+template <class G, class = void>
+struct HasDependentLaunch : std::false_type {};
+template <class G>
+struct HasDependentLaunch<G, std::void_t<decltype(std::declval<G&>().after_transform)>> : std::true_type {};
 
 // The transformed input lives in a workspace sized for `chunk` images (all of the largest call
 // when the workspace limit allows, else run() loops over chunks of images).
@@ -994,6 +1057,7 @@ public:
                                       keep.lo_in, keep.lo_w_half);
             gemm_.out_mul = scale_.out_mul();
         }
+        if constexpr (HasDependentLaunch<Gemm>::value) gemm_.after_transform = transforms_input(u_, gemm_);
     }
 
     void run(const DeviceIO& io, cudaStream_t stream) override {
@@ -1044,7 +1108,11 @@ public:
         const bool raw = reads_raw_input(gemm_);
         std::string d = gemm_.detail() + "; " + u_.what(raw);
         if constexpr (InOp::kScaled) d += "; " + scale_.describe() + split_mutation_note(mut_);
-        if (transforms_input(u_, gemm_)) d += ", workspace " + mib(double(workspace_bytes())) + " (" + std::to_string(chunk_) + " image(s) per chunk)";
+        if (transforms_input(u_, gemm_)) {
+            d += ", workspace " + mib(double(workspace_bytes())) + " (" + std::to_string(chunk_) + " image(s) per chunk)";
+            if constexpr (HasDependentLaunch<Gemm>::value)
+                d += "; the GEMM launched as the input transform's programmatic dependent";
+        }
         return d;
     }
 

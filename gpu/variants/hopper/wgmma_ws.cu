@@ -109,9 +109,14 @@ struct WsGemm {
     const void* key_out = nullptr;
     int key_n = -1;
     const float* out_mul = nullptr;  // the split's 2^(ex+ew) (HopperPlan sets it), else null
+    // Launched as the input transform's programmatic dependent (HopperPlan sets it where the
+    // input transform runs before it): the prologue (barriers, the tensor maps' fetch, the
+    // consumers' registers) under the transform's tail, the producer waiting for its writes.
+    bool after_transform = false;
 
     WsLaunch launch_desc(bool prepare_only) const {
-        return WsLaunch{&a, &b, &o, c.tile, c.schedule, c.epilogue, prepare_only, c.cluster, c.mc_a, nullptr};
+        return WsLaunch{&a, &b, &o, c.tile, c.schedule, c.epilogue, prepare_only, c.cluster, c.mc_a, nullptr, 0,
+                        after_transform && !prepare_only};
     }
     // Sets the kernel's shared memory; with a cluster, `sms` becomes the CTAs that fit at once
     // in clusters (cudaOccupancyMaxActiveClusters x 2), the persistent grid's size.

@@ -314,6 +314,10 @@ __global__ void __launch_bounds__(kWsThreads, 1)
         // ---- producer ----
         setmaxnreg_dec<40>();
         if (tid == 0) {
+            // Launched as the input transform's programmatic dependent (WsLaunch::pdl), the
+            // kernel got here while the transform may still run: the operands are read once it
+            // has completed and its writes are visible. A no-op in a plain launch.
+            grid_dependency_wait();
             Ring<STAGES> r;
             bool first_round = true;  // the ring's stages start free
             const int cslices = a.cslices, S = a.g.S;

@@ -40,6 +40,7 @@ struct WsLaunch {
     bool mc_a = false;  // cluster 2 along the filters (the A tile multicast), else along the pixels
     int* max_ctas = nullptr;  // prepare_only with a cluster: the CTAs that fit at once in clusters
     int split_parts = 0;      // prepare_only, cluster split-K: its clusters' size (max_ctas for it)
+    bool pdl = false;         // launched as the programmatic dependent of the kernel before it (the input transform)
 };
 
 template <class T, int I, bool kPP, class Epi, class TO, int kDown, int kCL = 1, bool kMcA = false, int kCut = kCutNone,
@@ -47,21 +48,24 @@ template <class T, int I, bool kPP, class Epi, class TO, int kDown, int kCL = 1,
 void launch_one(const WsLaunch& l, const WsArgs<TO>& args, cudaStream_t stream) {
     auto* k = ws_kernel<T, I, kPP, Epi, TO, kDown, kCL, kMcA, kCut, kClK>;
     constexpr int smem = WsSmem<T, I, Epi>::kTotal;
-    // A launch of `grid` CTAs in clusters of kCL, or of the split's parts (kClK)
-    // (cudaLaunchKernelEx's form, clusters only).
-    cudaLaunchAttribute attr{};
-    attr.id = cudaLaunchAttributeClusterDimension;
+    // A launch of `grid` CTAs in clusters of kCL, or of the split's parts (kClK), and/or as
+    // the programmatic dependent of the kernel before it (l.pdl): cudaLaunchKernelEx's form.
+    constexpr bool kCluster = kCL > 1 || kClK;
+    cudaLaunchAttribute attr[2]{};
+    attr[0].id = cudaLaunchAttributeClusterDimension;
     // cluster split-K: clusters of the parts of a tile (TileSched::ksplit), else kCL
-    attr.val.clusterDim.x = unsigned(kClK ? args.sched.ksplit : kCL), attr.val.clusterDim.y = 1,
-    attr.val.clusterDim.z = 1;
-    auto cluster_config = [&](int grid) {
+    attr[0].val.clusterDim.x = unsigned(kClK ? args.sched.ksplit : kCL), attr[0].val.clusterDim.y = 1,
+    attr[0].val.clusterDim.z = 1;
+    attr[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[1].val.programmaticStreamSerializationAllowed = 1;
+    auto launch_config = [&](int grid, bool pdl) {
         cudaLaunchConfig_t cfg{};
         cfg.gridDim = dim3(unsigned(grid));
         cfg.blockDim = dim3(kWsThreads);
         cfg.dynamicSmemBytes = smem;
         cfg.stream = stream;
-        cfg.attrs = &attr;
-        cfg.numAttrs = 1;
+        cfg.attrs = kCluster ? attr : attr + 1;
+        cfg.numAttrs = (kCluster ? 1 : 0) + (pdl ? 1 : 0);
         return cfg;
     };
     if (l.prepare_only) {
@@ -74,8 +78,8 @@ void launch_one(const WsLaunch& l, const WsArgs<TO>& args, cudaStream_t stream) 
             int dev = 0, sms = 0, clusters = 0;
             CS_CUDA_CHECK(cudaGetDevice(&dev));
             CS_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-            attr.val.clusterDim.x = unsigned(cl);
-            const cudaLaunchConfig_t cfg = cluster_config(sms / cl * cl);
+            attr[0].val.clusterDim.x = unsigned(cl);
+            const cudaLaunchConfig_t cfg = launch_config(sms / cl * cl, false);
             CS_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, k, &cfg));
             *l.max_ctas = clusters * cl;
         }
@@ -87,10 +91,10 @@ void launch_one(const WsLaunch& l, const WsArgs<TO>& args, cudaStream_t stream) 
         throw cs::Error("hopper: a persistent kernel launched for another tile scheduler than its own");
     if (kClK != (args.sched.mode == TileSched::kSplitKCluster))
         throw cs::Error("hopper: the cluster split-K kernel and scheduler must go together");
-    if constexpr (kCL == 1 && !kClK) {
+    if (!kCluster && !l.pdl) {
         k<<<unsigned(args.sched.grid), kWsThreads, smem, stream>>>(*l.a, *l.b, *l.o, args);
     } else {
-        const cudaLaunchConfig_t cfg = cluster_config(args.sched.grid);
+        const cudaLaunchConfig_t cfg = launch_config(args.sched.grid, l.pdl);
         CS_CUDA_CHECK(cudaLaunchKernelEx(&cfg, k, *l.a, *l.b, *l.o, args));
     }
     CS_CUDA_CHECK_LAUNCH();
