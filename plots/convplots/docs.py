@@ -1197,7 +1197,8 @@ def nchw_cost(path=SWEEP, n=128):
 def _nchw_part(kernel, seen_n2h):
     """Which part of an NCHW row a kernel is: input / weights transform, GEMM, output
     transform, other (cuDNN's two nchwToNhwc kernels: the input's first, then the weights')."""
-    if "prep_weights" in kernel or ("prep_transpose" in kernel and kernel.split(">(")[0].endswith("false")):
+    # prep_transpose_kernel's last template argument: kIn (Nsight Compute writes a bool as 0 / 1)
+    if "prep_weights" in kernel or ("prep_transpose" in kernel and kernel.split(">(")[0].endswith(("false", " 0"))):
         return "weights"
     if "prep_input" in kernel or "prep_transpose" in kernel:
         return "input"
@@ -1242,6 +1243,36 @@ def nchw_split(folder=f"{H200}/nchw_profile_2d48e1c"):
         out.append(f"| {layer} | {variant} | {g3(1000 * _f(b['kernel_ms'])) if b else '-'} | "
                    f"{g3(1000 * _f(a['kernel_ms'])) if a else '-'} | {cell('input')} | {cell('weights')} | "
                    f"{cell('GEMM')} | {cell('output')} | {cell('other')} | {ratio} |")
+    return "\n".join(out) + "\n"
+
+
+def nchw_ab(folder=f"{H200}/nchw_ab_639bf40"):
+    """NCHW rows before and after the transforms' change (scripts/device_nchw_ab.sh: both
+    binaries built on one H200, new then old per layer, full golden check; old.csv, new.csv):
+    new / old kernel time per row, and the fastest fp16 Hopper row against cuDNN's fp16 NCHW
+    row on each side."""
+    new = _pass_ms(_csv_rows(f"{folder}/new.csv"), "layer", "N", "variant")
+    old = _pass_ms(_csv_rows(f"{folder}/old.csv"), "layer", "N", "variant")
+    revs = [sorted({r["git_rev"] for r in _csv_rows(f"{folder}/{x}.csv")})[0] for x in ("old", "new")]
+    variants = sorted({k[2] for k in new}, key=lambda v: (v.startswith("cudnn"), v.startswith("hopper-tma-"), v))
+    short = lambda v: v.replace("hopper-", "")
+    out = [f"NVIDIA H200, NCHW, new / old kernel time ({revs[0]} -> {revs[1]}); tma-fp16: the transforms alone "
+           "(a plain launch); cudnn-fp16: the control", "",
+           "| layer | N | " + " | ".join(short(v) for v in variants) +
+           " | best fp16 / cuDNN, old | best fp16 / cuDNN, new |",
+           "| --- | --- | " + " | ".join("---" for _ in variants) + " | --- | --- |"]
+    for layer in ("conv2", "conv3", "conv4", "conv5"):
+        for n in ("1", "32", "128"):
+            cells = [f"{new[(layer, n, v)] / old[(layer, n, v)]:.3f}" if (layer, n, v) in new and (layer, n, v) in old
+                     else "-" for v in variants]
+            best = []
+            for side in (old, new):
+                ours = [side[(layer, n, v)] for v in variants
+                        if v.endswith("-fp16") and v.startswith("hopper-") and (layer, n, v) in side]
+                c = side.get((layer, n, "cudnn-fp16"))
+                best.append(f"{min(ours) / c:.2f}" if ours and c else "-")
+            if any(x != "-" for x in cells):
+                out.append(f"| {layer} | {n} | " + " | ".join(cells) + f" | {best[0]} | {best[1]} |")
     return "\n".join(out) + "\n"
 
 
@@ -1902,6 +1933,8 @@ GENERATORS = {
     "misses-24": misses_24,
     "h200-nchw-cost": nchw_cost,
     "h200-nchw-split": nchw_split,
+    "h200-nchw-split-639bf40": lambda: nchw_split(f"{H200}/nchw_profile_639bf40"),
+    "h200-nchw-ab": nchw_ab,
     "h200-n1-shift": n1_shift,
     "h200-hopper-ladder": lambda: hopper_ladder(H200, HOPPER_LADDER + ["hopper-m256k64-fp16", "hopper-halo-fp16"]),
     "h200-hopper-profile": lambda: hopper_profile("profile_hopper_ladder_n128.csv", H200),

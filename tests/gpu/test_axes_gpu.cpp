@@ -59,12 +59,15 @@ TEST_CASE("every axis value of every variant matches the CPU reference", "[gpu][
                             continue;
                         }
                         REQUIRE(r.err.max_rel_err <= r.threshold);
-                        // The persistent rungs' NCHW rows transform the input first and launch the
-                        // GEMM as the transform's programmatic dependent (the check above covers
-                        // the early start: the producer's wait before its first load).
+                        // The persistent rungs' NCHW rows transform the input first; launch=pdl
+                        // makes the GEMM the transform's programmatic dependent (the check above
+                        // covers the early start: the producer's wait before its first load).
                         if (layout == Layout::nchw && test::has(r.detail, "TMA producer warpgroup")) {
-                            REQUIRE(test::has(r.detail, "the GEMM launched as the input transform's programmatic dependent"));
-                            ++dependent;
+                            const bool pdl = test::has(r.config, "launch=pdl");
+                            REQUIRE(pdl == test::has(r.detail, "the GEMM launched as the input transform's programmatic dependent"));
+                            if (val == "pdl") REQUIRE(pdl);
+                            if (val == "plain") REQUIRE(!pdl);
+                            dependent += pdl ? 1 : 0;
                         }
                         // The plan ran what was asked ("auto" resolves to a scheduler by name).
                         if (val != "auto") REQUIRE(test::has(r.config, ax.name + "=" + val));

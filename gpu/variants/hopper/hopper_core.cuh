@@ -620,16 +620,11 @@ struct PrepGeom {
 // of them to shared memory. No integer division per element: the NCHW index is split with a
 // float reciprocal and a +-1 fix-up, and each lane decodes its (at most 8) channels
 // c' = lane + 32k once.
-// Measured (H200, N=128): the first version (a division-heavy load -> st.shared loop, one
-// load in flight per thread) took ~0.165 ms for conv1's space-to-depth (40 MB in, 40 MB out),
-// this one ~0.115 ms (conv1 NHWC 0.258 ms in rung 1 against 0.143 for its GEMM alone) — still
-// ~0.7 TB/s, far from the ~20 us that 80 MB allow: each block still waits b dependent rounds
-// of 2-byte loads. The NCHW rows of conv2-5 pay +0.04-0.06 ms (input transform, the
-// per-element KCRS->KRSC weight kernel and the scalar NCHW epilogue). Next: 16-byte vector
-// loads/stores over several output rows per block, or no transform at all — the space-to-
-// depth folded into rung 1's loader (4 consecutive s2d channels of conv1 are 8 contiguous
-// bytes of the NHWC input: cp.async of 8 bytes) and NCHW read as an MN-major wgmma operand. The two phases are __host__ __device__ with explicit thread
-// ids so that a host program can emulate a block (tests/hopper_prep_emulation.cu).
+// Measured (H200, N=128, plots/h200/nchw_profile_2d48e1c): ~0.7 TB/s on conv1's space-to-
+// depth and ~0.4 TB/s from NCHW on conv2-5 (runs of W elements a channel): a layout change
+// alone (b = 1) goes through PrepTranspose below instead. The two phases are __host__
+// __device__ with explicit thread ids so that a host program can emulate a block
+// (tests/hopper_prep_emulation.cu).
 // #pragma unroll in __host__ __device__ code, for the device pass only (the host compiler warns).
 #if defined(__CUDA_ARCH__)
 #define CS_HOPPER_UNROLL _Pragma("unroll")
@@ -797,7 +792,10 @@ struct PrepWGeom {
 // run of W elements per channel (26 bytes on conv3-5's 13-wide images). Grid: (pixel tiles,
 // channel tiles, images); the row pitch keeps both phases free of bank conflicts (4 bytes *
 // an odd count). The KCRS -> KRSC weights are the same map with a filter for an image and its
-// R x S taps for pixels (PrepTranspose::weights).
+// R x S taps for pixels (PrepTranspose::weights). Measured (H200, N=128, fp16, plots/h200/
+// nchw_profile_639bf40): the input of conv5 in 14 us and of conv2 in 15 (PrepRow 47 each,
+// cuDNN's nchwToNhwc 14 and 15); the weights of conv2 in 5 us (the element-per-thread kernel
+// 7, cuDNN 4), of conv5 in 9.5 (9.4; 7): 9 taps fill 9 of a tile's 64 pixel columns.
 struct PrepTranspose {
     static constexpr int kTile = 64, kThreads = 256;
     static bool fits(const PrepGeom& g, std::int64_t n) { return g.b == 1 && g.padf == 0 && g.src_nchw && n <= 65535; }
@@ -1031,12 +1029,13 @@ inline bool transforms_input(const Setup& u, const G& g) {
     return u.tin && !reads_raw_input(g);
 }
 // Whether a GEMM policy can be launched as the input transform's programmatic dependent
-// (after_transform: the persistent kernel's producer waits for the transform's writes before
-// its first load; ws_kernel.cuh). The cp.async and TMA rungs' kernels have no such wait.
+// (after_transform: set where the transform runs; dependent_launch(): whether it then is —
+// the persistent kernel's producer waits for the transform's writes before its first load,
+// ws_kernel.cuh). The cp.async and TMA rungs' kernels have no such wait.
 template <class G, class = void>
 struct HasDependentLaunch : std::false_type {};
 template <class G>
-struct HasDependentLaunch<G, std::void_t<decltype(std::declval<G&>().after_transform)>> : std::true_type {};
+struct HasDependentLaunch<G, std::void_t<decltype(std::declval<const G&>().dependent_launch())>> : std::true_type {};
 
 // The transformed input lives in a workspace sized for `chunk` images (all of the largest call
 // when the workspace limit allows, else run() loops over chunks of images).
@@ -1111,7 +1110,7 @@ public:
         if (transforms_input(u_, gemm_)) {
             d += ", workspace " + mib(double(workspace_bytes())) + " (" + std::to_string(chunk_) + " image(s) per chunk)";
             if constexpr (HasDependentLaunch<Gemm>::value)
-                d += "; the GEMM launched as the input transform's programmatic dependent";
+                if (gemm_.dependent_launch()) d += "; the GEMM launched as the input transform's programmatic dependent";
         }
         return d;
     }

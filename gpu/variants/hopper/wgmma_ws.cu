@@ -74,11 +74,12 @@ struct WsChoice {
     int ksplit = 1;
     int cluster = 1;  // CTAs per cluster (2: a tile multicast)
     bool mc_a = false;  // cluster along the filters: the A tile multicast (axis value 1x2), else B (2)
+    bool pdl = false;   // launched as the input transform's programmatic dependent (launch=pdl)
     std::string config() const {
         return "tile=" + tile_name(tile) + ";schedule=" +
                (schedule == Schedule::cooperative ? "cooperative" : "pingpong") + ";scheduler=" + scheduler +
                ";epilogue=" + (epilogue == Epilogue::direct ? "direct" : "tma-store") + ";cluster=" +
-               (mc_a ? std::string("1x2") : std::to_string(cluster));
+               (mc_a ? std::string("1x2") : std::to_string(cluster)) + ";launch=" + (pdl ? "pdl" : "plain");
     }
     // The filter tiles of M filters: along the filters (mc_a) pairs of them, an odd count
     // padded by a phantom tile past M.
@@ -109,14 +110,16 @@ struct WsGemm {
     const void* key_out = nullptr;
     int key_n = -1;
     const float* out_mul = nullptr;  // the split's 2^(ex+ew) (HopperPlan sets it), else null
-    // Launched as the input transform's programmatic dependent (HopperPlan sets it where the
-    // input transform runs before it): the prologue (barriers, the tensor maps' fetch, the
-    // consumers' registers) under the transform's tail, the producer waiting for its writes.
+    // HopperPlan sets it where the input transform runs before the GEMM; with launch=pdl the
+    // GEMM is then the transform's programmatic dependent: its prologue (barriers, the tensor
+    // maps' fetch, the consumers' registers) under the transform's tail, the producer waiting
+    // for the transform's writes before its first load.
     bool after_transform = false;
+    bool dependent_launch() const { return after_transform && c.pdl; }
 
     WsLaunch launch_desc(bool prepare_only) const {
         return WsLaunch{&a, &b, &o, c.tile, c.schedule, c.epilogue, prepare_only, c.cluster, c.mc_a, nullptr, 0,
-                        after_transform && !prepare_only};
+                        dependent_launch() && !prepare_only};
     }
     // Sets the kernel's shared memory; with a cluster, `sms` becomes the CTAs that fit at once
     // in clusters (cudaOccupancyMaxActiveClusters x 2), the persistent grid's size.
@@ -308,6 +311,13 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
             epi_note = " (TMA store not possible: " + why + ")";
         }
     }
+    // launch (auto: pdl for 16-bit operands, plain for fp32 ones — under a programmatic launch
+    // the tf32 and 3xTF32 NCHW rows ran 10-50 us past their kernels' sum, NOTES.md "NCHW on
+    // conv2-5 under Nsight Compute"); only where a transform runs before the GEMM.
+    const std::string launch = axis("launch", d.launch);
+    if (launch == "pdl" && !u.tin)
+        throw Skip("launch=pdl: no transform runs before the GEMM here (the NHWC input read in place)");
+    c.pdl = u.tin && (launch == "pdl" || (launch == "auto" && es == 2));
     Gemm gemm;
     gemm.c = c;
     gemm.sms = sms;
@@ -383,6 +393,10 @@ std::vector<Axis> ws_axes() {
          "CTAs per cluster: 2 puts the CTAs of adjacent pixel rows on the same filters in a cluster, each "
          "loading half of the B tile and multicasting it to both; 1x2 the CTAs of adjacent filter tiles on the same "
          "pixel rows, each loading half of the A tile (data-parallel or split-K)"},
+        {"launch", {"auto", "pdl", "plain"},
+         "where an input transform runs first (NCHW, channel padding, the fp32-class splits): the GEMM launched as "
+         "its programmatic dependent (its prologue under the transform's last blocks), or after it completes (auto: "
+         "pdl for 16-bit operands, plain for fp32 ones)"},
     };
 }
 

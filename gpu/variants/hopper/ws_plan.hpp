@@ -1,6 +1,6 @@
 // The persistent Hopper kernel's plan (wgmma_ws.cu) as the family spec (family.cu) calls it:
 // a rung is a default point in the space of policies, and each policy is an axis a sweep can
-// walk (tile, schedule, scheduler, epilogue, cluster).
+// walk (tile, schedule, scheduler, epilogue, cluster, launch).
 #pragma once
 
 #include "family.hpp"
@@ -21,6 +21,7 @@ struct WsDefaults {
     std::string epilogue = "direct";        // direct | tma-store (falls back to direct where it cannot run)
     std::string cluster = "1";              // 1 | 2: clusters of two CTAs sharing (multicasting) the B tile | 1x2: the A tile
     std::string tile = "";                  // a tiles.hpp name, or empty: the measured table (tuned_tiles.inc), else the rule
+    std::string launch = "auto";            // auto | pdl | plain: the GEMM as the input transform's programmatic dependent
 };
 
 // The axes of the persistent rungs, with every value.
