@@ -311,13 +311,14 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
             epi_note = " (TMA store not possible: " + why + ")";
         }
     }
-    // launch (auto: pdl for 16-bit operands, plain for fp32 ones — under a programmatic launch
-    // the tf32 and 3xTF32 NCHW rows ran 10-50 us past their kernels' sum, NOTES.md "NCHW on
-    // conv2-5 under Nsight Compute"); only where a transform runs before the GEMM.
+    // launch, only where a transform runs before the GEMM. auto: pdl where the units fit one
+    // wave (N=1: 1-8% faster in every class), plain past it (the ping-pong and 3xTF32 rows up
+    // to 15% slower under a programmatic launch at N=32 and 128; the rest within a few
+    // percent either way): NOTES.md "NCHW on conv2-5", table h200-launch-axis.
     const std::string launch = axis("launch", d.launch);
     if (launch == "pdl" && !u.tin)
         throw Skip("launch=pdl: no transform runs before the GEMM here (the NHWC input read in place)");
-    c.pdl = u.tin && (launch == "pdl" || (launch == "auto" && es == 2));
+    c.pdl = u.tin && (launch == "pdl" || (launch == "auto" && units <= slots));
     Gemm gemm;
     gemm.c = c;
     gemm.sms = sms;
@@ -396,7 +397,7 @@ std::vector<Axis> ws_axes() {
         {"launch", {"auto", "pdl", "plain"},
          "where an input transform runs first (NCHW, channel padding, the fp32-class splits): the GEMM launched as "
          "its programmatic dependent (its prologue under the transform's last blocks), or after it completes (auto: "
-         "pdl for 16-bit operands, plain for fp32 ones)"},
+         "pdl where the tiles fit one wave, plain past it)"},
     };
 }
 
