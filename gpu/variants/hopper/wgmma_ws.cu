@@ -311,14 +311,15 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
             epi_note = " (TMA store not possible: " + why + ")";
         }
     }
-    // launch, only where a transform runs before the GEMM. auto: pdl where the units fit one
-    // wave (N=1: 1-8% faster in every class), plain past it (the ping-pong and 3xTF32 rows up
-    // to 15% slower under a programmatic launch at N=32 and 128; the rest within a few
-    // percent either way): NOTES.md "NCHW on conv2-5", table h200-launch-axis.
+    // launch, only where a transform runs before the GEMM. auto: pdl where the units leave
+    // half the SMs or more idle (split-K's case; N=1: 1-8% faster in every class and rung),
+    // plain elsewhere (at N=32 and 128, one wave of tiles included, the ping-pong and 3xTF32
+    // rows up to 15% slower under a programmatic launch, the rest within a few percent either
+    // way): NOTES.md "NCHW on conv2-5", table h200-launch-axis.
     const std::string launch = axis("launch", d.launch);
     if (launch == "pdl" && !u.tin)
         throw Skip("launch=pdl: no transform runs before the GEMM here (the NHWC input read in place)");
-    c.pdl = u.tin && (launch == "pdl" || (launch == "auto" && units <= slots));
+    c.pdl = u.tin && (launch == "pdl" || (launch == "auto" && 2 * units <= slots));
     Gemm gemm;
     gemm.c = c;
     gemm.sms = sms;
@@ -397,7 +398,7 @@ std::vector<Axis> ws_axes() {
         {"launch", {"auto", "pdl", "plain"},
          "where an input transform runs first (NCHW, channel padding, the fp32-class splits): the GEMM launched as "
          "its programmatic dependent (its prologue under the transform's last blocks), or after it completes (auto: "
-         "pdl where the tiles fit one wave, plain past it)"},
+         "pdl where the tiles leave half the SMs or more idle, plain elsewhere)"},
     };
 }
 

@@ -21,7 +21,7 @@ struct WsDefaults {
     std::string epilogue = "direct";        // direct | tma-store (falls back to direct where it cannot run)
     std::string cluster = "1";              // 1 | 2: clusters of two CTAs sharing (multicasting) the B tile | 1x2: the A tile
     std::string tile = "";                  // a tiles.hpp name, or empty: the measured table (tuned_tiles.inc), else the rule
-    std::string launch = "auto";            // auto (pdl within one wave of tiles) | pdl | plain: the GEMM as the input transform's programmatic dependent
+    std::string launch = "auto";            // auto (pdl where the tiles leave half the SMs idle) | pdl | plain: the GEMM as the input transform's programmatic dependent
 };
 
 // The axes of the persistent rungs, with every value.
