@@ -2,8 +2,7 @@
 # The persistent rungs' `launch` axis (pdl | plain) on the rows where a transform runs before
 # the GEMM, in one device call (NOTES.md "NCHW on conv2-5"): build, every GPU test, then the
 # NCHW rows of conv2-5 at N=1/32/128 in every operand class with both launch values side by
-# side in one process (sampled check), so that auto's rule (pdl for 16-bit operands, plain for
-# fp32 ones) reads a same-process measurement.
+# side in one process (sampled check): the measurement auto's rule reads (wgmma_ws.cu).
 #
 #   OUT=$OUT CONVSTUDY_GIT_REV=<rev> scripts/device_launch_axis.sh
 #

@@ -9,8 +9,11 @@
 #   scripts/compare_pack.sh --src OLD_REV && device call (carry .ab):
 #   OUT=$OUT CONVSTUDY_GIT_REV=<this tree's> scripts/device_nchw_ab.sh
 #
-# Files under $OUT: log.txt, gpu_tests.log, new.csv, old.csv, compare.txt. Time (H200): the
-# builds ~300 s, the GPU tests ~100 s, the sweeps ~150 s (DEADLINE stops them in time).
+# Files under $OUT: log.txt, gpu_tests.log, new.csv, old.csv, compare.txt. Time (H200, 639bf40):
+# the two builds with the GPU tests' (TESTS=1) and the tests took ~470 s, which left the sweeps
+# (~60 s) no time before DEADLINE; they ran in the next call on the warm machine, whose
+# /tmp/ab still held both binaries: `AB_BUILT=1 SWEEP_ARGS=... scripts/device_compare.sh`.
+# TESTS=0 fits all in one call.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 OUT=${OUT:-out/nchw_ab}

@@ -1222,8 +1222,7 @@ def nchw_split(folder=f"{H200}/nchw_profile_2d48e1c"):
     """How an NCHW row's time splits between its kernels (scripts/device_nchw_profile.sh: one
     profiled launch per row, N=128, Nsight Compute's GPU time per kernel), beside the row's
     kernel_ms (the sweep's median, the same call) and the same row in NHWC."""
-    rows = {r["row"]: None for r in _csv_rows(f"{folder}/kernels_nchw.csv")}
-    parts = {}
+    parts = {}  # row -> part -> us, in the kernels CSV's row order
     for r in _csv_rows(f"{folder}/kernels_nchw.csv"):
         d = parts.setdefault(r["row"], {})
         part = _nchw_part(r["kernel"], "input" in d and "nchwToNhwc" in r["kernel"])
@@ -1235,13 +1234,13 @@ def nchw_split(folder=f"{H200}/nchw_profile_2d48e1c"):
            "| layer | row | row NHWC | row NCHW | input transform | weight transform | GEMM | output transform | "
            "other | NCHW GEMM / NHWC GEMM |",
            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
-    for key in rows:
-        layer, n, variant, layout = key.split()[:4]
+    for key in parts:
+        layer, n, variant, layout, *rest = key.split()
         if layout != "nchw":
             continue
-        twin = f"{layer} {n} {variant} nhwc " + " ".join(key.split()[4:])
-        a = sweep.get((layer, n.split("=")[1], variant, "nchw"))
-        b = sweep.get((layer, n.split("=")[1], variant, "nhwc"))
+        twin = " ".join([layer, n, variant, "nhwc", *rest])
+        n = n.split("=")[1]
+        a, b = sweep.get((layer, n, variant, "nchw")), sweep.get((layer, n, variant, "nhwc"))
         d, e = parts[key], parts.get(twin, {})
         cell = lambda k: g3(d[k]) if k in d else "-"
         ratio = f"{d['GEMM'] / e['GEMM']:.2f}" if "GEMM" in d and "GEMM" in e else "-"
