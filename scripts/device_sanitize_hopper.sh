@@ -5,7 +5,7 @@
 # N=1 and the odd shapes in both layouts (the NCHW rows run the transpose transforms and, at
 # these one-wave sizes, the GEMM as the input transform's programmatic dependent), each tool's
 # planted-error control first. The list is ffcac3c's summary's
-# (plots/h200/sanitizer_hopper_ffcac3c.log: 200 jobs in one call).
+# (plots/h200/sanitizer_hopper_91245a6.log: 200 jobs in one call, clean).
 #
 #   OUT=$OUT CONVSTUDY_GIT_REV=<rev> scripts/device_sanitize_hopper.sh
 #
