@@ -757,9 +757,10 @@ __global__ void __launch_bounds__(256) prep_input_tiled_kernel(const T* __restri
 }
 
 // The same map one element per thread (no shared memory): for images whose tile would not
-// fit in 48 KB. total: value elements (pixels * Cp).
-template <class T, class Op, class TW = T>
-__global__ void prep_input_gather_kernel(const T* __restrict__ in, TW* __restrict__ out, const PrepGeom g,
+// fit in 48 KB, and for the weights where the transpose does not apply (kIn false: filters for
+// images, R x S taps for pixels, PrepTranspose::weights). total: value elements (pixels * Cp).
+template <class T, class Op, class TW = T, bool kIn = true>
+__global__ void prep_gather_kernel(const T* __restrict__ in, TW* __restrict__ out, const PrepGeom g,
                                          std::int64_t total, const RangeScale* rs) {
     grid_launch_dependents();  // a GEMM launched as its programmatic dependent may start (HopperPlan)
     const std::int64_t idx = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -776,7 +777,7 @@ __global__ void prep_input_gather_kernel(const T* __restrict__ in, TW* __restric
         const int y = g.b * Y + ch.dy - g.padf, x = g.b * X + ch.dx - g.padf;
         if (y >= 0 && y < g.H && x >= 0 && x < g.W) v = in[s2d::offset(g.src_nchw, n, ch.c, y, x, g.C, g.H, g.W)];
     }
-    Op::put(out + (idx - cp) * Op::kParts, cp, g.Cp, v, load_split_scale(Op::kScaled ? rs : nullptr, true));
+    Op::put(out + (idx - cp) * Op::kParts, cp, g.Cp, v, load_split_scale(Op::kScaled ? rs : nullptr, kIn));
 }
 
 struct PrepWGeom {
@@ -831,29 +832,6 @@ CS_HOPPER_UNROLL
         const int p = p0 + r;
         if (p < HW) Op::put(dst + std::int64_t(p) * g.Cp * Op::kParts, cp, g.Cp, tile[tx][r], ss);
     }
-}
-
-
-// total: value elements (M * Rp * Sp * Cp).
-template <class T, class Op, class TW = T>
-__global__ void prep_weights_kernel(const T* __restrict__ w, TW* __restrict__ out, const PrepWGeom g,
-                                    std::int64_t total, const RangeScale* rs) {
-    grid_launch_dependents();  // a GEMM launched as its programmatic dependent may start (HopperPlan)
-    const std::int64_t idx = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (idx >= total) return;
-    const int cp = int(idx % g.Cp);
-    std::int64_t q = idx / g.Cp;
-    const int sp = int(q % g.Sp);
-    q /= g.Sp;
-    const int rp = int(q % g.Rp);
-    const int m = int(q / g.Rp);
-    T v = Elem<T>::from(0.0f);
-    if (cp < g.C * g.b * g.b) {
-        const s2d::Channel ch = s2d::channel(cp, g.C, g.b);
-        const int r = g.b * rp + ch.dy, s = g.b * sp + ch.dx;
-        if (r < g.R && s < g.S) v = w[s2d::offset(g.src_kcrs, m, ch.c, r, s, g.C, g.R, g.S)];
-    }
-    Op::put(out + (idx - cp) * Op::kParts, cp, g.Cp, v, load_split_scale(Op::kScaled ? rs : nullptr, false));
 }
 
 // ---- host side: what a problem needs before the GEMM -------------------------------------
@@ -978,7 +956,7 @@ inline void launch_prep_input(const Setup& u, const T* in, TW* out, std::int64_t
         prep_input_tiled_kernel<T, Op, TW><<<unsigned(blocks), 256, smem, stream>>>(in, out, g, rs);
     } else {
         const std::int64_t total = n * u.ws_img / Op::kParts;
-        prep_input_gather_kernel<T, Op, TW><<<unsigned((total + 255) / 256), 256, 0, stream>>>(in, out, g, total, rs);
+        prep_gather_kernel<T, Op, TW><<<unsigned((total + 255) / 256), 256, 0, stream>>>(in, out, g, total, rs);
     }
     CS_CUDA_CHECK_LAUNCH();
 }
@@ -992,7 +970,7 @@ inline void launch_prep_weights(const Setup& u, const T* w, TW* out, cudaStream_
             <<<PrepTranspose::grid(tg, u.pw.M), PrepTranspose::kThreads, 0, stream>>>(w, out, tg, rs);
     } else {
         const std::int64_t total = u.w_elems / Op::kParts;
-        prep_weights_kernel<T, Op, TW><<<unsigned((total + 255) / 256), 256, 0, stream>>>(w, out, u.pw, total, rs);
+        prep_gather_kernel<T, Op, TW, false><<<unsigned((total + 255) / 256), 256, 0, stream>>>(w, out, tg, total, rs);
     }
     CS_CUDA_CHECK_LAUNCH();
 }
