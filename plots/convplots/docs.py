@@ -1203,7 +1203,7 @@ def _nchw_part(kernel, seen_n2h):
     """Which part of an NCHW row a kernel is: input / weights transform, GEMM, output
     transform, other (cuDNN's two nchwToNhwc kernels: the input's first, then the weights')."""
     # prep_transpose_kernel's and prep_gather_kernel's last template argument: kIn (Nsight
-    # Compute writes a bool as 0 / 1); prep_weights_kernel: the gather's weights before 414ec4a
+    # Compute writes a bool as 0 / 1); prep_weights_kernel: the gather's weights before beb80c6
     kin = ("prep_transpose" in kernel or "prep_gather" in kernel)
     if "prep_weights" in kernel or (kin and kernel.split(">(")[0].endswith(("false", " 0"))):
         return "weights"

@@ -761,7 +761,7 @@ __global__ void __launch_bounds__(256) prep_input_tiled_kernel(const T* __restri
 // images, R x S taps for pixels, PrepTranspose::weights). total: value elements (pixels * Cp).
 template <class T, class Op, class TW = T, bool kIn = true>
 __global__ void prep_gather_kernel(const T* __restrict__ in, TW* __restrict__ out, const PrepGeom g,
-                                         std::int64_t total, const RangeScale* rs) {
+                                   std::int64_t total, const RangeScale* rs) {
     grid_launch_dependents();  // a GEMM launched as its programmatic dependent may start (HopperPlan)
     const std::int64_t idx = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (idx >= total) return;
