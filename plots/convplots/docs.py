@@ -1257,9 +1257,9 @@ def nchw_ab(folder=f"{H200}/nchw_ab_639bf40"):
     binaries built on one H200, new then old per layer, full golden check; old.csv, new.csv):
     new / old kernel time per row, and the fastest fp16 Hopper row against cuDNN's fp16 NCHW
     row on each side."""
-    new = _pass_ms(_csv_rows(f"{folder}/new.csv"), "layer", "N", "variant")
-    old = _pass_ms(_csv_rows(f"{folder}/old.csv"), "layer", "N", "variant")
-    revs = [sorted({r["git_rev"] for r in _csv_rows(f"{folder}/{x}.csv")})[0] for x in ("old", "new")]
+    csv = {x: _csv_rows(f"{folder}/{x}.csv") for x in ("old", "new")}
+    new, old = (_pass_ms(csv[x], "layer", "N", "variant") for x in ("new", "old"))
+    revs = [sorted({r["git_rev"] for r in csv[x]})[0] for x in ("old", "new")]
     variants = sorted({k[2] for k in new}, key=lambda v: (v.startswith("cudnn"), v.startswith("hopper-tma-"), v))
     short = lambda v: v.replace("hopper-", "")
     out = [f"NVIDIA H200, NCHW, new / old kernel time ({revs[0]} -> {revs[1]}); tma-fp16: the transforms alone "
@@ -1286,10 +1286,7 @@ def launch_axis(path=f"{H200}/launch_axis_4334f52.csv"):
     """The persistent rungs' launch axis on the NCHW rows (scripts/device_launch_axis.sh: both
     values side by side in one process, sampled check): pdl / plain kernel time per row."""
     rows = _csv_rows(path)
-    t = {}
-    for r in rows:
-        if r["status"] == "PASS":
-            t[(r["layer"], r["N"], r["variant"], r["axes"])] = _f(r["kernel_ms"])
+    t = _pass_ms(rows, "layer", "N", "variant", "axes")
     variants = sorted({k[2] for k in t}, key=lambda v: ("3x" in v, "tf32" in v, "bf16" in v, v))
     revs = ", ".join(sorted({r["git_rev"] for r in rows}))
     out = [f"NVIDIA H200, NCHW ({revs}), kernel time with launch=pdl / with launch=plain (below 1: the "
