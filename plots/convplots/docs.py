@@ -281,6 +281,43 @@ def _pass_ms(rows, *cols):
     return {tuple(r[c] for c in cols): _f(r["kernel_ms"]) for r in rows if r["status"] == "PASS"}
 
 
+# Every Hopper rung and cuDNN's tensor-core rows on the GPU code after the reference sweep's
+# (852eed6: the weights' transform folded into the input gather kernel, beb80c6), two H200 calls
+# merged: scripts/device_goals.sh, then the rungs it leaves out (wgmma, tma, the fp32-class splits).
+HOPPER_852 = f"{H200}/hopper_852eed6.csv"
+
+
+def rung_status(path):
+    """Per rung of a sweep (the class taken off its name), the rows PASSed, SKIPped and FAILed in
+    each class over every layer, batch and layout it ran, with the distinct SKIP reasons."""
+    rows = _csv_rows(path)
+    classes = ("fp16", "bf16", "tf32", "3xtf32", "3xfp16")
+    count, reasons = {}, {}
+    for r in rows:
+        base, _, cls = r["variant"].rpartition("-")
+        if cls == "s2d":
+            base, _, cls = base.rpartition("-")
+            base += "-*-s2d"
+        count.setdefault(base, {}).setdefault(cls, {}).setdefault(r["status"], 0)
+        count[base][cls][r["status"]] += 1
+        if r["status"] == "SKIP":
+            reasons.setdefault(base, set()).add(r["reason"].split("; this layer")[0])
+    rev = ", ".join(sorted({r["git_rev"] for r in rows}))
+    devices = ", ".join(sorted({r["device"] for r in rows}))
+    batches = ", ".join(sorted({r["N"] for r in rows}, key=int))
+    layouts = ", ".join(sorted({r["layout"] for r in rows}))
+    out = [f"{devices}, {rev}: rows by status per rung and class (conv1-5, N = {batches}, {layouts}); "
+           f"{len(rows)} rows, {sum(r['status'] == 'FAIL' for r in rows)} FAIL", "",
+           "| rung | " + " | ".join(classes) + " | SKIP reason |", "| --- | " + " | ".join("---" for _ in classes) + " | --- |"]
+    for base in sorted(count, key=lambda b: (b.startswith("cudnn"), b)):
+        cells = []
+        for c in classes:
+            st = count[base].get(c)
+            cells.append(", ".join(f"{st[k]} {k}" for k in ("PASS", "SKIP", "FAIL") if st.get(k)) if st else "-")
+        out.append(f"| {base} | " + " | ".join(cells) + " | " + "; ".join(sorted(reasons.get(base, ()))) + " |")
+    return "\n".join(out) + "\n"
+
+
 def rung_against(name, rung, others):
     """A new rung against hopper-tmastore, other rungs and cuDNN, NHWC, conv2-5, N=1/32/128, one
     H100 call (plots/h100/<name>: sampled check, 20 repeats), three classes."""
@@ -2010,9 +2047,10 @@ GENERATORS = {
     "h200-m64-sass": m64_sass,
     "h100-goals-24": lambda: goals_24(f"{H100}/goals_24.csv"),
     "h200-goals-24-22e4765": lambda: goals_24(f"{H200}/sweep_22e4765_conv1-3.csv"),
-    "h200-goals-24-fd7de4f": lambda: goals_24(f"{H200}/sweep_all_variants_fd7de4f.csv"),
     "h200-goals-24-45cfc36": lambda: goals_24(f"{H200}/sweep_all_variants_45cfc36.csv"),
     "h200-goals-24-7009817": lambda: goals_24(f"{H200}/sweep_all_variants_7009817.csv"),
+    "h200-goals-24-852eed6": lambda: goals_24(HOPPER_852),
+    "h200-hopper-852eed6-status": lambda: rung_status(HOPPER_852),
     "h200-goals-24-6f97f15-a": lambda: goals_24(f"{H200}/goals/goals_6f97f15_a.csv"),
     "h200-goals-24-6f97f15-b": lambda: goals_24(f"{H200}/goals/goals_6f97f15_b.csv"),
     "h200-n1-m64-kernels": n1_m64_kernels,
