@@ -15,7 +15,9 @@
 # row (the row with each @ as _ and each = as -; ncu --csv --page details: one line per kernel,
 # section and metric), in the order of ROWS, each as soon as it is done. MEMORY=1 adds the
 # memory sections (shared-memory wavefronts and bank conflicts: MemoryWorkloadAnalysis and its
-# tables).
+# tables). SOURCE=1 adds, per row, the source page of the timed repeat's first kernel (the
+# GEMM of an NHWC row; cuDNN's first kernel of its timed repeat): the SASS instructions its
+# warps wait at, with the stall reasons (scripts/ncu_source_top.py) -> source_<row>.txt.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 OUT=${OUT:-out/ncu}
@@ -44,5 +46,19 @@ for row in $ROWS; do
         --log-file "$OUT/ncu_$label.csv" build-device/convstudy run --variant "$v" "${axes[@]}" --layer "$LAYER" --batch "$N" \
         --layout nhwc --check sampled --no-cpu-timing --engine-choices none --warmup 2 --repeats 1 |
         tail -3
+    if [[ ${SOURCE:-0} == 1 ]]; then
+        stamp "ncu source page $row"
+        "$NCU" --clock-control none --nvtx --nvtx-include "convstudy@timed kernels/" -c 1 \
+            --section SourceCounters --section WarpStateStats --section SpeedOfLight --import-source no -f -o "/tmp/src_$label" \
+            build-device/convstudy run --variant "$v" "${axes[@]}" --layer "$LAYER" --batch "$N" --layout nhwc \
+            --check sampled --no-cpu-timing --engine-choices none --warmup 2 --repeats 1 >/dev/null 2>&1
+        {
+            "$NCU" -i "/tmp/src_$label.ncu-rep" --page details --print-units base --section SpeedOfLight 2>&1 |
+                grep -E "^  [a-zA-Z_].*\(|Duration|Compute \(SM\) Throughput" | head -4
+            "$NCU" -i "/tmp/src_$label.ncu-rep" --page source --print-source sass --csv 2>&1 |
+                python3 scripts/ncu_source_top.py "${TOP:-40}"
+        } >"$OUT/source_$label.txt" 2>&1
+        head -22 "$OUT/source_$label.txt"
+    fi
 done
 stamp "done"
