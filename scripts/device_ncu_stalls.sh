@@ -15,8 +15,8 @@
 # row (the row with each @ as _ and each = as -; ncu --csv --page details: one line per kernel,
 # section and metric), in the order of ROWS, each as soon as it is done. MEMORY=1 adds the
 # memory sections (shared-memory wavefronts and bank conflicts: MemoryWorkloadAnalysis and its
-# tables). SOURCE=1 adds, per row, the source page of the timed repeat's first kernel (the
-# GEMM of an NHWC row; cuDNN's first kernel of its timed repeat): the SASS instructions its
+# tables). SOURCE=1 adds, per row, the source page of the timed repeat's first GEMM kernel (SRC_KERNEL,
+# an ncu -k filter, default the names of our GEMMs and cuDNN's sm90 ones): the SASS instructions its
 # warps wait at, with the stall reasons (scripts/ncu_source_top.py) -> source_<row>.txt.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
@@ -48,7 +48,7 @@ for row in $ROWS; do
         tail -3
     if [[ ${SOURCE:-0} == 1 ]]; then
         stamp "ncu source page $row"
-        "$NCU" --clock-control none --nvtx --nvtx-include "convstudy@timed kernels/" -c 1 \
+        "$NCU" --clock-control none --nvtx --nvtx-include "convstudy@timed kernels/" -k "regex:${SRC_KERNEL:-sm90_xmma|cutlass|ws_kernel|halo_kernel|gemm}" -c 1 \
             --section SourceCounters --section WarpStateStats --section SpeedOfLight --import-source no -f -o "/tmp/src_$label" \
             build-device/convstudy run --variant "$v" "${axes[@]}" --layer "$LAYER" --batch "$N" --layout nhwc \
             --check sampled --no-cpu-timing --engine-choices none --warmup 2 --repeats 1 >/dev/null 2>&1
