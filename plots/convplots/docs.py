@@ -608,13 +608,14 @@ def _ncu_cols(*labels):
     return [(_NCU_METRICS[x][0], _NCU_METRICS[x][1], x, _NCU_METRICS[x][2]) for x in labels]
 
 
-def ncu_cell(folder="ncu_conv2_n128", rows=("cudnn-tf32", "hopper-sk-tf32", "cudnn-fp16", "hopper-mc-fp16")):
+def ncu_cell(folder="ncu_conv2_n128", rows=("cudnn-tf32", "hopper-sk-tf32", "cudnn-fp16", "hopper-mc-fp16"),
+             cell="conv2 N=128"):
     """One cell's rows under Nsight Compute with the scheduler and warp-state sections
     (scripts/device_ncu_stalls.sh: <H200>/<folder>/ncu_<row>.csv, ncu --csv --page details):
     per row its conv kernel (cuDNN's workspace-init kernel left out), the kernel's tile as its
     name says (cuDNN) or its template arguments (ours), launch shape and the issue counters."""
     cols = _ncu_cols("us", "SM %", "IPC", "L1 %", "L2 %", "issue-ready %", "cycles / issue")
-    out = ["NVIDIA H200, conv2 N=128, NHWC, one timed repeat under ncu per row "
+    out = [f"NVIDIA H200, {cell}, NHWC, one timed repeat under ncu per row "
            f"(`plots/h200/{folder}/`" + "".join(", " + r for r in _ncu_revs(folder)) + ")", "",
            "| row | kernel | grid | cluster | " + " | ".join(c[2] for c in cols) + " |",
            "| --- | --- | --- | --- | " + " | ".join("---" for _ in cols) + " |"]
@@ -636,6 +637,34 @@ def ncu_cell(folder="ncu_conv2_n128", rows=("cudnn-tf32", "hopper-sk-tf32", "cud
         vals = [f"{float(m[(sec, met)]) * scale:.3g}" for sec, met, _, scale in cols]
         out.append(f"| {row} | {kern} | {m[('Launch Statistics', 'Grid Size')]} | "
                    f"{m[('Launch Statistics', 'Cluster Size')]} | " + " | ".join(vals) + " |")
+    return "\n".join(out) + "\n"
+
+
+def ncu_source_opcodes(folder, cells, top=8):
+    """Where the warps of each row's GEMM kernel wait, by SASS opcode: the warp-stall samples of
+    the source page (scripts/device_ncu_stalls.sh SOURCE=1: <H200>/<folder>/<cell>/source_<row>.txt,
+    scripts/ncu_source_top.py's "samples by opcode"), as a share of the kernel's samples; the
+    opcodes among any row's `top` largest. cells: ((cell folder, cell label, rows), ...)."""
+    cols, shares = [], []
+    for sub, label, rows in cells:
+        for row in rows:
+            text = open(os.path.join(ROOT, H200, folder, sub, f"source_{row}.txt"), encoding="utf-8").read()
+            body = text.split("samples by opcode:", 1)[1].split("\n\n", 1)[0]
+            share = {m.group(1): float(m.group(2)) for m in re.finditer(r"^\s+(\S+)\s+\d+\s+([\d.]+)%", body, re.M)}
+            total = re.search(r"([\d]+) warp-stall samples", text).group(1)
+            cols.append(f"{label} {row} ({total})")
+            shares.append(share)
+    ops = []
+    for sh in shares:
+        for op, _ in sorted(sh.items(), key=lambda kv: -kv[1])[:top]:
+            if op not in ops:
+                ops.append(op)
+    ops.sort(key=lambda op: -max(sh.get(op, 0.0) for sh in shares))
+    out = ["share of the kernel's warp-stall samples (%) by the opcode sampled, NVIDIA H200, NHWC, one timed "
+           f"repeat's GEMM kernel per row (`plots/h200/{folder}/`); in brackets the samples; -: not among the row's "
+           "15 most sampled opcodes (the source page's list)", "",
+           "| opcode | " + " | ".join(cols) + " |", "| --- | " + " | ".join("---" for _ in cols) + " |"]
+    out += [f"| {op} | " + " | ".join(f"{sh[op]:.1f}" if op in sh else "-" for sh in shares) + " |" for op in ops]
     return "\n".join(out) + "\n"
 
 
@@ -1152,10 +1181,12 @@ _MISS_WHY = [
      "cuDNN's in the profile's call, over in the sweeps by the spread between processes",
      "the tf32 conv2 step below (the mainloop's last percents) applies to it too"),
     ("conv2", (32, 128), ("tf32",),
-     '"The misses under Nsight Compute" and "cuDNN\'s tf32 kernel on conv2 at N=128 against ours": level with '
-     "cuDNN's kernel in instructions and pipe share; 0.95x needs a pipe share above any kernel of ours",
-     "the ping-pong stream-K kernel's last percents under Nsight Compute's source view (barrier rounds, "
-     "the epilogue's overlap)"),
+     '"The misses under Nsight Compute", "cuDNN\'s tf32 kernel on conv2 at N=128 against ours" and "tf32 conv2 '
+     'under the source view": level with cuDNN\'s kernel in instructions and pipe share; 0.95x needs a pipe share above '
+     "any kernel of ours; our ping-pong consumers build each slice's descriptors in vector registers (R2UR before the "
+     "HGMMAs) where cuDNN's advance them in uniform ones",
+     "the ping-pong consumers' descriptors in uniform registers (the warpgroup index through a shuffle; predicted "
+     "a percent or two), then the pair along the filters (cuDNN's cluster of two) under stream-K"),
     ("conv5", (128,), ("fp16", "bf16", "tf32"),
      '"The misses under Nsight Compute" and "Split-tail": level with cuDNN in GPU time; 338 tiles of '
      "128 x 128 at the L2-to-SM bandwidth, 2.56 waves",
@@ -2045,6 +2076,13 @@ GENERATORS = {
         "hopper-mc-tf32_schedule-cooperative_cluster-2_scheduler-data-parallel_tile-m128n128k128B-s6",
         "hopper-mc-tf32_schedule-pingpong_cluster-2_scheduler-data-parallel_tile-m128n128k128B-s6")),
     "h200-m64-sass": m64_sass,
+    "h200-ncu-conv2-tf32-source-n128": lambda: ncu_cell("ncu_conv2_tf32_source/n128", (
+        "cudnn-tf32", "hopper-sk-tf32_schedule-pingpong_tile-m128n128k128B-s6", "hopper-sk-tf32")),
+    "h200-ncu-conv2-tf32-source-n32": lambda: ncu_cell("ncu_conv2_tf32_source/n32", ("cudnn-tf32", "hopper-pp-tf32"),
+                                                       cell="conv2 N=32"),
+    "h200-ncu-conv2-tf32-opcodes": lambda: ncu_source_opcodes("ncu_conv2_tf32_source", (
+        ("n128", "N=128", ("cudnn-tf32", "hopper-sk-tf32_schedule-pingpong_tile-m128n128k128B-s6", "hopper-sk-tf32")),
+        ("n32", "N=32", ("cudnn-tf32", "hopper-pp-tf32")))),
     "h100-goals-24": lambda: goals_24(f"{H100}/goals_24.csv"),
     "h200-goals-24-22e4765": lambda: goals_24(f"{H200}/sweep_22e4765_conv1-3.csv"),
     "h200-goals-24-45cfc36": lambda: goals_24(f"{H200}/sweep_all_variants_45cfc36.csv"),
