@@ -6,8 +6,9 @@
 # (UCGABAR_*), register reallocation (USETMAXREG), async copies (LDGSTS), shared-memory
 # matrix loads (LDSM) and tensor-core mma.sync (HMMA) — so NOTES.md can state, per rung,
 # that the instruction the idea needs is in the code the GPU ran — and the subroutine calls
-# (CALL: a 64-bit division is one) and warp re-convergence points (WARPSYNC) that tell a
-# k-loop ptxas could not prove convergent. A last column, hgmma_shapes,
+# (CALL: a 64-bit division is one), warp re-convergence points (WARPSYNC) and moves from
+# vector to uniform registers (R2UR: e.g. wgmma descriptors built per thread) that tell a
+# k-loop ptxas could not prove convergent or uniform. A last column, hgmma_shapes,
 # lists each warpgroup-MMA shape with its count (e.g. 64x64x16:108), so a tile's wgmma
 # width shows in the code too.
 #
@@ -26,7 +27,7 @@ command -v cuobjdump >/dev/null || { echo "device_sass: cuobjdump not on PATH" >
 [[ -f $BIN ]] || { echo "device_sass: no binary $BIN" >&2; exit 2; }
 cuobjdump -sass "$BIN" 2>/dev/null | awk -v csv="$CSV" '
 BEGIN {
-    n = split("HGMMA UTMALDG UTMASTG UTMACMDFLUSH UBLKCP MULTICAST SYNCS UCGABAR USETMAXREG LDGSTS LDSM HMMA CALL WARPSYNC", ins, " ")
+    n = split("HGMMA UTMALDG UTMASTG UTMACMDFLUSH UBLKCP MULTICAST SYNCS UCGABAR USETMAXREG LDGSTS LDSM HMMA CALL WARPSYNC R2UR", ins, " ")
     printf "kernel" > csv
     for (i = 1; i <= n; i++) printf ",%s", ins[i] > csv
     printf ",hgmma_shapes\n" > csv
