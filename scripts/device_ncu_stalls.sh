@@ -40,18 +40,18 @@ for row in $ROWS; do
     for a in "${parts[@]:1}"; do axes+=(--axis "$a"); done
     label=${row//@/_}
     label=${label//=/-}
+    # the profiled process: one timed repeat of the row (both ncu runs below profile it)
+    run=(build-device/convstudy run --variant "$v" "${axes[@]}" --layer "$LAYER" --batch "$N" --layout nhwc
+        --check sampled --no-cpu-timing --engine-choices none --warmup 2 --repeats 1)
     stamp "ncu $row $LAYER N=$N"
     "$NCU" --csv --page details --print-units base --clock-control none --nvtx \
-        --nvtx-include "convstudy@timed kernels/" "${SECTIONS[@]}" \
-        --log-file "$OUT/ncu_$label.csv" build-device/convstudy run --variant "$v" "${axes[@]}" --layer "$LAYER" --batch "$N" \
-        --layout nhwc --check sampled --no-cpu-timing --engine-choices none --warmup 2 --repeats 1 |
+        --nvtx-include "convstudy@timed kernels/" "${SECTIONS[@]}" --log-file "$OUT/ncu_$label.csv" "${run[@]}" |
         tail -3
     if [[ ${SOURCE:-0} == 1 ]]; then
         stamp "ncu source page $row"
         "$NCU" --clock-control none --nvtx --nvtx-include "convstudy@timed kernels/" -k "regex:${SRC_KERNEL:-sm90_xmma|cutlass|ws_kernel|halo_kernel|gemm}" -c 1 \
             --section SourceCounters --section WarpStateStats --section SpeedOfLight --import-source no -f -o "/tmp/src_$label" \
-            build-device/convstudy run --variant "$v" "${axes[@]}" --layer "$LAYER" --batch "$N" --layout nhwc \
-            --check sampled --no-cpu-timing --engine-choices none --warmup 2 --repeats 1 >/dev/null 2>&1
+            "${run[@]}" >/dev/null 2>&1
         {
             "$NCU" -i "/tmp/src_$label.ncu-rep" --page details --print-units base --section SpeedOfLight 2>&1 |
                 grep -E "^  [a-zA-Z_].*\(|Duration|Compute \(SM\) Throughput" | head -4
