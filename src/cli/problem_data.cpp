@@ -1,5 +1,7 @@
 #include "problem_data.hpp"
 
+#include "sample_grid.hpp"
+
 #include "conv_ref.hpp"
 #include "cpu_anchor.hpp"
 #include "datagen.hpp"
@@ -10,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <iterator>
 #include <set>
 
 namespace cs::cli {
@@ -34,21 +37,28 @@ gpu::HostData ProblemData::host() const {
 std::vector<std::int64_t> sample_indices(const Layer& l, std::int64_t N, std::int64_t count, std::uint64_t seed) {
     const std::int64_t E = l.E(), F = l.F();
     const std::int64_t total = l.output_elems(N);
+    std::vector<std::int64_t> grid = gpu::tile_covering_indices(l, N, seed);
     std::vector<std::int64_t> idx;
-    if (2 * count >= total) {  // a sample that large might as well be everything
+    if (2 * std::max<std::int64_t>(count, std::int64_t(grid.size())) >= total) {
+        // a sample that large might as well be everything
         idx.resize(std::size_t(total));
         for (std::int64_t i = 0; i < total; ++i) idx[std::size_t(i)] = i;
         return idx;
     }
-    std::set<std::int64_t> picked;
+    std::set<std::int64_t> extra;
     for (std::int64_t n : {std::int64_t(0), N - 1})
         for (std::int64_t m : {std::int64_t(0), std::int64_t(l.M) - 1})
             for (std::int64_t e : {std::int64_t(0), E - 1})
-                for (std::int64_t f : {std::int64_t(0), F - 1}) picked.insert(((n * l.M + m) * E + e) * F + f);
+                for (std::int64_t f : {std::int64_t(0), F - 1}) extra.insert(((n * l.M + m) * E + e) * F + f);
     std::mt19937_64 rng(seed ^ 0x5a3c9e1d2b4f6071ull);
     std::uniform_int_distribution<std::int64_t> pick(0, total - 1);
-    while (std::int64_t(picked.size()) < count) picked.insert(pick(rng));
-    return {picked.begin(), picked.end()};
+    // Beyond the grid, uniformly random ones until `count` (the grid usually has more already).
+    const std::int64_t want_extra = count - std::int64_t(grid.size());
+    while (std::int64_t(extra.size()) < std::max<std::int64_t>(want_extra, 16) + 16) extra.insert(pick(rng));
+    idx.reserve(grid.size() + extra.size());
+    std::merge(grid.begin(), grid.end(), extra.begin(), extra.end(), std::back_inserter(idx));
+    idx.erase(std::unique(idx.begin(), idx.end()), idx.end());
+    return idx;
 }
 
 ProblemData make_sampled(const Layer& l, std::int64_t N, std::uint64_t seed, std::int64_t samples, bool time_cpu,

@@ -33,11 +33,15 @@ struct ProblemData {
     gpu::HostData host() const;
 };
 
-// Default number of sampled output elements.
+// Default least number of sampled output elements (the tile-covering grid usually has more).
 inline constexpr std::int64_t kDefaultSamples = 4096;
 
-// Picks `count` output indices: every corner of every plane of the first and last image
-// and filter, then uniformly random ones (deterministic for the seed), sorted and unique.
+// Picks the output indices a sampled check compares: the tile-covering grid
+// (gpu/sample_grid.hpp: one element in every 8-pixel x 8-channel cell of the output in GEMM
+// coordinates, so no wrong output tile is missed), every corner of every plane of the first and
+// last image and filter, and uniformly random ones until there are at least `count` (all
+// deterministic for the seed); sorted and unique. Every element when that is half the output
+// or more.
 std::vector<std::int64_t> sample_indices(const Layer& layer, std::int64_t N, std::int64_t count,
                                          std::uint64_t seed);
 
