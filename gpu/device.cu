@@ -5,6 +5,10 @@
 #include <algorithm>
 #include <vector>
 
+#ifdef CONVSTUDY_HAVE_CUDNN
+extern "C" std::size_t cudnnGetVersion(void);
+#endif
+
 namespace cs::gpu {
 
 int cuda_device_count(std::string* why) {
@@ -123,6 +127,15 @@ double DeviceContext::fp32_peak_tflops() {
     const double flops = 2.0 * kPeakChains * double(kPeakIters) * threads * blocks;
     peak_ = flops / (double(ms[ms.size() / 2]) * 1e-3) / 1e12;
     return *peak_;
+}
+
+std::string cudnn_version() {
+#ifdef CONVSTUDY_HAVE_CUDNN
+    const std::size_t v = cudnnGetVersion();  // major * 10000 + minor * 100 + patch since cuDNN 9
+    return std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." + std::to_string(v % 100);
+#else
+    return {};
+#endif
 }
 
 }  // namespace cs::gpu

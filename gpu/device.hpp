@@ -62,4 +62,7 @@ private:
     std::optional<double> peak_;
 };
 
+// The cuDNN library's version as it runs ("9.19.0"; cudnnGetVersion), "" in a build without cuDNN.
+std::string cudnn_version();
+
 }  // namespace cs::gpu

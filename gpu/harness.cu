@@ -6,6 +6,9 @@
 #include "cuda_check.hpp"
 #include "error.hpp"
 #include "nvtx.hpp"
+#include "nvml.hpp"
+#include "sample_grid.hpp"
+#include "output_check.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -13,6 +16,8 @@
 #include <cstring>
 #include <memory>
 #include <new>
+#include <random>
+#include <stdexcept>
 
 namespace cs::gpu {
 
@@ -52,6 +57,7 @@ std::string_view to_string(Status s) {
         case Status::fail: return "FAIL";
         case Status::skip: return "SKIP";
         case Status::error: return "ERROR";
+        case Status::unchecked: return "UNCHECKED";
     }
     return "?";
 }
@@ -77,6 +83,11 @@ Stat Stat::of(std::vector<double> v) {
 }
 
 namespace {
+
+// A later run whose output differs from the checked run's: the row FAILs, naming the run.
+struct RunMismatch : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
 
 using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t0) {
@@ -118,20 +129,32 @@ cudaMemLocation device_location(int dev) {
     return l;
 }
 
-// Everything one run allocates, released when it goes out of scope.
+// Everything one row allocates, released when it goes out of scope, and its timing state.
 //
 // Buffers: x_* are what the copies (or the host, in managed memory) fill and drain: float
 // tensors in the problem's layout. k_* are the variant's own tensors when its element
 // type is not float (converted on the GPU); otherwise the variant works on x_* directly.
+//
+// A row's life: prepare() (refusals, allocation, plans: SKIP), check() (the NaN-poisoned
+// checked run against the reference: FAIL), then iteration(it) for every warm-up and timed
+// repeat (run_group interleaves the rows of a group, one iteration each per round), each one
+// re-poisoned before and checked after (RunMismatch when it differs), and finish().
 class Run {
 public:
     Run(DeviceContext& ctx, const Variant& v, MemoryMode mode, const Problem& p, const HostData& data,
         const RunOptions& opt, RunResult& r)
         : ctx_(ctx), v_(v), mode_(mode), p_(p), data_(data), opt_(opt), r_(r) {}
 
-    void execute();
+    void prepare();
+    // The checked run; false when it failed (r_ says why): the row leaves the rotation.
+    bool check();
+    // Warm-up (it < warmup) or timed repeat it - warmup, then its check.
+    void iteration(int it);
+    void finish();
     // True once a kernel of the run may have been enqueued: a failure after that is ERROR.
     bool started() const { return started_; }
+    // Reads the SM clock and power into r_ (start: before the first timed repeat; else after the last).
+    void note_clock_power(bool start);
 
 private:
     bool managed() const { return mode_ == MemoryMode::managed || mode_ == MemoryMode::managed_prefetch; }
@@ -141,6 +164,9 @@ private:
     void allocate();
     void make_plans();
     void checked_run();
+    void make_verifier();
+    void verify_run(int it, const char* what);
+    std::string run_label(int it) const;
     std::vector<float> output_nchw() const;
 
     const void* k_in() const { return converts() ? k_in_.get() : x_in_.get(); }
@@ -157,12 +183,15 @@ private:
     void kernels(cudaStream_t s, bool chunked);
     void stream_pipeline();
     void prefetch(const Buffer& b, cudaMemLocation loc, cudaStream_t s);
-    void time_copies_mode(bool chunked);
-    void time_managed_mode();
-    void time_streams_mode();
+    void poison_device(cudaStream_t s);
+    void copies_iteration(int it, bool chunked);
+    void managed_iteration(int it);
+    void pipeline_iteration(int it);
     // NVTX names of timing-loop iteration `it` and of its kernel_ms interval (nvtx.hpp).
     const char* phase_name(int it) const { return it < opt_.warmup ? "warm-up" : "timed"; }
     const char* kernels_range_name(int it) const { return it < opt_.warmup ? "warm-up kernels" : nvtx::kTimedKernels; }
+    // Whether timed iteration `it` includes the host copies (copies modes: the first host_repeats).
+    bool host_timed(int it) const;
 
     DeviceContext& ctx_;
     const Variant& v_;
@@ -186,6 +215,16 @@ private:
     std::vector<std::unique_ptr<Plan>> plans_;
     std::vector<Stream> streams_;
     std::int64_t chunk_n_ = 0;
+
+    // The every-run check: the checked run's digest, and the sample later runs are held to.
+    std::unique_ptr<OutputVerifier> verifier_;
+    OutputDigest reference_;
+    bool deterministic_ = true;
+    std::vector<std::int64_t> identity_;       // 0..count-1: the gathered samples in order
+    std::vector<double> recheck_value_, recheck_bound_;
+    double recheck_max_abs_ = 0;
+    Event e_[7];
+    std::vector<double> th_, tc_, tk_, td_, tt_, tpipe_;
 };
 
 void Run::sizes() {
@@ -437,124 +476,212 @@ std::vector<float> Run::output_nchw() const {
     return outf;
 }
 
-// Copies in, conversion, kernels, conversion back and copies out one after another on
-// one stream, each part between its own events; L2 flushed before the copies and again
-// before the kernels, and the stream held busy before each (DeviceContext::hold), all
-// outside every interval. `chunked`: the kernels run chunk by chunk
-// (the streams mode's serial reference).
-void Run::time_copies_mode(bool chunked) {
-    const cudaStream_t s = ctx_.stream();
-    Event e0, e1, e2, e3, e4, e5, e6;
-    std::vector<double> th, tc, tk, td, tt;
-    for (int it = 0; it < opt_.warmup + opt_.repeats; ++it) {
-        const nvtx::Range phase(phase_name(it));
-        if (opt_.flush_l2) ctx_.flush_l2(s);
-        ctx_.hold(s);
-        e0.record(s);
-        h2d_weights(s);
-        h2d_input(s, 0, p_.N);
-        e1.record(s);
-        convert_weights(s);
-        convert_input(s, 0, p_.N);
-        e2.record(s);
-        if (opt_.flush_l2) ctx_.flush_l2(s);
-        ctx_.hold(s);
-        e3.record(s);
-        {
-            const nvtx::Range k(kernels_range_name(it));
-            kernels(s, chunked);
-        }
-        e4.record(s);
-        convert_output(s, 0, p_.N);
-        e5.record(s);
-        d2h_output(s, 0, p_.N);
-        e6.record(s);
-        CS_CUDA_CHECK(cudaStreamSynchronize(s));
-        if (it < opt_.warmup) continue;
-        th.push_back(elapsed_ms(e0, e1));
-        tc.push_back(converts() ? elapsed_ms(e1, e2) + elapsed_ms(e4, e5) : 0.0);
-        tk.push_back(elapsed_ms(e3, e4));
-        td.push_back(elapsed_ms(e5, e6));
-        tt.push_back(th.back() + tc.back() + tk.back() + td.back());
-    }
-    r_.h2d = Stat::of(th);
-    r_.convert = Stat::of(tc);
-    r_.kernel = Stat::of(tk);
-    r_.d2h = Stat::of(td);
-    r_.total = Stat::of(tt);
+bool Run::host_timed(int it) const {
+    const int j = it - opt_.warmup;
+    return j >= 0 && (opt_.host_repeats < 0 || j < opt_.host_repeats);
 }
 
-void Run::time_managed_mode() {
+// The NaN poison of the device output (0xFF bytes are NaN in float, half and bf16), before
+// every warm-up and timed repeat, outside every interval: an element a later run leaves
+// unwritten fails its check as it would the checked run's.
+void Run::poison_device(cudaStream_t s) {
+    CS_CUDA_CHECK(cudaMemsetAsync(x_out_.get(), 0xFF, x_out_.bytes(), s));
+    if (converts()) CS_CUDA_CHECK(cudaMemsetAsync(k_out_.get(), 0xFF, k_out_.bytes(), s));
+}
+
+// One iteration in the copies modes: copies in, conversion, kernels, conversion back and
+// copies out one after another on one stream, each part between its own events; L2 flushed
+// before the copies and again before the kernels, and the stream held busy before each
+// (DeviceContext::hold), all outside every interval. Warm-ups and the timed repeats after the
+// first host_repeats run the kernels alone (the inputs are on the device since the checked
+// run). `chunked`: the kernels run chunk by chunk (the streams mode's serial reference).
+void Run::copies_iteration(int it, bool chunked) {
+    const cudaStream_t s = ctx_.stream();
+    const bool host = host_timed(it) || mode_ == MemoryMode::streams;
+    Event* e = e_;
+    const nvtx::Range phase(phase_name(it));
+    poison_device(s);
+    if (host) {
+        if (opt_.flush_l2) ctx_.flush_l2(s);
+        ctx_.hold(s);
+        e[0].record(s);
+        h2d_weights(s);
+        h2d_input(s, 0, p_.N);
+        e[1].record(s);
+        convert_weights(s);
+        convert_input(s, 0, p_.N);
+        e[2].record(s);
+    }
+    if (opt_.flush_l2) ctx_.flush_l2(s);
+    ctx_.hold(s);
+    e[3].record(s);
+    {
+        const nvtx::Range k(kernels_range_name(it));
+        kernels(s, chunked);
+    }
+    e[4].record(s);
+    if (host) {
+        convert_output(s, 0, p_.N);
+        e[5].record(s);
+        d2h_output(s, 0, p_.N);
+        e[6].record(s);
+    }
+    CS_CUDA_CHECK(cudaStreamSynchronize(s));
+    if (it >= opt_.warmup) {
+        tk_.push_back(elapsed_ms(e[3], e[4]));
+        if (host) {
+            th_.push_back(elapsed_ms(e[0], e[1]));
+            tc_.push_back(converts() ? elapsed_ms(e[1], e[2]) + elapsed_ms(e[4], e[5]) : 0.0);
+            td_.push_back(elapsed_ms(e[5], e[6]));
+            tt_.push_back(th_.back() + tc_.back() + tk_.back() + td_.back());
+        }
+    }
+    verify_run(it, chunked ? "serial" : nullptr);
+}
+
+void Run::managed_iteration(int it) {
     const cudaStream_t s = ctx_.stream();
     const auto host = host_location();
     const auto dev = device_location(ctx_.info().device);
-    Event e0, e1, e2, e3, e4, e5;
-    std::vector<double> th, tc, tk, td, tt;
-    for (int it = 0; it < opt_.warmup + opt_.repeats; ++it) {
-        const nvtx::Range phase(phase_name(it));
-        // Untimed: every page back on the host, as after the host wrote the inputs.
-        prefetch(x_in_, host, s);
-        prefetch(x_w_, host, s);
-        prefetch(x_out_, host, s);
-        if (opt_.flush_l2) ctx_.flush_l2(s);
-        CS_CUDA_CHECK(cudaStreamSynchronize(s));
-        ctx_.hold(s);
-        e0.record(s);
-        if (mode_ == MemoryMode::managed_prefetch) {
-            prefetch(x_in_, dev, s);
-            prefetch(x_w_, dev, s);
-            prefetch(x_out_, dev, s);
-        }
-        e1.record(s);
-        convert_weights(s);
-        convert_input(s, 0, p_.N);
-        e2.record(s);
-        {
-            const nvtx::Range k(kernels_range_name(it));
-            kernels(s, false);
-        }
-        e3.record(s);
-        convert_output(s, 0, p_.N);
-        e4.record(s);
-        prefetch(x_out_, host, s);
-        e5.record(s);
-        CS_CUDA_CHECK(cudaStreamSynchronize(s));
-        if (it < opt_.warmup) continue;
-        th.push_back(mode_ == MemoryMode::managed_prefetch ? elapsed_ms(e0, e1) : 0.0);
-        tc.push_back(converts() ? elapsed_ms(e1, e2) + elapsed_ms(e3, e4) : 0.0);
-        tk.push_back(elapsed_ms(e2, e3));
-        td.push_back(elapsed_ms(e4, e5));
-        tt.push_back(th.back() + tc.back() + tk.back() + td.back());
+    Event* e = e_;
+    const nvtx::Range phase(phase_name(it));
+    // Untimed: every page back on the host, as after the host wrote the inputs, and the output
+    // poisoned there.
+    prefetch(x_in_, host, s);
+    prefetch(x_w_, host, s);
+    prefetch(x_out_, host, s);
+    if (converts()) CS_CUDA_CHECK(cudaMemsetAsync(k_out_.get(), 0xFF, k_out_.bytes(), s));
+    if (opt_.flush_l2) ctx_.flush_l2(s);
+    CS_CUDA_CHECK(cudaStreamSynchronize(s));
+    std::memset(x_out_.get(), 0xFF, x_out_.bytes());
+    ctx_.hold(s);
+    e[0].record(s);
+    if (mode_ == MemoryMode::managed_prefetch) {
+        prefetch(x_in_, dev, s);
+        prefetch(x_w_, dev, s);
+        prefetch(x_out_, dev, s);
     }
-    r_.h2d = Stat::of(th);
-    r_.convert = Stat::of(tc);
-    r_.kernel = Stat::of(tk);
-    r_.d2h = Stat::of(td);
-    r_.total = Stat::of(tt);
+    e[1].record(s);
+    convert_weights(s);
+    convert_input(s, 0, p_.N);
+    e[2].record(s);
+    {
+        const nvtx::Range k(kernels_range_name(it));
+        kernels(s, false);
+    }
+    e[3].record(s);
+    convert_output(s, 0, p_.N);
+    e[4].record(s);
+    prefetch(x_out_, host, s);
+    e[5].record(s);
+    CS_CUDA_CHECK(cudaStreamSynchronize(s));
+    if (it >= opt_.warmup) {
+        th_.push_back(mode_ == MemoryMode::managed_prefetch ? elapsed_ms(e[0], e[1]) : 0.0);
+        tc_.push_back(converts() ? elapsed_ms(e[1], e[2]) + elapsed_ms(e[3], e[4]) : 0.0);
+        tk_.push_back(elapsed_ms(e[2], e[3]));
+        td_.push_back(elapsed_ms(e[4], e[5]));
+        tt_.push_back(th_.back() + tc_.back() + tk_.back() + td_.back());
+    }
+    verify_run(it, nullptr);
 }
 
-void Run::time_streams_mode() {
-    // The parts one after another on one stream, chunk by chunk: what the overlap has to hide.
-    time_copies_mode(true);
-    // The overlapped pipeline, end to end.
+// The streams mode's overlapped pipeline, end to end.
+void Run::pipeline_iteration(int it) {
     const cudaStream_t s = ctx_.stream();
-    Event e0, e1;
-    std::vector<double> tt;
-    for (int it = 0; it < opt_.warmup + opt_.repeats; ++it) {
-        const nvtx::Range phase(it < opt_.warmup ? "warm-up pipeline" : "timed pipeline");
-        if (opt_.flush_l2) ctx_.flush_l2(s);
-        ctx_.hold(s);
-        e0.record(s);
-        stream_pipeline();
-        e1.record(s);
-        CS_CUDA_CHECK(cudaStreamSynchronize(s));
-        if (it < opt_.warmup) continue;
-        tt.push_back(elapsed_ms(e0, e1));
-    }
-    r_.total = Stat::of(tt);
+    const nvtx::Range phase(it < opt_.warmup ? "warm-up pipeline" : "timed pipeline");
+    poison_device(s);
+    if (opt_.flush_l2) ctx_.flush_l2(s);
+    ctx_.hold(s);
+    e_[0].record(s);
+    stream_pipeline();
+    e_[1].record(s);
+    CS_CUDA_CHECK(cudaStreamSynchronize(s));
+    if (it >= opt_.warmup) tpipe_.push_back(elapsed_ms(e_[0], e_[1]));
+    verify_run(it, "pipeline");
 }
 
-void Run::execute() {
+void Run::iteration(int it) {
+    if (managed()) {
+        managed_iteration(it);
+    } else if (mode_ == MemoryMode::streams) {
+        copies_iteration(it, true);  // the parts one after another, chunk by chunk: what the overlap has to hide
+        pipeline_iteration(it);
+    } else {
+        copies_iteration(it, false);
+    }
+}
+
+std::string Run::run_label(int it) const {
+    // The checked run is run 1; iteration it is run it + 2.
+    if (it < opt_.warmup)
+        return "run " + std::to_string(it + 2) + " (warm-up " + std::to_string(it + 1) + " of " +
+               std::to_string(opt_.warmup) + ")";
+    return "run " + std::to_string(it + 2) + " (timed repeat " + std::to_string(it - opt_.warmup + 1) + " of " +
+           std::to_string(opt_.repeats) + ")";
+}
+
+// The check of a later run (gpu/output_check.hpp): no non-finite element; for a deterministic
+// variant the checked run's bits exactly (checksum), for the others the tile-covering sample
+// against the reference at the class threshold.
+void Run::verify_run(int it, const char* what) {
+    if (!verifier_) return;  // the checked run compared nothing: the row is UNCHECKED
+    const cudaStream_t s = ctx_.stream();
+    const OutputDigest d = verifier_->digest(k_out(), s);
+    ++r_.checked_runs;
+    const std::string label = run_label(it) + (what ? std::string(" [") + what + "]" : "");
+    for (const auto& pl : plans_)
+        if (auto why = pl->run_error()) throw cs::Error(label + ": " + *why);
+    if (d.nonfinite > 0)
+        throw RunMismatch(label + " differs from the checked run: " + std::to_string(d.nonfinite) +
+                          " output elements are NaN or Inf (unwritten, or a wrong result)");
+    if (deterministic_) {
+        if (d.checksum != reference_.checksum) {
+            char b[96];
+            std::snprintf(b, sizeof b, " (checksum %016llx, the checked run's %016llx)",
+                          static_cast<unsigned long long>(d.checksum),
+                          static_cast<unsigned long long>(reference_.checksum));
+            throw RunMismatch(label + " differs from the checked run bit for bit" + b +
+                              "; the variant is declared deterministic");
+        }
+        return;
+    }
+    const auto& smp = verifier_->samples();
+    const ErrorStats e = compare_sampled(smp.data(), identity_.data(), recheck_value_.data(),
+                                         recheck_bound_.empty() ? nullptr : recheck_bound_.data(),
+                                         std::int64_t(smp.size()), recheck_max_abs_, v_.precision, min_terms(p_.layer));
+    if (!passes(e, v_.precision))
+        throw RunMismatch(label + " fails the tile-covering sample (" + std::to_string(smp.size()) +
+                          " elements): " + failure_reason(e, v_.precision));
+}
+
+// What later runs are held to: the checked run's digest, and the tile-covering sample's
+// reference values (from the golden output, or the sampled check's own values).
+void Run::make_verifier() {
+    Plan& pl = *plans_.front();
+    deterministic_ = pl.deterministic().value_or(v_.deterministic);
+    std::vector<std::int64_t> idx;
+    if (data_.golden) {
+        idx = tile_covering_indices(p_.layer, p_.N, opt_.sample_seed);
+        recheck_value_.resize(idx.size());
+        if (data_.bound) recheck_bound_.resize(idx.size());
+        for (std::size_t i = 0; i < idx.size(); ++i) {
+            recheck_value_[i] = data_.golden[std::size_t(idx[i])];
+            if (data_.bound) recheck_bound_[i] = data_.bound[std::size_t(idx[i])];
+        }
+        recheck_max_abs_ = r_.err.max_abs_golden;
+    } else {
+        idx.assign(data_.sample_index, data_.sample_index + data_.sample_count);
+        recheck_value_.assign(data_.sample_value, data_.sample_value + data_.sample_count);
+        if (data_.sample_bound) recheck_bound_.assign(data_.sample_bound, data_.sample_bound + data_.sample_count);
+        recheck_max_abs_ = data_.sample_max_abs;
+    }
+    identity_.resize(idx.size());
+    for (std::size_t i = 0; i < idx.size(); ++i) identity_[i] = std::int64_t(i);
+    verifier_ = std::make_unique<OutputVerifier>(p_.layer, p_.N, p_.layout, v_.io, idx);
+    reference_ = verifier_->digest(k_out(), ctx_.stream());
+}
+
+void Run::prepare() {
     r_.axes = r_.config = p_.config.str();
     if (auto why = config_error(v_, p_.config)) throw Skip(*why);
     if (std::find(v_.layouts.begin(), v_.layouts.end(), p_.layout) == v_.layouts.end()) {
@@ -565,82 +692,199 @@ void Run::execute() {
     if (auto why = v_.supports(p_, ctx_.prop())) throw Skip(*why);
     if (managed() && !ctx_.info().concurrent_managed)
         throw Skip("this device has no concurrent managed access, so managed pages cannot be prefetched");
-    {
-        const nvtx::Range plan("plan");
-        sizes();
-        const auto t0 = Clock::now();
-        stage_host();
-        allocate();
-        make_plans();
-        CS_CUDA_CHECK(cudaDeviceSynchronize());
-        r_.setup_ms = ms_since(t0);
-    }
-    {
-        const nvtx::Range check("check");
-        checked_run();
-        // Data a plan could not represent (the split variants' range flag): an ERROR naming
-        // the range, whatever the output looks like.
-        for (const auto& pl : plans_)
-            if (auto why = pl->run_error()) throw cs::Error(*why);
-    }
-    if (r_.check != "none" && !passes(r_.err, v_.precision)) {
+    const nvtx::Range plan("plan");
+    sizes();
+    const auto t0 = Clock::now();
+    stage_host();
+    allocate();
+    make_plans();
+    CS_CUDA_CHECK(cudaDeviceSynchronize());
+    r_.setup_ms = ms_since(t0);
+}
+
+bool Run::check() {
+    const nvtx::Range check("check");
+    checked_run();
+    // Data a plan could not represent (the split variants' range flag): an ERROR naming
+    // the range, whatever the output looks like.
+    for (const auto& pl : plans_)
+        if (auto why = pl->run_error()) throw cs::Error(*why);
+    if (r_.check == "none") return true;  // timed, but UNCHECKED
+    r_.checked_runs = 1;
+    if (!passes(r_.err, v_.precision)) {
         r_.status = Status::fail;
         r_.reason = failure_reason(r_.err, v_.precision);
-        return;
+        return false;
     }
+    if (opt_.check_every_run && opt_.repeats > 0) make_verifier();
+    return true;
+}
+
+void Run::note_clock_power(bool start) {
+    const ClockPower c = read_clock_power(ctx_.info().device);
+    (start ? r_.sm_clock_mhz_start : r_.sm_clock_mhz_end) = c.sm_mhz;
+    (start ? r_.power_w_start : r_.power_w_end) = c.power_w;
+}
+
+void Run::finish() {
     if (opt_.repeats > 0) {
-        if (managed())
-            time_managed_mode();
-        else if (mode_ == MemoryMode::streams)
-            time_streams_mode();
-        else
-            time_copies_mode(false);
+        r_.kernel = Stat::of(tk_);
+        r_.h2d = Stat::of(th_);
+        r_.convert = Stat::of(tc_);
+        r_.d2h = Stat::of(td_);
+        r_.total = Stat::of(mode_ == MemoryMode::streams ? tpipe_ : tt_);
+        r_.host_repeats = int(th_.size());
     }
-    r_.status = Status::pass;
+    r_.status = r_.check == "none" ? Status::unchecked : Status::pass;
+    if (r_.status == Status::unchecked) r_.reason = "no reference to check the output against";
+}
+
+// SKIP is for a variant that refused, or tensors that cannot be had, before any of its
+// kernels ran; once one may have run, every failure is an ERROR (a SKIP would hide it). A later
+// run that differs from the checked one is a FAIL that names the run. Returns false when the
+// row leaves the rotation.
+template <typename F>
+bool guarded(Run& run, RunResult& r, F&& f) {
+    auto skip_or_error = [&](std::string why) {
+        if (run.started()) {
+            r.status = Status::error;
+            r.reason = "after the variant's kernels started: " + why;
+        } else {
+            r.status = Status::skip;
+            r.reason = std::move(why);
+        }
+    };
+    try {
+        return f();
+    } catch (const RunMismatch& e) {
+        r.status = Status::fail;
+        r.reason = e.what();
+    } catch (const Skip& e) {
+        skip_or_error(e.what());
+    } catch (const CudaError& e) {
+        r.status = Status::error;
+        r.reason = e.what();
+        r.fatal = is_sticky(e.code());
+        if (!r.fatal && e.code() == cudaErrorMemoryAllocation)
+            skip_or_error(std::string("out of device memory: ") + e.what());
+    } catch (const std::bad_alloc&) {
+        skip_or_error("out of host memory");
+    } catch (const std::exception& e) {
+        r.status = Status::error;
+        r.reason = e.what();
+    }
+    // A failed launch or allocation must not leak into the next row's error checks.
+    if (!r.fatal) (void)cudaGetLastError();
+    return false;
+}
+
+// Device bytes a row's tensors take (float copies, and the variant's own when it converts).
+double tensor_bytes(const Variant& v, const Problem& p) {
+    const double elems = double(p.layer.input_elems(p.N) + p.layer.weight_elems() + p.layer.output_elems(p.N));
+    return elems * (4.0 + (v.io != DType::f32 ? double(dtype_bytes(v.io)) : 0.0));
 }
 
 }  // namespace
 
+std::uint64_t order_seed_of(const RunOptions& opt, std::size_t group_index) {
+    std::uint64_t x = opt.order_seed + 0x9e3779b97f4a7c15ull * (group_index + 1);
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    return x ^ (x >> 27);
+}
+
+std::vector<RunResult> run_group(DeviceContext& ctx, const std::vector<GroupRow>& rows, const HostData& data,
+                                 const RunOptions& opt, std::uint64_t order_seed) {
+    std::vector<RunResult> results(rows.size());
+    // Rows whose tensors together fit in half the free device memory share one rotation; a
+    // group too large for that is timed as several rotations, one after another.
+    std::size_t first = 0;
+    while (first < rows.size()) {
+        const double budget = 0.5 * double(ctx.free_bytes());
+        double used = 0;
+        std::size_t last = first;
+        while (last < rows.size()) {
+            const double b = tensor_bytes(*rows[last].variant, rows[last].problem);
+            if (last > first && used + b > budget) break;
+            used += b;
+            ++last;
+        }
+        std::vector<std::unique_ptr<Run>> runs(last - first);
+        std::vector<std::size_t> alive;
+        bool lost = false;
+        for (std::size_t i = first; i < last && !lost; ++i) {
+            RunResult& r = results[i];
+            r.threshold = threshold(rows[i].variant->precision);
+            r.algo = rows[i].variant->algo;
+            r.order_seed = order_seed;
+            const nvtx::Range row(nvtx::row_name(rows[i].problem.layer.name, static_cast<long long>(rows[i].problem.N),
+                                                 rows[i].variant->name, std::string(to_string(rows[i].problem.layout)),
+                                                 std::string(to_string(rows[i].mode))));
+            auto& run = runs[i - first];
+            run = std::make_unique<Run>(ctx, *rows[i].variant, rows[i].mode, rows[i].problem, data, opt, r);
+            const bool ok = guarded(*run, r, [&] {
+                run->prepare();
+                return run->check();
+            });
+            if (ok && opt.repeats > 0)
+                alive.push_back(i);
+            else if (ok)
+                run->finish();
+            else
+                run.reset();  // its memory back before the next row's
+            lost = r.fatal;
+        }
+        // Round-robin: every timed repeat (and warm-up) runs each row of the rotation once, in an
+        // order shuffled per round from the group's seed; a row's statistics are over its own runs.
+        std::mt19937_64 rng(order_seed);
+        const int rounds = lost ? 0 : opt.warmup + opt.repeats;
+        for (int it = 0; it < rounds && !alive.empty(); ++it) {
+            std::vector<std::size_t> order = alive;
+            std::shuffle(order.begin(), order.end(), rng);
+            for (std::size_t i : order) {
+                Run& run = *runs[i - first];
+                const bool ok = guarded(run, results[i], [&] {
+                    if (it == opt.warmup) run.note_clock_power(true);
+                    run.iteration(it);
+                    if (it + 1 == rounds) run.note_clock_power(false);
+                    return true;
+                });
+                if (!ok) {
+                    alive.erase(std::find(alive.begin(), alive.end(), i));
+                    runs[i - first].reset();
+                    if (results[i].fatal) {
+                        lost = true;
+                        break;
+                    }
+                }
+            }
+            if (lost) break;
+        }
+        for (std::size_t i : alive) {
+            if (lost) {
+                results[i].status = Status::error;
+                results[i].reason = "not finished: the CUDA context was lost to another row of its timing group";
+                results[i].fatal = true;
+            } else {
+                runs[i - first]->finish();
+            }
+        }
+        runs.clear();
+        if (lost) {
+            for (std::size_t i = last; i < rows.size(); ++i) {
+                results[i].status = Status::error;
+                results[i].reason = "not run: the CUDA context was lost to another row of its timing group";
+                results[i].fatal = true;
+            }
+            break;
+        }
+        first = last;
+    }
+    return results;
+}
+
 RunResult run_variant(DeviceContext& ctx, const Variant& v, MemoryMode mode, const Problem& p, const HostData& data,
                       const RunOptions& opt) {
-    RunResult r;
-    r.threshold = threshold(v.precision);
-    r.algo = v.algo;
-    {  // the run's buffers are released at the end of this block, before the error reset
-        const nvtx::Range row(nvtx::row_name(p.layer.name, static_cast<long long>(p.N), v.name,
-                                             std::string(to_string(p.layout)), std::string(to_string(mode))));
-        Run run(ctx, v, mode, p, data, opt, r);
-        // SKIP is for a variant that refused, or tensors that cannot be had, before any of its
-        // kernels ran; once one may have run, every failure is an ERROR (a SKIP would hide it).
-        auto skip_or_error = [&](std::string why) {
-            if (run.started()) {
-                r.status = Status::error;
-                r.reason = "after the variant's kernels started: " + why;
-            } else {
-                r.status = Status::skip;
-                r.reason = std::move(why);
-            }
-        };
-        try {
-            run.execute();
-        } catch (const Skip& e) {
-            skip_or_error(e.what());
-        } catch (const CudaError& e) {
-            r.status = Status::error;
-            r.reason = e.what();
-            r.fatal = is_sticky(e.code());
-            if (!r.fatal && e.code() == cudaErrorMemoryAllocation)
-                skip_or_error(std::string("out of device memory: ") + e.what());
-        } catch (const std::bad_alloc&) {
-            skip_or_error("out of host memory");
-        } catch (const std::exception& e) {
-            r.status = Status::error;
-            r.reason = e.what();
-        }
-    }
-    // A failed launch or allocation must not leak into the next run's error checks.
-    if (!r.fatal) (void)cudaGetLastError();
-    return r;
+    return run_group(ctx, {GroupRow{&v, mode, p}}, data, opt, order_seed_of(opt, 0)).front();
 }
 
 }  // namespace cs::gpu

@@ -27,7 +27,20 @@
 // the prefetch back to the host for d2h, none for h2d). total_ms = h2d + convert + kernel
 // + d2h, except in `streams`, where it is the overlapped wall time of the whole pipeline
 // (its parts are the same chunks timed one after another on one stream, so the overlap
-// is their sum / total). Allocation and plan set-up are timed apart (setup_ms).
+// is their sum / total). Allocation and plan set-up are timed apart (setup_ms). In the
+// pageable and pinned modes the host copies may be timed over the first host_repeats timed
+// repeats only (the rest, and the warm-ups, run the kernels alone on the inputs already on
+// the device).
+//
+// Round-robin: run_group keeps every row of a timing group planned at once and runs each
+// warm-up and timed repeat of every row once per round, in an order shuffled per round from
+// a recorded seed, so that no row is timed in a block of its own.
+//
+// Every run checked: before each warm-up and timed repeat the output is poisoned again
+// (outside the interval), and after it the output is scanned on the device (output_check.hpp):
+// no NaN or Inf, and the checked run's bits exactly (deterministic variants) or the
+// tile-covering sample at the class threshold (the others). A later run that differs FAILs,
+// naming the run. A row whose output nothing checked is UNCHECKED, never PASS.
 //
 // Status: SKIP only when the variant refused (supports(), the layout, planning) or the
 // tensors cannot be allocated, before any kernel ran; any failure after the first kernel
@@ -64,6 +77,18 @@ struct RunOptions {
     int streams = 4;   // streams mode: number of streams
     int chunks = 0;    // streams mode: number of chunks (0: 2 per stream, at most N)
     bool keep_output = false;  // RunResult::output gets the (float) output of the checked run
+    // Timed repeats that also time the host copies and conversions (h2d, convert, d2h, total) in
+    // the pageable and pinned modes; the others (and every warm-up) run the kernels alone on
+    // the inputs already on the device. -1: every repeat. The managed and streams modes always
+    // time the whole path (what they measure is the migration or the overlap).
+    int host_repeats = -1;
+    // Every warm-up and timed repeat checked after it runs (output_check.hpp): a NaN scan, and the
+    // checked run's bits (deterministic variants) or the tile-covering sample (the others).
+    bool check_every_run = true;
+    // Seed of the tile-covering sample the later runs of a golden-checked row are held to.
+    std::uint64_t sample_seed = 20261123;
+    // Seed of the round-robin order (order_seed_of derives each timing group's).
+    std::uint64_t order_seed = 20261128;
 };
 
 // The problem's host data (float32) and what to check against.
@@ -82,7 +107,8 @@ struct HostData {
     double sample_max_abs = 0;       // max|golden| estimate for max_rel_err
 };
 
-enum class Status { pass, fail, skip, error };
+// UNCHECKED: ran (and was timed) but nothing checked its output; never PASS.
+enum class Status { pass, fail, skip, error, unchecked };
 std::string_view to_string(Status s);
 
 // median, min, max and the 10th / 90th percentiles (linear interpolation between the
@@ -113,10 +139,35 @@ struct RunResult {
     int streams = 0, chunks = 0;   // streams mode
     std::vector<float> output;     // with RunOptions::keep_output
     bool fatal = false;            // the CUDA context is unusable after this (sticky error)
+    int checked_runs = 0;          // runs whose output was checked (the checked run and every later one)
+    int host_repeats = 0;          // timed repeats in h2d, convert, d2h and total
+    std::uint64_t order_seed = 0;  // the seed of its timing group's round-robin order
+    // SM clock (MHz) and board power (W) before its first and after its last timed repeat (NVML).
+    double sm_clock_mhz_start = NAN, sm_clock_mhz_end = NAN, power_w_start = NAN, power_w_end = NAN;
 };
 
-// Runs and checks one (variant, memory mode, problem). Never throws for a problem of the
-// variant (CUDA errors, unsupported shapes, memory): those become ERROR / SKIP results.
+// One row of a timing group: the rows of a group share the problem's data (layer, N and the
+// host tensors) and are timed round-robin.
+struct GroupRow {
+    const Variant* variant = nullptr;
+    MemoryMode mode = MemoryMode::pageable;
+    Problem problem;
+};
+
+// Runs, checks and times a group of rows: each is planned and checked first (SKIP / FAIL /
+// ERROR leave it out), then every warm-up and timed repeat runs each remaining row once, in an
+// order shuffled per round by a generator seeded with `order_seed` (recorded in each result),
+// so that no row is timed in a block of its own while the clocks or the L2 drift. Each row's
+// statistics are over its own repeats. Rows whose tensors do not fit in half the free device
+// memory together are split into rotations run one after another. Never throws for a problem of
+// a variant; after a sticky CUDA error the remaining rows are ERROR and marked fatal.
+std::vector<RunResult> run_group(DeviceContext& ctx, const std::vector<GroupRow>& rows, const HostData& data,
+                                 const RunOptions& opt, std::uint64_t order_seed);
+// The order seed of the group_index-th group of a sweep (from RunOptions::order_seed).
+std::uint64_t order_seed_of(const RunOptions& opt, std::size_t group_index);
+
+// Runs and checks one (variant, memory mode, problem): a group of one. Never throws for a problem
+// of the variant (CUDA errors, unsupported shapes, memory): those become ERROR / SKIP results.
 RunResult run_variant(DeviceContext& ctx, const Variant& v, MemoryMode mode, const Problem& p,
                       const HostData& data, const RunOptions& opt);
 

@@ -124,6 +124,9 @@ public:
     // the device and set a flag there for data outside their range (gpu/variants/range_scale.hpp);
     // this reads it, outside any timed region. The harness turns a message into an ERROR.
     virtual std::optional<std::string> run_error() const { return std::nullopt; }
+    // Whether the plan's result is the same bits on every run, when the plan decides it (a
+    // library's chosen engine); nothing: the registry's Variant::deterministic.
+    virtual std::optional<bool> deterministic() const { return std::nullopt; }
 };
 
 // A study abbreviation accepted on the command line. `memory` set means the alias also

@@ -1,6 +1,6 @@
-// vs_cudnn, vs_cudnn_best and pct_peak without a GPU (src/cli/results.cpp): every passing
-// row is divided into the fastest cuDNN row of its own precision class (fp16acc: fp16) and
-// memory mode, in its own layout (vs_cudnn) and in either layout (vs_cudnn_best); rows
+// ours_over_cudnn, ours_over_cudnn_any_layout and pct_peak without a GPU (src/cli/results.cpp): every passing
+// row's kernel_ms is divided by the fastest cuDNN row's of its own precision class (fp16acc: fp16) and
+// memory mode (ours / cuDNN: below 1 is faster than cuDNN, the one direction every file uses), in its own layout (ours_over_cudnn) and in either layout (ours_over_cudnn_any_layout); rows
 // with no such anchor, failed rows, and anchors that failed give empty cells; pct_peak
 // divides by the ceiling of the row's own class.
 #include "catch.hpp"
@@ -55,7 +55,7 @@ std::string field(const Row& row, const std::string& column, const RunMeta& meta
 
 }  // namespace
 
-TEST_CASE("vs_cudnn: the fastest cuDNN row of the row's own class, layout and memory mode", "[results][anchors]") {
+TEST_CASE("ours_over_cudnn: the fastest cuDNN row of the row's own class, layout and memory mode", "[results][anchors]") {
     std::vector<Row> rows = {
         make_row("conv2", 128, "cudnn-fp32", "cudnn", "fp32", "pageable", 0.5),
         // The legacy-API rows are their own family: never the anchor, even when faster.
@@ -78,33 +78,37 @@ TEST_CASE("vs_cudnn: the fastest cuDNN row of the row's own class, layout and me
         // A failed row gets no ratio even where the anchor exists.
         make_row("conv2", 128, "register-acc", "single-kernel", "fp32", "pageable", 1.0, gpu::Status::fail),
     };
-    fill_vs_cudnn(rows);
+    fill_ours_over_cudnn(rows);
 
     auto vs = [&](const std::string& v, const std::string& layer, std::int64_t N, const std::string& mem,
-                  const std::string& layout = "nchw") { return by(rows, v, layer, N, mem, layout).vs_cudnn; };
+                  const std::string& layout = "nchw") { return by(rows, v, layer, N, mem, layout).ours_over_cudnn; };
     auto best = [&](const std::string& v, const std::string& layout = "nchw") {
-        return by(rows, v, "conv2", 128, "pageable", layout).vs_cudnn_best;
+        return by(rows, v, "conv2", 128, "pageable", layout).ours_over_cudnn_any_layout;
     };
+    // The direction is pinned: ours / cuDNN, so a row five times slower than cuDNN reads 10 here
+    // (0.5 ms anchor, 5.0 ms row) and a faster one reads below 1.
+    CHECK(*vs("baseline", "conv2", 128, "pageable") > 1.0);
+    CHECK(*vs("hopper-fp16", "conv2", 128, "pageable", "nhwc") < 1.0);
     // The fastest cuDNN row of the class and layout is the anchor.
     REQUIRE(vs("cudnn-fp32", "conv2", 128, "pageable"));
     CHECK(*vs("cudnn-fp32", "conv2", 128, "pageable") == Approx(1.0));
-    CHECK(*vs("cudnn-legacy-fp32", "conv2", 128, "pageable") == Approx(0.5 / 0.3));
-    CHECK(*vs("baseline", "conv2", 128, "pageable") == Approx(0.5 / 5.0));
-    // ... and vs_cudnn_best takes the other layout's where it is faster.
-    CHECK(*best("baseline") == Approx(0.4 / 5.0));
-    CHECK(*best("cudnn-fp32") == Approx(0.4 / 0.5));
+    CHECK(*vs("cudnn-legacy-fp32", "conv2", 128, "pageable") == Approx(0.3 / 0.5));
+    CHECK(*vs("baseline", "conv2", 128, "pageable") == Approx(5.0 / 0.5));
+    // ... and ours_over_cudnn_any_layout takes the other layout's where it is faster.
+    CHECK(*best("baseline") == Approx(5.0 / 0.4));
+    CHECK(*best("cudnn-fp32") == Approx(0.5 / 0.4));
     // tf32 rows against cuDNN tf32 (never the fp32 anchor).
     REQUIRE(vs("cublas-im2col-tf32", "conv2", 128, "pageable"));
-    CHECK(*vs("cublas-im2col-tf32", "conv2", 128, "pageable") == Approx(0.25 / 1.0));
+    CHECK(*vs("cublas-im2col-tf32", "conv2", 128, "pageable") == Approx(1.0 / 0.25));
     CHECK(*vs("cudnn-tf32", "conv2", 128, "pageable") == Approx(1.0));
     // fp16 and fp16acc rows against cuDNN fp16; bf16 against bf16.
-    CHECK(*vs("cublas-im2col-fp16", "conv2", 128, "pageable") == Approx(0.2 / 0.8));
-    CHECK(*best("cublas-im2col-fp16") == Approx(0.1 / 0.8));
-    CHECK(*vs("half-baseline", "conv2", 128, "pageable") == Approx(0.2 / 4.0));
-    CHECK(*vs("cublas-im2col-bf16", "conv2", 128, "pageable") == Approx(0.3 / 0.9));
+    CHECK(*vs("cublas-im2col-fp16", "conv2", 128, "pageable") == Approx(0.8 / 0.2));
+    CHECK(*best("cublas-im2col-fp16") == Approx(0.8 / 0.1));
+    CHECK(*vs("half-baseline", "conv2", 128, "pageable") == Approx(4.0 / 0.2));
+    CHECK(*vs("cublas-im2col-bf16", "conv2", 128, "pageable") == Approx(0.9 / 0.3));
     // An NHWC row against the NHWC anchor, and the best of both.
-    CHECK(*vs("hopper-fp16", "conv2", 128, "pageable", "nhwc") == Approx(0.1 / 0.05));
-    CHECK(*best("hopper-fp16", "nhwc") == Approx(0.1 / 0.05));
+    CHECK(*vs("hopper-fp16", "conv2", 128, "pageable", "nhwc") == Approx(0.05 / 0.1));
+    CHECK(*best("hopper-fp16", "nhwc") == Approx(0.05 / 0.1));
     // No anchor at that (layer, N, memory mode); a failed row.
     CHECK(!vs("baseline", "conv2", 32, "pageable"));
     CHECK(!vs("baseline", "conv2", 128, "pinned"));
@@ -112,14 +116,14 @@ TEST_CASE("vs_cudnn: the fastest cuDNN row of the row's own class, layout and me
     CHECK(!vs("register-acc", "conv2", 128, "pageable"));
 
     // The CSV carries the ratios for passing rows and leaves the cells empty otherwise.
-    CHECK(std::stod(field(by(rows, "baseline", "conv2", 128, "pageable"), "vs_cudnn")) == Approx(0.1));
-    CHECK(std::stod(field(by(rows, "baseline", "conv2", 128, "pageable"), "vs_cudnn_best")) == Approx(0.08));
-    CHECK(field(by(rows, "baseline", "conv2", 32, "pageable"), "vs_cudnn").empty());
-    CHECK(field(by(rows, "register-acc", "conv2", 128, "pageable"), "vs_cudnn").empty());
+    CHECK(std::stod(field(by(rows, "baseline", "conv2", 128, "pageable"), "ours_over_cudnn")) == Approx(10.0));
+    CHECK(std::stod(field(by(rows, "baseline", "conv2", 128, "pageable"), "ours_over_cudnn_any_layout")) == Approx(12.5));
+    CHECK(field(by(rows, "baseline", "conv2", 32, "pageable"), "ours_over_cudnn").empty());
+    CHECK(field(by(rows, "register-acc", "conv2", 128, "pageable"), "ours_over_cudnn").empty());
     CHECK(field(by(rows, "hopper-fp16", "conv2", 128, "pageable", "nhwc"), "layout") == "nhwc");
 }
 
-TEST_CASE("vs_cudnn stays empty when the cuDNN row of the class did not pass or did not run", "[results][anchors]") {
+TEST_CASE("ours_over_cudnn stays empty when the cuDNN row of the class did not pass or did not run", "[results][anchors]") {
     std::vector<Row> rows = {
         make_row("conv1", 1, "cudnn-fp32", "cudnn", "fp32", "pageable", 0.1, gpu::Status::skip),
         make_row("conv1", 1, "baseline", "baseline", "fp32", "pageable", 1.0),
@@ -128,18 +132,18 @@ TEST_CASE("vs_cudnn stays empty when the cuDNN row of the class did not pass or 
         make_row("conv1", 1, "cudnn-tf32", "cudnn", "tf32", "pageable", 0.05),
         make_row("conv1", 1, "cudnn-bf16", "cudnn", "bf16", "pageable", 0.05),
     };
-    fill_vs_cudnn(rows);
+    fill_ours_over_cudnn(rows);
     for (const auto& r : rows) {
         if (r.variant == "cudnn-tf32" || r.variant == "cudnn-bf16") continue;  // their own anchors
         INFO(r.variant);
-        CHECK(!r.vs_cudnn);
-        CHECK(!r.vs_cudnn_best);
+        CHECK(!r.ours_over_cudnn);
+        CHECK(!r.ours_over_cudnn_any_layout);
     }
 }
 
 // The space-to-depth rows (gpu/variants/cudnn_s2d.cu) are family "cudnn": on conv1 the anchor
 // is the faster of cudnn-<class> and cudnn-<class>-s2d, each layout on its own.
-TEST_CASE("vs_cudnn: a cudnn-<class>-s2d row is an anchor like cudnn-<class>", "[results][anchors]") {
+TEST_CASE("ours_over_cudnn: a cudnn-<class>-s2d row is an anchor like cudnn-<class>", "[results][anchors]") {
     std::vector<Row> rows = {
         make_row("conv1", 128, "cudnn-fp16", "cudnn", "fp16", "pageable", 0.70, gpu::Status::pass, "nhwc"),
         make_row("conv1", 128, "cudnn-fp16-s2d", "cudnn", "fp16", "pageable", 0.12, gpu::Status::pass, "nhwc"),
@@ -148,17 +152,17 @@ TEST_CASE("vs_cudnn: a cudnn-<class>-s2d row is an anchor like cudnn-<class>", "
         make_row("conv1", 128, "cudnn-fp16-s2d", "cudnn", "fp16", "pageable", 0.90, gpu::Status::fail),
         make_row("conv1", 128, "hopper-ws-fp16", "hopper", "fp16", "pageable", 0.40),
     };
-    fill_vs_cudnn(rows);
+    fill_ours_over_cudnn(rows);
     const Row ours_nhwc = by(rows, "hopper-ws-fp16", "conv1", 128, "pageable", "nhwc");
-    REQUIRE(ours_nhwc.vs_cudnn);
-    CHECK(*ours_nhwc.vs_cudnn == Approx(0.12 / 0.24));
+    REQUIRE(ours_nhwc.ours_over_cudnn);
+    CHECK(*ours_nhwc.ours_over_cudnn == Approx(0.24 / 0.12));
     // NCHW: the s2d row failed, so the plain row is the anchor there; either layout: s2d NHWC.
     const Row ours_nchw = by(rows, "hopper-ws-fp16", "conv1", 128, "pageable");
-    REQUIRE(ours_nchw.vs_cudnn);
-    CHECK(*ours_nchw.vs_cudnn == Approx(0.80 / 0.40));
-    REQUIRE(ours_nchw.vs_cudnn_best);
-    CHECK(*ours_nchw.vs_cudnn_best == Approx(0.12 / 0.40));
-    CHECK(*by(rows, "cudnn-fp16", "conv1", 128, "pageable", "nhwc").vs_cudnn == Approx(0.12 / 0.70));
+    REQUIRE(ours_nchw.ours_over_cudnn);
+    CHECK(*ours_nchw.ours_over_cudnn == Approx(0.40 / 0.80));
+    REQUIRE(ours_nchw.ours_over_cudnn_any_layout);
+    CHECK(*ours_nchw.ours_over_cudnn_any_layout == Approx(0.40 / 0.12));
+    CHECK(*by(rows, "cudnn-fp16", "conv1", 128, "pageable", "nhwc").ours_over_cudnn == Approx(0.70 / 0.12));
 }
 
 TEST_CASE("pct_peak divides by the ceiling of the row's own precision class", "[results][anchors]") {

@@ -46,7 +46,7 @@
 //               float accumulation, half output: precision class fp16.
 //
 // Why it is in the study: it is the library people actually use, so every row of a sweep
-// can say how far it is from it (vs_cudnn); and at fp32 it is an implementation
+// can say how far it is from it (ours_over_cudnn); and at fp32 it is an implementation
 // independent of ours checked against the same golden files, i.e. a check of the golden
 // files themselves.
 //
@@ -403,6 +403,9 @@ public:
     void run(const DeviceIO& io, cudaStream_t stream) override;
     std::size_t workspace_bytes() const override { return ws_.bytes(); }
     std::string detail() const override { return detail_; }
+    // cuDNN's own word on the chosen algorithm (the row is declared order-dependent, since two
+    // plans may choose differently; within one plan the choice is fixed).
+    std::optional<bool> deterministic() const override { return deterministic_; }
     // How the chosen algorithm computes: FFT and Winograd rows report effective TFLOP/s.
     std::string algo() const override {
         switch (algo_) {
@@ -428,6 +431,7 @@ private:
     cudnnConvolutionFwdAlgo_t algo_ = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
     Buffer ws_;
     std::string detail_;
+    bool deterministic_ = false;
     cudaStream_t stream_ = nullptr;
 };
 
@@ -644,6 +648,7 @@ CudnnPlan::CudnnPlan(const Problem& p, const PlanContext& ctx, Row row) : layer_
                        mb(ctx.workspace_limit) + "): " + passed_over);
     }
     algo_ = chosen->algo;
+    deterministic_ = chosen->determinism == CUDNN_DETERMINISTIC;
     ws_ = Buffer(MemKind::device, chosen_ws);
 
     char t[64];

@@ -405,9 +405,11 @@ std::map<std::string, Selection>& selection_cache() {
     return m;
 }
 
+// Runtime-compiled engines are in the search unless the environment sets CONVSTUDY_CUDNN_RTC=0
+// (`--no-cudnn-rtc`): the best cuDNN can do includes them.
 bool rtc_allowed() {
     const char* e = std::getenv("CONVSTUDY_CUDNN_RTC");
-    return e && e[0] == '1';
+    return !e || e[0] != '0';
 }
 
 struct Candidate {

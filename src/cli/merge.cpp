@@ -142,7 +142,7 @@ MergeResult merge_tables(const std::vector<CsvTable>& parts) {
     };
     std::stable_sort(rows.begin(), rows.end(), [&](const auto& a, const auto& b) { return rank(a) < rank(b); });
 
-    // vs_cudnn, vs_cudnn_best: the sweep's fill_vs_cudnn over the merged rows.
+    // ours_over_cudnn, ours_over_cudnn_any_layout: the sweep's fill_ours_over_cudnn over the merged rows.
     std::vector<Row> lite(rows.size());
     for (std::size_t i = 0; i < rows.size(); ++i) {
         Row& x = lite[i];
@@ -157,10 +157,10 @@ MergeResult merge_tables(const std::vector<CsvTable>& parts) {
         x.result.status = get(rows[i], "status") == "PASS" && std::isfinite(k) ? gpu::Status::pass : gpu::Status::fail;
         x.result.kernel.median = k;
     }
-    fill_vs_cudnn(lite);
+    fill_ours_over_cudnn(lite);
     for (std::size_t i = 0; i < rows.size(); ++i) {
-        set(rows[i], "vs_cudnn", lite[i].vs_cudnn ? csv_number(*lite[i].vs_cudnn) : "");
-        set(rows[i], "vs_cudnn_best", lite[i].vs_cudnn_best ? csv_number(*lite[i].vs_cudnn_best) : "");
+        set(rows[i], "ours_over_cudnn", lite[i].ours_over_cudnn ? csv_number(*lite[i].ours_over_cudnn) : "");
+        set(rows[i], "ours_over_cudnn_any_layout", lite[i].ours_over_cudnn_any_layout ? csv_number(*lite[i].ours_over_cudnn_any_layout) : "");
     }
 
     // One ceiling per precision class (the highest measured), and pct_peak against it.

@@ -6,7 +6,7 @@
 // versions, devices (name and compute capability) or sweep settings (warm-up, L2 flush), an
 // unknown revision, and a row (layer, N, variant, memory, layout) in two parts. The columns
 // that depend on other rows are recomputed over the merged set with the sweep's own code:
-// vs_cudnn and vs_cudnn_best (fill_vs_cudnn: the fastest cuDNN row may have run in another
+// ours_over_cudnn and ours_over_cudnn_any_layout (fill_ours_over_cudnn: the fastest cuDNN row may have run in another
 // shard); each precision class's ceiling (peak_tflops, and pct_peak with it) becomes the
 // highest any part measured, the device copy bandwidth likewise, and the GEMM ceiling of a
 // (layer, N, precision) the fastest measured: one value each, as one process has. Rows are

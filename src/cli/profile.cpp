@@ -3,6 +3,7 @@
 #include "atomic_file.hpp"
 #include "csv_table.hpp"
 #include "nvtx.hpp"
+#include "process.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -137,72 +138,6 @@ const char* const kPermissionHint =
     "read them: echo 'options nvidia NVreg_RestrictProfilingToAdminUsers=0' | sudo tee "
     "/etc/modprobe.d/nvidia-profiling.conf, then reload the nvidia module or reboot; in a container, start it "
     "with --cap-add=SYS_ADMIN. See https://developer.nvidia.com/ERR_NVGPUCTRPERM";
-
-struct ProcResult {
-    int status = -1;  // exit code, or 128 + signal
-    bool timed_out = false;
-};
-
-// Runs argv with stdout and stderr to `out`, LC_ALL=C (numbers without locale separators).
-ProcResult run_process(const std::vector<std::string>& argv, const fs::path& out, int timeout_s) {
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (fd < 0) throw Error("cannot create " + out.string() + " for ncu's output");
-    std::fflush(nullptr);
-    const pid_t pid = ::fork();
-    if (pid < 0) {
-        ::close(fd);
-        throw Error("cannot start ncu: fork failed");
-    }
-    if (pid == 0) {
-        ::dup2(fd, 1);
-        ::dup2(fd, 2);
-        ::close(fd);
-        ::setenv("LC_ALL", "C", 1);
-        ::execv(args[0], args.data());
-        std::fprintf(stderr, "exec %s failed\n", args[0]);
-        ::_exit(127);
-    }
-    ::close(fd);
-    ProcResult r;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
-    int st = 0;
-    for (;;) {
-        const pid_t w = ::waitpid(pid, &st, WNOHANG);
-        if (w == pid) break;
-        if (w < 0) throw Error("waiting for ncu failed");
-        if (std::chrono::steady_clock::now() > deadline) {
-            ::kill(pid, SIGKILL);
-            ::waitpid(pid, &st, 0);
-            r.timed_out = true;
-            break;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
-    return r;
-}
-
-// A scratch directory removed with the object.
-class TempDir {
-public:
-    TempDir() {
-        static std::atomic<int> counter{0};
-        path_ = fs::temp_directory_path() /
-                ("convstudy-ncu-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-        fs::create_directories(path_);
-    }
-    ~TempDir() {
-        std::error_code ec;
-        fs::remove_all(path_, ec);
-    }
-    const fs::path& path() const { return path_; }
-
-private:
-    fs::path path_;
-};
 
 // The metric names the device's ncu knows (ncu --query-metrics), cached per ncu; empty when
 // the query failed (then every metric is asked for and unknown ones are dropped on retry).
@@ -477,9 +412,7 @@ ProfileSummary profile_row(const ProfileOptions& o, const std::string& ncu, cons
             (known.count(base_name(m)) || m.rfind("launch__", 0) == 0 ? keep : unavailable).push_back(m);
         metrics = keep;
     }
-    std::error_code ec;
-    const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-    if (ec) throw Error("cannot find this program's path (/proc/self/exe) to run it under ncu");
+    const fs::path self = self_path("to run it under ncu");
     TempDir tmp;
     const fs::path log = tmp.path() / "ncu.csv", out = tmp.path() / "output.txt";
     for (int attempt = 0; attempt < 2; ++attempt) {

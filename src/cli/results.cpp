@@ -28,9 +28,11 @@ const std::vector<std::string>& csv_columns() {
         "total_p10_ms", "total_p90_ms", "setup_ms",
         "streams", "chunks", "overlap",
         "cpu_ms", "cpu_threads", "cpu_model", "cpu_onednn_ms",
-        "speedup_kernel", "speedup_total", "vs_cudnn", "vs_cudnn_best",
+        "speedup_kernel", "speedup_total", "ours_over_cudnn", "ours_over_cudnn_any_layout",
         "gflop", "tflops", "pct_peak", "peak_tflops", "gemm_ceiling_ms", "copy_gbs",
-        "workspace_bytes", "device_bytes", "detail"};
+        "workspace_bytes", "device_bytes",
+        "checked_runs", "host_repeats", "timing_order_seed", "sm_clock_mhz_start", "sm_clock_mhz_end", "power_w_start",
+        "power_w_end", "cudnn_version", "cudnn_retime_ms", "detail"};
     return cols;
 }
 
@@ -91,10 +93,14 @@ std::vector<std::string> csv_fields(const RunMeta& m, const Row& row) {
         num(row.cpu_ms), row.cpu_threads ? std::to_string(row.cpu_threads) : "", row.cpu_model,
         num(row.cpu_onednn_ms),
         pass ? num(row.cpu_ms / kernel) : "", pass ? num(row.cpu_ms / total) : "",
-        row.vs_cudnn && pass ? num(*row.vs_cudnn) : "", row.vs_cudnn_best && pass ? num(*row.vs_cudnn_best) : "",
+        row.ours_over_cudnn && pass ? num(*row.ours_over_cudnn) : "", row.ours_over_cudnn_any_layout && pass ? num(*row.ours_over_cudnn_any_layout) : "",
         num(gflop), num(tflops), pass && peak > 0 ? num(100.0 * tflops / peak) : "", peak > 0 ? num(peak) : "",
         row.gemm_ceiling_ms ? num(*row.gemm_ceiling_ms) : "", m.copy_gbs > 0 ? num(m.copy_gbs) : "",
-        std::to_string(r.workspace_bytes), std::to_string(r.device_bytes), r.detail};
+        std::to_string(r.workspace_bytes), std::to_string(r.device_bytes),
+        r.checked_runs ? std::to_string(r.checked_runs) : "", r.kernel.count ? std::to_string(r.host_repeats) : "",
+        r.order_seed ? std::to_string(r.order_seed) : "", num(r.sm_clock_mhz_start), num(r.sm_clock_mhz_end),
+        num(r.power_w_start), num(r.power_w_end), m.cudnn_version,
+        row.cudnn_retime_ms ? num(*row.cudnn_retime_ms) : "", r.detail};
     return f;
 }
 
@@ -186,7 +192,7 @@ std::string ceiling_class(const std::string& precision) {
     return p ? std::string(gpu::to_string(gpu::ceiling_class(*p))) : precision;
 }
 
-void fill_vs_cudnn(std::vector<Row>& rows) {
+void fill_ours_over_cudnn(std::vector<Row>& rows) {
     // (layer, N, memory, class[, layout]) -> fastest cuDNN kernel_ms
     std::map<std::string, double> same_layout, any_layout;
     auto key = [](const Row& r) {
@@ -202,13 +208,13 @@ void fill_vs_cudnn(std::vector<Row>& rows) {
             keep_min(any_layout, key(r), r.result.kernel.median);
         }
     for (auto& r : rows) {
-        r.vs_cudnn.reset();
-        r.vs_cudnn_best.reset();
+        r.ours_over_cudnn.reset();
+        r.ours_over_cudnn_any_layout.reset();
         if (r.result.status != gpu::Status::pass) continue;
         if (auto it = same_layout.find(key(r) + "|" + r.layout); it != same_layout.end())
-            r.vs_cudnn = it->second / r.result.kernel.median;
+            r.ours_over_cudnn = r.result.kernel.median / it->second;
         if (auto it = any_layout.find(key(r)); it != any_layout.end())
-            r.vs_cudnn_best = it->second / r.result.kernel.median;
+            r.ours_over_cudnn_any_layout = r.result.kernel.median / it->second;
     }
 }
 

@@ -23,6 +23,7 @@ struct RunMeta {
     double peak_fp32 = 0, peak_tf32 = 0, peak_fp16 = 0, peak_bf16 = 0, copy_gbs = 0;
     double peak_for(const std::string& precision) const;
     std::string git_rev, tool_version;
+    std::string cudnn_version;          // the cuDNN library this process ran ("" without cuDNN)
     bool l2_flush = true;
     int warmup = 0, repeats = 0;
     std::optional<std::uint64_t> seed;  // the generator seed of the inputs (column `seed`)
@@ -39,11 +40,16 @@ struct Row {
     int cpu_threads = 0;
     std::string cpu_model;
     double cpu_onednn_ms = NAN;
-    // The fastest cuDNN row's kernel_ms over ours: same anchor class (gpu::anchor_class),
-    // layout and memory mode (vs_cudnn), or either layout (vs_cudnn_best).
-    std::optional<double> vs_cudnn, vs_cudnn_best;
-    // cuBLAS GEMM of the layer's im2col shape in the row's precision class, this run (ms).
+    // Ours over the fastest cuDNN row (kernel_ms / cuDNN's kernel_ms; below 1 = faster than
+    // cuDNN): same anchor class (gpu::anchor_class), layout and memory mode (ours_over_cudnn),
+    // or either layout (ours_over_cudnn_any_layout).
+    std::optional<double> ours_over_cudnn, ours_over_cudnn_any_layout;
+    // cuBLAS on the explicit im2col GEMM of the layer in the row's precision class, this run (ms):
+    // a reference, not a ceiling (it streams the im2col matrix; an implicit GEMM need not).
     std::optional<double> gemm_ceiling_ms;
+    // cuDNN rows whose median strayed from their own engine search's: the median of a re-time in a
+    // fresh process (ms), when the sweep re-timed it.
+    std::optional<double> cudnn_retime_ms;
 };
 
 const std::vector<std::string>& csv_columns();
@@ -69,9 +75,9 @@ void check_writable(const std::filesystem::path& path, const std::string& option
 // gpu::to_string(Precision)); an unknown name is its own class.
 std::string anchor_class(const std::string& precision);
 std::string ceiling_class(const std::string& precision);
-// Fills vs_cudnn and vs_cudnn_best from the PASS rows of family "cudnn" of the same
+// Fills ours_over_cudnn and ours_over_cudnn_any_layout from the PASS rows of family "cudnn" of the same
 // (layer, N, memory mode) and precision class: the fastest of them in the row's layout,
 // and the fastest in either layout.
-void fill_vs_cudnn(std::vector<Row>& rows);
+void fill_ours_over_cudnn(std::vector<Row>& rows);
 
 }  // namespace cs::cli
