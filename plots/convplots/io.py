@@ -2,6 +2,7 @@
 and markdown tables. No matplotlib here except the colour and order constants."""
 
 import csv
+import gzip
 import math
 import re
 import statistics
@@ -28,6 +29,15 @@ NUMERIC = ["max_abs_err", "max_rel_err", "rel_l2_err", "threshold", "kernel_ms",
 # library rows: the anchors and ceilings, never "ours"
 LIBRARY_FAMILIES = ("cudnn", "cudnn-legacy", "cublas")
 DPI = 110
+
+
+def open_text(path):
+    """A text file for reading, gzip-compressed (.csv.gz: told by its first two bytes) or not."""
+    with open(path, "rb") as f:
+        gz = f.read(2) == b"\x1f\x8b"
+    if gz:
+        return gzip.open(path, "rt", newline="", encoding="utf-8")
+    return open(path, newline="", encoding="utf-8")
 
 
 def _num(s):
@@ -66,7 +76,7 @@ def load(paths):
     layer_order = []
     seq = 0
     for path in paths:
-        with open(path, newline="", encoding="utf-8") as f:
+        with open_text(path) as f:
             rd = csv.DictReader(f)
             missing = [c for c in REQUIRED if c not in (rd.fieldnames or [])]
             if missing:

@@ -8,7 +8,7 @@ report.py calls report_lines(d) once; cli.py hands PyTorch anchor CSVs to attach
 import csv
 import math
 
-from .io import fnum, md_table
+from .io import fnum, md_table, open_text
 from .ladders import ladder_N, ladders
 from .roofline import measured_bytes, min_bytes
 
@@ -36,7 +36,7 @@ def profiled(r):
 
 def is_pytorch_csv(path):
     """True for a scripts/pytorch_anchors.py CSV (layer, N, precision, layout, ms; no variant)."""
-    with open(path, newline="", encoding="utf-8") as f:
+    with open_text(path) as f:
         head = next(csv.reader(f), [])
     return PYTORCH_COLUMNS <= set(head) and "variant" not in head
 
@@ -46,7 +46,7 @@ def attach_pytorch(d, paths):
     default for older CSVs) or `compile` (torch.compile max-autotune-no-cudagraphs)."""
     rows = []
     for p in paths:
-        with open(p, newline="", encoding="utf-8") as f:
+        with open_text(p) as f:
             for r in csv.DictReader(f):
                 try:
                     ms = float(r["ms"])
