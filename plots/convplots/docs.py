@@ -201,18 +201,20 @@ PROFILE_COLS = {"tensor": ("ncu_tensor_pct", "tensor pipe %", 1), "fma": ("ncu_f
                 "occupancy": ("ncu_occupancy_pct", "occupancy %", 1)}
 
 
-def profile(csv, metric="tensor", layout=None, variants=None):
+def profile(csv, metric="tensor", layout=None, variants=None, N=None):
     """One Nsight Compute counter (PROFILE_COLS) per rung and layer from a `convstudy profile`
-    CSV, rungs in the file's order."""
+    CSV (at one N if given), rungs in the file's order."""
     d = data(csv)
     col, label, scale = PROFILE_COLS[metric]
-    vs = as_list(variants) or list(dict.fromkeys(r["_variant"] for r in sorted(d.rows, key=lambda r: r["_seq"])
-                                                 if not layout or r["layout"] == layout))
+    sel = [r for r in sorted(d.rows, key=lambda r: r["_seq"])
+           if (not layout or r["layout"] == layout) and (N is None or r["N"] == int(N))]
+    vs = as_list(variants) or list(dict.fromkeys(r["_variant"] for r in sel))
+    lays = sorted({r["layer"] for r in sel})
     body = []
     for v in vs:
         cells = []
-        for l in d.layers:
-            rs = [r for r in d.rows if r["_variant"] == v and r["layer"] == l and (not layout or r["layout"] == layout)]
+        for l in lays:
+            rs = [r for r in sel if r["_variant"] == v and r["layer"] == l]
             if not rs or not rs[0].get("ncu_set"):
                 cells.append("—")
                 continue
@@ -221,8 +223,8 @@ def profile(csv, metric="tensor", layout=None, variants=None):
                 else float(r[col]) if r.get(col) else None
             cells.append(g3(val * scale) if val is not None else "—")
         body.append([v] + cells)
-    ns = sorted({r["N"] for r in d.rows})
-    return (table(["rung"] + d.layers, body) + f"\n{label} under Nsight Compute (one timed repeat per row), "
+    ns = sorted({r["N"] for r in sel})
+    return (table(["rung"] + lays, body) + f"\n{label} under Nsight Compute (one timed repeat per row), "
             f"N={', '.join(map(str, ns))}. Source: `{d.rows[0]['_src']}`, revision {revs(d)}.\n")
 
 
@@ -235,6 +237,24 @@ def winners(csv=None, classes=",".join(summary.CLASSES)):
             cs = [summary.cell(d, cls, l, n) for l in d.layers]
             body.append([cls, n] + [summary.name(c.ours) for c in cs])
     return table(["class", "N"] + d.layers, body) + f"\nSource: `{d.rows[0]['_src']}`, revision {revs(d)}.\n"
+
+
+def gemmref(csv=None, N="128"):
+    """The fastest of ours and cuDNN per class and layer over cuBLAS on the explicit im2col GEMM
+    of the layer (the `gemm_ceiling_ms` column of the row's class: a reference, not a ceiling)."""
+    d, n = data(csv), int(N)
+    body = []
+    for cls in summary.CLASSES:
+        cs = [summary.cell(d, cls, l, n) for l in d.layers]
+        for side in ("ours", "cudnn"):
+            row = [f"{cls}, {'fastest of ours' if side == 'ours' else 'cuDNN'}"]
+            for c in cs:
+                r, ms = getattr(c, side), getattr(c, side + "_ms")
+                row.append(f"{ms / r['gemm_ceiling_ms']:.3g}" if r and r.get("gemm_ceiling_ms") else "—")
+            body.append(row)
+    return (table(["row / cuBLAS on the im2col GEMM"] + d.layers, body) + f"\nKernel time at N={n} over the "
+            f"cuBLAS GEMM of the layer's im2col shape in the same class, timed in the same run (below 1 = faster than "
+            f"that GEMM alone). Source: `{d.rows[0]['_src']}`, revision {revs(d)}.\n")
 
 
 def misses(csv=None, over="1"):
@@ -308,7 +328,7 @@ def spread(csv=None, family="cudnn"):
 
 
 GENERATORS = {"sweep": sweep, "headline": headline, "since": since, "ladder": ladder, "profile": profile,
-              "winners": winners, "misses": misses, "range": range_safety, "checks": checks, "spread": spread}
+              "winners": winners, "misses": misses, "gemmref": gemmref, "range": range_safety, "checks": checks, "spread": spread}
 
 
 def parse_args(text):
@@ -353,9 +373,6 @@ def process(update, docs=DOCS):
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
-    if argv in (["--lint"], ["--lint-self-test"]):
-        from . import lint
-        return lint.main(argv)
     if argv not in (["--check"], ["--update"]):
         print("usage: docs.py --check | --update | --lint | --lint-self-test", file=sys.stderr)
         return 2
