@@ -5,8 +5,8 @@
 #     plots/plot.sh --compare A.csv B.csv OUTDIR [--title-suffix TEXT]
 #     plots/plot.sh --update-docs | --check-docs
 #
-# --update-docs rewrites the generated blocks of README.md and NOTES.md from the committed
-# CSVs (plots/convplots/docs.py); --check-docs exits 1 when one is stale.
+# --update-docs rewrites the generated blocks of README.md and docs/*.md from the committed
+# results (plots/convplots/docs.py); --check-docs exits 1 when one is stale.
 #
 # Finds a python3 that can import matplotlib and numpy ($CS_PLOT_PYTHON if set, then
 # /usr/bin/python3, python3 on PATH, /opt/torch/.venv/bin/python3) and runs plots/plot.py,

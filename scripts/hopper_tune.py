@@ -5,10 +5,13 @@ element size, layer shape, N) it measured, the fastest PASS tile, as the C++ tab
 wgmma_ws.cu's default_tile consults first (gpu/variants/hopper/tuned_tiles.inc). Shapes and
 batches the table lacks fall back to the rule in default_tile.
 
-    python3 scripts/hopper_tune.py plots/h100/hopper_tiles.csv plots/h100/hopper_tiles_mc.csv plots/h200/hopper_tiles.csv plots/h200/hopper_tiles_conv1.csv \
-        plots/h200/hopper_tiles_skmc.csv plots/h200/hopper_tiles_n512.csv plots/h200/hopper_tiles_n1.csv \
-        plots/h200/hopper_tiles_cuts.csv \
+    python3 scripts/hopper_tune.py results/tiles/h100_hopper_tiles.csv.gz results/tiles/h100_hopper_tiles_mc.csv.gz \
+        results/tiles/h200_hopper_tiles.csv.gz results/tiles/h200_hopper_tiles_conv1.csv.gz \
+        results/tiles/h200_hopper_tiles_skmc.csv.gz results/tiles/h200_hopper_tiles_n512.csv.gz \
+        results/tiles/h200_hopper_tiles_n1.csv.gz results/tiles/h200_hopper_tiles_cuts.csv.gz \
         > gpu/variants/hopper/tuned_tiles.inc
+
+A sweep may be gzip-compressed (.csv.gz).
 
 Several sweeps may be given: each key takes the fastest row of the sweeps of one card, the
 card of the last sweep (in the order given) that measured the key, so a later card's sweep of
@@ -17,6 +20,7 @@ a rung replaces an earlier card's for every key it covers (timings of two cards 
 header names and fails when it differs.
 """
 import csv
+import gzip
 import sys
 from collections import defaultdict
 
@@ -35,8 +39,15 @@ def rung_of(variant):
     return None
 
 
+def open_csv(path):
+    """A CSV as text, gzip-compressed or not (by its first two bytes)."""
+    with open(path, "rb") as f:
+        gz = f.read(2) == b"\x1f\x8b"
+    return gzip.open(path, "rt", newline="", encoding="utf-8") if gz else open(path, newline="", encoding="utf-8")
+
+
 def main(paths):
-    rows = [r for path in paths for r in csv.DictReader(open(path, newline=""))]
+    rows = [r for path in paths for r in csv.DictReader(open_csv(path))]
     best = {}
     card = {}  # key -> the device its best row came from
     meta = defaultdict(set)

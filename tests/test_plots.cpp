@@ -355,7 +355,8 @@ TEST_CASE("plot.sh merges CSVs, replaces repeated rows and skips figures without
 // ------------------------------------------------------------------------------------------
 // Two devices: which rows gain from the second device's memory.
 //
-// tests/data/compare_dev_h200.csv: 23 rows copied unchanged from plots/h200/sweep_all_variants.csv
+// tests/data/compare_dev_h200.csv: 23 rows copied unchanged from the H200 sweep at 4334f52
+// (results/h200/sweep_all_variants.csv.gz)
 // (hopper-wgmma-fp16 at N = 1, 32, 128; mk-sw-mt-si-c-half and cudnn-fp32 at N = 128;
 // mk-sw-mt-si-c-vec, cudnn-fp16 and winograd-f2x2 (one SKIP row) besides).
 // tests/data/compare_dev_h100.csv: the same rows made into a synthetic H100 by one rule:

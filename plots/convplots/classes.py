@@ -2,7 +2,7 @@
 
 The rule is decided once, in C++ (gpu/tolerance.hpp: anchor_class, ceiling_class) and written
 into every row a sweep writes (columns `anchor_class`: the cuDNN rows a row is held against,
-and `ceiling_class`: the cuBLAS ceiling its pct_peak divides by). The figures and the report
+and `ceiling_class`: the measured class peak, peak_tflops, its pct_peak divides by). The figures and the report
 read those columns (io.load puts them on every row).
 
 For CSVs older than the two columns only, LEGACY_COUNTS_AS restates the same rule, here and

@@ -2,6 +2,7 @@
 and markdown tables. No matplotlib here except the colour and order constants."""
 
 import csv
+import gzip
 import math
 import re
 import statistics
@@ -24,10 +25,49 @@ NUMERIC = ["max_abs_err", "max_rel_err", "rel_l2_err", "threshold", "kernel_ms",
            "pct_peak", "peak_tflops", "workspace_bytes", "device_bytes",
            # newer columns (absent from older CSVs: None)
            "total_min_ms", "total_max_ms", "convert_ms", "vs_cudnn_best", "gemm_ceiling_ms", "copy_gbs",
-           "kernel_p10_ms", "kernel_p90_ms", "total_p10_ms", "total_p90_ms", "search_ms"]
+           "kernel_p10_ms", "kernel_p90_ms", "total_p10_ms", "total_p90_ms", "search_ms",
+           "ours_over_cudnn", "ours_over_cudnn_any_layout", "cudnn_retime_ms", "sm_clock_mhz_start",
+           "sm_clock_mhz_end", "power_w_start", "power_w_end"]
 # library rows: the anchors and ceilings, never "ours"
 LIBRARY_FAMILIES = ("cudnn", "cudnn-legacy", "cublas")
 DPI = 110
+
+
+def open_text(path):
+    """A text file for reading, gzip-compressed (.csv.gz: told by its first two bytes) or not."""
+    with open(path, "rb") as f:
+        gz = f.read(2) == b"\x1f\x8b"
+    if gz:
+        return gzip.open(path, "rt", newline="", encoding="utf-8")
+    return open(path, newline="", encoding="utf-8")
+
+
+PYTORCH_COLUMNS = {"layer", "N", "precision", "layout", "ms"}
+
+
+def is_pytorch_csv(path):
+    """True for a scripts/pytorch_anchors.py CSV (layer, N, precision, layout, ms; no variant)."""
+    with open_text(path) as f:
+        head = next(csv.reader(f), [])
+    return PYTORCH_COLUMNS <= set(head) and "variant" not in head
+
+
+def read_pytorch(paths):
+    """Rows of PyTorch anchor CSVs: impl `eager` (cuDNN; the default of older CSVs) or
+    `compile` (torch.compile); rows without a time (a configuration left out) are skipped."""
+    rows = []
+    for p in paths:
+        with open_text(p) as f:
+            for r in csv.DictReader(f):
+                try:
+                    ms, n = float(r["ms"]), int(r["N"])
+                except (KeyError, ValueError):
+                    continue
+                rows.append({"layer": r["layer"], "N": n, "precision": r["precision"], "layout": r["layout"],
+                             "impl": r.get("impl") or "eager", "ms": ms, "torch": r.get("torch", ""),
+                             "cudnn": r.get("cudnn", ""), "git_rev": r.get("git_rev", ""),
+                             "device": r.get("device", ""), "_src": p})
+    return rows
 
 
 def _num(s):
@@ -66,7 +106,7 @@ def load(paths):
     layer_order = []
     seq = 0
     for path in paths:
-        with open(path, newline="", encoding="utf-8") as f:
+        with open_text(path) as f:
             rd = csv.DictReader(f)
             missing = [c for c in REQUIRED if c not in (rd.fieldnames or [])]
             if missing:

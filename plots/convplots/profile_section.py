@@ -8,11 +8,10 @@ report.py calls report_lines(d) once; cli.py hands PyTorch anchor CSVs to attach
 import csv
 import math
 
-from .io import fnum, md_table
+from .io import fnum, is_pytorch_csv, md_table, read_pytorch
 from .ladders import ladder_N, ladders
 from .roofline import measured_bytes, min_bytes
 
-PYTORCH_COLUMNS = {"layer", "N", "precision", "layout", "ms"}
 
 # (column, label, kind): kind "pct" moves in percentage points, "bytes" by a ratio
 METRICS = [("ncu_tensor_pct", "tensor pipe %", "pct"), ("ncu_fma_pct", "FMA pipe %", "pct"),
@@ -34,29 +33,11 @@ def profiled(r):
     return r is not None and bool(r.get("ncu_set")) and _f(r, "ncu_time_ms") is not None
 
 
-def is_pytorch_csv(path):
-    """True for a scripts/pytorch_anchors.py CSV (layer, N, precision, layout, ms; no variant)."""
-    with open(path, newline="", encoding="utf-8") as f:
-        head = next(csv.reader(f), [])
-    return PYTORCH_COLUMNS <= set(head) and "variant" not in head
 
 
 def attach_pytorch(d, paths):
-    """Reads PyTorch anchor CSVs into d.pytorch: rows with impl `eager` (cuDNN, the column's
-    default for older CSVs) or `compile` (torch.compile max-autotune-no-cudagraphs)."""
-    rows = []
-    for p in paths:
-        with open(p, newline="", encoding="utf-8") as f:
-            for r in csv.DictReader(f):
-                try:
-                    ms = float(r["ms"])
-                    n = int(r["N"])
-                except (KeyError, ValueError):
-                    continue
-                rows.append({"layer": r["layer"], "N": n, "precision": r["precision"], "layout": r["layout"],
-                             "impl": r.get("impl") or "eager", "ms": ms, "torch": r.get("torch", ""),
-                             "device": r.get("device", ""), "_src": p})
-    d.pytorch = rows
+    """Reads PyTorch anchor CSVs into d.pytorch (io.read_pytorch)."""
+    d.pytorch = read_pytorch(paths)
 
 
 def moved(a, b):

@@ -272,7 +272,7 @@ def report_section(d, w, fig):
     w(f"Ceilings measured in the sweep (peak_tflops per precision class): {peaks or 'none'}"
       + (f"; device-to-device copy bandwidth {fnum(d.copy_gbs)} GB/s" if d.copy_gbs else "") + ". "
       f"Cells: TFLOP/s at N = {n} (% of the row's own class's ceiling); `eff.` marks Winograd and FFT rows, "
-      "whose TFLOP/s are the direct convolution's FLOPs over their time (effective, so they can pass 100 %).")
+      "whose TFLOP/s are the direct convolution's FLOPs over their time (effective, so they can pass their ceiling).")
     w("")
     body, used = [], []
     for v in d.variants:

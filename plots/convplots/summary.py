@@ -1,82 +1,142 @@
-"""The answer first: per precision class, layer and N, the best of ours against the fastest
-cuDNN row of the same class, with its % of the class's ceiling.
+"""The answer first: per precision class, layer and N, the fastest of our PASS rows against
+cuDNN, as ours / cuDNN kernel time (below 1: ours is faster).
 
-A row's class is its `anchor_class` column (classes.py: decided once in C++). "Ours" is
-every family but the libraries (io.LIBRARY_FAMILIES); "cuDNN" is family `cudnn` without the
-space-to-depth rows, which are reported apart: `cudnn-<class>-s2d` (conv1 rearranged so that
-cuDNN sees a stride-1 problem) when the CSV has them. Any memory mode and layout: kernel
-time does not depend on the memory mode, and each side takes its own best layout.
+A row's class is its `anchor_class` column (classes.py: decided once in C++). "Ours" is every
+family but the libraries (io.LIBRARY_FAMILIES). "cuDNN" is the faster of `cudnn-<class>` and
+`cudnn-<class>-s2d` (conv1 rearranged by space-to-depth so that cuDNN sees a stride-1
+problem); a cuDNN row's time is the faster of its `kernel_ms` and its re-time in a fresh
+process (`cudnn_retime_ms`, where the CSV has it). A cell whose cuDNN row strayed more than
+STRAY from its own engine-search median (`search_ms`) is marked. Ratios are computed here
+from kernel_ms, never read from the CSV's ratio columns (whose direction changed once).
+
+Layouts: a cell takes each side's fastest row in the layouts it is given (both: the best of
+layout per layer; or one layout for the single-layout totals).
 """
 
-import re
+from .io import LIBRARY_FAMILIES, PREC_ORDER, fnum, ok
 
-from .io import ANCHOR_FAMILY, LIBRARY_FAMILIES, PREC_ORDER, ok
+CLASSES = ("fp32", "tf32", "fp16", "bf16")
+LAYOUTS = ("nchw", "nhwc")
+STRAY = 0.10  # a cuDNN row further than this from its own search median is marked
+MARK = "†"
 
-S2D = re.compile(r"^cudnn-(?P<cls>[a-z0-9]+)-s2d$")
+
+def cudnn_ms(r):
+    """A cuDNN row's time: the faster of its timing and its re-time, where it was re-timed."""
+    t, rt = r["kernel_ms"], r.get("cudnn_retime_ms")
+    return min(t, rt) if rt else t
+
+
+def strayed(r):
+    """|kernel_ms / search_ms - 1| > STRAY: the row ran away from its own engine search."""
+    s = r.get("search_ms")
+    return bool(s) and abs(r["kernel_ms"] / s - 1) > STRAY
+
+
+def is_cudnn_of(r, cls):
+    return r["family"] == "cudnn" and r["_variant"] in (f"cudnn-{cls}", f"cudnn-{cls}-s2d")
 
 
 class Cell:
-    """One (class, layer, N): the best row of ours, the fastest cuDNN row, the s2d cuDNN row."""
+    """One (class, layer, N, layouts): the fastest row of ours and the fastest cuDNN row."""
 
-    def __init__(self, ours, cudnn, s2d):
-        self.ours, self.cudnn, self.s2d = ours, cudnn, s2d
+    def __init__(self, ours, cudnn):
+        self.ours, self.cudnn = ours, cudnn
+        self.ours_ms = ours["kernel_ms"] if ours else None
+        self.cudnn_ms = cudnn_ms(cudnn) if cudnn else None
+        self.s2d = bool(cudnn) and cudnn["_variant"].endswith("-s2d")
+        self.strayed = bool(cudnn) and strayed(cudnn)
 
     @property
     def ratio(self):
         """ours / cuDNN kernel time (below 1: ours is faster)."""
-        return self.ours["kernel_ms"] / self.cudnn["kernel_ms"] if self.ours and self.cudnn else None
-
-    @property
-    def ratio_s2d(self):
-        return self.ours["kernel_ms"] / self.s2d["kernel_ms"] if self.ours and self.s2d else None
+        return self.ours_ms / self.cudnn_ms if self.ours and self.cudnn else None
 
 
-def fastest(rows):
-    return min(rows, key=lambda r: r["kernel_ms"]) if rows else None
+def cell(d, cls, layer, n, layouts=LAYOUTS):
+    rs = [r for r in d.rows if r["layer"] == layer and r["N"] == n and ok(r) and r["layout"] in layouts]
+    ours = [r for r in rs if r["family"] not in LIBRARY_FAMILIES and r["anchor_class"] == cls]
+    cud = [r for r in rs if is_cudnn_of(r, cls)]
+    return Cell(min(ours, key=lambda r: r["kernel_ms"]) if ours else None,
+                min(cud, key=cudnn_ms) if cud else None)
+
+
+def cells(d, cls, layouts=LAYOUTS):
+    """{(layer, N): Cell} over the main batch sizes."""
+    return {(l, n): cell(d, cls, l, n, layouts) for l in d.layers for n in d.main_Ns}
+
+
+def total(d, cls, n, layouts=LAYOUTS):
+    """(ours, cuDNN) summed over the layers at N when every layer has both; else None."""
+    cs = [cell(d, cls, l, n, layouts) for l in d.layers]
+    if not all(c.ratio for c in cs):
+        return None
+    return sum(c.ours_ms for c in cs), sum(c.cudnn_ms for c in cs)
 
 
 def classes_of(d):
-    """The anchor classes that have both rows of ours and cuDNN rows, in PREC_ORDER."""
-    have = {r["anchor_class"] for r in d.rows if ok(r) and r["family"] == ANCHOR_FAMILY}
+    """The classes that have rows of ours and cuDNN rows, in PREC_ORDER."""
+    have = {r["anchor_class"] for r in d.rows if ok(r) and r["family"] == "cudnn"}
     mine = {r["anchor_class"] for r in d.rows if ok(r) and r["family"] not in LIBRARY_FAMILIES}
     both = have & mine
     return [c for c in PREC_ORDER if c in both] + sorted(both - set(PREC_ORDER))
 
 
-def cells(d, cls):
-    """{(layer, N): Cell} over the main batch sizes."""
-    out = {}
-    for l in d.layers:
-        for n in d.main_Ns:
-            rs = [r for r in d.rows if r["layer"] == l and r["N"] == n and ok(r) and r["anchor_class"] == cls]
-            ours = fastest([r for r in rs if r["family"] not in LIBRARY_FAMILIES])
-            cud = fastest([r for r in rs if r["family"] == ANCHOR_FAMILY and not S2D.match(r["_variant"])])
-            s2d = fastest([r for r in rs if S2D.match(r["_variant"])])
-            if ours or cud:
-                out[(l, n)] = Cell(ours, cud, s2d)
-    return out
-
-
-def all_layers(d, cls, n):
-    """(sum of the best of ours over the layers, sum of the fastest cuDNN) at N, when every
-    layer has both; else None."""
-    cs = cells(d, cls)
-    got = [cs.get((l, n)) for l in d.layers]
-    if not all(c and c.ours and c.cudnn for c in got):
-        return None
-    return sum(c.ours["kernel_ms"] for c in got), sum(c.cudnn["kernel_ms"] for c in got)
-
-
-def all_layers_s2d(d, cls, n):
-    """The fastest cuDNN over the layers at N with each layer's fastest cuDNN row, the
-    space-to-depth row where it is faster (conv1): what a cuDNN user who rewrites conv1 gets;
-    None unless every layer has a cuDNN row."""
-    cs = cells(d, cls)
-    got = [cs.get((l, n)) for l in d.layers]
-    if not all(c and c.cudnn for c in got):
-        return None
-    return sum(min(c.cudnn["kernel_ms"], c.s2d["kernel_ms"]) if c.s2d else c.cudnn["kernel_ms"] for c in got)
-
-
 def name(r):
     return f"{r['_variant']}/{r['layout']}" if r else "—"
+
+
+def pytorch_total(rows, cls, n, layers):
+    """PyTorch's (eager cuDNN) five layers at N in its fastest layout per layer; None if a
+    layer is missing."""
+    ts = []
+    for l in layers:
+        ms = [p["ms"] for p in rows if p["layer"] == l and p["N"] == n and p["precision"] == cls
+              and p.get("impl", "eager") == "eager"]
+        if not ms:
+            return None
+        ts.append(min(ms))
+    return sum(ts)
+
+
+def ratio_text(ours, cudnn):
+    return f"{ours / cudnn:.3g} ({fnum(ours)} / {fnum(cudnn)} ms)"
+
+
+def table(d, pytorch=None):
+    """The headline table's markdown lines: per class and main N, each layer's ours / cuDNN
+    (best layout per layer), the five-layer total in the best layout per layer and in each
+    single layout, and ours / PyTorch where a PyTorch anchor CSV is given; then the notes."""
+    nl = len(d.layers)
+    head = ["class", "N"] + d.layers + [f"{nl} layers, best layout per layer (ours / cuDNN ms)",
+                                        f"{nl} layers, NHWC only", f"{nl} layers, NCHW only"]
+    if pytorch:
+        head.append(f"{nl} layers, ours / PyTorch")
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    marked = []
+    for cls in [c for c in CLASSES if c in classes_of(d)]:
+        for n in d.main_Ns:
+            row = [cls, str(n)]
+            for l in d.layers:
+                c = cell(d, cls, l, n)
+                txt = "—" if c.ratio is None else f"{c.ratio:.3g}" + (" s2d" if c.s2d else "")
+                if c.ratio is not None and c.strayed:
+                    txt += f" {MARK}"
+                    marked.append((cls, l, n, c.cudnn))
+                row.append(txt)
+            for lays in (LAYOUTS, ("nhwc",), ("nchw",)):
+                t = total(d, cls, n, lays)
+                row.append(ratio_text(*t) if t else "—")
+            if pytorch:
+                t, p = total(d, cls, n), pytorch_total(pytorch, cls, n, d.layers)
+                row.append(ratio_text(t[0], p) if t and p else "—")
+            out.append("| " + " | ".join(row) + " |")
+    out += ["", "Cells: ours / cuDNN kernel time, below 1 = ours faster; ours = the fastest of our PASS rows of "
+            "the class, cuDNN = the faster of `cudnn-<class>` and `cudnn-<class>-s2d` (`s2d`: the space-to-depth "
+            "row was the faster), each side in its own fastest layout per layer unless the column says otherwise."]
+    for cls, l, n, r in marked:
+        rt = r.get("cudnn_retime_ms")
+        out.append(f"{MARK} {cls} {l} N={n}: {name(r)} ran at {fnum(r['kernel_ms'])} ms against its search median "
+                   f"{fnum(r['search_ms'])} ms" + (f", re-timed {fnum(rt)} ms (the faster is used)" if rt
+                                                     else ", not re-timed: the cell may flatter ours") + ".")
+    return out

@@ -46,12 +46,12 @@ def section(c):
         w("Fastest PASS row (kernel time, any memory mode and precision) per layer and N, and the fastest fp32 "
           "row; TFLOP/s = GFLOP / kernel_ms and % of the ceiling of the row's own precision class (peak_tflops, "
           "measured in the sweep). `copies` is h2d + d2h of that row. TFLOP/s always counts the direct "
-          "convolution's 2·N·M·E·F·C·R·S, so Winograd and FFT rows (effective TFLOP/s) can pass 100 %. "
+          "convolution's 2·N·M·E·F·C·R·S, so Winograd and FFT rows (effective TFLOP/s) can pass their ceiling. "
           "Batch sizes outside the main sweep are listed where two or more variants ran them.")
     else:
         w("Fastest PASS row (kernel time, any memory mode and precision) per layer and N, and the fastest fp32 "
           f"row; TFLOP/s = GFLOP / kernel_ms and % of the fp32 FMA ceiling ({peak}) measured in the sweep. "
-          "`copies` is h2d + d2h of that row. Above 100 % of the fp32 ceiling means a faster precision (tf32, "
+          "`copies` is h2d + d2h of that row. Above the fp32 ceiling means a faster precision (tf32, "
           "fp16 tensor cores) or an algorithm that does fewer multiplications than a direct convolution "
           "(cuDNN's FFT and Winograd); TFLOP/s always counts the direct convolution's 2·N·M·E·F·C·R·S. "
           "Batch sizes outside the main sweep are listed where two or more variants ran them.")
