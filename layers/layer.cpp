@@ -73,8 +73,10 @@ std::optional<Pool> parse_pool(std::string_view s) {
 int Layer::pooled_E() const { return pooled(E(), pool); }
 int Layer::pooled_F() const { return pooled(F(), pool); }
 
-// Defined in the file CMake generates from layers/alexnet.json.
-const char* builtin_alexnet_json();
+// Defined in the file CMake generates from layers/<name>.json (layers/builtin_tables.cmake).
+std::size_t builtin_table_count();
+const char* builtin_table_name(std::size_t i);
+const char* builtin_table_json(std::size_t i);
 
 std::string Layer::shape_string() const {
     std::ostringstream s;
@@ -93,6 +95,18 @@ std::vector<std::string> LayerTable::names() const {
     std::vector<std::string> out;
     for (const auto& l : layers) out.push_back(l.name);
     return out;
+}
+
+std::int64_t LayerTable::conv_count() const {
+    std::int64_t n = 0;
+    for (const auto& l : layers) n += l.count;
+    return n;
+}
+
+double LayerTable::network_flops(std::int64_t N) const {
+    double f = 0;
+    for (const auto& l : layers) f += l.flops(N) * l.count;
+    return f;
 }
 
 void validate_layer(const Layer& l, const std::string& source) {
@@ -140,6 +154,10 @@ LayerTable parse_layer_table(std::string_view json_text, const std::string& sour
         if (!it->is_string()) throw Error(source + ": field 'name' must be a string");
         t.name = it->get<std::string>();
     }
+    if (auto it = doc.find("description"); it != doc.end()) {
+        if (!it->is_string()) throw Error(source + ": field 'description' must be a string");
+        t.description = it->get<std::string>();
+    }
     auto layers = doc.find("layers");
     if (layers == doc.end()) throw Error(source + ": missing field 'layers'");
     if (!layers->is_array() || layers->empty())
@@ -183,12 +201,13 @@ LayerTable parse_layer_table(std::string_view json_text, const std::string& sour
 }
 
 std::optional<std::string> chain_error(const LayerTable& t) {
-    for (std::size_t i = 0; i < t.layers.size(); ++i) {
-        const Layer& l = t.layers[i];
+    // Counts first: a table of distinct shapes is not a chain whatever its shapes.
+    for (const Layer& l : t.layers)
         if (l.count != 1)
             return "layer '" + l.name + "' has count " + std::to_string(l.count) +
                    " (a table of distinct shapes, not the network's sequence of layers)";
-        if (i == 0) continue;
+    for (std::size_t i = 1; i < t.layers.size(); ++i) {
+        const Layer& l = t.layers[i];
         const Layer& prev = t.layers[i - 1];
         if (l.C != prev.M || l.H != prev.pooled_E() || l.W != prev.pooled_F())
             return "layer '" + l.name + "' takes C,H,W = " + std::to_string(l.C) + "," + std::to_string(l.H) + "," +
@@ -207,9 +226,44 @@ LayerTable load_layer_table(const std::filesystem::path& path) {
     return parse_layer_table(ss.str(), path.string());
 }
 
+const std::vector<LayerTable>& builtin_layer_tables() {
+    static const std::vector<LayerTable> tables = [] {
+        std::vector<LayerTable> v;
+        for (std::size_t i = 0; i < builtin_table_count(); ++i) {
+            const std::string name = builtin_table_name(i);
+            LayerTable t = parse_layer_table(builtin_table_json(i), "<built-in layers/" + name + ".json>");
+            if (t.name != name)
+                throw Error(t.source + ": field 'name' is '" + t.name + "', not the built-in name '" + name + "'");
+            t.builtin = true;
+            v.push_back(std::move(t));
+        }
+        return v;
+    }();
+    return tables;
+}
+
+std::vector<std::string> builtin_layer_table_names() {
+    std::vector<std::string> out;
+    for (const auto& t : builtin_layer_tables()) out.push_back(t.name);
+    return out;
+}
+
+const LayerTable* find_builtin_layer_table(std::string_view name) {
+    for (const auto& t : builtin_layer_tables())
+        if (t.name == name) return &t;
+    return nullptr;
+}
+
+std::string table_argument(const LayerTable& t) {
+    if (t.builtin) return t.name;
+    if (find_builtin_layer_table(t.source)) return "./" + t.source;
+    return t.source;
+}
+
 const LayerTable& default_layer_table() {
-    static const LayerTable t = parse_layer_table(builtin_alexnet_json(), "<built-in layers/alexnet.json>");
-    return t;
+    const LayerTable* t = find_builtin_layer_table("alexnet");
+    if (!t) throw Error("no built-in table 'alexnet' (layers/builtin_tables.cmake lists the built-in tables)");
+    return *t;
 }
 
 }  // namespace cs

@@ -1,7 +1,7 @@
 // A convolution layer's shape and the arithmetic every other part needs from it:
-// output size, FLOPs and the fewest bytes a kernel must move. Layer tables are JSON
-// (layers/alexnet.json is the default, built into the program); a bad table is refused
-// with a message that names the file, the layer and the field.
+// output size, FLOPs and the fewest bytes a kernel must move. Layer tables are JSON. Three
+// are built into the program (layers/alexnet.json, the default; vgg16.json; resnet50.json);
+// a bad table is refused with a message that names the file, the layer and the field.
 //
 // A layer also carries how many times its network runs the shape (`count`, for tables that
 // store a network's distinct shapes once) and the ops that follow the convolution in the
@@ -62,12 +62,18 @@ struct Layer {
 };
 
 struct LayerTable {
-    std::string name;     // the table's "name" field
-    std::string source;   // file path, or "<built-in alexnet.json>"
+    std::string name;         // the table's "name" field
+    std::string description;  // the table's "description" field (optional free text)
+    std::string source;       // file path, or "<built-in layers/alexnet.json>"
+    bool builtin = false;     // compiled into the program; `name` is then its built-in name
     std::vector<Layer> layers;
 
     const Layer* find(std::string_view layer_name) const;
     std::vector<std::string> names() const;
+    // The network's convolutions: the sum of the layers' counts.
+    std::int64_t conv_count() const;
+    // FLOPs of one pass of the network at batch N: each layer's flops(N) times its count.
+    double network_flops(std::int64_t N) const;
 };
 
 // Why `t` is not a chain (a network whose layers run one after another, each on the previous
@@ -81,6 +87,16 @@ LayerTable parse_layer_table(std::string_view json_text, const std::string& sour
 LayerTable load_layer_table(const std::filesystem::path& path);
 // The AlexNet table compiled into the program from layers/alexnet.json.
 const LayerTable& default_layer_table();
+// The tables compiled into the program, in the order layers/builtin_tables.cmake lists them
+// (alexnet first).
+const std::vector<LayerTable>& builtin_layer_tables();
+std::vector<std::string> builtin_layer_table_names();
+// The built-in table of that name; nullptr when there is none.
+const LayerTable* find_builtin_layer_table(std::string_view name);
+// What `--table` takes to load `t` again: a built-in's name, else the file's path ("./" put
+// before a bare file name that is also a built-in's name, which --table would take as the
+// built-in).
+std::string table_argument(const LayerTable& t);
 // Checks one layer's shape, count and pool; throws cs::Error "<source>: layer '<name>': <field> ...".
 void validate_layer(const Layer& layer, const std::string& source);
 

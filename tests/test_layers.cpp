@@ -236,3 +236,118 @@ TEST_CASE("chain_error names the layer that breaks the chain", "[layers]") {
     const auto one = parse_layer_table(one_layer(R"("C": 3, "H": 8, "W": 8, "M": 2, "R": 3, "S": 3)"), "my.json");
     CHECK_FALSE(chain_error(one).has_value());
 }
+
+namespace {
+
+// Multiply-accumulates of one pass at N=1: each layer's flops / 2 times its count.
+double network_macs(const LayerTable& t) { return t.network_flops(1) / 2; }
+
+}  // namespace
+
+TEST_CASE("the built-in tables: alexnet, vgg16 and resnet50, by name", "[layers]") {
+    CHECK(builtin_layer_table_names() == std::vector<std::string>{"alexnet", "vgg16", "resnet50"});
+    for (const auto& t : builtin_layer_tables()) {
+        INFO(t.name);
+        CHECK(t.builtin);
+        CHECK(t.source == "<built-in layers/" + t.name + ".json>");
+        CHECK_FALSE(t.description.empty());
+        CHECK(find_builtin_layer_table(t.name) == &t);
+        CHECK(table_argument(t) == t.name);
+    }
+    CHECK(&default_layer_table() == find_builtin_layer_table("alexnet"));
+    CHECK(find_builtin_layer_table("vgg19") == nullptr);
+    CHECK(find_builtin_layer_table("VGG16") == nullptr);  // names are exact
+    CHECK(default_layer_table().conv_count() == 5);
+
+    // A file's table goes back to --table as its path; a bare file name that is also a
+    // built-in's name gets "./" so that --table does not take the built-in.
+    LayerTable file = parse_layer_table(one_layer(R"("C": 1, "H": 3, "W": 3, "M": 1, "R": 1, "S": 1)"), "dir/t.json");
+    CHECK_FALSE(file.builtin);
+    CHECK(table_argument(file) == "dir/t.json");
+    file.source = "vgg16";
+    CHECK(table_argument(file) == "./vgg16");
+}
+
+TEST_CASE("vgg16: configuration D's 13 convolutions as 9 shapes with counts", "[layers]") {
+    const LayerTable& t = *find_builtin_layer_table("vgg16");
+    REQUIRE(t.layers.size() == 9);
+    std::vector<int> counts;
+    for (const auto& l : t.layers) {
+        INFO(l.name);
+        counts.push_back(l.count);
+        CHECK(l.R == 3);
+        CHECK(l.S == 3);
+        CHECK(l.stride == 1);
+        CHECK(l.pad == 1);
+        CHECK(l.E() == l.H);  // 3x3 pad 1 keeps the size
+        CHECK(l.bias);
+        CHECK(l.relu);
+        CHECK(l.pool == Pool::none);  // VGG's 2x2/2 pools are not in the schema
+    }
+    CHECK(counts == std::vector<int>{1, 1, 1, 1, 1, 2, 1, 2, 3});
+    CHECK(t.conv_count() == 13);
+    CHECK(t.layers.front().C == 3);
+    CHECK(t.layers.front().H == 224);
+    CHECK(t.layers.back().M == 512);
+    CHECK(t.layers.back().H == 14);
+    // torchvision's model table gives VGG-16 15.47 G multiply-accumulates per 224x224 image
+    // (its "GFLOPS" column counts MACs), rounded to 0.01 G. That figure holds the three
+    // fully connected layers too: 25088*4096 + 4096*4096 + 4096*1000 MACs. The convolutions
+    // plus those must land within the rounding, 0.005 G.
+    const double fc_macs = 25088.0 * 4096 + 4096.0 * 4096 + 4096.0 * 1000;
+    CHECK(std::fabs((network_macs(t) + fc_macs) * 1e-9 - 15.47) <= 0.005);
+    CHECK(network_macs(t) == 15346630656.0);  // sum of count*M*E*F*C*R*S, exact in a double
+    const auto why = chain_error(t);
+    REQUIRE(why.has_value());
+    CHECK(why->find("layer 'conv3_2-3' has count 2") != std::string::npos);
+}
+
+TEST_CASE("resnet50: torchvision's v1.5, 53 convolutions as 23 shapes with counts", "[layers]") {
+    const LayerTable& t = *find_builtin_layer_table("resnet50");
+    CHECK(t.layers.size() == 23);
+    CHECK(t.conv_count() == 53);  // stem + 16 bottlenecks x 3 + 4 projections
+    // No two rows share a shape: the rows are the distinct shapes.
+    for (std::size_t i = 0; i < t.layers.size(); ++i)
+        for (std::size_t j = i + 1; j < t.layers.size(); ++j) {
+            INFO(t.layers[i].name << " vs " << t.layers[j].name);
+            CHECK(t.layers[i].shape_string() != t.layers[j].shape_string());
+        }
+    const Layer& stem = *t.find("conv1");
+    CHECK(stem.shape_string() == "C=3 H=224 W=224 M=64 R=7 S=7 stride=2 pad=3 E=112 F=112");
+    // v1.5: the stride 2 sits on the first block's 3x3 and on the projection; its 1x1s keep stride 1.
+    for (const char* stage : {"l2", "l3", "l4"}) {
+        const std::string s = stage;
+        INFO(s);
+        REQUIRE(t.find(s + "_3x3_b1") != nullptr);
+        CHECK(t.find(s + "_3x3_b1")->stride == 2);
+        CHECK(t.find(s + "_proj")->stride == 2);
+        CHECK(t.find(s + "_1x1a_b1")->stride == 1);
+        CHECK(t.find(s + "_3x3_b1")->E() == t.find(s + "_1x1b")->H);
+        CHECK(t.find(s + "_proj")->E() == t.find(s + "_1x1b")->E());
+        CHECK(t.find(s + "_proj")->M == t.find(s + "_1x1b")->M);
+    }
+    CHECK(t.find("l4_1x1b")->E() == 7);
+    CHECK(t.find("l4_1x1b")->M == 2048);
+    // Blocks per stage (3, 4, 6, 3): each block has one 1x1b; l1_1x1b also stands for l1's
+    // projection (the same shape), so its count is 3 + 1.
+    CHECK(t.find("l1_1x1b")->count == 4);
+    CHECK(t.find("l2_1x1b")->count == 4);
+    CHECK(t.find("l3_1x1b")->count == 6);
+    CHECK(t.find("l4_1x1b")->count == 3);
+    for (const auto& l : t.layers) {
+        INFO(l.name);
+        CHECK(l.bias);  // batch norm folded into a bias
+        const bool after_add = l.name.find("1x1b") != std::string::npos || l.name.find("proj") != std::string::npos;
+        CHECK(l.relu == !after_add);
+        CHECK(l.pool == Pool::none);
+    }
+    // torchvision's model table gives ResNet-50 4.09 G multiply-accumulates per 224x224 image
+    // (its "GFLOPS" column counts MACs), rounded to 0.01 G; it includes the 2048x1000 fully
+    // connected layer. The convolutions plus that must land within the rounding, 0.005 G.
+    const double fc_macs = 2048.0 * 1000;
+    CHECK(std::fabs((network_macs(t) + fc_macs) * 1e-9 - 4.09) <= 0.005);
+    CHECK(network_macs(t) == 4087136256.0);  // sum of count*M*E*F*C*R*S, exact in a double
+    const auto why = chain_error(t);
+    REQUIRE(why.has_value());
+    CHECK(why->find("layer 'l1_3x3' has count 3") != std::string::npos);
+}
