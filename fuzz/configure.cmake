@@ -1,4 +1,4 @@
-# Writes the two files CMake generates for the program (the built-in layer table and
+# Writes the two files CMake generates for the program (the built-in layer tables and
 # version.hpp) into OUT, in CMake's script mode: no compiler, no CUDA toolkit needed.
 #   cmake -DSRC=<repository> -DOUT=<dir> -P fuzz/configure.cmake
 file(READ ${SRC}/CMakeLists.txt _top)
@@ -9,6 +9,6 @@ execute_process(COMMAND git describe --always --dirty --abbrev=12 WORKING_DIRECT
 if(NOT CS_GIT_REV)
   set(CS_GIT_REV "unknown")
 endif()
-file(READ ${SRC}/layers/alexnet.json CS_ALEXNET_JSON)
-configure_file(${SRC}/layers/builtin_table.cpp.in ${OUT}/builtin_table.cpp @ONLY)
+include(${SRC}/layers/builtin_tables.cmake)
+cs_write_builtin_tables(${SRC} ${OUT}/builtin_table.cpp)
 configure_file(${SRC}/src/version.hpp.in ${OUT}/version.hpp @ONLY)

@@ -83,7 +83,8 @@ NpyShape golden_shape(const Layer& l, std::int64_t N, GoldenTensor t) {
 std::string regenerate_command(const fs::path& root, const LayerTable& table, std::int64_t N, std::uint64_t seed,
                                const DataScales& scales) {
     std::string cmd = "convstudy generate --batch " + std::to_string(N) + " --out " + shell_quote(root.string());
-    if (table.source != default_layer_table().source) cmd += " --layers " + shell_quote(table.source);
+    if (!table.builtin || table.name != default_layer_table().name)
+        cmd += (table.builtin ? " --table " : " --layers ") + shell_quote(table_argument(table));
     if (seed != kDefaultSeed) cmd += " --seed " + std::to_string(seed);
     if (!scales.is_default())
         cmd += " --input-scale " + data_scale_string(scales.input) + " --weight-scale " +
