@@ -625,6 +625,12 @@ std::string Run::run_label(int it) const {
 // against the reference at the class threshold.
 void Run::verify_run(int it, const char* what) {
     if (!verifier_) return;  // the checked run compared nothing: the row is UNCHECKED
+    const auto t0 = Clock::now();
+    struct AddTime {  // the check's host wall time, however it ends
+        double& total;
+        Clock::time_point t0;
+        ~AddTime() { total += ms_since(t0); }
+    } add{r_.recheck_ms, t0};
     const cudaStream_t s = ctx_.stream();
     const OutputDigest d = verifier_->digest(k_out(), s);
     ++r_.checked_runs;

@@ -802,6 +802,7 @@ int cmd_sweep(const SweepArgs& a) {
     double total_work = 0;
     for (const auto& it : items) total_work += it.layer->flops(it.N);
     Progress progress("sweep", total_work, a.quiet);
+    const auto sweep_t0 = std::chrono::steady_clock::now();
     double done = 0;
     std::vector<Row> rows;
     std::vector<std::vector<std::string>> prof_fields;  // --profile: the ncu columns of each row
@@ -929,6 +930,13 @@ int cmd_sweep(const SweepArgs& a) {
         else ++nfail;
     }
     const std::string unchecked = nunchecked ? ", " + std::to_string(nunchecked) + " unchecked" : "";
+    if (timed && !a.quiet) {
+        double recheck = 0;
+        for (const auto& r : rows) recheck += r.result.recheck_ms;
+        std::fprintf(stderr, "the checks of every run after the first took %.1f s of the sweep's %.1f s\n",
+                     recheck / 1e3,
+                     std::chrono::duration<double>(std::chrono::steady_clock::now() - sweep_t0).count());
+    }
     progress.finish(std::to_string(npass) + " passed, " + std::to_string(nfail) + " failed, " +
                     std::to_string(nskip) + " skipped" + unchecked);
     std::printf("%zu passed, %zu failed, %zu skipped%s; results in %s\n", npass, nfail, nskip, unchecked.c_str(),

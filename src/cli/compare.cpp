@@ -40,7 +40,7 @@ const std::vector<std::string>& required_columns() {
 const std::vector<std::string>& meta_columns() {
     static const std::vector<std::string> c = {"device",  "cc",     "sms",    "cuda_runtime", "driver",
                                                "tool_version", "git_rev", "seed", "golden_seed", "repeats",
-                                               "warmup",  "l2_flush"};
+                                               "warmup",  "l2_flush", "cudnn_version"};
     return c;
 }
 

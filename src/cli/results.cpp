@@ -31,7 +31,7 @@ const std::vector<std::string>& csv_columns() {
         "speedup_kernel", "speedup_total", "ours_over_cudnn", "ours_over_cudnn_any_layout",
         "gflop", "tflops", "pct_peak", "peak_tflops", "gemm_ceiling_ms", "copy_gbs",
         "workspace_bytes", "device_bytes",
-        "checked_runs", "host_repeats", "timing_order_seed", "sm_clock_mhz_start", "sm_clock_mhz_end", "power_w_start",
+        "checked_runs", "recheck_ms", "host_repeats", "timing_order_seed", "sm_clock_mhz_start", "sm_clock_mhz_end", "power_w_start",
         "power_w_end", "cudnn_version", "cudnn_retime_ms", "detail"};
     return cols;
 }
@@ -97,7 +97,7 @@ std::vector<std::string> csv_fields(const RunMeta& m, const Row& row) {
         num(gflop), num(tflops), pass && peak > 0 ? num(100.0 * tflops / peak) : "", peak > 0 ? num(peak) : "",
         row.gemm_ceiling_ms ? num(*row.gemm_ceiling_ms) : "", m.copy_gbs > 0 ? num(m.copy_gbs) : "",
         std::to_string(r.workspace_bytes), std::to_string(r.device_bytes),
-        r.checked_runs ? std::to_string(r.checked_runs) : "", r.kernel.count ? std::to_string(r.host_repeats) : "",
+        r.checked_runs ? std::to_string(r.checked_runs) : "", r.checked_runs > 1 ? num(r.recheck_ms) : "", r.kernel.count ? std::to_string(r.host_repeats) : "",
         r.order_seed ? std::to_string(r.order_seed) : "", num(r.sm_clock_mhz_start), num(r.sm_clock_mhz_end),
         num(r.power_w_start), num(r.power_w_end), m.cudnn_version,
         row.cudnn_retime_ms ? num(*row.cudnn_retime_ms) : "", r.detail};
