@@ -621,9 +621,9 @@ void retime_strays(std::vector<Row>& rows, const TableOpt& table, const std::str
         const ProcResult pr = run_process(argv, tmp.path() / "output.txt", 900);
         try {
             if (pr.status != 0) throw Error("exit status " + std::to_string(pr.status));
-            const Results res = read_results(csv.string());
+            const compare::Results res = compare::read_results(csv.string());
             if (res.rows.size() == 1 && res.rows.front().status == "PASS")
-                row.cudnn_retime_ms = res.rows.front().kernel.median;
+                row.cudnn_retime_ms = res.rows.front().kernel.med;
         } catch (const Error& e) {
             progress.message("the re-time of " + target.label + " failed (" + e.what() + "); the row keeps its own time");
         }
