@@ -139,7 +139,7 @@ std::vector<Row> make_rows(const std::vector<SweepItem>& items, double gemm_scal
 }
 
 CsvTable write_and_read(const fs::path& p, const RunMeta& m, std::vector<Row> rows) {
-    fill_vs_cudnn(rows);  // as the sweep does, over its own rows only
+    fill_ours_over_cudnn(rows);  // as the sweep does, over its own rows only
     write_csv(p, m, rows);
     return read_csv_table(p.string());
 }
@@ -164,7 +164,7 @@ TEST_CASE("merge: the shards of a sweep give the unsharded CSV, derived columns 
     CHECK(m.table.header == whole.header);
     REQUIRE(m.table.rows.size() == whole.rows.size());
     std::size_t vs = 0, vs_changed = 0;
-    const std::set<std::string> numeric = {"vs_cudnn", "vs_cudnn_best", "pct_peak"};
+    const std::set<std::string> numeric = {"ours_over_cudnn", "ours_over_cudnn_any_layout", "pct_peak"};
     for (std::size_t i = 0; i < whole.rows.size(); ++i)
         for (std::size_t c = 0; c < whole.header.size(); ++c) {
             const std::string& col = whole.header[c];
@@ -179,12 +179,12 @@ TEST_CASE("merge: the shards of a sweep give the unsharded CSV, derived columns 
             } else {
                 CHECK(got == want);
             }
-            if (col == "vs_cudnn" && !want.empty()) ++vs;
+            if (col == "ours_over_cudnn" && !want.empty()) ++vs;
         }
-    // the parts alone lacked many vs_cudnn values: their fastest cuDNN row was in another shard
+    // the parts alone lacked many ours_over_cudnn values: their fastest cuDNN row was in another shard
     for (const auto& p : parts)
         for (const auto& r : p.rows)
-            if (r[std::size_t(p.col("vs_cudnn"))].empty() && r[std::size_t(p.col("status"))] == "PASS") ++vs_changed;
+            if (r[std::size_t(p.col("ours_over_cudnn"))].empty() && r[std::size_t(p.col("status"))] == "PASS") ++vs_changed;
     if (vs > 0) CHECK(vs_changed > 0);
     CHECK(std::any_of(m.notes.begin(), m.notes.end(),
                       [](const std::string& n) { return n.find("fp16 ceiling differed") != std::string::npos; }));
