@@ -109,6 +109,7 @@ def headline(csv=None):
     d = data(csv)
     py, path = pytorch_rows() if csv is None else ([], None)
     out = summary.table(d, py)
+    out.append("")
     if csv is None:
         if py:
             tv = sorted({p["torch"] for p in py})
@@ -117,6 +118,7 @@ def headline(csv=None):
         else:
             out.append("PyTorch: not measured at this revision (no PyTorch anchor CSV in "
                        f"`{RESULTS}/`).")
+        out.append("")
     out.append(f"Source: `{d.rows[0]['_src']}`, {d.device}, revision {revs(d)}.")
     return "\n".join(out) + "\n"
 
