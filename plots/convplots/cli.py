@@ -8,14 +8,14 @@ import sys
 import tempfile
 import traceback
 
-from .io import Data, load, slug
+from .io import Data, is_pytorch_csv, load, slug
 from .breakdowns import breakdown_N, fig_breakdown
 from .comparison import render_compare
 from .errors import fig_errors
 from .headline import fig_summary
 from .report import report
 from .ladders import fig_ladders
-from .profile_section import attach_pytorch, is_pytorch_csv
+from .profile_section import attach_pytorch
 from .roofline import ceilings_N, fig_ceilings, fig_roofline, fig_tflops
 from .speedups import coalescing_layer, fig_all_layers, fig_coalescing, fig_scaling, fig_speedup, fig_vs_cudnn
 

@@ -19,7 +19,7 @@ import subprocess
 import sys
 
 from . import summary
-from .io import LIBRARY_FAMILIES, Data, date_range, fnum, is_pytorch_csv, load, ok, open_text, read_pytorch
+from .io import Data, date_range, fnum, is_pytorch_csv, load, ok, open_text, read_pytorch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RESULTS = "results/h200"
@@ -356,7 +356,7 @@ def process(update, docs=DOCS):
             where = f"{doc}: generated:{m.group('kind')}{m.group('args')}"
             try:
                 if m.group("kind") not in GENERATORS:
-                    raise DocError(f"unknown generator (GENERATORS in plots/convplots/docs.py)")
+                    raise DocError("unknown generator (GENERATORS in plots/convplots/docs.py)")
                 body = GENERATORS[m.group("kind")](**parse_args(m.group("args")))
             except (DocError, TypeError, KeyError, ValueError) as e:
                 errors.append(f"{where}: {e}")
