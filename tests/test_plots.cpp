@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <utility>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -579,5 +580,100 @@ TEST_CASE("plot.sh --compare of two devices says which rows gain from the second
                        "0 slower."));
         CHECK(has(md3, "| variant | layer | precision | measured B / A | verdict |"));
     }
+    fs::remove_all(dir);
+}
+
+// ------------------------------------------------------------------------------------------
+// The answer the report opens with (plots/convplots/summary.py, the README's headline table):
+// ours / cuDNN, below 1 = ours faster, recomputed here from the fixture's kernel_ms.
+
+TEST_CASE("the report opens with ours / cuDNN per class, recomputed from kernel_ms", "[plots]") {
+    const Csv c = read_csv(fixture());
+    // the fastest PASS row of ours (not a library family) and cuDNN of the class, conv2 N=128
+    auto fastest = [&](const std::string& cls, bool cudnn) {
+        double best = 0;
+        std::string name;
+        for (std::size_t i = 0; i < c.rows.size(); ++i) {
+            const std::string fam = c.at(i, "family"), prec = c.at(i, "precision");
+            const std::string as = prec == "fp16acc" ? "fp16" : prec;  // the legacy class rule (classes.py)
+            if (c.at(i, "layer") != "conv2" || c.at(i, "N") != "128" || c.at(i, "status") != "PASS" || as != cls)
+                continue;
+            const bool lib = fam == "cudnn" || fam == "cudnn-legacy" || fam == "cublas";
+            if (cudnn ? c.at(i, "variant") != "cudnn-" + cls : lib) continue;
+            const double ms = c.num(i, "kernel_ms");
+            if (name.empty() || ms < best) best = ms, name = c.at(i, "variant");
+        }
+        REQUIRE(!name.empty());
+        return std::make_pair(best, name);
+    };
+    const auto out = tmpdir("answer");
+    const auto r = plot({fixture().string(), out.string()});
+    require_ran(r);
+    const std::string md = slurp(out / "report.md");
+    for (const char* cls : {"fp32", "fp16"}) {
+        const auto [ours, ours_name] = fastest(cls, false);
+        const auto [dnn, dnn_name] = fastest(cls, true);
+        char ratio[32];
+        std::snprintf(ratio, sizeof ratio, "%.3g", ours / dnn);
+        INFO(cls << " conv2 N=128: " << ours_name << " " << ours << " / " << dnn_name << " " << dnn);
+        // the cell of the opening table and the row that names both sides
+        CHECK(has(md, std::string("| ") + cls + " | conv2 | 128 | " + ours_name + "/nchw | "));
+        CHECK(has(md, std::string(" | ") + dnn_name + "/nchw | "));
+        const auto row = md.find(std::string("| ") + cls + " | conv2 | 128 | " + ours_name + "/nchw | ");
+        REQUIRE(row != std::string::npos);
+        CHECK(md.substr(row, md.find('\n', row) - row).find(std::string("| ") + ratio + " |") != std::string::npos);
+    }
+    // the opening table comes first, says which way the ratio divides, and no old direction
+    const auto table = md.find("| class | N | conv1 |");
+    REQUIRE(table != std::string::npos);
+    CHECK(table < md.find("## Kernel time"));
+    CHECK(has(md, "below 1 = ours faster"));
+    CHECK_FALSE(has(md, "vs_cudnn` ="));
+    fs::remove_all(out);
+}
+
+namespace {
+
+std::uint32_t png_height(const fs::path& p) { return be32(slurp(p), 20); }
+
+}  // namespace
+
+TEST_CASE("figures stay under 1,600 px and 20 rows: more variants are drawn in parts, ranked", "[plots]") {
+    // the fixture's 13 variants three times over (renamed copies with scaled times): 39 rows
+    const auto dir = tmpdir("rows");
+    Csv c = read_csv(fixture());
+    const auto base = c.rows;
+    for (int k = 1; k <= 2; ++k)
+        for (auto row : base) {
+            row[c.col("variant")] += "-copy" + std::to_string(k);
+            for (const char* t : {"kernel_ms", "kernel_min_ms", "kernel_max_ms"})
+                if (!row[c.col(t)].empty()) row[c.col(t)] = std::to_string(std::stod(row[c.col(t)]) * (1 + 0.1 * k));
+            c.rows.push_back(row);
+        }
+    c.write(dir / "many.csv");
+    const auto out = dir / "out";
+    const auto r = plot({(dir / "many.csv").string(), out.string()});
+    require_ran(r);
+    INFO(r.out);
+    // 39 variants: speedup, vs_cudnn and errors come in parts of at most 20 rows
+    for (const char* stem : {"speedup_conv2", "vs_cudnn", "errors", "tflops"}) {
+        INFO(stem);
+        CHECK_FALSE(fs::exists(out / (std::string(stem) + ".png")));
+        check_png(out / (std::string(stem) + "_1.png"));
+        check_png(out / (std::string(stem) + "_2.png"));
+    }
+    int pngs = 0;
+    for (const auto& e : fs::directory_iterator(out)) {
+        if (e.path().extension() != ".png") continue;
+        INFO(e.path().string());
+        CHECK(png_height(e.path()) <= 1600);
+        ++pngs;
+    }
+    CHECK(pngs > 20);
+    // the report links every part
+    CHECK(has(r.out, "wrote " + (out / "speedup_conv2_2.png").string()));
+    const std::string md = slurp(out / "report.md");
+    CHECK(has(md, "](speedup_conv2_1.png)"));
+    CHECK(has(md, "](speedup_conv2_2.png)"));
     fs::remove_all(dir);
 }

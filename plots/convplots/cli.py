@@ -8,19 +8,20 @@ import sys
 import tempfile
 import traceback
 
-from .io import Data, load, slug
+from .io import Data, is_pytorch_csv, load, slug
 from .breakdowns import breakdown_N, fig_breakdown
 from .comparison import render_compare
 from .errors import fig_errors
 from .headline import fig_summary
 from .report import report
 from .ladders import fig_ladders
-from .profile_section import attach_pytorch, is_pytorch_csv
+from .profile_section import attach_pytorch
 from .roofline import ceilings_N, fig_ceilings, fig_roofline, fig_tflops
 from .speedups import coalescing_layer, fig_all_layers, fig_coalescing, fig_scaling, fig_speedup, fig_vs_cudnn
 
 
-MAX_HEIGHT_PX = 2000  # a figure taller than this is drawn again, one part per group of families
+MAX_HEIGHT_PX = 1600  # a figure taller than this is drawn again, one part per group of families
+MAX_ROWS = 20  # a figure with a row per variant shows at most this many; more are drawn in parts
 
 
 def png_height(path):
@@ -60,16 +61,49 @@ def split_by_family(d, out, name, fn, args, res):
     parts = max(2, math.ceil(h / (MAX_HEIGHT_PX * 0.85)))
     files = []
     with tempfile.TemporaryDirectory(dir=out) as tmp:
-        for g in family_groups(d, parts):
-            sub = d.subset(set(g))
-            r, _ = fn(sub, tmp, *args)
+        while True:  # more parts until each fits (a family is never cut)
+            drawn = []
+            for g in family_groups(d, parts):
+                r, _ = fn(d.subset(set(g)), tmp, *args)
+                if r:
+                    os.replace(os.path.join(tmp, r), os.path.join(tmp, f"{stem}_{slug('_'.join(g))}.png"))
+                    drawn.append(f"{stem}_{slug('_'.join(g))}.png")
+            too_tall = any(png_height(os.path.join(tmp, f)) > MAX_HEIGHT_PX for f in drawn)
+            if not too_tall or parts >= len(d.family_order):
+                break
+            for f in drawn:
+                os.remove(os.path.join(tmp, f))
+            parts += 1
+        for f in drawn:
+            os.replace(os.path.join(tmp, f), os.path.join(out, f))
+            files.append(f)
+    if files:
+        os.remove(path)
+        return files
+    return [res]
+
+
+def split_rows(d, out, fn, args, res):
+    """Draws fn again per run of MAX_ROWS variants (in the view's order) when d has more
+    variants than that or out/res is taller than MAX_HEIGHT_PX; returns the files that make up
+    the figure (res itself when it fits, else <stem>_<k>.png)."""
+    if len(d.variants) <= MAX_ROWS and png_height(os.path.join(out, res)) <= MAX_HEIGHT_PX:
+        return [res]
+    stem = res[:-len(".png")]
+    k = math.ceil(len(d.variants) / MAX_ROWS)
+    size = math.ceil(len(d.variants) / k)
+    files = []
+    with tempfile.TemporaryDirectory(dir=out) as tmp:
+        for i in range(k):
+            chunk = d.variants[i * size:(i + 1) * size]
+            r, _ = fn(d.view(chunk, f"part {i + 1} of {k}"), tmp, *args)
             if not r:
                 continue
-            part = f"{stem}_{slug('_'.join(g))}.png"
+            part = f"{stem}_{i + 1}.png"
             os.replace(os.path.join(tmp, r), os.path.join(out, part))
             files.append(part)
     if files:
-        os.remove(path)
+        os.remove(os.path.join(out, res))
         return files
     return [res]
 
@@ -81,10 +115,16 @@ def render(rows, layer_order, out, inputs, suffix, pytorch=()):
     figs = {"_skipped": {}}
     failed = []
 
-    def run(name, fn, *args, split=True):
+    def run(name, fn, *args, split=True, rows=False, rank=False):
+        """rows: a row per variant (at most MAX_ROWS a part); rank: the rows sorted by speed on
+        one cell (Data.ranked: the figure's layer, else conv2), the same order in every panel."""
         try:
-            res, info = fn(d, out, *args)
-            parts = split_by_family(d, out, name, fn, args, res) if res and split else [res]
+            view = d.ranked(args[0] if args else None) if rank else d
+            res, info = fn(view, out, *args)
+            if res and rows:
+                parts = split_rows(view, out, fn, args, res)
+            else:
+                parts = split_by_family(d, out, name, fn, args, res) if res and split else [res]
         except Exception:  # keep going: the other figures and the report still get written
             traceback.print_exc()
             failed.append(name)
@@ -101,16 +141,16 @@ def render(rows, layer_order, out, inputs, suffix, pytorch=()):
 
     run("summary.png", fig_summary, split=False)
     for l in d.layers:
-        run(f"speedup_{l}.png", fig_speedup, l)
+        run(f"speedup_{l}.png", fig_speedup, l, rows=True, rank=True)
     for l in d.layers:
-        run(f"breakdown_{l}_N{breakdown_N(d)}.png", fig_breakdown, l)
-    run("all_layers.png", fig_all_layers)
+        run(f"breakdown_{l}_N{breakdown_N(d)}.png", fig_breakdown, l, rows=True)
+    run("all_layers.png", fig_all_layers, rows=True, rank=True)
     run(f"coalescing_{coalescing_layer(d) or 'conv1'}.png", fig_coalescing)
     run("scaling.png", fig_scaling)
-    run("errors.png", fig_errors)
-    run("vs_cudnn.png", fig_vs_cudnn)
-    run("tflops.png", fig_tflops)
-    run(f"ceilings_N{ceilings_N(d)}.png", fig_ceilings)
+    run("errors.png", fig_errors, rows=True)
+    run("vs_cudnn.png", fig_vs_cudnn, rows=True, rank=True)
+    run("tflops.png", fig_tflops, rows=True, rank=True)
+    run(f"ceilings_N{ceilings_N(d)}.png", fig_ceilings, rows=True, rank=True)
     run("roofline.png", fig_roofline, split=False)
     run("ladders.png", fig_ladders)
     try:

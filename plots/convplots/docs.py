@@ -19,7 +19,7 @@ import subprocess
 import sys
 
 from . import summary
-from .io import LIBRARY_FAMILIES, Data, date_range, fnum, is_pytorch_csv, load, ok, open_text, read_pytorch
+from .io import Data, date_range, fnum, is_pytorch_csv, load, ok, open_text, read_pytorch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RESULTS = "results/h200"
@@ -109,6 +109,7 @@ def headline(csv=None):
     d = data(csv)
     py, path = pytorch_rows() if csv is None else ([], None)
     out = summary.table(d, py)
+    out.append("")
     if csv is None:
         if py:
             tv = sorted({p["torch"] for p in py})
@@ -117,6 +118,7 @@ def headline(csv=None):
         else:
             out.append("PyTorch: not measured at this revision (no PyTorch anchor CSV in "
                        f"`{RESULTS}/`).")
+        out.append("")
     out.append(f"Source: `{d.rows[0]['_src']}`, {d.device}, revision {revs(d)}.")
     return "\n".join(out) + "\n"
 
@@ -354,7 +356,7 @@ def process(update, docs=DOCS):
             where = f"{doc}: generated:{m.group('kind')}{m.group('args')}"
             try:
                 if m.group("kind") not in GENERATORS:
-                    raise DocError(f"unknown generator (GENERATORS in plots/convplots/docs.py)")
+                    raise DocError("unknown generator (GENERATORS in plots/convplots/docs.py)")
                 body = GENERATORS[m.group("kind")](**parse_args(m.group("args")))
             except (DocError, TypeError, KeyError, ValueError) as e:
                 errors.append(f"{where}: {e}")

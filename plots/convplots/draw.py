@@ -58,6 +58,8 @@ def family_bands(ax, fams, horizontal=True, label=True):
         if i == len(fams) or fams[i] != fams[start]:
             groups.append((fams[start], start, i - 1))
             start = i
+    if len(groups) > len(set(fams)):  # rows ranked by speed, not grouped by family: no bands
+        return groups
     for gi, (fam, a, b) in enumerate(groups):
         if gi % 2 == 1:
             if horizontal:

@@ -264,6 +264,33 @@ class Data:
             setattr(sub, k, getattr(self, k))
         return sub
 
+    def view(self, variants, note=""):
+        """The same run with only `variants`, in that order (a figure's rows), `note` added to
+        every title; the run-wide values stay the whole run's (as subset)."""
+        keep = set(variants)
+        sub = Data([r for r in self.rows if r["variant"] in keep], self.layers,
+                   " · ".join(x for x in (self.suffix, note) if x))
+        for k in ("main_Ns", "peak", "class_peaks", "copy_gbs", "has_algo", "device", "all_rows"):
+            setattr(sub, k, getattr(self, k))
+        sub.variants = [v for v in variants if v in sub.families]
+        return sub
+
+    def ranking_cell(self, layer=None):
+        """The cell a ranking figure sorts its rows by: the layer given (else conv2 if the run
+        has it, else its first layer) at the largest main N."""
+        return layer or ("conv2" if "conv2" in self.layers else self.layers[0]), max(self.main_Ns)
+
+    def ranked(self, layer=None):
+        """A view whose rows are sorted by kernel time on one cell (ranking_cell), fastest first;
+        variants without a PASS row there follow in registry order. Every panel of a figure
+        drawn from it keeps that one order."""
+        layer, n = self.ranking_cell(layer)
+
+        def key(v):
+            r = self.getok(layer, n, v)
+            return (0, r["kernel_ms"]) if r else (1, self.variants.index(v))
+        return self.view(sorted(self.variants, key=key), f"rows sorted by kernel time on {layer} at N={n}")
+
     @staticmethod
     def _pick_mode(modes):
         for m in MEM_ORDER:

@@ -176,10 +176,31 @@ def self_test():
               f"{hits('5x5 filters, 3xTF32, 128 x 128 tiles, sm_90, conv2, 0x1f, N=128, 2^-24, 3 stages')}",
               file=sys.stderr)
         bad += 1
+    bad += blocks_self_test()
     if bad:
         return 1
     print(f"lint self-test: passed (a stale {stale!r} and an unlisted number fail; {good!r} recomputed passes)")
     return 0
+
+
+def blocks_self_test():
+    """docs.py --check's rule on a planted document: a generated block whose text differs from
+    what the committed results give is stale; the same block as generated is not."""
+    import tempfile
+    from . import docs
+    fresh = docs.GENERATORS["sweep"]()
+    bad = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for body, want in ((fresh, []), (fresh.replace("PASS", "PASS (edited)"), ["stale"])):
+            path = os.path.join(tmp, "planted.md")
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(f"text\n<!-- BEGIN generated:sweep -->\n{body}<!-- END generated:sweep -->\n")
+            stale, errors = docs.process(update=False, docs=[path])
+            if errors or bool(stale) != bool(want):
+                print(f"lint self-test: docs.py --check on a planted block: stale {stale}, errors {errors}",
+                      file=sys.stderr)
+                bad += 1
+    return bad
 
 
 def main(argv):

@@ -5,10 +5,9 @@ PyTorch's torch.compile beside its eager cuDNN (scripts/pytorch_anchors.py CSVs)
 report.py calls report_lines(d) once; cli.py hands PyTorch anchor CSVs to attach_pytorch()
 (they are told apart from sweep CSVs by their columns)."""
 
-import csv
 import math
 
-from .io import fnum, is_pytorch_csv, md_table, read_pytorch
+from .io import fnum, md_table, read_pytorch
 from .ladders import ladder_N, ladders
 from .roofline import measured_bytes, min_bytes
 

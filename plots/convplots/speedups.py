@@ -13,6 +13,7 @@ from matplotlib import ticker as mticker
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
+from . import summary
 from .io import ANCHOR_FAMILY, UNCOALESCED, fnum, ok
 from .draw import (family_bands, grouped_barh, layer_colors, log_if_wide, n_colors, plain_log_ticks, save,
                    variant_colors)
@@ -196,7 +197,7 @@ def fig_scaling(d, out):
     markers = ["o", "s", "^", "D", "v", "P", "X", "*"]
     fstyle = {f: styles[i % len(styles)] for i, f in enumerate(fams)}
     L = len(d.layers)
-    fig, axes = plt.subplots(L, 2, figsize=(13, 3.0 * L + 0.8), squeeze=False)
+    fig, axes = plt.subplots(L, 2, figsize=(13, min(3.0, 12.5 / L) * L + 0.8), squeeze=False)  # <= 1,600 px tall
     used = []
     for li, layer in enumerate(d.layers):
         at, asp = axes[li]
@@ -252,18 +253,17 @@ def anchor_rows(d):
     return [r for r in d.all_rows if r["family"] == ANCHOR_FAMILY]
 
 
-def vs_cudnn_value(d, r):
-    """The CSV's vs_cudnn, or (CSVs without it) the rule of results.cpp's fill_vs_cudnn: the
-    fastest cuDNN row of the same layer, N, memory mode, layout and anchor class (the row's
-    `anchor_class` column: classes.py)."""
-    if r["vs_cudnn"] is not None:
-        return r["vs_cudnn"]
+def ours_over_cudnn(d, r):
+    """The row's kernel_ms over the fastest cuDNN row of the same layer, N, memory mode, layout
+    and anchor class (`cudnn-<class>` or its space-to-depth row, summary.py's rule), computed
+    from kernel_ms: below 1, the row is faster than cuDNN. The CSV's own ratio columns are not
+    read (their direction changed once: `vs_cudnn` was cuDNN / ours)."""
     if not ok(r):
         return None
-    same = [a["kernel_ms"] for a in anchor_rows(d)
+    same = [summary.cudnn_ms(a) for a in anchor_rows(d)
             if ok(a) and a["layer"] == r["layer"] and a["N"] == r["N"] and a["memory"] == r["memory"]
-            and a["layout"] == r["layout"] and a["anchor_class"] == r["anchor_class"]]
-    return min(same) / r["kernel_ms"] if same else None
+            and a["layout"] == r["layout"] and summary.is_cudnn_of(a, r["anchor_class"])]
+    return r["kernel_ms"] / min(same) if same else None
 
 
 def fig_vs_cudnn(d, out):
@@ -277,7 +277,7 @@ def fig_vs_cudnn(d, out):
             for l in d.layers:
                 r = d.getok(l, n, v)
                 if r:
-                    val = vs_cudnn_value(d, r)
+                    val = ours_over_cudnn(d, r)
                     if val:
                         grid[(v, n, l)] = val
                         used.append(r)
@@ -288,7 +288,7 @@ def fig_vs_cudnn(d, out):
     logs = [math.log10(x) for x in grid.values()]
     lim = max(0.3, max(abs(x) for x in logs))
     norm = mcolors.TwoSlopeNorm(vmin=-lim, vcenter=0.0, vmax=lim)
-    cmap = matplotlib.colormaps["RdBu"]
+    cmap = matplotlib.colormaps["RdBu_r"]  # blue: below 1, ours faster
     L = len(d.layers)
     fig, axes = plt.subplots(1, len(Ns), figsize=(1.6 + (0.75 * L + 0.6) * len(Ns) + 2.5, 1.8 + 0.3 * len(vs)),
                              sharey=True, squeeze=False, layout="constrained")
@@ -320,12 +320,8 @@ def fig_vs_cudnn(d, out):
     ticks = [t for t in (-3, -2, -1, -math.log10(3), 0, math.log10(3), 1, 2, 3) if -lim <= t <= lim]
     cb.set_ticks(ticks)
     cb.set_ticklabels([f"{10 ** t:g}" if abs(t) >= 1 else f"{10 ** t:.2g}" for t in ticks])
-    if d.has_algo:
-        cb.set_label("vs_cudnn = fastest cuDNN kernel_ms / variant kernel_ms\n(> 1: faster than cuDNN; same "
-                     "precision class and layout)", fontsize=8)
-    else:
-        cb.set_label("vs_cudnn = cuDNN kernel_ms / variant kernel_ms\n(> 1: faster than cuDNN; each row "
-                     "against cuDNN of its anchor class)", fontsize=8)
+    cb.set_label("ours / cuDNN = variant kernel_ms / fastest cuDNN kernel_ms\n(below 1: faster than cuDNN; same "
+                 "precision class, layout and memory mode)", fontsize=8)
     fig.suptitle(d.title("Ratio to cuDNN by layer and variant (memory: pageable unless [marked])", used),
                  fontsize=10)
     return save(fig, out, "vs_cudnn.png"), used

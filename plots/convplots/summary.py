@@ -136,6 +136,7 @@ def table(d, pytorch=None):
             "row was the faster), each side in its own fastest layout per layer unless the column says otherwise."]
     for cls, l, n, r in marked:
         rt = r.get("cudnn_retime_ms")
+        out.append("")
         out.append(f"{MARK} {cls} {l} N={n}: {name(r)} ran at {fnum(r['kernel_ms'])} ms against its search median "
                    f"{fnum(r['search_ms'])} ms" + (f", re-timed {fnum(rt)} ms (the faster is used)" if rt
                                                      else ", not re-timed: the cell may flatter ours") + ".")

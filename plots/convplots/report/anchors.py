@@ -1,7 +1,7 @@
 """Against the libraries: ratio to cuDNN, the best row per layer and N, TFLOP/s."""
 
 from ..io import ANCHOR_FAMILY, fnum, fx, md_table, ok
-from ..speedups import anchor_rows, vs_cudnn_value
+from ..speedups import anchor_rows, ours_over_cudnn
 
 
 def section(c):
@@ -11,18 +11,14 @@ def section(c):
     w("## Ratio to cuDNN")
     w("")
     if anchor_rows(d):
-        if d.has_algo:
-            w("`vs_cudnn` = the fastest cuDNN row's kernel_ms / the variant's, for the same layer, N, memory mode, "
-              "precision class and layout (`vs_cudnn_best`: either layout); above 1 is faster than cuDNN.")
-        else:
-            w("`vs_cudnn` = cuDNN's kernel_ms / the variant's, for the same layer, N and memory mode (fp16 and "
-              "fp16acc rows against cuDNN fp16, the rest against cuDNN fp32); above 1 is faster than cuDNN.")
+        w("ours / cuDNN = the variant's kernel_ms / the fastest cuDNN row's (`cudnn-<class>` or its space-to-depth "
+          "row), for the same layer, N, memory mode, precision class and layout; below 1 is faster than cuDNN.")
         w("")
         for n in d.main_Ns:
             body, used = [], []
             for v in d.variants:
                 rs = [d.getok(l, n, v) for l in d.layers]
-                vals = [vs_cudnn_value(d, r) if r else None for r in rs]
+                vals = [ours_over_cudnn(d, r) if r else None for r in rs]
                 if any(x is not None for x in vals):
                     used += [r for r in rs if r]
                     body.append([d.label(v), d.precision.get(v, "")] + [fnum(x) for x in vals])

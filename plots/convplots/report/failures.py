@@ -14,7 +14,7 @@ def section(c):
         for r in bad:
             groups.setdefault((r["status"], r["variant"], r.get("reason", "")), []).append(r)
         body = []
-        order = {"FAIL": 0, "ERROR": 1, "SKIP": 2}
+        order = {"FAIL": 0, "ERROR": 1, "UNCHECKED": 2, "SKIP": 3}  # UNCHECKED: timed, output not compared
         for (st, v, reason), rs in sorted(groups.items(), key=lambda kv: (order.get(kv[0][0], 3),
                                                                            d.variants.index(kv[0][1]), kv[0][2])):
             where = {}

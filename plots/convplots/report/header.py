@@ -4,7 +4,7 @@ from ..io import date_range, md_table
 
 
 def counts(rows):
-    return ", ".join(f"{s} {sum(r['status'] == s for r in rows)}" for s in ("PASS", "FAIL", "SKIP", "ERROR")
+    return ", ".join(f"{s} {sum(r['status'] == s for r in rows)}" for s in ("PASS", "UNCHECKED", "FAIL", "SKIP", "ERROR")
                      if any(r["status"] == s for r in rows))
 
 
