@@ -17,8 +17,10 @@
 //      rejects DOWN_CONVERT_INPUTS (as PyTorch does) and REDUCED_PRECISION_REDUCTION (the
 //      classes accumulate in float; fp16acc is another class); fp32 also rejects
 //      TENSOR_CORE (on float data that is TF32: PyTorch with allow_tf32 off). Engines that
-//      need runtime compilation (NVRTC, seconds each, in the row's set-up) are in the search
-//      unless the environment sets CONVSTUDY_CUDNN_RTC=0 (`--no-cudnn-rtc`); detail() counts them.
+//      need runtime compilation (NVRTC, seconds each, in the row's set-up) are in the search on
+//      channels-last shapes whose channel counts are multiples of 8 (rtc_allowed says why not
+//      elsewhere), unless the environment sets CONVSTUDY_CUDNN_RTC=0 (`--no-cudnn-rtc`);
+//      detail() counts the ones left out.
 //   3. Each remaining configuration is finalized into an execution plan; its workspace must
 //      fit PlanContext::workspace_limit.
 //   4. Each runs once on scratch data of the plan's largest batch (uniform [-1, 1), weights

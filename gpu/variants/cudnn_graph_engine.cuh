@@ -407,9 +407,16 @@ std::map<std::string, Selection>& selection_cache() {
 
 // Runtime-compiled engines are in the search unless the environment sets CONVSTUDY_CUDNN_RTC=0
 // (`--no-cudnn-rtc`): the best cuDNN can do includes them.
-bool rtc_allowed() {
+//
+// Only on shapes whose every tensor is channels-last with channel counts a multiple of 8 (16
+// bytes of half): on the GPU tests' odd shape C = 7, NCHW, 9 x 9 (cuDNN 9.14), a runtime-compiled
+// engine faulted with a misaligned address inside the search, and a fault is sticky: it takes the
+// process's CUDA context (and every later row) with it. No check can run after such a fault, so
+// the search leaves those engines out where their alignment is not assured.
+bool rtc_allowed(const Problem& p) {
     const char* e = std::getenv("CONVSTUDY_CUDNN_RTC");
-    return !e || e[0] != '0';
+    if (e && e[0] == '0') return false;
+    return p.layout == Layout::nhwc && p.layer.C % 8 == 0 && p.layer.M % 8 == 0;
 }
 
 struct Candidate {
@@ -448,7 +455,7 @@ Selection select_engine(cudnnHandle_t h, const Problem& p, const RowSpec& sp, st
             ++n_notes;
             return;
         }
-        if (info.has(CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION) && !rtc_allowed()) {
+        if (info.has(CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION) && !rtc_allowed(p)) {
             ++n_rtc;
             return;
         }
