@@ -32,7 +32,46 @@ int read_int(const nlohmann::json& obj, const char* field, const std::string& so
     return int(v);
 }
 
+bool read_bool(const nlohmann::json& obj, const char* field, const std::string& source, const std::string& where) {
+    const auto& v = obj.at(field);
+    if (!v.is_boolean())
+        fail(source, where, std::string("field '") + field + "' must be true or false, got " + v.dump());
+    return v.get<bool>();
+}
+
+Pool read_pool(const nlohmann::json& obj, const std::string& source, const std::string& where) {
+    const auto& v = obj.at("pool");
+    const auto p = v.is_string() ? parse_pool(v.get<std::string>()) : std::nullopt;
+    if (!p) fail(source, where, "field 'pool' must be \"none\" or \"max3x3s2\", got " + v.dump());
+    return *p;
+}
+
+int pooled(int size, Pool p) {
+    switch (p) {
+    case Pool::none: return size;
+    case Pool::max3x3s2: return (size - 3) / 2 + 1;
+    }
+    throw Error("unknown Pool value " + std::to_string(int(p)));
+}
+
 }  // namespace
+
+std::string to_string(Pool p) {
+    switch (p) {
+    case Pool::none: return "none";
+    case Pool::max3x3s2: return "max3x3s2";
+    }
+    throw Error("unknown Pool value " + std::to_string(int(p)));
+}
+
+std::optional<Pool> parse_pool(std::string_view s) {
+    if (s == "none") return Pool::none;
+    if (s == "max3x3s2") return Pool::max3x3s2;
+    return std::nullopt;
+}
+
+int Layer::pooled_E() const { return pooled(E(), pool); }
+int Layer::pooled_F() const { return pooled(F(), pool); }
 
 // Defined in the file CMake generates from layers/alexnet.json.
 const char* builtin_alexnet_json();
@@ -75,6 +114,10 @@ void validate_layer(const Layer& l, const std::string& source) {
     if (l.S > l.W + 2 * l.pad)
         fail(source, where, "field 'S' = " + std::to_string(l.S) + " is larger than the padded input width W+2*pad = " +
                                 std::to_string(l.W + 2 * l.pad));
+    if (l.count < 1) fail(source, where, "field 'count' must be at least 1, got " + std::to_string(l.count));
+    if (l.pool == Pool::max3x3s2 && (l.E() < 3 || l.F() < 3))
+        fail(source, where, "field 'pool' = \"max3x3s2\" needs an output of at least 3x3, got " +
+                                std::to_string(l.E()) + "x" + std::to_string(l.F()));
     // Per-image tensors must index with 32-bit offsets inside a kernel's plane arithmetic.
     // Counted in double: M*C*R*S and M*E*F of fields up to 2^20 overflow 64-bit integers.
     const auto lim = double(std::numeric_limits<std::int32_t>::max());
@@ -101,7 +144,8 @@ LayerTable parse_layer_table(std::string_view json_text, const std::string& sour
     if (layers == doc.end()) throw Error(source + ": missing field 'layers'");
     if (!layers->is_array() || layers->empty())
         throw Error(source + ": field 'layers' must be a non-empty array");
-    static const std::set<std::string> known = {"name", "C", "H", "W", "M", "R", "S", "stride", "pad"};
+    static const std::set<std::string> known = {"name", "C",   "H",     "W",   "M",    "R",   "S",
+                                                "stride", "pad", "count", "bias", "relu", "pool"};
     std::set<std::string> seen;
     for (std::size_t i = 0; i < layers->size(); ++i) {
         const auto& o = (*layers)[i];
@@ -128,10 +172,31 @@ LayerTable parse_layer_table(std::string_view json_text, const std::string& sour
         l.S = read_int(o, "S", source, where);
         l.stride = o.contains("stride") ? read_int(o, "stride", source, where) : 1;
         l.pad = o.contains("pad") ? read_int(o, "pad", source, where) : 0;
+        if (o.contains("count")) l.count = read_int(o, "count", source, where);
+        if (o.contains("bias")) l.bias = read_bool(o, "bias", source, where);
+        if (o.contains("relu")) l.relu = read_bool(o, "relu", source, where);
+        if (o.contains("pool")) l.pool = read_pool(o, source, where);
         validate_layer(l, source);
         t.layers.push_back(std::move(l));
     }
     return t;
+}
+
+std::optional<std::string> chain_error(const LayerTable& t) {
+    for (std::size_t i = 0; i < t.layers.size(); ++i) {
+        const Layer& l = t.layers[i];
+        if (l.count != 1)
+            return "layer '" + l.name + "' has count " + std::to_string(l.count) +
+                   " (a table of distinct shapes, not the network's sequence of layers)";
+        if (i == 0) continue;
+        const Layer& prev = t.layers[i - 1];
+        if (l.C != prev.M || l.H != prev.pooled_E() || l.W != prev.pooled_F())
+            return "layer '" + l.name + "' takes C,H,W = " + std::to_string(l.C) + "," + std::to_string(l.H) + "," +
+                   std::to_string(l.W) + " but layer '" + prev.name + "' gives M,E,F = " + std::to_string(prev.M) +
+                   "," + std::to_string(prev.pooled_E()) + "," + std::to_string(prev.pooled_F()) +
+                   (prev.pool == Pool::none ? "" : " after its pool " + to_string(prev.pool));
+    }
+    return std::nullopt;
 }
 
 LayerTable load_layer_table(const std::filesystem::path& path) {

@@ -135,3 +135,104 @@ TEST_CASE("bad layer tables are refused naming the file and the field", "[layers
         CHECK(std::string(e.what()).find("/nonexistent/dir/table.json") != std::string::npos);
     }
 }
+
+TEST_CASE("count and the network ops parse, default and are refused naming the field", "[layers]") {
+    const std::string shape = R"("C": 3, "H": 8, "W": 8, "M": 2, "R": 3, "S": 3)";
+    {
+        const auto t = parse_layer_table(one_layer(shape), "my.json");
+        const Layer& l = t.layers[0];
+        CHECK(l.count == 1);
+        CHECK_FALSE(l.bias);
+        CHECK_FALSE(l.relu);
+        CHECK(l.pool == Pool::none);
+        CHECK(l.pooled_E() == l.E());
+        CHECK(l.pooled_F() == l.F());
+    }
+    {
+        const auto t = parse_layer_table(
+            one_layer(shape + R"(, "count": 3, "bias": true, "relu": false, "pool": "max3x3s2")"), "my.json");
+        const Layer& l = t.layers[0];
+        CHECK(l.count == 3);
+        CHECK(l.bias);
+        CHECK_FALSE(l.relu);
+        CHECK(l.pool == Pool::max3x3s2);
+        CHECK(l.E() == 6);
+        CHECK(l.pooled_E() == 2);  // (6 - 3) / 2 + 1
+        CHECK(l.pooled_F() == 2);
+    }
+    CHECK(to_string(Pool::none) == "none");
+    CHECK(to_string(Pool::max3x3s2) == "max3x3s2");
+    CHECK(parse_pool("max3x3s2") == Pool::max3x3s2);
+    CHECK(parse_pool("none") == Pool::none);
+    CHECK_FALSE(parse_pool("max2x2s2").has_value());
+
+    struct Bad {
+        const char* extra;
+        const char* want;
+    };
+    const Bad bad[] = {
+        {R"("count": 0)", "field 'count' must be at least 1, got 0"},
+        {R"("count": -2)", "field 'count' must be at least 1, got -2"},
+        {R"("count": 1.5)", "field 'count' must be an integer"},
+        {R"("count": "2")", "field 'count' must be an integer"},
+        {R"("bias": 1)", "field 'bias' must be true or false, got 1"},
+        {R"("bias": "yes")", "field 'bias' must be true or false"},
+        {R"("relu": null)", "field 'relu' must be true or false, got null"},
+        {R"("pool": "max2x2s2")", "field 'pool' must be \"none\" or \"max3x3s2\", got \"max2x2s2\""},
+        {R"("pool": true)", "field 'pool' must be \"none\" or \"max3x3s2\", got true"},
+        {R"("pools": "none")", "unknown field 'pools'"},
+    };
+    for (const auto& b : bad) {
+        const auto msg = error_of(one_layer(shape + ", " + b.extra));
+        INFO(b.extra << " -> " << msg);
+        CHECK(msg.find("my.json") != std::string::npos);
+        CHECK(msg.find("layer 'L1'") != std::string::npos);
+        CHECK(msg.find(b.want) != std::string::npos);
+    }
+    // A 3x3 pool needs a 3x3 output: 4x4 input, 3x3 filter gives 2x2.
+    const auto msg = error_of(one_layer(R"("C": 3, "H": 4, "W": 4, "M": 2, "R": 3, "S": 3, "pool": "max3x3s2")"));
+    CHECK(msg.find("layer 'L1'") != std::string::npos);
+    CHECK(msg.find("field 'pool' = \"max3x3s2\" needs an output of at least 3x3, got 2x2") != std::string::npos);
+}
+
+TEST_CASE("AlexNet's table carries torchvision's ops and is a chain", "[layers]") {
+    const auto& t = default_layer_table();
+    for (const auto& l : t.layers) {
+        INFO(l.name);
+        CHECK(l.count == 1);
+        CHECK(l.bias);
+        CHECK(l.relu);
+        const bool pooled = l.name == "conv1" || l.name == "conv2" || l.name == "conv5";
+        CHECK(l.pool == (pooled ? Pool::max3x3s2 : Pool::none));
+    }
+    CHECK(t.find("conv1")->pooled_E() == 27);  // 55 -> 27, conv2's input
+    CHECK(t.find("conv2")->pooled_E() == 13);  // 27 -> 13, conv3's input
+    CHECK(t.find("conv5")->pooled_E() == 6);   // 13 -> 6, the classifier's 256x6x6
+    CHECK(t.find("conv5")->pooled_F() == 6);
+    CHECK_FALSE(chain_error(t).has_value());
+}
+
+TEST_CASE("chain_error names the layer that breaks the chain", "[layers]") {
+    LayerTable t = default_layer_table();
+    t.layers[2].count = 2;
+    auto why = chain_error(t);
+    REQUIRE(why.has_value());
+    CHECK(why->find("layer 'conv3' has count 2") != std::string::npos);
+
+    t = default_layer_table();
+    t.layers[0].pool = Pool::none;  // conv1 then gives 55x55, conv2 takes 27x27
+    why = chain_error(t);
+    REQUIRE(why.has_value());
+    CHECK(why->find("layer 'conv2' takes C,H,W = 96,27,27 but layer 'conv1' gives M,E,F = 96,55,55") !=
+          std::string::npos);
+
+    t = default_layer_table();
+    t.layers[3].M = 192;  // conv5 takes 384 channels
+    why = chain_error(t);
+    REQUIRE(why.has_value());
+    CHECK(why->find("layer 'conv5' takes C,H,W = 384,13,13 but layer 'conv4' gives M,E,F = 192,13,13") !=
+          std::string::npos);
+
+    const auto one = parse_layer_table(one_layer(R"("C": 3, "H": 8, "W": 8, "M": 2, "R": 3, "S": 3)"), "my.json");
+    CHECK_FALSE(chain_error(one).has_value());
+}
