@@ -215,10 +215,13 @@ void save_manifest(const fs::path& manifest_path, Json& manifest) {
         order[manifest["layer_table"]["layers"][i].value("name", "")] = i;
     auto& files = manifest["files"];
     std::vector<Json> v(files.begin(), files.end());
+    // A set's files in the order of the computation: per-layer sets have input, weights,
+    // output, bound; chain sets (golden_chain.hpp) put a layer's bias before its output.
     auto tensor_rank = [](const std::string& t) {
-        for (std::size_t i = 0; i < std::size(kTensors); ++i)
-            if (t == golden_tensor_name(kTensors[i])) return int(i);
-        return int(std::size(kTensors));
+        static const char* const order[] = {"input", "weights", "bias", "output", "bound"};
+        for (std::size_t i = 0; i < std::size(order); ++i)
+            if (t == order[i]) return int(i);
+        return int(std::size(order));
     };
     std::stable_sort(v.begin(), v.end(), [&](const Json& a, const Json& b) {
         const auto ka = std::make_tuple(a.value("N", std::int64_t(0)), order[a.value("layer", "")],
