@@ -39,7 +39,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-
 double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
     double m = 0;
     const std::size_t n = std::min(a.size(), b.size());
@@ -49,8 +48,6 @@ double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
     }
     return m;
 }
-
-
 
 // Size of one tensor in bytes, in double: N * C * H * W overflows 64 bits for an absurd N.
 double tensor_bytes(const Layer& l, std::int64_t N, GoldenTensor t) {
@@ -147,7 +144,6 @@ void check_disk_space(const GenerateOptions& opt, const LayerTable& table, const
                     " are available; free some space or choose another --out");
 }
 
-
 // The manifest this run starts from: the existing one when it can be merged into, else a
 // new one; either with this run's tool, generator and layer table. The entries of the sets
 // about to be regenerated stay until each set's replacement is in place (commit_item).
@@ -240,7 +236,6 @@ void compute_item(GoldenItem& it, std::uint64_t seed, const DataScales& scales) 
     conv2d_bound(l, it.N, it.input.data(), it.weights.data(), it.bound.data());
 }
 
-
 // Writes the set's files into the staging directory, reads each back and checks it against
 // the SHA-256 computed while writing, and records their manifest entries.
 void write_item_files(GoldenItem& it, const fs::path& staging) {
@@ -273,7 +268,6 @@ void write_item(GoldenItem& it, const fs::path& staging) {
                     " set: " + e.what() + "; its previous files and the manifest are unchanged");
     }
 }
-
 
 // The set's "cpu" manifest entry: the float32 reference and oneDNN timed (when asked),
 // each with its largest difference from the golden output; null where not measured.
@@ -313,8 +307,6 @@ Json time_item(const GoldenItem& it, const GenerateOptions& opt, bool do_onednn,
     }
     return cpu;
 }
-
-
 
 // Puts a written and verified set in place: its old files (when there are any) move into
 // the staging directory, the new ones into n<N>/, and the manifest is saved with the set's
@@ -368,7 +360,6 @@ void commit_item(GoldenItem& it, const Json& cpu, const fs::path& root, const La
     for (const auto& m : moved)
         if (m.had_old) fs::remove(m.backup, ec);
 }
-
 
 }  // namespace
 
