@@ -53,6 +53,7 @@
 //      Golden set there (generate + double + float timing for N = 1, 32, 128): 2.3 s.
 
 #include "conv_ref.hpp"
+#include "network_ref.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -85,6 +86,8 @@ struct Vec<float> {
     static void store(float* p, V v) { _mm512_storeu_ps(p, v); }
     static V bcast(const float* p) { return _mm512_set1_ps(*p); }
     static V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
+    static V add(V a, V b) { return _mm512_add_ps(a, b); }
+    static V relu(V a) { return _mm512_maskz_max_ps(0xFFFF, a, _mm512_setzero_ps()); }  // max(-0, +0) = +0; maskz: GCC 12 warns on max_ps
     static void store_float(float* p, V v) { _mm512_storeu_ps(p, v); }
 };
 template <>
@@ -96,6 +99,8 @@ struct Vec<double> {
     static void store(double* p, V v) { _mm512_storeu_pd(p, v); }
     static V bcast(const double* p) { return _mm512_set1_pd(*p); }
     static V fma(V a, V b, V c) { return _mm512_fmadd_pd(a, b, c); }
+    static V add(V a, V b) { return _mm512_add_pd(a, b); }
+    static V relu(V a) { return _mm512_maskz_max_pd(0xFF, a, _mm512_setzero_pd()); }
     static void store_float(float* p, V v) { _mm256_storeu_ps(p, _mm512_maskz_cvtpd_ps(0xFF, v)); }  // maskz: GCC 12 warns on cvtpd_ps
 };
 constexpr int kMR = 12;  // 12 x 2 vectors = 24 of 32 zmm accumulators
@@ -111,6 +116,8 @@ struct Vec<float> {
     static void store(float* p, V v) { _mm256_storeu_ps(p, v); }
     static V bcast(const float* p) { return _mm256_broadcast_ss(p); }
     static V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
+    static V add(V a, V b) { return _mm256_add_ps(a, b); }
+    static V relu(V a) { return _mm256_max_ps(a, _mm256_setzero_ps()); }  // max(-0, +0) = +0
     static void store_float(float* p, V v) { _mm256_storeu_ps(p, v); }
 };
 template <>
@@ -122,6 +129,8 @@ struct Vec<double> {
     static void store(double* p, V v) { _mm256_storeu_pd(p, v); }
     static V bcast(const double* p) { return _mm256_broadcast_sd(p); }
     static V fma(V a, V b, V c) { return _mm256_fmadd_pd(a, b, c); }
+    static V add(V a, V b) { return _mm256_add_pd(a, b); }
+    static V relu(V a) { return _mm256_max_pd(a, _mm256_setzero_pd()); }
     static void store_float(float* p, V v) { _mm_storeu_ps(p, _mm256_cvtpd_ps(v)); }
 };
 constexpr int kMR = 6;   // 6 x 2 vectors = 12 of 16 ymm accumulators
@@ -138,6 +147,8 @@ struct Vec {
     static void store(T* p, V v) { *p = v; }
     static V bcast(const T* p) { return *p; }
     static V fma(V a, V b, V c) { return std::fma(a, b, c); }
+    static V add(V a, V b) { return a + b; }
+    static V relu(V a) { return a > T(0) ? a : T(0); }
     static void store_float(float* p, V v) { *p = float(v); }
 };
 constexpr int kMR = 4;
@@ -164,12 +175,27 @@ struct Blocking<double> {
     static constexpr int NC = 128;
 };
 
+// The network ops after the sum (network_ref.hpp): bias[m] added in Acc, then ReLU, then
+// the one rounding to float. bias == nullptr and relu == false: the plain convolution.
+template <typename T>
+struct Epilogue {
+    const T* bias = nullptr;  // M values, in Acc
+    bool relu = false;
+    bool any() const { return bias != nullptr || relu; }
+    T apply(T v, std::int64_t m) const {
+        if (bias) v += bias[m];
+        return relu && !(v > T(0)) ? T(0) : v;  // as Vec::relu: -0 and NaN give +0
+    }
+};
+
 // tile = (accumulate ? c : 0) + sum_{k<kc} a[k][:] (x) b[k][:], an MR x NR tile; stored
 // to c (row-major, Acc) or, when `direct` is set, rounded to float into direct[i*ldd + j]
-// (a full tile whose columns are consecutive outputs of one image).
+// (a full tile whose columns are consecutive outputs of one image), after the epilogue
+// (row i's bias ep.bias[m0 + i], then ReLU).
 template <typename T>
 inline void micro_kernel(const T* __restrict a, const T* __restrict b, std::int64_t kc, T* __restrict c,
-                         bool accumulate, float* __restrict direct, std::int64_t ldd) {
+                         bool accumulate, float* __restrict direct, std::int64_t ldd, const Epilogue<T>& ep = {},
+                         std::int64_t m0 = 0) {
     using VT = Vec<T>;
     using V = typename VT::V;
     constexpr int L = VT::L;
@@ -200,6 +226,20 @@ inline void micro_kernel(const T* __restrict a, const T* __restrict b, std::int6
         b += NR;
     }
     if (direct) {
+        if (ep.bias) {
+#pragma GCC unroll 16
+            for (int i = 0; i < kMR; ++i) {
+                const V bv = VT::bcast(ep.bias + m0 + i);
+#pragma GCC unroll 4
+                for (int j = 0; j < kNV; ++j) acc[i][j] = VT::add(acc[i][j], bv);
+            }
+        }
+        if (ep.relu) {
+#pragma GCC unroll 16
+            for (int i = 0; i < kMR; ++i)
+#pragma GCC unroll 4
+                for (int j = 0; j < kNV; ++j) acc[i][j] = VT::relu(acc[i][j]);
+        }
 #pragma GCC unroll 16
         for (int i = 0; i < kMR; ++i)
 #pragma GCC unroll 4
@@ -283,17 +323,17 @@ void pack_panels(const float* src, const std::int64_t* koff, const std::int64_t*
     }
 }
 
-}  // namespace
-
+// conv2d_ref with the epilogue `ep` (conv2d_ref itself: none; conv2d_bias_relu_ref).
 template <typename Acc>
-void conv2d_ref(const Layer& layer, std::int64_t N, const float* in, const float* w, float* out) {
+void conv2d_impl(const Layer& layer, std::int64_t N, const float* in, const float* w, float* out,
+                 const Epilogue<Acc>& ep) {
     using B = Blocking<Acc>;
     constexpr int MR = kMR;
     constexpr int NR = kNR<Acc>;
     const Geometry g = geometry(layer, N);
     if (g.Q <= 0 || g.M <= 0) return;
     if (g.K <= 0) {  // degenerate: no taps
-        std::fill(out, out + N * g.M * g.P, 0.0f);
+        for (std::int64_t i = 0; i < N * g.M * g.P; ++i) out[i] = float(ep.apply(Acc(0), (i / g.P) % g.M));
         return;
     }
 
@@ -391,7 +431,8 @@ void conv2d_ref(const Layer& layer, std::int64_t N, const float* in, const float
                             const std::int64_t* cb = colbase.data() + pn * NR;
                             const bool full = (mb + 1) * MR <= g.M && (pn + 1) * NR <= ncols;
                             if (last && full && cb[NR - 1] == cb[0] + NR - 1) {  // one image, consecutive
-                                micro_kernel<Acc>(a, b, kc, tile, kb > 0, out + cb[0] + mb * MR * g.P, g.P);
+                                micro_kernel<Acc>(a, b, kc, tile, kb > 0, out + cb[0] + mb * MR * g.P, g.P, ep,
+                                                  mb * MR);
                                 continue;
                             }
                             micro_kernel<Acc>(a, b, kc, tile, kb > 0, nullptr, 0);
@@ -401,7 +442,11 @@ void conv2d_ref(const Layer& layer, std::int64_t N, const float* in, const float
                             for (int i = 0; i < rows; ++i) {
                                 const std::int64_t mo = (mb * MR + i) * g.P;
                                 const Acc* trow = tile + i * NR;
-                                for (int j = 0; j < cols; ++j) out[cb[j] + mo] = float(trow[j]);
+                                if (ep.any()) {
+                                    for (int j = 0; j < cols; ++j) out[cb[j] + mo] = float(ep.apply(trow[j], mb * MR + i));
+                                } else {
+                                    for (int j = 0; j < cols; ++j) out[cb[j] + mo] = float(trow[j]);
+                                }
                             }
                         }
                     }
@@ -411,8 +456,27 @@ void conv2d_ref(const Layer& layer, std::int64_t N, const float* in, const float
     }
 }
 
+}  // namespace
+
+template <typename Acc>
+void conv2d_ref(const Layer& layer, std::int64_t N, const float* in, const float* w, float* out) {
+    conv2d_impl<Acc>(layer, N, in, w, out, Epilogue<Acc>{});
+}
+
+template <typename Acc>
+void conv2d_bias_relu_ref(const Layer& layer, std::int64_t N, const float* in, const float* w, const float* bias,
+                          bool relu, float* out) {
+    std::vector<Acc> b;  // the bias in Acc (exact: a float widened or kept)
+    if (bias) b.assign(bias, bias + layer.M);
+    conv2d_impl<Acc>(layer, N, in, w, out, Epilogue<Acc>{bias ? b.data() : nullptr, relu});
+}
+
 template void conv2d_ref<float>(const Layer&, std::int64_t, const float*, const float*, float*);
 template void conv2d_ref<double>(const Layer&, std::int64_t, const float*, const float*, float*);
+template void conv2d_bias_relu_ref<float>(const Layer&, std::int64_t, const float*, const float*, const float*, bool,
+                                          float*);
+template void conv2d_bias_relu_ref<double>(const Layer&, std::int64_t, const float*, const float*, const float*, bool,
+                                           float*);
 
 void conv2d_naive(const Layer& layer, std::int64_t N, const float* in, const float* w, double* out) {
     const Geometry g = geometry(layer, N);

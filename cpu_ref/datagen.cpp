@@ -115,6 +115,12 @@ void make_weights(const Layer& layer, std::uint64_t seed, float* dst, double sca
                  weight_scale(layer) * float(scale));
 }
 
+float bias_scale() { return float(0.5 * kOutputScale); }
+
+void make_bias(const Layer& layer, std::uint64_t seed, float* dst) {
+    fill_uniform(dst, layer.M, seed, tensor_id(layer.name, TensorKind::bias), 0, bias_scale());
+}
+
 std::string generator_description() {
     std::ostringstream os;
     os << kGeneratorName
@@ -124,6 +130,13 @@ std::string generator_description() {
           " i = NCHW / MCRS element index; inputs uniform in [-1, 1),"
           " weights = float(x[i] * float(sqrt(3/K)))";
     return os.str();
+}
+
+std::string chain_generator_description() {
+    return generator_description() +
+           "; chain: the network input is the first layer's input, each layer's weights as above,"
+           " bias kind=3: bias[m] = float(x[m] * float(0.5/sqrt(3))) (uniform in [-0.5, 0.5) times the output"
+           " scale 1/sqrt(3)), m = output channel";
 }
 
 }  // namespace cs

@@ -44,7 +44,7 @@ void check_data_scale(double scale, const std::string& what);
 // "2^-24", "1" (for 2^0), "2^20": how commands and directory names write a scale.
 std::string data_scale_string(double scale);
 
-enum class TensorKind : std::uint32_t { input = 1, weights = 2 };
+enum class TensorKind : std::uint32_t { input = 1, weights = 2, bias = 3 };
 
 // Mixes the layer name and the tensor kind into the id the generator keys on.
 std::uint64_t tensor_id(std::string_view layer_name, TensorKind kind);
@@ -64,7 +64,22 @@ void make_input(const Layer& layer, std::int64_t N, std::uint64_t seed, float* d
 void make_weights(const Layer& layer, std::uint64_t seed, float* dst, double scale = 1);
 float weight_scale(const Layer& layer);
 
+// The output scale of a layer: the standard deviation of one output of the convolution when
+// all K taps are inside the input, for the generator's inputs x ~ U[-1, 1) (variance 1/3)
+// and weights w ~ U[-1, 1) * sqrt(3/K) (variance 1/K), all independent with mean 0:
+// Var(sum_k x_k w_k) = K * (1/3) * (1/K) = 1/3, so the scale is 1/sqrt(3) for every layer
+// (docs/check.md, "The chain").
+inline constexpr double kOutputScale = 0.57735026918962576451;  // 1/sqrt(3)
+// The bias scale: bias values are uniform in [-0.5, 0.5) times the output scale, i.e.
+// x[i] * float(0.5/sqrt(3)) for x[i] the generator's U[-1, 1) element.
+float bias_scale();
+// The layer's bias (M floats, one per output channel): uniform_element(seed, tensor_id(name,
+// bias), m) * bias_scale(). Independent of the batch size and the thread count.
+void make_bias(const Layer& layer, std::uint64_t seed, float* dst);
+
 // One line for the manifest: name, formula and distribution.
 std::string generator_description();
+// The same for the chain golden files: generator_description() plus the bias rule.
+std::string chain_generator_description();
 
 }  // namespace cs

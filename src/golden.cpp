@@ -14,23 +14,6 @@ namespace cs {
 using namespace golden_detail;
 namespace fs = std::filesystem;
 
-namespace {
-
-std::string shell_quote(const std::string& s) {
-    const bool plain = !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
-        return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("_-./=:+,@%", c);
-    });
-    if (plain) return s;
-    std::string out = "'";
-    for (char c : s) {
-        if (c == '\'') out += "'\\''";
-        else out += c;
-    }
-    return out + "'";
-}
-
-}  // namespace
-
 const char* golden_tensor_name(GoldenTensor t) {
     switch (t) {
         case GoldenTensor::input: return "input";

@@ -39,47 +39,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kStagingPrefix = ".partial-";
-
-fs::path staging_dir(const fs::path& table_dir) { return table_dir / (kStagingPrefix + std::to_string(::getpid())); }
-
-std::string sizes_mb(double bytes) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1f MB", bytes / 1e6);
-    return buf;
-}
-
-// The pid in "<prefix><pid>" or in "<name>.tmp.<pid>.<hex>"; 0 when there is none.
-long pid_in(const std::string& name) {
-    std::string digits;
-    if (name.rfind(kStagingPrefix, 0) == 0) {
-        digits = name.substr(std::strlen(kStagingPrefix));
-    } else {
-        const auto pos = name.rfind(".tmp.");
-        if (pos == std::string::npos) return 0;
-        const std::string rest = name.substr(pos + 5);
-        const auto dot = rest.find('.');
-        if (dot == std::string::npos || dot == 0) return 0;
-        digits = rest.substr(0, dot);
-    }
-    if (digits.empty() || digits.size() > 9 ||
-        !std::all_of(digits.begin(), digits.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
-        return 0;
-    return std::strtol(digits.c_str(), nullptr, 10);
-}
-
-// Removes temporaries ("<name>.tmp.<pid>.<hex>") and staging directories (".partial-<pid>")
-// whose process is gone: what a run killed with SIGKILL (or a power cut) left behind.
-void remove_stale_temps(const fs::path& dir) {
-    std::error_code ec;
-    if (!fs::is_directory(dir, ec)) return;
-    for (const auto& entry : fs::directory_iterator(dir, ec)) {
-        const long pid = pid_in(entry.path().filename().string());
-        if (pid <= 0 || pid == long(::getpid())) continue;
-        if (::kill(pid_t(pid), 0) == -1 && errno == ESRCH) fs::remove_all(entry.path(), ec);
-    }
-}
-
 double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
     double m = 0;
     const std::size_t n = std::min(a.size(), b.size());
@@ -89,8 +48,6 @@ double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
     }
     return m;
 }
-
-
 
 // Size of one tensor in bytes, in double: N * C * H * W overflows 64 bits for an absurd N.
 double tensor_bytes(const Layer& l, std::int64_t N, GoldenTensor t) {
@@ -187,24 +144,6 @@ void check_disk_space(const GenerateOptions& opt, const LayerTable& table, const
                     " are available; free some space or choose another --out");
 }
 
-// Creates the staging directory (and the root and table directories when missing), after
-// removing what killed runs left. `created` receives the directories this made, deepest
-// first, so a run that ends without a set can remove them again.
-fs::path make_staging(const fs::path& table_dir, std::vector<fs::path>& created) {
-    std::error_code ec;
-    for (fs::path p = table_dir; !p.empty() && !fs::exists(p, ec) && p != p.parent_path(); p = p.parent_path())
-        created.push_back(p);
-    const fs::path staging = staging_dir(table_dir);
-    fs::create_directories(staging, ec);
-    if (ec || !fs::is_directory(staging))
-        throw Error("generate: cannot create directory " + staging.string() + " (" +
-                    (ec ? ec.message() : std::string("a file of that name is in the way")) + ")");
-    remove_stale_temps(table_dir);
-    for (const auto& e : fs::directory_iterator(table_dir, ec))
-        if (e.is_directory(ec)) remove_stale_temps(e.path());
-    return staging;
-}
-
 // The manifest this run starts from: the existing one when it can be merged into, else a
 // new one; either with this run's tool, generator and layer table. The entries of the sets
 // about to be regenerated stay until each set's replacement is in place (commit_item).
@@ -297,7 +236,6 @@ void compute_item(GoldenItem& it, std::uint64_t seed, const DataScales& scales) 
     conv2d_bound(l, it.N, it.input.data(), it.weights.data(), it.bound.data());
 }
 
-
 // Writes the set's files into the staging directory, reads each back and checks it against
 // the SHA-256 computed while writing, and records their manifest entries.
 void write_item_files(GoldenItem& it, const fs::path& staging) {
@@ -330,7 +268,6 @@ void write_item(GoldenItem& it, const fs::path& staging) {
                     " set: " + e.what() + "; its previous files and the manifest are unchanged");
     }
 }
-
 
 // The set's "cpu" manifest entry: the float32 reference and oneDNN timed (when asked),
 // each with its largest difference from the golden output; null where not measured.
@@ -370,69 +307,6 @@ Json time_item(const GoldenItem& it, const GenerateOptions& opt, bool do_onednn,
     }
     return cpu;
 }
-
-
-// While alive, SIGINT, SIGTERM and SIGHUP are blocked in this thread and in the threads it
-// starts (the writer, OpenMP's workers when first started here) and a watcher thread waits
-// for them. On one, the watcher takes the commit lock (so a set being put in place finishes
-// first), removes the staging directory, and ends the process with that signal's default
-// action. The manifest therefore lists exactly the sets committed before the signal, and
-// no partial files remain. (SIGKILL cannot be caught: its staging directory is removed by
-// the next generate, and `convstudy verify` reports it.)
-class InterruptGuard {
-public:
-    explicit InterruptGuard(fs::path staging) : staging_(std::move(staging)) {
-        sigemptyset(&set_);
-        for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&set_, s);
-        pthread_sigmask(SIG_BLOCK, &set_, &old_);
-        watcher_ = std::thread([this] { watch(); });
-    }
-    ~InterruptGuard() {
-        stop_ = true;
-        // Wake the watcher now, with a signal queued to it alone and marked as ours.
-        sigval wake{};
-        wake.sival_int = kWake;
-        (void)pthread_sigqueue(watcher_.native_handle(), SIGTERM, wake);
-        watcher_.join();
-        pthread_sigmask(SIG_SETMASK, &old_, nullptr);
-    }
-    InterruptGuard(const InterruptGuard&) = delete;
-    InterruptGuard& operator=(const InterruptGuard&) = delete;
-
-    std::mutex& commit_lock() { return commit_; }
-
-private:
-    static constexpr int kWake = 0x636f6e76;
-
-    void watch() {
-        while (!stop_) {
-            const timespec wait{0, 100'000'000};
-            siginfo_t info{};
-            const int sig = sigtimedwait(&set_, &info, &wait);
-            if (sig <= 0) continue;
-            if (info.si_code == SI_QUEUE && info.si_pid == ::getpid() && info.si_value.sival_int == kWake) break;
-            std::lock_guard<std::mutex> lock(commit_);
-            std::error_code ec;
-            fs::remove_all(staging_, ec);
-            std::fprintf(stderr,
-                         "\ngenerate: stopped by signal %d; the manifest lists the sets completed before it, and "
-                         "the unfinished set's files were removed\n",
-                         sig);
-            std::signal(sig, SIG_DFL);
-            sigset_t one;
-            sigemptyset(&one);
-            sigaddset(&one, sig);
-            pthread_sigmask(SIG_UNBLOCK, &one, nullptr);
-            ::raise(sig);
-        }
-    }
-
-    fs::path staging_;
-    sigset_t set_{}, old_{};
-    std::mutex commit_;
-    std::atomic<bool> stop_{false};
-    std::thread watcher_;
-};
 
 // Puts a written and verified set in place: its old files (when there are any) move into
 // the staging directory, the new ones into n<N>/, and the manifest is saved with the set's
@@ -486,25 +360,6 @@ void commit_item(GoldenItem& it, const Json& cpu, const fs::path& root, const La
     for (const auto& m : moved)
         if (m.had_old) fs::remove(m.backup, ec);
 }
-
-// Removes the staging directory, and the directories this run created when it committed
-// nothing (so a failed first run leaves no empty golden/<table>/).
-class StagingCleanup {
-public:
-    StagingCleanup(fs::path staging, std::vector<fs::path> created)
-        : staging_(std::move(staging)), created_(std::move(created)) {}
-    ~StagingCleanup() {
-        std::error_code ec;
-        fs::remove_all(staging_, ec);
-        for (const auto& d : created_) fs::remove(d, ec);  // only when empty
-    }
-    StagingCleanup(const StagingCleanup&) = delete;
-    StagingCleanup& operator=(const StagingCleanup&) = delete;
-
-private:
-    fs::path staging_;
-    std::vector<fs::path> created_;
-};
 
 }  // namespace
 

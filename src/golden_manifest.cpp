@@ -4,7 +4,16 @@
 #include "error.hpp"
 #include "atomic_file.hpp"
 
+#include <pthread.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cctype>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <fstream>
 #include <map>
@@ -23,6 +32,19 @@ std::string utc_now() {
     char buf[32];
     std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
     return buf;
+}
+
+std::string shell_quote(const std::string& s) {
+    const bool plain = !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("_-./=:+,@%", c);
+    });
+    if (plain) return s;
+    std::string out = "'";
+    for (char c : s) {
+        if (c == '\'') out += "'\\''";
+        else out += c;
+    }
+    return out + "'";
 }
 
 // "n128". (Built with append: GCC 12 -O3 warns falsely (-Wrestrict) on "n" + std::string.)
@@ -193,10 +215,13 @@ void save_manifest(const fs::path& manifest_path, Json& manifest) {
         order[manifest["layer_table"]["layers"][i].value("name", "")] = i;
     auto& files = manifest["files"];
     std::vector<Json> v(files.begin(), files.end());
+    // A set's files in the order of the computation: per-layer sets have input, weights,
+    // output, bound; chain sets (golden_chain.hpp) put a layer's bias before its output.
     auto tensor_rank = [](const std::string& t) {
-        for (std::size_t i = 0; i < std::size(kTensors); ++i)
-            if (t == golden_tensor_name(kTensors[i])) return int(i);
-        return int(std::size(kTensors));
+        static const char* const order[] = {"input", "weights", "bias", "output", "bound"};
+        for (std::size_t i = 0; i < std::size(order); ++i)
+            if (t == order[i]) return int(i);
+        return int(std::size(order));
     };
     std::stable_sort(v.begin(), v.end(), [&](const Json& a, const Json& b) {
         const auto ka = std::make_tuple(a.value("N", std::int64_t(0)), order[a.value("layer", "")],
@@ -207,6 +232,92 @@ void save_manifest(const fs::path& manifest_path, Json& manifest) {
     });
     files = Json(v);
     write_file_atomic(manifest_path, readable_json(manifest));
+}
+
+
+// ---- staging and interruption ----------------------------------------------------------
+
+namespace {
+constexpr const char* kStagingPrefix = ".partial-";
+
+}  // namespace
+
+fs::path staging_dir(const fs::path& table_dir) { return table_dir / (kStagingPrefix + std::to_string(::getpid())); }
+
+std::string sizes_mb(double bytes) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f MB", bytes / 1e6);
+    return buf;
+}
+
+namespace {
+// The pid in "<prefix><pid>" or in "<name>.tmp.<pid>.<hex>"; 0 when there is none.
+long pid_in(const std::string& name) {
+    std::string digits;
+    if (name.rfind(kStagingPrefix, 0) == 0) {
+        digits = name.substr(std::strlen(kStagingPrefix));
+    } else {
+        const auto pos = name.rfind(".tmp.");
+        if (pos == std::string::npos) return 0;
+        const std::string rest = name.substr(pos + 5);
+        const auto dot = rest.find('.');
+        if (dot == std::string::npos || dot == 0) return 0;
+        digits = rest.substr(0, dot);
+    }
+    if (digits.empty() || digits.size() > 9 ||
+        !std::all_of(digits.begin(), digits.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+        return 0;
+    return std::strtol(digits.c_str(), nullptr, 10);
+}
+
+}  // namespace
+
+void remove_stale_temps(const fs::path& dir) {
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) return;
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+        const long pid = pid_in(entry.path().filename().string());
+        if (pid <= 0 || pid == long(::getpid())) continue;
+        if (::kill(pid_t(pid), 0) == -1 && errno == ESRCH) fs::remove_all(entry.path(), ec);
+    }
+}
+
+fs::path make_staging(const fs::path& table_dir, std::vector<fs::path>& created) {
+    std::error_code ec;
+    for (fs::path p = table_dir; !p.empty() && !fs::exists(p, ec) && p != p.parent_path(); p = p.parent_path())
+        created.push_back(p);
+    const fs::path staging = staging_dir(table_dir);
+    fs::create_directories(staging, ec);
+    if (ec || !fs::is_directory(staging))
+        throw Error("generate: cannot create directory " + staging.string() + " (" +
+                    (ec ? ec.message() : std::string("a file of that name is in the way")) + ")");
+    remove_stale_temps(table_dir);
+    for (const auto& e : fs::directory_iterator(table_dir, ec))
+        if (e.is_directory(ec)) remove_stale_temps(e.path());
+    return staging;
+}
+
+void InterruptGuard::watch() {
+    while (!stop_) {
+        const timespec wait{0, 100'000'000};
+        siginfo_t info{};
+        const int sig = sigtimedwait(&set_, &info, &wait);
+        if (sig <= 0) continue;
+        if (info.si_code == SI_QUEUE && info.si_pid == ::getpid() && info.si_value.sival_int == kWake) break;
+        std::lock_guard<std::mutex> lock(commit_);
+        std::error_code ec;
+        fs::remove_all(staging_, ec);
+        std::fprintf(stderr,
+                     "\ngenerate: stopped by signal %d; the manifest lists the sets completed before it, and "
+                     "the unfinished set's files were removed\n",
+                     sig);
+        std::signal(sig, SIG_DFL);
+        sigset_t one;
+        sigemptyset(&one);
+        sigaddset(&one, sig);
+        pthread_sigmask(SIG_UNBLOCK, &one, nullptr);
+        ::raise(sig);
+    }
 }
 
 }  // namespace cs::golden_detail

@@ -7,12 +7,19 @@
 
 #include <nlohmann/json.hpp>
 
+#include <pthread.h>
+#include <signal.h>
+
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <limits>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <utility>
+#include <vector>
 
 namespace cs::golden_detail {
 
@@ -24,6 +31,8 @@ inline constexpr const char* kDtype = "<f4";
 
 // "2024-01-31T12:00:00Z"
 std::string utc_now();
+// s as one shell word: unchanged when it has only safe characters, else in single quotes.
+std::string shell_quote(const std::string& s);
 // "n128"
 std::string batch_dir_name(std::int64_t N);
 // "conv3/n128": the key of a set in the manifest's "cpu" object.
@@ -72,5 +81,80 @@ std::string merge_conflict(const Json& m, const LayerTable& table, std::uint64_t
 // Writes the manifest atomically with "updated" set to now, its files sorted by N, then the
 // table's layer order, then tensor; readable (one line per file entry).
 void save_manifest(const std::filesystem::path& manifest_path, Json& manifest);
+
+
+// ---- staging and interruption: shared by the per-layer and the chain generation ----------
+
+// "<dir>/.partial-<pid>": where a run writes a set before it is put in place.
+std::filesystem::path staging_dir(const std::filesystem::path& table_dir);
+// "12.3 MB"
+std::string sizes_mb(double bytes);
+// Removes temporaries ("<name>.tmp.<pid>.<hex>") and staging directories (".partial-<pid>")
+// whose process is gone: what a run killed with SIGKILL (or a power cut) left behind.
+void remove_stale_temps(const std::filesystem::path& dir);
+// Creates the staging directory (and the root and table directories when missing), after
+// removing what killed runs left in table_dir and its subdirectories. `created` receives the
+// directories this made, deepest first, so a run that ends without a set can remove them.
+std::filesystem::path make_staging(const std::filesystem::path& table_dir, std::vector<std::filesystem::path>& created);
+
+// While alive, SIGINT, SIGTERM and SIGHUP are blocked in this thread and in the threads it
+// starts (the writer, OpenMP's workers when first started here) and a watcher thread waits
+// for them. On one, the watcher takes the commit lock (so a set being put in place finishes
+// first), removes the staging directory, and ends the process with that signal's default
+// action. The manifest therefore lists exactly the sets committed before the signal, and
+// no partial files remain. (SIGKILL cannot be caught: its staging directory is removed by
+// the next generate, and `convstudy verify` reports it.)
+class InterruptGuard {
+public:
+    explicit InterruptGuard(std::filesystem::path staging) : staging_(std::move(staging)) {
+        sigemptyset(&set_);
+        for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&set_, s);
+        pthread_sigmask(SIG_BLOCK, &set_, &old_);
+        watcher_ = std::thread([this] { watch(); });
+    }
+    ~InterruptGuard() {
+        stop_ = true;
+        // Wake the watcher now, with a signal queued to it alone and marked as ours.
+        sigval wake{};
+        wake.sival_int = kWake;
+        (void)pthread_sigqueue(watcher_.native_handle(), SIGTERM, wake);
+        watcher_.join();
+        pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+    }
+    InterruptGuard(const InterruptGuard&) = delete;
+    InterruptGuard& operator=(const InterruptGuard&) = delete;
+
+    std::mutex& commit_lock() { return commit_; }
+
+private:
+    static constexpr int kWake = 0x636f6e76;
+
+    void watch();
+
+    std::filesystem::path staging_;
+    sigset_t set_{}, old_{};
+    std::mutex commit_;
+    std::atomic<bool> stop_{false};
+    std::thread watcher_;
+};
+
+// Removes the staging directory, and the directories this run created when it committed
+// nothing (so a failed first run leaves no empty golden/<table>/).
+class StagingCleanup {
+public:
+    StagingCleanup(std::filesystem::path staging, std::vector<std::filesystem::path> created)
+        : staging_(std::move(staging)), created_(std::move(created)) {}
+    ~StagingCleanup() {
+        std::error_code ec;
+        std::filesystem::remove_all(staging_, ec);
+        for (const auto& d : created_) std::filesystem::remove(d, ec);  // only when empty
+    }
+    StagingCleanup(const StagingCleanup&) = delete;
+    StagingCleanup& operator=(const StagingCleanup&) = delete;
+
+private:
+    std::filesystem::path staging_;
+    std::vector<std::filesystem::path> created_;
+};
 
 }  // namespace cs::golden_detail

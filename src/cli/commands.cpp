@@ -12,6 +12,7 @@
 #include "error.hpp"
 #include "engine_choices_file.hpp"
 #include "golden.hpp"
+#include "golden_chain.hpp"
 #include "golden_manifest.hpp"
 #include "harness.hpp"
 #include "merge.hpp"
@@ -438,11 +439,30 @@ struct GenerateArgs {
     std::string input_scale = "1", weight_scale = "1";
     std::vector<std::string> only;
     bool quiet = false, no_cpu_timing = false, no_onednn = false;
+    bool chain = false;
 };
+
+// generate --chain: the chain golden files of a chain table (golden_chain.hpp).
+int cmd_generate_chain(const GenerateArgs& a, const LayerTable& table) {
+    if (!a.only.empty()) throw Error("generate --chain: --only does not apply (a chain holds every layer)");
+    if (a.input_scale != "1" || a.weight_scale != "1")
+        throw Error("generate --chain: --input-scale and --weight-scale are not offered for chains");
+    ChainGenerateOptions o;
+    o.batches = a.batches;
+    o.root = a.out;
+    o.seed = a.seed;
+    o.quiet = a.quiet;
+    o.time_cpu = !a.no_cpu_timing;
+    generate_chain_golden(table, o);
+    if (!a.quiet)
+        std::fprintf(stderr, "chain golden files written under %s\n", golden_chain_dir(o.root, table).string().c_str());
+    return 0;
+}
 
 int cmd_generate(const GenerateArgs& a) {
     check_batches(a.batches);
     const LayerTable table = a.table.load();
+    if (a.chain) return cmd_generate_chain(a, table);
     for (const auto& n : a.only) find_layer(table, n);
     GenerateOptions o;
     o.batches = a.batches;
@@ -977,6 +997,10 @@ int main(int argc, char** argv) {
     g->add_flag("--quiet", gen.quiet, "no progress on stderr");
     g->add_flag("--no-cpu-timing", gen.no_cpu_timing, "do not time the float32 CPU reference");
     g->add_flag("--no-onednn", gen.no_onednn, "do not time oneDNN");
+    g->add_flag("--chain", gen.chain,
+                "the chain golden files of a chain table instead (every layer's post-op output after bias, ReLU "
+                "and pool, the input, weights and biases) in <out>/<table>/chain/; refuses a table that is not a "
+                "chain");
 
     auto add_run_options = [](CLI::App* c, RunArgs& ra) {
         c->add_option("--variant", ra.variant, "variant name or study abbreviation (see `list`)")->required();
@@ -1041,6 +1065,7 @@ int main(int argc, char** argv) {
     TableOpt verify_table;
     std::int64_t verify_recompute = 0;
     std::string verify_input_scale = "1", verify_weight_scale = "1";
+    bool verify_chain = false;
     auto* vf = app.add_subcommand("verify",
                                   "check golden files without a GPU: manifest, SHA-256, .npy headers and shapes; "
                                   "exit 0 when every set is intact, 1 naming each damaged file");
@@ -1054,6 +1079,7 @@ int main(int argc, char** argv) {
                    "verify the sets generated with this input scale (their own directory; default 1)");
     vf->add_option("--weight-scale", verify_weight_scale,
                    "verify the sets generated with this weight scale (default 1)");
+    vf->add_flag("--chain", verify_chain, "verify the chain golden files of the table (<golden>/<table>/chain/)");
 
     CompareArgs cmp;
     auto* cm = add_compare_command(app, cmp);
@@ -1077,6 +1103,11 @@ int main(int argc, char** argv) {
         if (*r) return cmd_run(run);
         if (*pr) return cmd_run(prof, true);
         if (*s) return cmd_sweep(sw);
+        if (*vf && verify_chain) {
+            if (verify_input_scale != "1" || verify_weight_scale != "1")
+                throw Error("verify --chain: chains have no --input-scale or --weight-scale");
+            return verify_chain_golden(verify_golden_dir, verify_table.load(), verify_recompute);
+        }
         if (*vf)
             return verify_golden(verify_golden_dir, verify_table.load(), verify_recompute,
                                  {parse_data_scale(verify_input_scale, "--input-scale"),

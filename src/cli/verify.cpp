@@ -4,6 +4,8 @@
 #include "datagen.hpp"
 #include "error.hpp"
 #include "golden.hpp"
+#include "golden_chain.hpp"
+#include "network_ref.hpp"
 #include "problem_data.hpp"
 
 #include <algorithm>
@@ -157,6 +159,125 @@ int verify_golden(const fs::path& root, const LayerTable& table, std::int64_t re
                 listing.sets.size() + listing.problems.size(), size,
                 golden_table_dir(root, table, scales).string().c_str(),
                 failed);
+    return failed ? 1 : 0;
+}
+
+namespace {
+
+// The largest difference of `count` recomputed post-op elements of each layer from the stored
+// output, relative to one float ulp of the value (above 1 is a failure); the layer's input is
+// the stored input (layer 0) or the previous layer's stored output.
+struct ChainRecomputed {
+    double worst = 0;
+    std::size_t layer = 0;
+    std::int64_t at = -1;
+};
+
+ChainRecomputed recompute_chain_sample(const LayerTable& table, const ChainGoldenSet& g, std::int64_t count) {
+    ChainRecomputed r;
+    for (std::size_t li = 0; li < table.layers.size(); ++li) {
+        const Layer& l = table.layers[li];
+        // The post-op output as a layer of shape (N, M, E', F') for the sampler.
+        Layer shape;
+        shape.name = l.name;
+        shape.C = 1, shape.R = 1, shape.S = 1, shape.M = l.M, shape.H = l.pooled_E(), shape.W = l.pooled_F();
+        const auto idx = sample_indices(shape, g.N, count, g.seed + li);
+        const float* in = li == 0 ? g.data.input.data() : g.outputs[li - 1].data();
+        const float* bias = l.bias ? g.data.bias[li].data() : nullptr;
+        std::vector<double> value(idx.size());
+        const std::int64_t PE = shape.H, PF = shape.W;
+#pragma omp parallel for schedule(dynamic, 16)
+        for (std::size_t i = 0; i < idx.size(); ++i) {
+            std::int64_t x = idx[i];
+            const int j = int(x % PF);
+            x /= PF;
+            const int e = int(x % PE);
+            x /= PE;
+            const int m = int(x % l.M);
+            value[i] = layer_ops_element(l, in, g.data.weights[li].data(), bias, x / l.M, m, e, j);
+        }
+        for (std::size_t i = 0; i < idx.size(); ++i) {
+            const double v = value[i], gv = g.outputs[li][std::size_t(idx[i])];
+            // The recomputation sums the same exact products in the same (c, r, s) order as
+            // chain_ref<double>, so it rounds to the stored float; one float ulp is allowed.
+            const double tol = std::ldexp(1.0, -23) * std::max(std::fabs(v), std::fabs(gv)) + 1e-38;
+            const double d = std::fabs(v - gv);
+            const double ratio = d <= tol ? d / tol : (std::isnan(d) ? INFINITY : d / tol);
+            if (ratio > r.worst) r = {ratio, li, idx[i]};
+        }
+    }
+    return r;
+}
+
+}  // namespace
+
+int verify_chain_golden(const fs::path& root, const LayerTable& table, std::int64_t recompute) {
+    if (recompute < 0 || recompute > kMaxRecompute)
+        throw Error("--recompute: " + std::to_string(recompute) + " is not 0 to " + std::to_string(kMaxRecompute));
+    const ChainListing listing = list_chain_golden(root, table);
+    if (listing.batches.empty())
+        throw Error(listing.manifest.string() + ": the chain manifest lists no golden sets; generate them with: " +
+                    chain_regenerate_command(root, table, 1, listing.seed));
+    int failed = 0, ok = 0;
+    double bytes = 0;
+    const fs::path dir = golden_chain_dir(root, table);
+    for (const auto N : listing.batches) {
+        std::printf("chain  N=%-5lld ", static_cast<long long>(N));
+        std::fflush(stdout);
+        try {
+            const ChainGoldenSet g = load_chain_golden(root, table, N);
+            double set_bytes = 4.0 * double(g.data.input.size());
+            std::size_t files = 1;
+            for (std::size_t i = 0; i < table.layers.size(); ++i) {
+                set_bytes += 4.0 * double(g.data.weights[i].size() + g.data.bias[i].size() + g.outputs[i].size());
+                files += table.layers[i].bias ? 3 : 2;
+            }
+            std::string detail = std::to_string(files) + " files, " +
+                                 std::to_string(std::int64_t(set_bytes / 1e6 + 0.5)) +
+                                 " MB: manifest, headers, shapes, sizes and SHA-256 match";
+            if (recompute > 0) {
+                const ChainData want = make_chain_data(table, N, g.seed);
+                const std::string made_for =
+                    " is not what generator " + std::string(kGeneratorName) + " makes for seed " + std::to_string(g.seed);
+                if (const auto i = first_difference(g.data.input, want.input); i >= 0)
+                    throw Error((dir / chain_relative_file("", N, ChainTensor::input)).string() + ": element " +
+                                std::to_string(i) + made_for);
+                for (std::size_t li = 0; li < table.layers.size(); ++li) {
+                    const std::string& name = table.layers[li].name;
+                    if (const auto i = first_difference(g.data.weights[li], want.weights[li]); i >= 0)
+                        throw Error((dir / chain_relative_file(name, N, ChainTensor::weights)).string() + ": element " +
+                                    std::to_string(i) + made_for);
+                    if (const auto i = first_difference(g.data.bias[li], want.bias[li]); i >= 0)
+                        throw Error((dir / chain_relative_file(name, N, ChainTensor::bias)).string() + ": element " +
+                                    std::to_string(i) + made_for);
+                }
+                const ChainRecomputed r = recompute_chain_sample(table, g, recompute);
+                if (!(r.worst <= 1.0))
+                    throw Error((dir / chain_relative_file(table.layers[r.layer].name, N, ChainTensor::output)).string() +
+                                ": element " + std::to_string(r.at) + " differs from its recomputation on the CPU (" +
+                                std::to_string(r.worst) + "x the float rounding allowed)");
+                char b[200];
+                std::snprintf(b, sizeof b,
+                              "; input, weights and biases regenerated, up to %lld post-op outputs per layer "
+                              "recomputed (worst %.2f of the rounding allowed)",
+                              static_cast<long long>(recompute), r.worst);
+                detail += b;
+            }
+            std::printf("ok    %s\n", detail.c_str());
+            bytes += set_bytes;
+            ++ok;
+        } catch (const Error& e) {
+            std::printf("FAIL  %s\n", e.what());
+            ++failed;
+        }
+    }
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir, ec))
+        if (e.is_directory(ec) && e.path().filename().string().rfind(".partial-", 0) == 0)
+            std::printf("note: %s: left by an interrupted generate; the next generate removes it\n",
+                        e.path().string().c_str());
+    std::printf("%d of %zu chain golden sets verified (%.1f MB) in %s; %d failed\n", ok, listing.batches.size(),
+                bytes / 1e6, dir.string().c_str(), failed);
     return failed ? 1 : 0;
 }
 

@@ -26,4 +26,13 @@ inline constexpr std::int64_t kMaxRecompute = 1 << 20;
 int verify_golden(const std::filesystem::path& root, const LayerTable& table, std::int64_t recompute,
                   const DataScales& scales = {});
 
+// `verify --chain`: the same for the chain golden files of a chain table (golden_chain.hpp):
+// every batch the chain manifest lists is loaded with every check of load_chain_golden; with
+// --recompute K, the input, weights and biases are compared with what the generator makes
+// for the manifest's seed, and K post-op output elements per layer (conv + bias + ReLU +
+// pool in double, from the layer's stored input: the previous layer's output file) are
+// recomputed. A staging directory left by an interrupted run is reported, not failed.
+// cs::Error for a table that is not a chain or a missing or unreadable manifest.
+int verify_chain_golden(const std::filesystem::path& root, const LayerTable& table, std::int64_t recompute);
+
 }  // namespace cs::cli
