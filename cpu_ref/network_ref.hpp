@@ -1,4 +1,4 @@
-// The CPU reference of the network ops and of a chain of layers (issue 52): convolution +
+// The CPU reference of the network ops and of a chain of layers: convolution +
 // bias + ReLU, 3x3 stride-2 max-pooling, and every layer of a chain table in order with the
 // ops the table gives each layer (Layer::bias, relu, pool).
 //

@@ -1,4 +1,4 @@
-// The pass rule of a chain's layer outputs (issue 52), beside the per-layer rule of
+// The pass rule of a chain's layer outputs, beside the per-layer rule of
 // tolerance.hpp, whose thresholds it does not change.
 //
 // A chain run is checked against the chain golden files (src/golden_chain.hpp) at every

@@ -1,4 +1,4 @@
-// Chain golden files (issue 52): for a chain table (layers::chain_error says none), the
+// Chain golden files: for a chain table (layers::chain_error says none), the
 // network input, every layer's weights and bias, and every layer's post-op output (after
 // bias, ReLU and pool where the table has them) computed by chain_ref<double>
 // (cpu_ref/network_ref.hpp), for a few batch sizes. The per-layer golden files (golden.hpp)
