@@ -37,6 +37,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -58,9 +59,11 @@ public:
     using Error::Error;
 };
 
+// --table ARG: a built-in table's name (exactly as `convstudy list` shows it) selects that
+// table; anything else is a JSON file's path. Empty: the built-in AlexNet table.
 struct TableOpt {
-    std::string path;  // empty: the built-in AlexNet table
-    LayerTable load() const { return path.empty() ? default_layer_table() : load_layer_table(path); }
+    std::string path;  // as given
+    LayerTable load() const;
 };
 
 struct TimingOpts {
@@ -178,6 +181,25 @@ std::string did_you_mean(const std::string& name, const std::vector<std::string>
     for (std::size_t i = 0; i < close.size(); ++i)
         s += (i == 0 ? "" : i + 1 == close.size() ? " or " : ", ") + ("'" + close[i].second + "'");
     return s + "?)";
+}
+
+LayerTable TableOpt::load() const {
+    if (path.empty()) return default_layer_table();
+    std::error_code ec;
+    if (const LayerTable* b = find_builtin_layer_table(path)) {
+        if (std::filesystem::exists(path, ec))
+            std::fprintf(stderr, "note: --table %s selects the built-in table; give ./%s for the file of that name\n",
+                         path.c_str(), path.c_str());
+        return *b;
+    }
+    if (!std::filesystem::exists(path, ec)) {
+        const auto names = builtin_layer_table_names();
+        std::string hint = did_you_mean(path, names);
+        if (hint.empty()) hint = did_you_mean(std::filesystem::path(path).stem().string(), names);
+        throw Error("--table " + path + ": no such file, and not the name of a built-in table" + hint +
+                    "; built-in tables: " + join(names));
+    }
+    return load_layer_table(path);
 }
 
 const Layer& find_layer(const LayerTable& t, const std::string& name) {
@@ -361,6 +383,28 @@ ProblemData load_problem(const std::string& root, const LayerTable& table, const
 
 // ---- list ------------------------------------------------------------------------------
 
+// One row of the built-in tables: what --table NAME gives.
+nlohmann::json table_json(const LayerTable& t) {
+    const auto chain = chain_error(t);
+    return {{"name", t.name},
+            {"source", t.source},
+            {"builtin", t.builtin},
+            {"description", t.description},
+            {"layers", t.layers.size()},
+            {"convs", t.conv_count()},
+            {"gflop_per_image", t.network_flops(1) * 1e-9},
+            {"chain", !chain},
+            {"chain_error", chain ? nlohmann::json(*chain) : nlohmann::json(nullptr)}};
+}
+
+// "bias+relu, pool max3x3s2", or "-" when the layer has no ops.
+std::string ops_string(const Layer& l) {
+    std::string s = l.bias ? "bias" : "";
+    if (l.relu) s += std::string(s.empty() ? "" : "+") + "relu";
+    if (l.pool != Pool::none) s += (s.empty() ? "" : ", ") + std::string("pool ") + to_string(l.pool);
+    return s.empty() ? "-" : s;
+}
+
 int cmd_list(const TableOpt& topt, bool json) {
     const LayerTable table = topt.load();
     if (json) {
@@ -383,10 +427,14 @@ int cmd_list(const TableOpt& topt, bool json) {
                                      {"idea", v.idea}});
         }
         for (auto m : gpu::all_memory_modes()) j["memory_modes"].push_back(gpu::to_string(m));
+        for (const auto& t : builtin_layer_tables()) j["tables"].push_back(table_json(t));
+        j["table"] = table_json(table);
         for (const auto& l : table.layers)
             j["layers"].push_back({{"name", l.name}, {"C", l.C}, {"H", l.H}, {"W", l.W}, {"M", l.M}, {"R", l.R},
                                    {"S", l.S}, {"stride", l.stride}, {"pad", l.pad}, {"E", l.E()}, {"F", l.F()},
-                                   {"gflop_per_image", l.flops(1) * 1e-9}, {"shape", l.shape_string()}});
+                                   {"count", l.count}, {"bias", l.bias}, {"relu", l.relu},
+                                   {"pool", to_string(l.pool)}, {"gflop_per_image", l.flops(1) * 1e-9},
+                                   {"shape", l.shape_string()}});
         std::cout << j.dump(2) << "\n";
         return 0;
     }
@@ -417,15 +465,26 @@ int cmd_list(const TableOpt& topt, bool json) {
                    gpu::Precision::fp16acc})
         std::printf("  %-8s %.0e  %s\n", std::string(gpu::to_string(p)).c_str(), gpu::threshold(p),
                     gpu::threshold_reason(p));
-    std::printf("\nLayers (%s):\n", table.source.c_str());
+    std::printf("\nLayer tables built in (--table NAME; --table PATH loads a JSON file):\n");
+    std::size_t tname_w = 0;
+    for (const auto& t : builtin_layer_tables()) tname_w = std::max(tname_w, t.name.size());
+    for (const auto& t : builtin_layer_tables()) {
+        const auto chain = chain_error(t);
+        std::printf("  %-*s  %2zu shapes, %2lld convolutions, %7.3f GFLOP/image, %s\n", int(tname_w), t.name.c_str(),
+                    t.layers.size(), static_cast<long long>(t.conv_count()), t.network_flops(1) * 1e-9,
+                    chain ? "not a chain" : "a chain");
+    }
+    std::printf("\nLayers of %s (%s):\n", table.name.empty() ? "the table" : table.name.c_str(), table.source.c_str());
     std::size_t name_w = 0, shape_w = 0;
     for (const auto& l : table.layers) {
         name_w = std::max(name_w, l.name.size());
         shape_w = std::max(shape_w, l.shape_string().size());
     }
     for (const auto& l : table.layers)
-        std::printf("  %-*s  %-*s  %.3f GFLOP/image\n", int(name_w), l.name.c_str(), int(shape_w),
-                    l.shape_string().c_str(), l.flops(1) * 1e-9);
+        std::printf("  %-*s  %-*s  x%-3d %8.3f GFLOP/image  %s\n", int(name_w), l.name.c_str(), int(shape_w),
+                    l.shape_string().c_str(), l.count, l.flops(1) * 1e-9, ops_string(l).c_str());
+    std::printf("  %lld convolutions, %.3f GFLOP/image in all (each layer's times its count)\n",
+                static_cast<long long>(table.conv_count()), table.network_flops(1) * 1e-9);
     return 0;
 }
 
@@ -978,15 +1037,17 @@ int main(int argc, char** argv) {
                "verify, compare. Details: docs/cli.md");
 
     bool list_json = false;
+    const std::string table_help = "layer table: a built-in table's name (" + join(builtin_layer_table_names()) +
+                                   ") or a JSON file's path; default: alexnet";
     TableOpt list_table;
-    auto* list = app.add_subcommand("list", "list the variants, memory modes, thresholds and layers");
+    auto* list = app.add_subcommand("list", "list the variants, memory modes, thresholds, the built-in layer tables and a table's layers");
     list->add_flag("--json", list_json, "machine-readable output");
-    list->add_option("--table", list_table.path, "layer table (JSON); default: built-in AlexNet");
+    list->add_option("--table", list_table.path, table_help);
 
     GenerateArgs gen;
     auto* g = app.add_subcommand("generate", "compute the golden outputs on the CPU and store them (.npy)");
     g->add_option("--batch", gen.batches, "batch sizes, comma separated")->delimiter(',')->expected(1, -1);
-    g->add_option("--layers,--table", gen.table.path, "layer table (JSON); default: built-in AlexNet");
+    g->add_option("--layers,--table", gen.table.path, table_help);
     g->add_option("--only", gen.only, "only these layers of the table, comma separated")->delimiter(',');
     g->add_option("--out", gen.out, "root directory of the golden files");
     g->add_option("--seed", gen.seed, "generator seed");
@@ -1002,7 +1063,7 @@ int main(int argc, char** argv) {
                 "and pool, the input, weights and biases) in <out>/<table>/chain/; refuses a table that is not a "
                 "chain");
 
-    auto add_run_options = [](CLI::App* c, RunArgs& ra) {
+    auto add_run_options = [&table_help](CLI::App* c, RunArgs& ra) {
         c->add_option("--variant", ra.variant, "variant name or study abbreviation (see `list`)")->required();
         c->add_option("--layer", ra.layer, "layer name (see `list`)")->required();
         c->add_option("--batch", ra.batch, "batch size N")->required();
@@ -1011,7 +1072,7 @@ int main(int argc, char** argv) {
                       "tensor layout: nchw or nhwc (default nchw, or the variant's own where it runs only nhwc)");
         c->add_option("--csv", ra.csv, "write the result row to this CSV file");
         c->add_option("--golden", ra.golden, "root directory of the golden files");
-        c->add_option("--table", ra.table.path, "layer table (JSON); default: built-in AlexNet");
+        c->add_option("--table", ra.table.path, table_help);
         c->add_option("--axis", ra.axes,
                       "NAME=VALUE: one value of one of the variant's axes (repeatable; default: the variant's own "
                       "choice per problem). Axes:" + axes_help());
@@ -1042,7 +1103,7 @@ int main(int argc, char** argv) {
         ->delimiter(',');
     s->add_option("--csv", sw.csv, "results CSV (written atomically, after each layer and batch)")->required();
     s->add_option("--golden", sw.golden, "root directory of the golden files");
-    s->add_option("--table", sw.table.path, "layer table (JSON); default: built-in AlexNet");
+    s->add_option("--table", sw.table.path, table_help);
     s->add_flag("--quiet", sw.quiet, "no progress on stderr; one line per result on stdout");
     s->add_option("--axis", sw.axes,
                   "NAME=V1,V2,... or NAME=all (repeatable): walk an axis; each variant that has it runs once per "
@@ -1070,7 +1131,7 @@ int main(int argc, char** argv) {
                                   "check golden files without a GPU: manifest, SHA-256, .npy headers and shapes; "
                                   "exit 0 when every set is intact, 1 naming each damaged file");
     vf->add_option("--golden", verify_golden_dir, "root directory of the golden files");
-    vf->add_option("--table", verify_table.path, "layer table (JSON) the files were made for; default: built-in AlexNet");
+    vf->add_option("--table", verify_table.path, "the layer table the files were made for: " + table_help);
     vf->add_option("--recompute", verify_recompute,
                    "also regenerate the inputs and weights from the seed and recompute this many output elements "
                    "per set on the CPU (0: none)")
