@@ -589,6 +589,7 @@ CLI::App* add_compare_command(CLI::App& app, CompareArgs& a) {
                   "exit 1 when a row is slower (outside both spreads) by more than PCT percent")
         ->check(CLI::NonNegativeNumber)
         ->type_name("PCT")
+        ->default_str("");  // unset (-1): no limit
     c->add_option("--metric", a.metric, "what the verdict, the order and --fail-slower use: kernel (default) or total")
         ->check(CLI::IsMember({"kernel", "total"}));
     c->add_flag("--only-changed", a.only_changed, "list only rows that are not \"same\" (the CSV still has every row)");
