@@ -6,8 +6,7 @@
 // rate depends on the clocks the card holds under load; a row's pct_peak should divide by
 // what the best library reaches on this card today, in the row's own precision class.
 //
-// Expected on the H200 (KINDS.md, DESIGN.md): bf16 / fp16 ~790 TFLOP/s, tf32 ~400, fp32
-// ~50 (cuBLAS SGEMM at the FMA rate), device-to-device copy ~4.3 TB/s read + written.
+// fp32's ceiling is cuBLAS SGEMM at the FMA rate; the copy counts the bytes read and written.
 // Measured on the H200 (two runs, plots/h200/cudnn_graph_check/check_h200_run*.log): fp32
 // 51.3, tf32 412.3, fp16 761-766, bf16 794-799 TFLOP/s, copy 4254 GB/s; 0.4 s for all five.
 // gemm_ceiling_ms, conv2 N=128: fp32 2.47-2.50 ms (46 TFLOP/s), tf32 0.376-0.379, fp16

@@ -11,11 +11,33 @@ extern "C" std::size_t cudnnGetVersion(void);
 
 namespace cs::gpu {
 
+namespace {
+
+// Why cudaGetDeviceCount failed, in words. The runtime reports a machine with no NVIDIA
+// driver at all as cudaErrorInsufficientDriver, the error of a driver too old for the
+// runtime; the driver's version tells them apart (cudaDriverGetVersion gives 0 when no
+// driver is installed).
+std::string no_device_reason(cudaError_t err) {
+    const std::string code = std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err);
+    if (err == cudaErrorInsufficientDriver) {
+        int driver = 0, runtime = 0;
+        (void)cudaRuntimeGetVersion(&runtime);
+        if (cudaDriverGetVersion(&driver) != cudaSuccess || driver == 0)
+            return "no NVIDIA driver is installed: the CUDA driver library (libcuda.so.1) was not found";
+        return "the NVIDIA driver supports CUDA " + DeviceInfo::version_string(driver) + ", older than this build's CUDA " +
+               DeviceInfo::version_string(runtime) + " runtime: update the driver (" + code + ")";
+    }
+    if (err == cudaErrorNoDevice) return "the NVIDIA driver is installed but sees no GPU (" + code + ")";
+    return code;
+}
+
+}  // namespace
+
 int cuda_device_count(std::string* why) {
     int n = 0;
     const cudaError_t err = cudaGetDeviceCount(&n);
     if (err != cudaSuccess) {
-        if (why) *why = std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err);
+        if (why) *why = no_device_reason(err);
         (void)cudaGetLastError();
         return 0;
     }
@@ -31,9 +53,9 @@ int use_device(int device) {
     const int n = cuda_device_count(&why);
     if (n == 0)
         throw cs::Error("no CUDA device is available (" + why +
-                        "). GPU commands (run, sweep) need an NVIDIA GPU and driver; "
-                        "`convstudy list`, `generate`, `verify` (checks golden files) and `compare` (two "
-                        "result CSVs) work without one.");
+                        "). GPU commands (run, sweep, profile) need an NVIDIA GPU and driver; "
+                        "`convstudy list`, `generate`, `verify` (checks golden files), `compare` (two "
+                        "result CSVs) and `merge` work without one.");
     if (device < 0 || device >= n)
         throw cs::Error("device " + std::to_string(device) + " does not exist (" + std::to_string(n) +
                         " CUDA device(s))");

@@ -5,7 +5,7 @@
 # (the GPU machine) missing optional packages are reported and the build goes on.
 set -uo pipefail
 
-required=(cmake g++ catch2 libcli11-dev nlohmann-json3-dev libssl-dev)
+required=(cmake g++ catch2 libcli11-dev nlohmann-json3-dev libssl-dev zlib1g-dev)
 optional=(ninja-build libdnnl-dev python3-numpy python3-matplotlib)
 
 missing_req=()

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """PyTorch's cuDNN on the AlexNet layers: the timings convstudy's cuDNN rows are held against.
 
-Reproduces the PyTorch table of DESIGN.md on the GPU machine:
+Times PyTorch's cuDNN convolutions on the AlexNet layers, on the GPU machine:
 
     python3 scripts/pytorch_anchors.py OUT.csv [--layers conv2,conv3] [--batches 1,32]
 
@@ -34,7 +34,7 @@ out gets a row with an empty ms and a note saying so (readers skip rows without 
 a configuration that fails to compile.
 
 Writes a CSV (layer,N,precision,layout,ms,torch,cudnn,device,impl,note) and prints a table
-like DESIGN.md's (ms, per layer, and the five layers' total). Runs in well under 3 minutes on
+(ms, per layer, and the five layers' total). Runs in well under 3 minutes on
 an H200; rows are written as they are measured, N=1 first.
 """
 import argparse

@@ -68,6 +68,59 @@ cs::GenerateOptions quiet_options(const fs::path& root, std::vector<std::int64_t
 
 }  // namespace
 
+// ---- gzip-compressed CSVs ----------------------------------------------------------------
+
+TEST_CASE("bad input: a truncated or corrupt .csv.gz is a clear error, exit 2", "[bad-input][cli][compare][merge]") {
+    TempDir d;
+    const fs::path a = fs::path(CS_SOURCE_DIR) / "tests/data/compare_a.csv";
+    auto gz = cs::test::run_command("gzip -n -c " + quoted(a) + " > " + quoted(d.path / "a.csv.gz"));
+    REQUIRE(gz.code == 0);
+    const std::string bytes = slurp(d.path / "a.csv.gz");
+    REQUIRE(bytes.size() > 40);
+    // The stream cut anywhere before its end, down to the header alone; the 8-byte trailer
+    // (CRC-32 and length) cut in half.
+    for (std::size_t keep : {std::size_t(10), bytes.size() / 2, bytes.size() - 4}) {
+        INFO("first " << keep << " of " << bytes.size() << " bytes");
+        spit(d.path / "cut.csv.gz", bytes.substr(0, keep));
+        auto r = cli("compare " + quoted(a) + " " + quoted(d.path / "cut.csv.gz"));
+        CHECK(r.code == 2);
+        CHECK_HAS(r.out, "cut.csv.gz: truncated gzip file");
+        r = cli("merge " + quoted(d.path / "cut.csv.gz") + " " + quoted(a) + " -o " + quoted(d.path / "m.csv"));
+        CHECK(r.code == 2);
+        CHECK_HAS(r.out, "cut.csv.gz: truncated gzip file");
+        CHECK_FALSE(fs::exists(d.path / "m.csv"));
+    }
+    // A flipped byte in the compressed data or in the CRC: zlib's check names it.
+    for (std::size_t at : {bytes.size() / 2, bytes.size() - 6}) {
+        INFO("byte " << at << " flipped");
+        std::string bad = bytes;
+        bad[at] = char(bad[at] ^ 0x5a);
+        spit(d.path / "bad.csv.gz", bad);
+        const auto r = cli("compare " + quoted(d.path / "bad.csv.gz") + " " + quoted(a));
+        CHECK(r.code == 2);
+        CHECK_HAS(r.out, "bad.csv.gz: not a readable gzip file");
+    }
+    // Bytes after the stream that are not another gzip member.
+    spit(d.path / "tail.csv.gz", bytes + "layer,N\n");
+    auto r = cli("compare " + quoted(d.path / "tail.csv.gz") + " " + quoted(a));
+    CHECK(r.code == 2);
+    CHECK_HAS(r.out, "after the end of the gzip stream");
+    // What is inside is checked as a plain file's contents are: binary data, an empty file.
+    spit(d.path / "bin", std::string("\x7f" "ELF\0\0\1", 7));
+    REQUIRE(cs::test::run_command("gzip -n -c " + quoted(d.path / "bin") + " > " + quoted(d.path / "bin.csv.gz")).code == 0);
+    r = cli("compare " + quoted(d.path / "bin.csv.gz") + " " + quoted(a));
+    CHECK(r.code == 2);
+    CHECK_HAS(r.out, "binary data");
+    spit(d.path / "empty", "");
+    REQUIRE(cs::test::run_command("gzip -n -c " + quoted(d.path / "empty") + " > " + quoted(d.path / "empty.csv.gz")).code == 0);
+    r = cli("compare " + quoted(d.path / "empty.csv.gz") + " " + quoted(a));
+    CHECK(r.code == 2);
+    CHECK_HAS(r.out, "empty file");
+    r = cli("merge " + quoted(d.path / "empty.csv.gz") + " " + quoted(a) + " -o " + quoted(d.path / "m.csv"));
+    CHECK(r.code == 2);
+    CHECK_HAS(r.out, "empty");
+}
+
 // ---- precision ------------------------------------------------------------------------
 
 TEST_CASE("bad input: there is no --precision option, it is refused, not ignored", "[bad-input][cli]") {

@@ -1,21 +1,35 @@
-// The command-line program end to end: help, listing, and every kind of bad input gives a
-// clear message and the documented non-zero exit code (2 bad input, 4 no CUDA device).
+// The command-line program end to end: help, version, listing, the golden folder, .csv.gz
+// inputs, and every kind of bad input gives a clear message and the documented non-zero
+// exit code (2 bad input, 4 no CUDA device).
 #include "catch.hpp"
 #include "test_util.hpp"
 
+#include "compare.hpp"
+#include "csv_table.hpp"
 #include "device.hpp"
+#include "merge.hpp"
+#include "tolerance.hpp"
+#include "variant.hpp"
 
+#include <cuda_runtime_api.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <array>
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+#include <sstream>
 #include <string>
+#include <vector>
 
 using cs::test::CliResult;
 using cs::test::cli;
+using cs::test::run_command;
 
 namespace {
 
@@ -26,6 +40,62 @@ std::filesystem::path tmpdir(const std::string& name) {
     std::filesystem::remove_all(d);
     std::filesystem::create_directories(d);
     return d;
+}
+
+std::string q(const std::filesystem::path& p) { return "'" + p.string() + "'"; }
+
+// `convstudy ARGS` with the environment variable NAME set to VALUE.
+CliResult cli_env(const std::string& name, const std::string& value, const std::string& args) {
+    return run_command(name + "='" + value + "' " + CS_CONVSTUDY_EXE + " " + args);
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+    std::vector<std::string> out;
+    std::istringstream in(text);
+    for (std::string l; std::getline(in, l);) out.push_back(l);
+    return out;
+}
+
+// Display columns of a UTF-8 line (continuation bytes take none).
+std::size_t columns(const std::string& line) {
+    return std::size_t(std::count_if(line.begin(), line.end(),
+                                     [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+}
+
+// The commands `convstudy --help` lists (its "Subcommands:" section: "  name   what it does").
+std::vector<std::string> listed_commands() {
+    const auto r = cli("--help");
+    REQUIRE(r.code == 0);
+    std::vector<std::string> names;
+    bool in = false;
+    for (const auto& l : lines_of(r.out)) {
+        if (l == "Subcommands:") {
+            in = true;
+            continue;
+        }
+        if (!in) continue;
+        if (l.size() < 3 || l[0] != ' ' || l[2] == ' ') {
+            if (l.empty() || l[0] != ' ') in = false;
+            continue;
+        }
+        std::istringstream w(l);
+        std::string name;
+        w >> name;
+        names.push_back(name);
+    }
+    return names;
+}
+
+// A gzip copy of `src` at `dst`, made by the gzip program as a user would (-n: no name or
+// time in the header).
+void gzip_copy(const std::filesystem::path& src, const std::filesystem::path& dst) {
+    const auto r = run_command("gzip -n -c " + q(src) + " > " + q(dst));
+    INFO(r.out);
+    REQUIRE(r.code == 0);
+}
+
+std::string data_file(const std::string& name) {
+    return (std::filesystem::path(CS_SOURCE_DIR) / "tests/data" / name).string();
 }
 
 }  // namespace
@@ -42,6 +112,65 @@ TEST_CASE("help for the program and each command", "[cli]") {
     CHECK(v.code == 0);
 }
 
+TEST_CASE("--version prints the version of the project() line in CMakeLists.txt", "[cli]") {
+    std::ifstream f(std::filesystem::path(CS_SOURCE_DIR) / "CMakeLists.txt");
+    std::stringstream text;
+    text << f.rdbuf();
+    std::smatch m;
+    const std::string s = text.str();
+    REQUIRE(std::regex_search(s, m, std::regex(R"(project\(convstudy VERSION ([0-9]+\.[0-9]+\.[0-9]+))")));
+    const std::string version = m[1];
+    const auto v = cli("--version");
+    INFO(v.out);
+    CHECK(v.code == 0);
+    CHECK(v.out.rfind("convstudy " + version + " (", 0) == 0);
+}
+
+TEST_CASE("every --help line is at most 100 columns and shows no default beside REQUIRED", "[cli]") {
+    const auto commands = listed_commands();
+    for (const char* known : {"list", "generate", "run", "profile", "sweep", "merge", "verify", "compare"})
+        CHECK(std::find(commands.begin(), commands.end(), known) != commands.end());
+    // CLI11's own layout of a required option with a captured default: "--batch INT=0 REQUIRED".
+    const std::regex fake_default(R"(=\S* (\.\.\. )?(x [0-9]+ )?REQUIRED)");
+    // An option whose unset value means "choose" shows no "=0" beside a description that
+    // states the real default.
+    const std::regex zero_default(R"(^\s+-\S+ [A-Z]+=0 .*default)");
+    std::vector<std::string> helps = {""};
+    helps.insert(helps.end(), commands.begin(), commands.end());
+    for (const auto& c : helps) {
+        const auto r = cli(c + " --help");
+        INFO("convstudy " << c << " --help");
+        CHECK(r.code == 0);
+        CHECK(lines_of(r.out).size() > 3);
+        for (const auto& l : lines_of(r.out)) {
+            INFO(l);
+            CHECK(columns(l) <= 100);
+            CHECK_FALSE(std::regex_search(l, fake_default));
+            CHECK_FALSE(std::regex_search(l, zero_default));
+        }
+    }
+    // The required options of run name no value.
+    const auto run = cli("run --help");
+    CHECK(has(run, "--batch INT REQUIRED"));
+    CHECK(has(run, "--variant TEXT REQUIRED"));
+}
+
+TEST_CASE("a mistyped command gets the names it is close to, exit 2", "[cli]") {
+    auto r = cli("sweeep --csv /tmp/never.csv");
+    INFO(r.out);
+    CHECK(r.code == 2);
+    CHECK(has(r, "unknown command 'sweeep'"));
+    CHECK(has(r, "did you mean 'sweep'?"));
+    r = cli("comapre a.csv b.csv");
+    CHECK(r.code == 2);
+    CHECK(has(r, "did you mean 'compare'?"));
+    r = cli("frobnicate");
+    CHECK(r.code == 2);
+    CHECK(has(r, "unknown command 'frobnicate'"));
+    CHECK_FALSE(has(r, "did you mean"));
+    CHECK(has(r, "list, generate, run"));  // the commands, in --help's order
+}
+
 TEST_CASE("list shows the registry, memory modes and layers", "[cli]") {
     const auto r = cli("list");
     REQUIRE(r.code == 0);
@@ -54,6 +183,175 @@ TEST_CASE("list shows the registry, memory modes and layers", "[cli]") {
     const auto doc = nlohmann::json::parse(j.out);
     CHECK(doc["variants"].size() >= 1);
     CHECK(doc["layers"].size() == 5);
+}
+
+TEST_CASE("list --json gives each variant's axes and each class's thresholds", "[cli]") {
+    const auto j = cli("list --json");
+    REQUIRE(j.code == 0);
+    const auto doc = nlohmann::json::parse(j.out);
+    const auto& reg = cs::gpu::registry();
+    REQUIRE(doc["variants"].size() == reg.size());
+    std::size_t with_axes = 0;
+    for (std::size_t i = 0; i < reg.size(); ++i) {
+        const auto& jv = doc["variants"][i];
+        INFO(reg[i].name);
+        CHECK(jv["name"] == reg[i].name);
+        REQUIRE(jv["axes"].is_array());
+        REQUIRE(jv["axes"].size() == reg[i].axes.size());
+        for (std::size_t a = 0; a < reg[i].axes.size(); ++a) {
+            CHECK(jv["axes"][a]["name"] == reg[i].axes[a].name);
+            CHECK(jv["axes"][a]["values"].get<std::vector<std::string>>() == reg[i].axes[a].values);
+            CHECK(jv["axes"][a]["help"] == reg[i].axes[a].help);
+        }
+        with_axes += reg[i].axes.empty() ? 0 : 1;
+    }
+    CHECK(with_axes > 0);  // the Hopper rungs have tile, schedule, ...
+    using cs::gpu::Precision;
+    const std::vector<Precision> classes = {Precision::fp32, Precision::tf32, Precision::fp16, Precision::bf16,
+                                            Precision::fp16acc};
+    REQUIRE(doc["thresholds"].size() == classes.size());
+    for (std::size_t i = 0; i < classes.size(); ++i) {
+        const auto& t = doc["thresholds"][i];
+        INFO(cs::gpu::to_string(classes[i]));
+        CHECK(t["class"] == std::string(cs::gpu::to_string(classes[i])));
+        CHECK(t["max_rel_err"].get<double>() == cs::gpu::threshold(classes[i]));
+        CHECK(t["tau"].get<double>() == cs::gpu::bound_factor(classes[i]));
+        CHECK(t["output_roundoff"].get<double>() == cs::gpu::output_roundoff(classes[i]));
+        CHECK_FALSE(t["reason"].get<std::string>().empty());
+    }
+}
+
+TEST_CASE("without an NVIDIA driver the GPU commands say so, exit 4", "[cli]") {
+    int driver = 0;
+    const bool no_driver = cudaDriverGetVersion(&driver) != cudaSuccess || driver == 0;
+    std::string why;
+    const int devices = cs::gpu::cuda_device_count(&why);
+    if (devices > 0) {
+        SUCCEED("this machine has a CUDA device: the no-device messages cannot be seen here");
+        return;
+    }
+    const auto r = cli("run --variant baseline --layer conv3 --batch 1 --check sampled");
+    INFO(r.out);
+    CHECK(r.code == 4);
+    CHECK(has(r, "no CUDA device"));
+    if (no_driver) {
+        CHECK(has(r, "no NVIDIA driver"));
+        std::string lower = r.out;
+        for (char& c : lower) c = char(std::tolower(static_cast<unsigned char>(c)));
+        CHECK(lower.find("insufficient") == std::string::npos);
+    }
+}
+
+TEST_CASE("the golden folder: --golden or --out, else CONVSTUDY_GOLDEN, else golden", "[cli][golden]") {
+    const auto d = tmpdir("golden_env");
+    std::ofstream(d / "tiny.json") << R"({"name": "tiny", "layers": [
+        {"name": "a", "C": 3, "H": 9, "W": 7, "M": 4, "R": 3, "S": 3, "stride": 2, "pad": 1}]})";
+    const std::string table = q(d / "tiny.json");
+    // generate writes where the variable says
+    auto r = cli_env("CONVSTUDY_GOLDEN", (d / "env").string(), "generate --quiet --batch 1 --layers " + table);
+    INFO(r.out);
+    REQUIRE(r.code == 0);
+    CHECK(std::filesystem::exists(d / "env" / "tiny" / "manifest.json"));
+    // and --out wins over it
+    r = cli_env("CONVSTUDY_GOLDEN", (d / "env").string(),
+                "generate --quiet --batch 2 --layers " + table + " --out " + q(d / "given"));
+    REQUIRE(r.code == 0);
+    CHECK(std::filesystem::exists(d / "given" / "tiny" / "n2" / "a.output.npy"));
+    CHECK_FALSE(std::filesystem::exists(d / "env" / "tiny" / "n2"));
+    // verify reads where the variable says; --golden wins over it
+    r = cli_env("CONVSTUDY_GOLDEN", (d / "env").string(), "verify --table " + table);
+    CHECK(r.code == 0);
+    CHECK(has(r, "1 of 1 golden sets verified"));
+    r = cli_env("CONVSTUDY_GOLDEN", (d / "env").string(), "verify --table " + table + " --golden " + q(d / "none"));
+    CHECK(r.code == 2);
+    CHECK(has(r, (d / "none").string()));
+    // run and sweep look for their golden sets there before they ask for a device
+    r = cli_env("CONVSTUDY_GOLDEN", (d / "missing").string(), "run --variant baseline --layer conv3 --batch 1");
+    CHECK(r.code == 2);
+    CHECK(has(r, (d / "missing").string()));
+    r = cli_env("CONVSTUDY_GOLDEN", (d / "missing").string(), "sweep --csv " + q(d / "x.csv"));
+    CHECK(r.code == 2);
+    CHECK(has(r, (d / "missing").string()));
+    r = cli_env("CONVSTUDY_GOLDEN", (d / "missing").string(),
+                "run --variant baseline --layer conv3 --batch 1 --golden " + q(d / "also_missing"));
+    CHECK(r.code == 2);
+    CHECK(has(r, (d / "also_missing").string()));
+    CHECK_FALSE(has(r, (d / "missing/").string()));
+    // an empty variable is no setting: the default folder, golden (relative)
+    r = run_command("cd " + q(d) + " && CONVSTUDY_GOLDEN= " + CS_CONVSTUDY_EXE +
+                    " generate --quiet --batch 1 --layers " + table);
+    CHECK(r.code == 0);
+    CHECK(std::filesystem::exists(d / "golden" / "tiny" / "manifest.json"));
+}
+
+TEST_CASE("compare and merge read .csv.gz as the CSV it holds", "[cli][compare][merge]") {
+    const auto d = tmpdir("gzip");
+    const auto a = data_file("compare_a.csv"), b = data_file("compare_b_changed.csv");
+    gzip_copy(a, d / "a.csv.gz");
+    gzip_copy(b, d / "b.csv.gz");
+    // Same verdicts, same report, same CSV: the plain files against their gzip copies, and
+    // one of each.
+    const auto plain = cli("compare " + q(a) + " " + q(b) + " --csv " + q(d / "plain.csv"));
+    const auto gz = cli("compare " + q(d / "a.csv.gz") + " " + q(d / "b.csv.gz") + " --csv " + q(d / "gz.csv"));
+    const auto mixed = cli("compare " + q(a) + " " + q(d / "b.csv.gz") + " --csv " + q(d / "mixed.csv"));
+    INFO(plain.out);
+    INFO(gz.out);
+    REQUIRE(plain.code == 0);
+    CHECK(gz.code == plain.code);
+    CHECK(mixed.code == plain.code);
+    CHECK(cs::test::slurp(d / "gz.csv") == cs::test::slurp(d / "plain.csv"));
+    CHECK(cs::test::slurp(d / "mixed.csv") == cs::test::slurp(d / "plain.csv"));
+    auto names_out = [](std::string s, const std::string& from_a, const std::string& from_b) {
+        for (const auto& [from, to] : {std::pair{from_a, std::string("A")}, std::pair{from_b, std::string("B")}})
+            for (std::size_t at; (at = s.find(from)) != std::string::npos;) s.replace(at, from.size(), to);
+        return s;
+    };
+    CHECK(names_out(gz.out, (d / "a.csv.gz").string(), (d / "b.csv.gz").string()) == names_out(plain.out, a, b));
+    // A file and its own gzip copy: every row the same.
+    const auto self = cli("compare " + q(a) + " " + q(d / "a.csv.gz") + " --only-changed");
+    CHECK(self.code == 0);
+    const auto ra = cs::cli::compare::read_results(a);
+    const auto rz = cs::cli::compare::read_results((d / "a.csv.gz").string());
+    REQUIRE(rz.rows.size() == ra.rows.size());
+    const auto c = cs::cli::compare::compare(ra, rz, cs::cli::compare::Metric::kernel);
+    for (const auto& e : c.entries) CHECK(e.change == cs::cli::compare::Change::same);
+
+    // Two gzip members one after the other (`cat x.gz y.gz`) read as one file, as gzip -d does.
+    {
+        const std::string text = cs::test::slurp(a);
+        const auto cut = text.find('\n', text.size() / 2) + 1;
+        cs::test::spit(d / "h1.csv", text.substr(0, cut));
+        cs::test::spit(d / "h2.csv", text.substr(cut));
+        gzip_copy(d / "h1.csv", d / "h1.csv.gz");
+        gzip_copy(d / "h2.csv", d / "h2.csv.gz");
+        cs::test::spit(d / "two.csv.gz", cs::test::slurp(d / "h1.csv.gz") + cs::test::slurp(d / "h2.csv.gz"));
+        const auto t = cs::cli::read_csv_table((d / "two.csv.gz").string());
+        const auto p = cs::cli::read_csv_table(a);
+        CHECK(t.header == p.header);
+        CHECK(t.rows == p.rows);
+    }
+
+    // merge: the parts of one sweep, one of them compressed, give the same CSV as plain parts.
+    {
+        auto whole = cs::cli::read_csv_table(data_file("sweep_fixture.csv"));
+        const int rev = whole.col("git_rev");
+        REQUIRE(rev >= 0);
+        for (auto& row : whole.rows) row[std::size_t(rev)] = "0123456789ab";  // one known revision
+        cs::cli::CsvTable p1 = whole, p2 = whole;
+        p1.rows.assign(whole.rows.begin(), whole.rows.begin() + std::ptrdiff_t(whole.rows.size() / 2));
+        p2.rows.assign(whole.rows.begin() + std::ptrdiff_t(whole.rows.size() / 2), whole.rows.end());
+        cs::cli::write_csv_table((d / "p1.csv").string(), p1);
+        cs::cli::write_csv_table((d / "p2.csv").string(), p2);
+        gzip_copy(d / "p2.csv", d / "p2.csv.gz");
+        auto m = cli("merge " + q(d / "p1.csv") + " " + q(d / "p2.csv") + " -o " + q(d / "m_plain.csv"));
+        INFO(m.out);
+        REQUIRE(m.code == 0);
+        m = cli("merge " + q(d / "p1.csv") + " " + q(d / "p2.csv.gz") + " -o " + q(d / "m_gz.csv"));
+        INFO(m.out);
+        REQUIRE(m.code == 0);
+        CHECK(cs::test::slurp(d / "m_gz.csv") == cs::test::slurp(d / "m_plain.csv"));
+        CHECK(cs::cli::read_csv_table((d / "m_gz.csv").string()).rows.size() == whole.rows.size());
+    }
 }
 
 TEST_CASE("bad input: clear message, exit code 2", "[cli]") {

@@ -1,4 +1,4 @@
-// Data scales (#25): parsing of --input-scale/--weight-scale, exact scaling of the generated
+// Data scales: parsing of --input-scale/--weight-scale, exact scaling of the generated
 // tensors and of the golden output, the manifest's record of the scales (and manifests made
 // before them), the directory of scaled sets, mismatch errors, the CSV columns, and the
 // command line's exit codes.

@@ -50,13 +50,10 @@
 // independent of ours checked against the same golden files, i.e. a check of the golden
 // files themselves.
 //
-// Expected on the H200 (DESIGN.md, cuDNN 9.19 through PyTorch, warm, median of 50), fp32
-// with TF32 off, ms: N=1 0.045 / 0.083 / 0.077 / 0.103 / 0.103 (conv1..conv5); N=32 0.306 /
-// 0.202 / 0.254 / 0.354 / 0.261; N=128 1.064 / 0.469 / 0.502 / 0.705 / 0.485. fp16 at
-// N=128: 1.074 / 0.284 / 0.129 / 0.160 / 0.130. At N=128 cuDNN beats the direct FMA floor
-// with FFT and Winograd algorithms. Our harness flushes L2 before each repeat, PyTorch's
-// numbers were warm: expect ours a little slower on the small problems (N=1), within the
-// 1.5x the issue allows.
+// PyTorch's cuDNN times for the same layers come from scripts/pytorch_anchors.py. At large
+// batches cuDNN beats the direct FMA floor with FFT and Winograd algorithms. Our harness
+// flushes L2 before each repeat; where PyTorch's numbers are warm, expect ours a little
+// slower on the small problems (N=1).
 //
 // Measured on the H200 (cuDNN 9.14, L2 flushed before each repeat, 2026-11-23, sweep with
 // --check sampled): cudnn-legacy-fp32 (then cudnn-fp32) N=128 1.33 / 0.52-0.61 / 0.56-0.66 / 0.73-0.82 / 0.48-0.54 ms
@@ -180,7 +177,7 @@ private:
 
 // ---- the accuracy screen's kernels ----------------------------------------------------
 
-// Scratch data: fill_uniform_kernel (elements.cuh), the data's distribution (DESIGN.md).
+// Scratch data: fill_uniform_kernel (elements.cuh), the golden generator's distribution.
 
 // out[0] = max |a - ref|, out[1] = max |ref|, as float bits (non-negative floats order like
 // their bits); a non-finite difference counts as +inf.

@@ -58,12 +58,10 @@
 // Why beside the legacy rows (cudnn-legacy-*, cudnn.cu): cudnnFindConvolutionForwardAlgorithmEx
 // reaches cuDNN's 8 legacy algorithm families only; the engine API reaches every engine
 // configuration (Hopper's TMA/wgmma kernels among them), which is what PyTorch uses. The
-// issue found the legacy rows 1.2-5x slower than PyTorch's cuDNN at the same version.
+// legacy rows alone ran slower than PyTorch's cuDNN at the same cuDNN version.
 //
-// Expected on the H200 (DESIGN.md, PyTorch 2.11 / cuDNN 9.19, L2 flushed, median of 30), ms:
-// fp16 NHWC N=128 0.698 / 0.175 / 0.062 / 0.083 / 0.062 (conv1..conv5), N=1 0.028 / 0.016 /
-// 0.011 / 0.013 / 0.013; tf32 NHWC N=128 0.660 / 0.279 / 0.112 / 0.161 / 0.113; fp32 NCHW
-// N=128 1.032 / 0.464 / 0.494 / 0.674 / 0.482. The gate: each row within 1.15x of PyTorch.
+// The reference is PyTorch's cuDNN on the same layers, timed by scripts/pytorch_anchors.py
+// (L2 flushed, median of its repeats). The gate: each row within 1.15x of PyTorch.
 // Measured on the H200 (system cuDNN 9.14, plots/h200/cudnn_graph_check/, L2 flushed, median
 // of 30; PyTorch 2.11 / cuDNN 9.19 by scripts/pytorch_anchors.py the same hour), conv2 and
 // conv3 at N=1 and 32, every class and layout: all 32 rows PASS against a naive reference,

@@ -1,7 +1,8 @@
 // The convstudy commands. Exit codes (docs/cli.md): 0 success (every row PASS or SKIP),
-// 1 a row FAILed or hit a CUDA error (`verify`: a golden set failed), 2 bad input (options,
-// files), 3 `run` skipped the variant (its reason is printed), 4 no CUDA device for a GPU
-// command, 5 `profile` cannot profile (no ncu, or no permission to read the GPU's counters).
+// 1 a row FAILed or hit a CUDA error (`verify`: a golden set failed; `compare --fail-slower`:
+// a row slower than allowed), 2 bad input (options, files), 3 `run` skipped the variant (its
+// reason is printed), 4 no CUDA device for a GPU command, 5 `profile` or `sweep --profile`
+// cannot profile (no ncu, or no permission to read the GPU's counters).
 // `run` and `sweep` check their options, paths and golden files before they ask for a device.
 #include "commands.hpp"
 
@@ -15,6 +16,7 @@
 #include "golden_chain.hpp"
 #include "golden_manifest.hpp"
 #include "harness.hpp"
+#include "help_format.hpp"
 #include "merge.hpp"
 #include "nvtx.hpp"
 #include "problem_data.hpp"
@@ -120,10 +122,12 @@ void add_timing_options(CLI::App* c, TimingOpts& t) {
     c->add_flag("--no-flush", t.no_flush, "do not flush L2 before each timed interval");
     c->add_option("--workspace-limit", t.workspace_limit_gib,
                   "largest workspace a variant may allocate, GiB (default: half the free device memory)")
-        ->check(CLI::NonNegativeNumber);
+        ->check(CLI::NonNegativeNumber)
+        ->default_str("");  // 0 stands for the default above
     c->add_option("--streams", t.streams, "streams memory mode: number of streams")->check(CLI::Range(1, 64));
     c->add_option("--chunks", t.chunks, "streams memory mode: chunks of the batch (default 2 per stream)")
-        ->check(CLI::Range(0, 1 << 20));
+        ->check(CLI::Range(0, 1 << 20))
+        ->default_str("");  // 0 stands for the default above
     c->add_option("--engine-choices", t.engine_choices,
                   "file of the cuDNN engines chosen before, kept while within 3% of the fastest (default: "
                   "<golden>/engine_choices.json; none: choose afresh)");
@@ -407,6 +411,8 @@ std::string ops_string(const Layer& l) {
 
 int cmd_list(const TableOpt& topt, bool json) {
     const LayerTable table = topt.load();
+    constexpr std::array kClasses = {gpu::Precision::fp32, gpu::Precision::tf32, gpu::Precision::fp16,
+                                     gpu::Precision::bf16, gpu::Precision::fp16acc};
     if (json) {
         nlohmann::json j;
         for (const auto& v : gpu::registry()) {
@@ -424,11 +430,27 @@ int cmd_list(const TableOpt& topt, bool json) {
                                           for (auto l : v.layouts) ls.push_back(gpu::to_string(l));
                                           return ls;
                                       }()},
+                                     {"axes", [&] {
+                                          // each axis a run or sweep may set (--axis NAME=VALUE)
+                                          nlohmann::json ax = nlohmann::json::array();
+                                          for (const auto& axis : v.axes)
+                                              ax.push_back({{"name", axis.name}, {"values", axis.values}, {"help", axis.help}});
+                                          return ax;
+                                      }()},
                                      {"idea", v.idea}});
         }
         for (auto m : gpu::all_memory_modes()) j["memory_modes"].push_back(gpu::to_string(m));
         for (const auto& t : builtin_layer_tables()) j["tables"].push_back(table_json(t));
         j["table"] = table_json(table);
+        // The pass rule of each precision class (gpu/tolerance.hpp): max_rel_err at most
+        // `max_rel_err`, and each element within tau * sum|w*x| + output_roundoff * |golden|.
+        j["thresholds"] = nlohmann::json::array();
+        for (auto p : kClasses)
+            j["thresholds"].push_back({{"class", gpu::to_string(p)},
+                                       {"max_rel_err", gpu::threshold(p)},
+                                       {"tau", gpu::bound_factor(p)},
+                                       {"output_roundoff", gpu::output_roundoff(p)},
+                                       {"reason", gpu::threshold_reason(p)}});
         for (const auto& l : table.layers)
             j["layers"].push_back({{"name", l.name}, {"C", l.C}, {"H", l.H}, {"W", l.W}, {"M", l.M}, {"R", l.R},
                                    {"S", l.S}, {"stride", l.stride}, {"pad", l.pad}, {"E", l.E()}, {"F", l.F()},
@@ -461,8 +483,7 @@ int cmd_list(const TableOpt& topt, bool json) {
     std::printf("\nMemory modes: %s\n", gpu::memory_mode_names().c_str());
     std::printf("Layouts: nchw (the golden files'), nhwc (input NHWC, weights KRSC, output NHWC)\n");
     std::printf("\nPass thresholds on max_rel_err = max|out - golden| / max|golden|:\n");
-    for (auto p : {gpu::Precision::fp32, gpu::Precision::tf32, gpu::Precision::fp16, gpu::Precision::bf16,
-                   gpu::Precision::fp16acc})
+    for (auto p : kClasses)
         std::printf("  %-8s %.0e  %s\n", std::string(gpu::to_string(p)).c_str(), gpu::threshold(p),
                     gpu::threshold_reason(p));
     std::printf("\nLayer tables built in (--table NAME; --table PATH loads a JSON file):\n");
@@ -1030,11 +1051,17 @@ int main(int argc, char** argv) {
                  "Generate golden files once, run a variant per layer, sweep everything, plot."};
     app.set_version_flag("--version", std::string("convstudy ") + kToolVersion + " (" + kGitRevision + ")");
     app.require_subcommand(1);
-    // Every option's default is shown in --help (subcommands inherit this).
+    // Every option's default is shown in --help (subcommands inherit this); an option whose
+    // unset value means "choose" (0, empty) has its default_str cleared and says the real
+    // default in its description. Lines are wrapped at 100 columns (help_format.hpp).
     app.option_defaults()->always_capture_default();
-    app.footer("Exit codes: 0 success; 1 a check FAILed or a CUDA error (verify: a golden set failed); 2 bad input "
-               "(options, files); 3 run skipped the variant; 4 no CUDA device. Without a GPU: list, generate, "
-               "verify, compare. Details: docs/cli.md");
+    app.formatter(std::make_shared<HelpFormatter>());
+    app.footer("Exit codes: 0 success; 1 a check FAILed or a CUDA error (verify: a golden set failed; compare "
+               "--fail-slower: a row slower than allowed); 2 bad input (options, files); 3 run skipped the variant; "
+               "4 no CUDA device (no NVIDIA driver, or no GPU); 5 profile cannot profile (no ncu, or no access to the "
+               "GPU's counters). Without a GPU: list, "
+               "generate, verify, compare, merge. The golden files' folder: --golden (--out for generate), else "
+               "$CONVSTUDY_GOLDEN, else golden/. Details: docs/cli.md");
 
     bool list_json = false;
     const std::string table_help = "layer table: a built-in table's name (" + join(builtin_layer_table_names()) +
@@ -1045,11 +1072,14 @@ int main(int argc, char** argv) {
     list->add_option("--table", list_table.path, table_help);
 
     GenerateArgs gen;
+    // The golden files' root: --golden (generate: --out), else $CONVSTUDY_GOLDEN, else golden/.
+    const char* const golden_env = "CONVSTUDY_GOLDEN";
+    const std::string golden_help = "root directory of the golden files (default: $CONVSTUDY_GOLDEN, else golden)";
     auto* g = app.add_subcommand("generate", "compute the golden outputs on the CPU and store them (.npy)");
     g->add_option("--batch", gen.batches, "batch sizes, comma separated")->delimiter(',')->expected(1, -1);
     g->add_option("--layers,--table", gen.table.path, table_help);
     g->add_option("--only", gen.only, "only these layers of the table, comma separated")->delimiter(',');
-    g->add_option("--out", gen.out, "root directory of the golden files");
+    g->add_option("--out", gen.out, golden_help)->envname(golden_env);
     g->add_option("--seed", gen.seed, "generator seed");
     g->add_option("--input-scale", gen.input_scale,
                   "multiply the inputs by this exact power of two, 2^-24 to 2^20 (e.g. 2^-24, 0.25, 4096; default "
@@ -1063,7 +1093,7 @@ int main(int argc, char** argv) {
                 "and pool, the input, weights and biases) in <out>/<table>/chain/; refuses a table that is not a "
                 "chain");
 
-    auto add_run_options = [&table_help](CLI::App* c, RunArgs& ra) {
+    auto add_run_options = [&](CLI::App* c, RunArgs& ra) {
         c->add_option("--variant", ra.variant, "variant name or study abbreviation (see `list`)")->required();
         c->add_option("--layer", ra.layer, "layer name (see `list`)")->required();
         c->add_option("--batch", ra.batch, "batch size N")->required();
@@ -1071,7 +1101,7 @@ int main(int argc, char** argv) {
         c->add_option("--layout", ra.layout,
                       "tensor layout: nchw or nhwc (default nchw, or the variant's own where it runs only nhwc)");
         c->add_option("--csv", ra.csv, "write the result row to this CSV file");
-        c->add_option("--golden", ra.golden, "root directory of the golden files");
+        c->add_option("--golden", ra.golden, golden_help)->envname(golden_env);
         c->add_option("--table", ra.table.path, table_help);
         c->add_option("--axis", ra.axes,
                       "NAME=VALUE: one value of one of the variant's axes (repeatable; default: the variant's own "
@@ -1102,7 +1132,7 @@ int main(int argc, char** argv) {
                   "layouts, comma separated: nchw, nhwc or all (default); each variant runs the ones it declares")
         ->delimiter(',');
     s->add_option("--csv", sw.csv, "results CSV (written atomically, after each layer and batch)")->required();
-    s->add_option("--golden", sw.golden, "root directory of the golden files");
+    s->add_option("--golden", sw.golden, golden_help)->envname(golden_env);
     s->add_option("--table", sw.table.path, table_help);
     s->add_flag("--quiet", sw.quiet, "no progress on stderr; one line per result on stdout");
     s->add_option("--axis", sw.axes,
@@ -1130,7 +1160,7 @@ int main(int argc, char** argv) {
     auto* vf = app.add_subcommand("verify",
                                   "check golden files without a GPU: manifest, SHA-256, .npy headers and shapes; "
                                   "exit 0 when every set is intact, 1 naming each damaged file");
-    vf->add_option("--golden", verify_golden_dir, "root directory of the golden files");
+    vf->add_option("--golden", verify_golden_dir, golden_help)->envname(golden_env);
     vf->add_option("--table", verify_table.path, "the layer table the files were made for: " + table_help);
     vf->add_option("--recompute", verify_recompute,
                    "also regenerate the inputs and weights from the seed and recompute this many output elements "
@@ -1144,6 +1174,18 @@ int main(int argc, char** argv) {
 
     CompareArgs cmp;
     auto* cm = add_compare_command(app, cmp);
+
+    // A mistyped command gets the names it is close to (CLI11 alone says only that the
+    // argument was not expected). Only --help and --version may come before the command.
+    if (argc > 1 && argv[1][0] != '-') {
+        std::vector<std::string> names;
+        for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
+        if (std::find(names.begin(), names.end(), argv[1]) == names.end()) {
+            std::fprintf(stderr, "error: unknown command '%s'%s; the commands are %s (`convstudy --help`)\n", argv[1],
+                         did_you_mean(argv[1], names).c_str(), join(names).c_str());
+            return kExitInput;
+        }
+    }
 
     try {
         app.parse(argc, argv);

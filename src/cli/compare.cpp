@@ -27,8 +27,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::uintmax_t kMaxCsvBytes = std::uintmax_t(1) << 30;
-
 // Columns a results CSV must have; the rest are optional.
 const std::vector<std::string>& required_columns() {
     static const std::vector<std::string> c = {"layer", "N", "variant", "precision", "memory", "status", "kernel_ms"};
@@ -58,7 +56,7 @@ std::string read_file(const std::string& path) {
     std::ostringstream ss;
     ss << f.rdbuf();
     if (f.bad()) throw Error(path + ": read error");
-    return ss.str();
+    return inflate_if_gzip(ss.str(), path, kMaxCsvBytes);  // a .csv.gz reads as its CSV
 }
 
 std::string trim(const std::string& s) {
@@ -590,7 +588,8 @@ CLI::App* add_compare_command(CLI::App& app, CompareArgs& a) {
     c->add_option("--fail-slower", a.fail_slower,
                   "exit 1 when a row is slower (outside both spreads) by more than PCT percent")
         ->check(CLI::NonNegativeNumber)
-        ->type_name("PCT");
+        ->type_name("PCT")
+        ->default_str("");  // unset (-1): no limit
     c->add_option("--metric", a.metric, "what the verdict, the order and --fail-slower use: kernel (default) or total")
         ->check(CLI::IsMember({"kernel", "total"}));
     c->add_flag("--only-changed", a.only_changed, "list only rows that are not \"same\" (the CSV still has every row)");

@@ -62,8 +62,9 @@ struct Results {
     std::string spread_note() const;
 };
 
-// Throws cs::Error naming the file: missing, not a regular file, empty, binary, a ragged
-// row, a missing required column, a bad number.
+// A results CSV, plain or gzip-compressed (inflate_if_gzip, csv_table.hpp). Throws cs::Error
+// naming the file: missing, not a regular file, empty, binary, a truncated or corrupt gzip
+// stream, a ragged row, a missing required column, a bad number.
 Results read_results(const std::string& path);
 
 enum class Verdict { same, faster, slower, none };

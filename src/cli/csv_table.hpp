@@ -1,12 +1,25 @@
 // The one RFC 4180 CSV reader (quoted fields, doubled quotes, CRLF) of the commands that read
 // CSVs: `compare` and `merge` (result CSVs) and `profile` (Nsight Compute's --csv output).
+// Result CSVs may be stored gzip-compressed (`.csv.gz`): the readers of files go through
+// inflate_if_gzip, which recognises them by gzip's magic bytes, not by the name.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
 namespace cs::cli {
+
+// The largest CSV the readers take (1 GiB, plain or inflated): a results CSV of every
+// variant, layer and batch is a few MB.
+inline constexpr std::uintmax_t kMaxCsvBytes = std::uintmax_t(1) << 30;
+
+// `bytes` (the contents of the file `where`) as they are, or inflated when they start with
+// gzip's magic bytes 1f 8b (concatenated gzip members are read one after the other, as gzip
+// -d does). Throws cs::Error naming `where` for a truncated or corrupt gzip stream, data after
+// it that is not another member, or inflated contents larger than `max_bytes`.
+std::string inflate_if_gzip(std::string bytes, const std::string& where, std::uintmax_t max_bytes);
 
 // A record's fields and the line it starts on.
 struct CsvRecord {
@@ -27,8 +40,9 @@ struct CsvTable {
     int col(const std::string& name) const;
 };
 
-// Reads a CSV file with a header line. Throws cs::Error naming the file: missing, empty,
-// no header, or a row whose width differs from the header's (with its line number).
+// Reads a CSV file with a header line, plain or gzip-compressed. Throws cs::Error naming the
+// file: missing, empty, no header, a bad gzip stream, or a row whose width differs from the
+// header's (with its line number).
 CsvTable read_csv_table(const std::string& path);
 
 }  // namespace cs::cli

@@ -1,4 +1,4 @@
-// The fp32-class split variants (issue #25): range safety and a check that tells two products
+// The fp32-class split variants: range safety and a check that tells two products
 // from three.
 //   [split-mutation]  each split variant with a mutated split (split_mutation.hpp: the input's
 //                     low parts zeroed; the weights' low parts zeroed over half of K, one of the
@@ -100,8 +100,8 @@ TEST_CASE("a split with a dropped product fails the fp32 class and the whole spl
                 REQUIRE(bad.status == Status::fail);
                 REQUIRE(bad.err.nonfinite == 0);
                 REQUIRE(bad.err.max_bound_ratio > 1.0);
-                // The whole input's low part gone (two products instead of three): the issue's
-                // goal, a FAIL by at least 3x its per-element allowance (gpu/tolerance.hpp).
+                // The whole input's low part gone (two products instead of three): what fp32's
+                // tau was set for, a FAIL by at least 3x its per-element allowance (gpu/tolerance.hpp).
                 if (m == SplitMutation::zero_input_lo) CHECK(bad.err.max_bound_ratio >= 3.0);
             }
         }
