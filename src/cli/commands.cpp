@@ -16,6 +16,7 @@
 #include "harness.hpp"
 #include "merge.hpp"
 #include "nvtx.hpp"
+#include "plan.hpp"
 #include "problem_data.hpp"
 #include "profile.hpp"
 #include "shard.hpp"
@@ -808,7 +809,7 @@ int main(int argc, char** argv) {
     app.option_defaults()->always_capture_default();
     app.footer("Exit codes: 0 success; 1 a check FAILed or a CUDA error (verify: a golden set failed); 2 bad input "
                "(options, files); 3 run skipped the variant; 4 no CUDA device. Without a GPU: list, generate, "
-               "verify, compare. Details: docs/cli.md");
+               "verify, compare, plan. Details: docs/cli.md");
 
     bool list_json = false;
     TableOpt list_table;
@@ -911,6 +912,9 @@ int main(int argc, char** argv) {
     CompareArgs cmp;
     auto* cm = add_compare_command(app, cmp);
 
+    PlanArgs plan_args;
+    auto* plc = add_plan_command(app, plan_args);
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
@@ -936,6 +940,7 @@ int main(int argc, char** argv) {
                                   parse_data_scale(verify_weight_scale, "--weight-scale")});
         if (*cm) return cmd_compare(cmp);
         if (*mgc) return cmd_merge(mg);
+        if (*plc) return cmd_plan(plan_args);
     } catch (const ProfileUnavailable& e) {
         std::fprintf(stderr, "error: %s\n", e.what());
         return kExitNoProfiler;
