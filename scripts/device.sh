@@ -107,8 +107,9 @@ for line in "${lines[@]}"; do
         device_log_head "$OUT/$log" >/dev/null
     fi
     prev_kind=$kind prev_log=$log
-    echo "  \$ ${cmd[*]}"
-    echo "\$ ${cmd[*]}" >>"$OUT/$log"
+    shown=$(printf '%q ' "${cmd[@]}")
+    echo "  \$ $shown"
+    echo "\$ $shown" >>"$OUT/$log"
     if ((limit > 0)); then
         timeout --kill-after=30 "$limit" "${cmd[@]}" >>"$OUT/$log" 2>&1
     else
