@@ -708,9 +708,9 @@ Plan parse_plan(std::string_view text, const std::string& source, const fs::path
         if (!s.contains("kind")) w.fail("kind", "missing (one of " + kind_list() + ")");
         if (!s.at("kind").is_string()) w.fail("kind", std::string("must be a string, not ") + type_name(s.at("kind")));
         const auto kind_text = s.at("kind").get<std::string>();
+        w.kind = kind_text;
         const auto kind = parse_step_kind(kind_text);
         if (!kind) w.fail("kind", "unknown step kind '" + kind_text + "' (valid: " + kind_list() + ")");
-        w.kind = kind_text;
 
         std::vector<std::string> keys{"kind", "log", "timeout_s"};
         auto with = [&](std::initializer_list<const char*> more) {

@@ -179,6 +179,9 @@ std::vector<std::string> sweep_command_line(const SweepStep& s);
 
 // What the runner executes for each step: one or more commands (argv), the log file, the time
 // limit. `build_dir` is where the build step builds (convstudy is build_dir/convstudy).
+// Each sweep step is one `convstudy sweep` process here (sweep_command_line); scripts/device.sh
+// runs whatever this returns, so a one-process `sweep --plan` is wired in here alone (one
+// command at the first sweep step for all of them), with no change to the runner.
 struct StepCommands {
     std::size_t index = 0;
     StepKind kind = StepKind::build;
