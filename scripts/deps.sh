@@ -6,7 +6,7 @@
 set -uo pipefail
 
 required=(cmake g++ catch2 libcli11-dev nlohmann-json3-dev libssl-dev zlib1g-dev)
-optional=(ninja-build libdnnl-dev python3-numpy python3-matplotlib)
+optional=(ninja-build libdnnl-dev python3-numpy python3-matplotlib shellcheck)
 
 missing_req=()
 missing_opt=()

@@ -12,6 +12,7 @@ BATCHES=${BATCHES:-1,32,128}
 MEMORY=${MEMORY:-pageable}
 gen=()
 command -v ninja >/dev/null && gen=(-G Ninja)
+# shellcheck disable=SC2086  # CMAKE_ARGS: several cmake arguments, split on spaces
 cmake -S . -B "$BUILD_DIR" "${gen[@]}" ${CMAKE_ARGS:-}
 cmake --build "$BUILD_DIR" -j "$(nproc)" --target convstudy
 mkdir -p "$OUT_DIR"

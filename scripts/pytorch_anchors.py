@@ -33,16 +33,21 @@ since the script's start plus the longest configuration so far stay within S; ea
 out gets a row with an empty ms and a note saying so (readers skip rows without ms), as does
 a configuration that fails to compile.
 
-Writes a CSV (layer,N,precision,layout,ms,torch,cudnn,device,impl,note) and prints a table
-(ms, per layer, and the five layers' total). Runs in well under 3 minutes on
-an H200; rows are written as they are measured, N=1 first.
+Writes a CSV (layer,N,precision,layout,ms,torch,cudnn,device,impl,note,git_rev,timestamp) and
+prints a table (ms, per layer, and the five layers' total). Runs in well under 3 minutes on
+an H200; rows are written as they are measured, N=1 first. Every row names where and what
+measured it: the device, the torch and cuDNN versions, the convstudy revision (git_rev:
+$CONVSTUDY_GIT_REV as the device runner sets it, else `git describe` of this checkout, as
+CMakeLists.txt does) and the UTC time of its measurement (timestamp, ISO 8601).
 """
 import argparse
 import csv
+import datetime
 import json
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -53,10 +58,59 @@ import torch.nn.functional as F
 HERE = os.path.dirname(os.path.abspath(__file__))
 LAYERS_JSON = os.path.join(HERE, "..", "layers", "alexnet.json")
 
+CSV_COLUMNS = ("layer", "N", "precision", "layout", "ms", "torch", "cudnn", "device", "impl", "note", "git_rev",
+               "timestamp")
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
 LAYOUTS = ("nchw", "nhwc")
 WARMUP = 5
 REPEATS = 30
+
+
+def git_revision() -> str:
+    """The convstudy revision the rows belong to: $CONVSTUDY_GIT_REV (the device machine's copy
+    of the tree has no .git), else `git describe` here (CMakeLists.txt's rule), else unknown."""
+    rev = os.environ.get("CONVSTUDY_GIT_REV", "").strip()
+    if rev:
+        return rev
+    try:
+        out = subprocess.run(["git", "describe", "--always", "--dirty", "--abbrev=12"], cwd=os.path.join(HERE, ".."),
+                             capture_output=True, text=True, timeout=30)
+        if out.returncode == 0 and out.stdout.strip():
+            return out.stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return "unknown"
+
+
+def utc_now() -> str:
+    """The UTC time as the sweep CSVs write it: 2026-11-28T09:15:02Z."""
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def cudnn_version_string() -> str:
+    v = torch.backends.cudnn.version()
+    return f"{v // 10000}.{v // 100 % 100}.{v % 100}" if v and v >= 90000 else str(v)
+
+
+class AnchorCsv:
+    """The output CSV: one row per measurement, flushed as written, each row carrying the
+    versions, device, revision and its own timestamp."""
+
+    def __init__(self, path: str) -> None:
+        self.file = open(path, "w", newline="")
+        self.writer = csv.writer(self.file)
+        self.writer.writerow(CSV_COLUMNS)
+        self.fixed = {"torch": torch.__version__, "cudnn": cudnn_version_string(),
+                      "device": torch.cuda.get_device_name(0), "git_rev": git_revision()}
+
+    def write(self, layer, n, precision, layout, ms, impl, note) -> None:
+        row = dict(self.fixed, layer=layer, N=n, precision=precision, layout=layout,
+                   ms="" if ms is None else f"{ms:.5f}", impl=impl, note=note, timestamp=utc_now())
+        self.writer.writerow([row[c] for c in CSV_COLUMNS])
+        self.file.flush()
+
+    def close(self) -> None:
+        self.file.close()
 
 
 def set_fp32_precision(tf32: bool) -> None:
@@ -160,23 +214,17 @@ def main() -> int:
 
     torch.backends.cudnn.benchmark = True
     torch.backends.cudnn.deterministic = False
-    cudnn_v = torch.backends.cudnn.version()
-    cudnn_s = f"{cudnn_v // 10000}.{cudnn_v // 100 % 100}.{cudnn_v % 100}" if cudnn_v and cudnn_v >= 90000 else str(cudnn_v)
-    device = torch.cuda.get_device_name(0)
-    print(f"torch {torch.__version__}, cuDNN {cudnn_s}, {device}", flush=True)
+    out = AnchorCsv(args.csv)
+    cudnn_s, device = out.fixed["cudnn"], out.fixed["device"]
+    print(f"torch {torch.__version__}, cuDNN {cudnn_s}, {device}, convstudy {out.fixed['git_rev']}", flush=True)
     timer = Timer()
     t0 = time.time()
     rows = []
-    out = open(args.csv, "w", newline="")
-    wr = csv.writer(out)
-    wr.writerow(["layer", "N", "precision", "layout", "ms", "torch", "cudnn", "device", "impl", "note"])
 
     def record(layer, n, precision, layout, ms, impl="eager", note=""):
         if ms is not None:
             rows.append((layer, n, precision, layout, ms, impl))
-        wr.writerow([layer, n, precision, layout, "" if ms is None else f"{ms:.5f}", torch.__version__, cudnn_s,
-                     device, impl, note])
-        out.flush()
+        out.write(layer, n, precision, layout, ms, impl, note)
 
     precisions = [p for p in args.precisions.split(",") if p]
     with torch.inference_mode():

@@ -8,6 +8,7 @@ scripts/deps.sh
 BUILD_DIR=${BUILD_DIR:-build}
 gen=()
 command -v ninja >/dev/null && gen=(-G Ninja)
+# shellcheck disable=SC2086  # CMAKE_ARGS: several cmake arguments, split on spaces
 cmake -S . -B "$BUILD_DIR" "${gen[@]}" ${CMAKE_ARGS:-}
 cmake --build "$BUILD_DIR" -j "$(nproc)"
 ctest --test-dir "$BUILD_DIR" --output-on-failure "$@"

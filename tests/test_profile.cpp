@@ -3,7 +3,7 @@
 // tests/data/ncu_details_sample.csv (--csv --print-units base) and ncu_raw_sample.csv
 // (--csv --page raw, units under the header) are in ncu's two CSV layouts, written by hand
 // in that format: their values are plausible, not measured; ncu_details_h100_ws_conv2.csv is
-// a real one (scripts/device_profile.sh's ncu_raw_conv2.csv from an H100).
+// a real one (ncu_raw_conv2.csv of plans/profile.json's ncu step, from an H100).
 #include "test_util.hpp"
 
 #include "profile.hpp"
@@ -34,7 +34,7 @@ TEST_CASE("ncu's details CSV: kernels, base units and thousands separators", "[p
     CHECK(std::isnan(ks[0].get("no__such_metric.sum")));
 }
 
-// Measured, not written by hand: ncu 2025 on an H100 (scripts/device_profile.sh at 4f737dc,
+// Measured, not written by hand: ncu 2025 on an H100 (the ncu step of plans/profile.json, then a script at 4f737dc,
 // hopper-ws-fp16 on conv2 N=128, filtered by the NVTX range), with ncu's own banner lines and
 // the NVTX push/pop and start/stop columns that the filter adds.
 TEST_CASE("ncu's details CSV as an H100 wrote it: NVTX columns, banner lines, a wgmma kernel", "[profile]") {

@@ -32,7 +32,7 @@
 // (79.5 MB; fp32 159 MB). At the ~4.0 TB/s a copy reaches on an H200 that is ~20 us (fp32
 // ~40 us); on an H100 at ~2.9 TB/s ~27 us (fp32 ~55 us). The Hopper family's transform
 // (hopper_core.cuh, 2-byte loads, one row per block without vector pieces) took 0.115 ms.
-// Not measured yet (scripts/device_s2d.sh: ncu's time of tiled_kernel). If it falls short,
+// Not measured yet (a plan's profile step, mode ncu: tiled_kernel's time). If it falls short,
 // the first lever is bytes in flight (~28 KB per SM is at the edge of what an H200's
 // latency-bandwidth product asks): two rows per block, or fewer registers.
 #include "cuda_check.hpp"

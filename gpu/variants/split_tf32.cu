@@ -41,7 +41,7 @@
 //   warp, as the Hopper family does for half; a 64x64 warp tile to halve fragment traffic.
 //
 // Range: tf32 has fp32's 8-bit exponent, so the split needs no scale (checked on the range
-// golden sets, scripts/device_range.sh). hi = tf32(x) is finite for every finite x below
+// golden sets, plans/range.json). hi = tf32(x) is finite for every finite x below
 // (2 - 2^-11) 2^127; lo = tf32(x - hi) ~ 2^-11..2^-12 |x| falls into fp32's subnormals only for
 // |x| < ~2^-114, and a product hi*lo only when |x w| < ~2^-115: data far below the golden sets'
 // 2^-24 x 2^-24 (products ~2^-48 there). Inside fp32's normal range every product and sum is

@@ -19,6 +19,7 @@
 #include "help_format.hpp"
 #include "merge.hpp"
 #include "nvtx.hpp"
+#include "plan.hpp"
 #include "problem_data.hpp"
 #include "process.hpp"
 #include "profile.hpp"
@@ -609,32 +610,6 @@ gpu::Config parse_run_axes(const std::vector<std::string>& args, const gpu::Vari
     return c;
 }
 
-// "NAME=V1,V2|all" options of `sweep`; throws cs::Error when an axis or value belongs to none
-// of the swept variants.
-AxisRequests parse_sweep_axes(const std::vector<std::string>& args, const SweepPlan& plan) {
-    AxisRequests out;
-    for (const auto& a : args) {
-        auto req = gpu::parse_axis_arg(a);
-        bool axis_known = false;
-        for (const auto& val : req.second) {
-            bool value_known = val == "all" || val == "default";
-            for (const auto& [v, modes] : plan)
-                for (const auto& ax : v->axes)
-                    if (ax.name == req.first) {
-                        axis_known = true;
-                        if (std::find(ax.values.begin(), ax.values.end(), val) != ax.values.end()) value_known = true;
-                    }
-            if (axis_known && !value_known)
-                throw Error("--axis " + a + ": '" + val + "' is a value of no swept variant's axis " + req.first +
-                            " (see `convstudy sweep --help`)");
-        }
-        if (!axis_known)
-            throw Error("--axis " + a + ": no swept variant has an axis '" + req.first + "' (see `convstudy sweep --help`)");
-        out.push_back(std::move(req));
-    }
-    return out;
-}
-
 struct RunArgs {
     TableOpt table;
     std::vector<std::string> axes;  // --axis NAME=VALUE
@@ -1060,7 +1035,7 @@ int main(int argc, char** argv) {
                "--fail-slower: a row slower than allowed); 2 bad input (options, files); 3 run skipped the variant; "
                "4 no CUDA device (no NVIDIA driver, or no GPU); 5 profile cannot profile (no ncu, or no access to the "
                "GPU's counters). Without a GPU: list, "
-               "generate, verify, compare, merge. The golden files' folder: --golden (--out for generate), else "
+               "generate, verify, compare, merge, plan. The golden files' folder: --golden (--out for generate), else "
                "$CONVSTUDY_GOLDEN, else golden/. Details: docs/cli.md");
 
     bool list_json = false;
@@ -1175,6 +1150,8 @@ int main(int argc, char** argv) {
     CompareArgs cmp;
     auto* cm = add_compare_command(app, cmp);
 
+    PlanArgs plan_args;
+    auto* plc = add_plan_command(app, plan_args);
     // A mistyped command gets the names it is close to (CLI11 alone says only that the
     // argument was not expected). Only --help and --version may come before the command.
     if (argc > 1 && argv[1][0] != '-') {
@@ -1217,6 +1194,7 @@ int main(int argc, char** argv) {
                                   parse_data_scale(verify_weight_scale, "--weight-scale")});
         if (*cm) return cmd_compare(cmp);
         if (*mgc) return cmd_merge(mg);
+        if (*plc) return cmd_plan(plan_args);
     } catch (const ProfileUnavailable& e) {
         std::fprintf(stderr, "error: %s\n", e.what());
         return kExitNoProfiler;

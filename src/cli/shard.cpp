@@ -65,4 +65,28 @@ std::vector<SweepItem> select_shard(const std::vector<SweepItem>& items, Shard s
     return out;
 }
 
+AxisRequests parse_sweep_axes(const std::vector<std::string>& args, const SweepPlan& plan) {
+    AxisRequests out;
+    for (const auto& a : args) {
+        auto req = gpu::parse_axis_arg(a);
+        bool axis_known = false;
+        for (const auto& val : req.second) {
+            bool value_known = val == "all" || val == "default";
+            for (const auto& [v, modes] : plan)
+                for (const auto& ax : v->axes)
+                    if (ax.name == req.first) {
+                        axis_known = true;
+                        if (std::find(ax.values.begin(), ax.values.end(), val) != ax.values.end()) value_known = true;
+                    }
+            if (axis_known && !value_known)
+                throw Error("--axis " + a + ": '" + val + "' is a value of no swept variant's axis " + req.first +
+                            " (see `convstudy sweep --help`)");
+        }
+        if (!axis_known)
+            throw Error("--axis " + a + ": no swept variant has an axis '" + req.first + "' (see `convstudy sweep --help`)");
+        out.push_back(std::move(req));
+    }
+    return out;
+}
+
 }  // namespace cs::cli

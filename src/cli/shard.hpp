@@ -40,6 +40,10 @@ using AxisRequests = std::vector<std::pair<std::string, std::vector<std::string>
 // (variant, the memory modes it runs in), in the order `--variants` gave them.
 using SweepPlan = std::vector<std::pair<const gpu::Variant*, std::vector<gpu::MemoryMode>>>;
 
+// `--axis NAME=V1,V2|all` options of `sweep` (and a plan's sweep axes) as requests; throws
+// cs::Error when an axis or a value belongs to none of the plan's variants.
+AxisRequests parse_sweep_axes(const std::vector<std::string>& args, const SweepPlan& plan);
+
 // Every row of the sweep in run order; a variant runs only the requested layouts it declares.
 // A variant with some of the requested axes runs once per combination of their values (the
 // others at their defaults); a variant with none of them runs once, at its defaults.

@@ -944,7 +944,7 @@ inline void launch_prep_input(const Setup& u, const T* in, TW* out, std::int64_t
     // the same kernel as the cudnn-*-s2d rows' transform).
     // Launched from space_to_depth.cu: the kernel template instantiated here, in the sm_90a-only
     // objects, made its launch exit the process (status 1, no message; exit() called from
-    // HopperPlan::run, found with tools/dev/exittrace.c and scripts/device_debug_s2d.sh).
+    // HopperPlan::run, found with tools/dev/exittrace.c).
     if constexpr (Op::kParts == 1 && !Op::kScaled && std::is_same_v<T, TW>) {
         const s2d::VecGeom vg{g.C, g.H, g.W, g.b, g.padf, g.Hp, g.Wp, g.Cp};
         if (!g.src_nchw && s2d::launch_nhwc_vec(vg, int(sizeof(T)), Op::kActive, in, out, n, stream)) return;

@@ -33,9 +33,9 @@
 //   + three accumulator chains (hi*hi, hi*lo, lo*hi) instead of two              no change
 //   + the epilogue's tile location hoisted out of the element loop               no change
 //   + the epilogue staged in shared memory, row-contiguous stores                388 us  0.513
-// Diagnostic builds (tools/dev/fp32fast/diag_epilogue_fold.sh, rows FAIL by construction): no
-// output stores 413 -> 285 us; also the fold reduced to one output: 250 us. So the MMA pipeline
-// alone takes ~250 us, the tensor pipe still ~4x its busy time: the fold warpgroups wait for
+// Diagnostic builds (git show 388ba50:tools/dev/fp32fast/diag_epilogue_fold.sh; rows FAIL):
+// no output stores 413 -> 285 us; also the fold reduced to one output: 250 us. So the MMA
+// pipeline alone takes ~250 us, the tensor pipe ~4x its busy time: the fold warpgroups wait for
 // the products (27% of the stall samples), the MMA warpgroup on its wgmma (the group's first
 // HGMMA and the wait for the group: ~9% each) — each position ends in wait<0> and the handoff,
 // so the tensor core drains once per position, and one MMA warpgroup per SM has nothing to

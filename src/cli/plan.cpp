@@ -1,0 +1,1016 @@
+#include "plan.hpp"
+
+#include "error.hpp"
+#include "profile.hpp"
+#include "variant.hpp"
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace cs::cli {
+
+namespace {
+
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+constexpr std::int64_t kMaxPlanBatch = 1 << 20;  // the sweep's --batch limit
+
+struct KindName {
+    StepKind kind;
+    const char* name;
+};
+constexpr KindName kKinds[] = {
+    {StepKind::build, "build"},     {StepKind::gpu_tests, "gpu-tests"}, {StepKind::golden, "golden"},
+    {StepKind::sweep, "sweep"},     {StepKind::profile, "profile"},     {StepKind::sanitize, "sanitize"},
+    {StepKind::python, "python"},   {StepKind::merge, "merge"},         {StepKind::compare, "compare"},
+};
+
+std::string kind_list() {
+    std::string s;
+    for (const auto& k : kKinds) s += (s.empty() ? "" : ", ") + std::string(k.name);
+    return s;
+}
+
+std::string join(const std::vector<std::string>& v, const char* sep = ",") {
+    std::string s;
+    for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
+    return s;
+}
+
+std::string join_batches(const std::vector<std::int64_t>& v) {
+    std::string s;
+    for (auto n : v) s += (s.empty() ? "" : ",") + std::to_string(n);
+    return s;
+}
+
+// Where an error is: the file, and the step (index and kind) when inside one.
+struct Where {
+    std::string file;
+    int step = -1;
+    std::string kind;
+
+    [[noreturn]] void fail(const std::string& field, const std::string& why) const {
+        std::string s = file + ": ";
+        if (step >= 0) s += "step " + std::to_string(step) + (kind.empty() ? "" : " (" + kind + ")") + ": ";
+        if (!field.empty()) s += "'" + field + "': ";
+        throw Error(s + why);
+    }
+};
+
+const char* type_name(const json& j) {
+    switch (j.type()) {
+    case json::value_t::string: return "a string";
+    case json::value_t::boolean: return "a boolean";
+    case json::value_t::number_integer:
+    case json::value_t::number_unsigned: return "an integer";
+    case json::value_t::number_float: return "a number";
+    case json::value_t::array: return "a list";
+    case json::value_t::object: return "an object";
+    case json::value_t::null: return "null";
+    default: return "a value of another type";
+    }
+}
+
+// The fields of one JSON object, read once each; unknown keys are errors.
+class Fields {
+public:
+    Fields(const json& obj, const Where& w, std::vector<std::string> allowed) : obj_(obj), w_(w) {
+        for (auto it = obj.begin(); it != obj.end(); ++it)
+            if (std::find(allowed.begin(), allowed.end(), it.key()) == allowed.end())
+                w.fail(it.key(), "unknown key (valid keys here: " + join(allowed, ", ") + ")");
+    }
+    const Where& where() const { return w_; }
+    bool has(const std::string& k) const { return obj_.contains(k); }
+
+    std::string str(const std::string& k, const std::string& def, bool required = false) const {
+        if (!has(k)) {
+            if (required) w_.fail(k, "missing (a string)");
+            return def;
+        }
+        const json& v = obj_.at(k);
+        if (!v.is_string()) w_.fail(k, std::string("must be a string, not ") + type_name(v));
+        const auto s = v.get<std::string>();
+        if (s.empty()) w_.fail(k, "must not be empty");
+        return s;
+    }
+    std::int64_t integer(const std::string& k, std::int64_t def, std::int64_t lo, std::int64_t hi) const {
+        if (!has(k)) return def;
+        return integer_value(k, obj_.at(k), lo, hi);
+    }
+    std::optional<std::int64_t> opt_integer(const std::string& k, std::int64_t lo, std::int64_t hi) const {
+        if (!has(k)) return std::nullopt;
+        return integer_value(k, obj_.at(k), lo, hi);
+    }
+    double number(const std::string& k, double def, double lo, double hi) const {
+        if (!has(k)) return def;
+        const json& v = obj_.at(k);
+        if (!v.is_number()) w_.fail(k, std::string("must be a number, not ") + type_name(v));
+        const double d = v.get<double>();
+        if (!(d >= lo && d <= hi)) w_.fail(k, std::to_string(d) + " is out of range (" + std::to_string(lo) + " to " +
+                                                  std::to_string(hi) + ")");
+        return d;
+    }
+    bool boolean(const std::string& k, bool def) const {
+        if (!has(k)) return def;
+        const json& v = obj_.at(k);
+        if (!v.is_boolean()) w_.fail(k, std::string("must be true or false, not ") + type_name(v));
+        return v.get<bool>();
+    }
+    std::vector<std::string> strings(const std::string& k, std::vector<std::string> def, bool required = false,
+                                     bool allow_empty = false) const {
+        if (!has(k)) {
+            if (required) w_.fail(k, "missing (a list of strings)");
+            return def;
+        }
+        const json& v = obj_.at(k);
+        if (!v.is_array()) w_.fail(k, std::string("must be a list of strings, not ") + type_name(v));
+        if (v.empty() && !allow_empty) w_.fail(k, "must not be an empty list");
+        std::vector<std::string> out;
+        for (std::size_t i = 0; i < v.size(); ++i) {
+            if (!v[i].is_string())
+                w_.fail(k, "element " + std::to_string(i) + " must be a string, not " + type_name(v[i]));
+            out.push_back(v[i].get<std::string>());
+            if (out.back().empty()) w_.fail(k, "element " + std::to_string(i) + " is empty");
+        }
+        return out;
+    }
+    std::vector<std::int64_t> batches(const std::string& k, std::vector<std::int64_t> def, bool required) const {
+        if (!has(k)) {
+            if (required) w_.fail(k, "missing (a list of batch sizes)");
+            return def;
+        }
+        const json& v = obj_.at(k);
+        if (!v.is_array()) w_.fail(k, std::string("must be a list of batch sizes, not ") + type_name(v));
+        if (v.empty()) w_.fail(k, "must not be an empty list");
+        std::vector<std::int64_t> out;
+        for (const auto& e : v) out.push_back(integer_value(k, e, 1, kMaxPlanBatch, "batch size "));
+        std::set<std::int64_t> seen;
+        for (auto n : out)
+            if (!seen.insert(n).second) w_.fail(k, "batch size " + std::to_string(n) + " is listed twice");
+        return out;
+    }
+
+private:
+    std::int64_t integer_value(const std::string& k, const json& v, std::int64_t lo, std::int64_t hi,
+                               const std::string& what = "") const {
+        if (!v.is_number_integer()) w_.fail(k, what + "must be an integer, not " + type_name(v));
+        const auto n = v.get<std::int64_t>();
+        if (n < lo || n > hi)
+            w_.fail(k, what + std::to_string(n) + " is out of range (" + std::to_string(lo) + " to " +
+                           std::to_string(hi) + ")");
+        return n;
+    }
+    const json& obj_;
+    Where w_;
+};
+
+// A plain file name in the output folder: no folder part, the given extension.
+std::string out_name(const Fields& f, const std::string& key, const std::string& def, bool required,
+                     const std::vector<std::string>& exts) {
+    const std::string s = f.str(key, def, required);
+    if (s.empty()) return s;
+    if (s.find('/') != std::string::npos || s.find('\\') != std::string::npos || s == "." || s == ".." ||
+        s.find_first_of(" \t\n'\"$`") != std::string::npos)
+        f.where().fail(key, "'" + s + "' must be a plain file name (it goes in the output folder), without spaces, "
+                                      "quotes or '/'");
+    if (!exts.empty() && std::none_of(exts.begin(), exts.end(), [&](const std::string& e) {
+            return s.size() > e.size() && s.compare(s.size() - e.size(), e.size(), e) == 0;
+        }))
+        f.where().fail(key, "'" + s + "' must end in " + join(exts, " or "));
+    return s;
+}
+
+TableRef read_table(const Fields& f, const fs::path& root) {
+    TableRef t;
+    const std::string spec = f.str("table", default_layer_table().name);
+    if (spec == default_layer_table().name) {
+        t.table = default_layer_table();
+        return t;
+    }
+    if (spec.find('/') == std::string::npos && spec.find(".json") == std::string::npos)
+        f.where().fail("table", "'" + spec + "' is neither the built-in table ('" + default_layer_table().name +
+                                    "') nor a JSON file (a path from the repository root)");
+    const fs::path p = root / spec;
+    if (!fs::is_regular_file(p)) f.where().fail("table", "no file '" + spec + "' under " + root.string());
+    try {
+        t.table = load_layer_table(p);
+    } catch (const Error& e) {
+        f.where().fail("table", e.what());
+    }
+    t.path = spec;
+    return t;
+}
+
+std::vector<std::string> read_layers(const Fields& f, const TableRef& t) {
+    auto layers = f.strings("layers", {});
+    for (const auto& l : layers)
+        if (!t.table.find(l))
+            f.where().fail("layers", "no layer '" + l + "' in the table '" + t.table.name + "' (its layers: " +
+                                         join(t.table.names(), ", ") + ")");
+    return layers;
+}
+
+DataScales read_scales(const Fields& f) {
+    DataScales s;
+    try {
+        s.input = parse_data_scale(f.str("input_scale", "1"), "input_scale");
+    } catch (const Error& e) {
+        f.where().fail("input_scale", e.what());
+    }
+    try {
+        s.weights = parse_data_scale(f.str("weight_scale", "1"), "weight_scale");
+    } catch (const Error& e) {
+        f.where().fail("weight_scale", e.what());
+    }
+    return s;
+}
+
+std::vector<gpu::Layout> read_layouts(const Fields& f) {
+    std::vector<gpu::Layout> out;
+    for (const auto& s : f.strings("layouts", {"all"})) {
+        if (s == "all") return {};
+        auto l = gpu::parse_layout(s);
+        if (!l) f.where().fail("layouts", "unknown layout '" + s + "' (valid: nchw, nhwc, all)");
+        out.push_back(*l);
+    }
+    return out;
+}
+
+std::vector<gpu::MemoryMode> read_memory(const Fields& f, std::vector<gpu::MemoryMode> def) {
+    if (!f.has("memory")) return def;
+    std::vector<gpu::MemoryMode> out;
+    for (const auto& s : f.strings("memory", {})) {
+        if (s == "all") return gpu::all_memory_modes();
+        auto m = gpu::parse_memory_mode(s);
+        if (!m) f.where().fail("memory", "unknown memory mode '" + s + "' (valid: " + gpu::memory_mode_names() + ", all)");
+        out.push_back(*m);
+    }
+    return out;
+}
+
+CheckMode read_check(const Fields& f, CheckMode def) {
+    if (!f.has("check")) return def;
+    const auto s = f.str("check", "");
+    if (s == "golden") return CheckMode::golden;
+    if (s == "sampled") return CheckMode::sampled;
+    if (s == "auto") return CheckMode::automatic;
+    f.where().fail("check", "unknown check mode '" + s + "' (valid: golden, sampled, auto)");
+}
+
+const char* to_string(CheckMode m) {
+    return m == CheckMode::golden ? "golden" : m == CheckMode::sampled ? "sampled" : "auto";
+}
+
+#ifdef CONVSTUDY_HAVE_CUDNN
+constexpr bool kHaveCudnn = true;
+#else
+constexpr bool kHaveCudnn = false;
+#endif
+
+// The named variants as the sweep resolves them (an alias that implies a memory mode brings
+// that mode only); "all" alone is every registered variant. Without cuDNN in this build the
+// cudnn-* names cannot be looked up and are let through (the GPU machine's build has cuDNN).
+SweepPlan read_variants(const Fields& f, const std::string& key, std::vector<std::string>& names,
+                        const std::vector<gpu::MemoryMode>& modes, bool allow_all) {
+    SweepPlan plan;
+    for (const auto& n : names) {
+        if (n == "all") {
+            if (!allow_all) f.where().fail(key, "'all' is not allowed here: name the variants");
+            if (names.size() != 1) f.where().fail(key, "'all' must be the only entry");
+            for (const auto& v : gpu::registry()) plan.push_back({&v, modes});
+            continue;
+        }
+        const auto ref = gpu::find_variant(n);
+        if (!ref.variant) {
+            if (!kHaveCudnn && n.rfind("cudnn", 0) == 0) continue;
+            f.where().fail(key, "unknown variant '" + n + "' (`convstudy list` shows all " +
+                                    std::to_string(gpu::registry().size()) + " variants and their aliases)");
+        }
+        if (!ref.memory.empty())
+            plan.push_back({ref.variant, {*gpu::parse_memory_mode(ref.memory)}});
+        else
+            plan.push_back({ref.variant, modes});
+    }
+    return plan;
+}
+
+AxisRequests read_axes(const Fields& f, const SweepPlan& plan) {
+    const auto args = f.strings("axes", {});
+    if (args.empty()) return {};
+    try {
+        return parse_sweep_axes(args, plan);
+    } catch (const Error& e) {
+        f.where().fail("axes", e.what());
+    }
+}
+
+// Extra options of a command, checked against what it takes: flag -> takes a value.
+void check_flags(const Fields& f, const std::string& key, const std::vector<std::string>& flags,
+                 const std::map<std::string, bool>& allowed, const std::map<std::string, std::string>& typed) {
+    for (std::size_t i = 0; i < flags.size(); ++i) {
+        std::string flag = flags[i];
+        std::string inline_value;
+        const auto eq = flag.find('=');
+        if (eq != std::string::npos) {
+            inline_value = flag.substr(eq + 1);
+            flag = flag.substr(0, eq);
+        }
+        if (flag.rfind("--", 0) != 0) f.where().fail(key, "'" + flags[i] + "' is not an option (options start with --)");
+        if (auto t = typed.find(flag); t != typed.end())
+            f.where().fail(key, "'" + flag + "' is the field '" + t->second + "': set that field instead");
+        auto a = allowed.find(flag);
+        if (a == allowed.end()) {
+            std::string names;
+            for (const auto& [n, v] : allowed) names += (names.empty() ? "" : ", ") + n;
+            f.where().fail(key, "'" + flag + "' is not an option here (valid: " + names + ")");
+        }
+        if (a->second && eq == std::string::npos) {
+            if (i + 1 == flags.size() || flags[i + 1].rfind("--", 0) == 0)
+                f.where().fail(key, "'" + flag + "' takes a value: give it as the next element");
+            ++i;
+        } else if (!a->second && eq != std::string::npos) {
+            f.where().fail(key, "'" + flag + "' takes no value");
+        }
+    }
+}
+
+bool has_flag(const std::vector<std::string>& flags, const std::string& flag) {
+    return std::find(flags.begin(), flags.end(), flag) != flags.end();
+}
+
+// The outputs earlier steps write (file names in the output folder), to check the inputs of
+// merge and compare and that no two steps write one file.
+struct Outputs {
+    std::set<std::string> names;
+    void add(const Fields& f, const std::string& key, const std::string& name) {
+        if (name.empty()) return;
+        if (!names.insert(name).second) f.where().fail(key, "'" + name + "' is written by an earlier step too");
+    }
+};
+
+// Golden sets earlier golden steps make: (table name, scales) -> {(layer, N)}.
+struct GoldenMade {
+    std::map<std::string, std::set<std::pair<std::string, std::int64_t>>> sets;
+    static std::string key(const TableRef& t, const DataScales& s) {
+        return t.table.name + "|" + t.path + "|" + data_scale_string(s.input) + "|" + data_scale_string(s.weights);
+    }
+};
+
+SweepStep read_sweep(const Fields& f, const fs::path& root, const GoldenMade& golden, Outputs& outs) {
+    SweepStep s;
+    s.csv = out_name(f, "csv", "", true, {".csv"});
+    s.table = read_table(f, root);
+    s.memory = read_memory(f, s.memory);
+    s.variants = f.strings("variants", s.variants);
+    const SweepPlan plan = read_variants(f, "variants", s.variants, s.memory, true);
+    s.layers = read_layers(f, s.table);
+    s.batches = f.batches("batches", s.batches, false);
+    s.layouts = read_layouts(f);
+    s.axes = read_axes(f, plan);
+    s.check = read_check(f, s.check);
+    s.samples = f.opt_integer("samples", 16, 1 << 24);
+    if (s.samples && s.check == CheckMode::golden)
+        f.where().fail("samples", "a golden check compares every element: samples needs check sampled or auto");
+    s.scales = read_scales(f);
+    s.warmup = int(f.integer("warmup", s.warmup, 0, 1000));
+    s.repeats = int(f.integer("repeats", s.repeats, 0, 100000));
+    if (auto h = f.opt_integer("host_copy_repeats", 0, 100000)) {
+        if (*h > s.repeats)
+            f.where().fail("host_copy_repeats", std::to_string(*h) + " is more than repeats (" +
+                                                    std::to_string(s.repeats) + ")");
+        s.host_copy_repeats = int(*h);
+    }
+    s.flags = f.strings("flags", {}, false, true);
+    static const std::map<std::string, bool> allowed = {
+        {"--no-cpu-timing", false}, {"--no-flush", false},      {"--profile", false},    {"--metrics", true},
+        {"--ncu", true},            {"--profile-timeout", true}, {"--workspace-limit", true},
+        {"--streams", true},        {"--chunks", true},          {"--engine-choices", true},
+        {"--seed", true},           {"--golden", true},
+        {"--shard", true},
+    };
+    static const std::map<std::string, std::string> typed = {
+        {"--variants", "variants"}, {"--layers", "layers"}, {"--batch", "batches"},     {"--layout", "layouts"},
+        {"--memory", "memory"},     {"--axis", "axes"},     {"--check", "check"},       {"--samples", "samples"},
+        {"--warmup", "warmup"},     {"--repeats", "repeats"}, {"--csv", "csv"},         {"--table", "table"},
+        {"--host-copy-repeats", "host_copy_repeats"},       {"--kernels-csv", "kernels_csv"}, {"--quiet", "(always on)"},
+        {"--input-scale", "input_scale"},                   {"--weight-scale", "weight_scale"},
+    };
+    check_flags(f, "flags", s.flags, allowed, typed);
+    s.kernels_csv = out_name(f, "kernels_csv", "", false, {".csv"});
+    if (!s.kernels_csv.empty() && !has_flag(s.flags, "--profile"))
+        f.where().fail("kernels_csv", "needs \"--profile\" among the flags");
+    // A golden check needs its sets: an earlier golden step of this plan must make them (the
+    // runner starts from a fresh machine), unless the flags point at another golden folder.
+    if (s.check == CheckMode::golden && !has_flag(s.flags, "--golden")) {
+        const auto it = golden.sets.find(GoldenMade::key(s.table, s.scales));
+        for (auto N : s.batches)
+            for (const auto& l : s.layers.empty() ? s.table.table.names() : s.layers)
+                if (it == golden.sets.end() || !it->second.count({l, N}))
+                    f.where().fail("check", "golden, but no earlier golden step makes " + l + " at N=" +
+                                                std::to_string(N) + " (table '" + s.table.table.name +
+                                                "', input scale " + data_scale_string(s.scales.input) +
+                                                ", weight scale " + data_scale_string(s.scales.weights) +
+                                                "): add one, or check sampled");
+    }
+    outs.add(f, "csv", s.csv);
+    outs.add(f, "kernels_csv", s.kernels_csv);
+    return s;
+}
+
+GoldenStep read_golden(const Fields& f, const fs::path& root, GoldenMade& made) {
+    GoldenStep g;
+    g.table = read_table(f, root);
+    g.batches = f.batches("batches", {}, true);
+    g.layers = read_layers(f, g.table);
+    g.scales = read_scales(f);
+    g.cpu_timing = f.boolean("cpu_timing", true);
+    g.onednn = f.boolean("onednn", true);
+    auto& set = made.sets[GoldenMade::key(g.table, g.scales)];
+    for (auto N : g.batches)
+        for (const auto& l : g.layers.empty() ? g.table.table.names() : g.layers) set.insert({l, N});
+    return g;
+}
+
+// CMakePresets.json's configure presets.
+std::vector<std::string> configure_presets(const fs::path& root) {
+    std::ifstream in(root / "CMakePresets.json");
+    if (!in) return {};
+    std::vector<std::string> out;
+    try {
+        const json j = json::parse(in);
+        for (const auto& p : j.at("configurePresets")) out.push_back(p.at("name").get<std::string>());
+    } catch (const std::exception&) {
+        return {};
+    }
+    return out;
+}
+
+BuildStep read_build(const Fields& f, const fs::path& root) {
+    BuildStep b;
+    b.preset = f.str("preset", b.preset);
+    const auto presets = configure_presets(root);
+    if (std::find(presets.begin(), presets.end(), b.preset) == presets.end())
+        f.where().fail("preset", "no configure preset '" + b.preset + "' in " + (root / "CMakePresets.json").string() +
+                                     (presets.empty() ? "" : " (its presets: " + join(presets, ", ") + ")"));
+    b.cmake_args = f.strings("cmake_args", {}, false, true);
+    for (const auto& a : b.cmake_args)
+        if (a.rfind("-D", 0) != 0 || a.find('=') == std::string::npos)
+            f.where().fail("cmake_args", "'" + a + "' is not a cache setting -DNAME=VALUE");
+    b.targets = f.strings("targets", {}, false, true);
+    return b;
+}
+
+GpuTestsStep read_gpu_tests(const Fields& f) {
+    GpuTestsStep g;
+    g.label = f.str("label", g.label);
+    g.regex = f.str("regex", "");
+    g.filter = f.strings("filter", {});
+    if (!g.filter.empty() && (f.has("label") || f.has("regex")))
+        f.where().fail("filter", "runs the test program directly: leave out ctest's label and regex");
+    return g;
+}
+
+ProfileStep read_profile(const Fields& f, const fs::path& root, Outputs& outs) {
+    ProfileStep p;
+    const auto mode = f.str("mode", "convstudy");
+    if (mode == "convstudy")
+        p.mode = ProfileMode::convstudy;
+    else if (mode == "ncu")
+        p.mode = ProfileMode::ncu;
+    else
+        f.where().fail("mode", "unknown mode '" + mode + "' (valid: convstudy, ncu)");
+    p.table = read_table(f, root);
+    p.variant = f.str("variant", "", true);
+    std::vector<std::string> names{p.variant};
+    const SweepPlan plan = read_variants(f, "variant", names, {gpu::MemoryMode::pageable}, false);
+    p.layer = f.str("layer", "", true);
+    if (!p.table.table.find(p.layer))
+        f.where().fail("layer", "no layer '" + p.layer + "' in the table '" + p.table.table.name + "' (its layers: " +
+                                    join(p.table.table.names(), ", ") + ")");
+    p.batch = f.integer("batch", p.batch, 1, kMaxPlanBatch);
+    if (f.has("layout")) {
+        const auto s = f.str("layout", "");
+        auto l = gpu::parse_layout(s);
+        if (!l) f.where().fail("layout", "unknown layout '" + s + "' (valid: nchw, nhwc)");
+        p.layout = *l;
+    }
+    if (f.has("memory")) {
+        const auto s = f.str("memory", "");
+        auto m = gpu::parse_memory_mode(s);
+        if (!m) f.where().fail("memory", "unknown memory mode '" + s + "' (valid: " + gpu::memory_mode_names() + ")");
+        p.memory = *m;
+    }
+    gpu::Config config;
+    for (const auto& a : f.strings("axes", {})) {
+        try {
+            auto [name, values] = gpu::parse_axis_arg(a);
+            if (values.size() != 1 || values[0] == "all") throw Error("'" + a + "': one value per axis (one row)");
+            config.set.emplace_back(name, values[0]);
+        } catch (const Error& e) {
+            f.where().fail("axes", e.what());
+        }
+    }
+    if (!plan.empty())
+        if (auto why = gpu::config_error(*plan.front().first, config)) f.where().fail("axes", *why);
+    p.axes = config.set;
+    p.check = read_check(f, p.check);
+    p.warmup = int(f.integer("warmup", p.warmup, 0, 1000));
+    p.repeats = int(f.integer("repeats", p.repeats, 1, 100000));
+    if (p.mode == ProfileMode::convstudy) {
+        if (f.has("ncu_args")) f.where().fail("ncu_args", "only for mode ncu");
+        p.metrics = f.str("metrics", p.metrics);
+        try {
+            metric_set(p.metrics);
+        } catch (const Error& e) {
+            f.where().fail("metrics", e.what());
+        }
+        p.output = out_name(f, "output", "", true, {".csv"});
+        p.kernels_csv = out_name(f, "kernels_csv", "", false, {".csv"});
+    } else {
+        if (f.has("metrics")) f.where().fail("metrics", "only for mode convstudy (give ncu its options in ncu_args)");
+        if (f.has("kernels_csv")) f.where().fail("kernels_csv", "only for mode convstudy");
+        p.ncu_args = f.strings("ncu_args", {}, true);
+        for (const auto& a : p.ncu_args)
+            if (a == "--log-file" || a == "-o" || a == "--export")
+                f.where().fail("ncu_args", "'" + a + "': the step's output field names ncu's log file");
+        p.output = out_name(f, "output", "", true, {".csv", ".txt"});
+    }
+    outs.add(f, "output", p.output);
+    outs.add(f, "kernels_csv", p.kernels_csv);
+    return p;
+}
+
+SanitizeStep read_sanitize(const Fields& f, Outputs& outs) {
+    SanitizeStep s;
+    if (f.has("tools")) {
+        s.tools.clear();
+        for (const auto& t : f.strings("tools", {})) {
+            if (t == "memcheck") s.tools.push_back(SanitizeTool::memcheck);
+            else if (t == "racecheck") s.tools.push_back(SanitizeTool::racecheck);
+            else if (t == "initcheck") s.tools.push_back(SanitizeTool::initcheck);
+            else if (t == "synccheck") s.tools.push_back(SanitizeTool::synccheck);
+            else f.where().fail("tools", "unknown tool '" + t + "' (valid: memcheck, racecheck, initcheck, synccheck)");
+        }
+    }
+    s.memory = read_memory(f, s.memory);
+    s.variants = f.strings("variants", {});
+    SweepPlan plan;
+    if (s.variants.empty()) {  // every hand-written variant: the axes must belong to some of them
+        for (const auto& v : gpu::registry()) plan.push_back({&v, s.memory});
+    } else {
+        // scripts/sanitize.sh's rule: the library anchors are not ours to check.
+        auto library = [](const std::string& family, const std::string& name) {
+            return family == "cudnn" || family == "cudnn-legacy" || family == "cublas" || name.rfind("cudnn", 0) == 0 ||
+                   name.rfind("cublas", 0) == 0;
+        };
+        for (const auto& n : s.variants)
+            if (library("", n))
+                f.where().fail("variants", "'" + n + "' is a library anchor: the sanitizer checks only our kernels");
+        plan = read_variants(f, "variants", s.variants, s.memory, false);
+        for (const auto& [v, modes] : plan)
+            if (library(v->family, v->name))
+                f.where().fail("variants", "'" + v->name + "' is a library anchor: the sanitizer checks only our kernels");
+    }
+    if (f.has("split")) {
+        const auto sp = f.str("split", "");
+        if (sp == "family") s.split = SanitizeSplit::family;
+        else if (sp == "variant") s.split = SanitizeSplit::variant;
+        else f.where().fail("split", "unknown split '" + sp + "' (valid: family, variant)");
+    }
+    if (f.has("targets")) {
+        s.targets.clear();
+        for (const auto& t : f.strings("targets", {})) {
+            if (t == "alexnet") s.targets.push_back(SanitizeTarget::alexnet);
+            else if (t == "odd") s.targets.push_back(SanitizeTarget::odd);
+            else f.where().fail("targets", "unknown target '" + t + "' (valid: alexnet, odd)");
+        }
+    }
+    s.axes = read_axes(f, plan);
+    s.job_seconds = int(f.integer("job_seconds", s.job_seconds, 1, 86400));
+    s.deadline_s = int(f.integer("deadline_s", s.deadline_s, 0, 86400));
+    s.jobs = int(f.integer("jobs", s.jobs, 0, 1024));
+    s.workspace_gib = f.number("workspace_gib", s.workspace_gib, 0.0625, 1024);
+    s.summary = out_name(f, "summary", s.summary, false, {".log", ".txt"});
+    outs.add(f, "summary", s.summary);
+    return s;
+}
+
+PythonStep read_python(const Fields& f, const fs::path& root) {
+    PythonStep p;
+    p.script = f.str("script", "", true);
+    if (p.script.find('/') != std::string::npos || p.script.size() < 4 ||
+        p.script.compare(p.script.size() - 3, 3, ".py") != 0)
+        f.where().fail("script", "'" + p.script + "' must be the file name of a Python script in scripts/");
+    if (!fs::is_regular_file(root / "scripts" / p.script))
+        f.where().fail("script", "no file scripts/" + p.script + " under " + root.string());
+    p.args = f.strings("args", {}, false, true);
+    return p;
+}
+
+MergeStep read_merge(const Fields& f, Outputs& outs) {
+    MergeStep m;
+    m.inputs = f.strings("inputs", {}, true);
+    if (m.inputs.size() < 2) f.where().fail("inputs", "merge joins two CSVs or more");
+    for (const auto& in : m.inputs)
+        if (!outs.names.count(in))
+            f.where().fail("inputs", "'" + in + "' is written by no earlier step (" +
+                                         (outs.names.empty() ? std::string("none writes a file")
+                                                             : "they write: " + join({outs.names.begin(), outs.names.end()}, ", ")) +
+                                         ")");
+    m.output = out_name(f, "output", "", true, {".csv"});
+    outs.add(f, "output", m.output);
+    return m;
+}
+
+CompareStep read_compare(const Fields& f, const fs::path& root, Outputs& outs) {
+    CompareStep c;
+    c.baseline = f.str("baseline", "", true);
+    if (!fs::is_regular_file(root / c.baseline))
+        f.where().fail("baseline", "no file '" + c.baseline + "' under " + root.string() + " (a committed CSV)");
+    c.csv = f.str("csv", "", true);
+    if (!outs.names.count(c.csv)) f.where().fail("csv", "'" + c.csv + "' is written by no earlier step");
+    c.output = out_name(f, "output", "", false, {".csv"});
+    c.flags = f.strings("flags", {}, false, true);
+    static const std::map<std::string, bool> allowed = {
+        {"--markdown", false}, {"--only-changed", false}, {"--metric", true}, {"--fail-slower", true}};
+    check_flags(f, "flags", c.flags, allowed, {{"--csv", "output"}});
+    outs.add(f, "output", c.output);
+    return c;
+}
+
+fs::path find_root(const fs::path& plan_file) {
+    fs::path dir = fs::absolute(plan_file).parent_path();
+    for (fs::path d = dir; !d.empty(); d = d.parent_path()) {
+        if (fs::exists(d / "CMakePresets.json")) return d;
+        if (d == d.parent_path()) break;
+    }
+    return fs::current_path();
+}
+
+std::string default_log(std::size_t index, StepKind k) {
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "%02zu", index);
+    std::string name(to_string(k));
+    return std::string("step") + buf + "-" + name + ".log";
+}
+
+}  // namespace
+
+std::string_view to_string(StepKind k) {
+    for (const auto& n : kKinds)
+        if (n.kind == k) return n.name;
+    return "?";
+}
+
+std::optional<StepKind> parse_step_kind(std::string_view s) {
+    for (const auto& n : kKinds)
+        if (s == n.name) return n.kind;
+    return std::nullopt;
+}
+
+Plan parse_plan(std::string_view text, const std::string& source, const fs::path& root) {
+    json j;
+    try {
+        j = json::parse(text);
+    } catch (const json::parse_error& e) {
+        throw Error(source + ": not valid JSON: " + e.what());
+    }
+    const Where top{source, -1, ""};
+    if (!j.is_object()) top.fail("", std::string("a plan is a JSON object, not ") + type_name(j));
+    const Fields f(j, top, {"name", "purpose", "steps"});
+    Plan plan;
+    plan.file = source;
+    plan.root = root;
+    plan.name = f.str("name", "", true);
+    if (plan.name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-_") != std::string::npos)
+        top.fail("name", "'" + plan.name + "' must be lower-case letters, digits, '-' and '_'");
+    plan.purpose = f.str("purpose", "", true);
+    if (plan.purpose.find('\n') != std::string::npos) top.fail("purpose", "must be one line");
+    if (!j.contains("steps")) top.fail("steps", "missing (a list of steps)");
+    const json& steps = j.at("steps");
+    if (!steps.is_array() || steps.empty()) top.fail("steps", "must be a non-empty list of steps");
+
+    Outputs outs;
+    GoldenMade golden;
+    std::set<std::string> logs;
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+        Where w{source, int(i), ""};
+        const json& s = steps[i];
+        if (!s.is_object()) w.fail("", std::string("a step is a JSON object, not ") + type_name(s));
+        if (!s.contains("kind")) w.fail("kind", "missing (one of " + kind_list() + ")");
+        if (!s.at("kind").is_string()) w.fail("kind", std::string("must be a string, not ") + type_name(s.at("kind")));
+        const auto kind_text = s.at("kind").get<std::string>();
+        w.kind = kind_text;
+        const auto kind = parse_step_kind(kind_text);
+        if (!kind) w.fail("kind", "unknown step kind '" + kind_text + "' (valid: " + kind_list() + ")");
+
+        std::vector<std::string> keys{"kind", "log", "timeout_s"};
+        auto with = [&](std::initializer_list<const char*> more) {
+            for (const char* k : more) keys.emplace_back(k);
+            return Fields(s, w, keys);
+        };
+        Step step;
+        step.kind = *kind;
+        // The runner builds first and reads the rest of the plan with the convstudy it built.
+        if (i == 0 && *kind != StepKind::build) w.fail("kind", "the first step must be a build step (not " + kind_text + ")");
+        if (i != 0 && *kind == StepKind::build) w.fail("kind", "a plan has one build step, the first");
+        switch (*kind) {
+        case StepKind::build: {
+            const auto fb = with({"preset", "cmake_args", "targets"});
+            step.body = read_build(fb, root);
+            break;
+        }
+        case StepKind::gpu_tests: step.body = read_gpu_tests(with({"label", "regex", "filter"})); break;
+        case StepKind::golden:
+            step.body = read_golden(with({"table", "batches", "layers", "input_scale", "weight_scale", "cpu_timing",
+                                          "onednn"}),
+                                    root, golden);
+            break;
+        case StepKind::sweep:
+            step.body = read_sweep(with({"csv", "table", "variants", "layers", "batches", "layouts", "memory", "axes",
+                                         "check", "samples", "input_scale", "weight_scale", "warmup", "repeats",
+                                         "host_copy_repeats", "kernels_csv", "flags"}),
+                                   root, golden, outs);
+            break;
+        case StepKind::profile:
+            step.body = read_profile(with({"mode", "table", "variant", "layer", "batch", "layout", "memory", "axes",
+                                           "check", "warmup", "repeats", "metrics", "output", "kernels_csv",
+                                           "ncu_args"}),
+                                     root, outs);
+            break;
+        case StepKind::sanitize:
+            step.body = read_sanitize(with({"tools", "variants", "split", "targets", "memory", "axes", "job_seconds",
+                                            "deadline_s", "jobs", "workspace_gib", "summary"}),
+                                      outs);
+            break;
+        case StepKind::python: step.body = read_python(with({"script", "args"}), root); break;
+        case StepKind::merge: step.body = read_merge(with({"inputs", "output"}), outs); break;
+        case StepKind::compare: step.body = read_compare(with({"baseline", "csv", "output", "flags"}), root, outs); break;
+        }
+        const Fields common(s, w, keys);
+        step.log = out_name(common, "log", *kind == StepKind::build       ? "build.log"
+                                           : *kind == StepKind::gpu_tests ? "gpu_tests.log"
+                                                                          : default_log(i, *kind),
+                            false, {".log", ".txt"});
+        if (!logs.insert(step.log).second || outs.names.count(step.log))
+            w.fail("log", "'" + step.log + "' is another step's file too");
+        step.timeout_s = int(common.integer("timeout_s", 0, 1, 86400));
+        plan.steps.push_back(std::move(step));
+    }
+    for (const auto& l : logs)
+        if (outs.names.count(l)) top.fail("steps", "'" + l + "' is both a step's log and a step's output");
+    return plan;
+}
+
+Plan load_plan(const fs::path& path, const fs::path& root) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw Error(path.string() + ": cannot read the plan");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return parse_plan(ss.str(), path.string(), root.empty() ? find_root(path) : root);
+}
+
+std::vector<SweepStep> sweep_steps(const Plan& plan, const fs::path& out_dir) {
+    std::vector<SweepStep> out;
+    for (const auto& s : plan.steps)
+        if (const auto* sw = std::get_if<SweepStep>(&s.body)) {
+            out.push_back(*sw);
+            out.back().out_dir = out_dir;
+        }
+    return out;
+}
+
+std::vector<std::string> sweep_command_line(const SweepStep& s) {
+    std::vector<std::string> v{"sweep", "--variants", join(s.variants)};
+    if (!s.table.path.empty()) v.insert(v.end(), {"--table", s.table.path});
+    if (!s.layers.empty()) v.insert(v.end(), {"--layers", join(s.layers)});
+    v.insert(v.end(), {"--batch", join_batches(s.batches)});
+    std::string layouts;
+    for (auto l : s.layouts) layouts += (layouts.empty() ? "" : ",") + std::string(gpu::to_string(l));
+    v.insert(v.end(), {"--layout", layouts.empty() ? "all" : layouts});
+    std::string memory;
+    for (auto m : s.memory) memory += (memory.empty() ? "" : ",") + std::string(gpu::to_string(m));
+    v.insert(v.end(), {"--memory", memory});
+    for (const auto& [axis, values] : s.axes) v.insert(v.end(), {"--axis", axis + "=" + join(values)});
+    v.insert(v.end(), {"--check", to_string(s.check)});
+    if (s.samples) v.insert(v.end(), {"--samples", std::to_string(*s.samples)});
+    if (s.scales != DataScales{})
+        v.insert(v.end(), {"--input-scale", data_scale_string(s.scales.input), "--weight-scale",
+                           data_scale_string(s.scales.weights)});
+    v.insert(v.end(), {"--warmup", std::to_string(s.warmup), "--repeats", std::to_string(s.repeats)});
+    if (s.host_copy_repeats) v.insert(v.end(), {"--host-copy-repeats", std::to_string(*s.host_copy_repeats)});
+    v.insert(v.end(), s.flags.begin(), s.flags.end());
+    if (!s.kernels_csv.empty()) v.insert(v.end(), {"--kernels-csv", (s.out_dir / s.kernels_csv).string()});
+    v.insert(v.end(), {"--csv", (s.out_dir / s.csv).string(), "--quiet"});
+    return v;
+}
+
+namespace {
+
+const char* to_string(SanitizeTool t) {
+    switch (t) {
+    case SanitizeTool::memcheck: return "memcheck";
+    case SanitizeTool::racecheck: return "racecheck";
+    case SanitizeTool::initcheck: return "initcheck";
+    case SanitizeTool::synccheck: return "synccheck";
+    }
+    return "?";
+}
+
+std::vector<std::string> run_row_args(const ProfileStep& p) {
+    std::vector<std::string> v{"--variant", p.variant, "--layer", p.layer, "--batch", std::to_string(p.batch),
+                               "--layout", std::string(gpu::to_string(p.layout)), "--memory",
+                               std::string(gpu::to_string(p.memory))};
+    if (!p.table.path.empty()) v.insert(v.end(), {"--table", p.table.path});
+    for (const auto& [a, val] : p.axes) v.insert(v.end(), {"--axis", a + "=" + val});
+    v.insert(v.end(), {"--check", to_string(p.check)});
+    if (p.check != CheckMode::golden) v.push_back("--no-cpu-timing");
+    v.insert(v.end(), {"--warmup", std::to_string(p.warmup), "--repeats", std::to_string(p.repeats)});
+    return v;
+}
+
+std::string substitute_out(std::string s, const std::string& out) {
+    for (std::size_t pos = 0; (pos = s.find("{out}", pos)) != std::string::npos; pos += out.size())
+        s.replace(pos, 5, out);
+    return s;
+}
+
+}  // namespace
+
+std::vector<StepCommands> step_commands(const Plan& plan, const fs::path& out_dir, const fs::path& build_dir) {
+    const std::string exe = (build_dir / "convstudy").string();
+    const std::string B = build_dir.string();
+    auto out = [&](const std::string& name) { return (out_dir / name).string(); };
+    std::vector<StepCommands> all;
+    for (std::size_t i = 0; i < plan.steps.size(); ++i) {
+        const Step& st = plan.steps[i];
+        StepCommands c;
+        c.index = i;
+        c.kind = st.kind;
+        c.log = st.log;
+        c.timeout_s = st.timeout_s;
+        if (const auto* bs = std::get_if<BuildStep>(&st.body)) {
+            std::vector<std::string> conf{"cmake", "--preset", bs->preset, "-B", B};
+            conf.insert(conf.end(), bs->cmake_args.begin(), bs->cmake_args.end());
+            std::vector<std::string> build{"cmake", "--build", B, "--parallel"};
+            if (!bs->targets.empty()) {
+                build.push_back("--target");
+                build.insert(build.end(), bs->targets.begin(), bs->targets.end());
+            }
+            c.commands = {conf, build};
+        } else if (const auto* gt = std::get_if<GpuTestsStep>(&st.body)) {
+            if (!gt->filter.empty()) {
+                std::vector<std::string> cmd{"env", "CONVSTUDY_REQUIRE_GPU=1", (build_dir / "tests" / "convstudy_gpu_tests").string()};
+                cmd.insert(cmd.end(), gt->filter.begin(), gt->filter.end());
+                c.commands = {cmd};
+            } else {
+                std::vector<std::string> cmd{"env", "CONVSTUDY_REQUIRE_GPU=1", "ctest", "--test-dir", B, "-L", gt->label,
+                                             "-V"};
+                if (!gt->regex.empty()) cmd.insert(cmd.end(), {"-R", gt->regex});
+                if (st.timeout_s) cmd.insert(cmd.end(), {"--timeout", std::to_string(st.timeout_s)});
+                c.commands = {cmd};
+            }
+        } else if (const auto* gd = std::get_if<GoldenStep>(&st.body)) {
+            std::vector<std::string> cmd{exe, "generate", "--batch", join_batches(gd->batches)};
+            if (!gd->table.path.empty()) cmd.insert(cmd.end(), {"--table", gd->table.path});
+            if (!gd->layers.empty()) cmd.insert(cmd.end(), {"--only", join(gd->layers)});
+            cmd.insert(cmd.end(), {"--out", "golden"});
+            if (gd->scales != DataScales{})
+                cmd.insert(cmd.end(), {"--input-scale", data_scale_string(gd->scales.input), "--weight-scale",
+                                       data_scale_string(gd->scales.weights)});
+            if (!gd->cpu_timing) cmd.push_back("--no-cpu-timing");
+            if (!gd->onednn) cmd.push_back("--no-onednn");
+            cmd.push_back("--quiet");
+            c.commands = {cmd};
+        } else if (const auto* sw0 = std::get_if<SweepStep>(&st.body)) {
+            SweepStep sw = *sw0;
+            sw.out_dir = out_dir;
+            auto args = sweep_command_line(sw);
+            args.insert(args.begin(), exe);
+            c.commands = {args};
+        } else if (const auto* pr = std::get_if<ProfileStep>(&st.body)) {
+            if (pr->mode == ProfileMode::convstudy) {
+                std::vector<std::string> cmd{exe, "profile"};
+                const auto row = run_row_args(*pr);
+                cmd.insert(cmd.end(), row.begin(), row.end());
+                cmd.insert(cmd.end(), {"--metrics", pr->metrics, "--csv", out(pr->output)});
+                if (!pr->kernels_csv.empty()) cmd.insert(cmd.end(), {"--kernels-csv", out(pr->kernels_csv)});
+                c.commands = {cmd};
+            } else {
+                std::vector<std::string> cmd{"ncu"};
+                cmd.insert(cmd.end(), pr->ncu_args.begin(), pr->ncu_args.end());
+                cmd.insert(cmd.end(), {"--log-file", out(pr->output), exe, "run"});
+                const auto row = run_row_args(*pr);
+                cmd.insert(cmd.end(), row.begin(), row.end());
+                cmd.push_back("--profile-target");
+                c.commands = {cmd};
+            }
+        } else if (const auto* sa = std::get_if<SanitizeStep>(&st.body)) {
+            std::string tools;
+            for (auto t : sa->tools) tools += (tools.empty() ? "" : " ") + std::string(to_string(t));
+            std::string targets;
+            for (auto t : sa->targets) targets += (targets.empty() ? "" : " ") + std::string(t == SanitizeTarget::odd ? "odd" : "alexnet");
+            std::string memory;
+            for (auto m : sa->memory) memory += (memory.empty() ? "" : ",") + std::string(gpu::to_string(m));
+            std::string axes;
+            for (const auto& [a, vals] : sa->axes) axes += (axes.empty() ? "" : " ") + ("--axis " + a + "=" + join(vals));
+            std::vector<std::string> cmd{"env", "SANITIZE_TOOLS=" + tools, "SANITIZE_TARGETS=" + targets,
+                                         "SANITIZE_SPLIT=" + std::string(sa->split == SanitizeSplit::variant ? "variant" : "family"),
+                                         "SANITIZE_MEMORY=" + memory, "SANITIZE_SECONDS=" + std::to_string(sa->job_seconds)};
+            if (!sa->variants.empty()) cmd.push_back("SANITIZE_VARIANTS=" + join(sa->variants));
+            if (!axes.empty()) cmd.push_back("SANITIZE_AXES=" + axes);
+            if (sa->deadline_s) cmd.push_back("SANITIZE_DEADLINE=" + std::to_string(sa->deadline_s));
+            if (sa->jobs) cmd.push_back("SANITIZE_JOBS=" + std::to_string(sa->jobs));
+            std::ostringstream gib;
+            gib << sa->workspace_gib;
+            cmd.push_back("SANITIZE_WORKSPACE_GIB=" + gib.str());
+            cmd.insert(cmd.end(), {"scripts/sanitize.sh", B, out(sa->summary),
+                                   (fs::temp_directory_path() / ("convstudy-sanitize-" + plan.name + "-" + std::to_string(i))).string()});
+            c.commands = {cmd};
+        } else if (const auto* py = std::get_if<PythonStep>(&st.body)) {
+            std::vector<std::string> cmd{"env", "PYTHONUNBUFFERED=1", "python3", "scripts/" + py->script};
+            for (const auto& a : py->args) cmd.push_back(substitute_out(a, out_dir.string()));
+            c.commands = {cmd};
+        } else if (const auto* mg = std::get_if<MergeStep>(&st.body)) {
+            std::vector<std::string> cmd{exe, "merge"};
+            for (const auto& in : mg->inputs) cmd.push_back(out(in));
+            cmd.insert(cmd.end(), {"-o", out(mg->output)});
+            c.commands = {cmd};
+        } else if (const auto* cp = std::get_if<CompareStep>(&st.body)) {
+            std::vector<std::string> cmd{exe, "compare", cp->baseline, out(cp->csv)};
+            cmd.insert(cmd.end(), cp->flags.begin(), cp->flags.end());
+            if (!cp->output.empty()) cmd.insert(cmd.end(), {"--csv", out(cp->output)});
+            c.commands = {cmd};
+        }
+        all.push_back(std::move(c));
+    }
+    return all;
+}
+
+std::string shell_quote(const std::string& w) {
+    if (!w.empty() && w.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=.,/:@%^") ==
+                          std::string::npos)
+        return w;
+    std::string q = "'";
+    for (char c : w) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+}
+
+std::string plan_summary(const Plan& plan) {
+    std::string kinds;
+    for (const auto& s : plan.steps) kinds += (kinds.empty() ? "" : ", ") + std::string(to_string(s.kind));
+    return plan.name + ": " + std::to_string(plan.steps.size()) + " step" + (plan.steps.size() == 1 ? "" : "s") +
+           " (" + kinds + "): " + plan.purpose;
+}
+
+CLI::App* add_plan_command(CLI::App& app, PlanArgs& a) {
+    auto* p = app.add_subcommand("plan", "read plan files (plans/*.json: the GPU machine's jobs, scripts/device.sh)");
+    p->require_subcommand(1);
+    a.check = p->add_subcommand("check", "validate plans: one line per plan; exit 2 naming the file, step and field "
+                                         "of the first error");
+    a.check->add_option("plans", a.files, "plan files")->required()->expected(1, -1);
+    a.check->add_option("--root", a.root, "the repository the plans' paths are relative to (default: the folder "
+                                          "above the plan that holds CMakePresets.json)");
+    a.steps = p->add_subcommand("steps", "print the commands scripts/device.sh runs for a plan: one shell-quoted line "
+                                         "per command, INDEX KIND LOG TIMEOUT_S ARGV...");
+    a.steps->add_option("plan", a.plan_file, "plan file")->required();
+    a.steps->add_option("--out", a.out, "the output folder the steps write to");
+    a.steps->add_option("--build-dir", a.build_dir, "the build folder (convstudy is <build-dir>/convstudy)");
+    a.steps->add_option("--root", a.root, "as for check");
+    return p;
+}
+
+int cmd_plan(const PlanArgs& a) {
+    if (a.steps && *a.steps) {
+        const Plan plan = load_plan(a.plan_file, a.root);
+        for (const auto& sc : step_commands(plan, a.out, a.build_dir))
+            for (const auto& cmd : sc.commands) {
+                std::string line = std::to_string(sc.index) + " " + std::string(to_string(sc.kind)) + " " +
+                                   shell_quote(sc.log) + " " + std::to_string(sc.timeout_s);
+                for (const auto& w : cmd) line += " " + shell_quote(w);
+                std::printf("%s\n", line.c_str());
+            }
+        return 0;
+    }
+    int rc = 0;
+    for (const auto& f : a.files) {
+        try {
+            const Plan plan = load_plan(f, a.root);
+            std::printf("%s: %s\n", f.c_str(), plan_summary(plan).c_str());
+        } catch (const Error& e) {
+            std::fprintf(stderr, "error: %s\n", e.what());
+            rc = 2;
+        }
+    }
+    return rc;
+}
+
+}  // namespace cs::cli

@@ -1,0 +1,212 @@
+// Plans: experiments as data. A plan (JSON under plans/) names a job for the GPU machine — a
+// build, GPU tests, golden files, sweeps, profiles, sanitizer jobs, Python anchors, merges and
+// comparisons — as ordered, typed steps; scripts/device.sh runs it. docs/cli.md describes the
+// format; `convstudy plan check FILE...` validates plans and `convstudy plan steps FILE` prints
+// the commands the runner executes.
+//
+// Strings live only at the edge: load_plan() turns every field into its type (enums, batch
+// sizes, layouts, memory modes, axis requests, data scales) and checks names against the
+// registry, the layer tables, CMakePresets.json and scripts/, so a plan that loads is one whose
+// steps can be started. An error names the file, the step (index and kind) and the field.
+#pragma once
+
+#include "datagen.hpp"
+#include "harness.hpp"
+#include "layer.hpp"
+#include "problem_data.hpp"
+#include "shard.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace CLI {
+class App;
+}
+
+namespace cs::cli {
+
+enum class StepKind { build, gpu_tests, golden, sweep, profile, sanitize, python, merge, compare };
+std::string_view to_string(StepKind k);  // "build", "gpu-tests", ... (the JSON spelling)
+std::optional<StepKind> parse_step_kind(std::string_view s);
+
+// A layer table: the built-in one (by its name, "alexnet") or a JSON file (a path relative to
+// the repository root, as the runner's convstudy sees it: it runs in the root).
+struct TableRef {
+    std::string path;  // empty: built in; else as written in the plan
+    LayerTable table;  // loaded: its name and layers
+};
+
+// `cmake --preset PRESET -B <build dir> CMAKE_ARGS...`, then the targets (none: all).
+struct BuildStep {
+    std::string preset = "device";  // a configure preset of CMakePresets.json
+    std::vector<std::string> cmake_args;
+    std::vector<std::string> targets;
+};
+
+// The GPU tests with CONVSTUDY_REQUIRE_GPU=1 (a missing device fails): ctest's label and
+// regex, or (filter given) the test program with these Catch2 test specs.
+struct GpuTestsStep {
+    std::string label = "gpu";
+    std::string regex;                // ctest -R; empty: none
+    std::vector<std::string> filter;  // Catch2 specs ("[axes]"); non-empty: run the program directly
+};
+
+// `convstudy generate`: golden files for these batches and layers (empty: every layer).
+struct GoldenStep {
+    TableRef table;
+    std::vector<std::int64_t> batches;
+    std::vector<std::string> layers;
+    DataScales scales;
+    bool cpu_timing = true;  // false: --no-cpu-timing
+    bool onednn = true;      // false: --no-onednn
+};
+
+// One `convstudy sweep` command line, typed and validated. `csv` is a file name in the output
+// folder `out_dir` (sweep_steps sets it).
+struct SweepStep {
+    std::string csv;
+    std::filesystem::path out_dir = "out";
+    TableRef table;
+    std::vector<std::string> variants{"all"};  // "all", or names and aliases the registry knows
+    std::vector<std::string> layers;           // empty: every layer of the table
+    std::vector<std::int64_t> batches{1, 32, 128};
+    std::vector<gpu::Layout> layouts;          // empty: all (each variant runs those it declares)
+    std::vector<gpu::MemoryMode> memory{gpu::MemoryMode::pageable};
+    AxisRequests axes;                         // --axis NAME=V1,V2 each
+    CheckMode check = CheckMode::golden;
+    std::optional<std::int64_t> samples;       // --samples (sampled check)
+    DataScales scales;                         // --input-scale, --weight-scale (default 1 and 1)
+    int warmup = 3;
+    int repeats = 20;
+    std::optional<int> host_copy_repeats;      // --host-copy-repeats: h2d/d2h/total over fewer repeats
+    std::string kernels_csv;                   // --kernels-csv (with --profile among the flags); a file name
+    std::vector<std::string> flags;            // further sweep options, checked against an allow-list
+};
+
+// Nsight Compute on one row: `convstudy profile` (its metric set, CSV and kernels CSV), or ncu
+// itself (ncu_args, its log file) around `convstudy run --profile-target` of the row.
+enum class ProfileMode { convstudy, ncu };
+struct ProfileStep {
+    ProfileMode mode = ProfileMode::convstudy;
+    TableRef table;
+    std::string variant, layer;
+    std::int64_t batch = 128;
+    gpu::Layout layout = gpu::Layout::nhwc;
+    gpu::MemoryMode memory = gpu::MemoryMode::pageable;
+    std::vector<std::pair<std::string, std::string>> axes;  // NAME=VALUE, one value each
+    CheckMode check = CheckMode::sampled;
+    int warmup = 2;
+    int repeats = 1;
+    std::string metrics = "default";      // convstudy mode
+    std::string output;                   // file name: the row's CSV (convstudy) or ncu's --log-file (ncu)
+    std::string kernels_csv;              // convstudy mode: --kernels-csv file name
+    std::vector<std::string> ncu_args;    // ncu mode
+};
+
+// scripts/sanitize.sh with its SANITIZE_* settings; the summary is a file in the output folder.
+enum class SanitizeTool { memcheck, racecheck, initcheck, synccheck };
+enum class SanitizeTarget { alexnet, odd };
+enum class SanitizeSplit { family, variant };
+struct SanitizeStep {
+    std::vector<SanitizeTool> tools{SanitizeTool::memcheck, SanitizeTool::racecheck, SanitizeTool::initcheck,
+                                    SanitizeTool::synccheck};
+    std::vector<std::string> variants;  // empty: every hand-written variant
+    SanitizeSplit split = SanitizeSplit::family;
+    std::vector<SanitizeTarget> targets{SanitizeTarget::alexnet, SanitizeTarget::odd};
+    std::vector<gpu::MemoryMode> memory{gpu::MemoryMode::pageable};
+    AxisRequests axes;
+    int job_seconds = 540;
+    int deadline_s = 0;  // 0: none
+    int jobs = 0;        // 0: sanitize.sh's default (the cores)
+    double workspace_gib = 4;
+    std::string summary = "sanitizer.log";
+};
+
+// python3 scripts/SCRIPT ARGS; "{out}" in an argument is the output folder.
+struct PythonStep {
+    std::string script;  // a file of scripts/
+    std::vector<std::string> args;
+};
+
+// `convstudy merge`: earlier steps' CSVs (file names in the output folder) into one.
+struct MergeStep {
+    std::vector<std::string> inputs;
+    std::string output;
+};
+
+// `convstudy compare BASELINE CSV`: a committed CSV (a path in the repository) against an
+// earlier step's CSV; `output` (optional) gets compare's per-row CSV.
+struct CompareStep {
+    std::string baseline;
+    std::string csv;
+    std::string output;
+    std::vector<std::string> flags;  // --markdown, --only-changed, --metric M, --fail-slower F
+};
+
+struct Step {
+    StepKind kind = StepKind::build;
+    std::string log;          // the runner writes the step's output here (a file name)
+    int timeout_s = 0;        // 0: none
+    std::variant<BuildStep, GpuTestsStep, GoldenStep, SweepStep, ProfileStep, SanitizeStep, PythonStep, MergeStep,
+                 CompareStep>
+        body;
+};
+
+struct Plan {
+    std::filesystem::path file;  // as given to load_plan
+    std::filesystem::path root;  // the repository root its paths are relative to
+    std::string name;
+    std::string purpose;
+    std::vector<Step> steps;
+};
+
+// Reads and validates a plan; throws cs::Error "<file>: step <i> (<kind>): '<field>': <why>"
+// (or "<file>: '<field>': ..." for a top-level field). `root` empty: the nearest folder above
+// the file that holds CMakePresets.json (a plan in plans/ of a checkout: the checkout).
+Plan load_plan(const std::filesystem::path& path, const std::filesystem::path& root = {});
+// The same from JSON text; `source` names it in errors.
+Plan parse_plan(std::string_view json_text, const std::string& source, const std::filesystem::path& root);
+
+// The plan's sweep steps in order, their CSVs in `out_dir`.
+std::vector<SweepStep> sweep_steps(const Plan& plan, const std::filesystem::path& out_dir = "out");
+// The `convstudy` arguments (from "sweep" on) of one sweep step.
+std::vector<std::string> sweep_command_line(const SweepStep& s);
+
+// What the runner executes for each step: one or more commands (argv), the log file, the time
+// limit. `build_dir` is where the build step builds (convstudy is build_dir/convstudy).
+// Each sweep step is one `convstudy sweep` process here (sweep_command_line); scripts/device.sh
+// runs whatever this returns, so a one-process `sweep --plan` is wired in here alone (one
+// command at the first sweep step for all of them), with no change to the runner.
+struct StepCommands {
+    std::size_t index = 0;
+    StepKind kind = StepKind::build;
+    std::string log;
+    int timeout_s = 0;
+    std::vector<std::vector<std::string>> commands;
+};
+std::vector<StepCommands> step_commands(const Plan& plan, const std::filesystem::path& out_dir,
+                                        const std::filesystem::path& build_dir);
+// A word the shell reads back as itself (single-quoted where needed).
+std::string shell_quote(const std::string& word);
+// "reference: 4 steps (build, golden, sweep, python): <purpose>"
+std::string plan_summary(const Plan& plan);
+
+// `convstudy plan check FILE...` and `convstudy plan steps FILE --out DIR --build-dir DIR`.
+struct PlanArgs {
+    std::vector<std::string> files;  // check
+    std::string plan_file;           // steps
+    std::string root;
+    std::string out = "out";
+    std::string build_dir = "build-device";
+    CLI::App* check = nullptr;
+    CLI::App* steps = nullptr;
+};
+CLI::App* add_plan_command(CLI::App& app, PlanArgs& a);
+int cmd_plan(const PlanArgs& a);
+
+}  // namespace cs::cli

@@ -1,0 +1,269 @@
+// Plans (plans/*.json, src/cli/plan.hpp): every committed plan loads (schema, variant, layer,
+// table, preset and script names checked), bad plans are refused naming the file, the step and
+// the field, and the commands a plan turns into are the ones its fields say.
+#include "plan.hpp"
+#include "test_util.hpp"
+#include "variant.hpp"
+
+#include <algorithm>
+#include <set>
+
+using namespace cs;
+using namespace cs::cli;
+using cs::test::error_message;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kRoot = CS_SOURCE_DIR;
+
+std::vector<fs::path> committed_plans() {
+    std::vector<fs::path> out;
+    for (const auto& e : fs::directory_iterator(kRoot / "plans"))
+        if (e.path().extension() == ".json") out.push_back(e.path());
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+// A plan around `steps` (JSON text of the steps after the build step).
+std::string plan_text(const std::string& steps) {
+    return R"({"name": "t", "purpose": "a test plan", "steps": [{"kind": "build"})" +
+           (steps.empty() ? std::string() : ", " + steps) + "]}";
+}
+
+Plan parse(const std::string& steps) { return parse_plan(plan_text(steps), "t.json", kRoot); }
+
+std::string error_of(const std::string& steps) {
+    return error_message([&] { parse(steps); });
+}
+
+}  // namespace
+
+TEST_CASE("every plan in plans/ loads: schema, variant, layer, table, preset and script names", "[plans]") {
+    const auto plans = committed_plans();
+    std::set<std::string> names;
+    for (const auto& p : plans) {
+        INFO(p.string());
+        Plan plan;
+        REQUIRE_NOTHROW(plan = load_plan(p));
+        CHECK(plan.root == kRoot);
+        CHECK(plan.name == p.stem().string());  // a plan's name is its file's
+        CHECK(!plan.purpose.empty());
+        REQUIRE(!plan.steps.empty());
+        CHECK(plan.steps.front().kind == StepKind::build);
+        names.insert(plan.name);
+        // Each step turns into commands; no two steps write one file.
+        std::set<std::string> logs;
+        for (const auto& sc : step_commands(plan, "out", "build-device")) {
+            CHECK(!sc.commands.empty());
+            CHECK(logs.insert(sc.log).second);
+        }
+    }
+    for (const char* required : {"reference", "goals", "sanitizer"}) {
+        INFO(required);
+        CHECK(names.count(required) == 1);
+    }
+}
+
+TEST_CASE("plans/reference.json is the reference sweep: every variant, N=1/32/128, both layouts, golden", "[plans]") {
+    const Plan plan = load_plan(kRoot / "plans" / "reference.json");
+    const auto sweeps = sweep_steps(plan);
+    REQUIRE(sweeps.size() == 1);
+    const SweepStep& s = sweeps.front();
+    CHECK(s.variants == std::vector<std::string>{"all"});
+    CHECK(s.batches == std::vector<std::int64_t>{1, 32, 128});
+    CHECK(s.layouts == std::vector<gpu::Layout>{gpu::Layout::nchw, gpu::Layout::nhwc});
+    CHECK(s.memory == std::vector<gpu::MemoryMode>{gpu::MemoryMode::pageable});
+    CHECK(s.check == CheckMode::golden);
+    CHECK(s.warmup >= 3);
+    CHECK(s.repeats == 20);
+    CHECK(s.layers.empty());  // every layer of the table
+    CHECK(s.table.path.empty());
+    // The PyTorch anchors run in the same call, after the sweep.
+    REQUIRE(plan.steps.back().kind == StepKind::python);
+    CHECK(std::get<PythonStep>(plan.steps.back().body).script == "pytorch_anchors.py");
+}
+
+TEST_CASE("sweep_command_line gives the equivalent convstudy sweep arguments", "[plans]") {
+    const Plan plan = parse(R"({"kind": "golden", "batches": [32, 128], "layers": ["conv2", "conv3"]},
+        {"kind": "sweep", "csv": "tiles.csv", "variants": ["hopper-ws-fp16", "cudnn-fp16"], "layers": ["conv2", "conv3"],
+         "batches": [32, 128], "layouts": ["nhwc"], "memory": ["pageable", "pinned"], "axes": ["tile=all"],
+         "warmup": 2, "repeats": 10, "host_copy_repeats": 5, "flags": ["--no-flush", "--workspace-limit", "4"]},
+        {"kind": "sweep", "csv": "s.csv", "variants": ["simt-gemm"], "batches": [512], "check": "sampled",
+         "samples": 1024, "input_scale": "2^-12", "weight_scale": "4096"})");
+    const auto sweeps = sweep_steps(plan, "/tmp/o");
+    REQUIRE(sweeps.size() == 2);
+    CHECK(sweep_command_line(sweeps[0]) ==
+          std::vector<std::string>{"sweep", "--variants", "hopper-ws-fp16,cudnn-fp16", "--layers", "conv2,conv3",
+                                   "--batch", "32,128", "--layout", "nhwc", "--memory", "pageable,pinned", "--axis",
+                                   "tile=all", "--check", "golden", "--warmup", "2", "--repeats", "10",
+                                   "--host-copy-repeats", "5", "--no-flush", "--workspace-limit", "4", "--csv",
+                                   "/tmp/o/tiles.csv", "--quiet"});
+    CHECK(sweep_command_line(sweeps[1]) ==
+          std::vector<std::string>{"sweep", "--variants", "simt-gemm", "--batch", "512", "--layout", "all",
+                                   "--memory", "pageable", "--check", "sampled", "--samples", "1024",
+                                   "--input-scale", "2^-12", "--weight-scale", "2^12", "--warmup", "3",
+                                   "--repeats", "20", "--csv", "/tmp/o/s.csv", "--quiet"});
+}
+
+TEST_CASE("a bad plan is refused naming the file, the step and the field", "[plans]") {
+    // Each: the steps after the build step, then what the message must say.
+    const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
+        {R"({"kind": "bake"})", {"t.json: step 1 (bake): 'kind': unknown step kind 'bake'", "gpu-tests"}},
+        {R"({"kind": "sweep", "csv": "a.csv", "variants": ["hopper-zz-fp16"], "check": "sampled"})",
+         {"t.json: step 1 (sweep): 'variants': unknown variant 'hopper-zz-fp16'"}},
+        {R"({"kind": "sweep", "csv": "a.csv", "variants": ["hopper-ws-fp16"], "check": "sampled",
+             "axes": ["tile=no-such-tile"]})",
+         {"t.json: step 1 (sweep): 'axes':", "'no-such-tile' is a value of no swept variant's axis tile"}},
+        {R"({"kind": "sweep", "csv": "a.csv", "variants": ["simt-gemm"], "check": "sampled", "axes": ["colour=red"]})",
+         {"t.json: step 1 (sweep): 'axes':", "no swept variant has an axis 'colour'"}},
+        {R"({"kind": "sweep", "csv": "a.csv", "batches": [32, 0], "check": "sampled"})",
+         {"t.json: step 1 (sweep): 'batches': batch size 0 is out of range (1 to 1048576)"}},
+        {R"({"kind": "golden", "batches": [-4]})", {"t.json: step 1 (golden): 'batches': batch size -4 is out of range"}},
+        {R"({"kind": "sweep", "csv": "a.csv", "batches": ["32"], "check": "sampled"})",
+         {"step 1 (sweep): 'batches': batch size must be an integer, not a string"}},
+        {R"({"kind": "sweep", "csv": "a.csv", "check": "sampled", "repeat": 20})",
+         {"step 1 (sweep): 'repeat': unknown key", "repeats"}},
+        {R"({"kind": "sweep", "csv": "a.csv", "check": "sampled", "layers": ["conv9"]})",
+         {"step 1 (sweep): 'layers': no layer 'conv9' in the table 'alexnet'"}},
+        {R"({"kind": "sweep", "csv": "a.csv", "check": "sampled", "table": "no/such/table.json"})",
+         {"step 1 (sweep): 'table': no file 'no/such/table.json'"}},
+        {R"({"kind": "sweep", "csv": "a.csv", "check": "sampled", "table": "vgg"})",
+         {"step 1 (sweep): 'table': 'vgg' is neither the built-in table"}},
+        {R"({"kind": "sweep", "csv": "a.csv", "check": "sampled", "layouts": ["nwhc"]})",
+         {"step 1 (sweep): 'layouts': unknown layout 'nwhc'"}},
+        {R"({"kind": "sweep", "csv": "a.csv", "check": "sampled", "memory": ["paged"]})",
+         {"step 1 (sweep): 'memory': unknown memory mode 'paged'"}},
+        {R"({"kind": "sweep", "csv": "a.csv", "check": "exact"})", {"step 1 (sweep): 'check': unknown check mode 'exact'"}},
+        {R"({"kind": "sweep", "csv": "a.csv", "check": "sampled", "repeats": 5, "host_copy_repeats": 6})",
+         {"step 1 (sweep): 'host_copy_repeats': 6 is more than repeats (5)"}},
+        {R"({"kind": "sweep", "csv": "a.csv", "check": "sampled", "flags": ["--batch", "4"]})",
+         {"step 1 (sweep): 'flags': '--batch' is the field 'batches'"}},
+        {R"({"kind": "sweep", "csv": "a.csv", "check": "sampled", "flags": ["--turbo"]})",
+         {"step 1 (sweep): 'flags': '--turbo' is not an option here"}},
+        {R"({"kind": "sweep", "csv": "a.csv", "check": "sampled", "flags": ["--workspace-limit"]})",
+         {"step 1 (sweep): 'flags': '--workspace-limit' takes a value"}},
+        {R"({"kind": "sweep", "csv": "out/a.csv", "check": "sampled"})", {"step 1 (sweep): 'csv': 'out/a.csv' must be a plain file name"}},
+        {R"({"kind": "sweep", "check": "sampled"})", {"step 1 (sweep): 'csv': missing"}},
+        {R"({"kind": "sweep", "csv": "a.csv", "batches": [64]})",
+         {"step 1 (sweep): 'check': golden, but no earlier golden step makes conv1 at N=64"}},
+        {R"({"kind": "golden", "batches": [64], "input_scale": "3"})", {"step 1 (golden): 'input_scale':"}},
+        {R"({"kind": "sweep", "csv": "a.csv", "check": "sampled"}, {"kind": "sweep", "csv": "a.csv", "check": "sampled"})",
+         {"step 2 (sweep): 'csv': 'a.csv' is written by an earlier step too"}},
+        {R"({"kind": "merge", "inputs": ["a.csv", "b.csv"], "output": "m.csv"})",
+         {"step 1 (merge): 'inputs': 'a.csv' is written by no earlier step"}},
+        {R"({"kind": "compare", "baseline": "no/such.csv", "csv": "a.csv"})", {"step 1 (compare): 'baseline': no file"}},
+        {R"({"kind": "python", "script": "no_such_script.py"})", {"step 1 (python): 'script': no file scripts/no_such_script.py"}},
+        {R"({"kind": "python", "script": "pytorch_anchors.py", "args": "x.csv"})",
+         {"step 1 (python): 'args': must be a list of strings, not a string"}},
+        {R"({"kind": "sanitize", "variants": ["cudnn-fp16"]})", {"step 1 (sanitize): 'variants':"}},
+        {R"({"kind": "sanitize", "tools": ["leakcheck"]})", {"step 1 (sanitize): 'tools': unknown tool 'leakcheck'"}},
+        {R"({"kind": "profile", "variant": "hopper-ws-fp16", "layer": "conv2", "output": "p.csv", "metrics": "most"})",
+         {"step 1 (profile): 'metrics': unknown metric set 'most'"}},
+        {R"({"kind": "profile", "variant": "hopper-ws-fp16", "layer": "conv2", "output": "p.csv", "axes": ["tile=all"]})",
+         {"step 1 (profile): 'axes':", "one value per axis"}},
+        {R"({"kind": "gpu-tests", "timeout_s": 0})", {"step 1 (gpu-tests): 'timeout_s': 0 is out of range"}},
+        {R"({"kind": "build"})", {"step 1 (build): 'kind': a plan has one build step, the first"}},
+        {R"(7)", {"step 1: a step is a JSON object, not an integer"}},
+    };
+    for (const auto& [steps, wants] : cases) {
+        INFO(steps);
+        const std::string e = error_of(steps);
+        for (const auto& want : wants) CHECK_HAS(e, want);
+    }
+    // Top level: the file and the field.
+    CHECK_HAS(error_message([] { parse_plan(R"({"name": "t", "steps": [{"kind": "build"}]})", "p.json", kRoot); }),
+              "p.json: 'purpose': missing");
+    CHECK_HAS(error_message([] { parse_plan(R"({"name": "t", "purpose": "x", "steps": [], "owner": 1})", "p.json", kRoot); }),
+              "p.json: 'owner': unknown key");
+    CHECK_HAS(error_message([] {
+                  parse_plan(R"({"name": "t", "purpose": "x", "steps": [{"kind": "golden", "batches": [1]}]})", "p.json", kRoot);
+              }),
+              "p.json: step 0 (golden): 'kind': the first step must be a build step");
+    CHECK_HAS(error_message([] {
+                  parse_plan(R"({"name": "t", "purpose": "x", "steps": [{"kind": "build", "preset": "fast"}]})", "p.json",
+                             kRoot);
+              }),
+              "p.json: step 0 (build): 'preset': no configure preset 'fast'");
+    CHECK_HAS(error_message([] { parse_plan("{\"name\": ", "p.json", kRoot); }), "p.json: not valid JSON");
+    CHECK_HAS(error_message([] { load_plan(kRoot / "plans" / "no_such_plan.json"); }), "no_such_plan.json: cannot read");
+}
+
+TEST_CASE("a plan's steps become the commands the runner executes", "[plans]") {
+    const Plan plan = parse(R"({"kind": "gpu-tests", "filter": ["[axes]", "[layout]"], "timeout_s": 200},
+        {"kind": "golden", "batches": [1, 32]},
+        {"kind": "sweep", "csv": "a.csv", "variants": ["simt-gemm"], "batches": [1, 32], "layouts": ["nchw"]},
+        {"kind": "sweep", "csv": "b.csv", "variants": ["simt-gemm"], "batches": [1], "layouts": ["nchw"]},
+        {"kind": "merge", "inputs": ["a.csv", "b.csv"], "output": "m.csv"},
+        {"kind": "sanitize", "variants": ["simt-gemm"], "tools": ["memcheck"], "targets": ["odd"], "deadline_s": 100},
+        {"kind": "profile", "mode": "ncu", "variant": "simt-gemm", "layer": "conv2", "layout": "nchw", "output": "n.txt",
+         "ncu_args": ["--nvtx-include", "convstudy@timed kernels/"]},
+        {"kind": "python", "script": "pytorch_anchors.py", "args": ["{out}/pytorch.csv", "--no-compile"]})");
+    const auto steps = step_commands(plan, "res", "bd");
+    REQUIRE(steps.size() == 9);
+    using V = std::vector<std::string>;
+    CHECK(steps[0].log == "build.log");
+    CHECK(steps[0].commands == std::vector<V>{{"cmake", "--preset", "device", "-B", "bd"},
+                                              {"cmake", "--build", "bd", "--parallel"}});
+    CHECK(steps[1].log == "gpu_tests.log");
+    CHECK(steps[1].timeout_s == 200);
+    CHECK(steps[1].commands == std::vector<V>{{"env", "CONVSTUDY_REQUIRE_GPU=1", "bd/tests/convstudy_gpu_tests", "[axes]",
+                                               "[layout]"}});
+    CHECK(steps[2].commands == std::vector<V>{{"bd/convstudy", "generate", "--batch", "1,32", "--out", "golden", "--quiet"}});
+    CHECK(steps[3].log == "step03-sweep.log");
+    CHECK(steps[3].commands.front().front() == "bd/convstudy");
+    CHECK(steps[5].commands == std::vector<V>{{"bd/convstudy", "merge", "res/a.csv", "res/b.csv", "-o", "res/m.csv"}});
+    const V& san = steps[6].commands.front();
+    CHECK(std::find(san.begin(), san.end(), "SANITIZE_TOOLS=memcheck") != san.end());
+    CHECK(std::find(san.begin(), san.end(), "SANITIZE_TARGETS=odd") != san.end());
+    CHECK(std::find(san.begin(), san.end(), "SANITIZE_VARIANTS=simt-gemm") != san.end());
+    CHECK(std::find(san.begin(), san.end(), "SANITIZE_DEADLINE=100") != san.end());
+    CHECK(std::find(san.begin(), san.end(), "scripts/sanitize.sh") != san.end());
+    CHECK(std::find(san.begin(), san.end(), "res/sanitizer.log") != san.end());
+    CHECK(steps[7].commands ==
+          std::vector<V>{{"ncu", "--nvtx-include", "convstudy@timed kernels/", "--log-file", "res/n.txt", "bd/convstudy",
+                          "run", "--variant", "simt-gemm", "--layer", "conv2", "--batch", "128", "--layout", "nchw",
+                          "--memory", "pageable", "--check", "sampled", "--no-cpu-timing", "--warmup", "2", "--repeats",
+                          "1", "--profile-target"}});
+    CHECK(steps[8].commands ==
+          std::vector<V>{{"env", "PYTHONUNBUFFERED=1", "python3", "scripts/pytorch_anchors.py", "res/pytorch.csv",
+                          "--no-compile"}});
+}
+
+TEST_CASE("shell_quote words read back as themselves", "[plans]") {
+    for (const std::string w : {"plain", "convstudy@timed kernels/", "it's", "$HOME", "a\"b", "[gpu]", "*", ""}) {
+        INFO(w);
+        const auto r = cs::test::run_command("printf '%s|' " + shell_quote(w));
+        CHECK(r.code == 0);
+        CHECK(r.out == w + "|");
+    }
+}
+
+TEST_CASE("convstudy plan check and plan steps", "[plans][cli]") {
+    using cs::test::cli;
+    std::string files;
+    for (const auto& p : committed_plans()) files += " " + p.string();
+    const auto ok = cli("plan check" + files);
+    INFO(ok.out);
+    CHECK(ok.code == 0);
+    CHECK(std::count(ok.out.begin(), ok.out.end(), '\n') == std::ptrdiff_t(committed_plans().size()));
+    CHECK_HAS(ok.out, "reference.json: reference: 4 steps (build, golden, sweep, python): ");
+
+    cs::test::TempDir dir;
+    const fs::path bad = dir.path / "bad.json";
+    cs::test::spit(bad, plan_text(R"({"kind": "sweep", "csv": "a.csv", "batches": [0], "check": "sampled"})"));
+    const auto r = cli("plan check --root " + kRoot.string() + " " + (kRoot / "plans" / "goals.json").string() + " " +
+                       bad.string());
+    CHECK(r.code == 2);
+    CHECK_HAS(r.out, "goals.json: goals: ");
+    CHECK_HAS(r.out, "bad.json: step 1 (sweep): 'batches': batch size 0 is out of range");
+
+    const auto steps = cli("plan steps --out res --build-dir bd " + (kRoot / "plans" / "reference.json").string());
+    CHECK(steps.code == 0);
+    CHECK_HAS(steps.out, "0 build build.log 0 cmake --preset device -B bd\n");
+    CHECK_HAS(steps.out, "2 sweep step02-sweep.log 0 bd/convstudy sweep --variants all --batch 1,32,128 --layout "
+                         "nchw,nhwc --memory pageable --check golden --warmup 3 --repeats 20 --csv res/reference.csv "
+                         "--quiet\n");
+    CHECK(cli("plan steps " + bad.string() + " --root " + kRoot.string()).code == 2);
+    CHECK(cli("plan").code == 2);
+}
