@@ -88,7 +88,7 @@ TEST_CASE("sweep_command_line gives the equivalent convstudy sweep arguments", "
     const Plan plan = parse(R"({"kind": "golden", "batches": [32, 128], "layers": ["conv2", "conv3"]},
         {"kind": "sweep", "csv": "tiles.csv", "variants": ["hopper-ws-fp16", "cudnn-fp16"], "layers": ["conv2", "conv3"],
          "batches": [32, 128], "layouts": ["nhwc"], "memory": ["pageable", "pinned"], "axes": ["tile=all"],
-         "warmup": 2, "repeats": 10, "host_copy_repeats": 5, "flags": ["--no-flush", "--workspace-limit", "4"]},
+         "warmup": 2, "repeats": 10, "host_repeats": 5, "flags": ["--no-flush", "--workspace-limit", "4"]},
         {"kind": "sweep", "csv": "s.csv", "variants": ["simt-gemm"], "batches": [512], "check": "sampled",
          "samples": 1024, "input_scale": "2^-12", "weight_scale": "4096"})");
     const auto sweeps = sweep_steps(plan, "/tmp/o");
@@ -97,7 +97,7 @@ TEST_CASE("sweep_command_line gives the equivalent convstudy sweep arguments", "
           std::vector<std::string>{"sweep", "--variants", "hopper-ws-fp16,cudnn-fp16", "--layers", "conv2,conv3",
                                    "--batch", "32,128", "--layout", "nhwc", "--memory", "pageable,pinned", "--axis",
                                    "tile=all", "--check", "golden", "--warmup", "2", "--repeats", "10",
-                                   "--host-copy-repeats", "5", "--no-flush", "--workspace-limit", "4", "--csv",
+                                   "--host-repeats", "5", "--no-flush", "--workspace-limit", "4", "--csv",
                                    "/tmp/o/tiles.csv", "--quiet"});
     CHECK(sweep_command_line(sweeps[1]) ==
           std::vector<std::string>{"sweep", "--variants", "simt-gemm", "--batch", "512", "--layout", "all",
@@ -135,8 +135,8 @@ TEST_CASE("a bad plan is refused naming the file, the step and the field", "[pla
         {R"({"kind": "sweep", "csv": "a.csv", "check": "sampled", "memory": ["paged"]})",
          {"step 1 (sweep): 'memory': unknown memory mode 'paged'"}},
         {R"({"kind": "sweep", "csv": "a.csv", "check": "exact"})", {"step 1 (sweep): 'check': unknown check mode 'exact'"}},
-        {R"({"kind": "sweep", "csv": "a.csv", "check": "sampled", "repeats": 5, "host_copy_repeats": 6})",
-         {"step 1 (sweep): 'host_copy_repeats': 6 is more than repeats (5)"}},
+        {R"({"kind": "sweep", "csv": "a.csv", "check": "sampled", "repeats": 5, "host_repeats": 6})",
+         {"step 1 (sweep): 'host_repeats': 6 is more than repeats (5)"}},
         {R"({"kind": "sweep", "csv": "a.csv", "check": "sampled", "flags": ["--batch", "4"]})",
          {"step 1 (sweep): 'flags': '--batch' is the field 'batches'"}},
         {R"({"kind": "sweep", "csv": "a.csv", "check": "sampled", "flags": ["--turbo"]})",

@@ -382,11 +382,11 @@ SweepStep read_sweep(const Fields& f, const fs::path& root, const GoldenMade& go
     s.scales = read_scales(f);
     s.warmup = int(f.integer("warmup", s.warmup, 0, 1000));
     s.repeats = int(f.integer("repeats", s.repeats, 0, 100000));
-    if (auto h = f.opt_integer("host_copy_repeats", 0, 100000)) {
+    if (auto h = f.opt_integer("host_repeats", 0, 100000)) {
         if (*h > s.repeats)
-            f.where().fail("host_copy_repeats", std::to_string(*h) + " is more than repeats (" +
+            f.where().fail("host_repeats", std::to_string(*h) + " is more than repeats (" +
                                                     std::to_string(s.repeats) + ")");
-        s.host_copy_repeats = int(*h);
+        s.host_repeats = int(*h);
     }
     s.flags = f.strings("flags", {}, false, true);
     static const std::map<std::string, bool> allowed = {
@@ -394,13 +394,14 @@ SweepStep read_sweep(const Fields& f, const fs::path& root, const GoldenMade& go
         {"--ncu", true},            {"--profile-timeout", true}, {"--workspace-limit", true},
         {"--streams", true},        {"--chunks", true},          {"--engine-choices", true},
         {"--seed", true},           {"--golden", true},
-        {"--shard", true},
+        {"--shard", true},          {"--no-recheck", false},     {"--no-cudnn-rtc", false},
+        {"--no-retime", false},     {"--order-seed", true},
     };
     static const std::map<std::string, std::string> typed = {
         {"--variants", "variants"}, {"--layers", "layers"}, {"--batch", "batches"},     {"--layout", "layouts"},
         {"--memory", "memory"},     {"--axis", "axes"},     {"--check", "check"},       {"--samples", "samples"},
         {"--warmup", "warmup"},     {"--repeats", "repeats"}, {"--csv", "csv"},         {"--table", "table"},
-        {"--host-copy-repeats", "host_copy_repeats"},       {"--kernels-csv", "kernels_csv"}, {"--quiet", "(always on)"},
+        {"--host-repeats", "host_repeats"},       {"--kernels-csv", "kernels_csv"}, {"--quiet", "(always on)"},
         {"--input-scale", "input_scale"},                   {"--weight-scale", "weight_scale"},
     };
     check_flags(f, "flags", s.flags, allowed, typed);
@@ -737,7 +738,7 @@ Plan parse_plan(std::string_view text, const std::string& source, const fs::path
         case StepKind::sweep:
             step.body = read_sweep(with({"csv", "table", "variants", "layers", "batches", "layouts", "memory", "axes",
                                          "check", "samples", "input_scale", "weight_scale", "warmup", "repeats",
-                                         "host_copy_repeats", "kernels_csv", "flags"}),
+                                         "host_repeats", "kernels_csv", "flags"}),
                                    root, golden, outs);
             break;
         case StepKind::profile:
@@ -806,7 +807,7 @@ std::vector<std::string> sweep_command_line(const SweepStep& s) {
         v.insert(v.end(), {"--input-scale", data_scale_string(s.scales.input), "--weight-scale",
                            data_scale_string(s.scales.weights)});
     v.insert(v.end(), {"--warmup", std::to_string(s.warmup), "--repeats", std::to_string(s.repeats)});
-    if (s.host_copy_repeats) v.insert(v.end(), {"--host-copy-repeats", std::to_string(*s.host_copy_repeats)});
+    if (s.host_repeats) v.insert(v.end(), {"--host-repeats", std::to_string(*s.host_repeats)});
     v.insert(v.end(), s.flags.begin(), s.flags.end());
     if (!s.kernels_csv.empty()) v.insert(v.end(), {"--kernels-csv", (s.out_dir / s.kernels_csv).string()});
     v.insert(v.end(), {"--csv", (s.out_dir / s.csv).string(), "--quiet"});

@@ -83,7 +83,7 @@ struct SweepStep {
     DataScales scales;                         // --input-scale, --weight-scale (default 1 and 1)
     int warmup = 3;
     int repeats = 20;
-    std::optional<int> host_copy_repeats;      // --host-copy-repeats: h2d/d2h/total over fewer repeats
+    std::optional<int> host_repeats;      // --host-repeats: h2d/d2h/total over fewer repeats
     std::string kernels_csv;                   // --kernels-csv (with --profile among the flags); a file name
     std::vector<std::string> flags;            // further sweep options, checked against an allow-list
 };
