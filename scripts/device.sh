@@ -18,6 +18,8 @@
 # Environment:
 #   OUT                where everything goes (default out/)
 #   BUILD_DIR          the build folder (default build-device)
+#   PREBUILT           set: the build steps are skipped and the programs already in BUILD_DIR
+#                      run (a build carried from a machine without a GPU, made from this tree)
 #   CONVSTUDY_GIT_REV  the revision CSV rows record (the device tool copies the tree without
 #                      .git); default: git describe here, else "unknown" with a warning
 # Exit status: 0 when every step succeeded, 1 when one failed, 2 for a bad plan or usage.
@@ -62,8 +64,13 @@ configure=()
 eval "configure=($boot)"
 configure+=(-B "$BUILD_DIR")
 t=$(date +%s)
-stamp "bootstrap: ${configure[*]}; build convstudy"
-if ! { "${configure[@]}" && cmake --build "$BUILD_DIR" --parallel --target convstudy; } >>"$OUT/build.log" 2>&1; then
+if [[ -n ${PREBUILT:-} ]]; then
+    # A build made elsewhere from this same tree (e.g. on a machine without a GPU, with the
+    # plan's preset) and carried here: its programs run as they are; the build steps are skipped.
+    [[ -x $BUILD_DIR/convstudy ]] || { stamp "device: PREBUILT is set but $BUILD_DIR/convstudy is missing"; exit 2; }
+    stamp "bootstrap: PREBUILT: the programs in $BUILD_DIR as carried ($("$BUILD_DIR/convstudy" --version))"
+elif ! { stamp "bootstrap: ${configure[*]}; build convstudy"
+         "${configure[@]}" && cmake --build "$BUILD_DIR" --parallel --target convstudy; } >>"$OUT/build.log" 2>&1; then
     tail_indented "$OUT/build.log" 30
     stamp "device: the bootstrap build FAILED ($(($(date +%s) - t))s); its log: $OUT/build.log"
     exit 1
@@ -97,8 +104,13 @@ for line in "${lines[@]}"; do
     eval "words=($line)"
     idx=${words[0]} kind=${words[1]} log=${words[2]} limit=${words[3]}
     cmd=("${words[@]:4}")
+    if [[ $kind == build && -n ${PREBUILT:-} ]]; then
+        [[ $idx != "$cur" ]] && stamp "step $idx (build): skipped, PREBUILT"
+        cur=$idx prev_kind="" prev_log=""
+        continue
+    fi
     if [[ $idx != "$cur" ]]; then
-        [[ -n $cur ]] && finish_step "$prev_kind" "$prev_log"
+        [[ -n $cur && -n $prev_kind ]] && finish_step "$prev_kind" "$prev_log"
         cur=$idx
         step_t0=$(date +%s)
         nsteps=$((nsteps + 1))
@@ -126,7 +138,7 @@ for line in "${lines[@]}"; do
         exit 1
     fi
 done
-finish_step "$prev_kind" "$prev_log"
+[[ -n $prev_kind ]] && finish_step "$prev_kind" "$prev_log"
 stamp "device: plan $(basename "$PLAN"): all $nsteps steps done in $(($(date +%s) - plan_t0))s; files in $OUT:"
 find "$OUT" -maxdepth 1 -type f -printf '    %f (%s bytes)\n' | sort
 exit 0
