@@ -9,7 +9,7 @@
 // fp32's ceiling is cuBLAS SGEMM at the FMA rate; the copy counts the bytes read and written.
 // Measured on the H200 (two runs, plots/h200/cudnn_graph_check/check_h200_run*.log): fp32
 // 51.3, tf32 412.3, fp16 761-766, bf16 794-799 TFLOP/s, copy 4254 GB/s; 0.4 s for all five.
-// gemm_ceiling_ms, conv2 N=128: fp32 2.47-2.50 ms (46 TFLOP/s), tf32 0.376-0.379, fp16
+// im2col_gemm_ms, conv2 N=128: fp32 2.47-2.50 ms (46 TFLOP/s), tf32 0.376-0.379, fp16
 // 0.176-0.178 (650 TFLOP/s), bf16 0.171-0.172; runs agree within 1.5%.
 #include "ceilings.hpp"
 
@@ -249,7 +249,7 @@ Ceilings measure_ceilings(DeviceContext& ctx) {
     return c;
 }
 
-double gemm_ceiling_ms(DeviceContext& ctx, Precision p, int M, long long Ncols, int K) {
+double im2col_gemm_ms(DeviceContext& ctx, Precision p, int M, long long Ncols, int K) {
     using Key = std::tuple<int, int, int, long long, int>;
     static std::map<Key, double> cache;
     std::lock_guard<std::mutex> lock(g_mutex);

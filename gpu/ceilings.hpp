@@ -1,7 +1,8 @@
 // Ceilings measured on the device in the same run as the rows they judge (gpu/ceilings.cu):
 // the cuBLAS GEMM rate of each precision class and the device-to-device copy bandwidth
 // (pct_peak and the roofline use them), and the cuBLAS GEMM of one layer's im2col shape
-// (gemm_ceiling_ms: what an implicit GEMM of that layer could reach).
+// (im2col_gemm_ms: cuBLAS on the explicit im2col GEMM, a reference and not a ceiling: it
+// streams the im2col matrix, which an implicit GEMM never builds).
 //
 // What each measures:
 //   fp32  cublasGemmEx, float A/B/C, CUBLAS_COMPUTE_32F with CUBLAS_DEFAULT_MATH: FMA SGEMM,
@@ -15,7 +16,7 @@
 //   which draw less power on them), 2 warm-ups then the median of 7, 2*M*N*K / time.
 //   copy_gbs: cudaMemcpyAsync device-to-device of 1 GiB, median of 9, (bytes read + bytes
 //   written) / time / 1e9.
-//   gemm_ceiling_ms: C (M x Ncols) = W (M x K) * col (K x Ncols), Ncols = N*E*F, row-major
+//   im2col_gemm_ms: C (M x Ncols) = W (M x K) * col (K x Ncols), Ncols = N*E*F, row-major
 //   as cublas_im2col.cu calls it, in the class's types above; L2 flushed before every
 //   sample like the harness's repeats, 2 warm-ups, median of 9. NaN when the matrices do not
 //   fit in device memory (large batches).
@@ -36,6 +37,6 @@ Ceilings measure_ceilings(DeviceContext& ctx);
 
 // Median time (ms) of the cuBLAS GEMM M x K by K x Ncols in the precision class (fp16acc as
 // fp16), on random data; cached per device, shape and class. NaN when it cannot run.
-double gemm_ceiling_ms(DeviceContext& ctx, Precision p, int M, long long Ncols, int K);
+double im2col_gemm_ms(DeviceContext& ctx, Precision p, int M, long long Ncols, int K);
 
 }  // namespace cs::gpu

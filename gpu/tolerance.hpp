@@ -99,7 +99,7 @@ namespace cs::gpu {
 
 // ---- what a precision class counts as --------------------------------------------------
 // A row is measured against others of its anchor class (ours_over_cudnn: the fastest cuDNN row of
-// that class) and its ceiling class (peak_tflops, pct_peak, gemm_ceiling_ms: the cuBLAS GEMM
+// that class) and its ceiling class (peak_tflops, pct_peak, im2col_gemm_ms: the cuBLAS GEMM
 // of that class). fp16acc (half accumulation) has no cuDNN or cuBLAS counterpart of its own:
 // it counts as fp16 (half operands and output) for both. Every other class is its own. These
 // two functions are the only place the rule is written: the sweep writes both classes into

@@ -104,7 +104,7 @@ RunMeta meta_for(double fp16_peak, double copy_gbs) {
     return m;
 }
 
-// Rows of a synthetic sweep: PASS with made-up times, a few SKIPs, GEMM ceilings per
+// Rows of a synthetic sweep: PASS with made-up times, a few SKIPs, im2col GEMM references per
 // (layer, N, precision), as run_one and the sweep would fill them.
 std::vector<Row> make_rows(const std::vector<SweepItem>& items, double gemm_scale) {
     std::vector<Row> rows;
@@ -130,7 +130,7 @@ std::vector<Row> make_rows(const std::vector<SweepItem>& items, double gemm_scal
             const double ms = 0.05 + double(h % 100003) / 100003.0 * 3.0;
             r.result.kernel = gpu::Stat{ms, ms * 0.98, ms * 1.07, 20};
             r.result.total = gpu::Stat{ms * 4, ms * 3.9, ms * 4.2, 20};
-            r.gemm_ceiling_ms = gemm_scale * (0.1 + 0.001 * double(it.N) + 0.01 * double(r.precision.size()));
+            r.im2col_gemm_ms = gemm_scale * (0.1 + 0.001 * double(it.N) + 0.01 * double(r.precision.size()));
         }
         r.cpu_ms = 100.0;
         rows.push_back(std::move(r));

@@ -243,7 +243,7 @@ def winners(csv=None, classes=",".join(summary.CLASSES)):
 
 def gemmref(csv=None, N="128"):
     """The fastest of ours and cuDNN per class and layer over cuBLAS on the explicit im2col GEMM
-    of the layer (the `gemm_ceiling_ms` column of the row's class: a reference, not a ceiling)."""
+    of the layer (the `im2col_gemm_ms` column (`gemm_ceiling_ms` before 0.2.0) of the row's class: a reference, not a ceiling)."""
     d, n = data(csv), int(N)
     body = []
     for cls in summary.CLASSES:
@@ -252,7 +252,7 @@ def gemmref(csv=None, N="128"):
             row = [f"{cls}, {'fastest of ours' if side == 'ours' else 'cuDNN'}"]
             for c in cs:
                 r, ms = getattr(c, side), getattr(c, side + "_ms")
-                row.append(f"{ms / r['gemm_ceiling_ms']:.3g}" if r and r.get("gemm_ceiling_ms") else "—")
+                row.append(f"{ms / (r.get('im2col_gemm_ms') or r['gemm_ceiling_ms']):.3g}" if r and (r.get("im2col_gemm_ms") or r.get("gemm_ceiling_ms")) else "—")
             body.append(row)
     return (table(["row / cuBLAS on the im2col GEMM"] + d.layers, body) + f"\nKernel time at N={n} over the "
             f"cuBLAS GEMM of the layer's im2col shape in the same class, timed in the same run (below 1 = faster than "

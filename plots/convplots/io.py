@@ -24,7 +24,7 @@ NUMERIC = ["max_abs_err", "max_rel_err", "rel_l2_err", "threshold", "kernel_ms",
            "cpu_onednn_ms", "speedup_kernel", "speedup_total", "vs_cudnn", "gflop", "tflops",
            "pct_peak", "peak_tflops", "workspace_bytes", "device_bytes",
            # newer columns (absent from older CSVs: None)
-           "total_min_ms", "total_max_ms", "convert_ms", "vs_cudnn_best", "gemm_ceiling_ms", "copy_gbs",
+           "total_min_ms", "total_max_ms", "convert_ms", "vs_cudnn_best", "gemm_ceiling_ms", "im2col_gemm_ms", "copy_gbs",
            "kernel_p10_ms", "kernel_p90_ms", "total_p10_ms", "total_p90_ms", "search_ms",
            "ours_over_cudnn", "ours_over_cudnn_any_layout", "cudnn_retime_ms", "sm_clock_mhz_start",
            "sm_clock_mhz_end", "power_w_start", "power_w_end"]

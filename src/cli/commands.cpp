@@ -294,16 +294,18 @@ bool declares(const gpu::Variant& v, gpu::Layout l) {
 }
 
 // The cuBLAS GEMM of the layer's im2col shape (M x K by K x N*E*F) in a precision class:
-// the ceiling of an implicit GEMM, measured in the same run. Empty when it cannot run.
-std::optional<double> gemm_ceiling(gpu::DeviceContext& ctx, const std::string& precision, const Layer& l,
+// cuBLAS on the explicit im2col GEMM of the layer (M x K by K x N*E*F) in a precision class: a
+// reference, not a ceiling (it streams the im2col matrix, which an implicit GEMM never builds),
+// measured in the same run. Empty when it cannot run.
+std::optional<double> im2col_gemm_reference(gpu::DeviceContext& ctx, const std::string& precision, const Layer& l,
                                    std::int64_t N) {
     const auto p = gpu::parse_precision(precision);
     if (!p) return std::nullopt;
     try {
-        const double ms = gpu::gemm_ceiling_ms(ctx, gpu::ceiling_class(*p), l.M, N * l.E() * l.F(), l.C * l.R * l.S);
+        const double ms = gpu::im2col_gemm_ms(ctx, gpu::ceiling_class(*p), l.M, N * l.E() * l.F(), l.C * l.R * l.S);
         if (std::isfinite(ms) && ms > 0) return ms;
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "warning: no GEMM ceiling for %s N=%lld %s: %s\n", l.name.c_str(),
+        std::fprintf(stderr, "warning: no cuBLAS im2col GEMM reference for %s N=%lld %s: %s\n", l.name.c_str(),
                      static_cast<long long>(N), precision.c_str(), e.what());
         (void)cudaGetLastError();
     }
@@ -745,7 +747,7 @@ int cmd_run(RunArgs a, bool profiling = false) {
     Row row = run_one(*ctx, *ref.variant, mode, layout, d, opt, config);
     if (!a.profile_target) save_engine_choices(choices);
     if (ceilings && row.result.status == gpu::Status::pass)
-        row.gemm_ceiling_ms = gemm_ceiling(*ctx, row.precision, layer, a.batch);
+        row.im2col_gemm_ms = im2col_gemm_reference(*ctx, row.precision, layer, a.batch);
     std::printf("%s\n", summary_line(row).c_str());
     if (!row.result.detail.empty()) std::printf("  plan: %s\n", row.result.detail.c_str());
     std::optional<ProfileSummary> prof;
@@ -957,14 +959,14 @@ int cmd_sweep(const SweepArgs& a) {
                              fatal_reason.c_str(), a.csv.c_str(), rows.size());
                 return kExitFail;
             }
-            // The GEMM ceiling of each precision class that ran on this (layer, N).
+            // The cuBLAS im2col GEMM reference of each precision class that ran on this (layer, N).
             std::map<std::string, std::optional<double>> ceiling;
             for (std::size_t i = first_row; timed && i < rows.size(); ++i) {
                 auto& row = rows[i];
                 if (row.result.status != gpu::Status::pass) continue;
                 auto it = ceiling.find(row.precision);
-                if (it == ceiling.end()) it = ceiling.emplace(row.precision, gemm_ceiling(*ctx, row.precision, *l, N)).first;
-                row.gemm_ceiling_ms = it->second;
+                if (it == ceiling.end()) it = ceiling.emplace(row.precision, im2col_gemm_reference(*ctx, row.precision, *l, N)).first;
+                row.im2col_gemm_ms = it->second;
             }
             save_engine_choices(choices);
             // --profile: each PASS row again under ncu (a process of its own per row).

@@ -186,13 +186,13 @@ MergeResult merge_tables(const std::vector<CsvTable>& parts) {
     if (std::isfinite(copy) && copy_low != copy)
         m.notes.push_back("the device copy bandwidth differed between the parts (" + csv_number(copy_low) + " to " +
                           csv_number(copy) + " GB/s): every row now uses the highest");
-    // The GEMM ceiling of each (layer, N, precision): the fastest measured.
+    // The cuBLAS im2col GEMM reference of each (layer, N, precision): the fastest measured.
     std::map<std::string, double> gemm;
     auto gkey = [&](const std::vector<std::string>& r) {
         return get(r, "layer") + "|" + get(r, "N") + "|" + get(r, "precision");
     };
     for (const auto& r : rows) {
-        const double g = number(get(r, "gemm_ceiling_ms"));
+        const double g = number(get(r, "im2col_gemm_ms"));
         if (std::isfinite(g)) gemm[gkey(r)] = gemm.count(gkey(r)) ? std::min(gemm[gkey(r)], g) : g;
     }
     for (auto& r : rows) {
@@ -207,8 +207,8 @@ MergeResult merge_tables(const std::vector<CsvTable>& parts) {
         }
         if (std::isfinite(number(get(r, "copy_gbs"))) && number(get(r, "copy_gbs")) != copy)
             set(r, "copy_gbs", csv_number(copy));
-        const double g = number(get(r, "gemm_ceiling_ms"));
-        if (std::isfinite(g) && g != gemm[gkey(r)]) set(r, "gemm_ceiling_ms", csv_number(gemm[gkey(r)]));
+        const double g = number(get(r, "im2col_gemm_ms"));
+        if (std::isfinite(g) && g != gemm[gkey(r)]) set(r, "im2col_gemm_ms", csv_number(gemm[gkey(r)]));
     }
     out.rows = std::move(rows);
     return m;

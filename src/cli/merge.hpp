@@ -8,7 +8,7 @@
 // that depend on other rows are recomputed over the merged set with the sweep's own code:
 // ours_over_cudnn and ours_over_cudnn_any_layout (fill_ours_over_cudnn: the fastest cuDNN row may have run in another
 // shard); each precision class's ceiling (peak_tflops, and pct_peak with it) becomes the
-// highest any part measured, the device copy bandwidth likewise, and the GEMM ceiling of a
+// highest any part measured, the device copy bandwidth likewise, and the cuBLAS im2col GEMM reference of a
 // (layer, N, precision) the fastest measured: one value each, as one process has. Rows are
 // put in sweep order (N, layer, registry order, memory mode, layout).
 #pragma once

@@ -29,7 +29,7 @@ const std::vector<std::string>& csv_columns() {
         "streams", "chunks", "overlap",
         "cpu_ms", "cpu_threads", "cpu_model", "cpu_onednn_ms",
         "speedup_kernel", "speedup_total", "ours_over_cudnn", "ours_over_cudnn_any_layout",
-        "gflop", "tflops", "pct_peak", "peak_tflops", "gemm_ceiling_ms", "copy_gbs",
+        "gflop", "tflops", "pct_peak", "peak_tflops", "im2col_gemm_ms", "copy_gbs",
         "workspace_bytes", "device_bytes",
         "checked_runs", "recheck_ms", "host_repeats", "timing_order_seed", "sm_clock_mhz_start", "sm_clock_mhz_end", "power_w_start",
         "power_w_end", "cudnn_version", "cudnn_retime_ms", "detail"};
@@ -95,7 +95,7 @@ std::vector<std::string> csv_fields(const RunMeta& m, const Row& row) {
         pass ? num(row.cpu_ms / kernel) : "", pass ? num(row.cpu_ms / total) : "",
         row.ours_over_cudnn && pass ? num(*row.ours_over_cudnn) : "", row.ours_over_cudnn_any_layout && pass ? num(*row.ours_over_cudnn_any_layout) : "",
         num(gflop), num(tflops), pass && peak > 0 ? num(100.0 * tflops / peak) : "", peak > 0 ? num(peak) : "",
-        row.gemm_ceiling_ms ? num(*row.gemm_ceiling_ms) : "", m.copy_gbs > 0 ? num(m.copy_gbs) : "",
+        row.im2col_gemm_ms ? num(*row.im2col_gemm_ms) : "", m.copy_gbs > 0 ? num(m.copy_gbs) : "",
         std::to_string(r.workspace_bytes), std::to_string(r.device_bytes),
         r.checked_runs ? std::to_string(r.checked_runs) : "", r.checked_runs > 1 ? num(r.recheck_ms) : "", r.kernel.count ? std::to_string(r.host_repeats) : "",
         r.order_seed ? std::to_string(r.order_seed) : "", num(r.sm_clock_mhz_start), num(r.sm_clock_mhz_end),

@@ -46,7 +46,7 @@ struct Row {
     std::optional<double> ours_over_cudnn, ours_over_cudnn_any_layout;
     // cuBLAS on the explicit im2col GEMM of the layer in the row's precision class, this run (ms):
     // a reference, not a ceiling (it streams the im2col matrix; an implicit GEMM need not).
-    std::optional<double> gemm_ceiling_ms;
+    std::optional<double> im2col_gemm_ms;
     // cuDNN rows whose median strayed from their own engine search's: the median of a re-time in a
     // fresh process (ms), when the sweep re-timed it.
     std::optional<double> cudnn_retime_ms;
