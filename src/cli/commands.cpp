@@ -293,7 +293,6 @@ bool declares(const gpu::Variant& v, gpu::Layout l) {
     return std::find(v.layouts.begin(), v.layouts.end(), l) != v.layouts.end();
 }
 
-// The cuBLAS GEMM of the layer's im2col shape (M x K by K x N*E*F) in a precision class:
 // cuBLAS on the explicit im2col GEMM of the layer (M x K by K x N*E*F) in a precision class: a
 // reference, not a ceiling (it streams the im2col matrix, which an implicit GEMM never builds),
 // measured in the same run. Empty when it cannot run.
