@@ -129,7 +129,7 @@ TEST_CASE("a bad plan is refused naming the file, the step and the field", "[pla
         {R"({"kind": "sweep", "csv": "a.csv", "check": "sampled", "table": "no/such/table.json"})",
          {"step 1 (sweep): 'table': no file 'no/such/table.json'"}},
         {R"({"kind": "sweep", "csv": "a.csv", "check": "sampled", "table": "vgg"})",
-         {"step 1 (sweep): 'table': 'vgg' is neither the built-in table"}},
+         {"step 1 (sweep): 'table': 'vgg' is neither a built-in table"}},
         {R"({"kind": "sweep", "csv": "a.csv", "check": "sampled", "layouts": ["nwhc"]})",
          {"step 1 (sweep): 'layouts': unknown layout 'nwhc'"}},
         {R"({"kind": "sweep", "csv": "a.csv", "check": "sampled", "memory": ["paged"]})",

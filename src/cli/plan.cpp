@@ -188,16 +188,23 @@ std::string out_name(const Fields& f, const std::string& key, const std::string&
     return s;
 }
 
+std::string join_names(const std::vector<std::string>& v) {
+    std::string out;
+    for (const auto& x : v) out += (out.empty() ? "'" : ", '") + x + "'";
+    return out;
+}
+
 TableRef read_table(const Fields& f, const fs::path& root) {
     TableRef t;
     const std::string spec = f.str("table", default_layer_table().name);
-    if (spec == default_layer_table().name) {
-        t.table = default_layer_table();
+    if (const LayerTable* b = find_builtin_layer_table(spec)) {
+        t.table = *b;
+        if (spec != default_layer_table().name) t.path = spec;  // --table NAME selects it again
         return t;
     }
     if (spec.find('/') == std::string::npos && spec.find(".json") == std::string::npos)
-        f.where().fail("table", "'" + spec + "' is neither the built-in table ('" + default_layer_table().name +
-                                    "') nor a JSON file (a path from the repository root)");
+        f.where().fail("table", "'" + spec + "' is neither a built-in table (" + join_names(builtin_layer_table_names()) +
+                                    ") nor a JSON file (a path from the repository root)");
     const fs::path p = root / spec;
     if (!fs::is_regular_file(p)) f.where().fail("table", "no file '" + spec + "' under " + root.string());
     try {
