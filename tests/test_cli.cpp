@@ -112,7 +112,7 @@ TEST_CASE("help for the program and each command", "[cli]") {
     CHECK(v.code == 0);
 }
 
-TEST_CASE("--version prints the version of the project() line in CMakeLists.txt", "[cli]") {
+TEST_CASE("the version --version prints is the project() line's in CMakeLists.txt", "[cli]") {
     std::ifstream f(std::filesystem::path(CS_SOURCE_DIR) / "CMakeLists.txt");
     std::stringstream text;
     text << f.rdbuf();
