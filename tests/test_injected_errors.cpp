@@ -32,6 +32,7 @@
 // smallest dropped tap each class catches on each layer) is what README "Tests and checks"
 // and tolerance.hpp quote.
 #include "catch.hpp"
+#include "chain_emulation.hpp"
 
 #include "conv_ref.hpp"
 #include "datagen.hpp"
@@ -51,32 +52,11 @@ using cs::gpu::Precision;
 
 namespace {
 
-// ---- rounding to the formats, by bit manipulation (no dependence on compiler flags) ----
-
-// Keeps `keep` of float's 23 mantissa bits: round to nearest even, or truncate.
-float round_mantissa(float v, int keep, bool truncate) {
-    std::uint32_t u;
-    std::memcpy(&u, &v, 4);
-    const int drop = 23 - keep;
-    if (!truncate) u += (std::uint32_t(1) << (drop - 1)) - 1u + ((u >> drop) & 1u);
-    u &= ~((std::uint32_t(1) << drop) - 1u);
-    std::memcpy(&v, &u, 4);
-    return v;
-}
-
-// IEEE binary16, round to nearest even, subnormals included (no value here reaches 65504).
-double round_half(double v) {
-    if (std::fabs(v) < 0x1p-14) return std::nearbyint(v * 0x1p24) * 0x1p-24;
-    std::uint64_t u;
-    std::memcpy(&u, &v, 8);
-    constexpr int drop = 52 - 10;
-    u += (std::uint64_t(1) << (drop - 1)) - 1u + ((u >> drop) & 1u);
-    u &= ~((std::uint64_t(1) << drop) - 1u);
-    std::memcpy(&v, &u, 8);
-    return v;
-}
-
-float round_bf16(float v) { return round_mantissa(v, 7, false); }
+// ---- rounding to the formats: cpu_ref/chain_emulation.hpp's (round_mantissa, round_half,
+// round_bf16), the same bit manipulation the chain's emulation uses ----
+using cs::emu::round_bf16;
+using cs::emu::round_half;
+using cs::emu::round_mantissa;
 
 // ---- the emulated classes ------------------------------------------------------------
 
