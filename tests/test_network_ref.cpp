@@ -271,7 +271,7 @@ TEST_CASE("one post-op element in double matches the chain's stored output", "[n
     }
 }
 
-TEST_CASE("bias data: uniform in [-0.5, 0.5) times the output scale 1/sqrt(3), its own stream", "[network_ref][datagen]") {
+TEST_CASE("bias data: uniform from -0.5 (included) to 0.5 (excluded) times the output scale 1/sqrt(3), its own stream", "[network_ref][datagen]") {
     CHECK(cs::kOutputScale == Approx(1 / std::sqrt(3.0)).epsilon(1e-15));
     CHECK(cs::bias_scale() == float(0.5 / std::sqrt(3.0)));
     // The output scale is the standard deviation of a conv output (all taps inside) for the
