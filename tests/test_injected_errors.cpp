@@ -60,7 +60,9 @@ using cs::emu::round_mantissa;
 
 // ---- the emulated classes ------------------------------------------------------------
 
-enum class Operand { f32, tf32_rn, tf32_rz, f16, bf16 };
+// The operand formats and their rounding are the chain emulation's (cpu_ref/chain_emulation.hpp).
+using cs::emu::Operand;
+using cs::emu::round_operand;
 enum class Accum { f32, f16_partials, f16 };
 enum class Output { f32, f16, bf16 };
 
@@ -81,17 +83,6 @@ const Emulation kEmulations[] = {
     {"bf16", Precision::bf16, Operand::bf16, Accum::f32, Output::bf16},
     {"fp16acc", Precision::fp16acc, Operand::f16, Accum::f16, Output::f16},
 };
-
-float round_operand(Operand o, float v) {
-    switch (o) {
-        case Operand::f32: return v;
-        case Operand::tf32_rn: return round_mantissa(v, 10, false);
-        case Operand::tf32_rz: return round_mantissa(v, 10, true);
-        case Operand::f16: return float(round_half(v));
-        case Operand::bf16: return round_bf16(v);
-    }
-    return v;
-}
 
 float round_output(Output o, double v) {
     switch (o) {
