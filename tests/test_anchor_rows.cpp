@@ -251,3 +251,23 @@ TEST_CASE("the CSV records the robust spread of the repeats and the seed", "[res
     CHECK(field(r, "kernel_p10_ms", meta).empty());
     CHECK(std::stod(field(r, "search_ms", meta)) == Approx(0.0627));  // the search ran all the same
 }
+
+TEST_CASE("cudnn_process columns: the median, min and max over the processes a cuDNN row PASSed in",
+          "[results][anchors]") {
+    Row r = make_row("conv5", 128, "cudnn-bf16", "cudnn", "bf16", "pageable", 0.0755);
+    CHECK(field(r, "cudnn_processes").empty());  // a sweep of one process: no columns
+    CHECK(field(r, "cudnn_process_ms").empty());
+    set_cudnn_processes(r, {});
+    CHECK(field(r, "cudnn_processes").empty());
+    // this process's glitch (0.0755) is outvoted by two fresh processes
+    set_cudnn_processes(r, {0.0755, 0.0601, 0.0610});
+    CHECK(field(r, "cudnn_processes") == "3");
+    CHECK(std::stod(field(r, "cudnn_process_ms")) == Approx(0.0610));
+    CHECK(std::stod(field(r, "cudnn_process_min_ms")) == Approx(0.0601));
+    CHECK(std::stod(field(r, "cudnn_process_max_ms")) == Approx(0.0755));
+    // a child process that failed: the row rests on two, and says so
+    Row two = make_row("conv5", 128, "cudnn-bf16", "cudnn", "bf16", "pageable", 0.0755);
+    set_cudnn_processes(two, {0.07, 0.06});
+    CHECK(field(two, "cudnn_processes") == "2");
+    CHECK(std::stod(field(two, "cudnn_process_ms")) == Approx(0.065));
+}

@@ -262,7 +262,7 @@ TEST_CASE("convstudy plan check and plan steps", "[plans][cli]") {
     CHECK(steps.code == 0);
     CHECK_HAS(steps.out, "0 build build.log 0 cmake --preset device -B bd\n");
     CHECK_HAS(steps.out, "2 sweep step02-sweep.log 0 bd/convstudy sweep --variants all --batch 1,32,128 --layout "
-                         "nchw,nhwc --memory pageable --check golden --warmup 3 --repeats 20 --host-repeats 3 --csv "
+                         "nchw,nhwc --memory pageable --check golden --warmup 3 --repeats 20 --host-repeats 3 --cudnn-processes 3 --csv "
                          "res/reference.csv --quiet\n");
     CHECK(cli("plan steps " + bad.string() + " --root " + kRoot.string()).code == 2);
     CHECK(cli("plan").code == 2);

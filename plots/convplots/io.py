@@ -27,7 +27,8 @@ NUMERIC = ["max_abs_err", "max_rel_err", "rel_l2_err", "threshold", "kernel_ms",
            "total_min_ms", "total_max_ms", "convert_ms", "vs_cudnn_best", "gemm_ceiling_ms", "im2col_gemm_ms", "copy_gbs",
            "kernel_p10_ms", "kernel_p90_ms", "total_p10_ms", "total_p90_ms", "search_ms",
            "ours_over_cudnn", "ours_over_cudnn_any_layout", "cudnn_retime_ms", "sm_clock_mhz_start",
-           "sm_clock_mhz_end", "power_w_start", "power_w_end"]
+           "sm_clock_mhz_end", "power_w_start", "power_w_end", "cudnn_processes", "cudnn_process_ms",
+           "cudnn_process_min_ms", "cudnn_process_max_ms"]
 # library rows: the anchors and ceilings, never "ours"
 LIBRARY_FAMILIES = ("cudnn", "cudnn-legacy", "cublas")
 DPI = 110

@@ -4,8 +4,9 @@ cuDNN, as ours / cuDNN kernel time (below 1: ours is faster).
 A row's class is its `anchor_class` column (classes.py: decided once in C++). "Ours" is every
 family but the libraries (io.LIBRARY_FAMILIES). "cuDNN" is the faster of `cudnn-<class>` and
 `cudnn-<class>-s2d` (conv1 rearranged by space-to-depth so that cuDNN sees a stride-1
-problem); a cuDNN row's time is the faster of its `kernel_ms` and its re-time in a fresh
-process (`cudnn_retime_ms`, where the CSV has it). A cell whose cuDNN row strayed more than
+problem); a cuDNN row's time is the median over the processes that timed it
+(`cudnn_process_ms`: the sweep's `--cudnn-processes`), shown with its spread; in a CSV without
+it, the faster of its `kernel_ms` and its re-time in a fresh process (`cudnn_retime_ms`). A cell whose cuDNN row strayed more than
 STRAY from its own engine-search median (`search_ms`) is marked. Ratios are computed here
 from kernel_ms, never read from the CSV's ratio columns (whose direction changed once).
 
@@ -22,9 +23,26 @@ MARK = "†"
 
 
 def cudnn_ms(r):
-    """A cuDNN row's time: the faster of its timing and its re-time, where it was re-timed."""
+    """A cuDNN row's time: its median over processes, else the faster of its timing and its
+    re-time, where it was re-timed."""
+    if r.get("cudnn_process_ms"):
+        return r["cudnn_process_ms"]
     t, rt = r["kernel_ms"], r.get("cudnn_retime_ms")
     return min(t, rt) if rt else t
+
+
+def spread(rows):
+    """Half the min-max range over processes of the rows' summed cuDNN times, relative to the
+    summed medians; None where a row was timed in one process only."""
+    if not rows or any(not r.get("cudnn_process_ms") or (r.get("cudnn_processes") or 0) < 2 for r in rows):
+        return None
+    lo, hi = sum(r["cudnn_process_min_ms"] for r in rows), sum(r["cudnn_process_max_ms"] for r in rows)
+    return (hi - lo) / 2 / sum(r["cudnn_process_ms"] for r in rows)
+
+
+def spread_text(rows):
+    s = spread(rows)
+    return "" if s is None else f" ±{100 * s:.1f}%"
 
 
 def strayed(r):
@@ -71,7 +89,7 @@ def total(d, cls, n, layouts=LAYOUTS):
     cs = [cell(d, cls, l, n, layouts) for l in d.layers]
     if not all(c.ratio for c in cs):
         return None
-    return sum(c.ours_ms for c in cs), sum(c.cudnn_ms for c in cs)
+    return sum(c.ours_ms for c in cs), sum(c.cudnn_ms for c in cs), [c.cudnn for c in cs]
 
 
 def classes_of(d):
@@ -119,14 +137,14 @@ def table(d, pytorch=None):
             row = [cls, str(n)]
             for l in d.layers:
                 c = cell(d, cls, l, n)
-                txt = "—" if c.ratio is None else f"{c.ratio:.3g}" + (" s2d" if c.s2d else "")
+                txt = "—" if c.ratio is None else f"{c.ratio:.3g}" + (" s2d" if c.s2d else "") + spread_text([c.cudnn])
                 if c.ratio is not None and c.strayed:
                     txt += f" {MARK}"
                     marked.append((cls, l, n, c.cudnn))
                 row.append(txt)
             for lays in (LAYOUTS, ("nhwc",), ("nchw",)):
                 t = total(d, cls, n, lays)
-                row.append(ratio_text(*t) if t else "—")
+                row.append(ratio_text(t[0], t[1]) + spread_text(t[2]) if t else "—")
             if pytorch:
                 t, p = total(d, cls, n), pytorch_total(pytorch, cls, n, d.layers)
                 row.append(ratio_text(t[0], p) if t and p else "—")
@@ -134,6 +152,10 @@ def table(d, pytorch=None):
     out += ["", "Cells: ours / cuDNN kernel time, below 1 = ours faster; ours = the fastest of our PASS rows of "
             "the class, cuDNN = the faster of `cudnn-<class>` and `cudnn-<class>-s2d` (`s2d`: the space-to-depth "
             "row was the faster), each side in its own fastest layout per layer unless the column says otherwise."]
+    k = sorted({r["cudnn_processes"] for r in d.rows if ok(r) and r.get("cudnn_processes")})
+    if k:
+        out.append(f"cuDNN's times are medians over {'/'.join(map(str, k))} processes; ± is half their min-max range "
+                   "over those processes, relative (cuDNN's side of the cell).")
     for cls, l, n, r in marked:
         rt = r.get("cudnn_retime_ms")
         out.append("")

@@ -706,6 +706,30 @@ void retime_strays(std::vector<Row>& rows, const TableOpt& table, const std::str
     }
 }
 
+// The options a child `convstudy sweep` needs to repeat this one's rows: the same data, check
+// and timing options (the round-robin seed is the caller's).
+std::vector<std::string> repeat_options(const CheckOpts& c, const TimingOpts& t, const std::filesystem::path& choices) {
+    std::vector<std::string> v = {"--check", c.mode, "--samples", std::to_string(c.samples), "--seed",
+                                  std::to_string(c.seed), "--input-scale", c.input_scale, "--weight-scale",
+                                  c.weight_scale, "--no-cpu-timing", "--warmup", std::to_string(t.warmup),
+                                  "--repeats", std::to_string(t.repeats), "--streams", std::to_string(t.streams),
+                                  "--chunks", std::to_string(t.chunks), "--engine-choices",
+                                  choices.empty() ? "none" : choices.string()};
+    if (t.host_repeats >= 0) v.insert(v.end(), {"--host-repeats", std::to_string(t.host_repeats)});
+    if (t.no_recheck) v.push_back("--no-recheck");
+    if (t.no_cudnn_rtc) v.push_back("--no-cudnn-rtc");
+    if (t.no_flush) v.push_back("--no-flush");
+    if (t.workspace_limit_gib > 0) v.insert(v.end(), {"--workspace-limit", csv_number(t.workspace_limit_gib)});
+    return v;
+}
+
+// A cuDNN row's time in this process: the faster of its median and its re-time, where it was
+// re-timed (both are this sweep's measurements of the same row).
+double own_cudnn_ms(const Row& row) {
+    const double t = row.result.kernel.median;
+    return row.cudnn_retime_ms ? std::min(t, *row.cudnn_retime_ms) : t;
+}
+
 int cmd_run(RunArgs a, bool profiling = false) {
     check_batches({a.batch});
     const LayerTable table = a.table.load();
@@ -781,11 +805,79 @@ struct SweepArgs {
     std::string shard = "1/1";  // K/N: this process's share of the rows (shard.hpp)
     std::vector<std::string> axes;  // --axis NAME=VALUES
     bool profile = false;       // ncu counters of every PASS row (slow)
+    int cudnn_processes = 1;    // processes the cuDNN rows' times are the median over
     ProfileOptions prof;
 };
 
+// --cudnn-processes K > 1: the headline's cuDNN cells rest on K processes, not one. The
+// sweep's family-"cudnn" rows run again in K - 1 fresh `convstudy sweep` processes of their own
+// (the same layers, batches, layouts, memory modes, data, check and options; round-robin seed
+// order_seed + k), and each PASS row records the median, min and max over the processes in
+// which it PASSed (cudnn_processes, cudnn_process_ms, ..._min_ms, ..._max_ms). A child that
+// fails costs its processes, not the sweep: the rows say how many processes they rest on.
+void cudnn_process_medians(std::vector<Row>& rows, const SweepArgs& a, const std::filesystem::path& choices,
+                           Progress& progress) {
+    std::vector<std::string> names;
+    for (const auto& r : rows)
+        if (r.family == "cudnn" && std::find(names.begin(), names.end(), r.variant) == names.end())
+            names.push_back(r.variant);
+    if (names.empty() || a.cudnn_processes < 2) return;
+    auto joined = [](const std::vector<std::string>& v) {
+        std::string s;
+        for (const auto& x : v) s += (s.empty() ? "" : ",") + x;
+        return s;
+    };
+    std::vector<std::string> batches;
+    for (auto n : a.batches) batches.push_back(std::to_string(n));
+    std::map<std::string, std::vector<double>> times;  // row key -> its medians, one per process
+    auto key = [](const std::string& layer, std::int64_t N, const std::string& variant, const std::string& layout,
+                  const std::string& memory, const std::string& axes) {
+        return layer + "|" + std::to_string(N) + "|" + variant + "|" + layout + "|" + memory + "|" + axes;
+    };
+    for (const auto& r : rows)
+        if (r.family == "cudnn" && r.result.status == gpu::Status::pass)
+            times[key(r.layer.name, r.N, r.variant, r.layout, r.memory, r.result.axes)].push_back(own_cudnn_ms(r));
+    for (int k = 1; k < a.cudnn_processes; ++k) {
+        TempDir tmp;
+        const auto csv = tmp.path() / "cudnn.csv";
+        std::vector<std::string> argv = {self_path("to time the cuDNN rows in another process").string(),
+                                         "sweep", "--variants", joined(names), "--batch", joined(batches),
+                                         "--memory", joined(a.memory), "--layout", joined(a.layouts), "--csv",
+                                         csv.string(), "--golden", a.golden, "--quiet", "--no-retime",
+                                         "--order-seed", std::to_string(a.timing.order_seed + std::uint64_t(k))};
+        if (!a.layers.empty()) argv.insert(argv.end(), {"--layers", joined(a.layers)});
+        if (!a.table.path.empty()) argv.insert(argv.end(), {"--table", a.table.path});
+        const auto more = repeat_options(a.check, a.timing, choices);
+        argv.insert(argv.end(), more.begin(), more.end());
+        progress.message("timing the " + std::to_string(names.size()) + " cuDNN variants again in process " +
+                         std::to_string(k + 1) + " of " + std::to_string(a.cudnn_processes));
+        const ProcResult pr = run_process(argv, tmp.path() / "output.txt", 3600);
+        try {
+            // exit 1 (a row FAILed) still leaves the PASS rows' times
+            if (pr.timed_out || (pr.status != 0 && pr.status != kExitFail))
+                throw Error(pr.timed_out ? "timed out" : "exit status " + std::to_string(pr.status));
+            for (const auto& r : compare::read_results(csv.string()).rows) {
+                if (r.status != "PASS" || !std::isfinite(r.kernel.med)) continue;
+                auto it = times.find(key(r.layer, r.N, r.variant, r.layout, r.memory, r.axes));
+                if (it != times.end()) it->second.push_back(r.kernel.med);
+            }
+        } catch (const Error& e) {
+            progress.message("cuDNN process " + std::to_string(k + 1) + " failed (" + e.what() +
+                             "); the rows rest on the processes that ran");
+        }
+    }
+    for (auto& r : rows) {
+        if (r.family != "cudnn" || r.result.status != gpu::Status::pass) continue;
+        set_cudnn_processes(r, times[key(r.layer.name, r.N, r.variant, r.layout, r.memory, r.result.axes)]);
+    }
+}
+
 int cmd_sweep(const SweepArgs& a) {
     const Shard shard = parse_shard(a.shard);
+    if (shard.count > 1 && a.cudnn_processes > 1)
+        throw Error("--cudnn-processes " + std::to_string(a.cudnn_processes) + " with --shard " + a.shard +
+                    ": a shard's cuDNN rows cannot be repeated alone; time them over several processes in an "
+                    "unsharded sweep");
     check_batches(a.batches);
     const LayerTable table = a.table.load();
     std::vector<const Layer*> layers;
@@ -997,6 +1089,7 @@ int cmd_sweep(const SweepArgs& a) {
     if (timed && !a.timing.no_retime) {
         retime_strays(rows, a.table, a.golden, a.check, a.timing, choices, progress);
     }
+    if (timed) cudnn_process_medians(rows, a, choices, progress);
     save();
     std::size_t npass = 0, nfail = 0, nskip = 0, nunchecked = 0;
     for (const auto& r : rows) {
@@ -1118,6 +1211,10 @@ int main(int argc, char** argv) {
     s->add_option("--shard", sw.shard,
                   "K/N: run only the K-th of N equal, disjoint shares of the rows (one process per GPU or SLURM "
                   "task; join the CSVs with `convstudy merge`)");
+    s->add_option("--cudnn-processes", sw.cudnn_processes,
+                  "time the cuDNN rows again in this many processes in all (fresh `convstudy sweep` processes): "
+                  "columns cudnn_process_ms (the median over them), _min_ms, _max_ms")
+        ->check(CLI::Range(1, 9));
     s->add_flag("--profile", sw.profile,
                 "also run every PASS row under Nsight Compute (ncu columns, as `profile`; slow: one ncu process "
                 "per row)");

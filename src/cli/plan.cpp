@@ -402,7 +402,7 @@ SweepStep read_sweep(const Fields& f, const fs::path& root, const GoldenMade& go
         {"--streams", true},        {"--chunks", true},          {"--engine-choices", true},
         {"--seed", true},           {"--golden", true},
         {"--shard", true},          {"--no-recheck", false},     {"--no-cudnn-rtc", false},
-        {"--no-retime", false},     {"--order-seed", true},
+        {"--no-retime", false},     {"--order-seed", true},      {"--cudnn-processes", true},
     };
     static const std::map<std::string, std::string> typed = {
         {"--variants", "variants"}, {"--layers", "layers"}, {"--batch", "batches"},     {"--layout", "layouts"},

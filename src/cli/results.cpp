@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -32,7 +33,8 @@ const std::vector<std::string>& csv_columns() {
         "gflop", "tflops", "pct_peak", "peak_tflops", "im2col_gemm_ms", "copy_gbs",
         "workspace_bytes", "device_bytes",
         "checked_runs", "recheck_ms", "host_repeats", "timing_order_seed", "sm_clock_mhz_start", "sm_clock_mhz_end", "power_w_start",
-        "power_w_end", "cudnn_version", "cudnn_retime_ms", "detail"};
+        "power_w_end", "cudnn_version", "cudnn_retime_ms", "cudnn_processes", "cudnn_process_ms",
+        "cudnn_process_min_ms", "cudnn_process_max_ms", "detail"};
     return cols;
 }
 
@@ -100,11 +102,24 @@ std::vector<std::string> csv_fields(const RunMeta& m, const Row& row) {
         r.checked_runs ? std::to_string(r.checked_runs) : "", r.checked_runs > 1 ? num(r.recheck_ms) : "", r.kernel.count ? std::to_string(r.host_repeats) : "",
         r.order_seed ? std::to_string(r.order_seed) : "", num(r.sm_clock_mhz_start), num(r.sm_clock_mhz_end),
         num(r.power_w_start), num(r.power_w_end), m.cudnn_version,
-        row.cudnn_retime_ms ? num(*row.cudnn_retime_ms) : "", r.detail};
+        row.cudnn_retime_ms ? num(*row.cudnn_retime_ms) : "",
+        row.cudnn_processes ? std::to_string(row.cudnn_processes) : "",
+        row.cudnn_process_ms ? num(*row.cudnn_process_ms) : "", row.cudnn_process_min_ms ? num(*row.cudnn_process_min_ms) : "",
+        row.cudnn_process_max_ms ? num(*row.cudnn_process_max_ms) : "", r.detail};
     return f;
 }
 
 std::string csv_number(double v) { return num(v); }
+
+void set_cudnn_processes(Row& row, std::vector<double> v) {
+    if (v.empty()) return;
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    row.cudnn_processes = int(n);
+    row.cudnn_process_ms = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    row.cudnn_process_min_ms = v.front();
+    row.cudnn_process_max_ms = v.back();
+}
 
 std::string summary_line(const Row& row) {
     const auto& r = row.result;

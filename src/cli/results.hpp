@@ -50,6 +50,11 @@ struct Row {
     // cuDNN rows whose median strayed from their own engine search's: the median of a re-time in a
     // fresh process (ms), when the sweep re-timed it.
     std::optional<double> cudnn_retime_ms;
+    // cuDNN rows of a sweep with --cudnn-processes K: the median, min and max of the row's
+    // medians over the processes in which it PASSed (this one's: the faster of its median and
+    // its re-time), and how many those were.
+    int cudnn_processes = 0;
+    std::optional<double> cudnn_process_ms, cudnn_process_min_ms, cudnn_process_max_ms;
 };
 
 const std::vector<std::string>& csv_columns();
@@ -79,5 +84,8 @@ std::string ceiling_class(const std::string& precision);
 // (layer, N, memory mode) and precision class: the fastest of them in the row's layout,
 // and the fastest in either layout.
 void fill_ours_over_cudnn(std::vector<Row>& rows);
+// Sets the cudnn_process* fields from the row's medians, one per process in which it PASSed
+// (none: the fields stay empty).
+void set_cudnn_processes(Row& row, std::vector<double> medians);
 
 }  // namespace cs::cli
