@@ -38,13 +38,13 @@ TEST_CASE("axes: parsing NAME=VALUES", "[axes]") {
         CHECK_HAS(error_message([&] { gpu::parse_axis_arg(bad); }), "--axis");
 }
 
-TEST_CASE("axes: every Hopper persistent rung has the six policy axes", "[axes]") {
+TEST_CASE("axes: every Hopper persistent rung has the six policy axes and the tf32 rounding axis", "[axes]") {
     for (const char* n : {"hopper-ws-fp16", "hopper-pp-bf16", "hopper-tmastore-tf32", "hopper-sk-fp16", "hopper-mc-fp16", "hopper-tail-bf16",
                           "hopper-ws-3xfp16"}) {
         const auto& v = var(n);
         std::set<std::string> names;
         for (const auto& a : v.axes) names.insert(a.name);
-        CHECK(names == std::set<std::string>{"tile", "schedule", "scheduler", "epilogue", "cluster", "launch"});
+        CHECK(names == std::set<std::string>{"tile", "schedule", "scheduler", "epilogue", "cluster", "launch", "tf32"});
     }
     CHECK(var("baseline").axes.empty());
 }

@@ -199,6 +199,17 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
         const std::string v = p.config.get(name);
         return v.empty() ? dflt : v;
     };
+    // tf32=round: operands read in place (NHWC input, KRSC weights) go through the transform
+    // kernels instead, which round them to nearest (OperandOf<float>, as cuDNN and cuBLAS do)
+    // where the tensor core would truncate them: a pass over each tensor per run. Where a
+    // transform runs anyway (NCHW, channel padding, space-to-depth) the operands are rounded
+    // already and the value changes nothing.
+    if (axis("tf32", "truncate") == "round") {
+        if constexpr (!std::is_same_v<T, float> || kSplit != Split::none)
+            throw Skip("tf32=round: a tf32 row's choice (this row's operands are not tf32)");
+        else
+            u.tin = u.tw = true;
+    }
     WsChoice c;
     c.schedule = axis("schedule", d.schedule) == "pingpong" ? Schedule::pingpong : Schedule::cooperative;
     c.cluster = axis("cluster", d.cluster) == "1" ? 1 : 2;
@@ -395,6 +406,9 @@ std::vector<Axis> ws_axes() {
          "CTAs per cluster: 2 puts the CTAs of adjacent pixel rows on the same filters in a cluster, each "
          "loading half of the B tile and multicasting it to both; 1x2 the CTAs of adjacent filter tiles on the same "
          "pixel rows, each loading half of the A tile (data-parallel or split-K)"},
+        {"tf32", {"truncate", "round"},
+         "tf32 rows: operands read in place are truncated to tf32 by the tensor core (truncate), or rounded to "
+         "nearest by the transform kernels first, as cuDNN does (round: a pass over the input and weights)"},
         {"launch", {"auto", "pdl", "plain"},
          "where an input transform runs first (NCHW, channel padding, the fp32-class splits): the GEMM launched as "
          "its programmatic dependent (its prologue under the transform's last blocks), or after it completes (auto: "
