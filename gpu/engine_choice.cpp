@@ -67,6 +67,16 @@ bool EngineChoices::changed() const {
     return changed_;
 }
 
+void EngineChoices::set_reuse_only(bool on) {
+    std::lock_guard<std::mutex> lock(m_);
+    reuse_only_ = on;
+}
+
+bool EngineChoices::reuse_only() const {
+    std::lock_guard<std::mutex> lock(m_);
+    return reuse_only_;
+}
+
 void EngineChoices::mark_saved() {
     std::lock_guard<std::mutex> lock(m_);
     changed_ = false;

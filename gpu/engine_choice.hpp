@@ -64,11 +64,17 @@ public:
     void replace(std::map<std::string, RememberedEngine> m);  // also clears changed()
     bool changed() const;
     void mark_saved();  // what is in memory is now on file: changed() is false until the next set()
+    // Reuse mode (`--reuse-engines`: the child processes of `sweep --cudnn-processes`, which
+    // re-time rows whose engine the first process chose): a row with a remembered engine times
+    // that engine's configurations only, not every engine's; a row without one searches all.
+    void set_reuse_only(bool on);
+    bool reuse_only() const;
 
 private:
     mutable std::mutex m_;
     std::map<std::string, RememberedEngine> map_;
     bool changed_ = false;
+    bool reuse_only_ = false;
 };
 
 EngineChoices& engine_choices();

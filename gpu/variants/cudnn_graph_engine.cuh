@@ -436,13 +436,28 @@ Selection select_engine(cudnnHandle_t h, const Problem& p, const RowSpec& sp, st
     const Shape main_shape{nmax, 16, 16, 16};
     const auto g = build_graph(h, l, p.layout, sp.data, main_shape);
 
+    // The engine chosen before for this row (engine_choice.hpp), by a key that holds across
+    // processes: device, cuDNN version, layer, batch, layout, class.
+    char pkey[320];
+    std::snprintf(pkey, sizeof pkey, "%s sm%d%d cudnn%zu|%d,%d,%d,%d,%d,%d,%d,%d|%lld|%s|%s", prop.name, prop.major,
+                  prop.minor, cudnnGetVersion(), l.C, l.H, l.W, l.M, l.R, l.S, l.stride, l.pad,
+                  static_cast<long long>(nmax), p.layout == Layout::nchw ? "nchw" : "nhwc", sp.name);
+    const std::optional<RememberedEngine> remembered = engine_choices().get(pkey);
+    // Reuse mode (engine_choices().reuse_only()): only the remembered engine's configurations.
+    std::optional<std::int64_t> only_engine;
+    if (remembered && engine_choices().reuse_only()) only_engine = remembered->engine;
+
     // 1. candidates
     std::vector<Candidate> cands;
     std::set<Recipe> seen;
     std::set<std::int64_t> heuristic_engines;
-    int n_dup = 0, n_notes = 0, n_rtc = 0, n_refused = 0, n_ws = 0, n_inaccurate = 0, n_failed = 0;
+    int n_dup = 0, n_notes = 0, n_rtc = 0, n_refused = 0, n_ws = 0, n_inaccurate = 0, n_failed = 0, n_other = 0;
     std::string first_refusal;
     auto consider = [&](Recipe r, EngineInfo info, std::string source, const BDesc* cfg) {
+        if (only_engine && r.engine != *only_engine) {
+            ++n_other;
+            return;
+        }
         if (!seen.insert(r).second) {
             ++n_dup;
             return;
@@ -491,35 +506,54 @@ Selection select_engine(cudnnHandle_t h, const Problem& p, const RowSpec& sp, st
     const std::pair<cudnnBackendHeurMode_t, char> modes[3] = {
         {CUDNN_HEUR_MODE_A, 'A'}, {CUDNN_HEUR_MODE_B, 'B'}, {CUDNN_HEUR_MODE_FALLBACK, 'F'}};
     std::string heur_fail;
-    for (int m = 0; m < 3; ++m) {
-        std::string why;
-        auto cfgs = heuristic_configs(*g, modes[m].first, why);
-        if (!why.empty() && heur_fail.empty()) heur_fail = std::string(1, modes[m].second) + ": " + why;
-        n_heur[m] = int(cfgs.size());
-        for (std::size_t i = 0; i < cfgs.size(); ++i) {
-            auto [r, info] = read_config(cfgs[i]);
-            heuristic_engines.insert(r.engine);
-            consider(std::move(r), std::move(info), std::string(1, modes[m].second) + std::to_string(i), &cfgs[i]);
-        }
-    }
-    // The global engine list: engines no heuristic named, with default knobs.
     std::int64_t global_count = 0, cnt = 0;
     int n_global = 0;
-    if (cudnnBackendGetAttribute(g->graph.get(), CUDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT, CUDNN_TYPE_INT64, 1,
-                                 &cnt, &global_count) != CUDNN_STATUS_SUCCESS)
-        global_count = 0;
-    for (std::int64_t id = 0; id < global_count; ++id) {
-        if (heuristic_engines.count(id)) continue;
-        BDesc engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
-        if (set_desc(engine, CUDNN_ATTR_ENGINE_OPERATION_GRAPH, g->graph) != CUDNN_STATUS_SUCCESS ||
-            set_i64(engine, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, id) != CUDNN_STATUS_SUCCESS ||
-            cudnnBackendFinalize(engine.get()) != CUDNN_STATUS_SUCCESS)
-            continue;  // this engine does not run this graph
-        ++n_global;
-        EngineInfo info = engine_info(engine);
-        Recipe r;
-        r.engine = id;
-        consider(std::move(r), std::move(info), "G", nullptr);
+    auto gather = [&] {
+        for (int m = 0; m < 3; ++m) {
+            std::string why;
+            auto cfgs = heuristic_configs(*g, modes[m].first, why);
+            if (!why.empty() && heur_fail.empty()) heur_fail = std::string(1, modes[m].second) + ": " + why;
+            n_heur[m] = int(cfgs.size());
+            for (std::size_t i = 0; i < cfgs.size(); ++i) {
+                auto [r, info] = read_config(cfgs[i]);
+                heuristic_engines.insert(r.engine);
+                consider(std::move(r), std::move(info), std::string(1, modes[m].second) + std::to_string(i), &cfgs[i]);
+            }
+        }
+        // The global engine list: engines no heuristic named, with default knobs.
+        if (cudnnBackendGetAttribute(g->graph.get(), CUDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT, CUDNN_TYPE_INT64, 1,
+                                     &cnt, &global_count) != CUDNN_STATUS_SUCCESS)
+            global_count = 0;
+        for (std::int64_t id = 0; id < global_count; ++id) {
+            if (heuristic_engines.count(id)) continue;
+            if (only_engine && id != *only_engine) {
+                ++n_other;
+                continue;
+            }
+            BDesc engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+            if (set_desc(engine, CUDNN_ATTR_ENGINE_OPERATION_GRAPH, g->graph) != CUDNN_STATUS_SUCCESS ||
+                set_i64(engine, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, id) != CUDNN_STATUS_SUCCESS ||
+                cudnnBackendFinalize(engine.get()) != CUDNN_STATUS_SUCCESS)
+                continue;  // this engine does not run this graph
+            ++n_global;
+            EngineInfo info = engine_info(engine);
+            Recipe r;
+            r.engine = id;
+            consider(std::move(r), std::move(info), "G", nullptr);
+        }
+    };
+    gather();
+    std::string reuse_note;
+    if (only_engine && cands.empty()) {  // the remembered engine does not run here now: search all
+        reuse_note = "; the remembered eng" + std::to_string(*only_engine) + " did not run: every engine searched";
+        only_engine.reset();
+        seen.clear();
+        heuristic_engines.clear();
+        n_dup = n_notes = n_rtc = n_refused = n_ws = n_other = n_global = 0;
+        gather();
+    } else if (only_engine) {
+        reuse_note = "; reuse mode: only the remembered eng" + std::to_string(*only_engine) + "'s configurations (" +
+                     std::to_string(n_other) + " of other engines not built)";
     }
     (void)cudaGetLastError();
     const int n_total_seen = int(seen.size());
@@ -605,13 +639,6 @@ Selection select_engine(cudnnHandle_t h, const Problem& p, const RowSpec& sp, st
     for (auto* c : live) c->ms = median_ms(c->samples);
     double best = INFINITY;
     for (auto* c : live) best = std::min(best, c->ms);
-    // The engine chosen before for this row (engine_choice.hpp), by a key that holds across
-    // processes: device, cuDNN version, layer, batch, layout, class.
-    char pkey[320];
-    std::snprintf(pkey, sizeof pkey, "%s sm%d%d cudnn%zu|%d,%d,%d,%d,%d,%d,%d,%d|%lld|%s|%s", prop.name, prop.major,
-                  prop.minor, cudnnGetVersion(), l.C, l.H, l.W, l.M, l.R, l.S, l.stride, l.pad,
-                  static_cast<long long>(nmax), p.layout == Layout::nchw ? "nchw" : "nhwc", sp.name);
-    const std::optional<RememberedEngine> remembered = engine_choices().get(pkey);
     std::vector<Candidate*> finalists;
     for (auto* c : live)
         if (c->ms <= 1.25 * best) finalists.push_back(c);
@@ -675,7 +702,7 @@ Selection select_engine(cudnnHandle_t h, const Problem& p, const RowSpec& sp, st
          std::to_string(n_ws) + " over ws limit, " + std::to_string(n_inaccurate) + " inaccurate";
     if (!first_inaccurate.empty()) d += " e.g. " + first_inaccurate;
     if (n_failed) d += ", " + std::to_string(n_failed) + " failed to run";
-    d += "); selection " + fmt("%.1f", secs) + " s";
+    d += ")" + reuse_note + "; selection " + fmt("%.1f", secs) + " s";
     sel.detail = std::move(d);
     return sel;
 }

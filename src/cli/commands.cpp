@@ -11,6 +11,7 @@
 #include "cpu_anchor.hpp"
 #include "device.hpp"
 #include "error.hpp"
+#include "engine_choice.hpp"
 #include "engine_choices_file.hpp"
 #include "golden.hpp"
 #include "golden_chain.hpp"
@@ -80,6 +81,7 @@ struct TimingOpts {
     bool no_recheck = false;
     bool no_cudnn_rtc = false;
     bool no_retime = false;
+    bool reuse_engines = false;
     std::uint64_t order_seed = gpu::RunOptions{}.order_seed;
     std::string engine_choices;  // "" = <golden>/engine_choices.json, "none", or a path
     gpu::RunOptions to_run_options() const {
@@ -91,6 +93,7 @@ struct TimingOpts {
         o.order_seed = order_seed;
         // The cuDNN search reads it (gpu/variants/cudnn_graph_engine.cuh): one switch per process.
         if (no_cudnn_rtc) ::setenv("CONVSTUDY_CUDNN_RTC", "0", 1);
+        gpu::engine_choices().set_reuse_only(reuse_engines);
         o.flush_l2 = !no_flush;
         o.workspace_limit = std::size_t(workspace_limit_gib * double(1ull << 30));
         o.streams = streams;
@@ -120,6 +123,9 @@ void add_timing_options(CLI::App* c, TimingOpts& t) {
     c->add_flag("--no-retime", t.no_retime,
                 "sweep: do not re-time, in a fresh process, a cuDNN row whose median strays over 10% from its engine "
                 "search's (column cudnn_retime_ms)");
+    c->add_flag("--reuse-engines", t.reuse_engines,
+                "cuDNN rows whose engine the engine-choices file remembers time that engine's configurations only, "
+                "not every engine's (what the extra processes of sweep --cudnn-processes do)");
     c->add_flag("--no-flush", t.no_flush, "do not flush L2 before each timed interval");
     c->add_option("--workspace-limit", t.workspace_limit_gib,
                   "largest workspace a variant may allocate, GiB (default: half the free device memory)")
@@ -812,7 +818,8 @@ struct SweepArgs {
 // --cudnn-processes K > 1: the headline's cuDNN cells rest on K processes, not one. The
 // sweep's family-"cudnn" rows run again in K - 1 fresh `convstudy sweep` processes of their own
 // (the same layers, batches, layouts, memory modes, data, check and options; round-robin seed
-// order_seed + k), and each PASS row records the median, min and max over the processes in
+// order_seed + k; --reuse-engines: each row times the configurations of the engine this
+// process chose, as saved in the engine-choices file, not every engine again), and each PASS row records the median, min and max over the processes in
 // which it PASSed (cudnn_processes, cudnn_process_ms, ..._min_ms, ..._max_ms). A child that
 // fails costs its processes, not the sweep: the rows say how many processes they rest on.
 void cudnn_process_medians(std::vector<Row>& rows, const SweepArgs& a, const std::filesystem::path& choices,
@@ -843,7 +850,7 @@ void cudnn_process_medians(std::vector<Row>& rows, const SweepArgs& a, const std
         std::vector<std::string> argv = {self_path("to time the cuDNN rows in another process").string(),
                                          "sweep", "--variants", joined(names), "--batch", joined(batches),
                                          "--memory", joined(a.memory), "--layout", joined(a.layouts), "--csv",
-                                         csv.string(), "--golden", a.golden, "--quiet", "--no-retime",
+                                         csv.string(), "--golden", a.golden, "--quiet", "--no-retime", "--reuse-engines",
                                          "--order-seed", std::to_string(a.timing.order_seed + std::uint64_t(k))};
         if (!a.layers.empty()) argv.insert(argv.end(), {"--layers", joined(a.layers)});
         if (!a.table.path.empty()) argv.insert(argv.end(), {"--table", a.table.path});

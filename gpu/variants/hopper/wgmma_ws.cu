@@ -75,11 +75,13 @@ struct WsChoice {
     int cluster = 1;  // CTAs per cluster (2: a tile multicast)
     bool mc_a = false;  // cluster along the filters: the A tile multicast (axis value 1x2), else B (2)
     bool pdl = false;   // launched as the input transform's programmatic dependent (launch=pdl)
+    std::string tf32;   // tf32 rows: "round" (the operands pass through a transform) or "truncate"
     std::string config() const {
         return "tile=" + tile_name(tile) + ";schedule=" +
                (schedule == Schedule::cooperative ? "cooperative" : "pingpong") + ";scheduler=" + scheduler +
                ";epilogue=" + (epilogue == Epilogue::direct ? "direct" : "tma-store") + ";cluster=" +
-               (mc_a ? std::string("1x2") : std::to_string(cluster)) + ";launch=" + (pdl ? "pdl" : "plain");
+               (mc_a ? std::string("1x2") : std::to_string(cluster)) + ";launch=" + (pdl ? "pdl" : "plain") +
+               (tf32.empty() ? "" : ";tf32=" + tf32);
     }
     // The filter tiles of M filters: along the filters (mc_a) pairs of them, an odd count
     // padded by a phantom tile past M.
@@ -203,14 +205,18 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
     // kernels instead, which round them to nearest (OperandOf<float>, as cuDNN and cuBLAS do)
     // where the tensor core would truncate them: a pass over each tensor per run. Where a
     // transform runs anyway (NCHW, channel padding, space-to-depth) the operands are rounded
-    // already and the value changes nothing.
-    if (axis("tf32", "truncate") == "round") {
-        if constexpr (!std::is_same_v<T, float> || kSplit != Split::none)
-            throw Skip("tf32=round: a tf32 row's choice (this row's operands are not tf32)");
-        else
-            u.tin = u.tw = true;
+    // already: round changes nothing there, and truncate cannot be had (SKIP). The config
+    // column says which one a tf32 row ran.
+    constexpr bool kTf32 = std::is_same_v<T, float> && kSplit == Split::none;
+    if (const std::string t = p.config.get("tf32"); !t.empty()) {
+        if (!kTf32) throw Skip("tf32=" + t + ": a tf32 row's choice (this row's operands are not tf32)");
+        if (t == "round") u.tin = u.tw = true;
+        else if (u.tin)
+            throw Skip("tf32=truncate: this row's operands pass through transform kernels (NCHW input, channel "
+                       "padding or space-to-depth), which round them to nearest");
     }
     WsChoice c;
+    if (kTf32) c.tf32 = u.tin ? "round" : "truncate";
     c.schedule = axis("schedule", d.schedule) == "pingpong" ? Schedule::pingpong : Schedule::cooperative;
     c.cluster = axis("cluster", d.cluster) == "1" ? 1 : 2;
     c.mc_a = axis("cluster", d.cluster) == "1x2";
@@ -408,7 +414,8 @@ std::vector<Axis> ws_axes() {
          "pixel rows, each loading half of the A tile (data-parallel or split-K)"},
         {"tf32", {"truncate", "round"},
          "tf32 rows: operands read in place are truncated to tf32 by the tensor core (truncate), or rounded to "
-         "nearest by the transform kernels first, as cuDNN does (round: a pass over the input and weights)"},
+         "nearest by the transform kernels first, as cuDNN does (round: a pass over the input and weights; where a "
+         "transform runs anyway, NCHW or channel padding, the operands are rounded either way)"},
         {"launch", {"auto", "pdl", "plain"},
          "where an input transform runs first (NCHW, channel padding, the fp32-class splits): the GEMM launched as "
          "its programmatic dependent (its prologue under the transform's last blocks), or after it completes (auto: "
