@@ -322,15 +322,36 @@ def spread(csv=None, family="cudnn"):
     rs = [r for r in d.rows if r["family"] == family and ok(r) and r.get("search_ms")]
     if not rs:
         raise DocError(f"no {family} row with search_ms")
-    dev = sorted((abs(r["kernel_ms"] / r["search_ms"] - 1), r) for r in rs)
+    dev = sorted(((abs(r["kernel_ms"] / r["search_ms"] - 1), r) for r in rs), key=lambda t: t[0])
     far = [r for x, r in dev if x > summary.STRAY]
     return (f"{len(rs)} {family} rows: kernel_ms within {100 * statistics.median(x for x, _ in dev):.2g}% of the "
             f"search median at the median row, {100 * dev[-1][0]:.2g}% at most ({summary.name(dev[-1][1])} "
             f"{dev[-1][1]['layer']} N={dev[-1][1]['N']}); {len(far)} past {100 * summary.STRAY:.0f}%.\n")
 
 
+def tf32(csv="tf32_rounding.csv.gz"):
+    """Issue 49 item 8: per layer, the fastest of our tf32 rows at their default (truncate where
+    the operands are read in place), with tf32=round, and cuDNN's; their errors; the sums."""
+    d = data(csv)
+    side = {"default": lambda r: r["family"] not in ("cudnn",) and "tf32=round" not in r.get("axes", ""),
+            "tf32=round": lambda r: "tf32=round" in r.get("axes", ""), "cuDNN": lambda r: r["family"] == "cudnn"}
+    best = {(k, l): min((r for r in d.rows if ok(r) and r["layer"] == l and f(r)), key=lambda r: r["kernel_ms"])
+            for k, f in side.items() for l in d.layers}
+    ops = lambda r: next((c.split("=")[1] for c in r.get("config", "").split(";") if c.startswith("tf32=")), "rounded")
+    body = [[l] + [f"{fnum(best[k, l]['kernel_ms'])} ms, {best[k, l]['_variant']} ({ops(best[k, l])}), "
+                   f"rel_l2 {best[k, l]['rel_l2_err']:.2g}" for k in side] for l in d.layers]
+    tot = {k: sum(best[k, l]["kernel_ms"] for l in d.layers) for k in side}
+    body.append(["sum"] + [f"{fnum(tot[k])} ms" for k in side])
+    cost = tot["tf32=round"] / tot["default"] - 1
+    return (table(["layer", "ours, default", "ours, tf32=round", "cuDNN"], body)
+            + f"\nRounding costs {100 * cost:.1f}% on the five-layer sum ({'under' if cost < 0.02 else 'over'} the 2% "
+            f"line: {'rounding' if cost < 0.02 else 'truncation'} stays the default, the other is the axis value). "
+            f"Source: `{d.rows[0]['_src']}`, {d.device}, N = {'/'.join(map(str, d.Ns))}, NHWC, revision {revs(d)}.\n")
+
+
 GENERATORS = {"sweep": sweep, "headline": headline, "since": since, "ladder": ladder, "profile": profile,
-              "winners": winners, "misses": misses, "gemmref": gemmref, "range": range_safety, "checks": checks, "spread": spread}
+              "winners": winners, "misses": misses, "gemmref": gemmref, "range": range_safety, "checks": checks, "spread": spread,
+              "tf32": tf32}
 
 
 def parse_args(text):

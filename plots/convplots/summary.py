@@ -152,7 +152,7 @@ def table(d, pytorch=None):
     out += ["", "Cells: ours / cuDNN kernel time, below 1 = ours faster; ours = the fastest of our PASS rows of "
             "the class, cuDNN = the faster of `cudnn-<class>` and `cudnn-<class>-s2d` (`s2d`: the space-to-depth "
             "row was the faster), each side in its own fastest layout per layer unless the column says otherwise."]
-    k = sorted({r["cudnn_processes"] for r in d.rows if ok(r) and r.get("cudnn_processes")})
+    k = sorted({int(r["cudnn_processes"]) for r in d.rows if ok(r) and r.get("cudnn_processes")})
     if k:
         out.append(f"cuDNN's times are medians over {'/'.join(map(str, k))} processes; ± is half their min-max range "
                    "over those processes, relative (cuDNN's side of the cell).")
@@ -160,6 +160,6 @@ def table(d, pytorch=None):
         rt = r.get("cudnn_retime_ms")
         out.append("")
         out.append(f"{MARK} {cls} {l} N={n}: {name(r)} ran at {fnum(r['kernel_ms'])} ms against its search median "
-                   f"{fnum(r['search_ms'])} ms" + (f", re-timed {fnum(rt)} ms (the faster is used)" if rt
+                   f"{fnum(r['search_ms'])} ms" + (f", re-timed {fnum(rt)} ms (this process's time is the faster of the two)" if rt
                                                      else ", not re-timed: the cell may flatter ours") + ".")
     return out
