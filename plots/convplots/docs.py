@@ -349,9 +349,24 @@ def tf32(csv="tf32_rounding.csv.gz"):
             f"Source: `{d.rows[0]['_src']}`, {d.device}, N = {'/'.join(map(str, d.Ns))}, NHWC, revision {revs(d)}.\n")
 
 
+def recheck(csv=None):
+    """What checking every run after the first costs: the host time of those checks
+    (recheck_ms) over the reference sweep's rows, per N, beside the timed kernels' own time."""
+    d = data(csv)
+    rs = [r for r in d.rows if ok(r) and r.get("recheck_ms") is not None]
+    if not rs:
+        raise DocError(f"{d.rows[0]['_src']}: no recheck_ms column")
+    runs = {int(r["checked_runs"]) for r in rs if r.get("checked_runs")}
+    body = [[n, sum(1 for r in rs if r["N"] == n), f"{sum(r['recheck_ms'] for r in rs if r['N'] == n) / 1e3:.2f} s",
+             f"{sum(r['kernel_ms'] * int(r['repeats'] or 0) for r in rs if r['N'] == n) / 1e3:.2f} s"] for n in d.Ns]
+    return (table(["N", "rows", "checks after the first run (recheck_ms)", "the timed repeats' kernel time"], body)
+            + f"\nRuns checked per row: {'/'.join(map(str, sorted(runs)))}. Source: `{d.rows[0]['_src']}`, revision "
+            f"{revs(d)}.\n")
+
+
 GENERATORS = {"sweep": sweep, "headline": headline, "since": since, "ladder": ladder, "profile": profile,
               "winners": winners, "misses": misses, "gemmref": gemmref, "range": range_safety, "checks": checks, "spread": spread,
-              "tf32": tf32}
+              "tf32": tf32, "recheck": recheck}
 
 
 def parse_args(text):

@@ -28,7 +28,7 @@ NUMERIC = ["max_abs_err", "max_rel_err", "rel_l2_err", "threshold", "kernel_ms",
            "kernel_p10_ms", "kernel_p90_ms", "total_p10_ms", "total_p90_ms", "search_ms",
            "ours_over_cudnn", "ours_over_cudnn_any_layout", "cudnn_retime_ms", "sm_clock_mhz_start",
            "sm_clock_mhz_end", "power_w_start", "power_w_end", "cudnn_processes", "cudnn_process_ms",
-           "cudnn_process_min_ms", "cudnn_process_max_ms"]
+           "cudnn_process_min_ms", "cudnn_process_max_ms", "recheck_ms", "checked_runs"]
 # library rows: the anchors and ceilings, never "ours"
 LIBRARY_FAMILIES = ("cudnn", "cudnn-legacy", "cublas")
 DPI = 110
