@@ -55,7 +55,8 @@ TEST_CASE("every plan in plans/ loads: schema, variant, layer, table, preset and
         // Each step turns into commands; no two steps write one file.
         std::set<std::string> logs;
         for (const auto& sc : step_commands(plan, "out", "build-device")) {
-            CHECK(!sc.commands.empty());
+            // (a sweep step after the first of a one-process run has none: the first runs it)
+            CHECK((!sc.commands.empty() || (sc.kind == StepKind::sweep && sweeps_in_one_process(plan))));
             CHECK(logs.insert(sc.log).second);
         }
     }
@@ -211,7 +212,10 @@ TEST_CASE("a plan's steps become the commands the runner executes", "[plans]") {
                                                "[layout]"}});
     CHECK(steps[2].commands == std::vector<V>{{"bd/convstudy", "generate", "--batch", "1,32", "--out", "golden", "--quiet"}});
     CHECK(steps[3].log == "step03-sweep.log");
-    CHECK(steps[3].commands.front().front() == "bd/convstudy");
+    // Two sweep steps one after the other: one `sweep --plan` process at the first, none at the second.
+    CHECK(sweeps_in_one_process(plan));
+    CHECK(steps[3].commands == std::vector<V>{{"bd/convstudy", "sweep", "--plan", plan.file.string(), "--out", "res"}});
+    CHECK(steps[4].commands.empty());
     CHECK(steps[5].commands == std::vector<V>{{"bd/convstudy", "merge", "res/a.csv", "res/b.csv", "-o", "res/m.csv"}});
     const V& san = steps[6].commands.front();
     CHECK(std::find(san.begin(), san.end(), "SANITIZE_TOOLS=memcheck") != san.end());
@@ -228,6 +232,61 @@ TEST_CASE("a plan's steps become the commands the runner executes", "[plans]") {
     CHECK(steps[8].commands ==
           std::vector<V>{{"env", "PYTHONUNBUFFERED=1", "python3", "scripts/pytorch_anchors.py", "res/pytorch.csv",
                           "--no-compile"}});
+}
+
+TEST_CASE("sweep steps run in one process unless another step lies between them", "[plans]") {
+    const Plan apart = parse(R"({"kind": "golden", "batches": [1]},
+        {"kind": "sweep", "csv": "a.csv", "variants": ["simt-gemm"], "batches": [1]},
+        {"kind": "golden", "batches": [32]},
+        {"kind": "sweep", "csv": "b.csv", "variants": ["simt-gemm"], "batches": [32]})");
+    CHECK_FALSE(sweeps_in_one_process(apart));  // the second sweep needs the second golden step's sets
+    const auto steps = step_commands(apart, "res", "bd");
+    REQUIRE(steps.size() == 5);
+    for (std::size_t i : {2, 4}) {
+        REQUIRE(steps[i].commands.size() == 1);
+        CHECK(steps[i].commands.front().at(1) == "sweep");
+        CHECK(steps[i].commands.front().at(2) == "--variants");  // its own command line, no --plan
+    }
+    CHECK_FALSE(sweeps_in_one_process(parse(R"({"kind": "sweep", "csv": "a.csv", "variants": ["simt-gemm"], "check": "sampled"})")));
+}
+
+TEST_CASE("convstudy sweep --plan: every sweep step of a plan in one process", "[plans][cli]") {
+    using cs::test::cli;
+    cs::test::TempDir dir;
+    const fs::path two = dir.path / "two.json";
+    cs::test::spit(two, plan_text(R"({"kind": "sweep", "csv": "a.csv", "variants": ["simt-gemm"], "layers": ["conv3"],
+        "batches": [1], "layouts": ["nchw"], "check": "sampled", "warmup": 1, "repeats": 2},
+        {"kind": "sweep", "csv": "b.csv", "variants": ["baseline"], "layers": ["conv5"], "batches": [1],
+        "layouts": ["nchw"], "check": "sampled", "warmup": 1, "repeats": 2})"));
+    const fs::path none = dir.path / "none.json";
+    cs::test::spit(none, plan_text(R"({"kind": "golden", "batches": [1]})"));
+    // run from the repository root: the temporary plans' build steps name its CMake presets
+    auto in_root = [](const std::string& a) {
+        return cs::test::run_command("cd '" + kRoot.string() + "' && " + std::string(CS_CONVSTUDY_EXE) + " " + a);
+    };
+    const auto steps = in_root("plan steps --out res --build-dir bd " + two.string());
+    CHECK(steps.code == 0);
+    CHECK_HAS(steps.out, "bd/convstudy sweep --plan " + two.string() + " --out res\n");
+    // bad input: exit 2 before any device is asked for
+    const auto no_sweep = in_root("sweep --plan " + none.string());
+    CHECK(no_sweep.code == 2);
+    CHECK_HAS(no_sweep.out, "has no sweep step");
+    CHECK(in_root("sweep --plan " + two.string() + " --csv x.csv").code == 2);
+    const auto no_csv = cli("sweep --variants simt-gemm");
+    CHECK(no_csv.code == 2);
+    CHECK_HAS(no_csv.out, "--csv is required");
+    CHECK(cli("sweep --out " + dir.path.string()).code == 2);  // --out needs --plan
+    // Both steps parsed, then run in this process: without a GPU exit 4 before the first row; with
+    // one, both CSVs written.
+    const auto run = in_root("sweep --plan " + two.string() + " --out " + (dir.path / "res").string());
+    INFO(run.out);
+    if (run.code == 4) {
+        CHECK_HAS(run.out, "step 1 of 2");
+    } else {
+        CHECK(run.code == 0);
+        CHECK(fs::exists(dir.path / "res" / "a.csv"));
+        CHECK(fs::exists(dir.path / "res" / "b.csv"));
+    }
 }
 
 TEST_CASE("shell_quote words read back as themselves", "[plans]") {

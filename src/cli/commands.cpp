@@ -813,7 +813,41 @@ struct SweepArgs {
     bool profile = false;       // ncu counters of every PASS row (slow)
     int cudnn_processes = 1;    // processes the cuDNN rows' times are the median over
     ProfileOptions prof;
+    std::string plan, out = "out";  // --plan: every sweep step of a plan, this process
 };
+
+// The options of `sweep` (also parsed for each step of `sweep --plan`).
+void add_sweep_options(CLI::App* s, SweepArgs& sw, const std::string& table_help, const std::string& golden_help,
+                       const char* golden_env) {
+    s->add_option("--variants", sw.variants, "variants, comma separated, or all")->delimiter(',');
+    s->add_option("--layers", sw.layers, "layer names, comma separated (default: every layer)")->delimiter(',');
+    s->add_option("--batch", sw.batches, "batch sizes, comma separated")->delimiter(',');
+    s->add_option("--memory", sw.memory, "memory modes, comma separated, or all")->delimiter(',');
+    s->add_option("--layout", sw.layouts,
+                  "layouts, comma separated: nchw, nhwc or all (default); each variant runs the ones it declares")
+        ->delimiter(',');
+    s->add_option("--csv", sw.csv, "results CSV (written atomically, after each layer and batch; required but with --plan)");
+    s->add_option("--golden", sw.golden, golden_help)->envname(golden_env);
+    s->add_option("--table", sw.table.path, table_help);
+    s->add_flag("--quiet", sw.quiet, "no progress on stderr; one line per result on stdout");
+    s->add_option("--axis", sw.axes,
+                  "NAME=V1,V2,... or NAME=all (repeatable): walk an axis; each variant that has it runs once per "
+                  "value (and per combination of several axes), recorded in the CSV's `axes` and `config` columns; "
+                  "`default` is the variant's own choice. Axes:" + axes_help());
+    s->add_option("--shard", sw.shard,
+                  "K/N: run only the K-th of N equal, disjoint shares of the rows (one process per GPU or SLURM "
+                  "task; join the CSVs with `convstudy merge`)");
+    s->add_option("--cudnn-processes", sw.cudnn_processes,
+                  "time the cuDNN rows again in this many processes in all (fresh `convstudy sweep` processes): "
+                  "columns cudnn_process_ms (the median over them), _min_ms, _max_ms")
+        ->check(CLI::Range(1, 9));
+    s->add_flag("--profile", sw.profile,
+                "also run every PASS row under Nsight Compute (ncu columns, as `profile`; slow: one ncu process "
+                "per row)");
+    add_timing_options(s, sw.timing);
+    add_check_options(s, sw.check);
+    add_profile_options(s, sw.prof);
+}
 
 // --cudnn-processes K > 1: the headline's cuDNN cells rest on K processes, not one. The
 // sweep's family-"cudnn" rows run again in K - 1 fresh `convstudy sweep` processes of their own
@@ -1120,6 +1154,39 @@ int cmd_sweep(const SweepArgs& a) {
     return any_fail ? kExitFail : 0;
 }
 
+// `sweep --plan FILE`: the plan's sweep steps, in order, in this one process (one CUDA
+// context, one engine-choices memory, one set of clocks), each step's command line parsed by
+// the same options as `sweep`'s own. Every step is parsed before the first runs, so a bad step
+// costs no GPU time. Exit code: the worst step's (1 when a row FAILed); bad input throws (2).
+int cmd_sweep_plan(const SweepArgs& top, const std::string& table_help, const std::string& golden_help,
+                   const char* golden_env) {
+    const Plan plan = load_plan(top.plan);
+    const std::vector<SweepStep> steps = sweep_steps(plan, top.out);
+    if (steps.empty()) throw Error(top.plan + ": the plan has no sweep step");
+    std::vector<SweepArgs> args(steps.size());
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+        CLI::App one{"sweep"};
+        add_sweep_options(&one, args[i], table_help, golden_help, golden_env);
+        std::vector<std::string> argv = sweep_command_line(steps[i]);
+        argv.erase(argv.begin());  // "sweep"
+        std::reverse(argv.begin(), argv.end());  // CLI11 takes them last first
+        try {
+            one.parse(argv);
+        } catch (const CLI::ParseError& e) {
+            throw Error(top.plan + ": sweep step " + std::to_string(i + 1) + ": " + e.what());
+        }
+        if (args[i].csv.empty()) throw Error(top.plan + ": sweep step " + std::to_string(i + 1) + " names no CSV");
+    }
+    std::filesystem::create_directories(top.out);
+    int rc = 0;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        std::fprintf(stderr, "sweep --plan %s: step %zu of %zu -> %s\n", top.plan.c_str(), i + 1, args.size(),
+                     args[i].csv.c_str());
+        rc = std::max(rc, cmd_sweep(args[i]));
+    }
+    return rc;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -1200,34 +1267,12 @@ int main(int argc, char** argv) {
 
     SweepArgs sw;
     auto* s = app.add_subcommand("sweep", "check and time many variants, layers, batches and memory modes");
-    s->add_option("--variants", sw.variants, "variants, comma separated, or all")->delimiter(',');
-    s->add_option("--layers", sw.layers, "layer names, comma separated (default: every layer)")->delimiter(',');
-    s->add_option("--batch", sw.batches, "batch sizes, comma separated")->delimiter(',');
-    s->add_option("--memory", sw.memory, "memory modes, comma separated, or all")->delimiter(',');
-    s->add_option("--layout", sw.layouts,
-                  "layouts, comma separated: nchw, nhwc or all (default); each variant runs the ones it declares")
-        ->delimiter(',');
-    s->add_option("--csv", sw.csv, "results CSV (written atomically, after each layer and batch)")->required();
-    s->add_option("--golden", sw.golden, golden_help)->envname(golden_env);
-    s->add_option("--table", sw.table.path, table_help);
-    s->add_flag("--quiet", sw.quiet, "no progress on stderr; one line per result on stdout");
-    s->add_option("--axis", sw.axes,
-                  "NAME=V1,V2,... or NAME=all (repeatable): walk an axis; each variant that has it runs once per "
-                  "value (and per combination of several axes), recorded in the CSV's `axes` and `config` columns; "
-                  "`default` is the variant's own choice. Axes:" + axes_help());
-    s->add_option("--shard", sw.shard,
-                  "K/N: run only the K-th of N equal, disjoint shares of the rows (one process per GPU or SLURM "
-                  "task; join the CSVs with `convstudy merge`)");
-    s->add_option("--cudnn-processes", sw.cudnn_processes,
-                  "time the cuDNN rows again in this many processes in all (fresh `convstudy sweep` processes): "
-                  "columns cudnn_process_ms (the median over them), _min_ms, _max_ms")
-        ->check(CLI::Range(1, 9));
-    s->add_flag("--profile", sw.profile,
-                "also run every PASS row under Nsight Compute (ncu columns, as `profile`; slow: one ncu process "
-                "per row)");
-    add_timing_options(s, sw.timing);
-    add_check_options(s, sw.check);
-    add_profile_options(s, sw.prof);
+    add_sweep_options(s, sw, table_help, golden_help, golden_env);
+    s->add_option("--plan", sw.plan,
+                  "run every sweep step of this plan (plans/*.json) in this one process, each step's CSV in --out "
+                  "(instead of --csv and the row options)")
+        ->excludes("--csv");
+    s->add_option("--out", sw.out, "--plan: the folder of the steps' CSVs")->needs("--plan");
 
     MergeArgs mg;
     auto* mgc = add_merge_command(app, mg);
@@ -1287,7 +1332,11 @@ int main(int argc, char** argv) {
         if (*g) return cmd_generate(gen);
         if (*r) return cmd_run(run);
         if (*pr) return cmd_run(prof, true);
-        if (*s) return cmd_sweep(sw);
+        if (*s) {
+            if (!sw.plan.empty()) return cmd_sweep_plan(sw, table_help, golden_help, golden_env);
+            if (sw.csv.empty()) throw Error("sweep: --csv is required (or --plan PLAN)");
+            return cmd_sweep(sw);
+        }
         if (*vf && verify_chain) {
             if (verify_input_scale != "1" || verify_weight_scale != "1")
                 throw Error("verify --chain: chains have no --input-scale or --weight-scale");

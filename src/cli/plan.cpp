@@ -854,8 +854,17 @@ std::string substitute_out(std::string s, const std::string& out) {
 
 }  // namespace
 
+bool sweeps_in_one_process(const Plan& plan) {
+    std::vector<std::size_t> at;
+    for (std::size_t i = 0; i < plan.steps.size(); ++i)
+        if (plan.steps[i].kind == StepKind::sweep) at.push_back(i);
+    return at.size() >= 2 && at.back() - at.front() + 1 == at.size();
+}
+
 std::vector<StepCommands> step_commands(const Plan& plan, const fs::path& out_dir, const fs::path& build_dir) {
     const std::string exe = (build_dir / "convstudy").string();
+    const bool one_process = sweeps_in_one_process(plan);
+    bool first_sweep = true;
     const std::string B = build_dir.string();
     auto out = [&](const std::string& name) { return (out_dir / name).string(); };
     std::vector<StepCommands> all;
@@ -900,11 +909,23 @@ std::vector<StepCommands> step_commands(const Plan& plan, const fs::path& out_di
             cmd.push_back("--quiet");
             c.commands = {cmd};
         } else if (const auto* sw0 = std::get_if<SweepStep>(&st.body)) {
-            SweepStep sw = *sw0;
-            sw.out_dir = out_dir;
-            auto args = sweep_command_line(sw);
-            args.insert(args.begin(), exe);
-            c.commands = {args};
+            if (one_process) {
+                // every sweep step in the first one's `sweep --plan` process; the others have no command
+                if (first_sweep) {
+                    c.commands = {{exe, "sweep", "--plan", plan.file.string(), "--out", out_dir.string()}};
+                    int limit = 0;
+                    for (const Step& other : plan.steps)
+                        if (other.kind == StepKind::sweep) limit = (limit < 0 || !other.timeout_s) ? -1 : limit + other.timeout_s;
+                    c.timeout_s = std::max(limit, 0);
+                }
+                first_sweep = false;
+            } else {
+                SweepStep sw = *sw0;
+                sw.out_dir = out_dir;
+                auto args = sweep_command_line(sw);
+                args.insert(args.begin(), exe);
+                c.commands = {args};
+            }
         } else if (const auto* pr = std::get_if<ProfileStep>(&st.body)) {
             if (pr->mode == ProfileMode::convstudy) {
                 std::vector<std::string> cmd{exe, "profile"};

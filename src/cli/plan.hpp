@@ -177,11 +177,17 @@ std::vector<SweepStep> sweep_steps(const Plan& plan, const std::filesystem::path
 // The `convstudy` arguments (from "sweep" on) of one sweep step.
 std::vector<std::string> sweep_command_line(const SweepStep& s);
 
+// Whether the plan's sweep steps run in one `convstudy sweep --plan` process: two or more of
+// them, one after the other with no other step between (a golden step between two sweeps
+// makes the later one's golden sets, so that sweep must wait for it: then each sweep step is a
+// process of its own).
+bool sweeps_in_one_process(const Plan& plan);
 // What the runner executes for each step: one or more commands (argv), the log file, the time
 // limit. `build_dir` is where the build step builds (convstudy is build_dir/convstudy).
-// Each sweep step is one `convstudy sweep` process here (sweep_command_line); scripts/device.sh
-// runs whatever this returns, so a one-process `sweep --plan` is wired in here alone (one
-// command at the first sweep step for all of them), with no change to the runner.
+// Sweep steps: with sweeps_in_one_process, the first is `convstudy sweep --plan FILE --out DIR`
+// (time limit: the sum of theirs, none if one has none) and the others have no command; else
+// each is its own `convstudy sweep` (sweep_command_line). scripts/device.sh runs whatever this
+// returns.
 struct StepCommands {
     std::size_t index = 0;
     StepKind kind = StepKind::build;
