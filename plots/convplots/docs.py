@@ -19,7 +19,7 @@ import subprocess
 import sys
 
 from . import summary
-from .io import Data, date_range, fnum, is_pytorch_csv, load, ok, open_text, read_pytorch
+from .io import Data, date_range, fnum, is_pytorch_csv, load, log_line, ok, open_text, read_pytorch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RESULTS = "results/h200"
@@ -212,22 +212,16 @@ def profile(csv, metric="tensor", layout=None, variants=None, N=None):
            if (not layout or r["layout"] == layout) and (N is None or r["N"] == int(N))]
     vs = as_list(variants) or list(dict.fromkeys(r["_variant"] for r in sel))
     lays = sorted({r["layer"] for r in sel})
-    body = []
-    for v in vs:
-        cells = []
-        for l in lays:
-            rs = [r for r in sel if r["_variant"] == v and r["layer"] == l]
-            if not rs or not rs[0].get("ncu_set"):
-                cells.append("—")
-                continue
-            r = rs[0]
-            val = (float(r["ncu_dram_read_bytes"] or 0) + float(r["ncu_dram_write_bytes"] or 0)) if col == "dram" \
-                else float(r[col]) if r.get(col) else None
-            cells.append(g3(val * scale) if val is not None else "—")
-        body.append([v] + cells)
-    ns = sorted({r["N"] for r in sel})
-    return (table(["rung"] + lays, body) + f"\n{label} under Nsight Compute (one timed repeat per row), "
-            f"N={', '.join(map(str, ns))}. Source: `{d.rows[0]['_src']}`, revision {revs(d)}.\n")
+
+    def cell(v, l):
+        r = next((r for r in sel if r["_variant"] == v and r["layer"] == l), None)
+        val = None if not r or not r.get("ncu_set") else \
+            (float(r["ncu_dram_read_bytes"] or 0) + float(r["ncu_dram_write_bytes"] or 0)) if col == "dram" \
+            else float(r[col]) if r.get(col) else None
+        return "—" if val is None else g3(val * scale)
+    return (table(["rung"] + lays, [[v] + [cell(v, l) for l in lays] for v in vs]) + f"\n{label} under Nsight "
+            f"Compute (one timed repeat per row), N={', '.join(map(str, sorted({r['N'] for r in sel})))}. Source: "
+            f"`{d.rows[0]['_src']}`, revision {revs(d)}.\n")
 
 
 def winners(csv=None, classes=",".join(summary.CLASSES)):
@@ -277,29 +271,15 @@ def misses(csv=None, over="1"):
 
 def range_safety(csv="range_safety.csv.gz"):
     """Range safety: per variant, the scale pairs run and the status counts."""
-    d = data(csv)
-    per = {}
+    d, per = data(csv), {}
     for r in d.rows:
-        sc = (r.get("input_scale") or "1", r.get("weight_scale") or "1")
-        e = per.setdefault(r["_variant"], {"scales": set(), "st": {}})
-        e["scales"].add(sc)
-        e["st"][r["status"]] = e["st"].get(r["status"], 0) + 1
-    body = [[v, len(e["scales"]), ", ".join(f"{k} {c}" for k, c in sorted(e["st"].items()))] for v, e in per.items()]
-    sc = sorted({x for e in per.values() for s in e["scales"] for x in s}, key=float)
+        sc, st = per.setdefault(r["_variant"], (set(), {}))
+        sc.add((r.get("input_scale") or "1", r.get("weight_scale") or "1"))
+        st[r["status"]] = st.get(r["status"], 0) + 1
+    body = [[v, len(sc), ", ".join(f"{k} {c}" for k, c in sorted(st.items()))] for v, (sc, st) in per.items()]
+    sc = sorted({x for s, _ in per.values() for p in s for x in p}, key=float)
     return (table(["variant", "scale pairs", "rows by status"], body) + f"\nInput and weight scales from {sc[0]} to "
             f"{sc[-1]}. Source: `{d.rows[0]['_src']}`, revision {revs(d)}.\n")
-
-
-def log_line(path, pattern):
-    full = os.path.join(ROOT, path)
-    if not os.path.isfile(full):
-        raise DocError(f"{path}: no such committed file")
-    with open_text(full) as f:
-        lines = f.read().splitlines()
-    hit = [ln for ln in lines if re.search(pattern, ln)]
-    if not hit:
-        raise DocError(f"{path}: no line matches {pattern!r}")
-    return lines[0].lstrip("# "), hit[-1].strip()
 
 
 def checks():
@@ -309,9 +289,8 @@ def checks():
         if f.startswith("gpu_tests") and f.endswith(".log"):
             head, line = log_line(f"{RESULTS}/{f}", r"test cases")
             out.append(f"- GPU tests (`{RESULTS}/{f}`, {head}): {line.split(': ', 1)[-1]}")
-        if f.startswith("sanitizer") and f.endswith(".log"):
-            _, line = log_line(f"{RESULTS}/{f}", r"^TOTAL:")
-            out.append(f"- compute-sanitizer (`{RESULTS}/{f}`): {line[len('TOTAL: '):]}")
+        elif f.startswith("sanitizer") and f.endswith(".log"):
+            out.append(f"- compute-sanitizer (`{RESULTS}/{f}`): {log_line(f'{RESULTS}/{f}', r'^TOTAL:')[1][7:]}")
     return "\n".join(out) + "\n"
 
 
@@ -364,9 +343,21 @@ def recheck(csv=None):
             f"{revs(d)}.\n")
 
 
+def steps(log="reference_runner.log"):
+    """The duration of each step of a committed runner log (scripts/device.sh's log.txt)."""
+    path = f"{RESULTS}/{log}"
+    device = log_line(path, r"device:")[0].split("device: ")[-1].split(",")[0]
+    with open_text(os.path.join(ROOT, path)) as f:
+        done = re.findall(r"step \d+ \((\S+)\) done in (\d+)s", f.read())
+    if not done:
+        raise DocError(f"{path}: no finished step")
+    return (f"{', '.join(f'{k} {t} s' for k, t in done)}: {sum(int(t) for _, t in done)} s in all, the build not "
+            f"included (a carried build); `{path}`, {device}.\n")
+
+
 GENERATORS = {"sweep": sweep, "headline": headline, "since": since, "ladder": ladder, "profile": profile,
               "winners": winners, "misses": misses, "gemmref": gemmref, "range": range_safety, "checks": checks, "spread": spread,
-              "tf32": tf32, "recheck": recheck}
+              "tf32": tf32, "recheck": recheck, "steps": steps}
 
 
 def parse_args(text):
@@ -419,14 +410,10 @@ def main(argv=None):
         print(f"docs.py: {e}", file=sys.stderr)
     if errors:
         return 2
-    if argv == ["--check"]:
-        for s in stale:
-            print(f"docs.py: stale: {s} differs from what the committed results give; "
-                  "run plots/plot.sh --update-docs", file=sys.stderr)
-        if stale:
-            return 1
-        print(f"docs.py: every generated block of {', '.join(DOCS)} matches the committed results")
-        return 0
+    check = argv == ["--check"]
     for s in stale:
-        print(f"docs.py: updated {s}")
-    return 0
+        print(f"docs.py: stale: {s} differs from what the committed results give; run plots/plot.sh --update-docs"
+              if check else f"docs.py: updated {s}", file=sys.stderr if check else sys.stdout)
+    if check and not stale:
+        print(f"docs.py: every generated block of {', '.join(DOCS)} matches the committed results")
+    return 1 if check and stale else 0

@@ -4,6 +4,7 @@ and markdown tables. No matplotlib here except the colour and order constants.""
 import csv
 import gzip
 import math
+import os
 import re
 import statistics
 
@@ -333,3 +334,17 @@ class Data:
     def cpu_ms(self, layer, n):
         vals = [r["cpu_ms"] for r in self.rows if r["layer"] == layer and r["N"] == n and r["cpu_ms"]]
         return statistics.median(vals) if vals else None
+
+
+def log_line(path, pattern, root=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))):
+    """(first line without '# ', last line matching `pattern`) of a committed text file (path
+    relative to the repository root); ValueError naming the file when missing or unmatched."""
+    full = os.path.join(root, path)
+    if not os.path.isfile(full):
+        raise ValueError(f"{path}: no such committed file")
+    with open_text(full) as f:
+        lines = f.read().splitlines()
+    hit = [ln for ln in lines if re.search(pattern, ln)]
+    if not hit:
+        raise ValueError(f"{path}: no line matches {pattern!r}")
+    return lines[0].lstrip("# "), hit[-1].strip()

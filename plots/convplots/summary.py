@@ -158,8 +158,7 @@ def table(d, pytorch=None):
                    "over those processes, relative (cuDNN's side of the cell).")
     for cls, l, n, r in marked:
         rt = r.get("cudnn_retime_ms")
-        out.append("")
-        out.append(f"{MARK} {cls} {l} N={n}: {name(r)} ran at {fnum(r['kernel_ms'])} ms against its search median "
-                   f"{fnum(r['search_ms'])} ms" + (f", re-timed {fnum(rt)} ms (this process's time is the faster of the two)" if rt
-                                                     else ", not re-timed: the cell may flatter ours") + ".")
+        out += ["", f"{MARK} {cls} {l} N={n}: {name(r)} ran at {fnum(r['kernel_ms'])} ms against its search median "
+                f"{fnum(r['search_ms'])} ms" + (f", re-timed {fnum(rt)} ms (this process's time is the faster of the "
+                                                "two)" if rt else ", not re-timed: the cell may flatter ours") + "."]
     return out
