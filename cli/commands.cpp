@@ -628,7 +628,7 @@ struct RunArgs {
     ProfileOptions prof;          // `profile` only
 };
 
-// The `run` command line that repeats `row` under ncu for `profile` (src/cli/profile.hpp):
+// The `run` command line that repeats `row` under ncu for `profile` (cli/profile.hpp):
 // the same data, check, options and engine choices, with one timed repeat.
 ProfileTarget profile_target(const Row& row, const TableOpt& table, const std::string& golden, const CheckOpts& c,
                              const TimingOpts& t, const std::filesystem::path& choices) {

@@ -1,4 +1,4 @@
-// convstudy: entry point (the commands live in src/cli/).
-#include "cli/commands.hpp"
+// convstudy: entry point (the commands live in cli/).
+#include "commands.hpp"
 
 int main(int argc, char** argv) { return cs::cli::main(argc, argv); }

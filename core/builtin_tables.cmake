@@ -3,7 +3,7 @@
 # CMakeLists.txt and by fuzz/configure.cmake (script mode), so both build the same tables.
 set(CS_BUILTIN_TABLES alexnet vgg16 resnet50)
 
-# Writes OUT (a .cpp) from layers/builtin_table.cpp.in with every table's JSON text as a raw
+# Writes OUT (a .cpp) from core/builtin_table.cpp.in with every table's JSON text as a raw
 # string literal.
 function(cs_write_builtin_tables src out)
   set(CS_BUILTIN_TABLE_ENTRIES "")
@@ -14,5 +14,5 @@ function(cs_write_builtin_tables src out)
     endif()
     string(APPEND CS_BUILTIN_TABLE_ENTRIES "    {\"${t}\", R\"cs_json(${_json})cs_json\"},\n")
   endforeach()
-  configure_file(${src}/layers/builtin_table.cpp.in ${out} @ONLY)
+  configure_file(${src}/core/builtin_table.cpp.in ${out} @ONLY)
 endfunction()

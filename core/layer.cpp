@@ -73,7 +73,7 @@ std::optional<Pool> parse_pool(std::string_view s) {
 int Layer::pooled_E() const { return pooled(E(), pool); }
 int Layer::pooled_F() const { return pooled(F(), pool); }
 
-// Defined in the file CMake generates from layers/<name>.json (layers/builtin_tables.cmake).
+// Defined in the file CMake generates from layers/<name>.json (core/builtin_tables.cmake).
 std::size_t builtin_table_count();
 const char* builtin_table_name(std::size_t i);
 const char* builtin_table_json(std::size_t i);
@@ -262,7 +262,7 @@ std::string table_argument(const LayerTable& t) {
 
 const LayerTable& default_layer_table() {
     const LayerTable* t = find_builtin_layer_table("alexnet");
-    if (!t) throw Error("no built-in table 'alexnet' (layers/builtin_tables.cmake lists the built-in tables)");
+    if (!t) throw Error("no built-in table 'alexnet' (core/builtin_tables.cmake lists the built-in tables)");
     return *t;
 }
 

@@ -87,7 +87,7 @@ LayerTable parse_layer_table(std::string_view json_text, const std::string& sour
 LayerTable load_layer_table(const std::filesystem::path& path);
 // The AlexNet table compiled into the program from layers/alexnet.json.
 const LayerTable& default_layer_table();
-// The tables compiled into the program, in the order layers/builtin_tables.cmake lists them
+// The tables compiled into the program, in the order core/builtin_tables.cmake lists them
 // (alexnet first).
 const std::vector<LayerTable>& builtin_layer_tables();
 std::vector<std::string> builtin_layer_table_names();

@@ -9,6 +9,6 @@ execute_process(COMMAND git describe --always --dirty --abbrev=12 WORKING_DIRECT
 if(NOT CS_GIT_REV)
   set(CS_GIT_REV "unknown")
 endif()
-include(${SRC}/layers/builtin_tables.cmake)
+include(${SRC}/core/builtin_tables.cmake)
 cs_write_builtin_tables(${SRC} ${OUT}/builtin_table.cpp)
-configure_file(${SRC}/src/version.hpp.in ${OUT}/version.hpp @ONLY)
+configure_file(${SRC}/core/version.hpp.in ${OUT}/version.hpp @ONLY)

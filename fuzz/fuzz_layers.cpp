@@ -1,4 +1,4 @@
-// libFuzzer target for the layer-table loader (parse_layer_table in layers/layer.cpp): the
+// libFuzzer target for the layer-table loader (parse_layer_table in core/layer.cpp): the
 // input is the table's JSON text. Checked: no crash or hang, every rejection a cs::Error,
 // and an accepted table is sane: non-empty, unique names, every layer valid with a
 // positive output size and per-image tensors under 2^31 elements, its shape arithmetic

@@ -1,4 +1,4 @@
-// libFuzzer target for the golden manifest reader (src/golden.cpp): the input is the text
+// libFuzzer target for the golden manifest reader (goldenio/golden.cpp): the input is the text
 // of manifest.json in a scratch golden directory whose .npy files are a real golden set of
 // a tiny two-layer table (generated once at start-up, seed kDefaultSeed). Per input:
 //   - load_golden for every (layer, N), an unrecorded N, an expected seed, and a layer of

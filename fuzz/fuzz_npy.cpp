@@ -1,5 +1,5 @@
-// libFuzzer target for the .npy reader (src/npy.cpp): the input is a whole .npy file.
-// src/npy.hpp reads from a path only, so each input is written to a scratch file first.
+// libFuzzer target for the .npy reader (io/npy.cpp): the input is a whole .npy file.
+// io/npy.hpp reads from a path only, so each input is written to a scratch file first.
 // Checked: no crash or hang, every rejection a cs::Error, and for an accepted file the
 // header's sizes add up to the file's, the data has prod(shape) elements, the SHA-256
 // is the file's, and writing the array back and reading it gives the same bits.

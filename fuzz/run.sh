@@ -49,16 +49,16 @@ mkdir -p "$B/generated" "$B/obj"
 cmake -DSRC="$SRC" -DOUT="$SRC/$B/generated" -P fuzz/configure.cmake
 SAN=(-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer)
 FLAGS=(-std=c++20 -g -O1 -Wall -Wextra -Wpedantic -Wshadow -Wno-unknown-pragmas -Wno-pass-failed -fopenmp
-       -I"$SRC/src" -I"$SRC/layers" -I"$SRC/cpu_ref" -I"$SRC/$B/generated" -I"$SRC/fuzz")
-LIB_SOURCES=(layers/layer.cpp "$B/generated/builtin_table.cpp" src/npy.cpp src/golden.cpp src/golden_manifest.cpp
-             src/golden_load.cpp src/golden_generate.cpp src/checksum.cpp
-             src/atomic_file.cpp src/progress.cpp cpu_ref/conv_ref.cpp cpu_ref/cpu_anchor.cpp cpu_ref/datagen.cpp)
+       -I"$SRC/io" -I"$SRC/goldenio" -I"$SRC/core" -I"$SRC/reference" -I"$SRC/$B/generated" -I"$SRC/fuzz")
+LIB_SOURCES=(core/layer.cpp "$B/generated/builtin_table.cpp" io/npy.cpp goldenio/golden.cpp goldenio/golden_manifest.cpp
+             goldenio/golden_load.cpp goldenio/golden_generate.cpp io/checksum.cpp
+             io/atomic_file.cpp io/progress.cpp reference/conv_ref.cpp reference/cpu_anchor.cpp reference/datagen.cpp)
 objs=()
 for s in "${LIB_SOURCES[@]}"; do
     o="$B/obj/$(basename "${s%.cpp}").o"
     objs+=("$o")
     # Rebuild when the source or any header in the repository is newer.
-    if [[ ! -f $o || $s -nt $o || -n $(find src layers cpu_ref fuzz -name '*.hpp' -newer "$o" | head -1) ]]; then
+    if [[ ! -f $o || $s -nt $o || -n $(find core io goldenio reference fuzz -name '*.hpp' -newer "$o" | head -1) ]]; then
         echo "fuzz: compiling $s" >&2
         "$CXX" "${FLAGS[@]}" "${SAN[@]}" -fsanitize=fuzzer-no-link -c "$s" -o "$o"
     fi

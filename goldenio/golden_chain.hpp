@@ -1,7 +1,7 @@
 // Chain golden files: for a chain table (layers::chain_error says none), the
 // network input, every layer's weights and bias, and every layer's post-op output (after
 // bias, ReLU and pool where the table has them) computed by chain_ref<double>
-// (cpu_ref/network_ref.hpp), for a few batch sizes. The per-layer golden files (golden.hpp)
+// (reference/network_ref.hpp), for a few batch sizes. The per-layer golden files (golden.hpp)
 // are unchanged; the chain's live in a directory of their own, which no per-layer set's
 // name can take (those are n<N>/ and x<in>_w<w>/):
 //

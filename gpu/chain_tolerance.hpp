@@ -1,14 +1,14 @@
 // The pass rule of a chain's layer outputs, beside the per-layer rule of
 // tolerance.hpp, whose thresholds it does not change.
 //
-// A chain run is checked against the chain golden files (src/golden_chain.hpp) at every
+// A chain run is checked against the chain golden files (goldenio/golden_chain.hpp) at every
 // layer's post-op output: no element NaN/Inf and max_rel_err = max|out - golden| /
 // max|golden| <= chain_threshold(p), for each layer. The per-element rule of tolerance.hpp
 // (|err| <= tau * sum|w*x| + u_out * |golden|) does not carry over: from the second layer on,
 // a layer's input is the run's own previous output, not the golden one, so its errors are
 // not those of one dot product of the golden data.
 //
-// Derivation (tests/test_chain_tolerance.cpp; cpu_ref/chain_emulation.hpp emulates each
+// Derivation (tests/test_chain_tolerance.cpp; reference/chain_emulation.hpp emulates each
 // class through the whole chain: operands rounded to the class's format at every layer's
 // input, tf32 both to nearest and truncated; float accumulation or, for fp16acc, half after
 // every fma; the bias stored and the output rounded in the class's output format; pools

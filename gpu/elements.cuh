@@ -1,7 +1,7 @@
 // Device-side element helpers shared by the harness's conversions, the ceilings and the
 // library anchors' scratch data: float <-> half / bf16 with round-to-nearest-even, and the
 // counter-based uniform numbers (SplitMix64 of seed + i) that fill scratch tensors on the
-// GPU with the golden generator's distribution (uniform in [-1, 1), cpu_ref/datagen.hpp).
+// GPU with the golden generator's distribution (uniform in [-1, 1), reference/datagen.hpp).
 #pragma once
 
 #include <cuda_bf16.h>

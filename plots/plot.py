@@ -5,7 +5,7 @@
     plot.py --compare A.csv B.csv --out DIR [--title-suffix TEXT]
 
 Reads one or more CSVs written by `convstudy sweep` (columns: csv_columns() in
-src/cli/results.cpp; README "CSV columns"), concatenated in order: a later row for the same
+cli/results.cpp; README "CSV columns"), concatenated in order: a later row for the same
 (device, layer, N, variant, memory, layout) replaces an earlier one. Writes PNG figures and
 DIR/report.md with the reference study's tables, every table and figure stating the CSV
 file(s), device and sweep date it came from. With --compare, draws run B against run A

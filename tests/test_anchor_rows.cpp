@@ -1,4 +1,4 @@
-// ours_over_cudnn, ours_over_cudnn_any_layout and pct_peak without a GPU (src/cli/results.cpp): every passing
+// ours_over_cudnn, ours_over_cudnn_any_layout and pct_peak without a GPU (cli/results.cpp): every passing
 // row's kernel_ms is divided by the fastest cuDNN row's of its own precision class (fp16acc: fp16) and
 // memory mode (ours / cuDNN: below 1 is faster than cuDNN, the one direction every file uses), in its own layout (ours_over_cudnn) and in either layout (ours_over_cudnn_any_layout); rows
 // with no such anchor, failed rows, and anchors that failed give empty cells; pct_peak

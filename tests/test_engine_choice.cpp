@@ -1,5 +1,5 @@
 // The library anchors' engine choice (gpu/engine_choice.hpp) and the file that remembers it
-// across runs (src/cli/engine_choices_file.hpp). Host code, no GPU needed.
+// across runs (cli/engine_choices_file.hpp). Host code, no GPU needed.
 #include "catch.hpp"
 
 #include "engine_choice.hpp"

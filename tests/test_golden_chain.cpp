@@ -1,4 +1,4 @@
-// Chain golden files (src/golden_chain.hpp): `generate --chain` on tests/data/chain_small.json
+// Chain golden files (goldenio/golden_chain.hpp): `generate --chain` on tests/data/chain_small.json
 // writes the input, every layer's weights, bias and post-op output with a manifest; loading
 // checks every file; `verify --chain` passes the set and names a damaged or wrong file; a
 // table that is not a chain is refused; the per-layer golden files beside them are unchanged.

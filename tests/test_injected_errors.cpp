@@ -52,7 +52,7 @@ using cs::gpu::Precision;
 
 namespace {
 
-// ---- rounding to the formats: cpu_ref/chain_emulation.hpp's (round_mantissa, round_half,
+// ---- rounding to the formats: reference/chain_emulation.hpp's (round_mantissa, round_half,
 // round_bf16), the same bit manipulation the chain's emulation uses ----
 using cs::emu::round_bf16;
 using cs::emu::round_half;
@@ -60,7 +60,7 @@ using cs::emu::round_mantissa;
 
 // ---- the emulated classes ------------------------------------------------------------
 
-// The operand formats and their rounding are the chain emulation's (cpu_ref/chain_emulation.hpp).
+// The operand formats and their rounding are the chain emulation's (reference/chain_emulation.hpp).
 using cs::emu::Operand;
 using cs::emu::round_operand;
 enum class Accum { f32, f16_partials, f16 };

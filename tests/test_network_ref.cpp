@@ -1,4 +1,4 @@
-// The CPU reference of the network ops (cpu_ref/network_ref.hpp): conv + bias + ReLU and the
+// The CPU reference of the network ops (reference/network_ref.hpp): conv + bias + ReLU and the
 // 3x3 stride-2 max-pool against plain nested loops on odd shapes, one layer with its ops,
 // the chain of tests/data/chain_small.json (C=3, 37x37 input, 5, 7 and 9 filters, pools
 // after layers 1 and 3), bit-identical results for any thread count, and the bias data.

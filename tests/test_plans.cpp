@@ -1,4 +1,4 @@
-// Plans (plans/*.json, src/cli/plan.hpp): every committed plan loads (schema, variant, layer,
+// Plans (plans/*.json, cli/plan.hpp): every committed plan loads (schema, variant, layer,
 // table, preset and script names checked), bad plans are refused naming the file, the step and
 // the field, and the commands a plan turns into are the ones its fields say.
 #include "plan.hpp"

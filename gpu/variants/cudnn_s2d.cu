@@ -12,7 +12,7 @@
 // Why: cuDNN has no fast kernel for conv1's C=3 input (its best engine in the tool reads
 // conv1 at 0.66-0.70 ms, fp16 N=128), while on the rewritten problem it reaches ~0.1 ms
 // (PyTorch, scripts/pytorch_anchors.py); a conv1 of ours is only worth its speed against the latter. The
-// rows are family "cudnn", so fill_ours_over_cudnn (src/cli/results.cpp) takes the faster of
+// rows are family "cudnn", so fill_ours_over_cudnn (cli/results.cpp) takes the faster of
 // cudnn-<class> and cudnn-<class>-s2d as the anchor.
 //
 // Memory: the plan holds w' and the rewritten input of a chunk of images; the rest of the

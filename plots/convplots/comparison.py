@@ -1,6 +1,6 @@
 """Two runs side by side: `plot.py --compare A.csv B.csv --out DIR`.
 
-Rows are matched as `convstudy compare` matches them (src/cli/compare.cpp): on (layer, N,
+Rows are matched as `convstudy compare` matches them (cli/compare.cpp): on (layer, N,
 variant, precision, layout, memory), a CSV without a `layout` column being nchw. The
 verdict is noise.judge, the same rule: "same" when either side's median lies inside the
 other side's spread [lo, hi] (noise.py: p10/p90, or min/max in older CSVs), else faster or

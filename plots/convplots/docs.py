@@ -28,7 +28,7 @@ DOCS = ["README.md"] + [f"docs/{f}" for f in ("findings.md", "check.md", "cli.md
                                                "device-comparison.md")]
 BLOCK = re.compile(r"(?P<open><!-- BEGIN generated:(?P<kind>[\w-]+)(?P<args>[^>]*?) -->\n)(?P<body>.*?)"
                    r"(?P<close><!-- END generated:(?P=kind) -->)", re.S)
-CODE_PATHS = ("gpu", "src")  # the commits that change kernels or the harness
+CODE_PATHS = ("gpu", "core", "reference", "io", "goldenio", "cli", "src", "cpu_ref", "layers")  # the code, old names too
 
 
 class DocError(Exception):
@@ -137,11 +137,11 @@ def since(csv=None):
     if "," in rev:
         raise DocError(f"the sweep holds several revisions ({rev})")
     hs = git("log", "--format=%h", f"{rev}..HEAD", "--", *CODE_PATHS)
-    paths = " or ".join(f"`{p}/`" for p in CODE_PATHS)
+    paths = "`gpu/` or the host code"  # CODE_PATHS
     if not hs:
         return f"Measured at revision {rev}; no commit since has changed {paths}.\n"
     return (f"Measured at revision {rev}; {len(hs)} commit{'s' * (len(hs) != 1)} since changed {paths} "
-            f"(kernels or the harness): {', '.join(reversed(hs))}.\n")
+            f"(kernels, the harness, the command line): {', '.join(reversed(hs))}.\n")
 
 
 # ---- the findings: ladders, profiles, winners, misses --------------------------------------

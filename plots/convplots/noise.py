@@ -1,4 +1,4 @@
-"""The noise verdict of two timings, as `convstudy compare` defines it (src/cli/compare.cpp,
+"""The noise verdict of two timings, as `convstudy compare` defines it (cli/compare.cpp,
 judge() and Timing::lo/hi: the definition). This module restates it for the figures, and
 tests/test_plots.cpp checks that the two give the same verdict counts on the fixtures.
 

@@ -86,7 +86,7 @@ TEST_CASE("the anchor families are registered", "[gpu][anchors]") {
     REQUIRE(find_variant("cublas-im2col-fp16").variant->io == DType::f16);
     REQUIRE(find_variant("cublas-im2col-bf16").variant->io == DType::bf16);
 #ifdef CONVSTUDY_HAVE_CUDNN
-    // fill_vs_cudnn (src/cli/results.cpp) takes the fastest PASS row of family "cudnn" of
+    // fill_vs_cudnn (cli/results.cpp) takes the fastest PASS row of family "cudnn" of
     // each class: cudnn-<class> and (strided layers) cudnn-<class>-s2d, in both layouts.
     REQUIRE(cudnn_plain().size() == 4);
     REQUIRE(family("cudnn").size() == 8);  // and the four cudnn-<class>-s2d rows

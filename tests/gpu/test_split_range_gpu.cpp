@@ -50,7 +50,7 @@ const SplitVariant kSplits[] = {
 const char* const kAlexNet[] = {"conv1", "conv2", "conv3", "conv4", "conv5"};
 
 // The reference problem with its data times exact powers of two: the golden output and the
-// bound scale by s_in * s_w exactly (cpu_ref/datagen.hpp: what `generate --input-scale
+// bound scale by s_in * s_w exactly (reference/datagen.hpp: what `generate --input-scale
 // --weight-scale` writes).
 RefProblem scaled(const RefProblem& r, double s_in, double s_w) {
     RefProblem s = r;
