@@ -548,15 +548,7 @@ void write_compare_csv(const std::string& path, const Comparison& c) {
               "kernel_ms_b,kernel_min_ms_b,kernel_max_ms_b,kernel_p10_ms_b,kernel_p90_ms_b,"
               "kernel_ratio,kernel_verdict,total_ms_a,total_min_ms_a,total_max_ms_a,total_p10_ms_a,total_p90_ms_a,"
               "total_ms_b,total_min_ms_b,total_max_ms_b,total_p10_ms_b,total_p90_ms_b,total_ratio,total_verdict\n";
-        auto q = [](const std::string& s) {
-            if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-            std::string r = "\"";
-            for (char ch : s) {
-                if (ch == '"') r += '"';
-                r += (ch == '\n' || ch == '\r') ? ' ' : ch;
-            }
-            return r + "\"";
-        };
+        const auto& q = csv_quote;
         auto n = [](double v) { return std::isfinite(v) ? fmt(v, "%.6g") : std::string(); };
         auto t = [&](const Record* r, bool kernel) {
             if (!r) return std::string(",,,,");

@@ -215,20 +215,11 @@ MergeResult merge_tables(const std::vector<CsvTable>& parts) {
 }
 
 void write_csv_table(const std::string& path, const CsvTable& t) {
-    auto quote = [](const std::string& s) {
-        if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-        std::string q = "\"";
-        for (char c : s) {
-            if (c == '"') q += '"';
-            q += (c == '\n' || c == '\r') ? ' ' : c;
-        }
-        return q + "\"";
-    };
     write_file_atomic(path, [&](std::ostream& os) {
-        for (std::size_t i = 0; i < t.header.size(); ++i) os << (i ? "," : "") << quote(t.header[i]);
+        for (std::size_t i = 0; i < t.header.size(); ++i) os << (i ? "," : "") << csv_quote(t.header[i]);
         os << '\n';
         for (const auto& r : t.rows) {
-            for (std::size_t i = 0; i < r.size(); ++i) os << (i ? "," : "") << quote(r[i]);
+            for (std::size_t i = 0; i < r.size(); ++i) os << (i ? "," : "") << csv_quote(r[i]);
             os << '\n';
         }
     });

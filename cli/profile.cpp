@@ -485,12 +485,7 @@ void write_kernels_csv(const fs::path& path, const std::vector<std::pair<std::st
     for (const auto& [label, s] : rows)
         for (const auto& k : s.per_kernel)
             for (const auto& [m, v] : k.values) names.insert(m);
-    auto q = [](const std::string& s) {
-        if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-        std::string r = "\"";
-        for (char c : s) r += c == '"' ? std::string("\"\"") : std::string(1, c);
-        return r + "\"";
-    };
+    const auto& q = csv_quote;
     write_file_atomic(path, [&](std::ostream& os) {
         os << "row,kernel_id,kernel";
         for (const auto& m : names) os << ',' << m;

@@ -1,6 +1,7 @@
 #include "results.hpp"
 
 #include "atomic_file.hpp"
+#include "csv_table.hpp"
 #include "error.hpp"
 #include "tolerance.hpp"
 
@@ -47,15 +48,6 @@ std::string num(double v, int prec = 6) {
     return b;
 }
 
-std::string quote(const std::string& s) {
-    if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-    std::string q = "\"";
-    for (char c : s) {
-        if (c == '"') q += '"';
-        q += (c == '\n' || c == '\r') ? ' ' : c;
-    }
-    return q + "\"";
-}
 
 }  // namespace
 
@@ -157,10 +149,10 @@ void write_csv(const std::filesystem::path& path, const RunMeta& meta, const std
         os << '\n';
         for (std::size_t r = 0; r < rows.size(); ++r) {
             const auto f = csv_fields(meta, rows[r]);
-            for (std::size_t i = 0; i < f.size(); ++i) os << (i ? "," : "") << quote(f[i]);
+            for (std::size_t i = 0; i < f.size(); ++i) os << (i ? "," : "") << csv_quote(f[i]);
             if (extra)
                 for (std::size_t i = 0; i < extra->names.size(); ++i)
-                    os << ',' << (r < extra->fields.size() && i < extra->fields[r].size() ? quote(extra->fields[r][i]) : "");
+                    os << ',' << (r < extra->fields.size() && i < extra->fields[r].size() ? csv_quote(extra->fields[r][i]) : "");
             os << '\n';
         }
     });

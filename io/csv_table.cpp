@@ -152,4 +152,14 @@ CsvTable read_csv_table(const std::string& path) {
     return t;
 }
 
+std::string csv_quote(const std::string& s) {
+    if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+    std::string q = "\"";
+    for (char c : s) {
+        if (c == '"') q += '"';
+        q += (c == '\n' || c == '\r') ? ' ' : c;
+    }
+    return q + "\"";
+}
+
 }  // namespace cs::cli

@@ -21,6 +21,11 @@ inline constexpr std::uintmax_t kMaxCsvBytes = std::uintmax_t(1) << 30;
 // it that is not another member, or inflated contents larger than `max_bytes`.
 std::string inflate_if_gzip(std::string bytes, const std::string& where, std::uintmax_t max_bytes);
 
+// One field as the CSV writers write it (RFC 4180): as it is, or, when it holds a comma, a
+// quote or a line break, in double quotes with quotes doubled and line breaks as spaces (a
+// record stays one line). The one quoting function of every CSV the tool writes.
+std::string csv_quote(const std::string& s);
+
 // A record's fields and the line it starts on.
 struct CsvRecord {
     std::vector<std::string> fields;
