@@ -6,7 +6,7 @@
 // median and spread of both sides: "same" when either side's median lies inside the other
 // side's [p10, p90] of its timed repeats (the difference is inside the noise one of the runs
 // showed), else "faster" or "slower". p10 / p90 are robust: one outlier repeat (the cuDNN
-// rows' max reaches 23% above their median) neither widens the spread to hide a change nor
+// rows' max lies well above their median) neither widens the spread to hide a change nor
 // narrows it to invent one. A CSV older than the p10/p90 columns is judged on [min, max]
 // instead, and `compare` says so (Results::spread_note). This verdict is the one definition
 // of "same within the noise": plots/convplots/noise.py mirrors it and tests/test_plots.cpp

@@ -33,7 +33,7 @@ namespace fs = std::filesystem;
 // The tensor pipe: on sm_90 warpgroup MMA (wgmma, SASS HGMMA) runs on the HMMA sub-pipe, so
 // sm__pipe_tensor_op_hmma_cycles_active counts the cycles of mma.sync and wgmma alike; sm_90
 // has no gmma cycles counter (an H100's ncu listed no sm__pipe_tensor_op_gmma_cycles_active,
-// while the wgmma-only ws_kernel read 71.72 % in both the HMMA sub-pipe and the whole pipe:
+// while the wgmma-only ws_kernel read the same busy share in the HMMA sub-pipe and the whole pipe:
 // the H100 profile of stop 23, now plots/h100/kernels_hopper_ladder_n128.csv). What tells wgmma apart is its own instruction counter,
 // sm__inst_executed_pipe_tensor_op_gmma (aggregate() splits the cycles by it).
 constexpr const char* kDuration = "gpu__time_duration.sum";

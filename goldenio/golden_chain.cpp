@@ -237,7 +237,7 @@ void write_chain_item(ChainItem& it, const LayerTable& table, const fs::path& st
 }
 
 // The "cpu" entry of a set: chain_ref<float> timed over the whole chain (a warm-up call, then
-// repeats until 0.3 s or 5 calls; median and min), and each layer's largest absolute and
+// repeats until 0.3 seconds or 5 calls; median and min), and each layer's largest absolute and
 // relative (to max|golden|) difference of the float chain from the golden one.
 Json time_chain(const LayerTable& table, const ChainItem& it, bool time_cpu, const std::string& host_cpu) {
     Json cpu = Json{{"float32_ms", nullptr}, {"float32_min_ms", nullptr}, {"repeats", nullptr}, {"threads", nullptr},

@@ -2,15 +2,13 @@
 // and the cuBLAS GEMM of a layer's im2col shape (see ceilings.hpp for what each measures).
 //
 // Why measured and not from the data sheet: the H200's tensor-core rate on random data is
-// power-limited (about 790 TFLOP/s bf16 dense where the sheet says 989), and the fp32 FMA
+// power-limited (well below the data sheet's bf16 dense rate), and the fp32 FMA
 // rate depends on the clocks the card holds under load; a row's pct_peak should divide by
 // what the best library reaches on this card today, in the row's own precision class.
 //
 // fp32's ceiling is cuBLAS SGEMM at the FMA rate; the copy counts the bytes read and written.
-// Measured on the H200 (two runs, plots/h200/cudnn_graph_check/check_h200_run*.log): fp32
-// 51.3, tf32 412.3, fp16 761-766, bf16 794-799 TFLOP/s, copy 4254 GB/s; 0.4 s for all five.
-// im2col_gemm_ms, conv2 N=128: fp32 2.47-2.50 ms (46 TFLOP/s), tf32 0.376-0.379, fp16
-// 0.176-0.178 (650 TFLOP/s), bf16 0.171-0.172; runs agree within 1.5%.
+// The values are columns of every results CSV (csv-columns.md; docs/findings.md uses them);
+// the first H200 runs: git show 3ab0d79:gpu/ceilings.cu.
 #include "ceilings.hpp"
 
 #include "buffers.hpp"

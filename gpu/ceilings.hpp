@@ -11,8 +11,8 @@
 //   fp16  half A/B/C, CUBLAS_COMPUTE_32F (float accumulation), reduced-precision split-K
 //         reduction disallowed: the fp16 class (fp16acc rows are judged by it too)
 //   bf16  the same on bfloat16 A/B/C
-//   Each: an 8192 x 8192 x 8192 product (1.1 TFLOP: ~1.4 ms at bf16/fp16, ~20 ms at fp32
-//   on an H200) on uniform random non-zero data (zeros would flatter the tensor cores,
+//   Each: an 8192 x 8192 x 8192 product (1.1 TFLOP) on uniform random non-zero data
+//   (zeros would flatter the tensor cores,
 //   which draw less power on them), 2 warm-ups then the median of 7, 2*M*N*K / time.
 //   copy_gbs: cudaMemcpyAsync device-to-device of 1 GiB, median of 9, (bytes read + bytes
 //   written) / time / 1e9.

@@ -2,9 +2,10 @@
 //
 // A library anchor (cuDNN through its graph API) times every accurate engine configuration
 // and keeps the fastest. Two engines often run within a few percent of each other, and which
-// one measures faster moves with the process (on the H200, the time ratio of two engines of
-// the same row varied by up to 2.6% between sweeps; 1-2 of 120 anchor rows changed engine
-// between two back-to-back sweeps when each chose afresh). An anchor that flips between
+// one measures faster moves with the process (on the H200 the time ratio of two engines of
+// the same row varied between sweeps, and a few anchor rows changed engine between two
+// back-to-back sweeps when each chose afresh: git show 3ab0d79:gpu/engine_choice.hpp). An
+// anchor that flips between
 // engines of equal speed makes two sweeps disagree on what "cuDNN" ran, so the choice has
 // hysteresis: the engine chosen before (same device, library version, layer, batch, layout,
 // precision) is kept while it measures within kKeepBand of the fastest in the new timing;
@@ -50,7 +51,7 @@ EngineChoice choose_engine(const std::vector<TimedConfig>& timed, std::optional<
 
 // The engines chosen before, by row key (what choose_engine's `previous` comes from).
 // Process-wide and thread-safe; the command line loads it from a file before a run and
-// saves it after (src/cli: --engine-choices).
+// saves it after (cli/: --engine-choices).
 struct RememberedEngine {
     std::int64_t engine = -1;
     double ms = 0;  // the median it was chosen with

@@ -2,7 +2,7 @@
 //
 // When stderr is a terminal: one line, rewritten in place with \r, showing what is
 // running, the percentage, the elapsed time and an estimate of the time left. Otherwise
-// (a log file, a pipe, CI): plain lines, a start line, at most one line every ~2 s, and a
+// (a log file, a pipe, CI): plain lines, a start line, at most one line every ~2 seconds, and a
 // finish line. quiet = true prints nothing. On a terminal the line is also redrawn once a
 // second by a small thread, so the elapsed time moves during a long step.
 //
@@ -43,7 +43,7 @@ public:
     // shown even in plain mode, not rate limited; nothing when quiet.
     void message(const std::string& text);
 
-    // "0.4s", "12s", "3m07s", "1h02m".
+    // Under ten seconds with one decimal, then whole seconds, then m..s and h..m, e.g. 3m07s, 1h02m.
     static std::string format_duration(double seconds);
 
 private:

@@ -24,33 +24,25 @@
 //     double each product of two floats is exact, so fma(a, b, s) == s + a*b and the result
 //     equals conv2d_naive's bit for bit (tests check this).
 //
-// Tuning log (float path, AlexNet conv1..5, N=32; oneDNN 2.6.3 fp32, reorders included;
-// "ratio" = our time / oneDNN's; min of interleaved repeats)
+// Tuning log (float path, AlexNet conv1..5, N=32, against oneDNN 2.6.3 fp32, reorders
+// included; the times and ratios of each step: git show 3ab0d79:cpu_ref/conv_ref.cpp)
 //   Dev box: AMD EPYC (Zen 3), AVX2+FMA, 2 vCPUs shared with other jobs (timings swing
-//   up to 2x with the load; the single-thread ratio is the stable number). Single-core
-//   float peak ~ 32 FLOP/cycle x ~3 GHz ~ 95 GFLOP/s.
+//   with the load; the single-thread ratio is the stable number). Single-core float peak
+//   32 FLOP/cycle times the clock.
 //   1. MR=6 x NR=16 kernel, KC=256, MC=96, NC=256, im2col packing with per-element bounds
-//      checks: kernel itself ~88 GFLOP/s (~90% of peak), but packing was 26% of conv1 and
-//      13% of conv2; total ratio ~1.2 (conv1 1.4).
+//      checks: the kernel itself near peak, but packing a large share of conv1 and conv2.
 //   2. Packing by runs of columns sharing (n, e): no faster (per-run overhead on 16-wide
 //      panels).
 //   3. Explicit zero-padded input copy + offset tables (branch-free gather): packing down
-//      to ~4% of conv2, ~15% of conv1.
-//   4. Direct float stores from registers for full, contiguous tiles: conv1 +10%.
+//      to a small share.
+//   4. Direct float stores from registers for full, contiguous tiles: conv1 faster.
 //   5. No effect (kept out): unrolling k by 4; KC 128/384 instead of 256; MR=4 x NR=24.
-//   Result, 1 thread: conv1 64-70, conv2 78-80, conv3 78, conv4 76-83, conv5 71-77 GFLOP/s
-//   vs oneDNN 91 / 94-99 / 83-86 / 82-87 / 84-86: ratio 1.17 over the five layers
-//   (conv1 1.2-1.4, the rest 1.06-1.23). 2 threads (loaded box): 0.77-1.03 s vs oneDNN
-//   0.78-0.89 s for all five, ratio ~1.0-1.2. Double path ~0.5x the float path.
+//   Result: behind oneDNN by a modest ratio, most on conv1.
 //   GPU machine: 16-core Intel Xeon (AVX-512), same build (-march=native there):
-//   6. AVX-512 MR=8 x NR=48, KC=256 (B micro-panel 48 KiB = all of L1): 1-thread ratio 1.23.
-//      KC from a 24 KiB B-panel budget (128): 1.31 (noise), MR=12 x NR=32 with KC=128: 1.15
-//      (conv1 106 vs 111 GFLOP/s, conv2-5 137-152 vs 164-172); MR=14 x NR=32: 1.16. Kept 12x32.
-//      Final (12x32, KC=128), 1 thread: 117/173/166/161/147 GFLOP/s vs oneDNN
-//      128/209/184/181/177: ratio 1.16. 16 threads, all five layers at N=32: ours
-//      42-44 ms (~1.6 TFLOP/s) vs oneDNN 46-50 ms: ratio 0.88-0.90. Double: 80 ms.
-//      (Earlier runs of the same build on another host of that kind: 50-56 vs 43-57 ms.)
-//      Golden set there (generate + double + float timing for N = 1, 32, 128): 2.3 s.
+//   6. AVX-512 MR=8 x NR=48, KC=256 (B micro-panel 48 KiB = all of L1); KC from a 24 KiB
+//      B-panel budget (128); MR=12 x NR=32 with KC=128 the best single-thread ratio; MR=14 x
+//      NR=32 no better. Kept 12x32, KC=128: behind oneDNN on one thread, level or ahead on
+//      16 threads.
 
 #include "conv_ref.hpp"
 #include "network_ref.hpp"

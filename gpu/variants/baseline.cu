@@ -12,7 +12,7 @@
 // neighbouring outputs; see conv_shape.hpp).
 //
 // Expected: far from any roofline — two global accesses to the output per FMA, and
-// every input element reloaded M times from L2. Results: see plots/h200/ and NOTES.md.
+// every input element reloaded M times from L2. Measured: docs/findings.md, "The study's kernels".
 #include "conv_shape.hpp"
 #include "direct_taps.cuh"
 #include "cuda_check.hpp"

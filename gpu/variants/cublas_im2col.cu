@@ -42,14 +42,11 @@
 // Why it is in the study: it is what "convolution as GEMM" costs with the best GEMM there
 // is, beside our own tiled GEMM and cuDNN's implicit-GEMM / Winograd / FFT.
 //
-// Expected on the H200: the GEMM at the fp32 FMA ceiling (50.9 TFLOP/s measured there)
-// would take 2*M*K*P / 50.9e12 s: conv2 at N=128 ~2.3 ms vs cuDNN's 0.469 ms (Winograd /
-// FFT do fewer FLOPs), plus im2col writing K*P floats (0.9 GB on conv2 at N=128: ~0.4 ms at
-// HBM speed). tf32 and fp16 shrink the GEMM by ~8x and ~15x, so there im2col's traffic
-// dominates. Measured on the H200 (2026-11-23, L2 flushed, N=128, fp32 / tf32 / fp16 ms):
-// conv1 2.37 / 2.00 / 1.66, conv2 4.78 / 2.70 / 2.13, conv3 1.35 / 0.72 / 0.52, conv4 2.02 /
-// 1.06 / 0.75, conv5 1.60 / 0.92 / 0.71 - the fp32 GEMM well short of the FMA ceiling
-// (conv2: ~27 TFLOP/s counting im2col's time in). Full results: plots/h200/.
+// Expected: the GEMM at the fp32 FMA ceiling would take 2*M*K*P / ceiling, behind cuDNN
+// (Winograd / FFT do fewer FLOPs), plus im2col writing K*P floats (0.9 GB on conv2 at N=128)
+// at HBM speed. tf32 and fp16 shrink the GEMM by their ceilings' ratio to fp32's, so there
+// im2col's traffic dominates. Measured: docs/findings.md, "The anchors" (the first H200
+// sweep: git show 3ab0d79:gpu/variants/cublas_im2col.cu).
 #include "buffers.hpp"
 #include "conv_shape.hpp"
 #include "cuda_check.hpp"

@@ -3,7 +3,8 @@
 // Kept beside the graph-API anchors (cudnn_graph.cu: cudnn-fp32/-tf32/-fp16/-bf16) because
 // the pair teaches something: the legacy API's Find reaches cuDNN's 8 legacy algorithm
 // families, the graph API every engine configuration; on the same cuDNN the legacy rows
-// were 1.2-5x slower than PyTorch's (graph API) cuDNN on the H200. NCHW only.
+// were slower than PyTorch's (graph API) cuDNN on the H200 (docs/findings.md, "The
+// anchors"). NCHW only.
 //
 // What: cuDNN's forward convolution (the legacy cudnnConvolutionForward API, still in
 // cuDNN 9) on our NCHW tensors: cross-correlation, the layer's padding and stride, no bias,
@@ -20,13 +21,13 @@
 //   - and is accurate enough for the row's precision class: on random data distributed
 //     like the study's, its output is within half the class's threshold (tolerance.hpp) of
 //     cuDNN's implicit GEMM with FMA math. Seen on the H200 (cuDNN 9.14): for conv2's 5x5
-//     filter at N=3, Find's fastest fp32 result was WINOGRAD_NONFUSED, 1e-2 off the
-//     golden output, 100x the fp32 threshold; PyTorch's benchmark mode would take it.
+//     filter at N=3, Find's fastest fp32 result was WINOGRAD_NONFUSED, off the golden
+//     output by many times the fp32 threshold; PyTorch's benchmark mode would take it.
 //     And element by element: its error within half of each output's allowance (the
 //     per-element rule of tolerance.hpp, against the same data in fp32 and their bound
 //     sum|w*x|), which the aggregate error misses where an algorithm's error does not scale
-//     with an output's own terms (an fp16 pick broke the bound on the odd 5x5 layer in ~1 of
-//     9 GPU-test processes, within the aggregate screen; 0 of 10 since, H200 2026-11-25).
+//     with an output's own terms (an fp16 pick broke the bound on the odd 5x5 layer in some
+//     GPU-test processes, within the aggregate screen: git show 3ab0d79:gpu/variants/cudnn.cu).
 //     Rejected algorithms are listed in detail() ("passed over: ..."), the chosen one's
 //     share of the allowance too.
 // Its workspace is allocated then. Plan::run only sets the stream and enqueues the
@@ -55,14 +56,11 @@
 // flushes L2 before each repeat; where PyTorch's numbers are warm, expect ours a little
 // slower on the small problems (N=1).
 //
-// Measured on the H200 (cuDNN 9.14, L2 flushed before each repeat, 2026-11-23, sweep with
-// --check sampled): cudnn-legacy-fp32 (then cudnn-fp32) N=128 1.33 / 0.52-0.61 / 0.56-0.66 / 0.73-0.82 / 0.48-0.54 ms
-// (1.1-1.3x PyTorch's), N=32 0.86-1.15x PyTorch's; but N=1 conv2 0.20 ms and conv3 0.18 ms,
-// 2.3-2.4x PyTorch's. At N=1 Find's own (warm) time for its best legacy algorithm was
-// already 0.144 ms on conv2: the legacy API reaches 8 algorithm families, PyTorch's
-// cudnn-frontend path benchmarks cuDNN's engine configurations, a larger set (and it had
-// cuDNN 9.19) - a likely but unverified reason; the cold L2 adds the rest. cudnn-legacy-fp16 N=128:
-// 1.14 / 0.44 / 0.23 / 0.27 / 0.22 ms (1.06-1.76x PyTorch's).
+// Measured: docs/findings.md, "The anchors" (the first H200 sweep against PyTorch: git show
+// 3ab0d79:gpu/variants/cudnn.cu). Furthest behind PyTorch at N=1, where Find's own (warm)
+// time for its best legacy algorithm already trailed: the legacy API reaches 8 algorithm
+// families, PyTorch's cudnn-frontend path benchmarks cuDNN's engine configurations, a larger
+// set (and it had a newer cuDNN) - a likely but unverified reason; the cold L2 adds the rest.
 //
 // The row is marked non-deterministic: each plan runs its own benchmark, and two plans
 // can pick different algorithms (different summation orders) when their times are close.
@@ -501,8 +499,8 @@ CudnnPlan::CudnnPlan(const Problem& p, const PlanContext& ctx, Row row) : layer_
     // GEMM give ref32 and, on |x| and |w|, the bound B. An algorithm that uses more than half
     // of the allowance on these data is passed over, as the aggregate screen takes half the
     // threshold: correct accumulation orders use <= ~0.45 of it (tolerance.hpp's calibration;
-    // the chosen legacy algorithms measured 0.00-0.25 on the AlexNet layers), and one fp16
-    // algorithm, chosen in some processes only, broke the bound (1.15x) on the golden data of
+    // the chosen legacy algorithms stayed well below it on the AlexNet layers), and one fp16
+    // algorithm, chosen in some processes only, broke the bound on the golden data of
     // the odd 5x5 layer while it passed the aggregate screen.
     constexpr double kElementScreen = 0.5;
     const double tau = bound_factor(sp_.precision, min_terms(l)), u_out = output_roundoff(sp_.precision);

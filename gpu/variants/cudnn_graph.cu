@@ -32,14 +32,14 @@
 //   5. Timing, outside the timed region, L2 flushed before every sample like the harness's
 //      repeats, CUDA events around one execution: 1 warm-up + 3 samples each, then the
 //      configurations within 1.25x of the best (at most 6, and the remembered engine's best)
-//      get 31-201 more samples (as many as ~0.15 s buys), interleaved round-robin so clock
+//      get 31-201 more samples (as many as a 150-millisecond budget buys), interleaved round-robin so clock
 //      drift hits them alike. The fastest median wins — unless the engine chosen before for
 //      this row (engine_choice.hpp: same device, cuDNN version, layer, batch, layout, class;
 //      remembered across processes through the CLI's --engine-choices file) is within 3% of
-//      it: then that engine stays. Medians of ~15-30 us kernels move by 2-6% between
-//      processes; with a "first candidate within 7% of the fastest" rule, 118-119 of 120
-//      anchor rows chose the same engine in two back-to-back sweeps (H200, calls 11-12), and
-//      the anchor could be up to 7% slower than the fastest engine measured.
+//      it: then that engine stays. Medians of short kernels move by a few percent between
+//      processes; the band was chosen by measurement of how often back-to-back sweeps chose
+//      the same engine, against how far the anchor may then be from the fastest engine
+//      measured (engine_choice.hpp, kKeepBand; git show 3ab0d79:gpu/variants/cudnn_graph.cu).
 // The selection is cached per process (layer, N, layout, precision, chunk size), so every
 // memory mode and every stream of a sweep runs the same engine; a plan whose workspace
 // limit the cached choice exceeds selects anew.
@@ -62,16 +62,11 @@
 //
 // The reference is PyTorch's cuDNN on the same layers, timed by scripts/pytorch_anchors.py
 // (L2 flushed, median of its repeats). The gate: each row within 1.15x of PyTorch.
-// Measured on the H200 (system cuDNN 9.14, plots/h200/cudnn_graph_check/, L2 flushed, median
-// of 30; PyTorch 2.11 / cuDNN 9.19 by scripts/pytorch_anchors.py the same hour), conv2 and
-// conv3 at N=1 and 32, every class and layout: all 32 rows PASS against a naive reference,
-// each 0.56-1.03x PyTorch's time (fp16 NHWC N=32: 0.056 / 0.023 ms vs 0.062 / 0.026;
-// tf32 NHWC N=32 0.079 / 0.042 vs 0.082 / 0.043; fp32 NCHW N=32 0.165 / 0.129 vs 0.182 /
-// 0.231 — eng4 FFT and eng6 Winograd from the global list, fp32-accurate here (3e-7, 1.6e-5)
-// and not among PyTorch's candidates). Chosen: eng62 (fp16, bf16), eng67 (tf32), eng70 /
-// eng4 FFT / eng6 Winograd (fp32). Selection 0.05-0.7 s per plan (the first loads cuDNN).
-// Two runs (2% tie band then) chose the same engine id in 35 of 36 rows, the same knobs in
-// 28, times within 6%; the 4% band and 31 samples above came after, unmeasured.
+// Measured: these rows against PyTorch's per layer, batch, class and layout are in
+// docs/findings.md, "The anchors" (the first check on the H200, with the engines chosen and
+// the selection's cost: git show 3ab0d79:gpu/variants/cudnn_graph.cu). The global list
+// reaches FFT and Winograd engines that are fp32-accurate here and not among PyTorch's
+// candidates.
 //
 // Files (one translation unit: this file includes the other two inside its anonymous
 // namespace): cudnn_graph_descriptors.cuh (errors, descriptor owners, the operation graph,

@@ -651,8 +651,9 @@ Selection select_engine(cudnnHandle_t h, const Problem& p, const RowSpec& sp, st
         if (own && std::find(finalists.begin(), finalists.end(), own) == finalists.end()) finalists.push_back(own);
     }
     for (auto* c : finalists) c->samples.clear();
-    // Samples: as many as ~0.15 s of timing buys (L2 flush ~0.05 ms each), 31 to 201, so that
-    // the medians of 10-30 us kernels settle as well as those of milliseconds.
+    // Samples: as many as a budget of 150 milliseconds of timing buys (an L2 flush estimated at
+    // 0.05 milliseconds each), 31 to 201, so that the medians of kernels of a few tens of
+    // microseconds settle as well as those of milliseconds.
     const double per_sample_ms = double(finalists.size()) * (best + 0.05);
     const int final_samples = int(std::clamp(150.0 / per_sample_ms, 31.0, 201.0));
     time_round(finalists, final_samples);

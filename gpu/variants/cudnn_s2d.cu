@@ -9,9 +9,9 @@
 // own E x F output. The transform is inside kernel_ms. conv1: 3 x 227 x 227, 11x11 stride 4
 // -> 48 x 57 x 57, 3x3 stride 1, the same 55 x 55 output.
 //
-// Why: cuDNN has no fast kernel for conv1's C=3 input (its best engine in the tool reads
-// conv1 at 0.66-0.70 ms, fp16 N=128), while on the rewritten problem it reaches ~0.1 ms
-// (PyTorch, scripts/pytorch_anchors.py); a conv1 of ours is only worth its speed against the latter. The
+// Why: cuDNN has no fast kernel for conv1's C=3 input, while on the rewritten problem it is
+// several times faster (PyTorch, scripts/pytorch_anchors.py; docs/findings.md, "The
+// anchors"); a conv1 of ours is only worth its speed against the latter. The
 // rows are family "cudnn", so fill_ours_over_cudnn (cli/results.cpp) takes the faster of
 // cudnn-<class> and cudnn-<class>-s2d as the anchor.
 //
@@ -20,10 +20,9 @@
 // the batch in chunks of k images (k divides the harness's chunk, so cuDNN's execution plans
 // for every chunk's alignment are built at plan time); where one image does not fit, SKIP.
 //
-// Expected on the H200 (not measured yet), N=128: PyTorch's cuDNN on the rewritten problem
-// takes 0.097 ms fp16 and 0.175 ms tf32 (NHWC, plots/h200/pytorch_cudnn.csv) and the
-// transform ~0.02 ms (fp16) / ~0.04 ms (tf32) (space_to_depth.cu): ~0.12 and ~0.21 ms,
-// against 0.698 ms for cudnn-fp16 on conv1 as it is.
+// Expected: PyTorch's cuDNN time on the rewritten problem plus the transform's (space_to_depth.cu),
+// well below cudnn-<class> on conv1 as it is (the first estimate: git show
+// 3ab0d79:gpu/variants/cudnn_s2d.cu; measured: docs/findings.md, "The anchors").
 #include "buffers.hpp"
 #include "cudnn_graph.hpp"
 #include "error.hpp"

@@ -38,16 +38,16 @@
 // register-acc's (same loops and checks, LDC in place of LDG), so the gain is bounded by
 // how L1-bound register-acc is: at best ~1.3x per FLOP in a chunk's steady state.
 // Against it: each chunk costs a drain (its last wave runs with SMs part empty) + a copy
-// + a launch, ~5-10 us, and a chunk's grid is small — conv4 at N=128 is 96 launches of
+// + a launch, and a chunk's grid is small — conv4 at N=128 is 96 launches of
 // 4 x 128 = 512 blocks of 169 threads, ~4 blocks per SM where register-acc has 49152
 // blocks in one launch. Expected at N=128: conv1 (3 chunks of 32 filters, 4096 blocks)
 // about register-acc or a little better; conv2-5 0.7-1.1x register-acc (the occupancy
-// of the small grids and ~0.5-1 ms of chunk gaps eat the broadcast's gain). At N=1 a
+// of the small grids and the gaps between chunks eat the broadcast's gain). At N=1 a
 // chunk is 4-7 blocks on 132 SMs, 43-96 of them one after another: expect 10-40x slower
 // than register-acc on conv2-5. The broadcast helps where chunks are few and big (conv1,
 // large N); the extra launches cost more where the filters are large (conv2-5) and N
 // is small.
-// Measured on H200: see NOTES.md
+// Measured: docs/findings.md, "Direct and GEMM formulations".
 //
 // Resources (nvcc 13.0, sm_90, -Xptxas -v): const_weights_kernel 32 registers (as
 // register-acc), 0 B shared, 0 B stack, no spills; the 64 KB bank is its constant data.

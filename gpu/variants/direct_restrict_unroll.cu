@@ -34,7 +34,7 @@
 // 2 requests per FMA, so the gain is capped: expect ~1.3-2x register-acc on conv2-5 at
 // N=128 (the instruction issue limit falls away, the L1 limit stays), least on conv1
 // whose strided input loads already make it L1-bound.
-// Measured on H200: see NOTES.md
+// Measured: docs/findings.md, "Direct and GEMM formulations".
 //
 // Resources (nvcc 13.0, sm_90, -Xptxas -v): every instance (11x11/4, 11x11, 5x5/1, 5x5,
 // 3x3/1, 3x3, generic) 40 registers, 0 B shared, 0 B stack, no spills.

@@ -49,10 +49,10 @@
 // (2 + MB/4) / (2*MB) = 0.19 load instructions, all conflict-free or broadcast, constant
 // 0 — against 2 L1 loads per FMA in register-acc. The inner loop is then issue-bound
 // near 32 FMA in ~40 instructions; with staging, barriers and the wasted row (7% on
-// conv2-5) expect 35-50% of the FMA ceiling (18-25 TFLOP/s) at N=128, 4-8x register-acc,
+// conv2-5) expect a large share of the FMA ceiling at N=128, several times register-acc,
 // the fastest of the direct variants. conv1 (C=3: 3 stages, a large strided patch)
 // should be the weakest of the five.
-// Measured on H200: see NOTES.md
+// Measured: docs/findings.md, "Direct and GEMM formulations".
 //
 // Resources (nvcc 13.0, sm_90, -Xptxas -v; no spills, no stack; smem is dynamic):
 //   tiled_input_kernel<MB, stride>   <8,1> 77, <8,2> 77, <8,4> 79, <8,runtime> 67,

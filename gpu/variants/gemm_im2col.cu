@@ -21,12 +21,11 @@
 // Prediction (FLOPs vs bytes): the GEMM alone runs like implicit-gemm-idx or a little faster
 // (its B loads are plain coalesced rows: 32 FLOP per shared-memory byte on a 128x128x8
 // tile). The buffer adds K*P*4 bytes written and at least as many read: conv2 at N=128 has
-// 2400 x 93312 floats = 854 MiB, ~1.8 GB of extra DRAM traffic (>= 0.45 ms at 4 TB/s)
+// 2400 x 93312 floats = 854 MiB, ~1.8 GB of extra DRAM traffic
 // against the ~134 MB the implicit kernels move, plus the unroll kernel's own index
 // arithmetic (64-bit div/mod per element). Expected: slower than implicit-gemm-idx by the
-// unroll (roughly 0.5-2 ms on conv2 at N=128), and the col buffer caps the batch the
-// workspace allows in one launch.
-// Measured on H200: see NOTES.md.
+// unroll, and the col buffer caps the batch the workspace allows in one launch.
+// Measured: docs/findings.md, "Direct and GEMM formulations".
 //
 // ptxas (sm_90, -O3), GEMM kernel: 128x128x8: 127 registers, 16640 B smem; 64x64x16:
 // 79 registers, 16896 B; 32x32x32: 127 registers, 17408 B; 0 bytes spilled.

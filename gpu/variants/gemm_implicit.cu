@@ -19,8 +19,8 @@
 // for 115 GFLOP): compute-bound. The bound is instruction issue: per thread and k-tile
 // 512 FFMA + 8 LDS.128 for the product, and for its 4 B elements 2 runtime divisions each
 // (k / RS, rs / S, ~20 instructions per division) = ~160 integer instructions on top —
-// expected ~25-30% below implicit-gemm-idx (~22 TFLOP/s on conv2-4 at N=128).
-// Measured on H200: see NOTES.md.
+// expected well below implicit-gemm-idx.
+// Measured: docs/findings.md, "Direct and GEMM formulations".
 //
 // SASS (cuobjdump -sass on the object, sm_90), the main loop = one k-tile per thread:
 //   128x128x8: 1202 instructions, 512 FFMA (43%), 209 IMAD, 16 inlined division sequences
@@ -31,8 +31,8 @@
 //   64x64x16: 905 instructions, 256 FFMA, 198 IMAD, 16 divisions; 32x32x32: 2997, 512 FFMA,
 //   821 IMAD, 64 divisions.
 // ncu (conv3, N=128, --clock-control none): 1.41 G instructions executed vs 0.80 G for
-//   implicit-gemm-idx; 2.02 ms vs 1.23 ms; issue slots busy 67% — issue-bound on integer
-//   work, occupancy 25% (2 blocks of 256 threads: the 128-register limit).
+//   implicit-gemm-idx, and slower; issue-bound on integer work, occupancy limited to 2
+//   blocks of 256 threads by the 128-register limit (git show 3ab0d79:gpu/variants/gemm_implicit.cu).
 //
 // ptxas (sm_90, -O3): 128x128x8: 128 registers (the __launch_bounds__(256, 2) cap),
 // 16640 B smem; 64x64x16: 89 registers, 16896 B; 32x32x32: 137 registers, 17408 B;

@@ -14,11 +14,11 @@
 //
 // Prediction: the same 32 FLOP per shared-memory byte as implicit-gemm (128x128x8 tile),
 // now with ~10 integer instructions per B element instead of ~50: per thread and k-tile
-// ~560 FFMA+LDS against ~60 loader instructions, ~60% of the FMA ceiling for a
-// two-stage pipeline with 16 warps per SM: ~28-31 TFLOP/s on conv2-4 at N=128; conv1 ~21
-// (M = 96 fills 75% of the 128-row tile), conv5 ~20 (338 blocks on 264 block slots: a
+// ~560 FFMA+LDS against ~60 loader instructions, a good share of the FMA ceiling for a
+// two-stage pipeline with 16 warps per SM on conv2-4 at N=128; conv1 lower
+// (M = 96 fills 75% of the 128-row tile), conv5 lower (338 blocks on 264 block slots: a
 // second, 28% full wave).
-// Measured on H200: see NOTES.md.
+// Measured: docs/findings.md, "Direct and GEMM formulations".
 //
 // SASS (cuobjdump -sass on the object, sm_90), the main loop = one k-tile per thread:
 //   128x128x8: 746 instructions, 512 FFMA (69%), 36 IMAD, 2 division sequences (the table
@@ -26,8 +26,8 @@
 //   209 IMAD, 16 divisions; im2col-gemm's GEMM (B from the col buffer): 671, 29 IMAD, none.
 //   64x64x16: 485 instructions, 256 FFMA, 38 IMAD; 32x32x32: 1048, 512 FFMA, 69 IMAD.
 // ncu (conv3, N=128, --clock-control none): 0.80 G instructions executed (implicit-gemm
-//   1.41 G), 1.23 ms, issue slots busy 62%, IPC 2.6, L2 hit 84%, DRAM 0.7% of peak:
-//   neither memory- nor issue-saturated; occupancy 25% (register-limited: 2 blocks of 256
+//   1.41 G): neither memory- nor issue-saturated (the profile: git show
+//   3ab0d79:gpu/variants/gemm_implicit_idx.cu); occupancy 25% (register-limited: 2 blocks of 256
 //   threads at 128 registers), so FMA-pipe latency between dependent k-steps shows.
 //
 // ptxas (sm_90, -O3): 128x128x8: 128 registers (cap of __launch_bounds__(256, 2)),

@@ -22,9 +22,9 @@
 // (64 FLOP per byte into shared memory); DRAM traffic is the half tensors. The HMMA work
 // per k-tile and warp is 8 fragment products (16 HMMA.16816) against ~110 load, index and
 // store instructions (8 + 8 two-byte elements per thread) and 6 fragment loads: issue- and
-// LSU-bound, not tensor-bound — expected 100-200 TFLOP/s at N=128 on conv2-4, far below
-// the 749 TFLOP/s fp16 ceiling; conv5 lower (338 blocks: a partial second wave).
-// Measured on H200: see NOTES.md.
+// LSU-bound, not tensor-bound — expected far below the fp16 ceiling at N=128 on conv2-4;
+// conv5 lower (338 blocks: a partial second wave).
+// Measured: docs/findings.md, "Direct and GEMM formulations".
 //
 // ptxas (sm_90, -O3): 128x128x16: 128 registers (the __launch_bounds__(256, 2) cap),
 // 21248 B smem; 64x64x32: 127 registers, 19968 B; 32x32x32: 72 registers, 10752 B;

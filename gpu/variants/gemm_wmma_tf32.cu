@@ -14,9 +14,9 @@
 //
 // Prediction: 128x128x8 tile: 8 KB of floats for 262 kFLOP (32 FLOP per byte into shared
 // memory); per k-tile and warp 16 HMMA.1688 against ~70 loader instructions: like fp16,
-// bound by instruction issue and the load/store unit, not by the 405 TFLOP/s tf32
-// ceiling — expected 80-120 TFLOP/s at N=128 on conv2-4, conv5 lower (partial wave).
-// Measured on H200: see NOTES.md.
+// bound by instruction issue and the load/store unit, not by the tf32 ceiling — expected
+// far below it at N=128 on conv2-4, conv5 lower (partial wave).
+// Measured: docs/findings.md, "Direct and GEMM formulations".
 //
 // ptxas (sm_90, -O3): 128x128x8: 128 registers (cap), 20864 B smem; 64x64x16: 128 registers
 // (cap of __launch_bounds__(128, 4)), 19200 B; 32x32x32: 128 registers, 18944 B; 0 bytes

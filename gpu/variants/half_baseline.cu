@@ -25,9 +25,9 @@
 // halve: total_ms drops most where copies dominate (conv1), less elsewhere.
 // Uncoalesced twin (conv1): a latency-bound chain, so the mapping should matter less here
 // than in the register-sum variants.
-// (A first H200 check: kernel_ms 0.75-0.8x the baseline's at N=32 and 128, a little more
-// gain than predicted; the copies about halve, as predicted.)
-// Measured on H200: see NOTES.md
+// (A first H200 check: the kernel gained a little more than predicted at N=32 and 128; the
+// copies about halve, as predicted.)
+// Measured: docs/findings.md, "The study's kernels".
 //
 // Resources (nvcc 13.0, sm_90, -Xptxas -v; no spills, no stack/local memory):
 //   half_baseline_kernel coalesced / uncoalesced: 32 / 32 registers, 0 shared memory.

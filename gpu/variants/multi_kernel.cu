@@ -66,21 +66,21 @@
 // conv2-5 need 66-100 MB per image at G = 1, more than the 60 MB L2, so chunks are simply
 // as large as the limit allows.
 //
-// Prediction (N=128, H200, 4.8 TB/s HBM, G = 1), first by bytes. The workspace is written
-// by kernel 1 and read by kernel 2: 2*C*N*M*E*F*4 bytes against the direct kernel's
-// input + weights + output (its minimum traffic):
-//   layer   workspace w+r   direct traffic   ratio   time at ~4 TB/s
-//   conv1       0.89 GB         0.23 GB        4x        0.22 ms
-//   conv2      18.4  GB         0.13 GB      140x        4.6  ms
-//   conv3      17.3  GB         0.06 GB      300x        4.3  ms
-//   conv4      26.0  GB         0.07 GB      370x        6.5  ms
-//   conv5      17.3  GB         0.06 GB      300x        4.3  ms
+// Prediction (N=128, H200, G = 1), first by bytes. The workspace is written by kernel 1 and
+// read by kernel 2: 2*C*N*M*E*F*4 bytes against the direct kernel's input + weights + output
+// (its minimum traffic), each moved at the HBM's bandwidth:
+//   layer   workspace w+r   direct traffic   ratio
+//   conv1       0.89 GB         0.23 GB        4x
+//   conv2      18.4  GB         0.13 GB      140x
+//   conv3      17.3  GB         0.06 GB      300x
+//   conv4      26.0  GB         0.07 GB      370x
+//   conv5      17.3  GB         0.06 GB      300x
 // That is a floor, and not the bound: at G = 1 a block does very little work (conv3-5:
 // 169 threads x 9 FMAs; conv2: 729 x 25) for a fixed cost per block (decoding its
 // (n, m, c), staging, a barrier, 64-bit addressing, the store), and there are N*M*C blocks
 // (12.6-18.9 M on conv3-5 at N=128). Kernel 1 is therefore bound by instruction issue,
 // not by bytes or FMAs: ~250-350 instructions per thread for 9 FMAs on conv3-5 (ncu on
-// the H200: SM issue 85-90% busy, DRAM < 10%), i.e. several times the workspace floor.
+// the H200: SM issue near saturation, DRAM nearly idle), i.e. several times the workspace floor.
 // This is why the block decode uses precomputed multiply-shift division (FastDiv) and the
 // one-output kernels are limited to 32 registers (10 blocks/SM of 169 threads): both cut
 // the per-block cost. mk adds a dependent global load and store per tap to that: each
@@ -103,7 +103,7 @@
 // per-block cost: the single kernels launch C times fewer blocks.
 // (Earlier versions of mk kept their sums in registers; the H200 numbers measured then are
 // mk-sw-mt's idea without the shared filter, not the study's Mk.)
-// Measured on H200: see NOTES.md
+// Measured: docs/findings.md, "The study's kernels".
 //
 // Resources (nvcc 13.0, sm_90, -Xptxas -v; no spills, no stack/local memory in any; all
 // shared memory dynamic; __launch_bounds__(1024, 2) for one output per thread, at most

@@ -52,7 +52,7 @@
 // and the workspace's HBM round trip: 10-15% faster than -vec on conv2-5, about -vec on
 // conv1 (C = 3, small workspace). The study saw the same (Table 11: a little faster on
 // conv3-5 at large N), but less precise: here the spread is at the 1e-7 level.
-// Measured on H200: see NOTES.md
+// Measured: docs/findings.md, "The study's kernels".
 //
 // Resources (nvcc 13.0, sm_90, -Xptxas -v; no spills, no stack/local memory in any;
 // launch bounds as in multi_kernel.cu: at most 32 registers for kT = 1, 64 otherwise):

@@ -16,11 +16,11 @@
 // Op::op is applied to every element written (the Hopper tf32 operand's rounding; a plain copy
 // otherwise). Each block triggers its grid's programmatic dependent (the halo GEMM) once its
 // loads are issued.
-// Bytes, conv1 at N=128 (fp16): 39.6 MB read + 39.9 MB written, ~20 us at an H200's copy
-// bandwidth. Measured (H200, ncu, plots/h200/conv1_pdl/kernels_6f97f15.csv): 22.5 us fp16,
-// 41.9 us tf32 (the rounding), DRAM reads at ~1.8 TB/s. A double-buffered persistent grid
-// (loads of the next rows under this block's stores) measured no faster (NOTES.md "conv1:
-// space-to-depth in the loader"): what is left is the gather's instructions per element, two-byte
+// Bytes, conv1 at N=128 (fp16): 39.6 MB read + 39.9 MB written, bound by the copy bandwidth.
+// Measured under ncu near that bound in fp16, tf32 slower (the rounding) (git show
+// 3ab0d79:gpu/variants/s2d_vec.cuh). A double-buffered persistent grid
+// (loads of the next rows under this block's stores) measured no faster (docs/findings.md,
+// "The Hopper family"): what is left is the gather's instructions per element, two-byte
 // shared loads, since every other source row of conv1 is only 2-byte aligned in shared memory.
 #pragma once
 
@@ -134,7 +134,7 @@ __global__ void __launch_bounds__(kVecThreads) vec_kernel(const T* __restrict__ 
     const std::int64_t base = first & ~std::int64_t(kV - 1);  // `in` is 16-byte aligned
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     // The run's 16-byte-aligned interior by bulk copies (the TMA engine: no per-thread request
-    // slots, which held the 16-byte cp.async form near 1.4 TB/s), completing on an mbarrier; the
+    // slots, which held back the 16-byte cp.async form), completing on an mbarrier; the
     // two unaligned ends element by element.
     __shared__ alignas(8) unsigned long long s2d_bar;
     const std::uint32_t bar = std::uint32_t(__cvta_generic_to_shared(&s2d_bar));

@@ -21,50 +21,32 @@
 // default, 128x64x16 with 8x8; choose_split picks the K parts. The sweep's axes `tile` and
 // `split` (simt_gemm_axes) force either, for comparing them on many shapes.
 //
-// Prediction (H200, 132 SMs x 128 FMA/clk x 1.98 GHz = 66.9 TFLOP/s FP32 peak): per thread
-// and k-tile 512 FFMA of ~600 instructions (~85%), 16 warps/SM: ~65-70% of peak, 43-47
-// TFLOP/s, i.e. 0.9-1.0x cuBLAS SGEMM on the same GEMM shape: N=128 conv2 ~2.6 ms (cuBLAS
-// 2.45), conv3 ~0.85 (0.80), conv4 ~1.25 (1.23), conv5 ~0.9 (0.82).
+// Prediction (H200, FP32 peak = 132 SMs x 128 FMA/clk x 1.98 GHz): per thread and k-tile
+// 512 FFMA of ~600 instructions (~85%), 16 warps/SM: near cuBLAS SGEMM on the same GEMM
+// shape (the goal: at least 0.9 of cuBLAS's speed).
 //
-// Measured (H200, plots/h200/fp32fast_dev/RESULTS.md run 2; 128x64, 8x8 per thread), ms and
-// the ratio cuBLAS-SGEMM-time / ours (goal >= 0.9):
-//            conv1          conv2          conv3          conv4          conv5
-//   N=1      0.047 (0.43)   0.246 (0.15)   0.256 (0.08)   0.377 (0.07)   0.373 (0.06)
-//   N=32     0.255 (0.75)   0.772 (0.83)   0.277 (0.78)   0.401 (0.83)   0.394 (0.58)
-//   N=128    0.927 (0.81)   2.858 (0.86)   0.988 (0.81)   1.473 (0.83)   1.103 (0.74)
-//   max|err|/max|ref| 0.8-2.9e-6. 1.24-1.62x faster than implicit-gemm-idx at N=128 (1.209
-//   / 3.712 / 1.229 / 1.832 / 1.788) but the 0.9x-of-cuBLAS goal is missed by 5-26%: the
-//   loop is 76% FFMA (675 instructions per k-tile, 512 FFMA; SASS) and reaches 40 TFLOP/s
-//   (60% of peak) on conv2. N=1: cuBLAS splits K (9-48 blocks here on 132 SMs). conv5: 676
-//   blocks on 528 slots, the second round 28% full. The 8x16 tiles (205-211 registers, 8 warps/SM) gain
-//   1-4% on conv3/conv4 at N=128 only and lose 26% on conv5: a lone 4-warp block at the tail
-//   runs at ~1/4 of the SM's rate.
-//   Then (2026-11-25, the family's former dev harness, 20 repeats; ratio to cuBLAS in the same run):
-//   k-tiles of 16 (the loop 78% FFMA instead of 76%; predicted +6%): N=128 -1.6 to -3.5%
-//   (0.912 / 2.805 / 0.960 / 1.428 / 1.075 ms); split-K by choose_split (predicted from the
-//   waves: conv5 N=128 1.07 -> 0.94, N=1 ~5x): 1.005 on conv5 N=128 (2 parts), at N=1
-//   0.033 / 0.052 / 0.037 / 0.047 / 0.037 ms (4-8 parts, 5-8x faster), at N=32 conv5 0.393 ->
-//   0.292. Ratios now: N=128 0.83 / 0.87 / 0.84 / 0.86 / 0.82, N=32 0.77 / 0.83 / 0.81 / 0.85
-//   / 0.79, N=1 0.61 / 0.69 / 0.59 / 0.57 / 0.62: the 0.9x goal is still missed by 3-18% at
-//   N=128. Not kept: 8x16 per thread with k-tiles of 16 (82% FFMA in the loop, but 225-247
-//   registers, 4-8 warps per SM: 5-20% slower), 128x128 blocks of 8 warps with 8x8 (2 blocks
-//   per SM: 2-12% slower). What was left was the loop's issue rate: 64% of the FP32 peak with 78%
-//   of its instructions FFMA, i.e. ~82% of the issue slots used; cuBLAS reaches 73% of peak.
+// Measured: docs/findings.md, "Exact fp32 faster" (the development runs, each step's times
+// and ratios to cuBLAS: git show 3ab0d79:gpu/variants/simt_gemm.cu). The steps, in order:
+//   128x64, 8x8 per thread, k-tiles of 8: faster than implicit-gemm-idx at N=128, short of
+//   the goal: the loop is not all FFMA (675 instructions per k-tile, 512 FFMA; SASS). N=1:
+//   cuBLAS splits K (9-48 blocks here on 132 SMs). conv5: 676 blocks on 528 slots, the second
+//   round 28% full. The 8x16 tiles (205-211 registers, 8 warps/SM) gained little on
+//   conv3/conv4 at N=128 only and lost on conv5: a lone 4-warp block at the tail runs at a
+//   quarter of the SM's rate.
+//   k-tiles of 16 (a larger FFMA share of the loop): a small gain; split-K by choose_split:
+//   the large gain at N=1 and on conv5. Not kept: 8x16 per thread with k-tiles of 16 (more
+//   FFMA in the loop, but 225-247 registers, 4-8 warps per SM: slower), 128x128 blocks of 8
+//   warps with 8x8 (2 blocks per SM: slower). What was left was the loop's issue rate.
 //   So the loaders' address arithmetic out of the loop (SASS: 281 of the 1305 instructions per
 //   k-tile were not FFMA; the A source recomputed with 64-bit multiplies per chunk, the B source
 //   as in + (base + offset) in 64 bits, the stage as kt % 3 by a multiply): a running A pointer,
-//   the B column's window origin as a pointer, stage counters. Predicted ~-75 instructions per
-//   k-tile, 4-5% faster. Measured: 1218 instructions per k-tile (84% FFMA), 8-9% faster: N=128
-//   0.849 / 2.565 / 0.882 / 1.306 / 0.922 ms = 0.89 / 0.96 / 0.91 / 0.94 / 0.89x cuBLAS's time
-//   (conv1 carries 25% of padded rows: M = 96 in 128-row tiles); N=32 0.82 / 0.90 / 0.87 / 0.93
-//   / 0.85x; N=1 0.62-0.73x. split-tf32, on the same B loader, 2-6% faster.
+//   the B column's window origin as a pointer, stage counters: 1218 instructions per k-tile,
+//   faster as predicted (conv1 carries 25% of padded rows: M = 96 in 128-row tiles).
+//   split-tf32, on the same B loader, gained too.
 //   Then the padded rows: conv1's 96 filters fill 128-row tiles to 75%, and the warps whose
 //   upper 32 rows are all padding now skip those products (a warp-uniform branch between an
-//   8-row and a 4-row loop): conv1 N=128 0.853 -> 0.759 ms (0.99x cuBLAS), N=32 0.239 ->
-//   0.209 (0.91x); the other layers unchanged. And the split rule refitted to the measured
-//   times of 1-16 parts (choose_split): N=32 conv3/4 now 2 parts (0.269 -> 0.241 ms, 0.391
-//   -> 0.348), conv5 3 (0.265 -> 0.238). Measured by that harness before the refit, N=128:
-//   0.759 / 2.504 / 0.864 / 1.289 / 0.903 ms = 0.99 / 0.98 / 0.93 / 0.95 / 0.91x cuBLAS.
+//   8-row and a 4-row loop): conv1 faster, the other layers unchanged. And the split rule
+//   refitted to the measured times of 1-16 parts (choose_split).
 //
 // ptxas (sm_90, -O3): 128x64 and 64x64 (8x8, k-tiles of 8 or 16): 127 registers; 128x128 and
 // 128x64 (8x16): 205 and 211 registers; 0 spills; wt_transpose_kernel 32 registers.
@@ -248,12 +230,15 @@ inline constexpr int kSimtBK = 16;  // K is padded to a multiple of every tile's
 inline constexpr int kSimtMaxBM = 128;
 
 // K parts: the time of S parts in k-tile rounds (a round = every block slot busy with one
-// k-tile: ~3.1 us on the H200 for 128x64x16 tiles, 4 blocks/SM) is the full waves times the
+// k-tile; the divisor 3.1 below is its time in microseconds, measured on the H200 for 128x64x16
+// tiles, 4 blocks/SM) is the full waves times the
 // k-tiles of a part, plus the last partial wave, filled to a fraction r of the slots, costing
 // min(1, max(0.5, 1.25 r)) of a round (fitted to the H200's times of 1-16 parts on conv1-5 at
-// N = 1, 32, 128: an SM with 2 of its 4 blocks still runs at ~90% of its full rate, so a wave
+// N = 1, 32, 128: an SM with 2 of its 4 blocks still runs at most of its full rate, so a wave
 // 40% full costs half a round and one 80% full a whole one), plus the sum of the parts (S + 1
-// passes over the output at ~3 TB/s and a launch). The smallest S within 3% of the best, at
+// passes over the output at the bandwidth the 3.0e6 below stands for, in bytes per
+// microsecond, and a launch; both constants chosen by measurement, git show
+// 3ab0d79:gpu/variants/simt_gemm.cu). The smallest S within 3% of the best, at
 // least 4 k-tiles per part, at most 16 parts, and the parts' partial outputs within ws_room
 // bytes.
 struct SimtSplit {

@@ -48,8 +48,8 @@
 //    the sectors: expect the L1-bound variants 1.3-2x slower on conv1, identical elsewhere.
 //  (A first H200 check contradicted the rswbdl2m line: from N=32 up the other resident
 //  blocks hide the one-thread staging and it is as fast as rswmtla2m; only at N=1, with
-//  nothing to hide it, do the many loaders win, by ~10% on conv2-5.)
-// Measured on H200: see NOTES.md
+//  nothing to hide it, do the many loaders win, on conv2-5.)
+// Measured: docs/findings.md, "The study's kernels".
 //
 // Resources (nvcc 13.0, sm_90, -Xptxas -v; no spills, no stack/local memory in any):
 //   kernel (coalesced / uncoalesced)    registers   static smem   dynamic smem

@@ -28,10 +28,10 @@
 // (conv1: 96*48*3*3 = 41472 elements, 83 KB in fp16; the weights change between runs, so
 // they are transformed inside every run).
 //
-// Bytes and the expected time, conv1 at N=128: 39.6 MB read + 39.9 MB written in fp16
-// (79.5 MB; fp32 159 MB). At the ~4.0 TB/s a copy reaches on an H200 that is ~20 us (fp32
-// ~40 us); on an H100 at ~2.9 TB/s ~27 us (fp32 ~55 us). The Hopper family's transform
-// (hopper_core.cuh, 2-byte loads, one row per block without vector pieces) took 0.115 ms.
+// Bytes, conv1 at N=128: 39.6 MB read + 39.9 MB written in fp16 (79.5 MB; fp32 159 MB): the
+// expected time is that at the bandwidth a device-to-device copy reaches (the ceilings' copy
+// column). The Hopper family's transform (hopper_core.cuh, 2-byte loads, one row per block
+// without vector pieces) was several times slower (git show 3ab0d79:gpu/variants/space_to_depth.cu).
 // Not measured yet (a plan's profile step, mode ncu: tiled_kernel's time). If it falls short,
 // the first lever is bytes in flight (~28 KB per SM is at the edge of what an H200's
 // latency-bandwidth product asks): two rows per block, or fewer registers.

@@ -19,24 +19,17 @@
 // k-major in shared memory with rows padded by 8 floats (fragment reads hit 32 distinct
 // banks), split on the fragments as they are read (cvt.rna + FADD + cvt per element).
 //
-// Prediction: mma.sync TF32 on Hopper at ~half the wgmma rate (~250 of ~495 TFLOP/s dense);
-// three products -> ~80 TFLOP/s of fp32-class work if the issue slots keep up: N=128 conv2
-// ~1.4 ms (cuBLAS SGEMM 2.45), conv3 ~0.5 (0.80), conv4 ~0.7 (1.23), conv5 ~0.5 (0.82).
+// Prediction: mma.sync TF32 on Hopper at about half the wgmma rate; three products, so near
+// cuBLAS SGEMM if the issue slots keep up.
 //
-// Measured (H200, plots/h200/fp32fast_dev/RESULTS.md run 2), ms (max|err|/max|ref|):
-//            conv1          conv2          conv3          conv4          conv5
-//   N=1      0.051 (3.0e-6) 0.279 (2.0e-5) 0.277 (1.6e-5) 0.412 (2.7e-5) 0.408 (2.4e-5)
-//   N=32     0.204 (3.0e-6) 0.578 (2.0e-5) 0.266 (2.1e-5) 0.379 (2.9e-5) 0.375 (2.7e-5)
-//   N=128    0.717 (3.9e-6) 2.139 (1.8e-5) 0.730 (1.7e-5) 1.076 (2.5e-5) 0.828 (2.8e-5)
-//   tf32-mma-1x, N=128: 0.609 / 1.299 / 0.449 / 0.630 / 0.603 ms, error 2.6-3.3e-4 (fails the
-//   fp32 threshold, passes tf32's 5e-3) — the split buys a 10-85x smaller error for 1.2-1.7x
-//   the time. 3xTF32 runs at 0.99-1.15x cuBLAS SGEMM's speed on the same shapes and beats
-//   cuDNN fp32 on conv1 (0.717 vs 1.032 ms at N=128, 0.204 vs 0.281 at N=32), 38-54
-//   effective TFLOP/s — far from the prediction: the loop issues ~490 instructions per
-//   k-tile for 96 HMMA (SASS: B split, 8 table loads + bounds per thread and tile, address
-//   arithmetic), so it is issue-bound, not tensor-bound. Packing A in fragment order and
-//   splitting it once per run (instead of per block in the loop) took it from 0.809 / 2.485
-//   / 0.834 / 1.235 / 0.939 ms (run 1) to the figures above.
+// Measured: docs/findings.md, "Exact fp32 faster" (the development runs, with tf32-mma-1x
+// beside it: git show 3ab0d79:gpu/variants/split_tf32.cu). tf32-mma-1x fails the fp32
+// threshold and passes tf32's 5e-3; the split buys a much smaller error for a modest share
+// more time. 3xTF32 runs about at cuBLAS SGEMM's speed on the same shapes and beats cuDNN
+// fp32 on conv1 — far from the prediction: the loop issues ~490 instructions per
+// k-tile for 96 HMMA (SASS: B split, 8 table loads + bounds per thread and tile, address
+// arithmetic), so it is issue-bound, not tensor-bound. Packing A in fragment order and
+// splitting it once per run (instead of per block in the loop) was the step that gained.
 //   Next: warpgroup MMA (wgmma, tf32) from shared memory with the B split in a producer
 //   warp, as the Hopper family does for half; a 64x64 warp tile to halve fragment traffic.
 //

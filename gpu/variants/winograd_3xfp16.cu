@@ -5,9 +5,9 @@
 // the GPU each run keep the transformed operands (up to 225|x| and 25/9|w|) inside fp16; fp32
 // class for any finite data with max|x| max|w| K < 2^127, else an ERROR naming the range.
 //
-// Idea: winograd-f3x3-5x5 cuts conv2's multiplies 4.59x but runs them on the FP32 pipe (1.75 ms
-// at N=128, 21% of its peak), and hopper-ws-3xfp16 runs the direct products on the tensor cores
-// (0.596 ms); neither beats cuDNN fp32's FFT (0.438). Both ideas together: the 49 position GEMMs
+// Idea: winograd-f3x3-5x5 cuts conv2's multiplies 4.59x but runs them on the FP32 pipe, and
+// hopper-ws-3xfp16 runs the direct products on the tensor cores; neither beats cuDNN fp32's
+// FFT (docs/findings.md, "Exact fp32 faster"). Both ideas together: the 49 position GEMMs
 //   Mx[xi][t][m] = sum_c V[xi][t][c] * U[xi][m][c]
 // on mma.sync m16n8k16 with each fp32 operand split into an fp16 high part and an fp16 low part
 // (stored scaled by 2^11, out of fp16's subnormals): Vh*Uh in one fp32 accumulator, Vh*Ul + Vl*Uh
@@ -34,21 +34,20 @@
 //
 // Prediction (conv2, N=128: 10368 tiles, Cp = 96):
 //   tensor work 3 * 49 * 10368 * 256 * 96 = 37.5 G multiply-adds (75 GFLOP, 1.3x the direct
-//   fp32 work's 57 G, but at tensor rate): mma.sync f16 on the H200 ~ 60% of wgmma's dense peak
-//   (~600 TFLOP/s) -> ~0.13 ms;
+//   fp32 work's 57 G, but at tensor rate, mma.sync f16 below wgmma's dense rate);
 //   operand traffic from L2 (V read by the 4 filter blocks of a tile block, U by every tile
-//   block): 648 blocks x 49 x 3 chunks x 16 KiB = 1.56 GB -> ~0.2 ms at ~8 TB/s, the limit;
-//   input transform: reads 36 MB, writes 49 * 10368 * 192 * 2 B = 195 MB -> ~0.06 ms;
-//   filter transform: 2.4 MB, ~0.01 ms. Total ~0.3 ms against cuDNN fp32's 0.438 (0.7x).
-//   Error: winograd-f3x3-5x5's 1.0e-5 (the transforms) plus the split's ~2^-22 per operand.
+//   block): 648 blocks x 49 x 3 chunks x 16 KiB = 1.56 GB, the limit;
+//   input transform: reads 36 MB, writes 49 * 10368 * 192 * 2 B = 195 MB;
+//   filter transform: 2.4 MB. Expected ahead of cuDNN fp32's FFT.
+//   Error: winograd-f3x3-5x5's (the transforms) plus the split's ~2^-22 per operand.
 //
-// Measured (H200, conv2 sweeps, median of 20): 0.845 ms at N=128 first (main kernel 0.73 ms; ncu:
-// 12% occupancy at 242 registers, issue slots 38% busy, tensor pipe ~21% — each warp's ldmatrix ->
-// mma chains with two warps per scheduler to hide them, and ~300 instructions of addressing and
-// division per stage); with the copies' addressing set up once (WtcLoader) 0.685-0.72 ms, N=32
-// 0.27, N=1 0.13 ms; max_rel_err 4.0e-6 / 3.6e-6 / 3.2e-6 (below winograd-f3x3-5x5's 1e-5: the
-// products accumulate in fp32 on the tensor cores without FMA-order effects of the SIMT tile).
-// 1.6x cuDNN fp32 (0.437). The wgmma rung (hopper/winograd_wgmma.cu) is the faster one.
+// Measured: docs/findings.md, "Exact fp32 faster" (the development runs and their ncu
+// profiles: git show 3ab0d79:gpu/variants/winograd_3xfp16.cu). The first version was bound by
+// low occupancy at 242 registers, each warp's ldmatrix -> mma chains with two warps per
+// scheduler to hide them, and ~300 instructions of addressing and division per stage; the
+// copies' addressing set up once (WtcLoader) followed. The error stays below winograd-f3x3-5x5's
+// (the products accumulate in fp32 on the tensor cores without FMA-order effects of the SIMT
+// tile). Still behind cuDNN fp32; the wgmma rung (hopper/winograd_wgmma.cu) is the faster one.
 #include "winograd_3xfp16.cuh"
 
 namespace cs::gpu::variants {

@@ -125,8 +125,8 @@ __global__ void __launch_bounds__(256) wtc_filter_kernel(const float* __restrict
 // apart, A*XP odd: the 32 channels of a warp hit 32 banks) and writes its a^2 values as hi and lo:
 // per warp and (position, part) 32 consecutive halves. Tiles past tiles_w idle. The padding rows
 // t >= T of V are never written (the plan zeroes V once; their products are never stored).
-// (A first version read the windows straight from global memory, lanes = channels: 100 us at
-// conv2 N=128, 40% of its stalls on those loads.)
+// (A first version read the windows straight from global memory, lanes = channels: slower, most
+// of its stalls on those loads; git show 3ab0d79:gpu/variants/winograd_3xfp16.cuh.)
 template <class Cfg>
 struct WtcInputTile {
     int TW, XW, XP;  // tiles per block, window columns, their padded row length
@@ -150,8 +150,8 @@ __global__ void __launch_bounds__(512) wtc_input_kernel(const float* __restrict_
     const float* img = in + std::int64_t(n) * a.CHW;
     // Staging: warp w copies rows (channel, window row) r = w + k*nwarps, lanes along the row (XW <=
     // 52 columns: two per lane), by cp.async (zero-filled outside the image and past C): every copy
-    // of the thread in flight at once. (Loads through registers, 8 in flight per warp: 120 us at
-    // conv2 N=128, the staging stores waiting on them — ncu's top stall.)
+    // of the thread in flight at once. (Loads through registers, 8 in flight per warp, were
+    // slower, the staging stores waiting on them — ncu's top stall; git show 3ab0d79:gpu/variants/winograd_3xfp16.cuh.)
     {
         constexpr int ROWS = 32 * A;
         const int warp = tid / 32, lane = tid % 32, nw = nt / 32;

@@ -14,17 +14,15 @@
 // included), an unpack kernel copies each image's E x F outputs out of the canvas outputs.
 // Everything is inside run(); the packing's cost is part of kernel_ms.
 //
-// Prediction (H200, N=128): winograd-f4x4 conv3 0.861, conv4 1.27, conv5 0.848 ms. Tiles
-// 2048 -> 8 canvases x 196 = 1568 (-23%), so the Winograd part ~0.66 / 0.97 / 0.65; pack
-// + unpack move ~(22 + 25) + (33 + 2 x 35) MB on conv4 (~0.04 ms at ~3 TB/s): conv3 ~0.70,
-// conv4 ~1.01, conv5 ~0.69 — 1.2x faster than winograd-f4x4, level with winograd-f2x2
-// (0.645 / 0.950 / 0.636), still behind cuDNN fp32 (0.419 / 0.597 / 0.441).
-// Measured (H200, c884824, 20 repeats, against winograd-f4x4 in the same sweep): N=128 conv3
-// 0.861 -> 0.833, conv4 1.268 -> 1.197, conv5 0.847 -> 0.762 ms (-3%, -6%, -10%; predicted
-// -19%), error unchanged (1.3-1.8e-5). The kernel's time follows its rounds of one block per
-// SM, not its tiles: conv4 768 blocks of 32 filters x 32 tiles = 5.8 rounds -> 588 = 4.5
-// rounds, and pack + unpack cost ~0.04 ms. At N=1 (one image on a 4x4 canvas then) it was
-// 1.1-1.8x slower: the canvas side now follows the batch (1 image: no packing gain).
+// Prediction (N=128): tiles 2048 -> 8 canvases x 196 = 1568 (-23%) on conv3-5, so the
+// Winograd part shrinks by about that; pack + unpack move ~(22 + 25) + (33 + 2 x 35) MB on
+// conv4, small against it.
+// Measured: docs/findings.md, "Exact fp32 faster" (the first run against winograd-f4x4 in the
+// same sweep: git show 3ab0d79:gpu/variants/winograd_canvas.cu): a smaller gain than the tiles
+// predict, error unchanged. The kernel's time follows its rounds of one block per SM, not its
+// tiles: conv4 768 blocks of 32 filters x 32 tiles = 5.8 rounds -> 588 = 4.5 rounds, plus the
+// pack and unpack. At N=1 (one image on a 4x4 canvas then) it was slower: the canvas side now
+// follows the batch (1 image: no packing gain).
 #include "buffers.hpp"
 #include "cuda_check.hpp"
 #include "error.hpp"

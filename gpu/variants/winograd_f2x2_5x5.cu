@@ -8,8 +8,8 @@
 // the kernel runs the same block shapes as winograd-f4x4; only the transforms differ (and the
 // 5x5 filter transform, in double as before). Points 0, 1, -1, 2, -1/2, inf (matrices in
 // winograd_fused.cuh, Wino<2, 5>): picked by the error of a float32 model of the 2-D algorithm
-// on conv2's statistics, 1.9-2.6e-6 against 4-5e-6 for {0, +-1, +-2, inf} (F(4x4,3x3)'s) and
-// 4-6e-6 for {0, +-1, +-1/2, inf} (tools/dev/fp32fast/wino_derive.py).
+// on conv2's statistics, the lowest of this set, {0, +-1, +-2, inf} (F(4x4,3x3)'s) and
+// {0, +-1, +-1/2, inf} (tools/dev/fp32fast/wino_derive.py computes the three).
 //
 // Tiles (8 channels per stage, two-pass input transform over all threads, 1 block/SM):
 //   32 filters x 16 tiles, 288 threads = a quarter warp per position, 8x8 per thread, 153 KiB;
@@ -21,25 +21,22 @@
 // waste 1 - (27/28)^2 = 7%; N=128: 25088 tiles, the 32x32 block, 8 x 784 = 6272 blocks = 48
 // rounds of one block per SM):
 //   direct 114.7 GFLOP; Winograd-domain FMAs 36 * 96 * 256 * 25088 = 22.2 G (44.4 GFLOP).
-//   The same 32x32 block ran winograd-f4x4 on conv4 (N=128, 10.9 G FMAs in 1.244 ms) at 8.8 T
-//   FMA/s (17.5 TFLOP/s of Winograd-domain work): conv2 ~2.5 ms (~45 effective TFLOP/s) — no
-//   gain over our best fp32 row today (2.14 ms), 5.4x cuDNN fp32's FFT (0.464 ms). C = 96 is
-//   only 12 pipeline stages per block (conv4: 48), so the prologue and epilogue weigh more: if
-//   anything slower. N=32: ~0.63 ms (cuDNN 0.180); N=1: 104 blocks of 32x16, one round, ~0.05 ms
-//   (cuDNN 0.082). The 36-position fused block is capped by the register file (36 x 32 x 32
+//   Scaled from the same 32x32 block's FMA rate on conv4 (winograd-f4x4), no gain over our
+//   best fp32 row was expected and far from cuDNN fp32's FFT. C = 96 is only 12 pipeline
+//   stages per block (conv4: 48), so the prologue and epilogue weigh more: if anything
+//   slower. The 36-position fused block is capped by the register file (36 x 32 x 32
 //   accumulators), as winograd-f4x4 is; the 5x5 tile that should pay is winograd-f3x3-5x5
-//   (49/9 = 5.4 products per output instead of 9, no border waste on 27x27: ~1.5 ms predicted).
+//   (49/9 = 5.4 products per output instead of 9, no border waste on 27x27).
 //
 // Error (CPU emulation of this kernel, tools/dev/fp32fast/emu_test.cpp "wino5" / "wino5-conv2":
 // every thread, barrier and cp.async modelled, both thread orders, against a double direct
 // convolution; max|err|/max|ref|; the CPU does not contract into FMAs, the GPU will): conv2 at
-// N=4 (C=96, 27x27, pad 2, M=256) 1.9e-6 with either tile; odd 5x5 shapes (pad 0/1/2, C and M
-// off the block multiples, 5x5 images, non-square) 0.76-1.2e-6. fp32 threshold 1e-4.
+// N=4 (C=96, 27x27, pad 2, M=256) with either tile and odd 5x5 shapes (pad 0/1/2, C and M
+// off the block multiples, 5x5 images, non-square) well inside the fp32 threshold 1e-4.
 //
-// Measured (H200, same call as winograd-f3x3-5x5; plots/h200/conv2_winograd_5x5.csv): conv2 N=128
-// 2.406 ms (the 32x32 block; the 32x16 block 3.04), N=32 0.614, N=1 0.046 ms (32x16; 32x32
-// 0.064); max_rel_err 2.4e-6 / 2.3e-6 / 2.1e-6. As predicted (2.5 / 0.63 / 0.05): 1.2x faster
-// than simt-gemm, 1.37x slower than winograd-f3x3-5x5, which carries conv2's SIMT Winograd.
+// Measured: docs/findings.md, "Exact fp32 faster" (the first runs, against the prediction:
+// git show 3ab0d79:gpu/variants/winograd_f2x2_5x5.cu). As predicted, between simt-gemm and
+// winograd-f3x3-5x5, which carries conv2's SIMT Winograd.
 //
 // ptxas (sm_90, -O3, nvcc 13.0): 32x16: 130 registers, 32x32: 96 registers (the cap of 576
 // threads), 0 spills (the factored form of the input transform spilled 8 bytes at 96: see

@@ -4,8 +4,8 @@
 //
 // Idea: each 4x4 output tile from a 6x6 input window: 36 products per (tile, filter,
 // channel) instead of 144, 4x fewer multiplies. The price is accuracy: the transforms hold
-// 4, 5, 8 and 1/6, 1/24, so the rounding of the input and output transforms grows ~20x
-// against F(2x2) — still 5-10x inside the fp32 threshold (1e-4 of max|out|) on these layers.
+// 4, 5, 8 and 1/6, 1/24, so the rounding of the input and output transforms grows well above
+// F(2x2)'s — still inside the fp32 threshold (1e-4 of max|out|) on these layers.
 //
 // Tiles (both 8 channels per stage, two-pass input transform over all threads, 1 block/SM):
 //   32 filters x 16 tiles, 288 threads = a quarter warp per position (4 per warp, rows
@@ -16,18 +16,14 @@
 //
 // Prediction (N=128, conv4: 13x13 -> 4x4 = 16 tiles/image, 2048 tiles, border waste 34%):
 //   Winograd-domain FMAs 36 * 384 * 384 * 2048 = 10.9 G (21.7 GFLOP; direct 57.4); per
-//   block and channel 36*(32+32) floats for 73.7 kFLOP (8 FLOP/B, ~4.4 TB/s of L2 at 35
-//   TFLOP/s: near the L2's limit): conv3 0.45 ms, conv4 0.65, conv5 0.45 if the L2 keeps up.
+//   block and channel 36*(32+32) floats for 73.7 kFLOP (8 FLOP/B: near the L2's limit at
+//   the FP32 pipe's rate), so fast only if the L2 keeps up.
 //
-// Measured (H200, run 2 of plots/h200/fp32fast_dev/RESULTS.md), ms and max|err|/max|ref|, the
-// plan's pick in each case:
-//            conv3            conv4            conv5
-//   N=1      0.092 (9.6e-6)   0.135 (1.2e-5)   0.129 (1.3e-5)    32x16
-//   N=32     0.248 (1.4e-5)   0.365 (1.7e-5)   0.220 (1.9e-5)    32x16, 32x16, 32x32
-//   N=128    0.845 (1.6e-5)   1.244 (1.7e-5)   0.830 (1.7e-5)    32x32
-//   Slower than winograd-f2x2 in every case: the register file caps the block at 36 x 32 x 32 accumulators (8 FLOP per L2 byte), the
-//   border wastes 34% (16x16 computed for 13x13), and the 6x6 transforms cost ~15% of the
-//   issue slots; ~17.5 TFLOP/s of Winograd-domain work on conv4 at N=128. F(4x4) pays only with the
+// Measured: docs/findings.md, "Exact fp32 faster" (the development runs, with the plan's pick
+// per case: git show 3ab0d79:gpu/variants/winograd_f4x4_3x3.cu).
+//   Slower than winograd-f2x2 in every case: the register file caps the block at 36 x 32 x 32
+//   accumulators (8 FLOP per L2 byte), the border wastes 34% (16x16 computed for 13x13), and
+//   the 6x6 transforms take a share of the issue slots. F(4x4) pays only with the
 //   packed canvas (waste 34% -> ~14%) and a larger GEMM tile (non-fused product on the
 //   tensor cores in split-TF32 is the likelier route).
 //
@@ -44,8 +40,9 @@ using WinoF4 = WinoCfg<4, 32, 16, 8, 8>;    // 288 threads, 165 registers, 153 K
 using WinoF4W = WinoCfg<4, 32, 32, 16, 8>;  // 576 threads, 96 registers (cap), 198 KiB
 
 // One block per SM either way; the estimate counts rounds of one block per SM times the block's
-// time: the 32x32 block does twice the 32x16 block's work, which runs ~12% less efficiently
-// (H200, N=128: 0.946 vs 0.845 ms on conv3). Picks 32x16 at N=1 and on conv3/conv4 at N=32,
+// time: the 32x32 block does twice the 32x16 block's work, at a lower efficiency per block
+// (the factor in wino_use_wide was measured on conv3 at N=128 on the H200: git show
+// 3ab0d79:gpu/variants/winograd_f4x4_3x3.cu). Picks 32x16 at N=1 and on conv3/conv4 at N=32,
 // 32x32 elsewhere — the measured best in every case of the H200 sweep.
 inline bool f4_use_wide(const Layer& l, std::int64_t N, const cudaDeviceProp& prop) {
     return wino_use_wide<WinoF4, WinoF4W>(l, N, prop);

@@ -17,8 +17,8 @@
 //   1. wino_filter_kernel: U = G g G^T of every (filter, channel), in double, rounded to
 //      float, into the workspace as U[m / BM][c][xi][m % BM] (zero-padded to Mp filters and
 //      Cp channels), so that a block's chunk of BC channels is one contiguous run. Inside the
-//      timed run: the weights change between calls (as in training), and it costs ~1-2% of
-//      the main kernel (a^2*C*M floats written once).
+//      timed run: the weights change between calls (as in training), and it costs a small
+//      share of the main kernel's time (a^2*C*M floats written once).
 //   2. wino_fused_kernel: block = BM filters x BN tiles, all a^2 positions; per chunk of BC
 //      channels (double-buffered, cp.async):
 //        - U[c0..c0+BC)[xi][m0..m0+BM) by 16-byte cp.async (L2-resident, reused by every
@@ -39,7 +39,7 @@
 // Tiles are laid out per image (tiles_h x tiles_w, t = (n*tiles_h + th)*tiles_w + tw); the
 // border tiles of a 13 x 13 plane waste 14% (m=2: 7x7 tiles cover 14x14) and 34% (m=4:
 // 4x4 tiles cover 16x16) of their work. Packing several images into one canvas
-// is winograd_canvas.cu (winograd-f4x4-canvas: measured -3 to -10% at N=128).
+// is winograd_canvas.cu (winograd-f4x4-canvas; measured: docs/findings.md, "Exact fp32 faster").
 #pragma once
 
 #include "fp32fast_common.cuh"
@@ -548,8 +548,8 @@ void wino_enqueue(const WinoDims& d, const float* in, const float* w, float* U, 
 
 // Which of two blocks of one tile size (Narrow: BN tiles, Wide: twice as many) a layer runs
 // faster with, at one block per SM either way: rounds of blocks times the block's relative
-// time (Wide does twice Narrow's work; Narrow ran ~12% less efficiently on the H200: 0.946
-// vs 0.845 ms for F(4x4) on conv3 at N=128).
+// time (Wide does twice Narrow's work; Narrow's lower efficiency, the factor 1.12 below, was
+// measured with F(4x4) on conv3 at N=128 on the H200: git show 3ab0d79:gpu/variants/winograd_fused.cuh).
 template <class Narrow, class Wide>
 inline bool wino_use_wide(const Layer& l, std::int64_t N, const cudaDeviceProp& prop) {
     static_assert(Narrow::MT == Wide::MT && Narrow::BM == Wide::BM && Wide::BN == 2 * Narrow::BN,

@@ -41,20 +41,16 @@
 // piece; no transform pass and no input workspace. NHWC input, the ping-pong schedule, a run
 // of at most 16384 elements (supports() in plan_t says which). Registers: 512 threads at 128,
 // rebalanced to 56 (loader and storers), 56 (gatherers), 200 (consumers). Measured (H200,
-// plots/h200/conv1_loader/, a002051): conv1 fp16 NHWC 0.174 ms at N=128 against 0.091 for
-// the copy with this kernel as its dependent (0.059 at N=32 against 0.039; 0.019 against
-// 0.015 at N=1): a chain of waits under ncu — one raw buffer puts each tile's load and its
-// gather in series, and the gather runs on one warp per scheduler (NOTES.md "conv1:
-// space-to-depth in the loader"). An axis value, not the default.
+// git show 3ab0d79:gpu/variants/hopper/halo_conv.cu): conv1 fp16 NHWC slower than the copy
+// with this kernel as its dependent at every N: a chain of waits under ncu — one raw buffer
+// puts each tile's load and its gather in series, and the gather runs on one warp per
+// scheduler (docs/findings.md, "The Hopper family"). An axis value, not the default.
 //
 // Prediction (conv1, N=128, fp16): 128 x 3249 rows x 96 x 432 x 2 = 34.5 GFLOP (7.4% of the
-// rows are padding positions), L2 traffic ~60 MB in + 74 MB out: tensor-bound, ~55-65 us
-// against 115 us for the im2col GEMM. Measured (H200, plots/h200/conv1_pdl/, 949a823): conv1
-// fp16 NHWC with its transform 0.091 ms at N=128 (cudnn-fp16-s2d 0.132), 0.039 at N=32
-// (0.050), 0.0154 at N=1 (0.0207; PDL a fifth of it); this kernel 59 us under Nsight Compute,
-// the tensor pipe 69% busy; NCHW output storer-bound (0.232 ms at N=128). NOTES.md "The halo
-// mainloop" and "conv1: the transform faster, the halo GEMM as its programmatic dependent, its
-// storers": the forms, the profiles, what comes next.
+// rows are padding positions), L2 traffic ~60 MB in + 74 MB out: tensor-bound, well ahead of
+// the im2col GEMM. Measured: docs/findings.md, "The Hopper family" (the first runs, the
+// transform's share and the Nsight Compute profile: git show 3ab0d79:gpu/variants/hopper/halo_conv.cu);
+// NCHW output storer-bound. The forms, the profiles and what comes next: docs/findings.md.
 //
 // Range: the transform's unpadded stride-1 input (a strided layer whose C % 8 != 0, by
 // space-to-depth; or an unpadded stride-1 layer with channel padding), C' a multiple of 16 and
@@ -268,8 +264,8 @@ __global__ void __launch_bounds__(kRaw ? 512 : 384, 1)
                         // Each thread loads kU rows' pieces before it stores any: the compiler
                         // cannot move a shared load above a global store through generic
                         // pointers, so a load-store loop waits a shared-memory latency per store
-                        // (Nsight Compute: the consumers then waited on the storers at 20% of
-                        // the kernel's stall samples; with kU = 4 the kernel is 18% faster).
+                        // (Nsight Compute: the consumers then waited on the storers; kU = 4 was
+                        // chosen by measurement, git show 3ab0d79:gpu/variants/hopper/halo_conv.cu).
                         constexpr int kU = 4;
                         // M/8 threads a row, as many rows a pass as fill the 96 threads (8 rows of
                         // 12 pieces for conv1's 96 filters: every lane stores)
@@ -293,7 +289,7 @@ __global__ void __launch_bounds__(kRaw ? 512 : 384, 1)
                     } else {
                         const int sw = s >> 5;  // storer warp 0..2
                         // (the load-store loop: loading kU filters' values first measured
-                        // 15-28% slower here, H200 conv1 NCHW; not understood yet)
+                        // slower here, H200 conv1 NCHW; not understood yet)
                         for (int row = lane; row < 128; row += 32) {
                             const std::int64_t o = offs[row];
                             if (o < 0) continue;
@@ -535,9 +531,10 @@ std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx) {
     const std::string sched = p.config.get("schedule");
     if (sched.empty() || sched == "auto") {
         // Ping-pong, except for NCHW output past one wave of 256-row tiles: the NCHW path is
-        // storer-bound (1.9x the NHWC time in either schedule) and there the cooperative
-        // schedule's fewer, larger tiles store as fast or faster (H200, conv1 N=128: 6%; N=32
-        // level; ping-pong ahead or level everywhere else; NOTES.md "The halo mainloop").
+        // storer-bound (well above the NHWC time in either schedule) and there the cooperative
+        // schedule's fewer, larger tiles store as fast or faster (H200, conv1 N=128 ahead, N=32
+        // level; ping-pong ahead or level everywhere else; chosen by measurement: git show
+        // 3ab0d79:gpu/variants/hopper/halo_conv.cu, docs/findings.md "The Hopper family").
         const std::int64_t tiles = (p.N * g.H * g.W + HaloShape<false>::kBM - 1) / HaloShape<false>::kBM;
         gemm.pp = !(p.layout == Layout::nchw && tiles > std::int64_t(gemm.sms));
     } else if (sched == "pingpong") {

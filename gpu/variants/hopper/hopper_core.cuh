@@ -620,9 +620,9 @@ struct PrepGeom {
 // of them to shared memory. No integer division per element: the NCHW index is split with a
 // float reciprocal and a +-1 fix-up, and each lane decodes its (at most 8) channels
 // c' = lane + 32k once.
-// Measured (H200, N=128, plots/h200/nchw_profile_2d48e1c): ~0.7 TB/s on conv1's space-to-
-// depth and ~0.4 TB/s from NCHW on conv2-5 (runs of W elements a channel): a layout change
-// alone (b = 1) goes through PrepTranspose below instead. The two phases are __host__
+// Measured on the H200 (git show 3ab0d79:gpu/variants/hopper/hopper_core.cuh): far below the
+// copy bandwidth on conv1's space-to-depth and lower still from NCHW on conv2-5 (runs of W
+// elements a channel): a layout change alone (b = 1) goes through PrepTranspose below instead.
 // __device__ with explicit thread ids so that a host program can emulate a block
 // (tests/hopper_prep_emulation.cu).
 // #pragma unroll in __host__ __device__ code, for the device pass only (the host compiler warns).
@@ -793,10 +793,10 @@ struct PrepWGeom {
 // run of W elements per channel (26 bytes on conv3-5's 13-wide images). Grid: (pixel tiles,
 // channel tiles, images); the row pitch keeps both phases free of bank conflicts (4 bytes *
 // an odd count). The KCRS -> KRSC weights are the same map with a filter for an image and its
-// R x S taps for pixels (PrepTranspose::weights). Measured (H200, N=128, fp16, plots/h200/
-// nchw_profile_639bf40): the input of conv5 in 14 us and of conv2 in 15 (PrepRow 47 each,
-// cuDNN's nchwToNhwc 14 and 15); the weights of conv2 in 5 us (the element-per-thread kernel
-// 7, cuDNN 4), of conv5 in 9.5 (9.4; 7): 9 taps fill 9 of a tile's 64 pixel columns.
+// R x S taps for pixels (PrepTranspose::weights). Measured on the H200 at N=128, fp16, against
+// PrepRow and cuDNN's nchwToNhwc (git show 3ab0d79:gpu/variants/hopper/hopper_core.cuh): the
+// inputs about at cuDNN's speed and well ahead of PrepRow; the weights between the
+// element-per-thread kernel and cuDNN (9 taps fill 9 of a tile's 64 pixel columns).
 struct PrepTranspose {
     static constexpr int kTile = 64, kThreads = 256;
     static bool fits(const PrepGeom& g, std::int64_t n) { return g.b == 1 && g.padf == 0 && g.src_nchw && n <= 65535; }

@@ -321,8 +321,9 @@ struct TileSched {
     // than the reduction kernel's, or where the output is NCHW (the reduction kernel's
     // transposed write is the slower part there). Measured, H200 N=1, conv2-5, the 128-pixel
     // rungs of fp16, bf16, tf32, 3xTF32, 3xFP16 (plots/h200/splitk_forms_n1.csv, NOTES.md
-    // "Cluster split-K"): NHWC, the cluster sum 3-13% faster up to 5 slices more a part,
-    // level or up to 14% slower from 7.5 on; NCHW, faster or level on every row.
+    // "Cluster split-K"): NHWC, the cluster sum faster up to 5 slices more a part, level or
+    // slower from 7.5 on; NCHW, faster or level on every row. kClusterExtraSlices sits between
+    // the two (the times: git show 3ab0d79:gpu/variants/hopper/tile_scheduler.cuh).
     static constexpr double kClusterExtraSlices = 6.0;
     static bool prefer_cluster_split(long long units, int kslices, int ksplit, int slots, bool nchw_out) {
         const int parts = std::min(kPortableClusterParts, kslices);

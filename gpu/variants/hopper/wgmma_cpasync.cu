@@ -3,7 +3,7 @@
 // cp.async fills, multi-stage. (tf32: see the section at the end of this comment.)
 //
 // Idea: the step from warp-level MMA (wmma-fp16: 16x16x16 fragments loaded into registers by
-// every warp, 64-93 TFLOP/s) to warpgroup MMA: 4 warps issue one m64nBNk16 instruction that
+// every warp; docs/findings.md, "The Hopper family") to warpgroup MMA: 4 warps issue one m64nBNk16 instruction that
 // reads both operands straight from swizzled shared memory through descriptors — no fragment
 // loads, no ldmatrix, and 64*BN*16 MACs per instruction. The implicit GEMM of hopper_core.cuh
 // (NHWC, rows = output pixels, columns = filters, K = R*S*C with channels innermost): every

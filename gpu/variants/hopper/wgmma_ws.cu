@@ -273,7 +273,7 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
     // The split-K forms that sum in the kernel (fused: each part through L2 after a flag wait;
     // cluster: through distributed shared memory) run in the cooperative schedule without
     // clusters of the multicast kind. auto never takes the fused form: on the H200 at N=1 it is
-    // 1-2 us slower than the reduction kernel (NOTES.md, "Fused split-K").
+    // slower than the reduction kernel (git show 3ab0d79:gpu/variants/hopper/wgmma_ws.cu).
     const bool coop_alone = c.schedule == Schedule::cooperative && c.cluster == 1;
     if (c.scheduler == "auto") {
         c.ksplit = TileSched::split_parts(units, kslices, slots, false, kMinSlices);
@@ -329,10 +329,10 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
         }
     }
     // launch, only where a transform runs before the GEMM. auto: pdl where the units leave
-    // half the SMs or more idle (split-K's case; N=1: 1-8% faster in every class and rung),
-    // plain elsewhere (at N=32 and 128, one wave of tiles included, the ping-pong and 3xTF32
-    // rows up to 15% slower under a programmatic launch, the rest within a few percent either
-    // way): NOTES.md "NCHW on conv2-5", table h200-launch-axis.
+    // half the SMs or more idle (split-K's case; N=1: faster in every class and rung), plain
+    // elsewhere (at N=32 and 128, one wave of tiles included, the ping-pong and 3xTF32 rows
+    // slower under a programmatic launch, the rest about level): chosen by measurement,
+    // git show 3ab0d79:gpu/variants/hopper/wgmma_ws.cu, table h200-launch-axis.
     const std::string launch = axis("launch", d.launch);
     if (launch == "pdl" && !u.tin)
         throw Skip("launch=pdl: no transform runs before the GEMM here (the NHWC input read in place)");

@@ -6,12 +6,12 @@
 // the GPU each run keep the transformed operands (up to 225|x| and 25/9|w|) inside fp16; fp32
 // class for any finite data with max|x| max|w| K < 2^127, else an ERROR naming the range.
 //
-// Why: the mma.sync rung measured 0.845 ms on conv2 at N=128 (main kernel 0.73 ms): ncu shows
-// 12% occupancy (242 registers: the 144 folded output accumulators), issue slots 38% busy and the
-// tensor pipe at ~437 multiply-adds/clk/SM, ~21% of the dense fp16 rate — each warp waits on its
-// ldmatrix -> mma chains with two warps per scheduler to hide them. wgmma takes both operands
-// straight from shared memory (no fragment registers, no ldmatrix) and runs asynchronously, so
-// the next stage's copies are issued while a stage's products are in flight.
+// Why: the mma.sync rung's main kernel, under ncu, ran at low occupancy (242 registers: the 144
+// folded output accumulators) with the tensor pipe at a small share of the dense fp16 rate —
+// each warp waits on its ldmatrix -> mma chains with two warps per scheduler to hide them.
+// wgmma takes both operands straight from shared memory (no fragment registers, no ldmatrix)
+// and runs asynchronously, so the next stage's copies are issued while a stage's products are
+// in flight.
 //
 // Main kernel: block = 64 tiles x 32 filters, one warpgroup, 2 blocks per SM: wgmma m64n32k16 on
 // the 64 tiles (A = V rows) and the 32 filters (B = U rows), accumulators 3 x 16 fp32 per thread
@@ -23,35 +23,33 @@
 // is complete, then fold; else all but the newest group), thread 0 refills the buffer the last
 // complete stage used. No __syncthreads in the loop.
 //
-// What each step measured (conv2 N=128, kernel ms of the whole variant in a conv2 sweep, and
-// the main kernel's ncu duration; H200):
-//   2 warpgroups x 32 filters, 6-stage cp.async, division-based addressing   0.805 (694 us)
-//   + addressing set up once and advanced by additions (WtcLoader)           0.541 (427 us)
-//   + one warpgroup of 32 filters, 2 blocks/SM (the other block fills one's
-//     fold and barrier)                                                      0.540 (393 us)
-//   + 3 chunks per stage (one barrier per position)                          0.538 (409 us)
-//   + TMA instead of cp.async (no copy instructions in the loop: 104M instead
-//     of 157M instructions)                                                  0.545 (418 us)
-//   (G = 1 with 8 stages of 12 KiB: 444 us.) The prediction (0.14 ms for this kernel) assumed
-//   the tensor pipe or shared memory bound; the tensor pipe is busy 18-20% of the time, issue
-//   slots 28-43%. Three experiments ruled out the obvious bounds (none kept; ncu durations):
-//   - L2 traffic (2.3 GB at 5.5 TB/s): clusters of 4 blocks along the filters sharing one V
-//     tile by TMA multicast (empty barriers across the cluster) halved it — and ran 702 us, the
-//     blocks waiting on each other's releases (L2 throughput fell to 32%).
+// The steps, in the order they were measured (conv2 N=128 on the H200, the whole variant in a
+// conv2 sweep and the main kernel under ncu; the times: git show 3ab0d79:gpu/variants/hopper/winograd_wgmma.cu):
+//   2 warpgroups x 32 filters, 6-stage cp.async, division-based addressing
+//   + addressing set up once and advanced by additions (WtcLoader): the one large gain
+//   + one warpgroup of 32 filters, 2 blocks/SM (the other block fills one's fold and barrier)
+//   + 3 chunks per stage (one barrier per position)
+//   + TMA instead of cp.async (no copy instructions in the loop: 104M instead of 157M
+//     instructions)
+//   The last three about level; G = 1 with 8 stages of 12 KiB was slower. The prediction
+//   assumed the tensor pipe or shared memory bound; under ncu neither the tensor pipe nor the
+//   issue slots are near busy. Three experiments ruled out the obvious bounds (none kept):
+//   - L2 traffic (2.3 GB): clusters of 4 blocks along the filters sharing one V tile by TMA
+//     multicast (empty barriers across the cluster) halved it — and ran slower, the blocks
+//     waiting on each other's releases.
 //   - the epilogue's scattered 4-byte stores: staging the output tile in the idle stage buffers
-//     for row-wise stores: 419 us (no change; +47% instructions for the index arithmetic).
+//     for row-wise stores: no change (more instructions for the index arithmetic).
 //   - the fold serialised behind the products: two accumulator sets, position p's wgmma in
 //     flight while p-1 is folded after wait<1>: ptxas serialises the wgmma (C7514: accumulators
-//     read between issue and wait, whatever the set) — 488 us.
-//   What is left (ncu per SASS instruction, and diagnostic builds, 2026-11-24): ~400 us split as
-//   ~115 us writing the outputs (96 MB, 144 scattered 4-byte stores per thread when a block ends;
-//   the kernel without them: 285 us), ~35 us of fold (with the fold reduced to one output: 250
-//   us) and ~250 us of the MMA pipeline itself. Products in three accumulator chains (hi*hi,
-//   hi*lo, lo*hi; kept) instead of two changed nothing, so consecutive wgmma do not wait on each
-//   other's accumulators; the warps stall on each position's first wgmma and on its wait<0>.
-//   The fold taken out into other warpgroups is the next rung (winograd_wgmma_ws.cu); the
-//   epilogue there is staged through shared memory (here 407 against 396 us: the other block
-//   on the SM already overlaps this one's epilogue).
+//     read between issue and wait, whatever the set) — slower.
+//   What is left (ncu per SASS instruction, and diagnostic builds): the main kernel's time splits
+//   into writing the outputs (96 MB, 144 scattered 4-byte stores per thread when a block ends),
+//   the fold, and the MMA pipeline itself, the largest part. Products in three accumulator
+//   chains (hi*hi, hi*lo, lo*hi; kept) instead of two changed nothing, so consecutive wgmma do
+//   not wait on each other's accumulators; the warps stall on each position's first wgmma and
+//   on its wait<0>. The fold taken out into other warpgroups is the next rung
+//   (winograd_wgmma_ws.cu); the epilogue there is staged through shared memory (here it was
+//   not faster: the other block on the SM already overlaps this one's epilogue).
 //
 #include "winograd_wgmma.cuh"
 
@@ -152,7 +150,7 @@ struct WtcWgmma : WtcTmaMain<WtcWgmma<Cfg>, Cfg> {
     static constexpr int CTAS = 2;      // per SM (2 x 128 threads x <= 255 registers)
     static constexpr int G = 3;         // chunks of 32 channels per stage (conv2: a whole position)
     static constexpr int STAGES = 3;    // 3 x 36 KiB: 2 blocks fit an SM's 227 KiB (G = 1 with 8
-                                        // stages of 12 KiB measured 444 us against 418 for conv2)
+                                        // stages of 12 KiB measured slower on conv2; see the header)
     static constexpr int SMEM = STAGES * G * (Cfg::BT + Cfg::BM) * 128 + STAGES * 8 + 1024;  // + barriers, alignment
     static std::string what() {
         return "wgmma m64n" + std::to_string(WN) + "k16 (one warpgroup, " + std::to_string(CTAS) + " blocks/SM)";

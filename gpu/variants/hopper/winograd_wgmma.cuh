@@ -111,13 +111,14 @@ __device__ __forceinline__ float wtc_merged(const float (&acc)[3][EL], int e) {
 
 // Epilogues of a warpgroup's 64 x WN fragment of folded outputs: accumulator element 4j + 2i + h
 // of wgmma m64nN is tile t0 + 16*warp + lane/4 + 8i, filter m0 + 8j + 2*(lane%4) + h (warp: the
-// warp's index in its warpgroup). Writing the outputs costs ~115 us of the main kernels' ~400 at
-// conv2 N=128 (ncu with and without the stores): 96 MB, written when the block ends.
+// warp's index in its warpgroup). Writing the outputs is a large share of the main kernels' time
+// at conv2 N=128 (ncu with and without the stores; git show 3ab0d79:gpu/variants/hopper/winograd_wgmma.cuh):
+// 96 MB, written when the block ends.
 //
 // Direct: each thread stores its 144 outputs (4-byte stores; a warp instruction covers 4 filter
 // planes x 8 tiles). Its two tiles are located once (wtc_out_tile; located per element, as
 // wtc_store does for the mma.sync rung's scattered fragment, ~2100 instructions per warp). Used where another block on the SM overlaps
-// the epilogue (the one-warpgroup rung: 396 us, against 407 with the staged form).
+// the epilogue (the one-warpgroup rung, where it measured at least as fast as the staged form).
 template <int MT, int WN>
 __device__ __forceinline__ void wtc_store_direct(const WtcArgs& a, const float (&Y)[MT * MT][WN / 2], int t0, int m0,
                                                  int warp, int lane) {
@@ -137,7 +138,7 @@ __device__ __forceinline__ void wtc_store_direct(const WtcArgs& a, const float (
 // WTC_SP floats: 4 mod 32, so a warp's 32 writes hit 32 banks), then each warp writes whole output
 // rows: for each run of the block's tiles within one tile row and each (filter, output row), 3 x
 // run floats contiguous in NCHW (27 at conv2: 108 B). Used where the epilogue is exposed (one
-// block per SM: the warp-specialised rung, 413 -> 388 us).
+// block per SM: the warp-specialised rung, where it measured faster than the direct form).
 // sync(): a barrier over every thread that writes S (and that no longer reads what S overlays).
 constexpr int WTC_SP = 64 * 9 + 4;
 template <int MT, int WN, class Sync>

@@ -14,30 +14,29 @@
 // One block per SM (3 stages x 48 KiB + 2 x 16 KiB). Every thread arrives on the handoff
 // mbarriers (its own stores or reads are released with its arrival: racecheck clean).
 //
-// Why: the one-warpgroup rung's main kernel (~400 us at conv2 N=128, ncu) issues ~470
-// instructions per warp and position and stalls ~6.4 cycles per instruction (long scoreboard on
-// its barrier waits 1.4, wait 1.1, gmma 0.85, warpgroup barrier 0.8); the fold runs between one
-// position's products and the next's, and the tensor pipe is active ~21% of the time. Here the
+// Why: the one-warpgroup rung's main kernel (conv2 N=128, ncu) issues ~470 instructions per
+// warp and position and stalls on its barrier waits, wait and gmma; the fold runs between one
+// position's products and the next's, and the tensor pipe is idle most of the time. Here the
 // MMA warpgroup's only work between positions is the merge and 8 shared stores, and the fold of
 // position p runs under the products of p+1.
 // Prediction: tensor-bound at ~18 x 32 cycles per position (m64n64k16 reads 4 KiB of operands:
 // 32 cycles at 128 B/clk, as the math at 2048 fp16 FMA/clk/SM) plus the handoff (~250 cycles):
-// 648 blocks x 49 positions x ~830 cycles / 132 SMs, ~0.10 ms; conv2 N=128 ~0.25 ms with the
-// transforms (cuDNN fp32 0.437).
+// 648 blocks x 49 positions x ~830 cycles / 132 SMs for the main kernel.
 //
-// Measured (H200, conv2 N=128; main kernel by ncu, variant by the conv2 sweeps of the same calls,
-// where the one-warpgroup rung ran 0.51-0.53 ms):
+// The steps, in the order they were measured (H200, conv2 N=128; main kernel by ncu, variant by
+// the conv2 sweeps of the same calls; the times: git show 3ab0d79:gpu/variants/hopper/winograd_wgmma_ws.cu):
 //   two warpgroups of 64 x 32 sharing the V rows, each folding its own filters, a producer
-//     warpgroup (first try: is the L2 the bound? L2 traffic 3.0 -> 2.25 GB)      387 us  0.517
-//   fold taken out (this design)                                                 394 us  0.540
+//     warpgroup (first try: is the L2 the bound? L2 traffic 3.0 -> 2.25 GB)
+//   fold taken out (this design)
 //   + three accumulator chains (hi*hi, hi*lo, lo*hi) instead of two              no change
 //   + the epilogue's tile location hoisted out of the element loop               no change
-//   + the epilogue staged in shared memory, row-contiguous stores                388 us  0.513
+//   + the epilogue staged in shared memory, row-contiguous stores
+// None far from the one-warpgroup rung, and far from the prediction.
 // Diagnostic builds (git show 388ba50:tools/dev/fp32fast/diag_epilogue_fold.sh; rows FAIL):
-// no output stores 413 -> 285 us; also the fold reduced to one output: 250 us. So the MMA
-// pipeline alone takes ~250 us, the tensor pipe ~4x its busy time: the fold warpgroups wait for
-// the products (27% of the stall samples), the MMA warpgroup on its wgmma (the group's first
-// HGMMA and the wait for the group: ~9% each) — each position ends in wait<0> and the handoff,
+// without the output stores, and also with the fold reduced to one output, the MMA pipeline
+// alone still takes several times the tensor pipe's busy time: the fold warpgroups wait for
+// the products (their top stall), the MMA warpgroup on its wgmma (the group's first
+// HGMMA and the wait for the group) — each position ends in wait<0> and the handoff,
 // so the tensor core drains once per position, and one MMA warpgroup per SM has nothing to
 // overlap that with. Next: a second accumulator set so that position p+1's products are issued
 // before p is handed off (needs the fold warpgroups' registers: 64 x 32 outputs x 9 per 128
