@@ -1154,6 +1154,24 @@ int cmd_sweep(const SweepArgs& a) {
     return any_fail ? kExitFail : 0;
 }
 
+// `schema`: the results CSV's schema (results.hpp, csv_schema): docs/csv-columns.md's table,
+// or every column as JSON with the meaning of its group.
+int cmd_schema(bool json) {
+    if (!json) {
+        std::fputs(schema_markdown().c_str(), stdout);
+        return 0;
+    }
+    nlohmann::json cols = nlohmann::json::array();
+    const char* meaning = "";
+    for (const auto& c : csv_schema()) {
+        if (c.meaning) meaning = c.meaning;
+        cols.push_back({{"name", c.name}, {"type", c.type}, {"unit", c.unit}, {"meaning", meaning}});
+    }
+    nlohmann::json j = {{"schema_version", kCsvSchemaVersion}, {"columns", cols}};
+    std::printf("%s\n", j.dump(1).c_str());
+    return 0;
+}
+
 // `sweep --plan FILE`: the plan's sweep steps, in order, in this one process (one CUDA
 // context, one engine-choices memory, one set of clocks), each step's command line parsed by
 // the same options as `sweep`'s own. Every step is parsed before the first runs, so a bad step
@@ -1212,6 +1230,11 @@ int main(int argc, char** argv) {
     TableOpt list_table;
     auto* list = app.add_subcommand("list", "list the variants, memory modes, thresholds, the built-in layer tables and a table's layers");
     list->add_flag("--json", list_json, "machine-readable output");
+    bool schema_json = false;
+    auto* schema = app.add_subcommand(
+        "schema", "the results CSV's columns: the markdown table of docs/csv-columns.md, or (--json) each column's "
+                  "name, type, unit and meaning");
+    schema->add_flag("--json", schema_json, "one JSON object per column, in CSV order");
     list->add_option("--table", list_table.path, table_help);
 
     GenerateArgs gen;
@@ -1329,6 +1352,7 @@ int main(int argc, char** argv) {
 
     try {
         if (*list) return cmd_list(list_table, list_json);
+        if (*schema) return cmd_schema(schema_json);
         if (*g) return cmd_generate(gen);
         if (*r) return cmd_run(run);
         if (*pr) return cmd_run(prof, true);

@@ -665,7 +665,7 @@ fs::path find_root(const fs::path& plan_file) {
 }
 
 std::string default_log(std::size_t index, StepKind k) {
-    char buf[16];
+    char buf[24];  // any size_t
     std::snprintf(buf, sizeof buf, "%02zu", index);
     std::string name(to_string(k));
     return std::string("step") + buf + "-" + name + ".log";

@@ -19,26 +19,6 @@
 
 namespace cs::cli {
 
-const std::vector<std::string>& csv_columns() {
-    static const std::vector<std::string> cols = {
-        "timestamp", "device", "cc", "sms", "cuda_runtime", "driver", "git_rev", "tool_version",
-        "layer", "C", "H", "W", "M", "R", "S", "stride", "pad", "E", "F", "N",
-        "variant", "family", "precision", "anchor_class", "ceiling_class", "io_dtype", "memory", "layout", "axes", "config", "algo", "status", "reason", "check",
-        "max_abs_err", "max_rel_err", "rel_l2_err", "threshold", "max_bound_ratio", "bound_tau",
-        "kernel_ms", "kernel_min_ms", "kernel_max_ms", "kernel_p10_ms", "kernel_p90_ms", "search_ms", "repeats", "warmup",
-        "l2_flush", "seed", "input_scale", "weight_scale", "h2d_ms", "convert_ms", "d2h_ms", "total_ms", "total_min_ms", "total_max_ms",
-        "total_p10_ms", "total_p90_ms", "setup_ms",
-        "streams", "chunks", "overlap",
-        "cpu_ms", "cpu_threads", "cpu_model", "cpu_onednn_ms",
-        "speedup_kernel", "speedup_total", "ours_over_cudnn", "ours_over_cudnn_any_layout",
-        "gflop", "tflops", "pct_peak", "peak_tflops", "im2col_gemm_ms", "copy_gbs",
-        "workspace_bytes", "device_bytes",
-        "checked_runs", "recheck_ms", "host_repeats", "timing_order_seed", "sm_clock_mhz_start", "sm_clock_mhz_end", "power_w_start",
-        "power_w_end", "cudnn_version", "cudnn_retime_ms", "cudnn_processes", "cudnn_process_ms",
-        "cudnn_process_min_ms", "cudnn_process_max_ms", "detail"};
-    return cols;
-}
-
 namespace {
 
 std::string num(double v, int prec = 6) {
@@ -50,6 +30,140 @@ std::string num(double v, int prec = 6) {
 
 
 }  // namespace
+
+// The values a row's columns are made of, computed once per row.
+struct CsvCell {
+    const RunMeta& m;
+    const Row& row;
+    const gpu::RunResult& r;
+    const Layer& l;
+    bool pass, checked;
+    double gflop, kernel, total, tflops, overlap, peak;
+};
+
+namespace {
+
+std::string opt(const std::optional<double>& v) { return v ? num(*v) : ""; }
+std::string pos(long long v) { return v ? std::to_string(v) : ""; }  // 0: not recorded
+
+// The one schema of the results CSV: each column's name, type, unit, meaning (shared with the
+// columns after it that give none) and value, in CSV order. It writes the header and the rows,
+// and docs/csv-columns.md is generated from it (`convstudy schema`).
+const std::vector<CsvColumn>& schema() {
+    using C = const CsvCell&;
+    static const std::vector<CsvColumn> cols = {
+        {"timestamp", "text", "", "where and what ran; schema_version: the version of this column list, raised when a column is added, removed, renamed or changes meaning", [](C c) { return c.m.timestamp; }},
+        {"device", "text", "", nullptr, [](C c) { return c.m.device; }},
+        {"cc", "text", "", nullptr, [](C c) { return c.m.cc; }},
+        {"sms", "int", "", nullptr, [](C c) { return std::to_string(c.m.sms); }},
+        {"cuda_runtime", "text", "", nullptr, [](C c) { return c.m.cuda_runtime; }},
+        {"driver", "text", "", nullptr, [](C c) { return c.m.driver; }},
+        {"git_rev", "text", "", nullptr, [](C c) { return c.m.git_rev; }},
+        {"tool_version", "text", "", nullptr, [](C c) { return c.m.tool_version; }},
+        {"schema_version", "int", "", nullptr, [](C) { return std::to_string(kCsvSchemaVersion); }},
+        {"layer", "text", "", "the problem", [](C c) { return c.l.name; }},
+        {"C", "int", "", nullptr, [](C c) { return std::to_string(c.l.C); }},
+        {"H", "int", "", nullptr, [](C c) { return std::to_string(c.l.H); }},
+        {"W", "int", "", nullptr, [](C c) { return std::to_string(c.l.W); }},
+        {"M", "int", "", nullptr, [](C c) { return std::to_string(c.l.M); }},
+        {"R", "int", "", nullptr, [](C c) { return std::to_string(c.l.R); }},
+        {"S", "int", "", nullptr, [](C c) { return std::to_string(c.l.S); }},
+        {"stride", "int", "", nullptr, [](C c) { return std::to_string(c.l.stride); }},
+        {"pad", "int", "", nullptr, [](C c) { return std::to_string(c.l.pad); }},
+        {"E", "int", "", nullptr, [](C c) { return std::to_string(c.l.E()); }},
+        {"F", "int", "", nullptr, [](C c) { return std::to_string(c.l.F()); }},
+        {"N", "int", "", nullptr, [](C c) { return std::to_string(c.row.N); }},
+        {"variant", "text", "", "what ran: registry name, family, precision class (fp32, tf32, fp16, bf16, fp16acc)", [](C c) { return c.row.variant; }},
+        {"family", "text", "", nullptr, [](C c) { return c.row.family; }},
+        {"precision", "text", "", nullptr, [](C c) { return c.row.precision; }},
+        {"anchor_class", "text", "", "what the precision class counts as (gpu/tolerance.hpp, the one place): the cuDNN class ours_over_cudnn compares with, and the cuBLAS class pct_peak divides by (fp16acc: fp16; every other class itself)", [](C c) { return anchor_class(c.row.precision); }},
+        {"ceiling_class", "text", "", nullptr, [](C c) { return ceiling_class(c.row.precision); }},
+        {"io_dtype", "text", "", "the element type of the variant's device tensors (f32, f16, bf16), memory mode, layout (nchw, nhwc), the axis values the row set (`--axis`; empty: the variant's defaults) and every axis value the plan ran with (its tile, schedule, tile scheduler and epilogue for the Hopper family), and how it computes (direct, gemm, winograd, fft, or library where the library chose an engine the detail names)", [](C c) { return c.row.io_dtype; }},
+        {"memory", "text", "", nullptr, [](C c) { return c.row.memory; }},
+        {"layout", "text", "", nullptr, [](C c) { return c.row.layout; }},
+        {"axes", "text", "", nullptr, [](C c) { return c.r.axes; }},
+        {"config", "text", "", nullptr, [](C c) { return c.r.config; }},
+        {"algo", "text", "", nullptr, [](C c) { return c.r.algo; }},
+        {"status", "text", "", "PASS, FAIL, SKIP, ERROR or UNCHECKED, and why (SKIP: the variant's own reason; FAIL names the run that differed: the checked run is run 1, every warm-up and timed repeat after it is checked too; UNCHECKED: it ran but no reference checked its output, never PASS)", [](C c) { return std::string(gpu::to_string(c.r.status)); }},
+        {"reason", "text", "", nullptr, [](C c) { return c.r.reason; }},
+        {"check", "text", "", "what the output was compared with: `golden` (whole tensor) or `sampled(K)`", [](C c) { return c.r.check; }},
+        {"max_abs_err", "real", "", "max\\|out−golden\\| (the study's max epsilon), that over max\\|golden\\|, relative L2; the pass threshold on max_rel_err for this precision class", [](C c) { return c.checked ? num(c.r.err.max_abs_err) : ""; }},
+        {"max_rel_err", "real", "", nullptr, [](C c) { return c.checked ? num(c.r.err.max_rel_err) : ""; }},
+        {"rel_l2_err", "real", "", nullptr, [](C c) { return c.checked ? num(c.r.err.rel_l2_err) : ""; }},
+        {"threshold", "real", "", nullptr, [](C c) { return num(c.r.threshold); }},
+        {"max_bound_ratio", "real", "", "the per-element rule: the largest \\|out−golden\\| / (tau·Σ\\|w·x\\| + u_out·\\|golden\\|) over the output (PASS needs ≤ 1; tau per class, u_out the output type's rounding), and tau", [](C c) { return c.checked && c.r.err.bound_checked ? num(c.r.err.max_bound_ratio) : ""; }},
+        {"bound_tau", "real", "", nullptr, [](C c) { return c.r.err.bound_checked ? num(c.r.err.bound_tau) : ""; }},
+        {"kernel_ms", "real", "ms", "all of the variant's kernels: median, min, max, 10th and 90th percentile (the spread `compare` judges on) over `repeats` timed runs after `warmup`", [](C c) { return num(c.kernel); }},
+        {"kernel_min_ms", "real", "ms", nullptr, [](C c) { return c.pass ? num(c.r.kernel.min) : ""; }},
+        {"kernel_max_ms", "real", "ms", nullptr, [](C c) { return c.pass ? num(c.r.kernel.max) : ""; }},
+        {"kernel_p10_ms", "real", "ms", nullptr, [](C c) { return c.pass ? num(c.r.kernel.p10) : ""; }},
+        {"kernel_p90_ms", "real", "ms", nullptr, [](C c) { return c.pass ? num(c.r.kernel.p90) : ""; }},
+        {"search_ms", "real", "ms", "a library engine search's own median kernel time (L2 flushed) for the configuration the row runs: the cuDNN graph rows (cudnn-<class>), when that configuration runs the whole batch in one call; empty otherwise (no search, the streams mode's chunks, a chunk on another engine, the legacy API's single Find timing, the s2d rows whose time includes the transform). kernel_ms well above it says the row's timing or data differ from the search's, not the engine", [](C c) { return num(c.r.search_ms); }},
+        {"repeats", "int", "", "the timed runs behind kernel_ms and the warm-ups before them; whether L2 was flushed before each timed run (1); the generator seed of the inputs; the data scales of the inputs and weights (exact powers of two, 2^-24 to 2^20, written as decimals: `5.9604644775390625e-08` is 2^-24), from `--input-scale` and `--weight-scale`, which the golden manifest must record (docs/cli.md)", [](C c) { return c.pass ? std::to_string(c.r.kernel.count) : ""; }},
+        {"warmup", "int", "", nullptr, [](C c) { return std::to_string(c.m.warmup); }},
+        {"l2_flush", "flag", "", nullptr, [](C c) { return std::string(c.m.l2_flush ? "1" : "0"); }},
+        {"seed", "int", "", nullptr, [](C c) { return c.m.seed ? std::to_string(*c.m.seed) : ""; }},
+        {"input_scale", "real", "", nullptr, [](C c) { return c.m.scales ? num(c.m.scales->input, 17) : ""; }},
+        {"weight_scale", "real", "", nullptr, [](C c) { return c.m.scales ? num(c.m.scales->weights, 17) : ""; }},
+        {"h2d_ms", "real", "ms", "copies as the memory mode makes them (always float data: the host holds float); convert_ms the GPU kernels that turn float into half/bf16 after the copy in and back before the copy out (0 for float variants); total = h2d + convert + kernel + d2h (streams: the overlapped wall time)", [](C c) { return c.pass ? num(c.r.h2d.median) : ""; }},
+        {"convert_ms", "real", "ms", nullptr, [](C c) { return c.pass ? num(c.r.convert.median) : ""; }},
+        {"d2h_ms", "real", "ms", nullptr, [](C c) { return c.pass ? num(c.r.d2h.median) : ""; }},
+        {"total_ms", "real", "ms", nullptr, [](C c) { return num(c.total); }},
+        {"total_min_ms", "real", "ms", nullptr, [](C c) { return c.pass ? num(c.r.total.min) : ""; }},
+        {"total_max_ms", "real", "ms", nullptr, [](C c) { return c.pass ? num(c.r.total.max) : ""; }},
+        {"total_p10_ms", "real", "ms", nullptr, [](C c) { return c.pass ? num(c.r.total.p10) : ""; }},
+        {"total_p90_ms", "real", "ms", nullptr, [](C c) { return c.pass ? num(c.r.total.p90) : ""; }},
+        {"setup_ms", "real", "ms", "allocation and plan set-up, never inside the timings", [](C c) { return num(c.r.setup_ms); }},
+        {"streams", "int", "", "streams mode: streams, chunks, and (h2d + kernel + d2h) / total", [](C c) { return pos(c.r.streams); }},
+        {"chunks", "int", "", nullptr, [](C c) { return pos(c.r.chunks); }},
+        {"overlap", "real", "", nullptr, [](C c) { return num(c.overlap); }},
+        {"cpu_ms", "real", "ms", "the float32 CPU reference time from the manifest (and oneDNN's)", [](C c) { return num(c.row.cpu_ms); }},
+        {"cpu_threads", "int", "", nullptr, [](C c) { return pos(c.row.cpu_threads); }},
+        {"cpu_model", "text", "", nullptr, [](C c) { return c.row.cpu_model; }},
+        {"cpu_onednn_ms", "real", "ms", nullptr, [](C c) { return num(c.row.cpu_onednn_ms); }},
+        {"speedup_kernel", "real", "", "cpu_ms / kernel_ms, cpu_ms / total_ms", [](C c) { return c.pass ? num(c.row.cpu_ms / c.kernel) : ""; }},
+        {"speedup_total", "real", "", nullptr, [](C c) { return c.pass ? num(c.row.cpu_ms / c.total) : ""; }},
+        {"ours_over_cudnn", "real", "", "the row's kernel_ms over the fastest cuDNN row's (ours / cuDNN: below 1 = faster than cuDNN; cudnn-<class>, or on a strided layer cudnn-<class>-s2d: our space-to-depth transform + cuDNN on the stride-1 problem), same sweep, (layer, N, memory mode) and precision class (fp16acc rows against fp16): in the row's own layout, and in either layout. Before 0.2.0 these columns were `vs_cudnn` and `vs_cudnn_best` and divided the other way (cuDNN / ours)", [](C c) { return c.pass ? opt(c.row.ours_over_cudnn) : ""; }},
+        {"ours_over_cudnn_any_layout", "real", "", nullptr, [](C c) { return c.pass ? opt(c.row.ours_over_cudnn_any_layout) : ""; }},
+        {"gflop", "real", "GFLOP", "direct-convolution work, achieved TFLOP/s (for winograd and fft rows an *effective* rate: the direct FLOPs over the time), % of the ceiling of the row's own precision class, and that ceiling (cuBLAS GEMM in fp32, tf32, fp16, bf16, measured at the start of the run; fp32 takes the higher of SGEMM and a register-only FMA kernel)", [](C c) { return num(c.gflop); }},
+        {"tflops", "real", "TFLOP/s", nullptr, [](C c) { return num(c.tflops); }},
+        {"pct_peak", "real", "%", nullptr, [](C c) { return c.pass && c.peak > 0 ? num(100.0 * c.tflops / c.peak) : ""; }},
+        {"peak_tflops", "real", "TFLOP/s", nullptr, [](C c) { return c.peak > 0 ? num(c.peak) : ""; }},
+        {"im2col_gemm_ms", "real", "ms", "the cuBLAS GEMM of this layer's im2col shape (M x C·R·S by C·R·S x N·E·F) in the row's class, timed in the same run: cuBLAS on the explicit im2col GEMM, a reference and not a ceiling (it streams the im2col matrix, which an implicit GEMM never builds; before 0.2.0 the column was gemm_ceiling_ms); the device-to-device copy bandwidth (GB/s, read + write)", [](C c) { return opt(c.row.im2col_gemm_ms); }},
+        {"copy_gbs", "real", "GB/s", nullptr, [](C c) { return c.m.copy_gbs > 0 ? num(c.m.copy_gbs) : ""; }},
+        {"workspace_bytes", "int", "bytes", "workspace and total device memory used", [](C c) { return std::to_string(c.r.workspace_bytes); }},
+        {"device_bytes", "int", "bytes", nullptr, [](C c) { return std::to_string(c.r.device_bytes); }},
+        {"checked_runs", "int", "", "runs whose output was checked: the checked run and every warm-up and timed repeat after it (a device-side NaN scan, and the checked run's bits for a deterministic variant or the tile-covering sample for the others; `--no-recheck`: 1)", [](C c) { return pos(c.r.checked_runs); }},
+        {"recheck_ms", "real", "ms", "host wall time the checks of the runs after the checked one took (what every-run checking adds to the sweep)", [](C c) { return c.r.checked_runs > 1 ? num(c.r.recheck_ms) : ""; }},
+        {"host_repeats", "int", "", "timed repeats behind h2d_ms, convert_ms, d2h_ms and total_ms (`--host-repeats`; the others time the kernels alone); kernel_ms is over `repeats`", [](C c) { return c.r.kernel.count ? std::to_string(c.r.host_repeats) : ""; }},
+        {"timing_order_seed", "int", "", "the seed of the round-robin order of the row's timing group (its layer, N, layout and precision class: every warm-up and timed repeat runs each row of the group once, in an order shuffled per round)", [](C c) { return c.r.order_seed ? std::to_string(c.r.order_seed) : ""; }},
+        {"sm_clock_mhz_start", "real", "MHz", "the SM clock and board power (NVML) before the row's first and after its last timed repeat; empty where NVML is unavailable", [](C c) { return num(c.r.sm_clock_mhz_start); }},
+        {"sm_clock_mhz_end", "real", "MHz", nullptr, [](C c) { return num(c.r.sm_clock_mhz_end); }},
+        {"power_w_start", "real", "W", nullptr, [](C c) { return num(c.r.power_w_start); }},
+        {"power_w_end", "real", "W", nullptr, [](C c) { return num(c.r.power_w_end); }},
+        {"cudnn_version", "text", "", "the cuDNN library the process ran; `compare` refuses to judge two CSVs of different cuDNN versions silently (a header difference)", [](C c) { return c.m.cudnn_version; }},
+        {"cudnn_retime_ms", "real", "ms", "cuDNN rows whose median strayed from their own engine search's median by more than a tenth of it (`kStrayFraction` in cli/commands.cpp): the median of a re-time in a fresh process", [](C c) { return opt(c.row.cudnn_retime_ms); }},
+        {"cudnn_processes", "int", "", "cuDNN (family `cudnn`) rows of a sweep run with `--cudnn-processes K` (the reference plan: 3): the row is timed again in K - 1 fresh `convstudy sweep` processes of the cuDNN rows alone; the number of processes in which it PASSed, and the median, min and max of its medians over them (this process's is the faster of kernel_ms and cudnn_retime_ms). The headline's cuDNN cells use cudnn_process_ms", [](C c) { return pos(c.row.cudnn_processes); }},
+        {"cudnn_process_ms", "real", "ms", nullptr, [](C c) { return opt(c.row.cudnn_process_ms); }},
+        {"cudnn_process_min_ms", "real", "ms", nullptr, [](C c) { return opt(c.row.cudnn_process_min_ms); }},
+        {"cudnn_process_max_ms", "real", "ms", nullptr, [](C c) { return opt(c.row.cudnn_process_max_ms); }},
+        {"detail", "text", "", "the plan's launch geometry and choices (a library row: the engine or algorithm and its search)", [](C c) { return c.r.detail; }},
+    };
+    return cols;
+}
+
+}  // namespace
+
+const std::vector<CsvColumn>& csv_schema() { return schema(); }
+
+const std::vector<std::string>& csv_columns() {
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> v;
+        for (const auto& c : schema()) v.push_back(c.name);
+        return v;
+    }();
+    return names;
+}
 
 std::vector<std::string> csv_fields(const RunMeta& m, const Row& row) {
     const auto& r = row.result;
@@ -63,42 +177,24 @@ std::vector<std::string> csv_fields(const RunMeta& m, const Row& row) {
     const bool streams = row.memory == "streams";
     const double overlap =
         pass && streams ? (r.h2d.median + r.convert.median + r.kernel.median + r.d2h.median) / total : NAN;
-    const double peak = m.peak_for(row.precision);
-    std::vector<std::string> f = {
-        m.timestamp, m.device, m.cc, std::to_string(m.sms), m.cuda_runtime, m.driver, m.git_rev, m.tool_version,
-        l.name, std::to_string(l.C), std::to_string(l.H), std::to_string(l.W), std::to_string(l.M),
-        std::to_string(l.R), std::to_string(l.S), std::to_string(l.stride), std::to_string(l.pad),
-        std::to_string(l.E()), std::to_string(l.F()), std::to_string(row.N),
-        row.variant, row.family, row.precision, anchor_class(row.precision), ceiling_class(row.precision), row.io_dtype, row.memory, row.layout, r.axes, r.config, r.algo,
-        std::string(gpu::to_string(r.status)), r.reason, r.check,
-        checked ? num(r.err.max_abs_err) : "", checked ? num(r.err.max_rel_err) : "",
-        checked ? num(r.err.rel_l2_err) : "", num(r.threshold),
-        checked && r.err.bound_checked ? num(r.err.max_bound_ratio) : "",
-        r.err.bound_checked ? num(r.err.bound_tau) : "",
-        num(kernel), pass ? num(r.kernel.min) : "", pass ? num(r.kernel.max) : "",
-        pass ? num(r.kernel.p10) : "", pass ? num(r.kernel.p90) : "", num(r.search_ms),
-        pass ? std::to_string(r.kernel.count) : "", std::to_string(m.warmup), m.l2_flush ? "1" : "0",
-        m.seed ? std::to_string(*m.seed) : "",
-        m.scales ? num(m.scales->input, 17) : "", m.scales ? num(m.scales->weights, 17) : "",
-        pass ? num(r.h2d.median) : "", pass ? num(r.convert.median) : "", pass ? num(r.d2h.median) : "", num(total),
-        pass ? num(r.total.min) : "", pass ? num(r.total.max) : "", pass ? num(r.total.p10) : "",
-        pass ? num(r.total.p90) : "", num(r.setup_ms),
-        r.streams ? std::to_string(r.streams) : "", r.chunks ? std::to_string(r.chunks) : "", num(overlap),
-        num(row.cpu_ms), row.cpu_threads ? std::to_string(row.cpu_threads) : "", row.cpu_model,
-        num(row.cpu_onednn_ms),
-        pass ? num(row.cpu_ms / kernel) : "", pass ? num(row.cpu_ms / total) : "",
-        row.ours_over_cudnn && pass ? num(*row.ours_over_cudnn) : "", row.ours_over_cudnn_any_layout && pass ? num(*row.ours_over_cudnn_any_layout) : "",
-        num(gflop), num(tflops), pass && peak > 0 ? num(100.0 * tflops / peak) : "", peak > 0 ? num(peak) : "",
-        row.im2col_gemm_ms ? num(*row.im2col_gemm_ms) : "", m.copy_gbs > 0 ? num(m.copy_gbs) : "",
-        std::to_string(r.workspace_bytes), std::to_string(r.device_bytes),
-        r.checked_runs ? std::to_string(r.checked_runs) : "", r.checked_runs > 1 ? num(r.recheck_ms) : "", r.kernel.count ? std::to_string(r.host_repeats) : "",
-        r.order_seed ? std::to_string(r.order_seed) : "", num(r.sm_clock_mhz_start), num(r.sm_clock_mhz_end),
-        num(r.power_w_start), num(r.power_w_end), m.cudnn_version,
-        row.cudnn_retime_ms ? num(*row.cudnn_retime_ms) : "",
-        row.cudnn_processes ? std::to_string(row.cudnn_processes) : "",
-        row.cudnn_process_ms ? num(*row.cudnn_process_ms) : "", row.cudnn_process_min_ms ? num(*row.cudnn_process_min_ms) : "",
-        row.cudnn_process_max_ms ? num(*row.cudnn_process_max_ms) : "", r.detail};
+    const CsvCell cell{m, row, r, l, pass, checked, gflop, kernel, total, tflops, overlap, m.peak_for(row.precision)};
+    std::vector<std::string> f;
+    for (const auto& c : schema()) f.push_back(c.value(cell));
     return f;
+}
+
+std::string schema_markdown() {
+    std::string out = "| column | meaning |\n| --- | --- |\n";
+    const auto& cols = schema();
+    for (std::size_t i = 0; i < cols.size();) {
+        std::string names = cols[i].name;
+        const std::string meaning = cols[i].meaning;
+        std::size_t j = i + 1;
+        for (; j < cols.size() && !cols[j].meaning; ++j) names += std::string(", ") + cols[j].name;
+        out += "| " + names + " | " + meaning + " |\n";
+        i = j;
+    }
+    return out;
 }
 
 std::string csv_number(double v) { return num(v); }

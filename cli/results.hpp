@@ -57,6 +57,24 @@ struct Row {
     std::optional<double> cudnn_process_ms, cudnn_process_min_ms, cudnn_process_max_ms;
 };
 
+// The results CSV's schema, one table (results.cpp): each column's name, type (text, int,
+// real, flag), unit ("" when none), meaning (nullptr: the one of the column before it, so a
+// group of columns shares one) and how a row's value is written. The header, every row and
+// docs/csv-columns.md (`convstudy schema`) come from it. kCsvSchemaVersion is written in every
+// row (column schema_version) and goes up when a column is added, removed, renamed or changes
+// meaning: 2 is the first CSV with the column (a CSV without it is version 1).
+inline constexpr int kCsvSchemaVersion = 2;
+struct CsvCell;  // a row's values, computed once (results.cpp)
+struct CsvColumn {
+    const char* name;
+    const char* type;
+    const char* unit;
+    const char* meaning;
+    std::string (*value)(const CsvCell&);
+};
+const std::vector<CsvColumn>& csv_schema();
+// The schema as the markdown table of docs/csv-columns.md: one line per group of columns.
+std::string schema_markdown();
 const std::vector<std::string>& csv_columns();
 std::vector<std::string> csv_fields(const RunMeta& meta, const Row& row);
 // A number as the CSV writes it (empty for NaN): `merge` rewrites derived columns with it.

@@ -218,10 +218,10 @@ void save_manifest(const fs::path& manifest_path, Json& manifest) {
     // A set's files in the order of the computation: per-layer sets have input, weights,
     // output, bound; chain sets (golden_chain.hpp) put a layer's bias before its output.
     auto tensor_rank = [](const std::string& t) {
-        static const char* const order[] = {"input", "weights", "bias", "output", "bound"};
-        for (std::size_t i = 0; i < std::size(order); ++i)
-            if (t == order[i]) return int(i);
-        return int(std::size(order));
+        static const char* const kTensorOrder[] = {"input", "weights", "bias", "output", "bound"};
+        for (std::size_t i = 0; i < std::size(kTensorOrder); ++i)
+            if (t == kTensorOrder[i]) return int(i);
+        return int(std::size(kTensorOrder));
     };
     std::stable_sort(v.begin(), v.end(), [&](const Json& a, const Json& b) {
         const auto ka = std::make_tuple(a.value("N", std::int64_t(0)), order[a.value("layer", "")],

@@ -1,0 +1,75 @@
+// The results CSV's one schema (cli/results.hpp, csv_schema): the header and every row come
+// from it, its names are unique and typed, and docs/csv-columns.md's table is generated from
+// it (`convstudy schema`), so the four places the contract was kept in are one.
+#include "results.hpp"
+#include "test_util.hpp"
+
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+using namespace cs;
+using namespace cs::cli;
+
+namespace {
+
+std::string doc_block() {
+    std::ifstream in(std::string(CS_SOURCE_DIR) + "/docs/csv-columns.md");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    const std::string text = ss.str();
+    const std::string open = "<!-- BEGIN schema (convstudy schema) -->\n", close = "<!-- END schema -->";
+    const auto a = text.find(open), b = text.find(close);
+    REQUIRE(a != std::string::npos);
+    REQUIRE(b != std::string::npos);
+    return text.substr(a + open.size(), b - a - open.size());
+}
+
+}  // namespace
+
+TEST_CASE("the CSV schema: unique names, types, units, a meaning for every group", "[results][schema]") {
+    const auto& cols = csv_schema();
+    REQUIRE(cols.size() == csv_columns().size());
+    REQUIRE(cols.front().meaning != nullptr);  // the first column opens a group
+    std::set<std::string> names;
+    const std::set<std::string> types = {"text", "int", "real", "flag"};
+    for (std::size_t i = 0; i < cols.size(); ++i) {
+        INFO(cols[i].name);
+        CHECK(names.insert(cols[i].name).second);
+        CHECK(std::regex_match(cols[i].name, std::regex("[A-Za-z][A-Za-z0-9_]*")));
+        CHECK(types.count(cols[i].type) == 1);
+        CHECK(cols[i].value != nullptr);
+        CHECK(csv_columns()[i] == cols[i].name);
+        // a column whose name says a unit has that unit
+        const std::string n = cols[i].name;
+        if (n.size() > 3 && n.compare(n.size() - 3, 3, "_ms") == 0) CHECK(std::string(cols[i].unit) == "ms");
+    }
+    CHECK(names.count("schema_version") == 1);
+}
+
+TEST_CASE("every row carries the schema version and one field per column", "[results][schema]") {
+    Row r;
+    r.layer.name = "conv2";
+    r.layer.C = 96, r.layer.H = 27, r.layer.W = 27, r.layer.M = 256, r.layer.R = 5, r.layer.S = 5, r.layer.stride = 1,
+    r.layer.pad = 2;
+    r.N = 1;
+    r.variant = "baseline";
+    r.precision = "fp32";
+    const auto f = csv_fields(RunMeta{}, r);
+    REQUIRE(f.size() == csv_columns().size());
+    for (std::size_t i = 0; i < f.size(); ++i)
+        if (csv_columns()[i] == "schema_version") CHECK(f[i] == std::to_string(kCsvSchemaVersion));
+}
+
+TEST_CASE("docs/csv-columns.md's table is the schema's (convstudy schema)", "[results][schema][docs]") {
+    INFO("regenerate the block between the schema markers of docs/csv-columns.md with: build/convstudy schema");
+    CHECK(doc_block() == schema_markdown());
+    const auto out = cs::test::cli("schema");
+    CHECK(out.code == 0);
+    CHECK(out.out == schema_markdown());
+    const auto json = cs::test::cli("schema --json");
+    CHECK(json.code == 0);
+    CHECK_HAS(json.out, "\"schema_version\": " + std::to_string(kCsvSchemaVersion));
+    CHECK_HAS(json.out, "\"name\": \"kernel_p90_ms\"");
+}
