@@ -417,22 +417,12 @@ ChainGoldenSet load_chain_golden(const fs::path& root, const LayerTable& table, 
     std::map<std::string, Json> entries;  // by relative path
     try {
         const auto& mj = *m;
-        if (!mj.contains("format_version") || !mj["format_version"].is_number_integer())
-            throw fail(manifest_path, "malformed golden manifest: no integer 'format_version'");
-        if (mj["format_version"].get<std::int64_t>() != kGoldenFormatVersion)
-            throw fail(manifest_path, "format_version " + mj["format_version"].dump() + ", this convstudy reads " +
-                                          std::to_string(kGoldenFormatVersion));
+        if (const auto e = manifest_format_error(mj); !e.empty()) throw fail(manifest_path, e);
         if (!mj.contains("kind") || mj["kind"] != kChainKind)
             throw fail(manifest_path, "not a chain golden manifest (no \"kind\": \"chain\")");
-        const auto& g = mj.at("generator");
-        gs.seed = json_int<std::uint64_t>(g.at("seed"));
+        const auto gen_error = manifest_generator_error(mj, expected_seed, "chain golden files", gs.seed);
         if (!expected_seed) seed_for_command = gs.seed;
-        const std::string gen = g.at("name").get<std::string>();
-        if (gen != kGeneratorName)
-            throw fail(manifest_path, "made by generator '" + gen + "', this convstudy uses '" + kGeneratorName + "'");
-        if (expected_seed && gs.seed != *expected_seed)
-            throw fail(manifest_path, "the chain golden files were generated with seed " + std::to_string(gs.seed) +
-                                          ", expected seed " + std::to_string(*expected_seed));
+        if (!gen_error.empty()) throw fail(manifest_path, gen_error);
         if (const auto d = table_difference(mj.at("layer_table"), table); !d.empty())
             throw fail(manifest_path, "made for another table: the manifest " + d);
         std::set<std::int64_t> generated;

@@ -320,4 +320,25 @@ void InterruptGuard::watch() {
     }
 }
 
+std::string manifest_format_error(const Json& mj) {
+    if (!mj.contains("format_version") || !mj["format_version"].is_number_integer())
+        return "malformed golden manifest: no integer 'format_version'";
+    if (mj["format_version"].get<std::int64_t>() != kGoldenFormatVersion)
+        return "format_version " + mj["format_version"].dump() + ", this convstudy reads " +
+               std::to_string(kGoldenFormatVersion);
+    return "";
+}
+
+std::string manifest_generator_error(const Json& mj, std::optional<std::uint64_t> expected_seed,
+                                     const std::string& files, std::uint64_t& seed) {
+    const auto& g = mj.at("generator");
+    seed = json_int<std::uint64_t>(g.at("seed"));
+    const std::string gen = g.at("name").get<std::string>();
+    if (gen != kGeneratorName) return "made by generator '" + gen + "', this convstudy uses '" + kGeneratorName + "'";
+    if (expected_seed && seed != *expected_seed)
+        return "the " + files + " were generated with seed " + std::to_string(seed) + ", expected seed " +
+               std::to_string(*expected_seed);
+    return "";
+}
+
 }  // namespace cs::golden_detail

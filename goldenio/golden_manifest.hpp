@@ -62,6 +62,15 @@ T json_int(const Json& j) {
                            std::to_string(std::numeric_limits<T>::max()) + ", got " + j.dump());
 }
 
+// The header checks every manifest reader makes first (golden_load.cpp, golden_chain.cpp), as
+// error texts ("" when good): an integer format_version equal to kGoldenFormatVersion; the
+// generator's name, and its seed against `expected_seed` when given (`files` names them in
+// the message: "golden files", "chain golden files"). manifest_generator_error sets `seed`
+// to the manifest's before it checks it, so a caller can name it in its regenerate hint.
+std::string manifest_format_error(const Json& mj);
+std::string manifest_generator_error(const Json& mj, std::optional<std::uint64_t> expected_seed,
+                                     const std::string& files, std::uint64_t& seed);
+
 // The shape fields of a manifest layer entry; throws Json exceptions when malformed or when
 // the shape is impossible (a stride of 0 would divide by zero in E()).
 Layer layer_from_json(const Json& j);
