@@ -628,6 +628,21 @@ struct RunArgs {
     ProfileOptions prof;          // `profile` only
 };
 
+// The data, check and timing options a child `convstudy run` or `sweep` repeats, with
+// `repeats` timed repeats (profile_target's one, a re-time's or a cuDNN process's all).
+std::vector<std::string> child_options(const CheckOpts& c, const TimingOpts& t, const std::filesystem::path& choices,
+                                       int repeats) {
+    std::vector<std::string> v = {"--check", c.mode, "--samples", std::to_string(c.samples), "--seed",
+                                  std::to_string(c.seed), "--input-scale", c.input_scale, "--weight-scale",
+                                  c.weight_scale, "--no-cpu-timing", "--warmup", std::to_string(t.warmup),
+                                  "--repeats", std::to_string(repeats), "--streams", std::to_string(t.streams),
+                                  "--chunks", std::to_string(t.chunks), "--engine-choices",
+                                  choices.empty() ? "none" : choices.string()};
+    if (t.no_flush) v.push_back("--no-flush");
+    if (t.workspace_limit_gib > 0) v.insert(v.end(), {"--workspace-limit", csv_number(t.workspace_limit_gib)});
+    return v;
+}
+
 // The `run` command line that repeats `row` under ncu for `profile` (cli/profile.hpp):
 // the same data, check, options and engine choices, with one timed repeat.
 ProfileTarget profile_target(const Row& row, const TableOpt& table, const std::string& golden, const CheckOpts& c,
@@ -637,19 +652,16 @@ ProfileTarget profile_target(const Row& row, const TableOpt& table, const std::s
     p.detail = row.result.detail;
     auto& v = p.run_args;
     v = {"run", "--variant", row.variant, "--layer", row.layer.name, "--batch", std::to_string(row.N), "--memory",
-         row.memory, "--layout", row.layout, "--golden", golden, "--check", c.mode, "--samples",
-         std::to_string(c.samples), "--seed", std::to_string(c.seed), "--input-scale", c.input_scale,
-         "--weight-scale", c.weight_scale, "--no-cpu-timing", "--warmup",
-         std::to_string(t.warmup), "--repeats", "1", "--streams", std::to_string(t.streams), "--chunks",
-         std::to_string(t.chunks), "--engine-choices", choices.empty() ? "none" : choices.string(), "--profile-target"};
+         row.memory, "--layout", row.layout, "--golden", golden};
+    const auto options = child_options(c, t, choices, 1);
+    v.insert(v.end(), options.begin(), options.end());
+    v.push_back("--profile-target");
     if (!table.path.empty()) v.insert(v.end(), {"--table", table.path});
     for (std::string rest = row.result.axes; !rest.empty();) {  // "a=x;b=y": one --axis each
         const auto semi = rest.find(';');
         v.insert(v.end(), {"--axis", rest.substr(0, semi)});
         rest = semi == std::string::npos ? "" : rest.substr(semi + 1);
     }
-    if (t.no_flush) v.push_back("--no-flush");
-    if (t.workspace_limit_gib > 0) v.insert(v.end(), {"--workspace-limit", std::to_string(t.workspace_limit_gib)});
     return p;
 }
 
@@ -712,20 +724,13 @@ void retime_strays(std::vector<Row>& rows, const TableOpt& table, const std::str
     }
 }
 
-// The options a child `convstudy sweep` needs to repeat this one's rows: the same data, check
-// and timing options (the round-robin seed is the caller's).
+// The options a child `convstudy sweep` needs to repeat this one's rows: child_options and the
+// sweep's own timing switches (the round-robin seed is the caller's).
 std::vector<std::string> repeat_options(const CheckOpts& c, const TimingOpts& t, const std::filesystem::path& choices) {
-    std::vector<std::string> v = {"--check", c.mode, "--samples", std::to_string(c.samples), "--seed",
-                                  std::to_string(c.seed), "--input-scale", c.input_scale, "--weight-scale",
-                                  c.weight_scale, "--no-cpu-timing", "--warmup", std::to_string(t.warmup),
-                                  "--repeats", std::to_string(t.repeats), "--streams", std::to_string(t.streams),
-                                  "--chunks", std::to_string(t.chunks), "--engine-choices",
-                                  choices.empty() ? "none" : choices.string()};
+    std::vector<std::string> v = child_options(c, t, choices, t.repeats);
     if (t.host_repeats >= 0) v.insert(v.end(), {"--host-repeats", std::to_string(t.host_repeats)});
     if (t.no_recheck) v.push_back("--no-recheck");
     if (t.no_cudnn_rtc) v.push_back("--no-cudnn-rtc");
-    if (t.no_flush) v.push_back("--no-flush");
-    if (t.workspace_limit_gib > 0) v.insert(v.end(), {"--workspace-limit", csv_number(t.workspace_limit_gib)});
     return v;
 }
 

@@ -46,10 +46,12 @@ namespace {
 std::string opt(const std::optional<double>& v) { return v ? num(*v) : ""; }
 std::string pos(long long v) { return v ? std::to_string(v) : ""; }  // 0: not recorded
 
+}  // namespace
+
 // The one schema of the results CSV: each column's name, type, unit, meaning (shared with the
 // columns after it that give none) and value, in CSV order. It writes the header and the rows,
 // and docs/csv-columns.md is generated from it (`convstudy schema`).
-const std::vector<CsvColumn>& schema() {
+const std::vector<CsvColumn>& csv_schema() {
     using C = const CsvCell&;
     static const std::vector<CsvColumn> cols = {
         {"timestamp", "text", "", "where and what ran; schema_version: the version of this column list, raised when a column is added, removed, renamed or changes meaning", [](C c) { return c.m.timestamp; }},
@@ -152,14 +154,11 @@ const std::vector<CsvColumn>& schema() {
     return cols;
 }
 
-}  // namespace
-
-const std::vector<CsvColumn>& csv_schema() { return schema(); }
 
 const std::vector<std::string>& csv_columns() {
     static const std::vector<std::string> names = [] {
         std::vector<std::string> v;
-        for (const auto& c : schema()) v.push_back(c.name);
+        for (const auto& c : csv_schema()) v.push_back(c.name);
         return v;
     }();
     return names;
@@ -179,13 +178,13 @@ std::vector<std::string> csv_fields(const RunMeta& m, const Row& row) {
         pass && streams ? (r.h2d.median + r.convert.median + r.kernel.median + r.d2h.median) / total : NAN;
     const CsvCell cell{m, row, r, l, pass, checked, gflop, kernel, total, tflops, overlap, m.peak_for(row.precision)};
     std::vector<std::string> f;
-    for (const auto& c : schema()) f.push_back(c.value(cell));
+    for (const auto& c : csv_schema()) f.push_back(c.value(cell));
     return f;
 }
 
 std::string schema_markdown() {
     std::string out = "| column | meaning |\n| --- | --- |\n";
-    const auto& cols = schema();
+    const auto& cols = csv_schema();
     for (std::size_t i = 0; i < cols.size();) {
         std::string names = cols[i].name;
         const std::string meaning = cols[i].meaning;
