@@ -21,9 +21,8 @@
 //      channels-last shapes whose channel counts are multiples of 8 (rtc_allowed says why not
 //      elsewhere), unless the environment sets CONVSTUDY_CUDNN_RTC=0 (`--no-cudnn-rtc`);
 //      detail() counts the ones left out.
-//   3. Each remaining configuration is finalized into an execution plan, on several host
-//      threads with a handle each (search_threads: runtime compilation is host work); its
-//      workspace must fit PlanContext::workspace_limit.
+//   3. Each remaining configuration is finalized into an execution plan; its workspace must
+//      fit PlanContext::workspace_limit.
 //   4. Each runs once on scratch data of the plan's largest batch (uniform [-1, 1), weights
 //      scaled by sqrt(3/K): the study's distribution) and is compared with a naive direct
 //      convolution on the GPU (float products, double sums, in the same layout): max|err| /
@@ -87,14 +86,12 @@
 #include <cudnn_graph.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <exception>
 #include <limits>
 #include <map>
 #include <memory>
@@ -103,7 +100,6 @@
 #include <set>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <tuple>
 #include <utility>
 #include <vector>

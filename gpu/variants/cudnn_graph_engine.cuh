@@ -419,101 +419,11 @@ bool rtc_allowed(const Problem& p) {
     return p.layout == Layout::nhwc && p.layer.C % 8 == 0 && p.layer.M % 8 == 0;
 }
 
-// The search finalizes its candidate configurations on several host threads: a runtime-compiled
-// engine's finalization is seconds of host work (NVRTC) and the candidates are independent.
-// cuDNN allows calls from several threads as long as no handle is shared at once, so each
-// worker has a handle of its own (and its own operation graph, the candidates rebuilt there
-// from their recipes), and each candidate's plan later runs on the handle that finalized it.
-// Threads: the host's, at most 8; CONVSTUDY_CUDNN_SEARCH_THREADS=K sets K (1: the search's
-// own handle, in order, as before the threads).
-int search_threads(std::size_t work) {
-    int n = int(std::clamp(std::thread::hardware_concurrency(), 1u, 8u));
-    if (const char* e = std::getenv("CONVSTUDY_CUDNN_SEARCH_THREADS"); e && *e) {
-        char* end = nullptr;
-        const long v = std::strtol(e, &end, 10);
-        if (*end || v < 1 || v > 64)
-            throw cs::Error(std::string("CONVSTUDY_CUDNN_SEARCH_THREADS=") + e + ": expected a thread count, 1 to 64");
-        n = int(v);
-    }
-    return int(std::min<std::size_t>(std::size_t(n), std::max<std::size_t>(work, 1)));
-}
-
-// The workers' handles, per device, made once per process and never destroyed (a handle
-// destroyed during exit may outlive the CUDA context it belongs to).
-std::vector<cudnnHandle_t> search_handles(int device, int n) {
-    static std::mutex m;
-    static std::map<int, std::vector<cudnnHandle_t>> pool;
-    std::lock_guard<std::mutex> lock(m);
-    auto& v = pool[device];
-    while (int(v.size()) < n) {
-        cudnnHandle_t hh = nullptr;
-        CS_CUDNN_CHECK(cudnnCreate(&hh));
-        v.push_back(hh);
-    }
-    return {v.begin(), v.begin() + n};
-}
-
-// A candidate configuration before its finalization: what the filters let through.
-struct Pending {
-    Recipe recipe;
-    EngineInfo info;
-    std::string source;  // "A3", "B0", "F1", "G"
-    BDesc cfg;           // the heuristic's own configuration (on the search's graph), else empty
-};
-struct Finalized {
-    std::optional<ExecPlan> plan;
-    cudnnHandle_t handle = nullptr;  // the handle that finalized the plan, which runs it
-    std::string why;                 // why cuDNN refused it
-};
-
-// Finalizes every pending configuration, on `threads` workers (1: on h and g, in order).
-std::vector<Finalized> finalize_all(cudnnHandle_t h, const Graph& g, const std::vector<Pending>& pending, int threads,
-                                    const Layer& l, Layout layout, cudnnDataType_t data, const Shape& shape) {
-    std::vector<Finalized> done(pending.size());
-    auto one = [](cudnnHandle_t hk, const Graph& gk, bool own_graph, const Pending& pd, Finalized& out) {
-        BDesc rebuilt;
-        const BDesc* cfg = own_graph && pd.cfg ? &pd.cfg : nullptr;
-        if (!cfg) {
-            rebuilt = config_from_recipe(gk, pd.recipe, &out.why);
-            if (!rebuilt) return;
-            cfg = &rebuilt;
-        }
-        out.plan = finalize_plan(hk, *cfg, &out.why);
-        out.handle = hk;
-    };
-    if (threads <= 1) {
-        for (std::size_t i = 0; i < pending.size(); ++i) one(h, g, true, pending[i], done[i]);
-        return done;
-    }
-    int device = 0;
-    CS_CUDA_CHECK(cudaGetDevice(&device));
-    const std::vector<cudnnHandle_t> handles = search_handles(device, threads);
-    std::vector<std::unique_ptr<Graph>> graphs;
-    for (auto hk : handles) graphs.push_back(build_graph(hk, l, layout, data, shape));
-    std::atomic<std::size_t> next{0};
-    std::vector<std::exception_ptr> errors(static_cast<std::size_t>(threads));
-    std::vector<std::thread> workers;
-    for (int k = 0; k < threads; ++k)
-        workers.emplace_back([&, k] {
-            try {
-                CS_CUDA_CHECK(cudaSetDevice(device));
-                for (std::size_t i; (i = next++) < pending.size();) one(handles[k], *graphs[k], false, pending[i], done[i]);
-            } catch (...) {
-                errors[std::size_t(k)] = std::current_exception();
-            }
-        });
-    for (auto& t : workers) t.join();
-    for (auto& e : errors)
-        if (e) std::rethrow_exception(e);
-    return done;
-}
-
 struct Candidate {
     Recipe recipe;
     EngineInfo info;
     std::string source;  // "A3", "B0", "F1", "G"
     std::optional<ExecPlan> plan;
-    cudnnHandle_t handle = nullptr;  // the one that finalized the plan (runs it)
     double err = -1;
     std::vector<float> samples;
     double ms = INFINITY;
@@ -543,8 +453,7 @@ Selection select_engine(cudnnHandle_t h, const Problem& p, const RowSpec& sp, st
     std::set<std::int64_t> heuristic_engines;
     int n_dup = 0, n_notes = 0, n_rtc = 0, n_refused = 0, n_ws = 0, n_inaccurate = 0, n_failed = 0, n_other = 0;
     std::string first_refusal;
-    std::vector<Pending> pending;
-    auto consider = [&](Recipe r, EngineInfo info, std::string source, BDesc cfg) {
+    auto consider = [&](Recipe r, EngineInfo info, std::string source, const BDesc* cfg) {
         if (only_engine && r.engine != *only_engine) {
             ++n_other;
             return;
@@ -565,35 +474,32 @@ Selection select_engine(cudnnHandle_t h, const Problem& p, const RowSpec& sp, st
             ++n_rtc;
             return;
         }
-        pending.push_back({std::move(r), std::move(info), std::move(source), std::move(cfg)});
-    };
-    // Candidates from the pending configurations, in the order considered: finalized, within
-    // the workspace limit.
-    const int threads_max = search_threads(1 << 20);
-    int threads_used = 1;
-    auto finalize_pending = [&] {
-        threads_used = search_threads(pending.size());
-        std::vector<Finalized> done =
-            finalize_all(h, *g, pending, threads_used, l, p.layout, sp.data, main_shape);
-        for (std::size_t i = 0; i < pending.size(); ++i) {
-            if (!done[i].plan) {
+        Candidate c;
+        c.recipe = std::move(r);
+        c.info = std::move(info);
+        c.source = std::move(source);
+        std::string why;
+        BDesc rebuilt;
+        if (!cfg) {
+            rebuilt = config_from_recipe(*g, c.recipe, &why);
+            if (!rebuilt) {
                 ++n_refused;
-                if (first_refusal.empty()) first_refusal = recipe_text(pending[i].recipe) + ": " + done[i].why;
-                continue;
+                if (first_refusal.empty()) first_refusal = recipe_text(c.recipe) + ": " + why;
+                return;
             }
-            if (done[i].plan->ws > ws_limit) {
-                ++n_ws;
-                continue;
-            }
-            Candidate c;
-            c.recipe = std::move(pending[i].recipe);
-            c.info = std::move(pending[i].info);
-            c.source = std::move(pending[i].source);
-            c.plan = std::move(done[i].plan);
-            c.handle = done[i].handle;
-            cands.push_back(std::move(c));
+            cfg = &rebuilt;
         }
-        pending.clear();
+        c.plan = finalize_plan(h, *cfg, &why);
+        if (!c.plan) {
+            ++n_refused;
+            if (first_refusal.empty()) first_refusal = recipe_text(c.recipe) + ": " + why;
+            return;
+        }
+        if (c.plan->ws > ws_limit) {
+            ++n_ws;
+            return;
+        }
+        cands.push_back(std::move(c));
     };
 
     int n_heur[3] = {0, 0, 0};
@@ -611,8 +517,7 @@ Selection select_engine(cudnnHandle_t h, const Problem& p, const RowSpec& sp, st
             for (std::size_t i = 0; i < cfgs.size(); ++i) {
                 auto [r, info] = read_config(cfgs[i]);
                 heuristic_engines.insert(r.engine);
-                consider(std::move(r), std::move(info), std::string(1, modes[m].second) + std::to_string(i),
-                         std::move(cfgs[i]));
+                consider(std::move(r), std::move(info), std::string(1, modes[m].second) + std::to_string(i), &cfgs[i]);
             }
         }
         // The global engine list: engines no heuristic named, with default knobs.
@@ -634,11 +539,10 @@ Selection select_engine(cudnnHandle_t h, const Problem& p, const RowSpec& sp, st
             EngineInfo info = engine_info(engine);
             Recipe r;
             r.engine = id;
-            consider(std::move(r), std::move(info), "G", BDesc());
+            consider(std::move(r), std::move(info), "G", nullptr);
         }
     };
     gather();
-    finalize_pending();
     std::string reuse_note;
     if (only_engine && cands.empty()) {  // the remembered engine does not run here now: search all
         reuse_note = "; the remembered eng" + std::to_string(*only_engine) + " did not run: every engine searched";
@@ -647,7 +551,6 @@ Selection select_engine(cudnnHandle_t h, const Problem& p, const RowSpec& sp, st
         heuristic_engines.clear();
         n_dup = n_notes = n_rtc = n_refused = n_ws = n_other = n_global = 0;
         gather();
-        finalize_pending();
     } else if (only_engine) {
         reuse_note = "; reuse mode: only the remembered eng" + std::to_string(*only_engine) + "'s configurations (" +
                      std::to_string(n_other) + " of other engines not built)";
@@ -679,15 +582,13 @@ Selection select_engine(cudnnHandle_t h, const Problem& p, const RowSpec& sp, st
     const double screen = 0.5 * threshold(sp.precision);
 
     Stream stream;
-    std::set<cudnnHandle_t> handles;  // the candidates' handles: each runs its own plans on the stream
-    for (const auto& c : cands) handles.insert(c.handle);
-    for (auto hk : handles) CS_CUDNN_CHECK(cudnnSetStream(hk, stream.get()));
+    CS_CUDNN_CHECK(cudnnSetStream(h, stream.get()));
     const BDesc vp = variant_pack(sx.get(), sw.get(), sy.get(), sws.get());
     std::string first_inaccurate, first_failed;
     std::vector<Candidate*> live;
     for (auto& c : cands) {
         CS_CUDA_CHECK(cudaMemsetAsync(sy.get(), 0xff, sy.bytes(), stream.get()));  // NaN poison
-        const cudnnStatus_t st = cudnnBackendExecute(c.handle, c.plan->plan.get(), vp.get());
+        const cudnnStatus_t st = cudnnBackendExecute(h, c.plan->plan.get(), vp.get());
         if (st != CUDNN_STATUS_SUCCESS) {
             if (CUDNN_STATUS_CATEGORY(st) == CUDNN_STATUS_EXECUTION_FAILED)
                 throw_cudnn(st, "cudnnBackendExecute (trial run)", __FILE__, __LINE__);
@@ -726,14 +627,14 @@ Selection select_engine(cudnnHandle_t h, const Problem& p, const RowSpec& sp, st
             for (std::size_t i = base; i < end; ++i) {
                 CS_CUDA_CHECK(cudaMemsetAsync(flush.get(), int(++flush_value & 0xff), flush.bytes(), stream.get()));
                 ev0[i - base].record(stream.get());
-                CS_CUDNN_CHECK(cudnnBackendExecute(order[i]->handle, order[i]->plan->plan.get(), vp.get()));
+                CS_CUDNN_CHECK(cudnnBackendExecute(h, order[i]->plan->plan.get(), vp.get()));
                 ev1[i - base].record(stream.get());
             }
             CS_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
             for (std::size_t i = base; i < end; ++i) order[i]->samples.push_back(elapsed_ms(ev0[i - base], ev1[i - base]));
         }
     };
-    for (auto* c : live) CS_CUDNN_CHECK(cudnnBackendExecute(c->handle, c->plan->plan.get(), vp.get()));  // warm-up
+    for (auto* c : live) CS_CUDNN_CHECK(cudnnBackendExecute(h, c->plan->plan.get(), vp.get()));  // warm-up
     time_round(live, 3);
     for (auto* c : live) c->ms = median_ms(c->samples);
     double best = INFINITY;
@@ -758,7 +659,7 @@ Selection select_engine(cudnnHandle_t h, const Problem& p, const RowSpec& sp, st
     time_round(finalists, final_samples);
     for (auto* c : finalists) c->ms = median_ms(c->samples);
     CS_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
-    for (auto hk : handles) CS_CUDNN_CHECK(cudnnSetStream(hk, nullptr));
+    CS_CUDNN_CHECK(cudnnSetStream(h, nullptr));
 
     // 4. choice: the fastest median, unless the engine chosen before is within kKeepBand of it.
     std::vector<TimedConfig> timed;
@@ -802,8 +703,7 @@ Selection select_engine(cudnnHandle_t h, const Problem& p, const RowSpec& sp, st
          std::to_string(n_ws) + " over ws limit, " + std::to_string(n_inaccurate) + " inaccurate";
     if (!first_inaccurate.empty()) d += " e.g. " + first_inaccurate;
     if (n_failed) d += ", " + std::to_string(n_failed) + " failed to run";
-    d += ")" + reuse_note + "; selection " + fmt("%.1f", secs) + " s (finalized on " + std::to_string(threads_used) +
-         " of " + std::to_string(threads_max) + " threads)";
+    d += ")" + reuse_note + "; selection " + fmt("%.1f", secs) + " s";
     sel.detail = std::move(d);
     return sel;
 }
