@@ -10,8 +10,6 @@
 #include "progress.hpp"
 #include "version.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -315,39 +313,25 @@ void commit_chain_item(ChainItem& it, const Json& cpu, const fs::path& chain_dir
 
 void generate_chain_golden(const LayerTable& table, const ChainGenerateOptions& opt) {
     require_chain(table, "generate --chain");
-    if (opt.batches.empty()) throw Error("generate: no batch sizes given");
-    std::vector<std::int64_t> batches = opt.batches;
-    for (auto N : batches)
-        if (N < 1) throw Error("generate: batch size " + std::to_string(N) + " must be at least 1");
-    std::sort(batches.begin(), batches.end());
-    batches.erase(std::unique(batches.begin(), batches.end()), batches.end());
+    const std::vector<std::int64_t> batches = checked_batches(opt.batches);
     for (const auto& l : table.layers) validate_layer(l, table.source);
 
     // Memory: one set in memory (data and outputs), plus the float chain's outputs and a
     // layer's pre-pool output while timing; refused here rather than killed by the kernel.
     const fs::path chain_dir = golden_chain_dir(opt.root, table);
     double need_disk = 0;
-    const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+    const double phys = physical_memory_bytes();
     for (auto N : batches) {
         const double set = set_bytes(table, N);
         need_disk += set;
         double largest = 0;
         for (const auto& l : table.layers) largest = std::max(largest, 4.0 * double(l.output_elems(N)));
         const double need = 2 * set + largest;
-        if (pages > 0 && page > 0 && need > double(pages) * double(page))
+        if (phys > 0 && need > phys)
             throw Error("generate: the chain at N=" + std::to_string(N) + " needs about " + sizes_mb(need) +
-                        " of memory, this machine has " + sizes_mb(double(pages) * double(page)) +
-                        "; use a smaller batch");
+                        " of memory, this machine has " + sizes_mb(phys) + "; use a smaller batch");
     }
-    {
-        std::error_code ec;
-        fs::path probe = chain_dir;
-        while (!probe.empty() && !fs::exists(probe, ec) && probe != probe.parent_path()) probe = probe.parent_path();
-        const auto sp = fs::space(probe.empty() ? fs::path(".") : probe, ec);
-        if (!ec && sp.capacity > 0 && double(sp.available) < need_disk)
-            throw Error("generate: " + chain_dir.string() + " needs about " + sizes_mb(need_disk) + " of free space, " +
-                        sizes_mb(double(sp.available)) + " are available; free some space or choose another --out");
-    }
+    require_free_space(chain_dir, need_disk);
 
     std::vector<fs::path> created;
     const fs::path staging = make_staging(chain_dir, created);

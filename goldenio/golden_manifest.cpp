@@ -242,6 +242,31 @@ constexpr const char* kStagingPrefix = ".partial-";
 
 }  // namespace
 
+std::vector<std::int64_t> checked_batches(const std::vector<std::int64_t>& given) {
+    if (given.empty()) throw Error("generate: no batch sizes given");
+    std::vector<std::int64_t> batches = given;
+    for (auto N : batches)
+        if (N < 1) throw Error("generate: batch size " + std::to_string(N) + " must be at least 1");
+    std::sort(batches.begin(), batches.end());
+    batches.erase(std::unique(batches.begin(), batches.end()), batches.end());
+    return batches;
+}
+
+double physical_memory_bytes() {
+    const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? double(pages) * double(page) : 0.0;
+}
+
+void require_free_space(const fs::path& dir, double need) {
+    std::error_code ec;
+    fs::path probe = dir;
+    while (!probe.empty() && !fs::exists(probe, ec) && probe != probe.parent_path()) probe = probe.parent_path();
+    const auto sp = fs::space(probe.empty() ? fs::path(".") : probe, ec);
+    if (!ec && sp.capacity > 0 && double(sp.available) < need)
+        throw Error("generate: " + dir.string() + " needs about " + sizes_mb(need) + " of free space, " +
+                    sizes_mb(double(sp.available)) + " are available; free some space or choose another --out");
+}
+
 fs::path staging_dir(const fs::path& table_dir) { return table_dir / (kStagingPrefix + std::to_string(::getpid())); }
 
 std::string sizes_mb(double bytes) {

@@ -94,6 +94,14 @@ void save_manifest(const std::filesystem::path& manifest_path, Json& manifest);
 
 // ---- staging and interruption: shared by the per-layer and the chain generation ----------
 
+// The batch sizes of a run, sorted and unique; cs::Error for none or one below 1.
+std::vector<std::int64_t> checked_batches(const std::vector<std::int64_t>& batches);
+// The machine's physical memory in bytes; 0 when the system does not say.
+double physical_memory_bytes();
+// cs::Error ("generate: <dir> needs about ... of free space, ...") when the filesystem of
+// `dir` (measured on its nearest existing ancestor) has less than `need` bytes available; a
+// filesystem that reports no capacity (/proc) is left to fail on writing.
+void require_free_space(const std::filesystem::path& dir, double need);
 // "<dir>/.partial-<pid>": where a run writes a set before it is put in place.
 std::filesystem::path staging_dir(const std::filesystem::path& table_dir);
 // "12.3 MB"
