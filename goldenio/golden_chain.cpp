@@ -442,45 +442,17 @@ ChainGoldenSet load_chain_golden(const fs::path& root, const LayerTable& table, 
         const NpyShape shape = chain_shape(l, N, cf.tensor);
         const auto e = entries.find(rel);
         if (e == entries.end()) throw fail(manifest_path, "no entry for " + rel);
-        std::string want_sha;
-        std::uint64_t want_bytes = 0;
-        try {
-            if (e->second.at("tensor").get<std::string>() != chain_tensor_name(cf.tensor))
-                throw fail(manifest_path, "records tensor " + e->second.at("tensor").dump() + " for " + rel);
-            if (e->second.at("dtype").get<std::string>() != kDtype)
-                throw fail(file, "the manifest records dtype " + e->second.at("dtype").get<std::string>() +
-                                     ", expected " + kDtype);
-            NpyShape recorded;
-            for (const auto& d : e->second.at("shape").get_ref<const Json::array_t&>())
-                recorded.push_back(json_int<std::int64_t>(d));
-            if (recorded != shape)
-                throw fail(file, "the manifest records shape " + npy_shape_string(recorded) + ", expected " +
-                                     npy_shape_string(shape));
-            want_sha = e->second.at("sha256").get<std::string>();
-            want_bytes = json_int<std::uint64_t>(e->second.at("bytes"));
-        } catch (const Json::exception& ex) {
-            throw fail(manifest_path, "malformed entry for " + rel + " (" + ex.what() + ")");
-        }
-        std::string sha;
-        NpyArray<float> a;
-        try {
-            a = read_npy_f32(file, shape, &sha);
-        } catch (const Error& ex) {
-            throw Error(std::string(ex.what()) + suffix());
-        }
-        const std::uint64_t bytes = fs::file_size(file, ec);
-        if (bytes != want_bytes)
-            throw fail(file, "size " + std::to_string(bytes) + " bytes, the manifest records " +
-                                 std::to_string(want_bytes));
-        if (sha != want_sha)
-            throw fail(file, "SHA-256 mismatch: the file has " + sha + ", the manifest records " + want_sha +
-                                 " (the file is corrupt or was changed)");
+        std::vector<float> data =
+            verified_file(e->second, rel, file, shape, read_data, manifest_path, suffix, [&](const Json& entry) {
+                if (entry.at("tensor").get<std::string>() != chain_tensor_name(cf.tensor))
+                    throw fail(manifest_path, "records tensor " + entry.at("tensor").dump() + " for " + rel);
+            });
         if (!read_data) continue;
         switch (cf.tensor) {
-            case ChainTensor::input: gs.data.input = std::move(a.data); break;
-            case ChainTensor::weights: gs.data.weights[cf.layer] = std::move(a.data); break;
-            case ChainTensor::bias: gs.data.bias[cf.layer] = std::move(a.data); break;
-            case ChainTensor::output: gs.outputs[cf.layer] = std::move(a.data); break;
+            case ChainTensor::input: gs.data.input = std::move(data); break;
+            case ChainTensor::weights: gs.data.weights[cf.layer] = std::move(data); break;
+            case ChainTensor::bias: gs.data.bias[cf.layer] = std::move(data); break;
+            case ChainTensor::output: gs.outputs[cf.layer] = std::move(data); break;
         }
     }
     return gs;

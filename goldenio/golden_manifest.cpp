@@ -1,5 +1,6 @@
 #include "golden_manifest.hpp"
 
+#include "checksum.hpp"
 #include "datagen.hpp"
 #include "error.hpp"
 #include "atomic_file.hpp"
@@ -122,6 +123,56 @@ std::optional<Json> read_manifest(const fs::path& path, const std::string& suffi
     }
     if (!j.is_object()) throw Error(path.string() + ": the golden manifest is not a JSON object" + suffix);
     return j;
+}
+
+std::vector<float> verified_file(const Json& entry, const std::string& rel, const fs::path& file, const NpyShape& shape,
+                                 bool read_data, const fs::path& manifest_path,
+                                 const std::function<std::string()>& suffix,
+                                 const std::function<void(const Json&)>& check_entry) {
+    auto fail = [&](const fs::path& at, const std::string& what) { return Error(at.string() + ": " + what + suffix()); };
+    std::string want_sha;
+    std::uint64_t want_bytes = 0;
+    try {
+        check_entry(entry);
+        if (entry.at("dtype").get<std::string>() != kDtype)
+            throw fail(file, "the manifest records dtype " + entry.at("dtype").get<std::string>() + ", expected " + kDtype);
+        NpyShape recorded;
+        for (const auto& d : entry.at("shape").get_ref<const Json::array_t&>())
+            recorded.push_back(json_int<std::int64_t>(d));
+        if (recorded != shape)
+            throw fail(file, "the manifest records shape " + npy_shape_string(recorded) + ", expected " +
+                                 npy_shape_string(shape));
+        want_sha = entry.at("sha256").get<std::string>();
+        want_bytes = json_int<std::uint64_t>(entry.at("bytes"));
+    } catch (const Json::exception& ex) {
+        throw fail(manifest_path, "malformed entry for " + rel + " (" + ex.what() + ")");
+    }
+    std::string sha;
+    NpyArray<float> a;
+    try {
+        if (read_data) {
+            a = read_npy_f32(file, shape, &sha);
+        } else {
+            const NpyHeader h = read_npy_header(file);  // also checks the file's size against it
+            if (h.descr != kDtype || h.fortran_order || h.shape != shape)
+                throw fail(file, "the header says dtype " + h.descr + ", shape " + npy_shape_string(h.shape) +
+                                     (h.fortran_order ? ", Fortran order" : "") + "; expected " + kDtype + ", " +
+                                     npy_shape_string(shape));
+            sha = sha256_file(file);
+        }
+    } catch (const Error& ex) {
+        const std::string what = ex.what();
+        if (what.find("; regenerate with: ") != std::string::npos) throw;
+        throw Error(what + suffix());
+    }
+    std::error_code ec;
+    const std::uint64_t bytes = fs::file_size(file, ec);
+    if (bytes != want_bytes)
+        throw fail(file, "size " + std::to_string(bytes) + " bytes, the manifest records " + std::to_string(want_bytes));
+    if (sha != want_sha)
+        throw fail(file, "SHA-256 mismatch: the file has " + sha + ", the manifest records " + want_sha +
+                             " (the file is corrupt or was changed)");
+    return std::move(a.data);
 }
 
 std::string merge_conflict(const Json& m, const LayerTable& table, std::uint64_t seed, const DataScales& scales) {
