@@ -295,6 +295,17 @@ gpu::Layout parse_layout_or_throw(const std::string& s) {
     return *l;
 }
 
+// The values a list option names, each through `parse`; "all" among them: `all`.
+template <class T, class Parse>
+std::vector<T> values_or_all(const std::vector<std::string>& names, std::vector<T> all, Parse parse) {
+    std::vector<T> out;
+    for (const auto& s : names) {
+        if (s == "all") return all;
+        out.push_back(parse(s));
+    }
+    return out;
+}
+
 bool declares(const gpu::Variant& v, gpu::Layout l) {
     return std::find(v.layouts.begin(), v.layouts.end(), l) != v.layouts.end();
 }
@@ -933,22 +944,8 @@ int cmd_sweep(const SweepArgs& a) {
     else
         for (const auto& n : a.layers) layers.push_back(&find_layer(table, n));
 
-    std::vector<gpu::MemoryMode> modes;
-    for (const auto& m : a.memory) {
-        if (m == "all") {
-            modes = gpu::all_memory_modes();
-            break;
-        }
-        modes.push_back(parse_mode_or_throw(m));
-    }
-    std::vector<gpu::Layout> layouts;
-    for (const auto& l : a.layouts) {
-        if (l == "all") {
-            layouts = gpu::all_layouts();
-            break;
-        }
-        layouts.push_back(parse_layout_or_throw(l));
-    }
+    const std::vector<gpu::MemoryMode> modes = values_or_all(a.memory, gpu::all_memory_modes(), parse_mode_or_throw);
+    const std::vector<gpu::Layout> layouts = values_or_all(a.layouts, gpu::all_layouts(), parse_layout_or_throw);
     // (variant, memory modes): an alias that implies a mode (UM) brings only that mode.
     std::vector<std::pair<const gpu::Variant*, std::vector<gpu::MemoryMode>>> plan;
     for (const auto& name : a.variants) {
