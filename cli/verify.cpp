@@ -185,8 +185,8 @@ int verify_golden(const fs::path& root, const LayerTable& table, std::int64_t re
                 require_regenerated(g.weights, want, set_file(root, table, g, GoldenTensor::weights), made_for);
                 const Recomputed r = recompute_sample(g, recompute);
                 if (!(r.worst <= 1.0))
-                    throw recomputation_error(set_file(root, table, g, r.bound ? GoldenTensor::bound : GoldenTensor::output),
-                                              r.at, r.worst);
+                    throw recomputation_error(
+                        set_file(root, table, g, r.bound ? GoldenTensor::bound : GoldenTensor::output), r.at, r.worst);
                 char b[160];
                 std::snprintf(b, sizeof b, "; inputs and weights regenerated, %lld outputs recomputed (worst %.2f of the rounding allowed)",
                               static_cast<long long>(std::min<std::int64_t>(recompute, layer.output_elems(N))), r.worst);
@@ -284,7 +284,8 @@ int verify_chain_golden(const fs::path& root, const LayerTable& table, std::int6
                 require_regenerated(g.data.input, want.input, file("", ChainTensor::input), made_for);
                 for (std::size_t li = 0; li < table.layers.size(); ++li) {
                     const std::string& name = table.layers[li].name;
-                    require_regenerated(g.data.weights[li], want.weights[li], file(name, ChainTensor::weights), made_for);
+                    require_regenerated(g.data.weights[li], want.weights[li], file(name, ChainTensor::weights),
+                                        made_for);
                     require_regenerated(g.data.bias[li], want.bias[li], file(name, ChainTensor::bias), made_for);
                 }
                 const ChainRecomputed r = recompute_chain_sample(table, g, recompute);

@@ -129,13 +129,16 @@ std::vector<float> verified_file(const Json& entry, const std::string& rel, cons
                                  bool read_data, const fs::path& manifest_path,
                                  const std::function<std::string()>& suffix,
                                  const std::function<void(const Json&)>& check_entry) {
-    auto fail = [&](const fs::path& at, const std::string& what) { return Error(at.string() + ": " + what + suffix()); };
+    auto fail = [&](const fs::path& at, const std::string& what) {
+        return Error(at.string() + ": " + what + suffix());
+    };
     std::string want_sha;
     std::uint64_t want_bytes = 0;
     try {
         check_entry(entry);
         if (entry.at("dtype").get<std::string>() != kDtype)
-            throw fail(file, "the manifest records dtype " + entry.at("dtype").get<std::string>() + ", expected " + kDtype);
+            throw fail(file, "the manifest records dtype " + entry.at("dtype").get<std::string>() + ", expected " +
+                                 kDtype);
         NpyShape recorded;
         for (const auto& d : entry.at("shape").get_ref<const Json::array_t&>())
             recorded.push_back(json_int<std::int64_t>(d));
@@ -168,7 +171,8 @@ std::vector<float> verified_file(const Json& entry, const std::string& rel, cons
     std::error_code ec;
     const std::uint64_t bytes = fs::file_size(file, ec);
     if (bytes != want_bytes)
-        throw fail(file, "size " + std::to_string(bytes) + " bytes, the manifest records " + std::to_string(want_bytes));
+        throw fail(file,
+                   "size " + std::to_string(bytes) + " bytes, the manifest records " + std::to_string(want_bytes));
     if (sha != want_sha)
         throw fail(file, "SHA-256 mismatch: the file has " + sha + ", the manifest records " + want_sha +
                              " (the file is corrupt or was changed)");

@@ -195,7 +195,8 @@ TEST_CASE("compare and compare_sampled over every index give the same statistics
     out[5] = std::numeric_limits<float>::quiet_NaN();
     out[15000] = std::numeric_limits<float>::infinity();
     const ErrorStats a = compare(out.data(), golden.data(), n, bound.data(), Precision::fp32, 363);
-    const ErrorStats b = compare_sampled(out.data(), idx.data(), gval.data(), bval.data(), n, max_g, Precision::fp32, 363);
+    const ErrorStats b =
+        compare_sampled(out.data(), idx.data(), gval.data(), bval.data(), n, max_g, Precision::fp32, 363);
     CHECK(a.nonfinite == 2);
     CHECK(b.nonfinite == 2);
     CHECK(std::isinf(a.max_abs_err));
