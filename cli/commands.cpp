@@ -295,6 +295,17 @@ gpu::Layout parse_layout_or_throw(const std::string& s) {
     return *l;
 }
 
+// The values a list option names, each through `parse`; "all" among them: `all`.
+template <class T, class Parse>
+std::vector<T> values_or_all(const std::vector<std::string>& names, std::vector<T> all, Parse parse) {
+    std::vector<T> out;
+    for (const auto& s : names) {
+        if (s == "all") return all;
+        out.push_back(parse(s));
+    }
+    return out;
+}
+
 bool declares(const gpu::Variant& v, gpu::Layout l) {
     return std::find(v.layouts.begin(), v.layouts.end(), l) != v.layouts.end();
 }
@@ -530,17 +541,22 @@ struct GenerateArgs {
     bool chain = false;
 };
 
+// The options both kinds of generation take, as the command line gives them.
+void set_run_options(GoldenRunOptions& o, const GenerateArgs& a) {
+    o.batches = a.batches;
+    o.root = a.out;
+    o.seed = a.seed;
+    o.quiet = a.quiet;
+    o.time_cpu = !a.no_cpu_timing;
+}
+
 // generate --chain: the chain golden files of a chain table (golden_chain.hpp).
 int cmd_generate_chain(const GenerateArgs& a, const LayerTable& table) {
     if (!a.only.empty()) throw Error("generate --chain: --only does not apply (a chain holds every layer)");
     if (a.input_scale != "1" || a.weight_scale != "1")
         throw Error("generate --chain: --input-scale and --weight-scale are not offered for chains");
     ChainGenerateOptions o;
-    o.batches = a.batches;
-    o.root = a.out;
-    o.seed = a.seed;
-    o.quiet = a.quiet;
-    o.time_cpu = !a.no_cpu_timing;
+    set_run_options(o, a);
     generate_chain_golden(table, o);
     if (!a.quiet)
         std::fprintf(stderr, "chain golden files written under %s\n", golden_chain_dir(o.root, table).string().c_str());
@@ -553,11 +569,7 @@ int cmd_generate(const GenerateArgs& a) {
     if (a.chain) return cmd_generate_chain(a, table);
     for (const auto& n : a.only) find_layer(table, n);
     GenerateOptions o;
-    o.batches = a.batches;
-    o.root = a.out;
-    o.seed = a.seed;
-    o.quiet = a.quiet;
-    o.time_cpu = !a.no_cpu_timing;
+    set_run_options(o, a);
     o.time_onednn = !a.no_onednn;
     o.layers = a.only;
     o.scales = {parse_data_scale(a.input_scale, "--input-scale"), parse_data_scale(a.weight_scale, "--weight-scale")};
@@ -932,22 +944,8 @@ int cmd_sweep(const SweepArgs& a) {
     else
         for (const auto& n : a.layers) layers.push_back(&find_layer(table, n));
 
-    std::vector<gpu::MemoryMode> modes;
-    for (const auto& m : a.memory) {
-        if (m == "all") {
-            modes = gpu::all_memory_modes();
-            break;
-        }
-        modes.push_back(parse_mode_or_throw(m));
-    }
-    std::vector<gpu::Layout> layouts;
-    for (const auto& l : a.layouts) {
-        if (l == "all") {
-            layouts = gpu::all_layouts();
-            break;
-        }
-        layouts.push_back(parse_layout_or_throw(l));
-    }
+    const std::vector<gpu::MemoryMode> modes = values_or_all(a.memory, gpu::all_memory_modes(), parse_mode_or_throw);
+    const std::vector<gpu::Layout> layouts = values_or_all(a.layouts, gpu::all_layouts(), parse_layout_or_throw);
     // (variant, memory modes): an alias that implies a mode (UM) brings only that mode.
     std::vector<std::pair<const gpu::Variant*, std::vector<gpu::MemoryMode>>> plan;
     for (const auto& name : a.variants) {

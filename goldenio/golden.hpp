@@ -59,12 +59,17 @@ enum class GoldenTensor { input, weights, output, bound };
 // "input", "weights", "output", "bound"
 const char* golden_tensor_name(GoldenTensor t);
 
-struct GenerateOptions {
+// What every generation takes: the per-layer sets' (GenerateOptions) and the chain's
+// (ChainGenerateOptions, golden_chain.hpp).
+struct GoldenRunOptions {
     std::vector<std::int64_t> batches{1, 32, 128};
     std::filesystem::path root{"golden"};
     std::uint64_t seed = kDefaultSeed;
     bool quiet = false;        // no progress on stderr
-    bool time_cpu = true;      // time conv2d_ref<float> (time_cpu_reference)
+    bool time_cpu = true;      // time the float32 reference (conv2d_ref<float> per layer, chain_ref<float> for a chain)
+};
+
+struct GenerateOptions : GoldenRunOptions {
     bool time_onednn = true;   // time oneDNN too, when it was built in
     std::vector<std::string> layers;  // names of the layers to generate; empty: all of the table
     DataScales scales;         // input and weight scales (exact powers of two; see datagen.hpp)

@@ -10,8 +10,6 @@
 #include "progress.hpp"
 #include "version.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -315,39 +313,25 @@ void commit_chain_item(ChainItem& it, const Json& cpu, const fs::path& chain_dir
 
 void generate_chain_golden(const LayerTable& table, const ChainGenerateOptions& opt) {
     require_chain(table, "generate --chain");
-    if (opt.batches.empty()) throw Error("generate: no batch sizes given");
-    std::vector<std::int64_t> batches = opt.batches;
-    for (auto N : batches)
-        if (N < 1) throw Error("generate: batch size " + std::to_string(N) + " must be at least 1");
-    std::sort(batches.begin(), batches.end());
-    batches.erase(std::unique(batches.begin(), batches.end()), batches.end());
+    const std::vector<std::int64_t> batches = checked_batches(opt.batches);
     for (const auto& l : table.layers) validate_layer(l, table.source);
 
     // Memory: one set in memory (data and outputs), plus the float chain's outputs and a
     // layer's pre-pool output while timing; refused here rather than killed by the kernel.
     const fs::path chain_dir = golden_chain_dir(opt.root, table);
     double need_disk = 0;
-    const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+    const double phys = physical_memory_bytes();
     for (auto N : batches) {
         const double set = set_bytes(table, N);
         need_disk += set;
         double largest = 0;
         for (const auto& l : table.layers) largest = std::max(largest, 4.0 * double(l.output_elems(N)));
         const double need = 2 * set + largest;
-        if (pages > 0 && page > 0 && need > double(pages) * double(page))
+        if (phys > 0 && need > phys)
             throw Error("generate: the chain at N=" + std::to_string(N) + " needs about " + sizes_mb(need) +
-                        " of memory, this machine has " + sizes_mb(double(pages) * double(page)) +
-                        "; use a smaller batch");
+                        " of memory, this machine has " + sizes_mb(phys) + "; use a smaller batch");
     }
-    {
-        std::error_code ec;
-        fs::path probe = chain_dir;
-        while (!probe.empty() && !fs::exists(probe, ec) && probe != probe.parent_path()) probe = probe.parent_path();
-        const auto sp = fs::space(probe.empty() ? fs::path(".") : probe, ec);
-        if (!ec && sp.capacity > 0 && double(sp.available) < need_disk)
-            throw Error("generate: " + chain_dir.string() + " needs about " + sizes_mb(need_disk) + " of free space, " +
-                        sizes_mb(double(sp.available)) + " are available; free some space or choose another --out");
-    }
+    require_free_space(chain_dir, need_disk);
 
     std::vector<fs::path> created;
     const fs::path staging = make_staging(chain_dir, created);
@@ -458,45 +442,17 @@ ChainGoldenSet load_chain_golden(const fs::path& root, const LayerTable& table, 
         const NpyShape shape = chain_shape(l, N, cf.tensor);
         const auto e = entries.find(rel);
         if (e == entries.end()) throw fail(manifest_path, "no entry for " + rel);
-        std::string want_sha;
-        std::uint64_t want_bytes = 0;
-        try {
-            if (e->second.at("tensor").get<std::string>() != chain_tensor_name(cf.tensor))
-                throw fail(manifest_path, "records tensor " + e->second.at("tensor").dump() + " for " + rel);
-            if (e->second.at("dtype").get<std::string>() != kDtype)
-                throw fail(file, "the manifest records dtype " + e->second.at("dtype").get<std::string>() +
-                                     ", expected " + kDtype);
-            NpyShape recorded;
-            for (const auto& d : e->second.at("shape").get_ref<const Json::array_t&>())
-                recorded.push_back(json_int<std::int64_t>(d));
-            if (recorded != shape)
-                throw fail(file, "the manifest records shape " + npy_shape_string(recorded) + ", expected " +
-                                     npy_shape_string(shape));
-            want_sha = e->second.at("sha256").get<std::string>();
-            want_bytes = json_int<std::uint64_t>(e->second.at("bytes"));
-        } catch (const Json::exception& ex) {
-            throw fail(manifest_path, "malformed entry for " + rel + " (" + ex.what() + ")");
-        }
-        std::string sha;
-        NpyArray<float> a;
-        try {
-            a = read_npy_f32(file, shape, &sha);
-        } catch (const Error& ex) {
-            throw Error(std::string(ex.what()) + suffix());
-        }
-        const std::uint64_t bytes = fs::file_size(file, ec);
-        if (bytes != want_bytes)
-            throw fail(file, "size " + std::to_string(bytes) + " bytes, the manifest records " +
-                                 std::to_string(want_bytes));
-        if (sha != want_sha)
-            throw fail(file, "SHA-256 mismatch: the file has " + sha + ", the manifest records " + want_sha +
-                                 " (the file is corrupt or was changed)");
+        std::vector<float> data =
+            verified_file(e->second, rel, file, shape, read_data, manifest_path, suffix, [&](const Json& entry) {
+                if (entry.at("tensor").get<std::string>() != chain_tensor_name(cf.tensor))
+                    throw fail(manifest_path, "records tensor " + entry.at("tensor").dump() + " for " + rel);
+            });
         if (!read_data) continue;
         switch (cf.tensor) {
-            case ChainTensor::input: gs.data.input = std::move(a.data); break;
-            case ChainTensor::weights: gs.data.weights[cf.layer] = std::move(a.data); break;
-            case ChainTensor::bias: gs.data.bias[cf.layer] = std::move(a.data); break;
-            case ChainTensor::output: gs.outputs[cf.layer] = std::move(a.data); break;
+            case ChainTensor::input: gs.data.input = std::move(data); break;
+            case ChainTensor::weights: gs.data.weights[cf.layer] = std::move(data); break;
+            case ChainTensor::bias: gs.data.bias[cf.layer] = std::move(data); break;
+            case ChainTensor::output: gs.outputs[cf.layer] = std::move(data); break;
         }
     }
     return gs;

@@ -26,6 +26,7 @@
 #pragma once
 
 #include "datagen.hpp"
+#include "golden.hpp"
 #include "layer.hpp"
 #include "network_ref.hpp"
 #include "npy.hpp"
@@ -44,13 +45,8 @@ enum class ChainTensor { input, weights, bias, output };
 // "input", "weights", "bias", "output"
 const char* chain_tensor_name(ChainTensor t);
 
-struct ChainGenerateOptions {
-    std::vector<std::int64_t> batches{1, 32, 128};
-    std::filesystem::path root{"golden"};
-    std::uint64_t seed = kDefaultSeed;
-    bool quiet = false;     // no progress on stderr
-    bool time_cpu = true;   // time chain_ref<float>
-};
+// Data scales other than 1 and 1 are not offered for chains: the run options alone.
+struct ChainGenerateOptions : GoldenRunOptions {};
 
 // <root>/<table>/chain
 std::filesystem::path golden_chain_dir(const std::filesystem::path& root, const LayerTable& table);

@@ -14,7 +14,6 @@
 
 #include <pthread.h>
 #include <signal.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -56,17 +55,6 @@ double tensor_bytes(const Layer& l, std::int64_t N, GoldenTensor t) {
                                         : 4.0 * double(N) * double(l.output_elems(1));  // output, bound
 }
 
-// The batch sizes, sorted and unique; cs::Error for none or one below 1.
-std::vector<std::int64_t> checked_batches(const GenerateOptions& opt) {
-    if (opt.batches.empty()) throw Error("generate: no batch sizes given");
-    std::vector<std::int64_t> batches = opt.batches;
-    for (auto N : batches)
-        if (N < 1) throw Error("generate: batch size " + std::to_string(N) + " must be at least 1");
-    std::sort(batches.begin(), batches.end());
-    batches.erase(std::unique(batches.begin(), batches.end()), batches.end());
-    return batches;
-}
-
 // The layers to generate (all of the table, or the named ones in the order given, each
 // once); cs::Error for an unknown name, an empty table, an invalid shape or a tensor over
 // 64 GB.
@@ -100,9 +88,8 @@ std::vector<const Layer*> checked_layers(const LayerTable& table, const Generate
 // Memory: two sets are in memory at once (one written while the next is computed), plus an
 // output-sized scratch for the timings. Refused here rather than killed by the kernel.
 void check_memory(const std::vector<const Layer*>& layers, const std::vector<std::int64_t>& batches) {
-    const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
-    if (pages <= 0 || page <= 0) return;
-    const double phys = double(pages) * double(page);
+    const double phys = physical_memory_bytes();
+    if (phys <= 0) return;
     for (const Layer* l : layers)
         for (auto N : batches) {
             double set = 0;
@@ -134,14 +121,7 @@ void check_disk_space(const GenerateOptions& opt, const LayerTable& table, const
             }
             largest = std::max(largest, set);
         }
-    std::error_code ec;
-    fs::path probe = table_dir;
-    while (!probe.empty() && !fs::exists(probe, ec) && probe != probe.parent_path()) probe = probe.parent_path();
-    const auto sp = fs::space(probe.empty() ? fs::path(".") : probe, ec);
-    if (!ec && sp.capacity > 0 && double(sp.available) < grow + largest)
-        throw Error("generate: " + table_dir.string() + " needs about " + sizes_mb(grow + largest) +
-                    " of free space, " + sizes_mb(double(sp.available)) +
-                    " are available; free some space or choose another --out");
+    require_free_space(table_dir, grow + largest);
 }
 
 // The manifest this run starts from: the existing one when it can be merged into, else a
@@ -366,7 +346,7 @@ void commit_item(GoldenItem& it, const Json& cpu, const fs::path& root, const La
 void generate_golden(const LayerTable& table, const GenerateOptions& opt) {
     check_data_scale(opt.scales.input, "generate: --input-scale");
     check_data_scale(opt.scales.weights, "generate: --weight-scale");
-    const std::vector<std::int64_t> batches = checked_batches(opt);
+    const std::vector<std::int64_t> batches = checked_batches(opt.batches);
     const std::vector<const Layer*> layers = checked_layers(table, opt, batches);
     check_memory(layers, batches);
     check_disk_space(opt, table, layers, batches);

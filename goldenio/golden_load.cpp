@@ -2,7 +2,6 @@
 // reading its data (check_golden), and the batches a manifest records (golden_batches).
 #include "golden.hpp"
 
-#include "checksum.hpp"
 #include "error.hpp"
 #include "golden_manifest.hpp"
 
@@ -114,53 +113,15 @@ GoldenSet inspect_golden(const fs::path& root, const LayerTable& table, const La
         const std::string rel = relative_file(layer.name, N, kt);
         const fs::path file = table_dir / rel;
         const NpyShape shape = golden_shape(layer, N, kt);
-        std::string want_sha;
-        std::uint64_t want_bytes = 0;
-        try {
-            if (e.at("path").get<std::string>() != rel)
-                throw fail(manifest_path, "records path '" + e.at("path").get<std::string>() + "' for " + rel);
-            if (e.at("dtype").get<std::string>() != kDtype)
-                throw fail(file, "the manifest records dtype " + e.at("dtype").get<std::string>() + ", expected " + kDtype);
-            NpyShape recorded_shape;
-            for (const auto& d : e.at("shape").get_ref<const Json::array_t&>())
-                recorded_shape.push_back(json_int<std::int64_t>(d));
-            if (recorded_shape != shape)
-                throw fail(file, "the manifest records shape " + npy_shape_string(recorded_shape) + ", expected " +
-                                     npy_shape_string(shape));
-            want_sha = e.at("sha256").get<std::string>();
-            want_bytes = json_int<std::uint64_t>(e.at("bytes"));
-        } catch (const Json::exception& ex) {
-            throw fail(manifest_path, "malformed entry for " + rel + " (" + ex.what() + ")");
-        }
-        std::string sha;
-        NpyArray<float> a;
-        try {
-            if (read_data) {
-                a = read_npy_f32(file, shape, &sha);
-            } else {
-                const NpyHeader h = read_npy_header(file);  // also checks the file's size against it
-                if (h.descr != kDtype || h.fortran_order || h.shape != shape)
-                    throw fail(file, "the header says dtype " + h.descr + ", shape " + npy_shape_string(h.shape) +
-                                         (h.fortran_order ? ", Fortran order" : "") + "; expected " + kDtype +
-                                         ", " + npy_shape_string(shape));
-                sha = sha256_file(file);
-            }
-        } catch (const Error& ex) {
-            const std::string what = ex.what();
-            if (what.find("; regenerate with: ") != std::string::npos) throw;
-            throw Error(what + suffix());
-        }
-        const std::uint64_t bytes = fs::file_size(file, ec);
-        if (bytes != want_bytes)
-            throw fail(file, "size " + std::to_string(bytes) + " bytes, the manifest records " +
-                                 std::to_string(want_bytes));
-        if (sha != want_sha)
-            throw fail(file, "SHA-256 mismatch: the file has " + sha + ", the manifest records " + want_sha +
-                                 " (the file is corrupt or was changed)");
+        std::vector<float> data =
+            verified_file(e, rel, file, shape, read_data, manifest_path, suffix, [&](const Json& entry) {
+                if (entry.at("path").get<std::string>() != rel)
+                    throw fail(manifest_path, "records path '" + entry.at("path").get<std::string>() + "' for " + rel);
+            });
         (kt == GoldenTensor::input     ? gs.input
          : kt == GoldenTensor::weights ? gs.weights
          : kt == GoldenTensor::output  ? gs.output
-                                       : gs.bound) = std::move(a.data);
+                                       : gs.bound) = std::move(data);
     }
 
     if (cpu_entry.is_object()) {

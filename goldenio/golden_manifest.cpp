@@ -1,5 +1,6 @@
 #include "golden_manifest.hpp"
 
+#include "checksum.hpp"
 #include "datagen.hpp"
 #include "error.hpp"
 #include "atomic_file.hpp"
@@ -124,6 +125,60 @@ std::optional<Json> read_manifest(const fs::path& path, const std::string& suffi
     return j;
 }
 
+std::vector<float> verified_file(const Json& entry, const std::string& rel, const fs::path& file, const NpyShape& shape,
+                                 bool read_data, const fs::path& manifest_path,
+                                 const std::function<std::string()>& suffix,
+                                 const std::function<void(const Json&)>& check_entry) {
+    auto fail = [&](const fs::path& at, const std::string& what) {
+        return Error(at.string() + ": " + what + suffix());
+    };
+    std::string want_sha;
+    std::uint64_t want_bytes = 0;
+    try {
+        check_entry(entry);
+        if (entry.at("dtype").get<std::string>() != kDtype)
+            throw fail(file, "the manifest records dtype " + entry.at("dtype").get<std::string>() + ", expected " +
+                                 kDtype);
+        NpyShape recorded;
+        for (const auto& d : entry.at("shape").get_ref<const Json::array_t&>())
+            recorded.push_back(json_int<std::int64_t>(d));
+        if (recorded != shape)
+            throw fail(file, "the manifest records shape " + npy_shape_string(recorded) + ", expected " +
+                                 npy_shape_string(shape));
+        want_sha = entry.at("sha256").get<std::string>();
+        want_bytes = json_int<std::uint64_t>(entry.at("bytes"));
+    } catch (const Json::exception& ex) {
+        throw fail(manifest_path, "malformed entry for " + rel + " (" + ex.what() + ")");
+    }
+    std::string sha;
+    NpyArray<float> a;
+    try {
+        if (read_data) {
+            a = read_npy_f32(file, shape, &sha);
+        } else {
+            const NpyHeader h = read_npy_header(file);  // also checks the file's size against it
+            if (h.descr != kDtype || h.fortran_order || h.shape != shape)
+                throw fail(file, "the header says dtype " + h.descr + ", shape " + npy_shape_string(h.shape) +
+                                     (h.fortran_order ? ", Fortran order" : "") + "; expected " + kDtype + ", " +
+                                     npy_shape_string(shape));
+            sha = sha256_file(file);
+        }
+    } catch (const Error& ex) {
+        const std::string what = ex.what();
+        if (what.find("; regenerate with: ") != std::string::npos) throw;
+        throw Error(what + suffix());
+    }
+    std::error_code ec;
+    const std::uint64_t bytes = fs::file_size(file, ec);
+    if (bytes != want_bytes)
+        throw fail(file,
+                   "size " + std::to_string(bytes) + " bytes, the manifest records " + std::to_string(want_bytes));
+    if (sha != want_sha)
+        throw fail(file, "SHA-256 mismatch: the file has " + sha + ", the manifest records " + want_sha +
+                             " (the file is corrupt or was changed)");
+    return std::move(a.data);
+}
+
 std::string merge_conflict(const Json& m, const LayerTable& table, std::uint64_t seed, const DataScales& scales) {
     try {
         if (json_int<int>(m.at("format_version")) != kGoldenFormatVersion) return "has another format_version";
@@ -241,6 +296,31 @@ namespace {
 constexpr const char* kStagingPrefix = ".partial-";
 
 }  // namespace
+
+std::vector<std::int64_t> checked_batches(const std::vector<std::int64_t>& given) {
+    if (given.empty()) throw Error("generate: no batch sizes given");
+    std::vector<std::int64_t> batches = given;
+    for (auto N : batches)
+        if (N < 1) throw Error("generate: batch size " + std::to_string(N) + " must be at least 1");
+    std::sort(batches.begin(), batches.end());
+    batches.erase(std::unique(batches.begin(), batches.end()), batches.end());
+    return batches;
+}
+
+double physical_memory_bytes() {
+    const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? double(pages) * double(page) : 0.0;
+}
+
+void require_free_space(const fs::path& dir, double need) {
+    std::error_code ec;
+    fs::path probe = dir;
+    while (!probe.empty() && !fs::exists(probe, ec) && probe != probe.parent_path()) probe = probe.parent_path();
+    const auto sp = fs::space(probe.empty() ? fs::path(".") : probe, ec);
+    if (!ec && sp.capacity > 0 && double(sp.available) < need)
+        throw Error("generate: " + dir.string() + " needs about " + sizes_mb(need) + " of free space, " +
+                    sizes_mb(double(sp.available)) + " are available; free some space or choose another --out");
+}
 
 fs::path staging_dir(const fs::path& table_dir) { return table_dir / (kStagingPrefix + std::to_string(::getpid())); }
 

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <mutex>
 #include <optional>
@@ -84,6 +85,17 @@ DataScales scales_from_json(const Json& generator);
 // when it cannot be read or is not a JSON object.
 std::optional<Json> read_manifest(const std::filesystem::path& path, const std::string& suffix);
 
+// One file of a set checked against its entry in the manifest's "files" (`rel`: its path
+// relative to the manifest): first `check_entry`, the caller's check that the entry is this
+// file's (its path, its tensor), which throws the caller's error; then the recorded dtype
+// and shape against "<f4" and `shape`; then the file's header and shape, size and SHA-256
+// against the record. Returns the data when `read_data`, else nothing (the file is hashed
+// as it streams by). Each failure is a cs::Error "<file or manifest>: <what><suffix()>".
+std::vector<float> verified_file(const Json& entry, const std::string& rel, const std::filesystem::path& file,
+                                 const NpyShape& shape, bool read_data, const std::filesystem::path& manifest_path,
+                                 const std::function<std::string()>& suffix,
+                                 const std::function<void(const Json&)>& check_entry);
+
 // Why an existing manifest cannot be merged into; empty when it can.
 std::string merge_conflict(const Json& m, const LayerTable& table, std::uint64_t seed, const DataScales& scales);
 
@@ -94,6 +106,14 @@ void save_manifest(const std::filesystem::path& manifest_path, Json& manifest);
 
 // ---- staging and interruption: shared by the per-layer and the chain generation ----------
 
+// The batch sizes of a run, sorted and unique; cs::Error for none or one below 1.
+std::vector<std::int64_t> checked_batches(const std::vector<std::int64_t>& batches);
+// The machine's physical memory in bytes; 0 when the system does not say.
+double physical_memory_bytes();
+// cs::Error ("generate: <dir> needs about ... of free space, ...") when the filesystem of
+// `dir` (measured on its nearest existing ancestor) has less than `need` bytes available; a
+// filesystem that reports no capacity (/proc) is left to fail on writing.
+void require_free_space(const std::filesystem::path& dir, double need);
 // "<dir>/.partial-<pid>": where a run writes a set before it is put in place.
 std::filesystem::path staging_dir(const std::filesystem::path& table_dir);
 // "12.3 MB"

@@ -101,118 +101,101 @@ inline double bound_ratio(double err, double golden, double bound, double tau, d
     return allowed > 0 ? err / allowed : (err == 0 ? 0.0 : INFINITY);
 }
 
-void finish(ErrorStats& e, double max_abs, double sq_err, double sq_g, std::int64_t nonfinite, std::int64_t worst,
-            std::int64_t count) {
-    e.max_abs_err = nonfinite ? INFINITY : max_abs;
-    e.max_rel_err = e.max_abs_golden > 0 ? e.max_abs_err / e.max_abs_golden : e.max_abs_err;
-    e.rel_l2_err = nonfinite ? INFINITY : (sq_g > 0 ? std::sqrt(sq_err / sq_g) : std::sqrt(sq_err));
-    e.nonfinite = nonfinite;
-    e.worst_index = worst;
-    e.compared = count;
-    if (nonfinite && e.bound_checked) e.max_bound_ratio = INFINITY;
-}
+// The running sums of a comparison (one thread's, or all merged): the largest |error| and
+// where, the sums of squares, the NaN/Inf count, and the largest bound ratio and where.
+struct ErrorSums {
+    double max_abs = 0, max_g = 0, sq_err = 0, sq_g = 0, max_ratio = 0;
+    std::int64_t nonfinite = 0, worst = -1, ratio_worst = -1;
+
+    // Output `o` against golden `g` at output index `index`; with `bounded`, also the error's
+    // ratio to the allowance of `bound` (B).
+    void add(double o, double g, bool bounded, double bound, std::int64_t index, double tau, double u_out) {
+        max_g = std::max(max_g, std::fabs(g));
+        sq_g += g * g;
+        if (!std::isfinite(o)) {
+            ++nonfinite;
+            if (worst < 0) worst = index;
+            return;
+        }
+        const double d = std::fabs(o - g);
+        sq_err += d * d;
+        if (d > max_abs) {
+            max_abs = d;
+            worst = index;
+        }
+        if (bounded) {
+            const double r = bound_ratio(d, g, bound, tau, u_out);
+            if (ratio_worst < 0 || r > max_ratio) {
+                max_ratio = r;
+                ratio_worst = index;
+            }
+        }
+    }
+
+    // Another thread's sums.
+    void merge(const ErrorSums& t) {
+        if (t.max_abs > max_abs) {
+            max_abs = t.max_abs;
+            worst = t.worst;
+        } else if (worst < 0) {
+            worst = t.worst;
+        }
+        if (t.ratio_worst >= 0 && (ratio_worst < 0 || t.max_ratio > max_ratio)) {
+            max_ratio = t.max_ratio;
+            ratio_worst = t.ratio_worst;
+        }
+        max_g = std::max(max_g, t.max_g);
+        sq_err += t.sq_err;
+        sq_g += t.sq_g;
+        nonfinite += t.nonfinite;
+    }
+
+    // The statistics of `count` compared outputs, errors relative to `max_abs_golden`.
+    ErrorStats stats(double max_abs_golden, bool bounded, double tau, std::int64_t count) const {
+        ErrorStats e;
+        e.max_abs_golden = max_abs_golden;
+        e.bound_checked = bounded;
+        e.bound_tau = bounded ? tau : 0;
+        e.max_bound_ratio = bounded ? max_ratio : 0;
+        e.bound_worst_index = bounded ? ratio_worst : -1;
+        e.max_abs_err = nonfinite ? INFINITY : max_abs;
+        e.max_rel_err = e.max_abs_golden > 0 ? e.max_abs_err / e.max_abs_golden : e.max_abs_err;
+        e.rel_l2_err = nonfinite ? INFINITY : (sq_g > 0 ? std::sqrt(sq_err / sq_g) : std::sqrt(sq_err));
+        e.nonfinite = nonfinite;
+        e.worst_index = worst;
+        e.compared = count;
+        if (nonfinite && e.bound_checked) e.max_bound_ratio = INFINITY;
+        return e;
+    }
+};
 
 }  // namespace
 
 ErrorStats compare(const float* out, const float* golden, std::int64_t count, const float* bound, Precision p,
                    std::int64_t terms) {
     const double tau = bound_factor(p, terms), u_out = output_roundoff(p);
-    double max_abs = 0, max_g = 0, sq_err = 0, sq_g = 0, max_ratio = 0;
-    std::int64_t nonfinite = 0, worst = -1, ratio_worst = -1;
+    ErrorSums all;
 #pragma omp parallel
     {
-        double l_max_abs = 0, l_max_g = 0, l_sq_err = 0, l_sq_g = 0, l_max_ratio = 0;
-        std::int64_t l_nonfinite = 0, l_worst = -1, l_ratio_worst = -1;
+        ErrorSums mine;
 #pragma omp for schedule(static)
-        for (std::int64_t i = 0; i < count; ++i) {
-            const double g = golden[i];
-            const double o = out[i];
-            l_max_g = std::max(l_max_g, std::fabs(g));
-            l_sq_g += g * g;
-            if (!std::isfinite(o)) {
-                ++l_nonfinite;
-                if (l_worst < 0) l_worst = i;
-                continue;
-            }
-            const double d = std::fabs(o - g);
-            l_sq_err += d * d;
-            if (d > l_max_abs) {
-                l_max_abs = d;
-                l_worst = i;
-            }
-            if (bound) {
-                const double r = bound_ratio(d, g, bound[i], tau, u_out);
-                if (l_ratio_worst < 0 || r > l_max_ratio) {
-                    l_max_ratio = r;
-                    l_ratio_worst = i;
-                }
-            }
-        }
+        for (std::int64_t i = 0; i < count; ++i)
+            mine.add(out[i], golden[i], bound != nullptr, bound ? bound[i] : 0.0f, i, tau, u_out);
 #pragma omp critical
-        {
-            if (l_max_abs > max_abs) {
-                max_abs = l_max_abs;
-                worst = l_worst;
-            } else if (worst < 0) {
-                worst = l_worst;
-            }
-            if (l_ratio_worst >= 0 && (ratio_worst < 0 || l_max_ratio > max_ratio)) {
-                max_ratio = l_max_ratio;
-                ratio_worst = l_ratio_worst;
-            }
-            max_g = std::max(max_g, l_max_g);
-            sq_err += l_sq_err;
-            sq_g += l_sq_g;
-            nonfinite += l_nonfinite;
-        }
+        all.merge(mine);
     }
-    ErrorStats e;
-    e.max_abs_golden = max_g;
-    e.bound_checked = bound != nullptr;
-    e.bound_tau = bound ? tau : 0;
-    e.max_bound_ratio = bound ? max_ratio : 0;
-    e.bound_worst_index = bound ? ratio_worst : -1;
-    finish(e, max_abs, sq_err, sq_g, nonfinite, worst, count);
-    return e;
+    return all.stats(all.max_g, bound != nullptr, tau, count);
 }
 
 ErrorStats compare_sampled(const float* out, const std::int64_t* indices, const double* golden_values,
                            const double* bound_values, std::int64_t count, double max_abs_golden, Precision p,
                            std::int64_t terms) {
     const double tau = bound_factor(p, terms), u_out = output_roundoff(p);
-    double max_abs = 0, sq_err = 0, sq_g = 0, max_ratio = 0;
-    std::int64_t nonfinite = 0, worst = -1, ratio_worst = -1;
-    for (std::int64_t i = 0; i < count; ++i) {
-        const double o = out[indices[i]];
-        const double g = golden_values[i];
-        sq_g += g * g;
-        if (!std::isfinite(o)) {
-            ++nonfinite;
-            if (worst < 0) worst = indices[i];
-            continue;
-        }
-        const double d = std::fabs(o - g);
-        sq_err += d * d;
-        if (d > max_abs) {
-            max_abs = d;
-            worst = indices[i];
-        }
-        if (bound_values) {
-            const double r = bound_ratio(d, g, bound_values[i], tau, u_out);
-            if (ratio_worst < 0 || r > max_ratio) {
-                max_ratio = r;
-                ratio_worst = indices[i];
-            }
-        }
-    }
-    ErrorStats e;
-    e.max_abs_golden = max_abs_golden;
-    e.bound_checked = bound_values != nullptr;
-    e.bound_tau = bound_values ? tau : 0;
-    e.max_bound_ratio = bound_values ? max_ratio : 0;
-    e.bound_worst_index = bound_values ? ratio_worst : -1;
-    finish(e, max_abs, sq_err, sq_g, nonfinite, worst, count);
-    return e;
+    ErrorSums sums;
+    for (std::int64_t i = 0; i < count; ++i)
+        sums.add(out[indices[i]], golden_values[i], bound_values != nullptr, bound_values ? bound_values[i] : 0.0,
+                 indices[i], tau, u_out);
+    return sums.stats(max_abs_golden, bound_values != nullptr, tau, count);
 }
 
 bool passes(const ErrorStats& e, Precision p) {

@@ -470,26 +470,6 @@ template void conv2d_bias_relu_ref<float>(const Layer&, std::int64_t, const floa
 template void conv2d_bias_relu_ref<double>(const Layer&, std::int64_t, const float*, const float*, const float*, bool,
                                            float*);
 
-void conv2d_naive(const Layer& layer, std::int64_t N, const float* in, const float* w, double* out) {
-    const Geometry g = geometry(layer, N);
-    for (std::int64_t n = 0; n < N; ++n)
-        for (std::int64_t m = 0; m < g.M; ++m)
-            for (std::int64_t e = 0; e < g.E; ++e)
-                for (std::int64_t f = 0; f < g.F; ++f) {
-                    double sum = 0;
-                    for (std::int64_t c = 0; c < g.C; ++c)
-                        for (std::int64_t r = 0; r < g.R; ++r)
-                            for (std::int64_t s = 0; s < g.S; ++s) {
-                                const std::int64_t ih = e * g.stride + r - g.pad;
-                                const std::int64_t iw = f * g.stride + s - g.pad;
-                                if (ih < 0 || ih >= g.H || iw < 0 || iw >= g.W) continue;
-                                sum += double(in[n * g.CHW + c * g.HW + ih * g.W + iw]) *
-                                       double(w[((m * g.C + c) * g.R + r) * g.S + s]);
-                            }
-                    out[((n * g.M + m) * g.E + e) * g.F + f] = sum;
-                }
-}
-
 namespace {
 // sum over the taps of output (n, m, e, f) of term(x * w), in double, padding skipped: the
 // one loop behind conv2d_element (term = identity) and conv2d_element_bound (|x * w|).
@@ -510,6 +490,16 @@ double element_sum(const Layer& layer, const float* in, const float* w, std::int
     return sum;
 }
 }  // namespace
+
+// Every output's conv2d_element, in order: the same loop, with no blocking and no threads.
+void conv2d_naive(const Layer& layer, std::int64_t N, const float* in, const float* w, double* out) {
+    const Geometry g = geometry(layer, N);
+    for (std::int64_t n = 0; n < N; ++n)
+        for (int m = 0; m < g.M; ++m)
+            for (int e = 0; e < g.E; ++e)
+                for (int f = 0; f < g.F; ++f)
+                    out[((n * g.M + m) * g.E + e) * g.F + f] = conv2d_element(layer, in, w, n, m, e, f);
+}
 
 double conv2d_element(const Layer& layer, const float* in, const float* w, std::int64_t n, int m, int e, int f) {
     return element_sum(layer, in, w, n, m, e, f, [](double p) { return p; });

@@ -408,6 +408,11 @@ TEST_CASE("bad input: clear message, exit code 2", "[cli]") {
     CHECK(r.code == 2);
     CHECK(has(r, "unknown memory mode 'nope'"));
 
+    // --layout's list is read as --memory's: each name parsed, "all" for every value.
+    r = cli("sweep --csv /tmp/x.csv --memory all --layout nchw,nwhc");
+    CHECK(r.code == 2);
+    CHECK(has(r, "unknown layout 'nwhc'; valid layouts: nchw, nhwc"));
+
     const auto d = tmpdir("badtable");
     std::ofstream(d / "bad.json") << R"({"layers": [{"name": "x", "C": 3, "H": 5, "W": 5, "M": 2, "R": 9, "S": 3}]})";
     r = cli("generate --layers " + (d / "bad.json").string() + " --out " + (d / "g").string());

@@ -16,6 +16,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -217,6 +218,54 @@ TEST_CASE("verify --chain passes an intact chain set and names a damaged or wron
         CHECK_HAS(r.out, "no chain golden manifest");
         CHECK_HAS(r.out, "generate --chain");
     }
+}
+
+TEST_CASE("a chain set's files get the per-layer sets' entry, header, size and SHA-256 checks",
+          "[golden][chain]") {
+    Chain c({1});
+    const fs::path mp = c.file("manifest.json");
+    const std::string manifest = slurp(mp);
+    const std::string regen = cs::chain_regenerate_command(c.root, c.table, 1);
+    // Edits the manifest entry of n1/c2.weights.npy, then loads (or only checks) the set.
+    auto damaged = [&](const std::function<void(nlohmann::json&)>& edit, bool read_data) {
+        auto m = nlohmann::json::parse(manifest);
+        for (auto& e : m["files"])
+            if (e["path"] == "n1/c2.weights.npy") edit(e);
+        spit(mp, m.dump(1));
+        return error_message([&] { (void)cs::load_chain_golden(c.root, c.table, 1, std::nullopt, read_data); });
+    };
+    const std::string file = c.file("n1/c2.weights.npy").string();
+    for (const bool read_data : {true, false}) {
+        INFO("read_data " << read_data);
+        const cs::ChainGoldenSet g = cs::load_chain_golden(c.root, c.table, 1, std::nullopt, read_data);
+        CHECK(g.data.weights.empty() != read_data);
+        std::string m = damaged([](auto& e) { e["tensor"] = "bias"; }, read_data);
+        CHECK_HAS(m, mp.string() + ": records tensor \"bias\" for n1/c2.weights.npy; regenerate with: " + regen);
+        m = damaged([](auto& e) { e["dtype"] = "<f8"; }, read_data);
+        CHECK_HAS(m, file + ": the manifest records dtype <f8, expected <f4; regenerate with: " + regen);
+        m = damaged([](auto& e) { e["shape"] = {7, 5, 5}; }, read_data);
+        CHECK_HAS(m, file + ": the manifest records shape (7, 5, 5), expected (7, 5, 5, 5)");
+        m = damaged([](auto& e) { e.erase("sha256"); }, read_data);
+        CHECK_HAS(m, mp.string() + ": malformed entry for n1/c2.weights.npy (");
+        m = damaged([](auto& e) { e["bytes"] = e["bytes"].template get<std::int64_t>() + 4; }, read_data);
+        CHECK_HAS(m, file + ": size ");
+        CHECK_HAS(m, "bytes, the manifest records ");
+        m = damaged([](auto& e) { e["sha256"] = std::string(64, '0'); }, read_data);
+        CHECK_HAS(m, file + ": SHA-256 mismatch: the file has ");
+        CHECK_HAS(m, "; regenerate with: " + regen);
+        spit(mp, manifest);
+    }
+}
+
+TEST_CASE("generate --chain refuses no batches and a batch below 1, as the per-layer generate does",
+          "[golden][chain]") {
+    TempDir d;
+    const cs::LayerTable table = cs::load_layer_table(kSmall);
+    CHECK(error_message([&] { cs::generate_chain_golden(table, quiet_chain_options(d.path, {})); }) ==
+          "generate: no batch sizes given");
+    CHECK(error_message([&] { cs::generate_chain_golden(table, quiet_chain_options(d.path, {2, 0})); }) ==
+          "generate: batch size 0 must be at least 1");
+    CHECK_FALSE(fs::exists(d.path / "chain_small"));
 }
 
 TEST_CASE("chain and per-layer golden sets of one table live side by side, unchanged", "[golden][chain]") {

@@ -4,6 +4,7 @@
 
 #include "tolerance.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -143,6 +144,67 @@ TEST_CASE("sampled comparison uses the given indices and bounds", "[tolerance]")
     CHECK(e.bound_checked);
     CHECK(e.max_bound_ratio == Approx(0.25 / (6e-3 * 1000.0 + std::ldexp(4.25, -11))));
     CHECK(e.bound_worst_index == 4);
+}
+
+TEST_CASE("compare and compare_sampled over every index give the same statistics", "[tolerance]") {
+    // Enough elements for several OpenMP threads in compare; the largest error (index 7777)
+    // and the largest bound ratio (index 1234, a tight bound) in different places.
+    const std::int64_t n = 20000;
+    std::vector<float> golden(n), out(n), bound(n);
+    for (std::int64_t i = 0; i < n; ++i) {
+        golden[i] = float(std::sin(0.01 * double(i)) * 3.0);
+        bound[i] = 100.0f;
+        out[i] = golden[i] + float(i % 7) * 1e-6f;
+    }
+    out[7777] = golden[7777] + 1e-3f;
+    bound[1234] = 0.01f;
+    out[1234] = golden[1234] + 1e-4f;
+    std::vector<std::int64_t> idx(n);
+    std::vector<double> gval(n), bval(n);
+    double max_g = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+        idx[i] = i;
+        gval[i] = golden[i];
+        bval[i] = bound[i];
+        max_g = std::max(max_g, std::fabs(gval[i]));
+    }
+    for (auto p : kAll) {
+        INFO(to_string(p));
+        const ErrorStats a = compare(out.data(), golden.data(), n, bound.data(), p, 363);
+        const ErrorStats b = compare_sampled(out.data(), idx.data(), gval.data(), bval.data(), n, max_g, p, 363);
+        CHECK(a.max_abs_golden == b.max_abs_golden);
+        CHECK(a.max_abs_err == b.max_abs_err);
+        CHECK(a.max_rel_err == b.max_rel_err);
+        CHECK(a.rel_l2_err == Approx(b.rel_l2_err).epsilon(1e-12));  // the threads' sums add in another order
+        CHECK(a.worst_index == 7777);
+        CHECK(b.worst_index == 7777);
+        CHECK(a.bound_checked);
+        CHECK(b.bound_checked);
+        CHECK(a.bound_tau == b.bound_tau);
+        CHECK(a.max_bound_ratio == b.max_bound_ratio);
+        CHECK(a.bound_worst_index == 1234);
+        CHECK(b.bound_worst_index == 1234);
+        CHECK(a.nonfinite == 0);
+        CHECK(b.nonfinite == 0);
+        CHECK(a.compared == n);
+        CHECK(b.compared == n);
+    }
+    // NaN outputs: counted by both, the first one where nothing else is worse, and the
+    // error and the bound ratio infinite.
+    out.assign(golden.begin(), golden.end());
+    out[5] = std::numeric_limits<float>::quiet_NaN();
+    out[15000] = std::numeric_limits<float>::infinity();
+    const ErrorStats a = compare(out.data(), golden.data(), n, bound.data(), Precision::fp32, 363);
+    const ErrorStats b =
+        compare_sampled(out.data(), idx.data(), gval.data(), bval.data(), n, max_g, Precision::fp32, 363);
+    CHECK(a.nonfinite == 2);
+    CHECK(b.nonfinite == 2);
+    CHECK(std::isinf(a.max_abs_err));
+    CHECK(std::isinf(b.max_abs_err));
+    CHECK(std::isinf(a.max_bound_ratio));
+    CHECK(std::isinf(b.max_bound_ratio));
+    CHECK(b.worst_index == 5);
+    CHECK((a.worst_index == 5 || a.worst_index == 15000));  // the first of the thread merged first
 }
 
 TEST_CASE("tau grows for short sums, capped at the rigorous dot-product bound", "[tolerance]") {

@@ -21,6 +21,19 @@ ELEM_BYTES = {"f32": 4, "f16": 2, "bf16": 2}
 MEASURED_MARKER = "x"  # a row's point at the DRAM bytes Nsight Compute measured (profile CSVs)
 
 
+def variant_rows_log_x(axes, d, vs, lo, hi):
+    """The axes of a row of panels sharing both axes: x on a log scale from lo to hi, with
+    plain tick labels on every panel; one row per variant of vs, the first at the top."""
+    ax0 = axes[0][0]
+    ax0.set_xscale("log")
+    ax0.set_xlim(lo, hi)
+    for ax in axes[0]:
+        plain_log_ticks(ax, "x")
+    ax0.set_yticks(range(len(vs)))
+    ax0.set_yticklabels([d.label(v) for v in vs], fontsize=8)
+    ax0.set_ylim(len(vs) - 0.5, -0.5)
+
+
 def fig_tflops(d, out):
     Ns = d.main_Ns
     vs = [v for v in d.variants if any(d.getok(l, n, v) and d.getok(l, n, v)["tflops"] for l in d.layers for n in Ns)]
@@ -45,15 +58,8 @@ def fig_tflops(d, out):
     if not vals:
         plt.close(fig)
         return None, "no tflops values"
-    ax0 = axes[0][0]
-    ax0.set_xscale("log")
     top = max(vals + ([d.peak] if d.peak else []))
-    ax0.set_xlim(min(vals) / 1.5, top * 1.6)
-    for ax in axes[0]:
-        plain_log_ticks(ax, "x")
-    ax0.set_yticks(range(len(vs)))
-    ax0.set_yticklabels([d.label(v) for v in vs], fontsize=8)
-    ax0.set_ylim(len(vs) - 0.5, -0.5)
+    variant_rows_log_x(axes, d, vs, min(vals) / 1.5, top * 1.6)
     handles = [Patch(color=lc[l], label=l) for l in d.layers]
     if d.peak:
         handles.append(Line2D([], [], color="k", ls="--", label=f"fp32 FMA ceiling {d.peak:.1f} TFLOP/s\n"
@@ -138,14 +144,7 @@ def fig_ceilings(d, out):
     if not vals:
         plt.close(fig)
         return None, "no tflops values"
-    ax0 = axes[0][0]
-    ax0.set_xscale("log")
-    ax0.set_xlim(min(vals) / 1.5, max(vals) * 3)
-    for ax in axes[0]:
-        plain_log_ticks(ax, "x")
-    ax0.set_yticks(range(len(vs)))
-    ax0.set_yticklabels([d.label(v) for v in vs], fontsize=8)
-    ax0.set_ylim(len(vs) - 0.5, -0.5)
+    variant_rows_log_x(axes, d, vs, min(vals) / 1.5, max(vals) * 3)
     precs = sorted({d.precision.get(v, "") for v in vs}, key=prec_key)
     handles = [Patch(color=PREC_COLOR.get(p, "0.5"), label=f"{p}" + (f" (ceiling {d.class_peaks[p]:.0f} TFLOP/s)"
                                                                    if p in d.class_peaks else "")) for p in precs]

@@ -129,10 +129,7 @@ def coalescing_pairs(d):
 
 
 def coalescing_layer(d):
-    for l in d.layers:
-        if l == "conv1":
-            return l
-    return None
+    return "conv1" if "conv1" in d.layers else None
 
 
 def fig_coalescing(d, out):
