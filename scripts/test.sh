@@ -11,4 +11,4 @@ command -v ninja >/dev/null && gen=(-G Ninja)
 # shellcheck disable=SC2086  # CMAKE_ARGS: several cmake arguments, split on spaces
 cmake -S . -B "$BUILD_DIR" "${gen[@]}" ${CMAKE_ARGS:-}
 cmake --build "$BUILD_DIR" -j "$(nproc)"
-ctest --test-dir "$BUILD_DIR" --output-on-failure "$@"
+ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)" "$@"
