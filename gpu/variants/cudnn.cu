@@ -92,44 +92,9 @@
 namespace cs::gpu::variants {
 namespace {
 
-[[noreturn]] void throw_cudnn(cudnnStatus_t st, const char* call, const char* file, int line) {
-    std::string msg = std::string("cuDNN error: ") + call + " failed at " + file + ":" + std::to_string(line) +
-                      ": " + cudnnGetErrorString(st);
-    char last[512] = {0};
-    cudnnGetLastErrorString(last, sizeof last);
-    if (last[0]) msg += std::string(" (") + last + ")";
-    if (st == CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED ||
-        st == CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED)
-        throw CudaError(cudaErrorMemoryAllocation, msg);
-    // A kernel that broke the context shows up as an execution failure: pass the CUDA
-    // error on so the harness sees a sticky error for what it is.
-    const cudaError_t ce = cudaPeekAtLastError();
-    if (ce != cudaSuccess) throw CudaError(ce, msg + "; CUDA: " + cudaGetErrorName(ce));
-    if (CUDNN_STATUS_CATEGORY(st) == CUDNN_STATUS_NOT_SUPPORTED) throw cs::Skip(msg);
-    throw std::runtime_error(msg);
-}
-
-#define CS_CUDNN_CHECK(call)                                                            \
-    do {                                                                                \
-        const cudnnStatus_t cs_st_ = (call);                                            \
-        if (cs_st_ != CUDNN_STATUS_SUCCESS) throw_cudnn(cs_st_, #call, __FILE__, __LINE__); \
-    } while (0)
+#include "cudnn_common.cuh"
 
 // ---- RAII owners of cuDNN objects -----------------------------------------------------
-
-class Handle {
-public:
-    Handle() { CS_CUDNN_CHECK(cudnnCreate(&h_)); }
-    ~Handle() {
-        if (h_) (void)cudnnDestroy(h_);
-    }
-    Handle(const Handle&) = delete;
-    Handle& operator=(const Handle&) = delete;
-    cudnnHandle_t get() const { return h_; }
-
-private:
-    cudnnHandle_t h_ = nullptr;
-};
 
 class TensorDesc {
 public:
@@ -176,29 +141,6 @@ private:
 // ---- the accuracy screen's kernels ----------------------------------------------------
 
 // Scratch data: fill_uniform_kernel (elements.cuh), the golden generator's distribution.
-
-// out[0] = max |a - ref|, out[1] = max |ref|, as float bits (non-negative floats order like
-// their bits); a non-finite difference counts as +inf.
-template <typename T>
-__global__ void max_diff_kernel(const T* a, const T* ref, std::int64_t n, unsigned* out) {
-    float d = 0.0f, m = 0.0f;
-    for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
-         i += std::int64_t(gridDim.x) * blockDim.x) {
-        const float r = to_float(ref[i]);
-        float x = fabsf(to_float(a[i]) - r);
-        if (!(x <= 3.0e38f)) x = __int_as_float(0x7f800000);
-        d = fmaxf(d, x);
-        m = fmaxf(m, fabsf(r));
-    }
-    for (int off = 16; off > 0; off /= 2) {
-        d = fmaxf(d, __shfl_down_sync(0xffffffffu, d, off));
-        m = fmaxf(m, __shfl_down_sync(0xffffffffu, m, off));
-    }
-    if ((threadIdx.x & 31) == 0) {
-        atomicMax(&out[0], __float_as_uint(d));
-        atomicMax(&out[1], __float_as_uint(m));
-    }
-}
 
 unsigned grid_for(std::int64_t n) { return unsigned(std::clamp<std::int64_t>((n + 255) / 256, 1, 4096)); }
 

@@ -68,8 +68,9 @@
 // reaches FFT and Winograd engines that are fp32-accurate here and not among PyTorch's
 // candidates.
 //
-// Files (one translation unit: this file includes the other two inside its anonymous
-// namespace): cudnn_graph_descriptors.cuh (errors, descriptor owners, the operation graph,
+// Files (one translation unit: this file includes the other three inside its anonymous
+// namespace): cudnn_common.cuh (errors, the handle, the screen's reduction, shared with the
+// legacy rows), cudnn_graph_descriptors.cuh (descriptor owners, the operation graph,
 // the execution plan), cudnn_graph_engine.cuh (the reference check, engine configurations,
 // select_engine), and here the Plan, supports() and the family spec (cudnn_family).
 #include "buffers.hpp"
@@ -107,6 +108,7 @@
 namespace cs::gpu::variants {
 namespace {
 
+#include "cudnn_common.cuh"
 #include "cudnn_graph_descriptors.cuh"
 #include "cudnn_graph_engine.cuh"
 

@@ -1,37 +1,10 @@
 // Part of gpu/variants/cudnn_graph.cu, which includes it once inside its anonymous
 // namespace (one translation unit, as before the split: nothing here is visible elsewhere).
-// Descriptors: cuDNN errors, the RAII owners of backend descriptors, what a row is,
-// the operation graph of one convolution, and the finalized execution plan with its variant pack.
+// Descriptors (errors and the handle: cudnn_common.cuh): the RAII owners of backend
+// descriptors, what a row is, the operation graph of one convolution, and the finalized
+// execution plan with its variant pack.
 
 #pragma once
-
-// ---- errors ---------------------------------------------------------------------------
-
-std::string status_text(cudnnStatus_t st) {
-    std::string s = cudnnGetErrorString(st);
-    char last[512] = {0};
-    cudnnGetLastErrorString(last, sizeof last);
-    if (last[0]) s += std::string(" (") + last + ")";
-    return s;
-}
-
-[[noreturn]] void throw_cudnn(cudnnStatus_t st, const char* call, const char* file, int line) {
-    std::string msg = std::string("cuDNN error: ") + call + " failed at " + file + ":" + std::to_string(line) +
-                      ": " + status_text(st);
-    if (st == CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED ||
-        st == CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED)
-        throw CudaError(cudaErrorMemoryAllocation, msg);
-    const cudaError_t ce = cudaPeekAtLastError();
-    if (ce != cudaSuccess) throw CudaError(ce, msg + "; CUDA: " + cudaGetErrorName(ce));
-    if (CUDNN_STATUS_CATEGORY(st) == CUDNN_STATUS_NOT_SUPPORTED) throw cs::Skip(msg);
-    throw std::runtime_error(msg);
-}
-
-#define CS_CUDNN_CHECK(call)                                                                \
-    do {                                                                                    \
-        const cudnnStatus_t cs_st_ = (call);                                                \
-        if (cs_st_ != CUDNN_STATUS_SUCCESS) throw_cudnn(cs_st_, #call, __FILE__, __LINE__); \
-    } while (0)
 
 // The handle attributes are marked deprecated in cuDNN 9 (a device-property descriptor is
 // the new way) but are still honoured; named by value to keep the build free of warnings.
@@ -39,20 +12,6 @@ constexpr auto kAttrOpGraphHandle = static_cast<cudnnBackendAttributeName_t>(800
 constexpr auto kAttrPlanHandle = static_cast<cudnnBackendAttributeName_t>(400);     // EXECUTION_PLAN_HANDLE
 
 // ---- RAII owners ----------------------------------------------------------------------
-
-class Handle {
-public:
-    Handle() { CS_CUDNN_CHECK(cudnnCreate(&h_)); }
-    ~Handle() {
-        if (h_) (void)cudnnDestroy(h_);
-    }
-    Handle(const Handle&) = delete;
-    Handle& operator=(const Handle&) = delete;
-    cudnnHandle_t get() const { return h_; }
-
-private:
-    cudnnHandle_t h_ = nullptr;
-};
 
 class BDesc {
 public:

@@ -64,28 +64,6 @@ __global__ void reference_kernel(const T* __restrict__ x, const T* __restrict__ 
     }
 }
 
-// out[0] = max |a - ref|, out[1] = max |ref| as float bits; a non-finite difference is +inf.
-template <typename T>
-__global__ void max_diff_kernel(const T* a, const float* ref, std::int64_t n, unsigned* out) {
-    float d = 0.0f, m = 0.0f;
-    for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
-         i += std::int64_t(gridDim.x) * blockDim.x) {
-        const float r = ref[i];
-        float v = fabsf(to_float(a[i]) - r);
-        if (!(v <= 3.0e38f)) v = __int_as_float(0x7f800000);
-        d = fmaxf(d, v);
-        m = fmaxf(m, fabsf(r));
-    }
-    for (int off = 16; off > 0; off /= 2) {
-        d = fmaxf(d, __shfl_down_sync(0xffffffffu, d, off));
-        m = fmaxf(m, __shfl_down_sync(0xffffffffu, m, off));
-    }
-    if ((threadIdx.x & 31) == 0) {
-        atomicMax(&out[0], __float_as_uint(d));
-        atomicMax(&out[1], __float_as_uint(m));
-    }
-}
-
 unsigned grid_for(std::int64_t n) { return unsigned(std::clamp<std::int64_t>((n + 255) / 256, 1, 8192)); }
 
 template <typename T>

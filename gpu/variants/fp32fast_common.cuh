@@ -32,12 +32,16 @@
 #define FF_PRE_SM80 1
 #endif
 
+// Dynamic shared memory, a launch and its error check: CUDA's, or the host emulation's
+// (tools/dev/fp32fast/emu.hpp, FP32FAST_EMU), which has no launch error to check.
 #ifdef FP32FAST_EMU
 #define FF_DYN_SMEM(T, name) T* name = ::emu::dyn_smem<T>()
 #define FF_LAUNCH(kernel, grid, block, smem, stream, ...) ::emu::launch(kernel, dim3(grid), dim3(block), smem, __VA_ARGS__)
+#define FF_CHECK_LAUNCH() ((void)0)
 #else
 #define FF_DYN_SMEM(T, name) extern __shared__ __align__(16) unsigned char ff_dyn_smem_[]; T* name = reinterpret_cast<T*>(ff_dyn_smem_)
 #define FF_LAUNCH(kernel, grid, block, smem, stream, ...) kernel<<<grid, block, smem, stream>>>(__VA_ARGS__)
+#define FF_CHECK_LAUNCH() CS_CUDA_CHECK_LAUNCH()
 #endif
 
 namespace cs::gpu::variants::fp32fast {

@@ -12,6 +12,13 @@ namespace cs::gpu {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #define CS_MBAR_DEVICE 1
 #endif
+// One PTX statement where the target has it (sm_90 and later), nothing elsewhere: the guard
+// of every wrapper below.
+#ifdef CS_MBAR_DEVICE
+#define CS_SM90_ASM(...) asm volatile(__VA_ARGS__)
+#else
+#define CS_SM90_ASM(...) ((void)0)
+#endif
 
 // Programmatic dependent launch (sm_90): a grid lets the grid launched after it as its
 // programmatic dependent (cudaLaunchAttributeProgrammaticStreamSerialization) start once every
@@ -19,35 +26,23 @@ namespace cs::gpu {
 // what this grid writes call grid_dependency_wait first, which returns once this grid has
 // completed and its writes are visible. Both are no-ops in a plain launch.
 __device__ __forceinline__ void grid_launch_dependents() {
-#ifdef CS_MBAR_DEVICE
-    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
+    CS_SM90_ASM("griddepcontrol.launch_dependents;" ::: "memory");
 }
 __device__ __forceinline__ void grid_dependency_wait() {
-#ifdef CS_MBAR_DEVICE
-    asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
+    CS_SM90_ASM("griddepcontrol.wait;" ::: "memory");
 }
 
 __device__ __forceinline__ void mbar_init(std::uint32_t bar, std::uint32_t count) {
-#ifdef CS_MBAR_DEVICE
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
-#endif
+    CS_SM90_ASM("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
 }
 __device__ __forceinline__ void mbar_fence_init() {
-#ifdef CS_MBAR_DEVICE
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-#endif
+    CS_SM90_ASM("fence.mbarrier_init.release.cluster;\n" ::: "memory");
 }
 __device__ __forceinline__ void mbar_arrive_expect_tx(std::uint32_t bar, std::uint32_t bytes) {
-#ifdef CS_MBAR_DEVICE
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
-#endif
+    CS_SM90_ASM("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
 }
 __device__ __forceinline__ void mbar_arrive(std::uint32_t bar) {
-#ifdef CS_MBAR_DEVICE
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
-#endif
+    CS_SM90_ASM("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
 }
 __device__ __forceinline__ bool mbar_try_wait(std::uint32_t bar, std::uint32_t parity) {
 #ifdef CS_MBAR_DEVICE
@@ -74,11 +69,9 @@ __device__ __forceinline__ void mbar_wait(std::uint32_t bar, std::uint32_t parit
 // memory by the TMA engine, completing on `bar` (whose expected bytes the caller has raised).
 __device__ __forceinline__ void bulk_copy_g2s(std::uint32_t dst, const void* src, std::uint32_t bytes,
                                               std::uint32_t bar) {
-#ifdef CS_MBAR_DEVICE
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
+    CS_SM90_ASM("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
                  "l"(src), "r"(bytes), "r"(bar)
                  : "memory");
-#endif
 }
 
 }  // namespace cs::gpu

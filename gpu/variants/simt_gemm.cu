@@ -283,9 +283,7 @@ void launch_simt(const float* in, const float* wt, const int2* tbl, float* out, 
     const std::int64_t split_stride = split_stride_of(g, P);
     FF_LAUNCH(k, unsigned(blocks), T::NT, T::SMEM, stream, in, wt, tbl, out, g, P, tiles_m, tiles_n, kt_split,
               split_stride);
-#ifndef FP32FAST_EMU
-    CS_CUDA_CHECK_LAUNCH();
-#endif
+    FF_CHECK_LAUNCH();
 }
 
 // out[i] = sum over the K parts of part[s * stride + i], in part order (deterministic), n
@@ -318,9 +316,7 @@ inline void simt_gemm_enqueue(int cfg, const float* in, const float* w, float* w
     auto tk = &wt_transpose_kernel;
     const dim3 tgrid(unsigned((g.Kp + 31) / 32), unsigned((g.Mp + 31) / 32));
     FF_LAUNCH(tk, tgrid, 256, 32 * 33 * 4, stream, w, wt, g.M, g.K, g.Mp, g.Kp);
-#ifndef FP32FAST_EMU
-    CS_CUDA_CHECK_LAUNCH();
-#endif
+    FF_CHECK_LAUNCH();
     float* dst = split > 1 ? ws : out;
     switch (cfg) {
         case 0: launch_simt<128, 128, 64, 8>(in, wt, tbl, dst, g, P, split, kt_split, stream); break;
@@ -336,9 +332,7 @@ inline void simt_gemm_enqueue(int cfg, const float* in, const float* w, float* w
         const std::int64_t threads = vec ? (n + 3) / 4 : n;
         FF_LAUNCH(sk, unsigned((threads + kSumThreads - 1) / kSumThreads), kSumThreads, 0, stream, ws,
                   split_stride_of(g, P), out, n, split, vec);
-#ifndef FP32FAST_EMU
-        CS_CUDA_CHECK_LAUNCH();
-#endif
+        FF_CHECK_LAUNCH();
     }
 }
 

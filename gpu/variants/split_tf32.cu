@@ -237,17 +237,13 @@ void split_tf32_enqueue(const float* in, const float* w, float* apack, const int
     const int total = g.Mp * g.Kp * T::H;
     auto pk = &wpack_kernel<SPLIT>;
     FF_LAUNCH(pk, unsigned((total + 255) / 256), 256, 0, stream, w, apack, g.M, g.K, g.Kp, total, lo_keep_half);
-#ifndef FP32FAST_EMU
-    CS_CUDA_CHECK_LAUNCH();
-#endif
+    FF_CHECK_LAUNCH();
     const int tiles_m = g.Mp / T::BM;
     const std::int64_t blocks = std::int64_t(tiles_m) * ((P + T::BN - 1) / T::BN);
     if (blocks == 0) return;
     auto k = &split_tf32_kernel<SPLIT>;
     FF_LAUNCH(k, unsigned(blocks), T::NT, T::SMEM, stream, in, apack, tbl, out, g, P, tiles_m);
-#ifndef FP32FAST_EMU
-    CS_CUDA_CHECK_LAUNCH();
-#endif
+    FF_CHECK_LAUNCH();
 }
 
 }  // namespace fp32fast

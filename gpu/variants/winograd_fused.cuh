@@ -527,9 +527,7 @@ void wino_enqueue(const WinoDims& d, const float* in, const float* w, float* U, 
     auto fk = &wino_filter_kernel<Cfg::MT, Cfg::BM, Cfg::R>;
     const dim3 fgrid(unsigned(d.Mp / 32), unsigned((d.Cp + 7) / 8));
     FF_LAUNCH(fk, fgrid, 256, wino_filter_smem<Cfg::R>(), stream, w, U, d.M, d.C, d.Mp, d.Cp);
-#ifndef FP32FAST_EMU
-    CS_CUDA_CHECK_LAUNCH();
-#endif
+    FF_CHECK_LAUNCH();
     WinoArgs a{};
     a.in = in, a.U = U, a.out = out;
     a.C = d.C, a.H = d.H, a.W = d.W, a.M = d.M, a.E = d.E, a.F = d.F, a.pad = d.pad;
@@ -541,9 +539,7 @@ void wino_enqueue(const WinoDims& d, const float* in, const float* w, float* U, 
     if (blocks == 0) return;
     auto k = &wino_fused_kernel<Cfg>;
     FF_LAUNCH(k, unsigned(blocks), Cfg::NT, Cfg::SMEM, stream, a);
-#ifndef FP32FAST_EMU
-    CS_CUDA_CHECK_LAUNCH();
-#endif
+    FF_CHECK_LAUNCH();
 }
 
 // Which of two blocks of one tile size (Narrow: BN tiles, Wide: twice as many) a layer runs

@@ -40,19 +40,13 @@ struct EpiDirect {
 };
 
 __device__ __forceinline__ void st_shared_pair(std::uint32_t addr, __half2 v) {
-#ifdef CS_HOPPER_DEVICE
-    asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(*reinterpret_cast<std::uint32_t*>(&v)) : "memory");
-#endif
+    CS_HOPPER_ASM("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(*reinterpret_cast<std::uint32_t*>(&v)) : "memory");
 }
 __device__ __forceinline__ void st_shared_pair(std::uint32_t addr, __nv_bfloat162 v) {
-#ifdef CS_HOPPER_DEVICE
-    asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(*reinterpret_cast<std::uint32_t*>(&v)) : "memory");
-#endif
+    CS_HOPPER_ASM("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(*reinterpret_cast<std::uint32_t*>(&v)) : "memory");
 }
 __device__ __forceinline__ void st_shared_pair(std::uint32_t addr, float2 v) {
-#ifdef CS_HOPPER_DEVICE
-    asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(addr), "f"(v.x), "f"(v.y) : "memory");
-#endif
+    CS_HOPPER_ASM("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(addr), "f"(v.x), "f"(v.y) : "memory");
 }
 
 struct EpiTmaStore {

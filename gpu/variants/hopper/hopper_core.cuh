@@ -237,6 +237,13 @@ struct ConvGeom {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define CS_HOPPER_DEVICE 1
 #endif
+// One PTX statement on sm_90a (wgmma, setmaxnreg, ...), nothing elsewhere (the host pass, other
+// targets): the guard of the single-statement wrappers.
+#ifdef CS_HOPPER_DEVICE
+#define CS_HOPPER_ASM(...) asm volatile(__VA_ARGS__)
+#else
+#define CS_HOPPER_ASM(...) ((void)0)
+#endif
 
 __device__ __forceinline__ std::uint32_t smem_u32(const void* p) {
     return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
@@ -244,45 +251,31 @@ __device__ __forceinline__ std::uint32_t smem_u32(const void* p) {
 
 // 16-byte global -> shared copy; src-size 0 writes 16 zero bytes (padding, k >= K, p >= P).
 __device__ __forceinline__ void cp_async_16(std::uint32_t dst, const void* src, bool pred) {
-#ifdef CS_HOPPER_DEVICE
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(pred ? 16 : 0)
+    CS_HOPPER_ASM("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(pred ? 16 : 0)
                  : "memory");
-#endif
 }
 __device__ __forceinline__ void cp_async_commit() {
-#ifdef CS_HOPPER_DEVICE
-    asm volatile("cp.async.commit_group;\n" ::: "memory");
-#endif
+    CS_HOPPER_ASM("cp.async.commit_group;\n" ::: "memory");
 }
 template <int N>
 __device__ __forceinline__ void cp_async_wait() {
-#ifdef CS_HOPPER_DEVICE
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-#endif
+    CS_HOPPER_ASM("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 // Orders this thread's generic-proxy shared-memory writes (st.shared, completed cp.async)
 // before later async-proxy reads (wgmma operands) — followed by a barrier for other threads.
 __device__ __forceinline__ void fence_proxy_async_smem() {
-#ifdef CS_HOPPER_DEVICE
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-#endif
+    CS_HOPPER_ASM("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
 
 __device__ __forceinline__ void wgmma_fence() {
-#ifdef CS_HOPPER_DEVICE
-    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-#endif
+    CS_HOPPER_ASM("wgmma.fence.sync.aligned;\n" ::: "memory");
 }
 __device__ __forceinline__ void wgmma_commit() {
-#ifdef CS_HOPPER_DEVICE
-    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-#endif
+    CS_HOPPER_ASM("wgmma.commit_group.sync.aligned;\n" ::: "memory");
 }
 template <int N>
 __device__ __forceinline__ void wgmma_wait() {
-#ifdef CS_HOPPER_DEVICE
-    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
-#endif
+    CS_HOPPER_ASM("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
 }
 // Keeps the compiler from moving accumulator reads/writes across wgmma issue / wait.
 template <int N>
@@ -294,15 +287,11 @@ __device__ __forceinline__ void fence_regs(float (&d)[N]) {
 // Warpgroup register reallocation (all threads of the warpgroup execute it).
 template <int N>
 __device__ __forceinline__ void setmaxnreg_inc() {
-#ifdef CS_HOPPER_DEVICE
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
-#endif
+    CS_HOPPER_ASM("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
 }
 template <int N>
 __device__ __forceinline__ void setmaxnreg_dec() {
-#ifdef CS_HOPPER_DEVICE
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
-#endif
+    CS_HOPPER_ASM("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
 }
 
 // Shared-memory matrix descriptor (K-major, swizzled): layout 1 = 128B, 2 = 64B, 3 = 32B.
@@ -364,32 +353,26 @@ __device__ __forceinline__ void tma_load_im2col_4d(std::uint32_t dst, const void
 #endif
 }
 __device__ __forceinline__ void tma_load_1d(std::uint32_t dst, const void* tmap, std::uint32_t bar, int c0) {
-#ifdef CS_HOPPER_DEVICE
-    asm volatile(
+    CS_HOPPER_ASM(
         "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
         " [%0], [%1, {%2}], [%3];\n" ::"r"(dst),
         "l"(reinterpret_cast<std::uint64_t>(tmap)), "r"(c0), "r"(bar)
         : "memory");
-#endif
 }
 __device__ __forceinline__ void tma_load_2d(std::uint32_t dst, const void* tmap, std::uint32_t bar, int c0, int c1) {
-#ifdef CS_HOPPER_DEVICE
-    asm volatile(
+    CS_HOPPER_ASM(
         "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
         " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
         "l"(reinterpret_cast<std::uint64_t>(tmap)), "r"(c0), "r"(c1), "r"(bar)
         : "memory");
-#endif
 }
 __device__ __forceinline__ void tma_load_3d(std::uint32_t dst, const void* tmap, std::uint32_t bar, int c0, int c1,
                                             int c2) {
-#ifdef CS_HOPPER_DEVICE
-    asm volatile(
+    CS_HOPPER_ASM(
         "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
         " [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(dst),
         "l"(reinterpret_cast<std::uint64_t>(tmap)), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
         : "memory");
-#endif
 }
 
 // Clusters (the `cluster` axis): this CTA's rank in its cluster, a shared-memory address of
@@ -399,16 +382,12 @@ __device__ __forceinline__ void tma_load_3d(std::uint32_t dst, const void* tmap,
 // (the same shared-memory offset and mbarrier in each).
 __device__ __forceinline__ std::uint32_t cluster_rank() {
     std::uint32_t r = 0;
-#ifdef CS_HOPPER_DEVICE
-    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
-#endif
+    CS_HOPPER_ASM("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
     return r;
 }
 __device__ __forceinline__ std::uint32_t mapa_shared(std::uint32_t addr, std::uint32_t rank) {
     std::uint32_t r = addr;
-#ifdef CS_HOPPER_DEVICE
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(addr), "r"(rank));
-#endif
+    CS_HOPPER_ASM("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(addr), "r"(rank));
     return r;
 }
 // The remote arrive keeps the default .release.cta semantics, as CUTLASS's ClusterBarrier
@@ -417,35 +396,27 @@ __device__ __forceinline__ std::uint32_t mapa_shared(std::uint32_t addr, std::ui
 // would put a cluster-scope fence in the consumer's issue path every k-slice (NOTES.md,
 // "Hopper core v2": the cluster rung).
 __device__ __forceinline__ void mbar_arrive_remote(std::uint32_t cluster_bar) {
-#ifdef CS_HOPPER_DEVICE
-    asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_bar) : "memory");
-#endif
+    CS_HOPPER_ASM("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_bar) : "memory");
 }
 // 16 bytes of a cluster peer's shared memory (addr from mapa_shared).
 __device__ __forceinline__ float4 ld_shared_cluster_v4(std::uint32_t addr) {
     float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
-#ifdef CS_HOPPER_DEVICE
-    asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+    CS_HOPPER_ASM("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
                  : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
                  : "r"(addr)
                  : "memory");
-#endif
     return v;
 }
 __device__ __forceinline__ void cluster_sync_all() {
-#ifdef CS_HOPPER_DEVICE
-    asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
-#endif
+    CS_HOPPER_ASM("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
 }
 __device__ __forceinline__ void tma_load_3d_multicast(std::uint32_t dst, const void* tmap, std::uint32_t bar, int c0,
                                                       int c1, int c2, std::uint16_t mask) {
-#ifdef CS_HOPPER_DEVICE
-    asm volatile(
+    CS_HOPPER_ASM(
         "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
         " [%0], [%1, {%2, %3, %4}], [%5], %6;\n" ::"r"(dst),
         "l"(reinterpret_cast<std::uint64_t>(tmap)), "r"(c0), "r"(c1), "r"(c2), "r"(bar), "h"(mask)
         : "memory");
-#endif
 }
 
 // The im2col load multicast to the CTAs of `mask` (the cluster along the filters shares the

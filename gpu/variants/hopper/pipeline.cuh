@@ -178,37 +178,27 @@ __device__ __forceinline__ void zero(float (&a)[N]) {
 
 // Named barrier `id` (1..15; 0 is __syncthreads) over `count` threads.
 __device__ __forceinline__ void named_sync(int id, int count) {
-#ifdef CS_HOPPER_DEVICE
-    asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");
-#endif
+    CS_HOPPER_ASM("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");
 }
 
 // Bulk (TMA) store of a 2D box from shared memory, its bulk group, and the waits.
 __device__ __forceinline__ void tma_store_2d(const void* tmap, std::uint32_t src, int c0, int c1) {
-#ifdef CS_HOPPER_DEVICE
-    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n" ::"l"(
+    CS_HOPPER_ASM("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n" ::"l"(
                      reinterpret_cast<std::uint64_t>(tmap)),
                  "r"(src), "r"(c0), "r"(c1)
                  : "memory");
-#endif
 }
 __device__ __forceinline__ void bulk_commit() {
-#ifdef CS_HOPPER_DEVICE
-    asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
-#endif
+    CS_HOPPER_ASM("cp.async.bulk.commit_group;\n" ::: "memory");
 }
 // Until at most N of this thread's bulk groups still read their shared memory.
 template <int N>
 __device__ __forceinline__ void bulk_wait_read() {
-#ifdef CS_HOPPER_DEVICE
-    asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
-#endif
+    CS_HOPPER_ASM("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
 }
 template <int N>
 __device__ __forceinline__ void bulk_wait() {
-#ifdef CS_HOPPER_DEVICE
-    asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(N) : "memory");
-#endif
+    CS_HOPPER_ASM("cp.async.bulk.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
 }  // namespace cs::gpu::variants::hopper

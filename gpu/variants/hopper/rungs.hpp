@@ -3,7 +3,9 @@
 // the persistent skeleton's rungs are in ws_plan.hpp.
 #pragma once
 
+#include "error.hpp"
 #include "family.hpp"
+#include "tiles.hpp"
 
 #include <memory>
 #include <optional>
@@ -18,5 +20,16 @@ std::unique_ptr<Plan> tma_plan(const PrecisionRow& row, const Problem& p, const 
 // The halo mainloop (halo_conv.cu): fp16 / bf16 rows.
 std::optional<std::string> halo_supports(const PrecisionRow& row, const Problem& p, const cudaDeviceProp& prop);
 std::unique_ptr<Plan> halo_plan(const PrecisionRow& row, const Problem& p, const PlanContext& ctx);
+
+// The tile of a rung that runs 128-pixel tiles with MMAs over the whole slice (rungs 1 and 2:
+// `rung`): the one the row's `tile` axis value `name` names, else `dflt`; a cs::Skip says why
+// the rung cannot run a named tile.
+inline int whole_slice_tile(const std::string& name, int dflt, const std::string& rung) {
+    const int t = tile_or(name, dflt);
+    if (t < 0) throw Skip("no tile named " + name);
+    if (kTiles[t].bm != 128 || kTiles[t].kb)
+        throw Skip("tile " + name + ": " + rung + " runs 128-pixel tiles with MMAs over the whole slice only");
+    return t;
+}
 
 }  // namespace cs::gpu::variants::hopper

@@ -233,11 +233,9 @@ std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx) {
     Setup u = make_setup(p);
     CpAsyncGemm<T> gemm;
     const std::string tile = p.config.get("tile");
-    gemm.tile = tile_or(tile, default_tile(u, std::max<std::int64_t>(1, ctx.max_chunk_N), ctx.prop.multiProcessorCount));
-    if (gemm.tile < 0) throw Skip("no tile named " + tile);
+    gemm.tile = whole_slice_tile(
+        tile, default_tile(u, std::max<std::int64_t>(1, ctx.max_chunk_N), ctx.prop.multiProcessorCount), "rung 1");
     if (kTiles[gemm.tile].rowb != 128) throw Skip("the cp.async loader fills 128 B k-slices only (tile " + tile + ")");
-    if (kTiles[gemm.tile].bm != kBM || kTiles[gemm.tile].kb)
-        throw Skip("tile " + tile + ": rung 1 runs 128-pixel tiles with MMAs over the whole slice only");
     gemm.prepare();
     const int bn = kTiles[gemm.tile].bn;
     const std::int64_t maxn = std::max<std::int64_t>(1, ctx.max_chunk_N);

@@ -161,12 +161,10 @@ std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx) {
     if (auto why = tma_supports(p, ctx.prop)) throw Skip(*why);
     Setup u = make_setup(p);
     TmaGemm<T> gemm;
-    const std::string tile = p.config.get("tile");
-    gemm.tile = tile_or(tile, default_tile(u, std::max<std::int64_t>(1, ctx.max_chunk_N), ctx.prop.multiProcessorCount,
-                                           int(sizeof(T))));
-    if (gemm.tile < 0) throw Skip("no tile named " + tile);
-    if (kTiles[gemm.tile].bm != kBM || kTiles[gemm.tile].kb)
-        throw Skip("tile " + tile + ": rung 2 runs 128-pixel tiles with MMAs over the whole slice only");
+    gemm.tile = whole_slice_tile(p.config.get("tile"),
+                                 default_tile(u, std::max<std::int64_t>(1, ctx.max_chunk_N),
+                                              ctx.prop.multiProcessorCount, int(sizeof(T))),
+                                 "rung 2");
     gemm.prepare();
     // Check the maps at plan time (the addresses are placeholders: encoding reads no memory).
     {

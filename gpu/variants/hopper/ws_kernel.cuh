@@ -48,15 +48,11 @@ struct WsArgs {
 };
 
 __device__ __forceinline__ void st_release(int* p, int v) {
-#ifdef CS_HOPPER_DEVICE
-    asm volatile("st.release.gpu.global.b32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
-#endif
+    CS_HOPPER_ASM("st.release.gpu.global.b32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
 }
 __device__ __forceinline__ int ld_acquire(const int* p) {
     int v = 0;
-#ifdef CS_HOPPER_DEVICE
-    asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
-#endif
+    CS_HOPPER_ASM("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
     return v;
 }
 

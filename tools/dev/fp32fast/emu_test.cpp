@@ -7,7 +7,7 @@
 //
 // Build and run (development machine, no GPU):
 //   g++ -std=c++17 -O1 -DFP32FAST_EMU -include tools/dev/fp32fast/emu.hpp -I gpu -I gpu/variants \
-//       -I layers -I /usr/local/cuda/include -x c++ tools/dev/fp32fast/emu_test.cpp -o /tmp/emu_test
+//       -I core -I /usr/local/cuda/include -x c++ tools/dev/fp32fast/emu_test.cpp -o /tmp/emu_test
 //   /tmp/emu_test && EMU_REVERSE=1 /tmp/emu_test
 #include "simt_gemm.cu"
 #include "split_tf32.cu"
