@@ -339,23 +339,9 @@ __device__ __forceinline__ void wtc_store(const WtcArgs& a, const float (&Y)[MT 
 // ---- the plan ---------------------------------------------------------------------------------------
 template <class Cfg, class Main>
 std::optional<std::string> wtc_supports(const Problem& p, const cudaDeviceProp& prop) {
-    const Layer& l = p.layer;
-    if (p.layout != Layout::nchw) return std::string("NCHW only");
-    constexpr int R = Cfg::R;
-    if (l.R != R || l.S != R || l.stride != 1)
-        return "Winograd F(mxm," + std::to_string(R) + "x" + std::to_string(R) + ") needs a " + std::to_string(R) + "x" +
-               std::to_string(R) + " filter at stride 1 (this layer: " + std::to_string(l.R) + "x" +
-               std::to_string(l.S) + " stride " + std::to_string(l.stride) + ")";
+    if (auto why = winograd_filter_supports(p, Cfg::R)) return why;
     if (auto why = Main::supports(prop)) return why;
-    if (prop.sharedMemPerBlockOptin < std::size_t(Main::SMEM))
-        return "needs " + std::to_string(Main::SMEM) + " bytes of shared memory per block (device opt-in limit " +
-               std::to_string(prop.sharedMemPerBlockOptin) + ")";
-    const std::int64_t tiles =
-        p.N * std::int64_t((l.E() + Cfg::MT - 1) / Cfg::MT) * ((l.F() + Cfg::MT - 1) / Cfg::MT);
-    if (tiles > std::int64_t(INT_MAX) - Cfg::BT) return std::string("N * tiles exceeds 32-bit indices");
-    if (p.N * l.C * l.H * l.W > std::int64_t(INT_MAX))
-        return std::string("N*C*H*W exceeds the kernel's 32-bit input offsets");
-    return std::nullopt;
+    return winograd_size_supports(p, prop, Main::SMEM, Cfg::MT, Cfg::BT);
 }
 
 template <class Cfg, class Main>

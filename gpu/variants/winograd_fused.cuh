@@ -561,25 +561,38 @@ inline bool wino_use_wide(const Layer& l, std::int64_t N, const cudaDeviceProp& 
 }
 
 #ifndef FP32FAST_EMU
-template <class Cfg>
-std::optional<std::string> wino_supports(const Problem& p, const cudaDeviceProp& prop) {
+// What every fused Winograd rung asks of a problem's shape (this file's and the 3xFP16 split's,
+// winograd_3xfp16.cuh): NCHW and an R x R filter at stride 1; empty when the shape has them.
+inline std::optional<std::string> winograd_filter_supports(const Problem& p, int R) {
     const Layer& l = p.layer;
     if (p.layout != Layout::nchw) return std::string("NCHW only");
-    constexpr int R = Cfg::R;
     if (l.R != R || l.S != R || l.stride != 1)
         return "Winograd F(mxm," + std::to_string(R) + "x" + std::to_string(R) + ") needs a " + std::to_string(R) + "x" +
                std::to_string(R) + " filter at stride 1 (this layer: " + std::to_string(l.R) + "x" +
                std::to_string(l.S) + " stride " + std::to_string(l.stride) + ")";
-    if (prop.major < 8) return std::string("needs sm_80+ (cp.async)");
-    if (prop.sharedMemPerBlockOptin < std::size_t(Cfg::SMEM))
-        return "needs " + std::to_string(Cfg::SMEM) + " bytes of shared memory per block (device opt-in limit " +
+    return std::nullopt;
+}
+// ... and of its size: `smem` bytes of shared memory per block, and 32-bit indices for the
+// batch's tiles of mt x mt outputs (plus the `block_tiles` of a block past the last) and for the
+// input's offsets.
+inline std::optional<std::string> winograd_size_supports(const Problem& p, const cudaDeviceProp& prop, int smem,
+                                                         int mt, int block_tiles) {
+    const Layer& l = p.layer;
+    if (prop.sharedMemPerBlockOptin < std::size_t(smem))
+        return "needs " + std::to_string(smem) + " bytes of shared memory per block (device opt-in limit " +
                std::to_string(prop.sharedMemPerBlockOptin) + ")";
-    const std::int64_t tiles =
-        p.N * std::int64_t((l.E() + Cfg::MT - 1) / Cfg::MT) * ((l.F() + Cfg::MT - 1) / Cfg::MT);
-    if (tiles > std::int64_t(INT_MAX) - Cfg::BN) return std::string("N * tiles exceeds 32-bit indices");
+    const std::int64_t tiles = p.N * std::int64_t((l.E() + mt - 1) / mt) * ((l.F() + mt - 1) / mt);
+    if (tiles > std::int64_t(INT_MAX) - block_tiles) return std::string("N * tiles exceeds 32-bit indices");
     if (p.N * l.C * l.H * l.W > std::int64_t(INT_MAX))
         return std::string("N*C*H*W exceeds the kernel's 32-bit input offsets");
     return std::nullopt;
+}
+
+template <class Cfg>
+std::optional<std::string> wino_supports(const Problem& p, const cudaDeviceProp& prop) {
+    if (auto why = winograd_filter_supports(p, Cfg::R)) return why;
+    if (prop.major < 8) return std::string("needs sm_80+ (cp.async)");
+    return winograd_size_supports(p, prop, Cfg::SMEM, Cfg::MT, Cfg::BN);
 }
 
 template <class Cfg>
