@@ -45,13 +45,30 @@ std::size_t index_of(const std::vector<T>& v, const T& x) {
 
 }  // namespace
 
-MergeResult merge_tables(const std::vector<CsvTable>& parts) {
+namespace {
+
+using CsvRow = std::vector<std::string>;
+
+// A merged row's cells by column name (the merged table's header).
+struct Cells {
+    const CsvTable& out;
+    std::string get(const CsvRow& r, const std::string& c) const {
+        const int i = out.col(c);
+        return i < 0 ? std::string() : r[std::size_t(i)];
+    }
+    void set(CsvRow& r, const std::string& c, const std::string& v) const {
+        const int i = out.col(c);
+        if (i >= 0) r[std::size_t(i)] = v;
+    }
+};
+
+// Every part is a result CSV of the same revision, device kind and sweep settings (a part of one
+// sharded sweep); notes what the caller should know (uncommitted sources).
+void check_parts(const std::vector<CsvTable>& parts, MergeResult& m) {
     if (parts.size() < 2) throw Error("merge: give at least two CSV files (the parts of one sharded sweep)");
     for (const auto& p : parts)
         for (const char* c : {"layer", "N", "variant", "memory", "status", "git_rev", "device"})
             if (p.col(c) < 0) throw Error(p.path + ": not a convstudy result CSV (no `" + std::string(c) + "` column)");
-    MergeResult m;
-    // One revision, one device kind, one set of sweep settings.
     for (const auto& [col, what] : same_columns()) {
         std::map<std::string, std::set<std::string>> seen;  // value -> files
         for (const auto& p : parts) {
@@ -79,13 +96,16 @@ MergeResult merge_tables(const std::vector<CsvTable>& parts) {
                                   "sources");
         }
     }
-    // Columns: the first part's, then any others in the order they appear.
-    CsvTable& out = m.table;
+}
+
+// The parts' rows under one header (the first part's columns, then any others in the order they
+// appear); a row in two parts is an error that names both.
+std::vector<CsvRow> union_rows(const std::vector<CsvTable>& parts, CsvTable& out) {
     for (const auto& p : parts)
         for (const auto& c : p.header)
             if (out.col(c) < 0) out.header.push_back(c);
     std::map<std::string, std::string> owner;  // row key -> file
-    std::vector<std::vector<std::string>> rows;
+    std::vector<CsvRow> rows;
     for (const auto& p : parts)
         for (const auto& r : p.rows) {
             const std::string layout = p.col("layout") < 0 ? "nchw" : field(p, r, "layout");
@@ -98,23 +118,18 @@ MergeResult merge_tables(const std::vector<CsvTable>& parts) {
             if (!fresh)
                 throw Error("merge: the row " + key + " is in both " + it->second + " and " + p.path +
                             ": the parts overlap (merge the shards 1/N ... N/N of one sweep, each once)");
-            std::vector<std::string> o(out.header.size());
+            CsvRow o(out.header.size());
             for (std::size_t i = 0; i < p.header.size(); ++i) o[std::size_t(out.col(p.header[i]))] = r[i];
             rows.push_back(std::move(o));
         }
-    auto get = [&](const std::vector<std::string>& r, const std::string& c) {
-        const int i = out.col(c);
-        return i < 0 ? std::string() : r[std::size_t(i)];
-    };
-    auto set = [&](std::vector<std::string>& r, const std::string& c, const std::string& v) {
-        const int i = out.col(c);
-        if (i >= 0) r[std::size_t(i)] = v;
-    };
+    return rows;
+}
 
-    // Sweep order: N, layer (first appearance, kept consistent across parts), registry order
-    // of the variant, memory mode, layout. A layer a part shows first goes after the last
-    // known layer the part showed before it, or after every known layer when it showed none
-    // (parts split by layers, conv1-3 then conv4-5, keep conv1 .. conv5).
+// Sweep order: N, layer (first appearance, kept consistent across parts), registry order of the
+// variant, memory mode, layout. A layer a part shows first goes after the last known layer the
+// part showed before it, or after every known layer when it showed none (parts split by layers,
+// conv1-3 then conv4-5, keep conv1 .. conv5).
+void sort_rows(const std::vector<CsvTable>& parts, const Cells& cells, std::vector<CsvRow>& rows) {
     std::vector<std::string> layers;
     for (const auto& p : parts) {
         std::size_t after = layers.size();  // insert position: after the last layer this part showed
@@ -136,44 +151,53 @@ MergeResult merge_tables(const std::vector<CsvTable>& parts) {
     std::vector<std::string> modes, layouts;
     for (auto md : gpu::all_memory_modes()) modes.emplace_back(gpu::to_string(md));
     for (auto l : gpu::all_layouts()) layouts.emplace_back(gpu::to_string(l));
-    auto rank = [&](const std::vector<std::string>& r) {
-        return std::make_tuple(number(get(r, "N")), index_of(layers, get(r, "layer")), index_of(variants, get(r, "variant")),
-                               index_of(modes, get(r, "memory")), index_of(layouts, get(r, "layout")));
+    auto rank = [&](const CsvRow& r) {
+        return std::make_tuple(number(cells.get(r, "N")), index_of(layers, cells.get(r, "layer")),
+                               index_of(variants, cells.get(r, "variant")), index_of(modes, cells.get(r, "memory")),
+                               index_of(layouts, cells.get(r, "layout")));
     };
     std::stable_sort(rows.begin(), rows.end(), [&](const auto& a, const auto& b) { return rank(a) < rank(b); });
+}
 
-    // ours_over_cudnn, ours_over_cudnn_any_layout: the sweep's fill_ours_over_cudnn over the merged rows.
+// ours_over_cudnn, ours_over_cudnn_any_layout: the sweep's fill_ours_over_cudnn over the merged rows.
+void fill_ratios(const Cells& cells, std::vector<CsvRow>& rows) {
     std::vector<Row> lite(rows.size());
     for (std::size_t i = 0; i < rows.size(); ++i) {
         Row& x = lite[i];
-        x.layer.name = get(rows[i], "layer");
-        x.N = std::int64_t(number(get(rows[i], "N")));
-        x.variant = get(rows[i], "variant");
-        x.family = get(rows[i], "family");
-        x.precision = get(rows[i], "precision");
-        x.memory = get(rows[i], "memory");
-        x.layout = out.col("layout") < 0 ? "nchw" : get(rows[i], "layout");
-        const double k = number(get(rows[i], "kernel_ms"));
-        x.result.status = get(rows[i], "status") == "PASS" && std::isfinite(k) ? gpu::Status::pass : gpu::Status::fail;
+        x.layer.name = cells.get(rows[i], "layer");
+        x.N = std::int64_t(number(cells.get(rows[i], "N")));
+        x.variant = cells.get(rows[i], "variant");
+        x.family = cells.get(rows[i], "family");
+        x.precision = cells.get(rows[i], "precision");
+        x.memory = cells.get(rows[i], "memory");
+        x.layout = cells.out.col("layout") < 0 ? "nchw" : cells.get(rows[i], "layout");
+        const double k = number(cells.get(rows[i], "kernel_ms"));
+        x.result.status =
+            cells.get(rows[i], "status") == "PASS" && std::isfinite(k) ? gpu::Status::pass : gpu::Status::fail;
         x.result.kernel.median = k;
     }
     fill_ours_over_cudnn(lite);
     for (std::size_t i = 0; i < rows.size(); ++i) {
-        set(rows[i], "ours_over_cudnn", lite[i].ours_over_cudnn ? csv_number(*lite[i].ours_over_cudnn) : "");
-        set(rows[i], "ours_over_cudnn_any_layout", lite[i].ours_over_cudnn_any_layout ? csv_number(*lite[i].ours_over_cudnn_any_layout) : "");
+        cells.set(rows[i], "ours_over_cudnn", lite[i].ours_over_cudnn ? csv_number(*lite[i].ours_over_cudnn) : "");
+        cells.set(rows[i], "ours_over_cudnn_any_layout",
+                  lite[i].ours_over_cudnn_any_layout ? csv_number(*lite[i].ours_over_cudnn_any_layout) : "");
     }
+}
 
-    // One ceiling per precision class (the highest measured), and pct_peak against it.
+// One ceiling per precision class (the highest measured) and pct_peak against it, one device copy
+// bandwidth (the highest), and per (layer, N, precision) the fastest cuBLAS im2col GEMM reference;
+// notes where the parts differed.
+void unify_references(const Cells& cells, std::vector<CsvRow>& rows, MergeResult& m) {
     std::map<std::string, double> peak, lowest;
     double copy = NAN, copy_low = NAN;
     for (const auto& r : rows) {
-        const double pk = number(get(r, "peak_tflops"));
+        const double pk = number(cells.get(r, "peak_tflops"));
         if (std::isfinite(pk)) {
-            const std::string c = anchor_class(get(r, "precision"));
+            const std::string c = anchor_class(cells.get(r, "precision"));
             peak[c] = peak.count(c) ? std::max(peak[c], pk) : pk;
             lowest[c] = lowest.count(c) ? std::min(lowest[c], pk) : pk;
         }
-        const double cg = number(get(r, "copy_gbs"));
+        const double cg = number(cells.get(r, "copy_gbs"));
         if (std::isfinite(cg)) {
             copy = std::isfinite(copy) ? std::max(copy, cg) : cg;
             copy_low = std::isfinite(copy_low) ? std::min(copy_low, cg) : cg;
@@ -186,31 +210,43 @@ MergeResult merge_tables(const std::vector<CsvTable>& parts) {
     if (std::isfinite(copy) && copy_low != copy)
         m.notes.push_back("the device copy bandwidth differed between the parts (" + csv_number(copy_low) + " to " +
                           csv_number(copy) + " GB/s): every row now uses the highest");
-    // The cuBLAS im2col GEMM reference of each (layer, N, precision): the fastest measured.
     std::map<std::string, double> gemm;
-    auto gkey = [&](const std::vector<std::string>& r) {
-        return get(r, "layer") + "|" + get(r, "N") + "|" + get(r, "precision");
+    auto gkey = [&](const CsvRow& r) {
+        return cells.get(r, "layer") + "|" + cells.get(r, "N") + "|" + cells.get(r, "precision");
     };
     for (const auto& r : rows) {
-        const double g = number(get(r, "im2col_gemm_ms"));
+        const double g = number(cells.get(r, "im2col_gemm_ms"));
         if (std::isfinite(g)) gemm[gkey(r)] = gemm.count(gkey(r)) ? std::min(gemm[gkey(r)], g) : g;
     }
     for (auto& r : rows) {
-        const double pk = number(get(r, "peak_tflops"));
+        const double pk = number(cells.get(r, "peak_tflops"));
         if (std::isfinite(pk)) {
-            const double best = peak[anchor_class(get(r, "precision"))];
+            const double best = peak[anchor_class(cells.get(r, "precision"))];
             if (best != pk) {
-                set(r, "peak_tflops", csv_number(best));
-                const double tf = number(get(r, "tflops"));
-                if (std::isfinite(tf) && !get(r, "pct_peak").empty()) set(r, "pct_peak", csv_number(100.0 * tf / best));
+                cells.set(r, "peak_tflops", csv_number(best));
+                const double tf = number(cells.get(r, "tflops"));
+                if (std::isfinite(tf) && !cells.get(r, "pct_peak").empty())
+                    cells.set(r, "pct_peak", csv_number(100.0 * tf / best));
             }
         }
-        if (std::isfinite(number(get(r, "copy_gbs"))) && number(get(r, "copy_gbs")) != copy)
-            set(r, "copy_gbs", csv_number(copy));
-        const double g = number(get(r, "im2col_gemm_ms"));
-        if (std::isfinite(g) && g != gemm[gkey(r)]) set(r, "im2col_gemm_ms", csv_number(gemm[gkey(r)]));
+        if (std::isfinite(number(cells.get(r, "copy_gbs"))) && number(cells.get(r, "copy_gbs")) != copy)
+            cells.set(r, "copy_gbs", csv_number(copy));
+        const double g = number(cells.get(r, "im2col_gemm_ms"));
+        if (std::isfinite(g) && g != gemm[gkey(r)]) cells.set(r, "im2col_gemm_ms", csv_number(gemm[gkey(r)]));
     }
-    out.rows = std::move(rows);
+}
+
+}  // namespace
+
+MergeResult merge_tables(const std::vector<CsvTable>& parts) {
+    MergeResult m;
+    check_parts(parts, m);
+    std::vector<CsvRow> rows = union_rows(parts, m.table);
+    const Cells cells{m.table};
+    sort_rows(parts, cells, rows);
+    fill_ratios(cells, rows);
+    unify_references(cells, rows, m);
+    m.table.rows = std::move(rows);
     return m;
 }
 
