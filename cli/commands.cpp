@@ -1210,6 +1210,132 @@ int cmd_sweep_plan(const SweepArgs& top, const std::string& table_help, const st
 
 }  // namespace
 
+namespace {
+
+// The golden files' root: --golden (generate: --out), else $CONVSTUDY_GOLDEN, else golden/.
+constexpr const char* kGoldenEnv = "CONVSTUDY_GOLDEN";
+const std::string& golden_help() {
+    static const std::string h = "root directory of the golden files (default: $CONVSTUDY_GOLDEN, else golden)";
+    return h;
+}
+const std::string& table_help() {
+    static const std::string h = "layer table: a built-in table's name (" + join(builtin_layer_table_names()) +
+                                 ") or a JSON file's path; default: alexnet";
+    return h;
+}
+
+CLI::App* add_generate_command(CLI::App& app, GenerateArgs& gen) {
+    auto* g = app.add_subcommand("generate", "compute the golden outputs on the CPU and store them (.npy)");
+    g->add_option("--batch", gen.batches, "batch sizes, comma separated")->delimiter(',')->expected(1, -1);
+    g->add_option("--layers,--table", gen.table.path, table_help());
+    g->add_option("--only", gen.only, "only these layers of the table, comma separated")->delimiter(',');
+    g->add_option("--out", gen.out, golden_help())->envname(kGoldenEnv);
+    g->add_option("--seed", gen.seed, "generator seed");
+    g->add_option("--input-scale", gen.input_scale,
+                  "multiply the inputs by this exact power of two, 2^-24 to 2^20 (e.g. 2^-24, 0.25, 4096; default "
+                  "1); sets of other scales than 1 and 1 go to <out>/<table>/x<in>_w<w>/");
+    g->add_option("--weight-scale", gen.weight_scale, "multiply the weights by this exact power of two, as --input-scale");
+    g->add_flag("--quiet", gen.quiet, "no progress on stderr");
+    g->add_flag("--no-cpu-timing", gen.no_cpu_timing, "do not time the float32 CPU reference");
+    g->add_flag("--no-onednn", gen.no_onednn, "do not time oneDNN");
+    g->add_flag("--chain", gen.chain,
+                "the chain golden files of a chain table instead (every layer's post-op output after bias, ReLU "
+                "and pool, the input, weights and biases) in <out>/<table>/chain/; refuses a table that is not a "
+                "chain");
+    return g;
+}
+
+// The options `run` and `profile` share.
+void add_run_options(CLI::App* c, RunArgs& ra) {
+    c->add_option("--variant", ra.variant, "variant name or study abbreviation (see `list`)")->required();
+    c->add_option("--layer", ra.layer, "layer name (see `list`)")->required();
+    c->add_option("--batch", ra.batch, "batch size N")->required();
+    c->add_option("--memory", ra.memory, "memory mode: " + gpu::memory_mode_names() + " (default pageable)");
+    c->add_option("--layout", ra.layout,
+                  "tensor layout: nchw or nhwc (default nchw, or the variant's own where it runs only nhwc)");
+    c->add_option("--csv", ra.csv, "write the result row to this CSV file");
+    c->add_option("--golden", ra.golden, golden_help())->envname(kGoldenEnv);
+    c->add_option("--table", ra.table.path, table_help());
+    c->add_option("--axis", ra.axes,
+                  "NAME=VALUE: one value of one of the variant's axes (repeatable; default: the variant's own "
+                  "choice per problem). Axes:" + axes_help());
+    add_timing_options(c, ra.timing);
+    add_check_options(c, ra.check);
+}
+
+struct VerifyArgs {
+    std::string golden_dir = "golden";
+    TableOpt table;
+    std::int64_t recompute = 0;
+    std::string input_scale = "1", weight_scale = "1";
+    bool chain = false;
+};
+
+CLI::App* add_verify_command(CLI::App& app, VerifyArgs& a) {
+    auto* vf = app.add_subcommand("verify",
+                                  "check golden files without a GPU: manifest, SHA-256, .npy headers and shapes; "
+                                  "exit 0 when every set is intact, 1 naming each damaged file");
+    vf->add_option("--golden", a.golden_dir, golden_help())->envname(kGoldenEnv);
+    vf->add_option("--table", a.table.path, "the layer table the files were made for: " + table_help());
+    vf->add_option("--recompute", a.recompute,
+                   "also regenerate the inputs and weights from the seed and recompute this many output elements "
+                   "per set on the CPU (0: none)")
+        ->check(CLI::Range(std::int64_t(0), kMaxRecompute));
+    vf->add_option("--input-scale", a.input_scale,
+                   "verify the sets generated with this input scale (their own directory; default 1)");
+    vf->add_option("--weight-scale", a.weight_scale, "verify the sets generated with this weight scale (default 1)");
+    vf->add_flag("--chain", a.chain, "verify the chain golden files of the table (<golden>/<table>/chain/)");
+    return vf;
+}
+
+int cmd_verify(const VerifyArgs& a) {
+    if (a.chain) {
+        if (a.input_scale != "1" || a.weight_scale != "1")
+            throw Error("verify --chain: chains have no --input-scale or --weight-scale");
+        return verify_chain_golden(a.golden_dir, a.table.load(), a.recompute);
+    }
+    return verify_golden(a.golden_dir, a.table.load(), a.recompute,
+                         {parse_data_scale(a.input_scale, "--input-scale"),
+                          parse_data_scale(a.weight_scale, "--weight-scale")});
+}
+
+// A mistyped command gets the names it is close to (CLI11 alone says only that the argument was
+// not expected); true when argv names no command. Only --help and --version may come before it.
+bool refuse_unknown_command(CLI::App& app, int argc, char** argv) {
+    if (argc < 2 || argv[1][0] == '-') return false;
+    std::vector<std::string> names;
+    for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
+    if (std::find(names.begin(), names.end(), argv[1]) != names.end()) return false;
+    std::fprintf(stderr, "error: unknown command '%s'%s; the commands are %s (`convstudy --help`)\n", argv[1],
+                 did_you_mean(argv[1], names).c_str(), join(names).c_str());
+    return true;
+}
+
+// A command's exit code: its own, or the one its exception means (the footer's list).
+template <class F>
+int exit_code_of(F&& command) {
+    try {
+        return command();
+    } catch (const ProfileUnavailable& e) {
+        std::fprintf(stderr, "error: %s\n", e.what());
+        return kExitNoProfiler;
+    } catch (const NoDevice& e) {
+        std::fprintf(stderr, "error: %s\n", e.what());
+        return kExitNoDevice;
+    } catch (const Error& e) {
+        std::fprintf(stderr, "error: %s\n", e.what());
+        return kExitInput;
+    } catch (const std::bad_alloc&) {
+        std::fprintf(stderr, "error: out of host memory\n");
+        return kExitInput;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "error: %s\n", e.what());
+        return kExitFail;
+    }
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
     CLI::App app{"convstudy: AlexNet's convolution layers on the GPU, one optimisation at a time.\n"
                  "Generate golden files once, run a variant per layer, sweep everything, plot."};
@@ -1228,8 +1354,6 @@ int main(int argc, char** argv) {
                "$CONVSTUDY_GOLDEN, else golden/. Details: docs/cli.md");
 
     bool list_json = false;
-    const std::string table_help = "layer table: a built-in table's name (" + join(builtin_layer_table_names()) +
-                                   ") or a JSON file's path; default: alexnet";
     TableOpt list_table;
     auto* list = app.add_subcommand("list", "list the variants, memory modes, thresholds, the built-in layer tables and a table's layers");
     list->add_flag("--json", list_json, "machine-readable output");
@@ -1238,46 +1362,11 @@ int main(int argc, char** argv) {
         "schema", "the results CSV's columns: the markdown table of docs/csv-columns.md, or (--json) each column's "
                   "name, type, unit and meaning");
     schema->add_flag("--json", schema_json, "one JSON object per column, in CSV order");
-    list->add_option("--table", list_table.path, table_help);
+    list->add_option("--table", list_table.path, table_help());
 
     GenerateArgs gen;
-    // The golden files' root: --golden (generate: --out), else $CONVSTUDY_GOLDEN, else golden/.
-    const char* const golden_env = "CONVSTUDY_GOLDEN";
-    const std::string golden_help = "root directory of the golden files (default: $CONVSTUDY_GOLDEN, else golden)";
-    auto* g = app.add_subcommand("generate", "compute the golden outputs on the CPU and store them (.npy)");
-    g->add_option("--batch", gen.batches, "batch sizes, comma separated")->delimiter(',')->expected(1, -1);
-    g->add_option("--layers,--table", gen.table.path, table_help);
-    g->add_option("--only", gen.only, "only these layers of the table, comma separated")->delimiter(',');
-    g->add_option("--out", gen.out, golden_help)->envname(golden_env);
-    g->add_option("--seed", gen.seed, "generator seed");
-    g->add_option("--input-scale", gen.input_scale,
-                  "multiply the inputs by this exact power of two, 2^-24 to 2^20 (e.g. 2^-24, 0.25, 4096; default "
-                  "1); sets of other scales than 1 and 1 go to <out>/<table>/x<in>_w<w>/");
-    g->add_option("--weight-scale", gen.weight_scale, "multiply the weights by this exact power of two, as --input-scale");
-    g->add_flag("--quiet", gen.quiet, "no progress on stderr");
-    g->add_flag("--no-cpu-timing", gen.no_cpu_timing, "do not time the float32 CPU reference");
-    g->add_flag("--no-onednn", gen.no_onednn, "do not time oneDNN");
-    g->add_flag("--chain", gen.chain,
-                "the chain golden files of a chain table instead (every layer's post-op output after bias, ReLU "
-                "and pool, the input, weights and biases) in <out>/<table>/chain/; refuses a table that is not a "
-                "chain");
+    auto* g = add_generate_command(app, gen);
 
-    auto add_run_options = [&](CLI::App* c, RunArgs& ra) {
-        c->add_option("--variant", ra.variant, "variant name or study abbreviation (see `list`)")->required();
-        c->add_option("--layer", ra.layer, "layer name (see `list`)")->required();
-        c->add_option("--batch", ra.batch, "batch size N")->required();
-        c->add_option("--memory", ra.memory, "memory mode: " + gpu::memory_mode_names() + " (default pageable)");
-        c->add_option("--layout", ra.layout,
-                      "tensor layout: nchw or nhwc (default nchw, or the variant's own where it runs only nhwc)");
-        c->add_option("--csv", ra.csv, "write the result row to this CSV file");
-        c->add_option("--golden", ra.golden, golden_help)->envname(golden_env);
-        c->add_option("--table", ra.table.path, table_help);
-        c->add_option("--axis", ra.axes,
-                      "NAME=VALUE: one value of one of the variant's axes (repeatable; default: the variant's own "
-                      "choice per problem). Axes:" + axes_help());
-        add_timing_options(c, ra.timing);
-        add_check_options(c, ra.check);
-    };
     RunArgs run;
     auto* r = app.add_subcommand("run", "check and time one variant on one layer and batch");
     add_run_options(r, run);
@@ -1293,7 +1382,7 @@ int main(int argc, char** argv) {
 
     SweepArgs sw;
     auto* s = app.add_subcommand("sweep", "check and time many variants, layers, batches and memory modes");
-    add_sweep_options(s, sw, table_help, golden_help, golden_env);
+    add_sweep_options(s, sw, table_help(), golden_help(), kGoldenEnv);
     s->add_option("--plan", sw.plan,
                   "run every sweep step of this plan (plans/*.json) in this one process, each step's CSV in --out "
                   "(instead of --csv and the row options)")
@@ -1302,44 +1391,14 @@ int main(int argc, char** argv) {
 
     MergeArgs mg;
     auto* mgc = add_merge_command(app, mg);
-
-    std::string verify_golden_dir = "golden";
-    TableOpt verify_table;
-    std::int64_t verify_recompute = 0;
-    std::string verify_input_scale = "1", verify_weight_scale = "1";
-    bool verify_chain = false;
-    auto* vf = app.add_subcommand("verify",
-                                  "check golden files without a GPU: manifest, SHA-256, .npy headers and shapes; "
-                                  "exit 0 when every set is intact, 1 naming each damaged file");
-    vf->add_option("--golden", verify_golden_dir, golden_help)->envname(golden_env);
-    vf->add_option("--table", verify_table.path, "the layer table the files were made for: " + table_help);
-    vf->add_option("--recompute", verify_recompute,
-                   "also regenerate the inputs and weights from the seed and recompute this many output elements "
-                   "per set on the CPU (0: none)")
-        ->check(CLI::Range(std::int64_t(0), kMaxRecompute));
-    vf->add_option("--input-scale", verify_input_scale,
-                   "verify the sets generated with this input scale (their own directory; default 1)");
-    vf->add_option("--weight-scale", verify_weight_scale,
-                   "verify the sets generated with this weight scale (default 1)");
-    vf->add_flag("--chain", verify_chain, "verify the chain golden files of the table (<golden>/<table>/chain/)");
-
+    VerifyArgs va;
+    auto* vf = add_verify_command(app, va);
     CompareArgs cmp;
     auto* cm = add_compare_command(app, cmp);
-
     PlanArgs plan_args;
     auto* plc = add_plan_command(app, plan_args);
-    // A mistyped command gets the names it is close to (CLI11 alone says only that the
-    // argument was not expected). Only --help and --version may come before the command.
-    if (argc > 1 && argv[1][0] != '-') {
-        std::vector<std::string> names;
-        for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
-        if (std::find(names.begin(), names.end(), argv[1]) == names.end()) {
-            std::fprintf(stderr, "error: unknown command '%s'%s; the commands are %s (`convstudy --help`)\n", argv[1],
-                         did_you_mean(argv[1], names).c_str(), join(names).c_str());
-            return kExitInput;
-        }
-    }
 
+    if (refuse_unknown_command(app, argc, argv)) return kExitInput;
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
@@ -1353,46 +1412,23 @@ int main(int argc, char** argv) {
         return kExitInput;
     }
 
-    try {
+    return exit_code_of([&] {
         if (*list) return cmd_list(list_table, list_json);
         if (*schema) return cmd_schema(schema_json);
         if (*g) return cmd_generate(gen);
         if (*r) return cmd_run(run);
         if (*pr) return cmd_run(prof, true);
         if (*s) {
-            if (!sw.plan.empty()) return cmd_sweep_plan(sw, table_help, golden_help, golden_env);
+            if (!sw.plan.empty()) return cmd_sweep_plan(sw, table_help(), golden_help(), kGoldenEnv);
             if (sw.csv.empty()) throw Error("sweep: --csv is required (or --plan PLAN)");
             return cmd_sweep(sw);
         }
-        if (*vf && verify_chain) {
-            if (verify_input_scale != "1" || verify_weight_scale != "1")
-                throw Error("verify --chain: chains have no --input-scale or --weight-scale");
-            return verify_chain_golden(verify_golden_dir, verify_table.load(), verify_recompute);
-        }
-        if (*vf)
-            return verify_golden(verify_golden_dir, verify_table.load(), verify_recompute,
-                                 {parse_data_scale(verify_input_scale, "--input-scale"),
-                                  parse_data_scale(verify_weight_scale, "--weight-scale")});
+        if (*vf) return cmd_verify(va);
         if (*cm) return cmd_compare(cmp);
         if (*mgc) return cmd_merge(mg);
         if (*plc) return cmd_plan(plan_args);
-    } catch (const ProfileUnavailable& e) {
-        std::fprintf(stderr, "error: %s\n", e.what());
-        return kExitNoProfiler;
-    } catch (const NoDevice& e) {
-        std::fprintf(stderr, "error: %s\n", e.what());
-        return kExitNoDevice;
-    } catch (const Error& e) {
-        std::fprintf(stderr, "error: %s\n", e.what());
         return kExitInput;
-    } catch (const std::bad_alloc&) {
-        std::fprintf(stderr, "error: out of host memory\n");
-        return kExitInput;
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "error: %s\n", e.what());
-        return kExitFail;
-    }
-    return kExitInput;
+    });
 }
 
 }  // namespace cs::cli
