@@ -33,11 +33,28 @@ std::string fill(std::string s, const std::string& suffix) {
 }
 }  // namespace
 
+bool kernels_built() {
+#ifdef CONVSTUDY_HAVE_KERNELS
+    return true;
+#else
+    return false;
+#endif
+}
+
+std::string kernels_absent_reason() {
+    if (kernels_built()) return {};
+    return "this convstudy was built without the variants' kernels (CMake option CONVSTUDY_KERNELS=OFF, the "
+           "host-only build of the CPU tests); build with -DCONVSTUDY_KERNELS=ON to run them";
+}
+
 std::vector<Variant> expand(const Family& f) {
     std::vector<Variant> out;
     for (const auto& r : f.rungs) {
         if (r.rows.size() != 1 && !r.aliases.empty())
             throw Error("registry: rung " + r.name + " has aliases but " + std::to_string(r.rows.size()) + " rows");
+        if (!r.supports) throw Error("registry: rung " + r.name + " has no supports()");
+        if (kernels_built() != static_cast<bool>(r.make_plan))
+            throw Error("registry: rung " + r.name + (kernels_built() ? " has no plan" : " names a plan in a build without kernels"));
         for (const auto& row : r.rows) {
             Variant v;
             v.name = fill(r.name, row.suffix);
@@ -48,7 +65,12 @@ std::vector<Variant> expand(const Family& f) {
             v.idea = fill(r.idea, row.suffix);
             v.deterministic = r.deterministic;
             v.supports = [fn = r.supports, row](const Problem& p, const cudaDeviceProp& prop) { return fn(row, p, prop); };
-            v.make_plan = [fn = r.make_plan, row](const Problem& p, const PlanContext& c) { return fn(row, p, c); };
+            if (r.make_plan)
+                v.make_plan = [fn = r.make_plan, row](const Problem& p, const PlanContext& c) { return fn(row, p, c); };
+            else
+                v.make_plan = [](const Problem&, const PlanContext&) -> std::unique_ptr<Plan> {
+                    throw Error(kernels_absent_reason());
+                };
             v.algo = r.algo;
             v.layouts = r.layouts;
             v.axes = f.axes;

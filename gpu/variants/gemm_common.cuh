@@ -39,6 +39,7 @@
 #include "conv_shape.hpp"
 #include "cuda_check.hpp"
 #include "error.hpp"
+#include "gemm_rungs.hpp"
 #include "simple_plan.hpp"
 #include "variant.hpp"
 
@@ -466,17 +467,6 @@ inline void launch_simt_gemm(int cfg, const float* A, int M, int K, int P, const
 // ---- support checks -----------------------------------------------------------------------
 
 // The index ranges the kernels assume (see the top of this file).
-inline std::optional<std::string> supports_common(const Problem& p) {
-    const Layer& l = p.layer;
-    const std::int64_t cols = p.N * std::int64_t(l.E()) * l.F();
-    if (cols > std::int64_t(INT_MAX) - 1024)
-        return "N*E*F = " + std::to_string(cols) + " columns exceed 32-bit indices";
-    if (std::int64_t(l.C) * l.H * l.W > INT_MAX) return std::string("one image's C*H*W exceeds 32-bit offsets");
-    if (l.K() > INT_MAX / 2) return std::string("K = C*R*S exceeds 32-bit indices");
-    if (l.H >= 16384 || l.W >= 16384) return std::string("H or W >= 16384 (the index table packs r and s in 16 bits)");
-    return std::nullopt;
-}
-
 // implicit-gemm and implicit-gemm-idx: one SIMT GEMM launch over all N*E*F columns of the
 // call, writing NCHW; the tile is chosen for the largest call (ctx.max_chunk_N images).
 template <template <class, int, int, int> class BLoad>

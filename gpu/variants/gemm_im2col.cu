@@ -32,6 +32,7 @@
 #include "buffers.hpp"
 #include "gemm_common.cuh"
 #include "im2col.hpp"
+#include "gemm_rungs.hpp"
 #include "variant.hpp"
 
 #include <algorithm>
@@ -73,10 +74,6 @@ private:
 };
 
 }  // namespace
-
-std::optional<std::string> im2col_gemm_supports(const Problem& p, const cudaDeviceProp&) {
-    return gemm::supports_common(p);
-}
 
 std::unique_ptr<Plan> im2col_gemm_plan(const Problem& p, const PlanContext& ctx) {
     if (auto why = gemm::supports_common(p)) throw Skip(*why);

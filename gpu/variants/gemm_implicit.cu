@@ -38,13 +38,10 @@
 // 16640 B smem; 64x64x16: 89 registers, 16896 B; 32x32x32: 137 registers, 17408 B;
 // 0 bytes spilled, no stack frame.
 #include "gemm_common.cuh"
+#include "gemm_rungs.hpp"
 #include "variant.hpp"
 
 namespace cs::gpu::variants {
-
-std::optional<std::string> implicit_gemm_supports(const Problem& p, const cudaDeviceProp&) {
-    return gemm::supports_common(p);
-}
 
 std::unique_ptr<Plan> implicit_gemm_plan(const Problem& p, const PlanContext& ctx) {
     return gemm::make_implicit_simt_plan<gemm::ImplicitNaiveB>(

@@ -34,13 +34,10 @@
 // 16768 B smem; 64x64x16: 96 registers, 17152 B; 32x32x32: 135 registers, 17920 B;
 // 0 bytes spilled, no stack frame.
 #include "gemm_common.cuh"
+#include "gemm_rungs.hpp"
 #include "variant.hpp"
 
 namespace cs::gpu::variants {
-
-std::optional<std::string> implicit_gemm_idx_supports(const Problem& p, const cudaDeviceProp&) {
-    return gemm::supports_common(p);
-}
 
 std::unique_ptr<Plan> implicit_gemm_idx_plan(const Problem& p, const PlanContext& ctx) {
     return gemm::make_implicit_simt_plan<gemm::ImplicitIdxB>(

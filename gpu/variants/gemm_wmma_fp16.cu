@@ -30,14 +30,10 @@
 // 21248 B smem; 64x64x32: 127 registers, 19968 B; 32x32x32: 72 registers, 10752 B;
 // 0 bytes spilled.
 #include "gemm_wmma.cuh"
+#include "gemm_rungs.hpp"
 #include "variant.hpp"
 
 namespace cs::gpu::variants {
-
-std::optional<std::string> wmma_fp16_supports(const Problem& p, const cudaDeviceProp& prop) {
-    if (prop.major < 8) return std::string("the WMMA kernels are built for compute capability 8.0 and newer");
-    return gemm::supports_common(p);
-}
 
 std::unique_ptr<Plan> wmma_fp16_plan(const Problem& p, const PlanContext& ctx) {
     if (ctx.prop.major < 8) throw Skip("the WMMA kernels are built for compute capability 8.0 and newer");

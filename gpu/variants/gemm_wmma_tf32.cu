@@ -22,14 +22,10 @@
 // (cap of __launch_bounds__(128, 4)), 19200 B; 32x32x32: 128 registers, 18944 B; 0 bytes
 // spilled.
 #include "gemm_wmma.cuh"
+#include "gemm_rungs.hpp"
 #include "variant.hpp"
 
 namespace cs::gpu::variants {
-
-std::optional<std::string> wmma_tf32_supports(const Problem& p, const cudaDeviceProp& prop) {
-    if (prop.major < 8) return std::string("tf32 tensor cores need compute capability 8.0 or newer");
-    return gemm::supports_common(p);
-}
 
 std::unique_ptr<Plan> wmma_tf32_plan(const Problem& p, const PlanContext& ctx) {
     if (ctx.prop.major < 8) throw Skip("tf32 tensor cores need compute capability 8.0 or newer");
