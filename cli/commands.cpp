@@ -245,14 +245,20 @@ gpu::MemoryMode parse_mode_or_throw(const std::string& s) {
     return *m;
 }
 
+// The device for `run` and `sweep`; exit 4 (NoDevice) when there is none, or when this build
+// has no kernels to run on it (CONVSTUDY_KERNELS=OFF: the host-only build of the CPU tests).
+// The device is asked first, so that a machine without a GPU gets the same answer from every build.
 std::unique_ptr<gpu::DeviceContext> open_device() {
+    std::unique_ptr<gpu::DeviceContext> ctx;
     try {
-        return std::make_unique<gpu::DeviceContext>(0);
+        ctx = std::make_unique<gpu::DeviceContext>(0);
     } catch (const gpu::CudaError& e) {
         throw NoDevice(e.what());
     } catch (const Error& e) {
         throw NoDevice(e.what());
     }
+    if (!gpu::kernels_built()) throw NoDevice(gpu::kernels_absent_reason());
+    return ctx;
 }
 
 // `ceilings`: measure the per-class ceilings (a second or two of cuBLAS GEMMs and a large

@@ -80,9 +80,9 @@ RungPlan plain(PlainPlan f);
 // files, compiled by the host compiler in every build); the plans and their kernels are the .cu
 // files, compiled only where CMake's CONVSTUDY_KERNELS is ON (the default). OFF is the host-only
 // build of the CPU tests (scripts/test.sh on a machine without a GPU): every row is listed,
-// supports() answers, and a plan cannot be made (kernels_built() is false; the GPU commands say
-// so). A spec names a plan factory only through CS_PLAN, so that a host-only build does not link
-// against the kernels:
+// supports() answers, and no plan can be made (kernels_built(), variant.hpp; the GPU commands
+// say so). A spec names a plan factory only through CS_PLAN, so that a host-only build does not
+// link against the kernels:
 //     make_rung("wmma-fp16", {row_fp16()}, "...", plain(wmma_fp16_supports), CS_PLAN(wmma_fp16_plan))
 // CS_PLAN takes a plain entry point (PlainPlan), a row-taking one or a RungPlan.
 inline RungPlan kernel_plan(PlainPlan f) { return plain(f); }
@@ -92,9 +92,5 @@ inline RungPlan kernel_plan(RungPlan f) { return f; }
 #else
 #define CS_PLAN(f) ::cs::gpu::RungPlan{}
 #endif
-// Whether this build holds the variants' kernels (CONVSTUDY_KERNELS).
-bool kernels_built();
-// Why a plan cannot be made in this build, for the GPU commands' message (empty when it can).
-std::string kernels_absent_reason();
 
 }  // namespace cs::gpu

@@ -161,6 +161,11 @@ struct Variant {
 // The registry: every family's rows, expanded from the family specs (family.hpp) that
 // variants/families.hpp lists.
 const std::vector<Variant>& registry();
+// Whether this build holds the variants' kernels (CMake option CONVSTUDY_KERNELS): without them
+// every row is listed and answers supports(), and its make_plan throws cs::Error with
+// kernels_absent_reason() (empty when the kernels are built).
+bool kernels_built();
+std::string kernels_absent_reason();
 
 // Checks a row's config against the variant's axes: empty when every name is an axis of the
 // variant and every value one of the axis's values, else the message that says which are.

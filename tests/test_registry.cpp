@@ -4,6 +4,8 @@
 // is there in its order (rows added since may stand between them), every row is complete, and the single-kernel family has its
 // coalesced / uncoalesced pairs and the study's abbreviations.
 #include "catch.hpp"
+#include "error.hpp"
+#include "layer.hpp"
 #include "family.hpp"
 #include "variant.hpp"
 #include "variants/families.hpp"
@@ -62,7 +64,9 @@ TEST_CASE("every family spec expands to rows of unique names, in rung order", "[
             INFO("rung " << r.name);
             REQUIRE(!r.rows.empty());
             REQUIRE(static_cast<bool>(r.supports));
-            REQUIRE(static_cast<bool>(r.make_plan));
+            // A spec names its plans through CS_PLAN: there in a build with the kernels, left
+            // empty in a host-only one (expand() then gives each row the plan that says so).
+            REQUIRE(static_cast<bool>(r.make_plan) == kernels_built());
             want += r.rows.size();
         }
         REQUIRE(expanded.size() == want);
@@ -182,6 +186,34 @@ TEST_CASE("every registry row is complete", "[registry]") {
         // Every name finds its own row.
         REQUIRE(find_variant(v.name).variant == &v);
         for (const auto& a : v.aliases) REQUIRE(find_variant(a.name).variant == &v);
+    }
+}
+
+// The host-only build (CONVSTUDY_KERNELS=OFF) lists the same rows (the committed names above)
+// with their supports(); what it cannot do is make a plan, and each row's make_plan says why,
+// naming the option. With the kernels there is nothing to say.
+TEST_CASE("a build without the kernels says so from every row's plan, and only then", "[registry]") {
+    const std::string why = kernels_absent_reason();
+    if (kernels_built()) {
+        REQUIRE(why.empty());
+        return;
+    }
+    REQUIRE(why.find("CONVSTUDY_KERNELS=OFF") != std::string::npos);
+    REQUIRE(why.find("-DCONVSTUDY_KERNELS=ON") != std::string::npos);
+    cudaDeviceProp prop{};
+    prop.major = 9;
+    const PlanContext ctx{prop, 0, std::size_t(1) << 30, 128};
+    Problem p;
+    p.layer = cs::default_layer_table().layers.front();
+    p.N = 1;
+    for (const auto& v : registry()) {
+        INFO(v.name);
+        try {
+            (void)v.make_plan(p, ctx);
+            FAIL("make_plan returned in a build without kernels");
+        } catch (const cs::Error& e) {
+            REQUIRE(std::string(e.what()) == why);
+        }
     }
 }
 
