@@ -16,10 +16,11 @@
 //   - k-tiles of 16 (two barriers' worth of loop overhead per 1024 FFMA instead of 512) and,
 //     where the output tiles leave the SMs' block slots idle, split-K: K parts written as fp32
 //     partial outputs and summed in part order by split_sum_kernel (deterministic).
-// Tiles (kSimtCfgs): 128x128 and 128x64 with 8x16 per thread, 128x64 and 64x64 with 8x8 and
-// k-tiles of 8 (the first rungs; tools/dev/fp32fast/emu_test.cpp runs them all), and the
-// default, 128x64x16 with 8x8; choose_split picks the K parts. The sweep's axes `tile` and
-// `split` (simt_gemm_axes) force either, for comparing them on many shapes.
+// Tiles (kSimtCfgs, fp32fast_tiles.hpp): 128x128 and 128x64 with 8x16 per thread, 128x64 and
+// 64x64 with 8x8 and k-tiles of 8 (the first rungs; tools/dev/fp32fast/emu_test.cpp runs them
+// all), and the default, 128x64x16 with 8x8; choose_split picks the K parts. The sweep's axes
+// `tile` and `split` (simt_gemm_axes, fp32fast_family.cpp) force either, for comparing them on
+// many shapes.
 //
 // Prediction (H200, FP32 peak = 132 SMs x 128 FMA/clk x 1.98 GHz): per thread and k-tile
 // 512 FFMA of ~600 instructions (~85%), 16 warps/SM: near cuBLAS SGEMM on the same GEMM
@@ -55,10 +56,11 @@
 #include "cuda_check.hpp"
 #include "error.hpp"
 #include "fp32fast_common.cuh"
+#include "fp32fast_rungs.hpp"
+#include "fp32fast_tiles.hpp"
 #include "variant.hpp"
 
 #include <algorithm>
-#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -67,21 +69,6 @@
 
 namespace cs::gpu::variants {
 namespace fp32fast {
-
-// Block BM x BN x 8; warps of 64 x WN (lanes 8 x 4), so a thread owns 8 x (WN/4): rows
-// ty*4 + {0..3} + {0, 32}, columns tx*4 + {0..3} + 16*h (h < WN/16).
-template <int BM, int BN, int WN, int BK_ = 8>
-struct SimtTile {
-    static constexpr int BK = BK_, WM = 64, NSTAGE = 3;
-    static constexpr int NWM = BM / WM, NWN = BN / WN, NT = NWM * NWN * 32;
-    static constexpr int TN = WN / 4;  // columns per thread: 8 or 16
-    static constexpr int AST = BK * BM, BST = BK * BN;  // floats per stage
-    static constexpr int SMEM = NSTAGE * (AST + BST) * 4;
-    // Blocks per SM the register budget allows: 8x8 threads fit 128 registers, 8x16 ~255.
-    static constexpr int MINB_RAW = (WN == 32 ? 512 : 256) / NT;
-    static constexpr int MINB = MINB_RAW < 1 ? 1 : (MINB_RAW > 8 ? 8 : MINB_RAW);
-    static_assert(WN == 32 || WN == 64, "8x8 or 8x16 per thread");
-};
 
 template <int BM, int BN, int WN, int BK_>
 __global__ void __launch_bounds__(SimtTile<BM, BN, WN, BK_>::NT, SimtTile<BM, BN, WN, BK_>::MINB)
@@ -210,25 +197,6 @@ __global__ void __launch_bounds__(SimtTile<BM, BN, WN, BK_>::NT, SimtTile<BM, BN
     }
 }
 
-struct SimtCfgInfo {
-    int bm, bn, wn, bk, nt, minb, smem;
-    const char* what;
-};
-#define FF_SIMT_CFG(BM, BN, WN, BK, WHAT) \
-    {BM, BN, WN, BK, SimtTile<BM, BN, WN, BK>::NT, SimtTile<BM, BN, WN, BK>::MINB, SimtTile<BM, BN, WN, BK>::SMEM, WHAT}
-inline const SimtCfgInfo kSimtCfgs[] = {
-    FF_SIMT_CFG(128, 128, 64, 8, "128x128x8 block, 4 warps of 64x64, 8x16 per thread"),
-    FF_SIMT_CFG(128, 64, 64, 8, "128x64x8 block, 2 warps of 64x64, 8x16 per thread"),
-    FF_SIMT_CFG(128, 64, 32, 8, "128x64x8 block, 4 warps of 64x32, 8x8 per thread"),
-    FF_SIMT_CFG(64, 64, 32, 8, "64x64x8 block, 2 warps of 64x32, 8x8 per thread"),
-    FF_SIMT_CFG(128, 64, 32, 16, "128x64x16 block, 4 warps of 64x32, 8x8 per thread"),
-};
-#undef FF_SIMT_CFG
-inline constexpr int kSimtNumCfgs = 5;
-inline constexpr int kSimtDefaultCfg = 4;
-inline constexpr int kSimtBK = 16;  // K is padded to a multiple of every tile's BK
-inline constexpr int kSimtMaxBM = 128;
-
 // K parts: the time of S parts in k-tile rounds (a round = every block slot busy with one
 // k-tile; the divisor 3.1 below is its time in microseconds, measured on the H200 for 128x64x16
 // tiles, 4 blocks/SM) is the full waves times the
@@ -341,28 +309,8 @@ inline void simt_gemm_enqueue(int cfg, const float* in, const float* w, float* w
 #ifndef FP32FAST_EMU
 namespace {
 
-// A tile's axis value: "<block BMxBNxBK>-<outputs per thread>", from kSimtCfgs' description.
-std::string simt_tile_name(int cfg) {
-    const std::string what = fp32fast::kSimtCfgs[cfg].what;
-    const auto per = what.rfind(" per thread");
-    const auto from = what.rfind(' ', per - 1) + 1;
-    return what.substr(0, what.find(' ')) + "-" + what.substr(from, per - from);
-}
-
-// The K parts a row may ask for (the axis "split": at most S equal parts; unset: choose_split's rule).
-const std::vector<std::string> kSimtSplits = {"1", "2", "3", "4", "8", "16"};
-
-std::optional<std::string> simt_common_supports(const Problem& p) {
-    if (p.layout != Layout::nchw) return std::string("NCHW only (the implicit B loader reads NCHW)");
-    const Layer& l = p.layer;
-    if (p.N * std::int64_t(l.E()) * l.F() > std::int64_t(INT_MAX) - 1024)
-        return std::string("N*E*F columns exceed 32-bit indices");
-    if (std::int64_t(l.C) * l.H * l.W > INT_MAX / 2) return std::string("one image's C*H*W exceeds 32-bit offsets");
-    if (l.K() > INT_MAX / 4) return std::string("K = C*R*S exceeds 32-bit indices");
-    if (l.H >= 16384 || l.W >= 16384 || l.R >= 16384 || l.S >= 16384)
-        return std::string("H, W, R or S >= 16384 (the row table packs r and s in 16 bits)");
-    return std::nullopt;
-}
+using fp32fast::kSimtSplits;
+using fp32fast::simt_tile_name;
 
 class SimtGemmPlan final : public Plan {
 public:
@@ -437,22 +385,9 @@ private:
 
 }  // namespace
 
-std::optional<std::string> simt_gemm_supports(const Problem& p, const cudaDeviceProp&) {
-    return simt_common_supports(p);
-}
-
 std::unique_ptr<Plan> simt_gemm_plan(const Problem& p, const PlanContext& ctx) {
-    if (auto why = simt_common_supports(p)) throw Skip(*why);
+    if (auto why = simt_gemm_supports(p, ctx.prop)) throw Skip(*why);
     return std::make_unique<SimtGemmPlan>(p, ctx);
-}
-
-std::vector<Axis> simt_gemm_axes() {
-    std::vector<std::string> tiles;
-    for (int i = 0; i < fp32fast::kSimtNumCfgs; ++i) tiles.push_back(simt_tile_name(i));
-    return {{"tile", tiles, "block tile BMxBNxBK and outputs per thread (kSimtCfgs; default the last)"},
-            {"split", kSimtSplits,
-             "at most S K parts of ceil(k-tiles / S) k-tiles each (the detail says how many), summed in order by a "
-             "second kernel (default: choose_split's rule)"}};
 }
 
 #endif  // FP32FAST_EMU

@@ -11,10 +11,11 @@
 // fp32 class (threshold 1e-4 of max|out|), where plain TF32 (~2^-11 per operand) lands
 // near 3e-4 on these layers and fails it.
 //
-// Kernel: block tile 128 (m) x 128 (p) x 16 (k), 256 threads = 8 warps of 64 x 32 (4 x 4
-// m16n8 tiles, 64 fp32 accumulators per thread); 3-stage cp.async pipeline, one barrier per
-// k-tile. A = the weights packed once per run by wpack_kernel in fragment order and already
-// split (hi, lo): one contiguous 16-byte cp.async stream, one LDS.128 per fragment and part.
+// Kernel: block tile 128 (m) x 128 (p) x 16 (k) (TcTile, fp32fast_tiles.hpp), 256 threads = 8
+// warps of 64 x 32 (4 x 4 m16n8 tiles, 64 fp32 accumulators per thread); 3-stage cp.async
+// pipeline, one barrier per k-tile. A = the weights packed once per run by wpack_kernel in
+// fragment order and already split (hi, lo): one contiguous 16-byte cp.async stream, one
+// LDS.128 per fragment and part.
 // B = the implicit im2col tile by 4-byte cp.async with zero fill (fp32fast_common.cuh),
 // k-major in shared memory with rows padded by 8 floats (fragment reads hit 32 distinct
 // banks), split on the fragments as they are read (cvt.rna + FADD + cvt per element).
@@ -47,25 +48,16 @@
 #include "cuda_check.hpp"
 #include "error.hpp"
 #include "fp32fast_common.cuh"
+#include "fp32fast_rungs.hpp"
+#include "fp32fast_tiles.hpp"
 #include "family.hpp"
 #include "split_mutation.hpp"
 
 #include <algorithm>
-#include <climits>
 #include <string>
 
 namespace cs::gpu::variants {
 namespace fp32fast {
-
-template <bool SPLIT>
-struct TcTile {
-    static constexpr int BM = 128, BN = 128, BK = 16, NSTAGE = 3;
-    static constexpr int WM = 64, WN = 32, NWM = 2, NWN = 4, NT = 256;
-    static constexpr int H = SPLIT ? 2 : 1;  // A parts stored: hi (and lo)
-    static constexpr int LDB = BN + 8;
-    static constexpr int AST = BK * BM * H, BST = BK * LDB;  // floats per stage
-    static constexpr int SMEM = NSTAGE * (AST + BST) * 4;
-};
 
 // The weights, packed once per run in the order the A fragments are read, already split:
 //   apack[m-block][k-tile][ks (2)][m16 tile (8)][part (hi, lo)][lane (32)][a0..a3]
@@ -251,24 +243,6 @@ void split_tf32_enqueue(const float* in, const float* w, float* apack, const int
 #ifndef FP32FAST_EMU
 namespace {
 
-std::optional<std::string> tc_supports(const Problem& p, const cudaDeviceProp& prop) {
-    if (p.layout != Layout::nchw) return std::string("NCHW only (the implicit B loader reads NCHW)");
-    if (prop.major < 8) return std::string("needs sm_80+ (mma.sync tf32, cp.async)");
-    if (prop.sharedMemPerBlockOptin < std::size_t(fp32fast::TcTile<true>::SMEM))
-        return std::string("needs ") + std::to_string(fp32fast::TcTile<true>::SMEM) +
-               " bytes of shared memory per block";
-    const Layer& l = p.layer;
-    if (p.N * std::int64_t(l.E()) * l.F() > std::int64_t(INT_MAX) - 1024)
-        return std::string("N*E*F columns exceed 32-bit indices");
-    if (std::int64_t(l.C) * l.H * l.W > INT_MAX / 2) return std::string("one image's C*H*W exceeds 32-bit offsets");
-    if (l.K() > INT_MAX / 4) return std::string("K = C*R*S exceeds 32-bit indices");
-    if (double(l.M + 127) * double(l.K() + 15) * 2 > double(INT_MAX))
-        return std::string("M*K too large for the packed weights' 32-bit index");
-    if (l.H >= 16384 || l.W >= 16384 || l.R >= 16384 || l.S >= 16384)
-        return std::string("H, W, R or S >= 16384 (the row table packs r and s in 16 bits)");
-    return std::nullopt;
-}
-
 template <bool SPLIT>
 class TcPlan final : public Plan {
 public:
@@ -330,11 +304,8 @@ private:
 }  // namespace
 
 // Both rungs: split-tf32 (fp32 row: 3xTF32) and tf32-mma-1x (tf32 row: one product).
-std::optional<std::string> split_tf32_supports(const Problem& p, const cudaDeviceProp& prop) {
-    return tc_supports(p, prop);
-}
 std::unique_ptr<Plan> split_tf32_plan(const PrecisionRow& row, const Problem& p, const PlanContext& ctx) {
-    if (auto why = tc_supports(p, ctx.prop)) throw Skip(*why);
+    if (auto why = split_tf32_supports(p, ctx.prop)) throw Skip(*why);
     if (row.precision == Precision::tf32) return std::make_unique<TcPlan<false>>(p, ctx);
     return std::make_unique<TcPlan<true>>(p, ctx);
 }

@@ -48,6 +48,7 @@
 // copies' addressing set up once (WtcLoader) followed. The error stays below winograd-f3x3-5x5's
 // (the products accumulate in fp32 on the tensor cores without FMA-order effects of the SIMT
 // tile). Still behind cuDNN fp32; the wgmma rung (hopper/winograd_wgmma.cu) is the faster one.
+#include "fp32fast_rungs.hpp"
 #include "winograd_3xfp16.cuh"
 
 namespace cs::gpu::variants {
@@ -173,20 +174,12 @@ __global__ void __launch_bounds__(K::NT, 1) wtc_main_kernel(const WtcArgs a) {
                                   m0 + wm * K::WM + ni * 8 + 2 * (lane % 4) + (r & 1));
 }
 
+// WtcPlan's Main: the tile (WtcMmaSyncTile, fp32fast_tiles.hpp) and its launch.
 template <class Cfg>
-struct WtcMmaSync {
-    static constexpr int WT = 32, WM = 16;  // tiles x filters per warp
-    static constexpr int NW = (Cfg::BT / WT) * (Cfg::BM / WM), NT = 32 * NW;
-    static constexpr int LDS = 2 * Cfg::CH + 8;  // shared row, halves (144 B: 16 B apart mod 128)
-    static constexpr int STAGES = 4;
-    static constexpr int STAGE = (Cfg::BT + Cfg::BM) * LDS;  // halves
-    static constexpr int SMEM = STAGES * STAGE * 2;
-    static constexpr int MI = WT / 16, NI = WM / 8;  // m16 and n8 MMA tiles per warp
+struct WtcMmaSync : WtcMmaSyncTile<Cfg> {
+    using WtcMmaSyncTile<Cfg>::NT;
+    using WtcMmaSyncTile<Cfg>::SMEM;
     static std::string what() { return "mma.sync m16n8k16"; }
-    static std::optional<std::string> supports(const cudaDeviceProp& prop) {
-        if (prop.major < 8) return std::string("needs sm_80+ (mma.sync f16, ldmatrix, cp.async)");
-        return std::nullopt;
-    }
     static void prepare() {
         CS_CUDA_CHECK(cudaFuncSetAttribute(wtc_main_kernel<Cfg, WtcMmaSync>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                           SMEM));
@@ -200,16 +193,11 @@ struct WtcMmaSync {
     }
 };
 
-using WtcF35 = WtcCfg<3, 5>;
 using WtcF35Mma = WtcMmaSync<WtcF35>;
 }  // namespace fp32fast
 
-std::optional<std::string> winograd_3xfp16_f3x3_5x5_supports(const Problem& p, const cudaDeviceProp& prop) {
-    return fp32fast::wtc_supports<fp32fast::WtcF35, fp32fast::WtcF35Mma>(p, prop);
-}
-
 std::unique_ptr<Plan> winograd_3xfp16_f3x3_5x5_plan(const Problem& p, const PlanContext& ctx) {
-    if (auto why = fp32fast::wtc_supports<fp32fast::WtcF35, fp32fast::WtcF35Mma>(p, ctx.prop)) throw Skip(*why);
+    if (auto why = winograd_3xfp16_f3x3_5x5_supports(p, ctx.prop)) throw Skip(*why);
     return std::make_unique<fp32fast::WtcPlan<fp32fast::WtcF35, fp32fast::WtcF35Mma>>(p, ctx, "F(3x3,5x5)");
 }
 

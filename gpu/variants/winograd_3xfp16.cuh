@@ -1,10 +1,12 @@
 // Winograd with the Winograd-domain products on the tensor cores as 3xFP16 (fp32 class): what
-// its rungs share — the tile geometry, the filter and input transform kernels (fp32 -> fp16 hi +
-// lo parts in the layout the GEMM stages read), the check of what a layer must be, and the plan
-// (workspace, chunks of images, the three launches). The rungs differ only in the main kernel
+// its rungs share — the filter and input transform kernels (fp32 -> fp16 hi + lo parts in the
+// layout the GEMM stages read) and the plan (workspace, chunks of images, the three launches).
+// The tile geometry is host code in fp32fast_tiles.hpp (WtcCfg, the main kernels' tiles), the
+// check of what a layer must be in fp32fast_family.cpp. The rungs differ only in the main kernel
 // (the 49 position GEMMs with the output transform folded in):
-//   winograd_3xfp16.cu          mma.sync m16n8k16 from ldmatrix fragments (any sm_80+ GPU)
-//   hopper/winograd_wgmma.cu    wgmma m64n32k16 from swizzled shared memory (sm_90a)
+//   winograd_3xfp16.cu           mma.sync m16n8k16 from ldmatrix fragments (any sm_80+ GPU)
+//   hopper/winograd_wgmma.cu     wgmma m64n32k16 from swizzled shared memory (sm_90a)
+//   hopper/winograd_wgmma_ws.cu  the same warp-specialised, m64n64k16 (sm_90a)
 //
 // Split: x = hi + 2^-11 lo, hi = fp16(x), lo = fp16((x - hi) * 2^11) (x - hi is exact; the scale
 // keeps lo out of fp16's subnormals). A product sums Vh*Uh into one fp32 accumulator and
@@ -26,6 +28,7 @@
 // swizzle row for wgmma, four 16-byte cp.async chunks of hi and four of lo.
 #pragma once
 
+#include "fp32fast_tiles.hpp"
 #include "range_scale.hpp"
 #include "split_mutation.hpp"
 #include "variant.hpp"
@@ -38,15 +41,7 @@
 namespace cs::gpu::variants {
 namespace fp32fast {
 
-// ---- configuration -------------------------------------------------------------------------------
-template <int MT_, int R_, int BM_ = 64>
-struct WtcCfg {
-    static constexpr int MT = MT_, R = R_, A = MT + R - 1, NX = A * A;
-    static constexpr int BT = 64, BM = BM_;    // tiles x filters per block
-    static constexpr int CH = 32;              // channels per pipeline stage (hi and lo: 64 halves)
-    static constexpr float LO = 2048.0f;             // 2^11: low parts' storage scale
-    static constexpr int kInLog2 = 7, kWLog2 = 13;   // the range scale's targets (see the top)
-};
+// ---- configuration: WtcCfg and the main kernels' tiles (fp32fast_tiles.hpp) -----------------------
 
 struct WtcArgs {
     const float* in;
@@ -337,13 +332,8 @@ __device__ __forceinline__ void wtc_store(const WtcArgs& a, const float (&Y)[MT 
 }
 
 // ---- the plan ---------------------------------------------------------------------------------------
-template <class Cfg, class Main>
-std::optional<std::string> wtc_supports(const Problem& p, const cudaDeviceProp& prop) {
-    if (auto why = winograd_filter_supports(p, Cfg::R)) return why;
-    if (auto why = Main::supports(prop)) return why;
-    return winograd_size_supports(p, prop, Main::SMEM, Cfg::MT, Cfg::BT);
-}
-
+// Main: the main kernel's tile (fp32fast_tiles.hpp: NT, STAGES, SMEM) and launch glue (what(),
+// copies(), prepare(), State, make_state(), launch()).
 template <class Cfg, class Main>
 class WtcPlan final : public Plan {
 public:

@@ -23,10 +23,14 @@
 // tiles: conv4 768 blocks of 32 filters x 32 tiles = 5.8 rounds -> 588 = 4.5 rounds, plus the
 // pack and unpack. At N=1 (one image on a 4x4 canvas then) it was slower: the canvas side now
 // follows the batch (1 image: no packing gain).
+// The geometry (canvas_side, canvas_geom, canvas_problem) is host code in winograd_canvas.hpp,
+// the rung's supports() in fp32fast_family.cpp.
 #include "buffers.hpp"
 #include "cuda_check.hpp"
 #include "error.hpp"
+#include "fp32fast_rungs.hpp"
 #include "variant.hpp"
+#include "winograd_canvas.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -36,33 +40,12 @@
 
 namespace cs::gpu::variants {
 
-// winograd_f4x4_3x3.cu's entry points, run on the canvases.
-std::optional<std::string> winograd_f4x4_supports(const Problem& p, const cudaDeviceProp& prop);
-std::unique_ptr<Plan> winograd_f4x4_plan(const Problem& p, const PlanContext& ctx);
-
 namespace {
 
-// Images per canvas side: 4 (a 55x55 canvas for 13x13 planes: 14 tiles of 4 for 52 useful
-// outputs a side), fewer when the batch does not fill one canvas (1: the image alone).
-int canvas_side(std::int64_t n) { return n >= 16 ? 4 : n >= 9 ? 3 : n >= 4 ? 2 : 1; }
-
-struct CanvasGeom {
-    int C, H, W, M, E, F;  // the layer
-    int k, D;              // images per side, image pitch in the canvas (H + pad)
-    int Hc, Wc, Ec, Fc;    // canvas input and output
-};
-
-CanvasGeom canvas_geom(const Layer& l, int k) {
-    CanvasGeom g{};
-    g.C = l.C, g.H = l.H, g.W = l.W, g.M = l.M, g.E = l.E(), g.F = l.F();
-    g.k = k;
-    g.D = std::max(l.H, l.W) + l.pad;
-    g.Hc = (k - 1) * g.D + l.H;
-    g.Wc = (k - 1) * g.D + l.W;
-    g.Ec = g.Hc + 2 * l.pad - l.R + 1;
-    g.Fc = g.Wc + 2 * l.pad - l.S + 1;
-    return g;
-}
+using fp32fast::canvas_geom;
+using fp32fast::canvas_problem;
+using fp32fast::canvas_side;
+using fp32fast::CanvasGeom;
 
 // canvas[nc][c][Y][X] = image (nc*k*k + (Y/D)*k + X/D), pixel (Y%D, X%D), or 0.
 __global__ void pack_kernel(const float* __restrict__ in, float* __restrict__ canvas, const CanvasGeom g,
@@ -133,25 +116,7 @@ private:
     std::string what_;
 };
 
-// The canvas problem the inner F(4x4) plan sees: the layer on a k*H + (k-1)*pad plane.
-Problem canvas_problem(const Problem& p, const CanvasGeom& g, std::int64_t canvases) {
-    Problem c = p;
-    c.layer.H = g.Hc;
-    c.layer.W = g.Wc;
-    c.N = canvases;
-    return c;
-}
-
 }  // namespace
-
-std::optional<std::string> winograd_f4x4_canvas_supports(const Problem& p, const cudaDeviceProp& prop) {
-    if (auto why = winograd_f4x4_supports(p, prop)) return why;
-    const int k = canvas_side(p.N);
-    const CanvasGeom g = canvas_geom(p.layer, k);
-    const std::int64_t canvases = (p.N + k * k - 1) / (k * k);
-    if (auto why = winograd_f4x4_supports(canvas_problem(p, g, canvases), prop)) return "canvas: " + *why;
-    return std::nullopt;
-}
 
 std::unique_ptr<Plan> winograd_f4x4_canvas_plan(const Problem& p, const PlanContext& ctx) {
     if (auto why = winograd_f4x4_canvas_supports(p, ctx.prop)) throw Skip(*why);

@@ -1,6 +1,6 @@
 // winograd-f2x2 — fused Winograd F(2x2,3x3), fp32, NCHW, for 3x3 stride-1 layers (conv3-5)
-// The kernel is the template in winograd_fused.cuh; this file picks its
-// tile and says what it predicts and measured.
+// The kernel is the template in winograd_fused.cuh; this file runs its tile (WinoF2,
+// fp32fast_tiles.hpp) and says what it predicts and measured.
 //
 // Idea: each 2x2 output tile from a 4x4 input window: 16 products per (tile, filter,
 // channel) instead of 36, i.e. 2.25x fewer multiplies; the transforms are adds only
@@ -30,21 +30,15 @@
 //   two blocks at N=1, fewer barriers (warp-specialised transform).
 //
 // ptxas (sm_90, -O3): 127 registers, 0 spills; filter transform 34 registers.
+#include "fp32fast_rungs.hpp"
 #include "variant.hpp"
 #include "winograd_fused.cuh"
 
 namespace cs::gpu::variants {
-namespace fp32fast {
-using WinoF2 = WinoCfg<2, 64, 32, 32, 8, false>;
-}
 
 #ifndef FP32FAST_EMU
-std::optional<std::string> winograd_f2x2_supports(const Problem& p, const cudaDeviceProp& prop) {
-    return fp32fast::wino_supports<fp32fast::WinoF2>(p, prop);
-}
-
 std::unique_ptr<Plan> winograd_f2x2_plan(const Problem& p, const PlanContext& ctx) {
-    if (auto why = fp32fast::wino_supports<fp32fast::WinoF2>(p, ctx.prop)) throw Skip(*why);
+    if (auto why = winograd_f2x2_supports(p, ctx.prop)) throw Skip(*why);
     return std::make_unique<fp32fast::WinoPlan<fp32fast::WinoF2>>(p, ctx, "F(2x2,3x3)");
 }
 #endif

@@ -1,7 +1,7 @@
 // winograd-f2x2-5x5 — fused Winograd F(2x2,5x5), fp32, NCHW, for 5x5 stride-1 layers (conv2)
 // The kernel is the template in winograd_fused.cuh (generalised from 3x3 to r x r); this file
-// picks its tiles and says what they predict and measured. Its twin with 3x3 output tiles is
-// winograd_f3x3_5x5.cu.
+// picks one of its tiles (WinoF25, WinoF25W, fp32fast_tiles.hpp) and says what they predict and
+// measured. Its twin with 3x3 output tiles is winograd_f3x3_5x5.cu.
 //
 // Idea: each 2x2 output tile from a 6x6 input window: 36 products per (tile, filter, channel)
 // instead of 4 * 25 = 100, 2.78x fewer multiplies. The 6x6 windows are those of F(4x4,3x3), so
@@ -41,6 +41,7 @@
 // ptxas (sm_90, -O3, nvcc 13.0): 32x16: 130 registers, 32x32: 96 registers (the cap of 576
 // threads), 0 spills (the factored form of the input transform spilled 8 bytes at 96: see
 // Wino<2, 5>::in); filter transform (5x5, double) 102 registers, 0 spills.
+#include "fp32fast_rungs.hpp"
 #include "variant.hpp"
 #include "winograd_fused.cuh"
 
@@ -48,9 +49,6 @@
 
 namespace cs::gpu::variants {
 namespace fp32fast {
-using WinoF25 = WinoCfgR<2, 5, 32, 16, 8, 8>;   // 288 threads, 153 KiB
-using WinoF25W = WinoCfgR<2, 5, 32, 32, 16, 8>;  // 576 threads, 96 registers (cap), 198 KiB
-
 // winograd-f4x4's rule (wino_use_wide in winograd_fused.cuh) for these two blocks.
 inline bool f25_use_wide(const Layer& l, std::int64_t N, const cudaDeviceProp& prop) {
     return wino_use_wide<WinoF25, WinoF25W>(l, N, prop);
@@ -58,12 +56,8 @@ inline bool f25_use_wide(const Layer& l, std::int64_t N, const cudaDeviceProp& p
 }  // namespace fp32fast
 
 #ifndef FP32FAST_EMU
-std::optional<std::string> winograd_f2x2_5x5_supports(const Problem& p, const cudaDeviceProp& prop) {
-    return fp32fast::wino_supports<fp32fast::WinoF25>(p, prop);
-}
-
 std::unique_ptr<Plan> winograd_f2x2_5x5_plan(const Problem& p, const PlanContext& ctx) {
-    if (auto why = fp32fast::wino_supports<fp32fast::WinoF25>(p, ctx.prop)) throw Skip(*why);
+    if (auto why = winograd_f2x2_5x5_supports(p, ctx.prop)) throw Skip(*why);
     if (fp32fast::f25_use_wide(p.layer, ctx.max_chunk_N, ctx.prop))
         return std::make_unique<fp32fast::WinoPlan<fp32fast::WinoF25W>>(p, ctx, "F(2x2,5x5)");
     return std::make_unique<fp32fast::WinoPlan<fp32fast::WinoF25>>(p, ctx, "F(2x2,5x5)");

@@ -1,6 +1,7 @@
 // winograd-f3x3-5x5 — fused Winograd F(3x3,5x5), fp32, NCHW, for 5x5 stride-1 layers (conv2)
-// The kernel is the template in winograd_fused.cuh; this file picks its tile and says what it
-// predicts and measured. Its twin with 2x2 output tiles is winograd_f2x2_5x5.cu.
+// The kernel is the template in winograd_fused.cuh; this file runs its tile (WinoF35,
+// fp32fast_tiles.hpp) and says what it predicts and measured. Its twin with 2x2 output tiles is
+// winograd_f2x2_5x5.cu.
 //
 // Idea: each 3x3 output tile from a 7x7 input window: 49 products per (tile, filter, channel)
 // instead of 9 * 25 = 225, 4.59x fewer multiplies (F(2x2,5x5): 2.78x), and 27x27 outputs are
@@ -39,21 +40,15 @@
 //
 // ptxas (sm_90, -O3, nvcc 13.0): 128 registers (the cap of 416 threads), 0 spills; filter
 // transform (5x5, double) 114 registers, 0 spills.
+#include "fp32fast_rungs.hpp"
 #include "variant.hpp"
 #include "winograd_fused.cuh"
 
 namespace cs::gpu::variants {
-namespace fp32fast {
-using WinoF35 = WinoCfgR<3, 5, 32, 16, 8, 8>;  // 416 threads (52 positions, 49 used), 208 KiB
-}
 
 #ifndef FP32FAST_EMU
-std::optional<std::string> winograd_f3x3_5x5_supports(const Problem& p, const cudaDeviceProp& prop) {
-    return fp32fast::wino_supports<fp32fast::WinoF35>(p, prop);
-}
-
 std::unique_ptr<Plan> winograd_f3x3_5x5_plan(const Problem& p, const PlanContext& ctx) {
-    if (auto why = fp32fast::wino_supports<fp32fast::WinoF35>(p, ctx.prop)) throw Skip(*why);
+    if (auto why = winograd_f3x3_5x5_supports(p, ctx.prop)) throw Skip(*why);
     return std::make_unique<fp32fast::WinoPlan<fp32fast::WinoF35>>(p, ctx, "F(3x3,5x5)");
 }
 #endif

@@ -1,6 +1,6 @@
 // winograd-f4x4 — fused Winograd F(4x4,3x3), fp32, NCHW, for 3x3 stride-1 layers (conv3-5)
-// The kernel is the template in winograd_fused.cuh; this file picks its
-// tiles and says what they predict and measured.
+// The kernel is the template in winograd_fused.cuh; this file picks one of its tiles (WinoF4,
+// WinoF4W, fp32fast_tiles.hpp) and says what they predict and measured.
 //
 // Idea: each 4x4 output tile from a 6x6 input window: 36 products per (tile, filter,
 // channel) instead of 144, 4x fewer multiplies. The price is accuracy: the transforms hold
@@ -29,6 +29,7 @@
 //
 // ptxas (sm_90, -O3): 32x16: 128 registers, 32x32: 96 registers, 0 spills; filter
 // transform 74 registers.
+#include "fp32fast_rungs.hpp"
 #include "variant.hpp"
 #include "winograd_fused.cuh"
 
@@ -36,9 +37,6 @@
 
 namespace cs::gpu::variants {
 namespace fp32fast {
-using WinoF4 = WinoCfg<4, 32, 16, 8, 8>;    // 288 threads, 165 registers, 153 KiB
-using WinoF4W = WinoCfg<4, 32, 32, 16, 8>;  // 576 threads, 96 registers (cap), 198 KiB
-
 // One block per SM either way; the estimate counts rounds of one block per SM times the block's
 // time: the 32x32 block does twice the 32x16 block's work, at a lower efficiency per block
 // (the factor in wino_use_wide was measured on conv3 at N=128 on the H200: git show
@@ -50,12 +48,8 @@ inline bool f4_use_wide(const Layer& l, std::int64_t N, const cudaDeviceProp& pr
 }  // namespace fp32fast
 
 #ifndef FP32FAST_EMU
-std::optional<std::string> winograd_f4x4_supports(const Problem& p, const cudaDeviceProp& prop) {
-    return fp32fast::wino_supports<fp32fast::WinoF4>(p, prop);
-}
-
 std::unique_ptr<Plan> winograd_f4x4_plan(const Problem& p, const PlanContext& ctx) {
-    if (auto why = fp32fast::wino_supports<fp32fast::WinoF4>(p, ctx.prop)) throw Skip(*why);
+    if (auto why = winograd_f4x4_supports(p, ctx.prop)) throw Skip(*why);
     if (fp32fast::f4_use_wide(p.layer, ctx.max_chunk_N, ctx.prop))
         return std::make_unique<fp32fast::WinoPlan<fp32fast::WinoF4W>>(p, ctx, "F(4x4,3x3)");
     return std::make_unique<fp32fast::WinoPlan<fp32fast::WinoF4>>(p, ctx, "F(4x4,3x3)");

@@ -1,7 +1,8 @@
 // Fused Winograd F(m x m, r x r) for r x r stride-1 layers, NCHW, fp32: the kernel template
 // that winograd_f2x2_3x3.cu (m = 2, r = 3), winograd_f4x4_3x3.cu (m = 4, r = 3) and
 // winograd_f2x2_5x5.cu (m = 2, r = 5; also F(3x3,5x5)) instantiate. Each variant file says
-// what its tile size predicts and measured.
+// what its tile size predicts and measured. The blocks (WinoCfgR and the rungs' configurations)
+// are host code in fp32fast_tiles.hpp, the rungs' supports() in fp32fast_family.cpp.
 //
 // Winograd (Lavin & Gray 2015): an m x m output tile of an r x r correlation is
 //   Y = A^T [ sum_c (G g_c G^T) .* (B^T d_c B) ] A
@@ -43,6 +44,7 @@
 #pragma once
 
 #include "fp32fast_common.cuh"
+#include "fp32fast_tiles.hpp"
 
 #ifndef FP32FAST_EMU
 #include "buffers.hpp"
@@ -50,10 +52,8 @@
 #include "error.hpp"
 #include "variant.hpp"
 
-#include <climits>
 #include <cstdio>
 #include <memory>
-#include <optional>
 #include <string>
 #endif
 
@@ -198,53 +198,7 @@ struct Wino<3, 5> {
     }
 };
 
-// ---- configuration ----------------------------------------------------------------------------
-
-// MT: output tile (2, 3 or 4); R: filter size (3 or 5; WinoCfg is the 3x3 form); BM x BN: filters x tiles per block; TPX: threads per position
-// (32, 16 or 8: a warp holds 32 / TPX positions); BC: channels per pipeline stage; TWO_PASS:
-// the input transform's form (see transform() in wino_fused_kernel); PADU,
-// PADV: row padding of the U and V tiles so that the positions sharing a warp read distinct
-// banks (TPX 16: rows 16 floats apart mod 32; TPX 8, BN 16: 8 apart).
-// When NX * TPX is not a whole number of warps (F(3x3,5x5): 49 positions x 8), the block is
-// rounded up to NXP positions: the threads of the NXP - NX extra ones load and transform but
-// own no GEMM tile, and the loads that do not divide evenly over the threads are guarded
-// (RAW_EXACT, U_EXACT false). For every F(m,3x3) configuration NXP = NX and both are exact.
-template <int MT_, int R_, int BM_, int BN_, int TPX_, int BC_, bool TWO_PASS_ = true, int PADU_ = (TPX_ == 32 ? 0 : 16),
-          int PADV_ = (TPX_ == 32 ? 0 : (TPX_ == 16 ? 16 : 8))>
-struct WinoCfgR {
-    static constexpr int MT = MT_, R = R_, BM = BM_, BN = BN_, TPX = TPX_, BC = BC_;
-    static constexpr int A = MT + R - 1, NX = A * A;
-    static constexpr int NXP = (NX * TPX + 31) / 32 * 32 / TPX, NT = NXP * TPX;
-    static constexpr int GM = BM / 8, GN = BN / 8;  // thread grid of one position's GEMM
-    static_assert(GM * GN == TPX, "one 8x8 register tile per thread");
-    static_assert(TPX == 32 || TPX == 16 || TPX == 8, "a warp holds one, two or four positions");
-    static_assert(NT % 32 == 0 && NXP * TPX == NT, "whole warps");
-    static_assert(NT <= 1024, "at most 1024 threads per block");
-    static constexpr int LDU = BM + PADU_;
-    static constexpr int LDV = BN + PADV_;
-    static_assert(LDU % 4 == 0 && LDV % 4 == 0, "float4 rows");
-    // Registers: 64K per SM in 4 quarters, a block's warps spread over them: the cap is
-    // 16384 / (32 * ceil(warps / 4)), rounded down to 8 (512 threads: 128; 576: 96; 288: 168).
-    static constexpr int US = BC * NX * LDU;  // floats per U stage (two stages)
-    static constexpr int RS = BC * NX * BN;   // raw windows (one buffer)
-    static constexpr int VS = BC * NX * LDV;  // transformed tiles (one buffer)
-    static constexpr int LDM = BN + 4;        // epilogue rows
-    static constexpr int MAIN = 2 * US + RS + VS;
-    static constexpr int EPI = NX * BM * LDM;
-    static constexpr int SMEM = (MAIN > EPI ? MAIN : EPI) * 4;
-    static constexpr bool RAW_EXACT = (NX * BN) % NT == 0;  // whole (position, tile) pairs per thread
-    static constexpr int RPT = (NX * BN + NT - 1) / NT;
-    static constexpr bool U_EXACT = (BC * NX * BM / 4) % NT == 0;  // whole 16-byte U pieces per thread
-    static_assert((BC * NX * BM) % 4 == 0, "U chunk in 16-byte pieces");
-    static constexpr int UPT = (BC * NX * BM / 4 + NT - 1) / NT;
-    static constexpr bool TWO_PASS = TWO_PASS_;  // see transform() in wino_fused_kernel
-    static_assert(TWO_PASS || BC * BN <= NT, "one thread per (channel, tile) in the input transform");
-};
-
-// The 3x3 configurations (winograd_f2x2_3x3.cu, winograd_f4x4_3x3.cu, the dev tests).
-template <int MT_, int BM_, int BN_, int TPX_, int BC_, bool TWO_PASS_ = true, int PADU_ = (TPX_ == 32 ? 0 : 16),
-          int PADV_ = (TPX_ == 32 ? 0 : (TPX_ == 16 ? 16 : 8))>
-using WinoCfg = WinoCfgR<MT_, 3, BM_, BN_, TPX_, BC_, TWO_PASS_, PADU_, PADV_>;
+// ---- configuration: WinoCfgR / WinoCfg (fp32fast_tiles.hpp) --------------------------------------
 
 struct WinoArgs {
     const float* in;
@@ -561,40 +515,6 @@ inline bool wino_use_wide(const Layer& l, std::int64_t N, const cudaDeviceProp& 
 }
 
 #ifndef FP32FAST_EMU
-// What every fused Winograd rung asks of a problem's shape (this file's and the 3xFP16 split's,
-// winograd_3xfp16.cuh): NCHW and an R x R filter at stride 1; empty when the shape has them.
-inline std::optional<std::string> winograd_filter_supports(const Problem& p, int R) {
-    const Layer& l = p.layer;
-    if (p.layout != Layout::nchw) return std::string("NCHW only");
-    if (l.R != R || l.S != R || l.stride != 1)
-        return "Winograd F(mxm," + std::to_string(R) + "x" + std::to_string(R) + ") needs a " + std::to_string(R) + "x" +
-               std::to_string(R) + " filter at stride 1 (this layer: " + std::to_string(l.R) + "x" +
-               std::to_string(l.S) + " stride " + std::to_string(l.stride) + ")";
-    return std::nullopt;
-}
-// ... and of its size: `smem` bytes of shared memory per block, and 32-bit indices for the
-// batch's tiles of mt x mt outputs (plus the `block_tiles` of a block past the last) and for the
-// input's offsets.
-inline std::optional<std::string> winograd_size_supports(const Problem& p, const cudaDeviceProp& prop, int smem,
-                                                         int mt, int block_tiles) {
-    const Layer& l = p.layer;
-    if (prop.sharedMemPerBlockOptin < std::size_t(smem))
-        return "needs " + std::to_string(smem) + " bytes of shared memory per block (device opt-in limit " +
-               std::to_string(prop.sharedMemPerBlockOptin) + ")";
-    const std::int64_t tiles = p.N * std::int64_t((l.E() + mt - 1) / mt) * ((l.F() + mt - 1) / mt);
-    if (tiles > std::int64_t(INT_MAX) - block_tiles) return std::string("N * tiles exceeds 32-bit indices");
-    if (p.N * l.C * l.H * l.W > std::int64_t(INT_MAX))
-        return std::string("N*C*H*W exceeds the kernel's 32-bit input offsets");
-    return std::nullopt;
-}
-
-template <class Cfg>
-std::optional<std::string> wino_supports(const Problem& p, const cudaDeviceProp& prop) {
-    if (auto why = winograd_filter_supports(p, Cfg::R)) return why;
-    if (prop.major < 8) return std::string("needs sm_80+ (cp.async)");
-    return winograd_size_supports(p, prop, Cfg::SMEM, Cfg::MT, Cfg::BN);
-}
-
 template <class Cfg>
 class WinoPlan final : public Plan {
 public:

@@ -7,43 +7,18 @@
 #pragma once
 
 #include "hopper_core.cuh"
+#include "tma_driver.hpp"
 
 #include <cuda.h>
 #include <cudaTypedefs.h>
 
-#include <mutex>
 #include <optional>
 #include <string>
 #include <type_traits>
 
 namespace cs::gpu::variants::hopper {
 
-struct DriverFns {
-    PFN_cuTensorMapEncodeIm2col_v12000 im2col = nullptr;
-    PFN_cuTensorMapEncodeTiled_v12000 tiled = nullptr;
-    std::string error;
-};
-
-inline const DriverFns& driver_fns() {
-    static DriverFns fns;
-    static std::once_flag once;
-    std::call_once(once, [] {
-        void* f = nullptr;
-        cudaDriverEntryPointQueryResult q{};
-        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeIm2col", &f, 12000, cudaEnableDefault, &q) ==
-                cudaSuccess &&
-            q == cudaDriverEntryPointSuccess)
-            fns.im2col = reinterpret_cast<PFN_cuTensorMapEncodeIm2col_v12000>(f);
-        f = nullptr;
-        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q) ==
-                cudaSuccess &&
-            q == cudaDriverEntryPointSuccess)
-            fns.tiled = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(f);
-        (void)cudaGetLastError();
-        if (!fns.im2col || !fns.tiled) fns.error = "the driver does not provide cuTensorMapEncodeIm2col/Tiled";
-    });
-    return fns;
-}
+// DriverFns and driver_fns(), the encoders this file's maps use: tma_driver.hpp (host code).
 
 // Bounding-box corners of the im2col map (W then H, innermost first, as the dimensions):
 // lower = -pad, upper such that exactly F (E) start positions lie in the box at the stride.

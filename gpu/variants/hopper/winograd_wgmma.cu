@@ -51,6 +51,7 @@
 //   (winograd_wgmma_ws.cu); the epilogue there is staged through shared memory (here it was
 //   not faster: the other block on the SM already overlaps this one's epilogue).
 //
+#include "fp32fast_rungs.hpp"
 #include "winograd_wgmma.cuh"
 
 namespace cs::gpu::variants {
@@ -143,28 +144,19 @@ __global__ void __launch_bounds__(K::NT, K::CTAS)
 #endif
 }
 
+// WtcPlan's Main: the tile (WtcWgmmaTile, fp32fast_tiles.hpp: one warpgroup, 2 blocks per SM, 3
+// stages of 3 chunks) and its launch.
 template <class Cfg>
-struct WtcWgmma : WtcTmaMain<WtcWgmma<Cfg>, Cfg> {
-    static constexpr int NT = 128;     // one warpgroup
-    static constexpr int WN = Cfg::BM;  // its filters (wgmma n)
-    static constexpr int CTAS = 2;      // per SM (2 x 128 threads x <= 255 registers)
-    static constexpr int G = 3;         // chunks of 32 channels per stage (conv2: a whole position)
-    static constexpr int STAGES = 3;    // 3 x 36 KiB: 2 blocks fit an SM's 227 KiB (G = 1 with 8
-                                        // stages of 12 KiB measured slower on conv2; see the header)
-    static constexpr int SMEM = STAGES * G * (Cfg::BT + Cfg::BM) * 128 + STAGES * 8 + 1024;  // + barriers, alignment
+struct WtcWgmma : WtcTmaMain<WtcWgmma<Cfg>, Cfg>, WtcWgmmaTile<Cfg> {
     static std::string what() {
-        return "wgmma m64n" + std::to_string(WN) + "k16 (one warpgroup, " + std::to_string(CTAS) + " blocks/SM)";
+        return "wgmma m64n" + std::to_string(WtcWgmma::WN) + "k16 (one warpgroup, " + std::to_string(WtcWgmma::CTAS) +
+               " blocks/SM)";
     }
     static auto kernel() { return wtc_wgmma_kernel<Cfg, WtcWgmma>; }
 };
 
-using WtcF35W = WtcCfg<3, 5, 32>;  // 64 tiles x 32 filters
-using WtcF35Wgmma = WtcWgmma<WtcF35W>;
+using WtcF35Wgmma = WtcWgmma<WtcF35W>;  // 64 tiles x 32 filters
 }  // namespace fp32fast
-
-std::optional<std::string> winograd_3xfp16_wgmma_f3x3_5x5_supports(const Problem& p, const cudaDeviceProp& prop) {
-    return fp32fast::wtc_supports<fp32fast::WtcF35W, fp32fast::WtcF35Wgmma>(p, prop);
-}
 
 std::unique_ptr<Plan> winograd_3xfp16_wgmma_f3x3_5x5_plan(const Problem& p, const PlanContext& ctx) {
     if (auto why = winograd_3xfp16_wgmma_f3x3_5x5_supports(p, ctx.prop)) throw Skip(*why);

@@ -2,7 +2,8 @@
 // TMA maps over the Winograd-domain operands V [NX][Tp][K2] and U [NX][Mp][K2] (halves; boxes of
 // 64 halves = one chunk's hi + lo = one 128 B row in the 128B swizzle, x the block's tile rows /
 // filter rows x 1 position), the stage's copies, and the epilogue of a warpgroup's 64 x WN
-// fragment. Everything else (transforms, fold, plan) is winograd_3xfp16.cuh.
+// fragment. Everything else (transforms, fold, plan) is winograd_3xfp16.cuh; the tiles are host
+// code in fp32fast_tiles.hpp, the rungs' supports() in fp32fast_family.cpp.
 #pragma once
 
 #include "hopper_core.cuh"
@@ -16,12 +17,6 @@ namespace hw = cs::gpu::variants::hopper;
 struct WtcMaps {
     CUtensorMap v, u;
 };
-
-inline std::optional<std::string> wtc_wgmma_supports(const cudaDeviceProp& prop) {
-    if (prop.major != 9 || prop.minor != 0) return std::string("needs sm_90 (Hopper): built for sm_90a (wgmma, TMA)");
-    if (!hw::driver_fns().error.empty()) return hw::driver_fns().error;
-    return std::nullopt;
-}
 
 // Encoded once per plan: V's boxes are Cfg::BT tile rows, U's Cfg::BM filter rows.
 template <class Cfg>
@@ -45,13 +40,12 @@ WtcMaps wtc_encode_maps(const WtcArgs& a) {
     return st;
 }
 
-// The TMA-fed main kernels' glue to WtcPlan (its Main interface): Self provides NT, SMEM and
-// kernel(), the __global__ function taking (V map, U map, WtcArgs).
+// The TMA-fed main kernels' glue to WtcPlan (its Main interface): Self provides NT, SMEM (its
+// tile, fp32fast_tiles.hpp) and kernel(), the __global__ function taking (V map, U map, WtcArgs).
 template <class Self, class Cfg>
 struct WtcTmaMain {
     using State = WtcMaps;
     static std::string copies() { return "TMA"; }
-    static std::optional<std::string> supports(const cudaDeviceProp& prop) { return wtc_wgmma_supports(prop); }
     static void prepare() {
         CS_CUDA_CHECK(cudaFuncSetAttribute(Self::kernel(), cudaFuncAttributeMaxDynamicSharedMemorySize, Self::SMEM));
     }

@@ -45,6 +45,7 @@
 // Range (all three 3xFP16 rungs, winograd_3xfp16.cuh): per-tensor power-of-two scales found on
 // the GPU each run keep the transformed operands (up to 225|x| and 25/9|w|) inside fp16; fp32
 // class for any finite data with max|x| max|w| K < 2^127, else an ERROR naming the range.
+#include "fp32fast_rungs.hpp"
 #include "winograd_wgmma.cuh"
 
 namespace cs::gpu::variants {
@@ -178,32 +179,19 @@ __global__ void __launch_bounds__(K::NT, 1)
 #endif
 }
 
+// WtcPlan's Main: the tile (WtcWgmmaWsTile, fp32fast_tiles.hpp: an MMA warpgroup and FW fold
+// warpgroups, their setmaxnreg budgets, 3 stages of 3 chunks) and its launch.
 template <class Cfg>
-struct WtcWgmmaWs : WtcTmaMain<WtcWgmmaWs<Cfg>, Cfg> {
-    static constexpr int FW = 2;                    // fold warpgroups (32 filters each)
-    static constexpr int NT = 128 * (1 + FW);       // + the MMA warpgroup
-    // setmaxnreg moves registers within the block's allocation (384 x 168 at launch): 136 + 2 x 184
-    // = 3 x 168. (112 + 2 x 200 hung the first run: the fold warpgroups' increase waited forever.)
-    static constexpr int MMA_REGS = 136, FOLD_REGS = 184;
-    static_assert(MMA_REGS + FW * FOLD_REGS <= (1 + FW) * 168, "setmaxnreg beyond the launch allocation never returns");
-    static constexpr int G = 3;                     // chunks of 32 channels per stage (conv2: a whole position)
-    static constexpr int STAGES = 3;                // 3 x 48 KiB
-    static constexpr int SMEM = STAGES * G * (Cfg::BT + Cfg::BM) * 128 + 2 * 128 * (Cfg::BM / 2) * 4 +
-                                8 * (STAGES + 4) + 1024;  // + barriers, alignment
+struct WtcWgmmaWs : WtcTmaMain<WtcWgmmaWs<Cfg>, Cfg>, WtcWgmmaWsTile<Cfg> {
     static std::string what() {
-        return "wgmma m64n" + std::to_string(Cfg::BM) + "k16 (an MMA warpgroup issuing TMA, " + std::to_string(FW) +
-               " fold warpgroups fed through shared memory)";
+        return "wgmma m64n" + std::to_string(Cfg::BM) + "k16 (an MMA warpgroup issuing TMA, " +
+               std::to_string(WtcWgmmaWs::FW) + " fold warpgroups fed through shared memory)";
     }
     static auto kernel() { return wtc_wgmma_ws_kernel<Cfg, WtcWgmmaWs>; }
 };
 
-using WtcF35Ws = WtcCfg<3, 5, 64>;  // 64 tiles x 64 filters
-using WtcF35WgmmaWs = WtcWgmmaWs<WtcF35Ws>;
+using WtcF35WgmmaWs = WtcWgmmaWs<WtcF35Ws>;  // 64 tiles x 64 filters
 }  // namespace fp32fast
-
-std::optional<std::string> winograd_3xfp16_wgmma_ws_f3x3_5x5_supports(const Problem& p, const cudaDeviceProp& prop) {
-    return fp32fast::wtc_supports<fp32fast::WtcF35Ws, fp32fast::WtcF35WgmmaWs>(p, prop);
-}
 
 std::unique_ptr<Plan> winograd_3xfp16_wgmma_ws_f3x3_5x5_plan(const Problem& p, const PlanContext& ctx) {
     if (auto why = winograd_3xfp16_wgmma_ws_f3x3_5x5_supports(p, ctx.prop)) throw Skip(*why);
