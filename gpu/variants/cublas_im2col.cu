@@ -47,12 +47,15 @@
 // at HBM speed. tf32 and fp16 shrink the GEMM by their ceilings' ratio to fp32's, so there
 // im2col's traffic dominates. Measured: docs/findings.md, "The anchors" (the first H200
 // sweep: git show 3ab0d79:gpu/variants/cublas_im2col.cu).
+//
+// Here the plan and its kernels' calls (cublas_im2col_plan, declared in cublas_rungs.hpp);
+// supports() and the family spec (cublas_family) are host code, cublas_family.cpp.
 #include "buffers.hpp"
 #include "conv_shape.hpp"
+#include "cublas_rungs.hpp"
 #include "cuda_check.hpp"
 #include "error.hpp"
 #include "im2col.hpp"
-#include "families.hpp"
 
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
@@ -101,7 +104,8 @@ private:
     cublasHandle_t h_ = nullptr;
 };
 
-enum class Row { fp32, tf32, fp16, bf16 };
+using cublas::Row;
+using cublas::row_of;
 
 std::size_t elem_bytes(Row r) { return r == Row::fp16 || r == Row::bf16 ? 2 : 4; }
 
@@ -248,56 +252,10 @@ private:
     cudaStream_t stream_ = nullptr;
 };
 
-// The GEMM's row of a precision class.
-Row row_of(const PrecisionRow& r) {
-    switch (r.precision) {
-        case Precision::fp32: return Row::fp32;
-        case Precision::tf32: return Row::tf32;
-        case Precision::fp16: return Row::fp16;
-        case Precision::bf16: return Row::bf16;
-        default: throw std::logic_error("cublas-im2col has no " + std::string(to_string(r.precision)) + " row");
-    }
-}
-
-std::optional<std::string> supports(const PrecisionRow& prow, const Problem& p, const cudaDeviceProp& prop) {
-    const Row row = row_of(prow);
-    const Layer& l = p.layer;
-    if (p.layout != Layout::nchw) return std::string("im2col reads NCHW input and the permute writes NCHW output");
-    const std::int64_t plane = std::int64_t(l.E()) * l.F();
-    if (std::max<std::int64_t>(l.K(), l.M) * plane > INT_MAX)
-        return std::string("one image's GEMM has a matrix of more than 2^31-1 elements (cuBLAS's int sizes)");
-    if (row == Row::tf32 && prop.major < 8) return std::string("TF32 tensor cores need compute capability 8.0 or later");
-    if (row == Row::fp16 && prop.major * 10 + prop.minor < 53)
-        return std::string("half arithmetic needs compute capability 5.3 or later");
-    if (row == Row::bf16 && prop.major < 8) return std::string("bfloat16 GEMMs need compute capability 8.0 or later");
-    return std::nullopt;
-}
-
-std::unique_ptr<Plan> make_plan(const PrecisionRow& row, const Problem& p, const PlanContext& ctx) {
-    return std::make_unique<CublasIm2colPlan>(p, ctx, row_of(row));
-}
-
 }  // namespace
 
-// One rung per precision class (the ideas differ), all on supports() and make_plan() above.
-Family cublas_family() {
-    auto rung = [](std::string name, PrecisionRow row, std::string idea) {
-        return make_rung(std::move(name), {std::move(row)}, std::move(idea), supports, make_plan, {"gemm"});
-    };
-    return {"cublas",
-            {},
-            {
-                rung("cublas-im2col", row_fp32(),
-                     "our im2col unroll, then one cublasSgemm per chunk of images (no TF32) and a permute to NCHW"),
-                rung("cublas-im2col-tf32", row_tf32(),
-                     "our im2col unroll, then cublasGemmEx with CUBLAS_COMPUTE_32F_FAST_TF32 and a permute to NCHW"),
-                rung("cublas-im2col-fp16", row_fp16(),
-                     "our im2col unroll on half data, then cublasGemmEx (half in/out, float accumulation) and a "
-                     "permute"),
-                rung("cublas-im2col-bf16", row_bf16(),
-                     "our im2col unroll on bfloat16 data, then cublasGemmEx (bf16 in/out, float accumulation) and a "
-                     "permute"),
-            }};
+std::unique_ptr<Plan> cublas_im2col_plan(const PrecisionRow& row, const Problem& p, const PlanContext& ctx) {
+    return std::make_unique<CublasIm2colPlan>(p, ctx, row_of(row));
 }
 
 }  // namespace cs::gpu::variants

@@ -64,18 +64,24 @@
 //
 // The row is marked non-deterministic: each plan runs its own benchmark, and two plans
 // can pick different algorithms (different summation orders) when their times are close.
+//
+// Files: here the accuracy screen's kernels, Find and the plan (cudnn_legacy_plan, declared in
+// cudnn_rungs.hpp); host code: what a row is and the descriptors (cudnn_legacy.hpp), shared
+// with supports() and the family spec (cudnn_legacy_family), cudnn_legacy_family.cpp; errors
+// and the handle, cudnn_common.hpp.
 #include "buffers.hpp"
 #include "cuda_check.hpp"
+#include "cudnn_common.hpp"
+#include "cudnn_legacy.hpp"
+#include "cudnn_rungs.hpp"
 #include "elements.cuh"
 #include "error.hpp"
 #include "tolerance.hpp"
-#include "families.hpp"
 
 #include <cuda_fp16.h>
 #include <cudnn.h>
 
 #include <algorithm>
-#include <climits>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -92,51 +98,21 @@
 namespace cs::gpu::variants {
 namespace {
 
+using cudnn::Handle;
+using cudnn::throw_cudnn;
+// The rows and their descriptors, shared with supports() (cudnn_legacy.hpp).
+using cudnn_legacy::BatchDescs;
+using cudnn_legacy::ConvDesc;
+using cudnn_legacy::FilterDesc;
+using cudnn_legacy::Row;
+using cudnn_legacy::row_of;
+using cudnn_legacy::RowSpec;
+using cudnn_legacy::set_batch;
+using cudnn_legacy::set_conv;
+using cudnn_legacy::set_filter;
+using cudnn_legacy::spec_of;
+
 #include "cudnn_common.cuh"
-
-// ---- RAII owners of cuDNN objects -----------------------------------------------------
-
-class TensorDesc {
-public:
-    TensorDesc() { CS_CUDNN_CHECK(cudnnCreateTensorDescriptor(&d_)); }
-    ~TensorDesc() {
-        if (d_) (void)cudnnDestroyTensorDescriptor(d_);
-    }
-    TensorDesc(const TensorDesc&) = delete;
-    TensorDesc& operator=(const TensorDesc&) = delete;
-    cudnnTensorDescriptor_t get() const { return d_; }
-
-private:
-    cudnnTensorDescriptor_t d_ = nullptr;
-};
-
-class FilterDesc {
-public:
-    FilterDesc() { CS_CUDNN_CHECK(cudnnCreateFilterDescriptor(&d_)); }
-    ~FilterDesc() {
-        if (d_) (void)cudnnDestroyFilterDescriptor(d_);
-    }
-    FilterDesc(const FilterDesc&) = delete;
-    FilterDesc& operator=(const FilterDesc&) = delete;
-    cudnnFilterDescriptor_t get() const { return d_; }
-
-private:
-    cudnnFilterDescriptor_t d_ = nullptr;
-};
-
-class ConvDesc {
-public:
-    ConvDesc() { CS_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&d_)); }
-    ~ConvDesc() {
-        if (d_) (void)cudnnDestroyConvolutionDescriptor(d_);
-    }
-    ConvDesc(const ConvDesc&) = delete;
-    ConvDesc& operator=(const ConvDesc&) = delete;
-    cudnnConvolutionDescriptor_t get() const { return d_; }
-
-private:
-    cudnnConvolutionDescriptor_t d_ = nullptr;
-};
 
 // ---- the accuracy screen's kernels ----------------------------------------------------
 
@@ -220,28 +196,6 @@ double rel_diff(const void* a, const void* ref, bool half, std::int64_t n, const
     return v[1] > 0 ? double(v[0]) / double(v[1]) : double(v[0]);
 }
 
-// ---- the three rows -----------------------------------------------------------------
-
-enum class Row { fp32, tf32, fp16 };
-
-struct RowSpec {
-    cudnnDataType_t data;     // x, w, y
-    cudnnDataType_t compute;  // accumulation (convolution descriptor)
-    cudnnMathType_t math;     // what the convolution descriptor permits
-    bool allow_tensor_op;     // accept Find results whose mathType is a tensor-op one
-    std::size_t elem_bytes;
-    Precision precision;      // the row's class: its threshold screens the algorithms
-};
-
-RowSpec spec_of(Row r) {
-    switch (r) {
-        case Row::fp32: return {CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, CUDNN_FMA_MATH, false, 4, Precision::fp32};
-        case Row::tf32: return {CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, CUDNN_TENSOR_OP_MATH, true, 4, Precision::tf32};
-        case Row::fp16: return {CUDNN_DATA_HALF, CUDNN_DATA_FLOAT, CUDNN_TENSOR_OP_MATH, true, 2, Precision::fp16};
-    }
-    return {CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, CUDNN_FMA_MATH, false, 4, Precision::fp32};
-}
-
 const char* algo_name(cudnnConvolutionFwdAlgo_t a) {
     switch (a) {
         case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM: return "CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM";
@@ -275,43 +229,6 @@ std::string mb(std::size_t bytes) {
     char b[32];
     std::snprintf(b, sizeof b, "%.1f MB", double(bytes) / 1e6);
     return b;
-}
-
-// cuDNN's 4-d descriptors take int sizes and strides.
-std::optional<std::string> int_range_reason(const Problem& p) {
-    const Layer& l = p.layer;
-    if (l.input_elems(p.N) > INT_MAX || l.output_elems(p.N) > INT_MAX || l.weight_elems() > INT_MAX)
-        return std::string("a tensor has more than 2^31-1 elements, beyond cuDNN's 4-d descriptors");
-    return std::nullopt;
-}
-
-void set_filter(const FilterDesc& w, const RowSpec& sp, const Layer& l) {
-    CS_CUDNN_CHECK(cudnnSetFilter4dDescriptor(w.get(), sp.data, CUDNN_TENSOR_NCHW, l.M, l.C, l.R, l.S));
-}
-
-void set_conv(const ConvDesc& c, const RowSpec& sp, const Layer& l) {
-    CS_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(c.get(), l.pad, l.pad, l.stride, l.stride, 1, 1,
-                                                   CUDNN_CROSS_CORRELATION, sp.compute));
-    CS_CUDNN_CHECK(cudnnSetConvolutionMathType(c.get(), sp.math));
-}
-
-// The x and y descriptors for one batch size.
-struct BatchDescs {
-    std::int64_t n = 0;
-    TensorDesc x, y;
-};
-
-void set_batch(BatchDescs& b, const RowSpec& sp, const Layer& l, std::int64_t n, const ConvDesc& conv,
-               const FilterDesc& w) {
-    CS_CUDNN_CHECK(cudnnSetTensor4dDescriptor(b.x.get(), CUDNN_TENSOR_NCHW, sp.data, int(n), l.C, l.H, l.W));
-    int on = 0, oc = 0, oh = 0, ow = 0;
-    CS_CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(conv.get(), b.x.get(), w.get(), &on, &oc, &oh, &ow));
-    if (on != int(n) || oc != l.M || oh != l.E() || ow != l.F())
-        throw cs::Skip("cuDNN computes an output of " + std::to_string(on) + "x" + std::to_string(oc) + "x" +
-                       std::to_string(oh) + "x" + std::to_string(ow) + ", not the layer's " + std::to_string(n) +
-                       "x" + std::to_string(l.M) + "x" + std::to_string(l.E()) + "x" + std::to_string(l.F()));
-    CS_CUDNN_CHECK(cudnnSetTensor4dDescriptor(b.y.get(), CUDNN_TENSOR_NCHW, sp.data, int(n), l.M, l.E(), l.F()));
-    b.n = n;
 }
 
 // Workspace the algorithm needs for this batch size; nullopt when cuDNN says it cannot run it.
@@ -632,64 +549,10 @@ void CudnnPlan::run(const DeviceIO& io, cudaStream_t stream) {
                                            algo_, ws_.get(), ws_.bytes(), &beta, b.y.get(), io.out));
 }
 
-// The legacy API's row of a precision class.
-Row row_of(const PrecisionRow& r) {
-    switch (r.precision) {
-        case Precision::fp32: return Row::fp32;
-        case Precision::tf32: return Row::tf32;
-        case Precision::fp16: return Row::fp16;
-        default: throw std::logic_error("cudnn-legacy has no " + std::string(to_string(r.precision)) + " row");
-    }
-}
-
-std::optional<std::string> supports(const PrecisionRow& prow, const Problem& p, const cudaDeviceProp& prop) {
-    const Row row = row_of(prow);
-    if (p.layout != Layout::nchw) return std::string("the legacy-API rows describe NCHW tensors only");
-    if (auto why = int_range_reason(p)) return why;
-    if (row == Row::fp16 && (prop.major * 10 + prop.minor) < 53)
-        return std::string("half arithmetic needs compute capability 5.3 or later");
-    if (row == Row::tf32 && prop.major < 8)
-        return std::string("TF32 tensor cores need compute capability 8.0 or later");
-    // Let cuDNN judge the shape (host-side descriptor calls, no handle needed).
-    try {
-        const RowSpec sp = spec_of(row);
-        FilterDesc w;
-        ConvDesc c;
-        BatchDescs b;
-        set_filter(w, sp, p.layer);
-        set_conv(c, sp, p.layer);
-        set_batch(b, sp, p.layer, p.N, c, w);
-    } catch (const std::exception& e) {
-        return std::string("cuDNN refuses the configuration: ") + e.what();
-    }
-    return std::nullopt;
-}
-
-std::unique_ptr<Plan> make_plan(const PrecisionRow& row, const Problem& p, const PlanContext& ctx) {
-    return std::make_unique<CudnnPlan>(p, ctx, row_of(row));
-}
-
 }  // namespace
 
-// One rung per precision class (the ideas differ), all on supports() and make_plan() above.
-Family cudnn_legacy_family() {
-    const RungTraits lib{"library", {Layout::nchw}, false};
-    return {"cudnn-legacy",
-            {},
-            {
-                make_rung("cudnn-legacy-{p}", {row_fp32()},
-                          "cuDNN legacy API: fastest of cudnnFindConvolutionForwardAlgorithmEx that is FMA math (TF32 "
-                          "off) and fp32-accurate",
-                          supports, make_plan, lib),
-                make_rung("cudnn-legacy-{p}", {row_tf32()},
-                          "cuDNN legacy API on float tensors, tensor-op math (TF32 allowed): fastest tf32-accurate "
-                          "algorithm found",
-                          supports, make_plan, lib),
-                make_rung("cudnn-legacy-{p}", {row_fp16()},
-                          "cuDNN legacy API on half tensors, float accumulation, tensor-op math: fastest "
-                          "fp16-accurate algorithm found",
-                          supports, make_plan, lib),
-            }};
+std::unique_ptr<Plan> cudnn_legacy_plan(const PrecisionRow& row, const Problem& p, const PlanContext& ctx) {
+    return std::make_unique<CudnnPlan>(p, ctx, row_of(row));
 }
 
 }  // namespace cs::gpu::variants

@@ -1,58 +1,9 @@
-// What the two cuDNN families share (cudnn.cu, the legacy API; cudnn_graph.cu, the graph API):
-// cuDNN's errors as exceptions (CS_CUDNN_CHECK), the handle's owner, and the accuracy screen's
-// reduction kernel. Each includes it once inside its anonymous namespace, so nothing here is
-// visible outside the file that includes it.
+// What the two cuDNN families' kernels share (cudnn.cu, the legacy API; cudnn_graph.cu, the
+// graph API): the accuracy screen's reduction kernel. Each includes it once inside its
+// anonymous namespace, so nothing here is visible outside the file that includes it. cuDNN's
+// errors and the handle are host code: cudnn_common.hpp.
 
 #pragma once
-
-// ---- errors ---------------------------------------------------------------------------
-
-// cuDNN's name for a status, with its last error message when it has one.
-std::string status_text(cudnnStatus_t st) {
-    std::string s = cudnnGetErrorString(st);
-    char last[512] = {0};
-    cudnnGetLastErrorString(last, sizeof last);
-    if (last[0]) s += std::string(" (") + last + ")";
-    return s;
-}
-
-// A failed cuDNN call as the harness can tell it: out of memory and a broken CUDA context as
-// CudaError, an unsupported configuration as cs::Skip, the rest as a runtime error.
-[[noreturn]] void throw_cudnn(cudnnStatus_t st, const char* call, const char* file, int line) {
-    std::string msg = std::string("cuDNN error: ") + call + " failed at " + file + ":" + std::to_string(line) +
-                      ": " + status_text(st);
-    if (st == CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED ||
-        st == CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED)
-        throw CudaError(cudaErrorMemoryAllocation, msg);
-    // A kernel that broke the context shows up as an execution failure: pass the CUDA
-    // error on so the harness sees a sticky error for what it is.
-    const cudaError_t ce = cudaPeekAtLastError();
-    if (ce != cudaSuccess) throw CudaError(ce, msg + "; CUDA: " + cudaGetErrorName(ce));
-    if (CUDNN_STATUS_CATEGORY(st) == CUDNN_STATUS_NOT_SUPPORTED) throw cs::Skip(msg);
-    throw std::runtime_error(msg);
-}
-
-#define CS_CUDNN_CHECK(call)                                                                \
-    do {                                                                                    \
-        const cudnnStatus_t cs_st_ = (call);                                                \
-        if (cs_st_ != CUDNN_STATUS_SUCCESS) throw_cudnn(cs_st_, #call, __FILE__, __LINE__); \
-    } while (0)
-
-// ---- the handle -----------------------------------------------------------------------
-
-class Handle {
-public:
-    Handle() { CS_CUDNN_CHECK(cudnnCreate(&h_)); }
-    ~Handle() {
-        if (h_) (void)cudnnDestroy(h_);
-    }
-    Handle(const Handle&) = delete;
-    Handle& operator=(const Handle&) = delete;
-    cudnnHandle_t get() const { return h_; }
-
-private:
-    cudnnHandle_t h_ = nullptr;
-};
 
 // ---- the accuracy screen --------------------------------------------------------------
 

@@ -68,19 +68,21 @@
 // reaches FFT and Winograd engines that are fp32-accurate here and not among PyTorch's
 // candidates.
 //
-// Files (one translation unit: this file includes the other three inside its anonymous
-// namespace): cudnn_common.cuh (errors, the handle, the screen's reduction, shared with the
-// legacy rows), cudnn_graph_descriptors.cuh (descriptor owners, the operation graph,
-// the execution plan), cudnn_graph_engine.cuh (the reference check, engine configurations,
-// select_engine), and here the Plan, supports() and the family spec (cudnn_family).
+// Files (one translation unit: this file includes the three .cuh inside its anonymous
+// namespace): cudnn_common.cuh (the screen's reduction, shared with the legacy rows),
+// cudnn_graph_descriptors.cuh (descriptor owners, the operation graph, the execution plan),
+// cudnn_graph_engine.cuh (the reference check, engine configurations, select_engine), and here
+// the Plan and its entry points (declared in cudnn_rungs.hpp). Host code elsewhere: errors and
+// the handle in cudnn_common.hpp/.cpp (shared with the legacy rows), supports() and the family
+// spec (cudnn_family) in cudnn_family.cpp.
 #include "buffers.hpp"
 #include "cuda_check.hpp"
 #include "elements.cuh"
 #include "engine_choice.hpp"
 #include "error.hpp"
-#include "cudnn_graph.hpp"
+#include "cudnn_common.hpp"
+#include "cudnn_rungs.hpp"
 #include "tolerance.hpp"
-#include "families.hpp"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -107,6 +109,10 @@
 
 namespace cs::gpu::variants {
 namespace {
+
+using cudnn::Handle;
+using cudnn::status_text;
+using cudnn::throw_cudnn;
 
 #include "cudnn_common.cuh"
 #include "cudnn_graph_descriptors.cuh"
@@ -253,51 +259,13 @@ void GraphPlan::run(const DeviceIO& io, cudaStream_t stream) {
     CS_CUDNN_CHECK(cudnnBackendExecute(handle_.get(), b.exec.plan.get(), it->second.get()));
 }
 
-std::optional<std::string> supports(const PrecisionRow& row, const Problem& p, const cudaDeviceProp& prop) {
-    const Precision prec = row.precision;
-    if (p.layout != Layout::nchw && p.layout != Layout::nhwc) return std::string("layout not nchw or nhwc");
-    const int cc = prop.major * 10 + prop.minor;
-    if (prec == Precision::fp16 && cc < 53) return std::string("half arithmetic needs compute capability 5.3 or later");
-    if (prec == Precision::tf32 && cc < 80) return std::string("TF32 tensor cores need compute capability 8.0 or later");
-    if (prec == Precision::bf16 && cc < 80) return std::string("bfloat16 needs compute capability 8.0 or later");
-    return std::nullopt;
-}
-
-std::unique_ptr<Plan> make_plan(const PrecisionRow& row, const Problem& p, const PlanContext& ctx) {
-    return std::make_unique<GraphPlan>(p, ctx, row.precision);
-}
-
 }  // namespace
 
-std::optional<std::string> cudnn_graph_supports(Precision prec, const Problem& p, const cudaDeviceProp& prop) {
-    return supports(PrecisionRow{prec, DType::f32, ""}, p, prop);
+std::unique_ptr<Plan> cudnn_graph_plan(const PrecisionRow& row, const Problem& p, const PlanContext& ctx) {
+    return std::make_unique<GraphPlan>(p, ctx, row.precision);
 }
-std::unique_ptr<Plan> cudnn_graph_plan(Precision prec, const Problem& p, const PlanContext& ctx, bool x_at_base) {
+std::unique_ptr<Plan> cudnn_graph_plan_for(Precision prec, const Problem& p, const PlanContext& ctx, bool x_at_base) {
     return std::make_unique<GraphPlan>(p, ctx, prec, x_at_base);
-}
-
-// One rung per precision class (the ideas differ), all on supports() and make_plan() above.
-Family cudnn_family() {
-    const RungTraits lib{"library", {Layout::nchw, Layout::nhwc}, false};
-    return {"cudnn",
-            {},
-            {
-                make_rung("cudnn-{p}", {row_fp32()},
-                          "cuDNN graph API on float tensors: fastest fp32-accurate engine config of heuristics A/B, "
-                          "fallback and the global list, no tensor cores (TF32 off)",
-                          supports, make_plan, lib),
-                make_rung("cudnn-{p}", {row_tf32()},
-                          "cuDNN graph API on float tensors, tensor cores (TF32) allowed: fastest tf32-accurate "
-                          "engine config",
-                          supports, make_plan, lib),
-                make_rung("cudnn-{p}", {row_fp16()},
-                          "cuDNN graph API on half tensors, float compute: fastest fp16-accurate engine config",
-                          supports, make_plan, lib),
-                make_rung("cudnn-{p}", {row_bf16()},
-                          "cuDNN graph API on bfloat16 tensors, float compute: fastest bf16-accurate engine config",
-                          supports, make_plan, lib),
-                cudnn_s2d_rung(),
-            }};
 }
 
 }  // namespace cs::gpu::variants

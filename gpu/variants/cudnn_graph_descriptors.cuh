@@ -1,6 +1,6 @@
 // Part of gpu/variants/cudnn_graph.cu, which includes it once inside its anonymous
 // namespace (one translation unit, as before the split: nothing here is visible elsewhere).
-// Descriptors (errors and the handle: cudnn_common.cuh): the RAII owners of backend
+// Descriptors (errors and the handle: cudnn_common.hpp): the RAII owners of backend
 // descriptors, what a row is, the operation graph of one convolution, and the finalized
 // execution plan with its variant pack.
 

@@ -23,10 +23,12 @@
 // Expected: PyTorch's cuDNN time on the rewritten problem plus the transform's (space_to_depth.cu),
 // well below cudnn-<class> on conv1 as it is (the first estimate: git show
 // 3ab0d79:gpu/variants/cudnn_s2d.cu; measured: docs/findings.md, "The anchors").
+//
+// Here the plan (cudnn_s2d_plan, declared in cudnn_rungs.hpp); supports() and the rung in the
+// family spec are host code, cudnn_family.cpp.
 #include "buffers.hpp"
-#include "cudnn_graph.hpp"
+#include "cudnn_rungs.hpp"
 #include "error.hpp"
-#include "families.hpp"
 #include "space_to_depth.hpp"
 
 #include <algorithm>
@@ -94,7 +96,7 @@ S2dPlan::S2dPlan(const PrecisionRow& row, const Problem& p, const PlanContext& c
     pr.N = p.N;
     pr.layout = p.layout;
     const PlanContext inner_ctx{ctx.prop, ctx.device, ctx.workspace_limit - ws_w_.bytes() - ws_in_.bytes(), k_};
-    inner_ = cudnn_graph_plan(row.precision, pr, inner_ctx, true);
+    inner_ = cudnn_graph_plan_for(row.precision, pr, inner_ctx, true);
 
     char geo[256];
     std::snprintf(geo, sizeof geo, "space-to-depth b=%d: %dx%dx%d, %dx%d stride 1 pad 0", g_.b, g_.Cp, g_.Hp, g_.Wp,
@@ -117,24 +119,10 @@ void S2dPlan::run(const DeviceIO& io, cudaStream_t stream) {
     }
 }
 
-std::optional<std::string> s2d_supports(const PrecisionRow& row, const Problem& p, const cudaDeviceProp& prop) {
-    if (p.layer.stride <= 1) return std::string("space-to-depth needs stride > 1");
-    return cudnn_graph_supports(row.precision, p, prop);
-}
-
-std::unique_ptr<Plan> s2d_plan(const PrecisionRow& row, const Problem& p, const PlanContext& ctx) {
-    return std::make_unique<S2dPlan>(row, p, ctx);
-}
-
 }  // namespace
 
-// The cudnn family's space-to-depth rung (listed in cudnn_graph.cu's cudnn_family()).
-Rung cudnn_s2d_rung() {
-    return make_rung("cudnn-{p}-s2d", {row_fp32(), row_tf32(), row_fp16(), row_bf16()},
-                     "the layer rewritten by space-to-depth (stride b: b*b*C channels, a stride-1 ceil(R/b) x "
-                     "ceil(S/b) filter, the same output; our transform of input and weights timed), then cudnn-{p}'s "
-                     "graph-API engine search on the rewritten problem",
-                     s2d_supports, s2d_plan, {"library", {Layout::nchw, Layout::nhwc}, false});
+std::unique_ptr<Plan> cudnn_s2d_plan(const PrecisionRow& row, const Problem& p, const PlanContext& ctx) {
+    return std::make_unique<S2dPlan>(row, p, ctx);
 }
 
 }  // namespace cs::gpu::variants
