@@ -13,11 +13,14 @@
 //
 // Expected: far from any roofline — two global accesses to the output per FMA, and
 // every input element reloaded M times from L2. Measured: docs/findings.md, "The study's kernels".
+//
+// This file holds the kernel and the plan; the family's spec and supports() are host code,
+// baseline_family.cpp.
+#include "baseline_rungs.hpp"
 #include "conv_shape.hpp"
 #include "direct_taps.cuh"
 #include "cuda_check.hpp"
 #include "simple_plan.hpp"
-#include "families.hpp"
 
 #include <string>
 
@@ -40,10 +43,7 @@ __global__ void baseline_kernel(const float* in, const float* w, float* out, Con
     }
 }
 
-std::optional<std::string> baseline_supports(const Problem& p, const cudaDeviceProp& prop) {
-    if (const char* why = nm_grid_limit_reason(p.N, p.layer.M, prop)) return std::string(why);
-    return std::nullopt;
-}
+}  // namespace
 
 std::unique_ptr<Plan> baseline_plan(const Problem& p, const PlanContext& ctx) {
     const ConvShape s = conv_shape(p.layer);
@@ -60,19 +60,6 @@ std::unique_ptr<Plan> baseline_plan(const Problem& p, const PlanContext& ctx) {
             CS_CUDA_CHECK_LAUNCH();
         },
         detail);
-}
-
-}  // namespace
-
-Family baseline_family() {
-    Rung r;
-    r.name = "baseline";
-    r.aliases = {{"Mcpy", "pageable"}, {"UM", "managed"}};
-    r.rows = {row_fp32()};
-    r.idea = "one thread per output, sum kept in global memory (study: Mcpy, UM in managed memory)";
-    r.supports = plain(baseline_supports);
-    r.make_plan = plain(baseline_plan);
-    return {"baseline", {}, {r}};
 }
 
 }  // namespace cs::gpu::variants

@@ -51,7 +51,11 @@
 //
 // Resources (nvcc 13.0, sm_90, -Xptxas -v): const_weights_kernel 32 registers (as
 // register-acc), 0 B shared, 0 B stack, no spills; the 64 KB bank is its constant data.
+//
+// This file holds the kernel and the plan; supports() and the bank's capacity are host code,
+// direct_family.cpp (declared in direct_rungs.hpp).
 #include "conv_shape.hpp"
+#include "direct_rungs.hpp"
 #include "direct_taps.cuh"
 #include "cuda_check.hpp"
 #include "error.hpp"
@@ -69,9 +73,8 @@ namespace cs::gpu::variants {
 namespace {
 
 constexpr int kMaxThreads = 1024;
-constexpr int kBankFloats = 64 * 1024 / 4;  // the whole 64 KB user constant bank
 
-__constant__ float c_weights[kBankFloats];
+__constant__ float c_weights[kConstBankFloats];  // the whole 64 KB user constant bank
 
 // One output per (i, j) of the thread, as register-acc: sum in a register, K products in
 // the order (c, r, s), zero padding skipped. The weight index is the same for every
@@ -127,10 +130,6 @@ struct Chunking {
     int count = 0;    // chunks
     int filters = 0;  // filters per chunk (the last may have fewer)
 };
-
-std::int64_t bank_floats(const cudaDeviceProp& prop) {
-    return std::min<std::int64_t>(kBankFloats, std::int64_t(prop.totalConstMem) / 4);
-}
 
 Chunking chunking(const Layer& l, const cudaDeviceProp& prop) {
     Chunking ch;
@@ -188,18 +187,7 @@ private:
 
 }  // namespace
 
-// ---- entry points (the spec: direct_family.cpp) ----
-
-std::optional<std::string> const_weights_supports(const Problem& p, const cudaDeviceProp& prop) {
-    if (const char* why = nm_grid_limit_reason(p.N, p.layer.M, prop)) return std::string(why);
-    const Layer& l = p.layer;
-    if (l.input_elems(1) > INT_MAX || std::int64_t(l.E()) * l.F() > INT_MAX)
-        return std::string("one image or output plane has more than 2^31 elements (32-bit offsets)");
-    if (l.K() > bank_floats(prop))
-        return "one filter (C*R*S*4 = " + std::to_string(l.K() * 4) + " bytes) does not fit the " +
-               std::to_string(bank_floats(prop) * 4) + "-byte constant bank";
-    return std::nullopt;
-}
+// ---- the plan (the spec and supports(): direct_family.cpp) ----
 
 std::unique_ptr<Plan> const_weights_plan(const Problem& p, const PlanContext& ctx) {
     if (auto why = const_weights_supports(p, ctx.prop)) throw Skip(*why);

@@ -44,13 +44,16 @@
 // 4 bytes in the 11x11 instances; with __launch_bounds__(1024, 1) it took 64 (the
 // unrolled loads hoisted) and conv1 would run one block per SM. make_plan still checks
 // the kernel's attributes.
+//
+// This file holds the kernels and the plan; supports() is host code, direct_family.cpp
+// (declared in direct_rungs.hpp).
 #include "conv_shape.hpp"
 #include "cuda_check.hpp"
+#include "direct_rungs.hpp"
 #include "error.hpp"
 #include "simple_plan.hpp"
 #include "variant.hpp"
 
-#include <climits>
 #include <cstdint>
 #include <string>
 
@@ -160,16 +163,7 @@ Instance pick(const ConvShape& s) {
 
 }  // namespace
 
-// ---- entry points (the spec: direct_family.cpp) ----
-
-std::optional<std::string> restrict_unroll_supports(const Problem& p, const cudaDeviceProp& prop) {
-    if (const char* why = nm_grid_limit_reason(p.N, p.layer.M, prop)) return std::string(why);
-    const Layer& l = p.layer;
-    // Offsets inside one image, filter and output plane are 32-bit in the kernel.
-    if (l.input_elems(1) > INT_MAX || l.K() > INT_MAX || std::int64_t(l.E()) * l.F() > INT_MAX)
-        return std::string("one image, filter or output plane has more than 2^31 elements (32-bit offsets)");
-    return std::nullopt;
-}
+// ---- the plan (the spec and supports(): direct_family.cpp) ----
 
 std::unique_ptr<Plan> restrict_unroll_plan(const Problem& p, const PlanContext& ctx) {
     if (auto why = restrict_unroll_supports(p, ctx.prop)) throw Skip(*why);

@@ -60,38 +60,29 @@
 // __launch_bounds__(256, 3) caps them at 85 registers; with (256) alone ptxas chose 40
 // for <8,1> and spilled 44 bytes. At 80 registers conv3-5's 3-warp blocks fit 8 per SM
 // (24 warps), conv2's 6-warp blocks 4.
+//
+// This file holds the kernel and the plan; supports() and the tiling (choose(): block shape,
+// pitch, channels per stage) are host code, direct_family.cpp (declared in direct_rungs.hpp).
 #include "conv_shape.hpp"
 #include "cuda_check.hpp"
+#include "direct_rungs.hpp"
 #include "error.hpp"
 #include "simple_plan.hpp"
 #include "variant.hpp"
 
 #include <algorithm>
-#include <climits>
 #include <cstdint>
 #include <string>
 
 namespace cs::gpu::variants {
 namespace {
 
-constexpr int kRows = 2;            // output rows per thread (e, e + BY)
-constexpr int kMaxThreads = 256;    // block limit of the kernel (the geometry targets it)
-constexpr int kMinBlocks = 3;       // -> at most 85 registers (ptxas takes 67-80, no spills)
-constexpr int kTargetSmem = 24 * 1024;  // bytes per block the channel stage aims for
+using tiled_input::Choice;
+using tiled_input::kMaxThreads;
+using tiled_input::kRows;
+using tiled_input::TileGeom;
 
-// Everything the kernel needs about the tiling (host-computed; blockDim = BX x BY).
-struct TileGeom {
-    int tiles_f;    // tiles along F
-    int ntiles;     // tiles per image
-    int mgroups;    // filter groups: ceil(M / MB)
-    int TE;         // output rows per tile (BY * kRows); TF = BX
-    int PH, PW;     // input patch per channel: (TE-1)*stride+R rows, (BX-1)*stride+S columns
-    int PWq;        // patch columns per stride phase: ceil(PW / stride)
-    int pitch;      // floats per staged row (>= stride * PWq)
-    int CB;         // channels per stage
-    int xs_floats;  // CB * PH * pitch rounded up to 4 floats: the weights start 16-B aligned
-    int LW, RP;     // input staging: threads per patch row, patch rows per pass
-};
+constexpr int kMinBlocks = 3;  // -> at most 85 registers (ptxas takes 67-80, no spills)
 
 template <int kMB, int kST>
 __global__ void __launch_bounds__(kMaxThreads, kMinBlocks)
@@ -221,103 +212,6 @@ KernelFn pick_stride(int stride) {
 
 KernelFn pick_kernel(int mb, int stride) { return mb == 16 ? pick_stride<16>(stride) : pick_stride<8>(stride); }
 
-int ceil_div(int a, int b) { return (a + b - 1) / b; }
-
-// Most lanes of one warp that hit the same bank (different words) in the compute loop's
-// input load, over every warp of a BX x BY block, for a row pitch. Lane (ty, tx) reads
-// word ty*stride*pitch + tx (+ an offset common to the warp).
-int conflict_degree(int pitch, int BX, int BY, int st) {
-    const int threads = BX * BY;
-    int worst = 1;
-    for (int w0 = 0; w0 < threads; w0 += 32) {
-        int count[32] = {};
-        for (int lane = 0; lane < 32 && w0 + lane < threads; ++lane) {
-            const int t = w0 + lane, ty = t / BX, tx = t % BX;
-            const long long addr = (long long)ty * st * pitch + tx;
-            worst = std::max(worst, ++count[addr % 32]);
-        }
-    }
-    return worst;
-}
-
-struct Choice {
-    int BX = 0, BY = 0, MB = 0;
-    TileGeom g{};
-    std::int64_t smem = 0;  // dynamic shared memory bytes
-};
-
-std::int64_t smem_bytes(const TileGeom& g, int RS, int MB) {
-    return (std::int64_t(g.xs_floats) + std::int64_t(g.CB) * RS * MB) * 4;
-}
-
-// The geometry for a BX x BY block and MB filters; CB as large as kTargetSmem allows.
-TileGeom geometry(const ConvShape& s, int BX, int BY, int MB) {
-    TileGeom g{};
-    const int st = s.stride;
-    g.TE = BY * kRows;
-    g.tiles_f = ceil_div(s.F, BX);
-    g.ntiles = ceil_div(s.E, g.TE) * g.tiles_f;
-    g.mgroups = ceil_div(s.M, MB);
-    g.PH = (g.TE - 1) * st + s.R;
-    g.PW = (BX - 1) * st + s.S;
-    g.PWq = ceil_div(g.PW, st);
-    const int row = st * g.PWq;
-    g.pitch = row;
-    int best = conflict_degree(row, BX, BY, st);
-    for (int p = row + 1; p < row + 32 && best > 1; ++p) {
-        const int d = conflict_degree(p, BX, BY, st);
-        if (d < best) best = d, g.pitch = p;
-    }
-    const int RS = s.R * s.S;
-    auto with_cb = [&](int cb) {
-        TileGeom t = g;
-        t.CB = cb;
-        t.xs_floats = (cb * g.PH * g.pitch + 3) / 4 * 4;
-        return t;
-    };
-    int cb = 1;
-    while (cb < s.C && smem_bytes(with_cb(cb + 1), RS, MB) <= kTargetSmem) ++cb;
-    g = with_cb(cb);
-    // Input staging: LW = ceil(PW / k) threads per row, RP rows per pass; the k with the
-    // fewest trips per thread (conv1's 63x119 patch: 8 rows x 24 threads, 40 trips instead
-    // of 63 with one whole row per pass; a 13x7 block on a 16x15 patch: 6 rows x 15).
-    const int threads = BX * BY;
-    int best_trips = INT_MAX;
-    for (int k = 1; k <= g.PW; ++k) {
-        const int lw = ceil_div(g.PW, k);
-        if (lw > threads) continue;
-        const int rp = threads / lw;
-        const int trips = ceil_div(g.PH, rp) * k;
-        if (trips < best_trips) best_trips = trips, g.LW = lw, g.RP = rp;
-    }
-    return g;
-}
-
-// Block shape for the layer, halved (rows first) until one channel's stage fits the
-// device's opt-in shared memory. Returns the reason when nothing fits.
-std::optional<std::string> choose(const ConvShape& s, int MB, const cudaDeviceProp& prop, Choice& out) {
-    int BX = ceil_div(s.F, ceil_div(s.F, 32));
-    const int rows_target = std::max(1, kMaxThreads / BX) * kRows;
-    int BY = ceil_div(ceil_div(s.E, ceil_div(s.E, rows_target)), kRows);
-    const std::int64_t limit = std::int64_t(prop.sharedMemPerBlockOptin);
-    for (;;) {
-        const TileGeom g = geometry(s, BX, BY, MB);
-        const std::int64_t need = smem_bytes(g, s.R * s.S, MB);
-        if (need <= limit) {
-            out.BX = BX, out.BY = BY, out.MB = MB, out.g = g, out.smem = need;
-            return std::nullopt;
-        }
-        if (BY > 1)
-            BY = ceil_div(BY, 2);
-        else if (BX > 1)
-            BX = ceil_div(BX, 2);
-        else
-            return "one channel's input patch and filter slices (" + std::to_string(need) +
-                   " bytes for a 1x2-output tile) exceed this device's " + std::to_string(limit) +
-                   "-byte opt-in shared memory per block";
-    }
-}
-
 std::string stride_instance(int stride) {
     return (stride == 1 || stride == 2 || stride == 4) ? "stride " + std::to_string(stride) + " (compile-time)"
                                                         : "stride " + std::to_string(stride) + " (runtime)";
@@ -325,20 +219,7 @@ std::string stride_instance(int stride) {
 
 }  // namespace
 
-// ---- entry points (the spec: direct_family.cpp) ----
-
-std::optional<std::string> tiled_input_supports(const Problem& p, const cudaDeviceProp& prop) {
-    const Layer& l = p.layer;
-    // Offsets inside one image are 32-bit in the kernel (filters and outputs are 64-bit).
-    if (l.input_elems(1) > INT_MAX) return std::string("one image has more than 2^31 elements (32-bit offsets)");
-    const ConvShape s = conv_shape(l);
-    Choice ch;
-    if (auto why = choose(s, 8, prop, ch)) return why;
-    const std::int64_t blocks = p.N * ch.g.ntiles * ch.g.mgroups;
-    if (blocks > prop.maxGridSize[0])
-        return "the grid (N x tiles x filter groups = " + std::to_string(blocks) + " blocks) exceeds the x limit";
-    return std::nullopt;
-}
+// ---- the plan (the spec, supports() and choose(): direct_family.cpp) ----
 
 std::unique_ptr<Plan> tiled_input_plan(const Problem& p, const PlanContext& ctx) {
     if (auto why = tiled_input_supports(p, ctx.prop)) throw Skip(*why);
@@ -346,9 +227,9 @@ std::unique_ptr<Plan> tiled_input_plan(const Problem& p, const PlanContext& ctx)
     // MB = 16 when the largest batch a run gets still gives >= 2 blocks per SM, else 8.
     Choice ch;
     const std::int64_t n_run = std::max<std::int64_t>(1, ctx.max_chunk_N);
-    bool use16 = s.M > 8 && !choose(s, 16, ctx.prop, ch) &&
+    bool use16 = s.M > 8 && !tiled_input::choose(s, 16, ctx.prop, ch) &&
                  n_run * ch.g.ntiles * ch.g.mgroups >= 2 * std::int64_t(ctx.prop.multiProcessorCount);
-    if (!use16 && choose(s, 8, ctx.prop, ch)) throw Skip("no tile fits shared memory");  // supports() said it does
+    if (!use16 && tiled_input::choose(s, 8, ctx.prop, ch)) throw Skip("no tile fits shared memory");  // supports() said it does
     const KernelFn kernel = pick_kernel(ch.MB, s.stride);
 
     cudaFuncAttributes fa{};
@@ -368,7 +249,7 @@ std::unique_ptr<Plan> tiled_input_plan(const Problem& p, const PlanContext& ctx)
     }
 
     const TileGeom g = ch.g;
-    const int stages = ceil_div(s.C, g.CB);
+    const int stages = (s.C + g.CB - 1) / g.CB;
     const std::string detail =
         "block " + std::to_string(ch.BX) + "x" + std::to_string(ch.BY) + " threads, tile " + std::to_string(g.TE) +
         "x" + std::to_string(ch.BX) + " outputs x " + std::to_string(ch.MB) + " filters (" + std::to_string(kRows) +

@@ -31,16 +31,19 @@
 //
 // Resources (nvcc 13.0, sm_90, -Xptxas -v; no spills, no stack/local memory):
 //   half_baseline_kernel coalesced / uncoalesced: 32 / 32 registers, 0 shared memory.
+//
+// This file holds the kernel and the plans; the rungs' spec and supports() are host code,
+// single_kernel_family.cpp (declared in single_kernel_rungs.hpp).
 #include "conv_shape.hpp"
 #include "direct_taps.cuh"
 #include "cuda_check.hpp"
 #include "error.hpp"
 #include "simple_plan.hpp"
+#include "single_kernel_rungs.hpp"
 #include "variant.hpp"
 
 #include <cuda_fp16.h>
 
-#include <climits>
 #include <cstdint>
 #include <string>
 
@@ -94,13 +97,6 @@ std::unique_ptr<Plan> plan(const Problem& p, const PlanContext& ctx) {
 
 }  // namespace
 
-std::optional<std::string> half_baseline_supports(const Problem& p, const cudaDeviceProp& prop) {
-    if (const char* why = nm_grid_limit_reason(p.N, p.layer.M, prop)) return std::string(why);
-    const Layer& l = p.layer;
-    if (l.input_elems(1) > INT_MAX || l.K() > INT_MAX || std::int64_t(l.E()) * l.F() > INT_MAX)
-        return std::string("one image, filter or output plane has more than 2^31 elements (32-bit offsets)");
-    return std::nullopt;
-}
 std::unique_ptr<Plan> half_baseline_plan(const Problem& p, const PlanContext& ctx) {
     return plan<PlaneMapping::coalesced>(p, ctx);
 }

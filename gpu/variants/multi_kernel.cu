@@ -120,61 +120,30 @@
 //   dynamic shared memory per block: mk 0; sw-mt (R*S rounded up to 4)*4 (conv1 496 B);
 //   si-c and half ((R*S rounded up to 4) + (H+2p)(W+2p))*4: conv1 206,612 B, conv2
 //   3,956 B, conv3-5 948 B.
-#include "families.hpp"
+//
+// This file holds the plans of the four rungs above (the kernels and the Plan: multi_kernel.cuh);
+// the family's spec and supports() are host code, multi_kernel_family.cpp (declared in
+// multi_kernel_rungs.hpp, with each variant's Design).
 #include "multi_kernel.cuh"
+#include "multi_kernel_rungs.hpp"
 
 namespace cs::gpu::variants {
 
 namespace mk = multi_kernel;
-using MkSpec = mk::Spec<float, float, false, false, false, false, PlaneMapping::uncoalesced, true>;
-using MkSwMtSpec = mk::Spec<float, float, true, false, false, false, PlaneMapping::uncoalesced>;
-using MkSwMtSiCSpec = mk::Spec<float, float, true, true, false, false, PlaneMapping::coalesced>;
-using MkSwMtSiCHalfSpec = mk::Spec<__half, __half, true, true, false, false, PlaneMapping::coalesced>;
+using MkSpec = mk::Spec<float, float, mk::kMk>;
+using MkSwMtSpec = mk::Spec<float, float, mk::kMkSwMt>;
+using MkSwMtSiCSpec = mk::Spec<float, float, mk::kMkSwMtSiC>;
+using MkSwMtSiCHalfSpec = mk::Spec<__half, __half, mk::kMkSwMtSiC>;
 
-// multi_kernel_vec.cu's entry points.
-std::optional<std::string> mk_sw_mt_si_c_vec_supports(const Problem&, const cudaDeviceProp&);
-std::unique_ptr<Plan> mk_sw_mt_si_c_vec_plan(const Problem&, const PlanContext&);
-std::optional<std::string> exp_mk_sw_mt_si_c_vec_supports(const Problem&, const cudaDeviceProp&);
-std::unique_ptr<Plan> exp_mk_sw_mt_si_c_vec_plan(const Problem&, const PlanContext&);
-
-// Workspace C*N*M*E*F partials, cut into chunks of images (and channel groups when one image
-// does not fit) to stay under the plan's workspace limit. A rung here is its Spec's template
-// instances; the -vec rungs are instantiated in multi_kernel_vec.cu.
-Family multi_kernel_family() {
-    auto rung = [](std::string name, std::string study, PrecisionRow row, std::string idea, PlainSupports sup,
-                   PlainPlan pl, bool deterministic = true) {
-        Rung r = make_rung(std::move(name), {std::move(row)}, std::move(idea), plain(sup), plain(pl),
-                           {"direct", {Layout::nchw}, deterministic});
-        r.aliases = {{std::move(study), ""}};
-        return r;
-    };
-    return {"multi-kernel",
-            {},
-            {
-                rung("mk", "Mk", row_fp32(),
-                     "N x M x C blocks each write one channel's partial plane to a workspace, the running sum kept in "
-                     "that global slot (read-add-write per tap, as the study's Mk); a 2nd kernel sums over C in fixed "
-                     "order",
-                     mk::supports<MkSpec>, mk::make_plan<MkSpec>),
-                rung("mk-sw-mt", "Mk-sw-mt", row_fp32(),
-                     "mk + the channel's R x S filter slice in shared memory, staged by all threads, and the sum in a "
-                     "register",
-                     mk::supports<MkSwMtSpec>, mk::make_plan<MkSwMtSpec>),
-                rung("mk-sw-mt-si-c", "Mk-sw-mt-si-c", row_fp32(),
-                     "mk-sw-mt + the channel's input plane in shared memory where the device's opt-in limit allows; "
-                     "coalesced conv1 mapping",
-                     mk::supports<MkSwMtSiCSpec>, mk::make_plan<MkSwMtSiCSpec>),
-                rung("mk-sw-mt-si-c-vec", "Mk-sw-mt-si-c-vec", row_fp32(),
-                     "mk-sw-mt-si-c + float4 loads (alignment checked at run time), float4 filter rows, unrolled rows",
-                     mk_sw_mt_si_c_vec_supports, mk_sw_mt_si_c_vec_plan),
-                rung("mk-sw-mt-si-c-half", "Mk-sw-mt-si-c-half", {Precision::fp16, DType::f16, "fp16"},
-                     "mk-sw-mt-si-c on half data: float products and sums, half workspace, half output",
-                     mk::supports<MkSwMtSiCHalfSpec>, mk::make_plan<MkSwMtSiCHalfSpec>),
-                rung("exp-mk-sw-mt-si-c-vec", "exp-Mk-sw-mt-si-c-vec", row_fp32(),
-                     "single kernel: mk-sw-mt-si-c-vec's per-channel partials atomicAdd-ed into the zeroed output, no "
-                     "workspace",
-                     exp_mk_sw_mt_si_c_vec_supports, exp_mk_sw_mt_si_c_vec_plan, false),
-            }};
+std::unique_ptr<Plan> mk_plan(const Problem& p, const PlanContext& ctx) { return mk::make_plan<MkSpec>(p, ctx); }
+std::unique_ptr<Plan> mk_sw_mt_plan(const Problem& p, const PlanContext& ctx) {
+    return mk::make_plan<MkSwMtSpec>(p, ctx);
+}
+std::unique_ptr<Plan> mk_sw_mt_si_c_plan(const Problem& p, const PlanContext& ctx) {
+    return mk::make_plan<MkSwMtSiCSpec>(p, ctx);
+}
+std::unique_ptr<Plan> mk_sw_mt_si_c_half_plan(const Problem& p, const PlanContext& ctx) {
+    return mk::make_plan<MkSwMtSiCHalfSpec>(p, ctx);
 }
 
 }  // namespace cs::gpu::variants

@@ -1,7 +1,9 @@
 // multi-kernel family — the shared machinery of multi_kernel.cu and multi_kernel_vec.cu:
 // one templated partial-sum kernel, one templated reduction kernel, the workspace policy
 // and the Plan that runs them. The variants differ only in the template flags, i.e. in
-// what they study (see the table in multi_kernel.cu); everything else is this code.
+// what they study (see the table in multi_kernel.cu); everything else is this code, except
+// the host code every build holds (multi_kernel_rungs.hpp): each variant's flags (Design),
+// supports() and the helpers it shares with make_plan (multi_kernel_family.cpp).
 //
 // Kernel 1 (mk_partial_kernel), one block per (image n, filter m, channel group g): the
 // logical N x M x Cg grid is flattened onto blockIdx.x = m + M*(g + Cg*n) (y and z are
@@ -33,6 +35,7 @@
 #include "conv_shape.hpp"
 #include "cuda_check.hpp"
 #include "error.hpp"
+#include "multi_kernel_rungs.hpp"
 #include "variant.hpp"
 
 #include <cuda_fp16.h>
@@ -40,7 +43,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdio>
 #include <memory>
 #include <optional>
 #include <string>
@@ -78,8 +80,6 @@ struct MkArgs {
     int w_floats = 0;  // shared floats before the input plane (filter slice, multiple of 4)
     FastDiv by_M, by_Cg, by_W, by_Wp;  // the block index and plane positions are divided by these
 };
-
-constexpr int round_up4(int x) { return (x + 3) / 4 * 4; }
 
 #ifdef __CUDACC__
 
@@ -487,59 +487,19 @@ __global__ void __launch_bounds__(1024, 1)
 #endif  // __CUDACC__
 
 // ---------------------------------------------------------------------------------------
-// Host side.
+// Host side: the plan, compiled with the kernels.
 
-// Flags of one variant; the kernels are instantiated from them. kGlobalAcc: running sums
-// in the workspace (mk), else in registers.
-template <class T_, class Wt_, bool kSW_, bool kSI_, bool kVec_, bool kAtomic_, PlaneMapping kMap_,
-          bool kGlobalAcc_ = false>
+// One variant: its element types (T in and w, Wt the workspace or, kAtomic, the output) and
+// its Design (multi_kernel_rungs.hpp); the kernels are instantiated from the Design's flags.
+template <class T_, class Wt_, const Design& kDesign>
 struct Spec {
     using T = T_;
     using Wt = Wt_;
-    static constexpr bool kSW = kSW_, kSI = kSI_, kVec = kVec_, kAtomic = kAtomic_, kGlobalAcc = kGlobalAcc_;
-    static constexpr PlaneMapping kMap = kMap_;
+    static constexpr const Design& design = kDesign;
+    static constexpr bool kSW = kDesign.sw, kSI = kDesign.si, kVec = kDesign.vec, kAtomic = kDesign.atomic,
+                          kGlobalAcc = kDesign.global_acc;
+    static constexpr PlaneMapping kMap = kDesign.map;
 };
-
-inline std::string kib(double bytes) {
-    char b[48];
-    if (bytes >= 1024.0 * 1024.0 * 1024.0)
-        std::snprintf(b, sizeof b, "%.2f GiB", bytes / (1024.0 * 1024.0 * 1024.0));
-    else if (bytes >= 1024.0 * 1024.0)
-        std::snprintf(b, sizeof b, "%.1f MiB", bytes / (1024.0 * 1024.0));
-    else
-        std::snprintf(b, sizeof b, "%.1f KiB", bytes / 1024.0);
-    return b;
-}
-
-// Largest t the kernels are instantiated for (kT in {1, 2, 4}).
-constexpr int kMaxT = 4;
-
-template <class Sp>
-int filter_row_stride(const ConvShape& s) {
-    const bool rows4 = Sp::kVec && s.R == s.S && (s.S == 3 || s.S == 5 || s.S == 11);
-    return rows4 ? round_up4(s.S) : s.S;
-}
-
-template <class Sp>
-std::optional<std::string> supports(const Problem& p, const cudaDeviceProp& prop) {
-    const ConvShape s = conv_shape(p.layer);
-    const PlaneTiling tl = plane_tiling(s.E, s.F, prop.maxThreadsPerBlock);
-    if (tl.t > kMaxT)
-        return "the " + std::to_string(s.E) + "x" + std::to_string(s.F) +
-               " output plane needs more than 4x4 outputs per thread in one block (kernels are built for t <= 4)";
-    const std::int64_t gx = prop.maxGridSize[0];
-    // Kernel 1's N x M x C grid is flattened onto x; y and z (65535) are not used.
-    if (Sp::kAtomic && std::int64_t(s.C) * s.M > gx)
-        return "C*M = " + std::to_string(std::int64_t(s.C) * s.M) + " blocks per image exceed the grid's x limit";
-    if (!Sp::kAtomic && s.M > gx) return "M exceeds the grid's x limit";
-    if (Sp::kSW) {
-        const std::size_t bytes = std::size_t(round_up4(s.R * filter_row_stride<Sp>(s))) * 4;
-        if (bytes > prop.sharedMemPerBlockOptin)
-            return "the " + std::to_string(s.R) + "x" + std::to_string(s.S) + " filter slice needs " + kib(double(bytes)) +
-                   " of shared memory, more than the device's " + kib(double(prop.sharedMemPerBlockOptin));
-    }
-    return std::nullopt;
-}
 
 #ifdef __CUDACC__
 
@@ -634,7 +594,7 @@ private:
 // all C channels summed in one block (G = C) cannot fit.
 template <class Sp>
 std::unique_ptr<Plan> make_plan(const Problem& p, const PlanContext& ctx) {
-    if (auto why = supports<Sp>(p, ctx.prop)) throw Skip(*why);
+    if (auto why = supports(Sp::design, p, ctx.prop)) throw Skip(*why);
     using Wt = typename Sp::Wt;
     const ConvShape s = conv_shape(p.layer);
     const PlaneTiling tl = plane_tiling(s.E, s.F, ctx.prop.maxThreadsPerBlock);
@@ -644,7 +604,7 @@ std::unique_ptr<Plan> make_plan(const Problem& p, const PlanContext& ctx) {
     a.s = s;
     a.t = tl.t;
     a.EFp = int((EF + 3) / 4 * 4);
-    a.Sw = filter_row_stride<Sp>(s);
+    a.Sw = filter_row_stride(Sp::kVec, s);
     a.w_floats = Sp::kSW ? round_up4(s.R * a.Sw) : 0;
     a.Hp = s.H + 2 * s.pad;
     a.Wp = s.W + 2 * s.pad;

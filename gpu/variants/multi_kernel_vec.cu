@@ -65,23 +65,20 @@
 // AlexNet: conv1 kT=2, S=11 (55 / 55 registers); conv2 S=5 (32 / 32); conv3-5 S=3 (32 / 28).
 // Dynamic shared memory per block: conv1 207,552 B (11 rows of 12 + 227 rows of 228
 // floats), conv2 4,004 B, conv3-5 948 B; the H200's opt-in limit is 232,448 B.
+//
+// This file holds the two rungs' plans (the kernels and the Plan: multi_kernel.cuh); their
+// supports() are host code, multi_kernel_family.cpp (declared in multi_kernel_rungs.hpp).
 #include "multi_kernel.cuh"
+#include "multi_kernel_rungs.hpp"
 
 namespace cs::gpu::variants {
 
 namespace mk = multi_kernel;
-using MkVecSpec = mk::Spec<float, float, true, true, true, false, PlaneMapping::coalesced>;
-using ExpMkVecSpec = mk::Spec<float, float, true, true, true, true, PlaneMapping::coalesced>;
+using MkVecSpec = mk::Spec<float, float, mk::kMkSwMtSiCVec>;
+using ExpMkVecSpec = mk::Spec<float, float, mk::kExpMkSwMtSiCVec>;
 
-std::optional<std::string> mk_sw_mt_si_c_vec_supports(const Problem& p, const cudaDeviceProp& prop) {
-    return mk::supports<MkVecSpec>(p, prop);
-}
 std::unique_ptr<Plan> mk_sw_mt_si_c_vec_plan(const Problem& p, const PlanContext& ctx) {
     return mk::make_plan<MkVecSpec>(p, ctx);
-}
-
-std::optional<std::string> exp_mk_sw_mt_si_c_vec_supports(const Problem& p, const cudaDeviceProp& prop) {
-    return mk::supports<ExpMkVecSpec>(p, prop);
 }
 std::unique_ptr<Plan> exp_mk_sw_mt_si_c_vec_plan(const Problem& p, const PlanContext& ctx) {
     return mk::make_plan<ExpMkVecSpec>(p, ctx);

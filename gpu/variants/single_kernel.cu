@@ -65,19 +65,24 @@
 // adds t*t*threads*4 for the sums. It is dynamic shared memory; above the 48 KB default
 // make_plan raises the kernel's limit with cudaFuncSetAttribute (outside timing), and
 // above the device's opt-in limit supports() refuses with the reason.
+//
+// This file holds the kernels and the plans; the family's spec, supports() and the shared-memory
+// need of each idea are host code, single_kernel_family.cpp (declared in single_kernel_rungs.hpp).
 #include "conv_shape.hpp"
 #include "direct_taps.cuh"
 #include "cuda_check.hpp"
 #include "error.hpp"
 #include "simple_plan.hpp"
-#include "families.hpp"
+#include "single_kernel_rungs.hpp"
 
-#include <climits>
 #include <cstdint>
 #include <string>
 
 namespace cs::gpu::variants {
 namespace {
+
+using sk::Accum;
+using sk::Idea;
 
 constexpr int kMaxThreads = 1024;  // the block limit of every CUDA device so far
 
@@ -88,8 +93,6 @@ enum class Weights {
     per_element,  // rswmtla2m when K <= threads: thread k copies element k
     per_tap,      // rswmtla2m otherwise: thread rs copies tap rs of every channel
 };
-// Where the running sum lives.
-enum class Accum { reg, shared };
 
 constexpr bool stages(Weights w) { return w != Weights::global; }
 
@@ -177,9 +180,6 @@ KernelFn pick_kernel(Weights w, Accum a) {
     return nullptr;
 }
 
-// The four ideas, as the registry rows see them.
-enum class Idea { register_acc, one_loader, many_loaders, shared_out };
-
 Weights weights_of(Idea idea, std::int64_t K, int threads) {
     switch (idea) {
         case Idea::register_acc: return Weights::global;
@@ -188,34 +188,6 @@ Weights weights_of(Idea idea, std::int64_t K, int threads) {
         case Idea::many_loaders: return K <= threads ? Weights::per_element : Weights::per_tap;
     }
     return Weights::global;
-}
-
-Accum accum_of(Idea idea) { return idea == Idea::shared_out ? Accum::shared : Accum::reg; }
-
-// Dynamic shared memory of one block: the filter, plus swso's sums.
-std::int64_t smem_bytes(Idea idea, const ConvShape& s, const PlaneTiling& tl) {
-    std::int64_t b = 0;
-    if (idea != Idea::register_acc) b += std::int64_t(s.C) * s.R * s.S * 4;
-    if (accum_of(idea) == Accum::shared) b += std::int64_t(tl.t) * tl.t * tl.threads() * 4;
-    return b;
-}
-
-std::optional<std::string> supports(Idea idea, const Problem& p, const cudaDeviceProp& prop) {
-    if (const char* why = nm_grid_limit_reason(p.N, p.layer.M, prop)) return std::string(why);
-    const Layer& l = p.layer;
-    // Offsets inside one image and one filter are 32-bit in the kernel.
-    if (l.input_elems(1) > INT_MAX || l.K() > INT_MAX || std::int64_t(l.E()) * l.F() > INT_MAX)
-        return std::string("one image, filter or output plane has more than 2^31 elements (32-bit offsets)");
-    const ConvShape s = conv_shape(l);
-    const PlaneTiling tl = plane_tiling(s.E, s.F, prop.maxThreadsPerBlock);
-    const std::int64_t need = smem_bytes(idea, s, tl);
-    if (need > std::int64_t(prop.sharedMemPerBlockOptin)) {
-        std::string what = "the filter (C*R*S*4 = " + std::to_string(l.K() * 4) + " bytes)";
-        if (accum_of(idea) == Accum::shared) what += " and the partial sums";
-        return what + " need " + std::to_string(need) + " bytes of shared memory per block; this device allows " +
-               std::to_string(prop.sharedMemPerBlockOptin) + " (opt-in limit)";
-    }
-    return std::nullopt;
 }
 
 const char* weights_detail(Weights w) {
@@ -229,13 +201,13 @@ const char* weights_detail(Weights w) {
 }
 
 template <PlaneMapping kMap>
-std::unique_ptr<Plan> plan(Idea idea, const Problem& p, const PlanContext& ctx) {
+std::unique_ptr<Plan> make_plan(Idea idea, const Problem& p, const PlanContext& ctx) {
     const ConvShape s = conv_shape(p.layer);
     const PlaneTiling tl = plane_tiling(s.E, s.F, ctx.prop.maxThreadsPerBlock);
     const Weights wsrc = weights_of(idea, p.layer.K(), tl.threads());
-    const Accum acc = accum_of(idea);
+    const Accum acc = sk::accum_of(idea);
     const KernelFn kernel = pick_kernel<kMap>(wsrc, acc);
-    const std::int64_t smem = smem_bytes(idea, s, tl);
+    const std::int64_t smem = sk::smem_bytes(idea, s, tl);
 
     // Never launch wrong: the kernel's own limits, then the shared memory it needs.
     cudaFuncAttributes fa{};
@@ -277,63 +249,14 @@ std::unique_ptr<Plan> plan(Idea idea, const Problem& p, const PlanContext& ctx) 
 
 }  // namespace
 
-// half_baseline.cu's entry points.
-std::optional<std::string> half_baseline_supports(const Problem& p, const cudaDeviceProp& prop);
-std::unique_ptr<Plan> half_baseline_plan(const Problem& p, const PlanContext& ctx);
-std::unique_ptr<Plan> half_baseline_uncoalesced_plan(const Problem& p, const PlanContext& ctx);
-
-// The family: each idea in two rungs, `<name>` (coalesced) and `<name>-uncoalesced` (Table 8:
-// each thread on an adjacent t x t patch of outputs; identical to the coalesced one where a
-// plane fits a block, t = 1: conv2-5), the study's abbreviations with "-nc" on the twin.
-Family single_kernel_family() {
-    auto rung = [](std::string name, std::vector<Alias> aliases, PrecisionRow row, std::string idea, RungSupports sup,
-                   RungPlan pl) {
-        Rung r = make_rung(std::move(name), {std::move(row)}, std::move(idea), std::move(sup), std::move(pl));
-        r.aliases = std::move(aliases);
-        return r;
-    };
-    auto ours = [&](std::string name, std::vector<std::string> abbrs, Idea idea, std::string coalesced_idea) {
-        std::vector<Alias> a, a_nc;
-        for (const auto& x : abbrs) {
-            a.push_back({x, ""});
-            a_nc.push_back({x + "-nc", ""});
-        }
-        RungSupports sup = [idea](const PrecisionRow&, const Problem& p, const cudaDeviceProp& prop) {
-            return supports(idea, p, prop);
+RungPlan sk::plan(Idea idea, PlaneMapping map) {
+    if (map == PlaneMapping::coalesced)
+        return [idea](const PrecisionRow&, const Problem& p, const PlanContext& c) {
+            return make_plan<PlaneMapping::coalesced>(idea, p, c);
         };
-        return std::vector<Rung>{
-            rung(name, a, row_fp32(), coalesced_idea, sup,
-                 [idea](const PrecisionRow&, const Problem& p, const PlanContext& c) {
-                     return plan<PlaneMapping::coalesced>(idea, p, c);
-                 }),
-            rung(name + "-uncoalesced", a_nc, row_fp32(),
-                 name + " with each thread on an adjacent t x t output patch (t=1: same as coalesced)", sup,
-                 [idea](const PrecisionRow&, const Problem& p, const PlanContext& c) {
-                     return plan<PlaneMapping::uncoalesced>(idea, p, c);
-                 }),
-        };
+    return [idea](const PrecisionRow&, const Problem& p, const PlanContext& c) {
+        return make_plan<PlaneMapping::uncoalesced>(idea, p, c);
     };
-    Family f{"single-kernel", {}, {}};
-    for (auto rs : {ours("register-acc", {"rla2m"}, Idea::register_acc,
-                         "sum in a register, one coalesced store per output, filter read from global memory"),
-                    ours("shared-weights-one-loader", {"rswbdl2m", "rswbdla2m"}, Idea::one_loader,
-                         "filter in shared memory copied by ONE thread while the block waits; sum in a register"),
-                    ours("shared-weights-many-loaders", {"rswmtla2m"}, Idea::many_loaders,
-                         "filter in shared memory copied by C*R*S threads (K <= block) or R*S threads (a tap each); "
-                         "sum in a register"),
-                    ours("shared-weights-shared-out", {"swso"}, Idea::shared_out,
-                         "filter in shared memory (one loader) and each running sum in a shared-memory slot, not a "
-                         "register")})
-        for (auto& r : rs) f.rungs.push_back(std::move(r));
-    const PrecisionRow half{Precision::fp16acc, DType::f16, "fp16acc"};
-    f.rungs.push_back(rung("half-baseline", {{"halfprecision", ""}, {"half-precision", ""}}, half,
-                           "the baseline on half data: half sum kept in global memory (the harness converts float to "
-                           "half on the GPU)",
-                           plain(half_baseline_supports), plain(half_baseline_plan)));
-    f.rungs.push_back(rung("half-baseline-uncoalesced", {{"halfprecision-nc", ""}, {"half-precision-nc", ""}}, half,
-                           "half-baseline with each thread on an adjacent t x t output patch (t=1: same as coalesced)",
-                           plain(half_baseline_supports), plain(half_baseline_uncoalesced_plan)));
-    return f;
 }
 
 }  // namespace cs::gpu::variants
