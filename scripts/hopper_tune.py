@@ -24,7 +24,7 @@ import gzip
 import sys
 from collections import defaultdict
 
-# A rung's table key: the policies its defaults fix (family.cu), without the precision.
+# A rung's table key: the policies its defaults fix (family.cpp), without the precision.
 RUNG_KEYS = {"hopper-pp": "pingpong/direct", "hopper-tmastore": "cooperative/tma-store",
              "hopper-ws": "cooperative/direct", "hopper-sk": "cooperative/tma-store/stream-k",
              "hopper-mc": "cooperative/tma-store/cluster2", "hopper-tail": "cooperative/tma-store/split-tail",

@@ -23,7 +23,7 @@ namespace {
 // AlexNet's conv1 (layers/alexnet.json): C=3, 227x227, 96 filters of 11x11, stride 4.
 Layer conv1() { return make_layer("conv1", 3, 227, 227, 96, 11, 11, 4, 0); }
 
-// The rewritten grid of hopper_core.cuh's make_setup for a strided layer with C % 8 != 0.
+// The rewritten grid of make_setup (gpu/variants/hopper/geometry.hpp) for a strided layer with C % 8 != 0.
 RawGeom geom_of(const Layer& l, int N) {
     const int b = l.stride;
     RawGeom g;

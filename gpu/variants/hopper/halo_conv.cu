@@ -56,8 +56,9 @@
 // space-to-depth; or an unpadded stride-1 layer with channel padding), C' a multiple of 16 and
 // at most 48, at most 9 taps (the unrolled k-loop; the resident weights), (R'-1) W' + S' - 1
 // <= 128 (the halo), M <= 96; fp16 and bf16 (tf32's weights would need twice the shared
-// memory). supports() names the limit a layer exceeds (tests/test_halo_supports.cpp).
+// memory). halo_supports() (supports.cpp) names the limit a layer exceeds (tests/test_halo_supports.cpp).
 #include "halo_raw.hpp"
+#include "halo_shape.hpp"
 #include "hopper_core.cuh"
 #include "hopper_tma.cuh"
 #include "pipeline.cuh"
@@ -69,44 +70,7 @@
 namespace cs::gpu::variants::hopper {
 namespace {
 
-constexpr int kHBN = 96;                         // filters: all of them (resident weights)
-constexpr int kHChunks = 6;                      // 16-byte channel planes per pixel at most
-constexpr int kHTaps = 9;                        // filter taps R' S' at most (3x3 after space-to-depth)
-constexpr int kHExtra = 128;                     // halo rows past a tile's own: (R'-1) W' + S' - 1 at most
-constexpr int kHRing = 72 * 1024;                // the halo ring: 2 stages of 36 KiB or 3 of 24 KiB
-constexpr int kHBTap = kHBN * 16;                // one (plane, tap) block of the weights: 96 filters
-constexpr int kHB = kHTaps * kHChunks * kHBTap;  // 81 KiB
-constexpr int kHEpiPitch = kHBN * 2 + 16;        // a staged output row (the pad spreads the banks)
-constexpr int kHEpiRows = 128 * kHEpiPitch;
-constexpr int kHEpi = kHEpiRows + 128 * 8;       // one consumer warpgroup's staged rows + their output offsets
-constexpr int kHSmem = 128 + kHB + kHRing + 2 * kHEpi + 16 * 8;
 constexpr int kHStorers = 96;                    // warps 1-3
-static_assert(kHSmem <= 227 * 1024, "the halo kernel's shared memory");
-// s2d=loader: the halo's raw NHWC run by 1D TMA boxes into one buffer (halo_raw.hpp), gathered
-// into the planes (2 stages) by a fourth warpgroup; the gather's per-channel tables beside it.
-constexpr int kHRaw = kHRawBox * kHRawBoxes * 2;  // 32 KiB of 2-byte elements
-constexpr int kHTable = 640;                     // 48 x (int2 + int), 128-byte padded
-
-// The schedule's geometry. Cooperative: tiles of 256 rows, both consumer warpgroups on each
-// (128 rows apiece), a stage per tile (384 halo rows: two 192-row boxes per plane), 2 stages.
-// Ping-pong: tiles of 128 rows, the warpgroups on alternate tiles (one stages its tile while
-// the other multiplies), 256 halo rows (one box per plane), 3 stages.
-template <bool kPP, bool kRaw = false>
-struct HaloShape {
-    static constexpr int kBM = kPP ? 128 : 256;       // GEMM rows (grid positions) per tile
-    static constexpr int kBox = kPP ? 256 : 192;      // halo rows per TMA box
-    static constexpr int kBoxes = kPP ? 1 : 2;        // boxes per plane
-    static constexpr int kPlane = kBox * kBoxes * 16;  // one plane of a stage's halo
-    static constexpr int kStage = kHChunks * kPlane;
-    static constexpr int kStages = kRaw ? 2 : kHRing / kStage;
-    static constexpr int kRing = kStages * kStage;
-    static constexpr int kSmem = 128 + kHB + kRing + (kRaw ? kHRaw + kHTable : 0) + 2 * kHEpi + 16 * 8;
-    static_assert(!kRaw || kPP, "the raw loader runs the ping-pong schedule (a 256-row halo's run fits kHRaw)");
-    static_assert(kSmem <= 227 * 1024, "the halo kernel's shared memory");
-    static_assert(kBox * kBoxes >= kBM + kHExtra, "the halo holds a tile and its extra rows");
-    static_assert(kStages * kStage <= kHRing && kStages <= 3, "the ring");
-    static_assert(kPlane % 128 == 0 && kHBTap % 128 == 0 && kBox * 16 % 128 == 0, "TMA destinations 128-byte aligned");
-};
 
 template <class T>
 struct HaloArgs {
@@ -602,30 +566,6 @@ std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx) {
 }
 
 }  // namespace
-
-std::optional<std::string> halo_supports(const PrecisionRow& row, const Problem& p, const cudaDeviceProp& prop) {
-    if (auto why = supports_common(p, prop)) return why;
-    if (row.io == DType::f32) return std::string("the halo mainloop runs 2-byte operands (fp16, bf16)");
-    const Setup u = make_setup(p);
-    const ConvGeom& g = u.g;
-    const auto n = [](long long v) { return std::to_string(v); };
-    if (!u.tin || g.stride != 1 || g.pad != 0)
-        return "the halo mainloop reads the transform's unpadded stride-1 input (space-to-depth of a strided layer "
-               "with C % 8 != 0, or an unpadded layer with C % 8 != 0); this layer: C=" +
-               n(u.s.C) + " stride " + n(u.s.stride) + " pad " + n(u.s.pad);
-    if (g.C % 16 != 0 || g.C > 8 * kHChunks)
-        return "the halo mainloop takes 16 to 48 transformed channels in steps of 16; C'=" + n(g.C);
-    if (g.R * g.S > kHTaps)
-        return "the halo mainloop runs at most " + n(kHTaps) + " filter taps (its k-loop unrolled, the weights resident); "
-               "R'S' = " + n(g.R * g.S);
-    if ((g.R - 1) * g.W + g.S - 1 > kHExtra)
-        return "the halo of a tile holds (R'-1)W'+S'-1 <= " + n(kHExtra) + " rows more; this layer needs " +
-               n((g.R - 1) * g.W + g.S - 1);
-    if (g.M > kHBN) return "the halo mainloop keeps all filters in one tile: M <= 96, not " + n(g.M);
-    if (std::int64_t(p.N) * g.H * g.W > std::int64_t(INT_MAX) - HaloShape<false>::kBM)  // the larger tile
-        return "N*H'*W' = " + n(std::int64_t(p.N) * g.H * g.W) + " rows exceed 32-bit indices";
-    return std::nullopt;
-}
 
 std::unique_ptr<Plan> halo_plan(const PrecisionRow& row, const Problem& p, const PlanContext& ctx) {
     if (auto why = halo_supports(row, p, ctx.prop)) throw Skip(*why);

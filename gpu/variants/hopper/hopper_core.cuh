@@ -8,8 +8,10 @@
 // rounding that transforms apply to what they write) are the per-type parts. Each rung's file
 // (wgmma_cpasync.cu, wgmma_tma.cu) holds its kernel and says what it studies (the persistent
 // rungs: ws_kernel.cuh composed from pipeline.cuh, tile_scheduler.cuh, epilogue.cuh and
-// schedule_pingpong.cuh, planned in wgmma_ws.cu; TMA host pieces in hopper_tma.cuh; tiles in tiles.hpp; the family spec in family.cu; the wgmma wrappers are generated into wgmma_ops.cuh by
-// tools/dev/hopper/gen_wgmma.py). Everything here is built
+// schedule_pingpong.cuh, planned in wgmma_ws.cu; TMA host pieces in hopper_tma.cuh; tiles in tiles.hpp; the family spec in family.cpp; the wgmma wrappers are generated into wgmma_ops.cuh by
+// tools/dev/hopper/gen_wgmma.py). The host side of the GEMM view (ConvGeom, the transforms'
+// parameters, Setup / make_setup, supports_common) is plain C++ in geometry.hpp, which the
+// rungs' supports() (supports.cpp) use in every build. Everything here is built
 // for sm_90a only (CMake object library cs_gpu_hopper: -gencode=arch=compute_90a,code=sm_90a);
 // device code is guarded by __CUDA_ARCH_FEAT_SM90_ALL, and supports() refuses other GPUs.
 //
@@ -50,6 +52,7 @@
 #include "conv_shape.hpp"
 #include "cuda_check.hpp"
 #include "error.hpp"
+#include "geometry.hpp"
 #include "mbarrier.cuh"
 #include "range_scale.hpp"
 #include "s2d_vec.cuh"
@@ -75,8 +78,7 @@
 
 namespace cs::gpu::variants::hopper {
 
-constexpr int kBM = 128;       // rows (output pixels) per CTA
-constexpr int kThreads = 256;  // 2 warpgroups
+constexpr int kThreads = 256;  // 2 warpgroups (kBM, the rows per CTA: geometry.hpp)
 
 // ---- element helpers ----------------------------------------------------------------------
 template <class T>
@@ -220,17 +222,6 @@ struct Split3Half {
             o[2 * Cp + cp] = hi;
         }
     }
-};
-
-// ---- the geometry the GEMM kernels see (after any transform) ------------------------------
-struct ConvGeom {
-    int N, H, W, C;       // NHWC input as the kernel reads it (C % 8 == 0)
-    int R, S, stride, pad;
-    int E, F;             // output size
-    int M;
-    int K;                // R*S*C
-    int P;                // N*E*F
-    int EF;
 };
 
 // ---- PTX wrappers ------------------------------------------------------------------------
@@ -573,14 +564,9 @@ __global__ void splitk_reduce_kernel(const float* __restrict__ partial, TO* __re
 // w'[m][R'][S'][c'] = w[m][c][b*R' + dy][b*S' + dx] (zero where b*R'+dy >= R or b*S'+dx >= S).
 // b = 1, padf = 0: a layout change and/or channel padding; b = stride > 1 with padf = pad:
 // space-to-depth, after which the layer is an R'xS' stride-1 convolution without padding with
-// the same E x F output (sum over r = b*R'+dy, s = b*S'+dx of the original taps).
-struct PrepGeom {
-    int C, H, W;      // source image
-    int b, padf;      // block factor, padding folded into the transformed tensor
-    int Hp, Wp, Cp;   // transformed image (NHWC)
-    int src_nchw;     // source layout
-};
-
+// the same E x F output (sum over r = b*R'+dy, s = b*S'+dx of the original taps). The
+// parameters: PrepGeom / PrepWGeom (geometry.hpp), set by make_setup.
+//
 // NCHW sources (and the split operands): PrepRow below; an NHWC source of unsplit operands
 // takes the full-width copy of s2d_vec.cuh (launch_prep_input).
 // One block per output row (n, Y): the b source rows it needs go to shared memory, read
@@ -751,13 +737,6 @@ __global__ void prep_gather_kernel(const T* __restrict__ in, TW* __restrict__ ou
     Op::put(out + (idx - cp) * Op::kParts, cp, g.Cp, v, load_split_scale(Op::kScaled ? rs : nullptr, kIn));
 }
 
-struct PrepWGeom {
-    int M, C, R, S;   // source filters
-    int b;
-    int Rp, Sp, Cp;   // transformed filters (KRSC)
-    int src_kcrs;     // source layout: KCRS (nchw problems) or KRSC
-};
-
 // b = 1, padf = 0 from NCHW (conv2-5's NCHW rows, the splits' too): per image a [C][H*W] ->
 // [H*W][Cp] transpose through a 64 x 64 shared-memory tile: read as runs of 64 pixels of one
 // channel, written as runs of 64 channels of one pixel (channels C..Cp-1 zero). PrepRow reads a
@@ -803,104 +782,6 @@ CS_HOPPER_UNROLL
         const int p = p0 + r;
         if (p < HW) Op::put(dst + std::int64_t(p) * g.Cp * Op::kParts, cp, g.Cp, tile[tx][r], ss);
     }
-}
-
-// ---- host side: what a problem needs before the GEMM -------------------------------------
-struct Setup {
-    ConvShape s{};           // the layer
-    bool src_nchw = false;   // problem layout
-    int b = 1, padf = 0;     // transform parameters (see PrepGeom)
-    bool tin = false;        // input transformed into the workspace
-    bool tw = false;         // weights transformed into the workspace
-    int parts = 1;           // channel blocks per transformed pixel (3: the 3xTF32 split)
-    ConvGeom g{};            // the GEMM's geometry (N set per call)
-    PrepGeom pg{};
-    PrepWGeom pw{};
-    std::int64_t src_img = 0;   // elements of one source image
-    std::int64_t ws_img = 0;    // elements of one transformed image
-    std::int64_t out_img = 0;   // elements of one output image
-    std::int64_t w_elems = 0;   // transformed weights
-    // in_loader: the GEMM's loader does the input's transform (the weights' kernel only in run)
-    std::string what(bool in_loader = false) const {
-        std::string r;
-        if (parts == 3)
-            r = "split into high and low parts: input [hi, hi, lo], weights [hi, lo, hi] as 3x" +
-                std::to_string(g.C / 3) + " channels, ";
-        if (tin) {
-            if (b > 1)
-                r += "space-to-depth " + std::to_string(b) + "x" + std::to_string(b) + ": C=" + std::to_string(s.C) +
-                    " " + std::to_string(s.R) + "x" + std::to_string(s.S) + " stride " + std::to_string(s.stride) +
-                    " -> C'=" + std::to_string(g.C) + " " + std::to_string(g.R) + "x" + std::to_string(g.S) +
-                    " stride 1 on " + std::to_string(g.H) + "x" + std::to_string(g.W) +
-                    (in_loader ? " (the input's in the GEMM's loader, the weights' kernel in run)"
-                               : " (transform kernels in run)");
-            else
-                r += std::string(src_nchw ? "NCHW->NHWC" : "NHWC") +
-                    (g.C != s.C ? " with channels padded " + std::to_string(s.C) + "->" + std::to_string(g.C) : "") +
-                    (in_loader ? " in the GEMM's loader, the weights' kernel in run" : " transform kernels in run");
-        } else {
-            r = "NHWC read in place";
-        }
-        return r;
-    }
-};
-
-inline int round_up(int x, int m) { return (x + m - 1) / m * m; }
-
-// parts = 3: the 3xTF32 split (Split3), which always transforms both operands.
-inline Setup make_setup(const Problem& p, int parts = 1) {
-    Setup u;
-    u.parts = parts;
-    const ConvShape s = conv_shape(p.layer);
-    u.s = s;
-    u.src_nchw = p.layout == Layout::nchw;
-    const bool cpad = s.C % 8 != 0;
-    u.b = (cpad && s.stride > 1) ? s.stride : 1;
-    u.padf = u.b > 1 ? s.pad : 0;
-    u.tin = cpad || u.src_nchw || parts > 1;
-    u.tw = u.tin;  // KCRS -> KRSC, or the channel padding / space-to-depth of the filters
-    const int Cp = u.tin ? round_up(s.C * u.b * u.b, 8) : s.C;
-    const int Hp = u.b > 1 ? (s.H + 2 * s.pad + u.b - 1) / u.b : s.H;
-    const int Wp = u.b > 1 ? (s.W + 2 * s.pad + u.b - 1) / u.b : s.W;
-    const int Rp = (s.R + u.b - 1) / u.b, Sp = (s.S + u.b - 1) / u.b;
-    ConvGeom& g = u.g;
-    g.N = 0;
-    g.H = Hp, g.W = Wp, g.C = parts * Cp;
-    g.R = Rp, g.S = Sp;
-    g.stride = u.b > 1 ? 1 : s.stride;
-    g.pad = u.b > 1 ? 0 : s.pad;
-    g.E = s.E, g.F = s.F;
-    g.M = s.M;
-    g.K = Rp * Sp * g.C;
-    g.P = 0;
-    g.EF = s.E * s.F;
-    u.pg = PrepGeom{s.C, s.H, s.W, u.b, u.padf, Hp, Wp, Cp, u.src_nchw ? 1 : 0};
-    u.pw = PrepWGeom{s.M, s.C, s.R, s.S, u.b, Rp, Sp, Cp, u.src_nchw ? 1 : 0};
-    u.src_img = std::int64_t(s.C) * s.H * s.W;
-    u.ws_img = std::int64_t(Hp) * Wp * g.C;
-    u.out_img = std::int64_t(s.M) * s.E * s.F;
-    u.w_elems = std::int64_t(s.M) * g.K;
-    return u;
-}
-
-inline ConvGeom geom_for(const Setup& u, std::int64_t n) {
-    ConvGeom g = u.g;
-    g.N = int(n);
-    g.P = int(n * g.EF);
-    return g;
-}
-
-// Reasons every variant of the family shares.
-inline std::optional<std::string> supports_common(const Problem& p, const cudaDeviceProp& prop) {
-    if (prop.major != 9 || prop.minor != 0)
-        return std::string("needs sm_90 (Hopper): the family is built for sm_90a (wgmma, TMA)");
-    const Setup u = make_setup(p);
-    const std::int64_t rows = p.N * std::int64_t(u.g.EF);
-    if (rows > std::int64_t(INT_MAX) - kBM) return "N*E*F = " + std::to_string(rows) + " rows exceed 32-bit indices";
-    if (std::int64_t(u.g.K) > INT_MAX / 2) return std::string("K = R*S*C exceeds 32-bit indices");
-    if (std::int64_t(u.g.H) * u.g.W * u.g.C > INT_MAX) return std::string("one image's H*W*C exceeds 32-bit offsets");
-    if (std::int64_t(p.layer.M) * u.g.EF > INT_MAX) return std::string("one image's M*E*F exceeds 32-bit offsets");
-    return std::nullopt;
 }
 
 // Op: OperandOf<T> (one block of channels), or Split3<true> / Split3<false> (3 blocks).

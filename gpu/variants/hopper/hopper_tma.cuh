@@ -1,6 +1,7 @@
 // The Hopper family's TMA pieces on the host side (rungs 2 and 3, the halo mainloop): the driver's tensor-map
 // encoders fetched through cudaGetDriverEntryPointByVersion (no -lcuda), the im2col map over
-// the NHWC input and the tiled map over the KRSC weights, and what TMA cannot address.
+// the NHWC input and the tiled map over the KRSC weights (what TMA cannot address:
+// tma_geometry_reason in geometry.hpp, host code for the rungs' supports()).
 // Element-type generic: FLOAT16 / BFLOAT16 (2-byte) and FLOAT32 (the tf32 rungs: plain fp32
 // data, the tensor core truncates; a TFLOAT32 map type exists but its conversion is not
 // documented, so it is not used). Slice widths are chosen in bytes (128 B or 64 B rows).
@@ -19,26 +20,6 @@
 namespace cs::gpu::variants::hopper {
 
 // DriverFns and driver_fns(), the encoders this file's maps use: tma_driver.hpp (host code).
-
-// Bounding-box corners of the im2col map (W then H, innermost first, as the dimensions):
-// lower = -pad, upper such that exactly F (E) start positions lie in the box at the stride.
-struct Corners {
-    int lo_w, lo_h, up_w, up_h;
-};
-inline Corners corners(const ConvGeom& g) {
-    return Corners{-g.pad, -g.pad, (g.F - 1) * g.stride - g.pad - (g.W - 1), (g.E - 1) * g.stride - g.pad - (g.H - 1)};
-}
-
-// What the im2col map cannot express for this geometry (empty: fine).
-inline std::optional<std::string> tma_geometry_reason(const ConvGeom& g) {
-    const Corners c = corners(g);
-    auto in8 = [](int v) { return v >= -128 && v <= 127; };
-    if (!in8(c.lo_w) || !in8(c.lo_h) || !in8(c.up_w) || !in8(c.up_h))
-        return std::string("the im2col bounding box (padding, filter size) is outside TMA's [-128, 127] corner range");
-    if (g.stride > 8) return std::string("stride > 8: TMA's traversal stride is at most 8");
-    if (g.R > 65535 || g.S > 65535) return std::string("filter taps beyond TMA's 16-bit im2col offsets");
-    return std::nullopt;
-}
 
 // k-slice width in elements of es bytes: a 128 B row (64 halves / 32 floats: 128B swizzle,
 // fewer slices and barriers; measured faster on conv2 even where C=96 pads to 128 halves)

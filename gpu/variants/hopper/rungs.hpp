@@ -1,10 +1,13 @@
 // The Hopper family's rungs with kernels of their own (rung 1: wgmma_cpasync.cu, rung 2:
-// wgmma_tma.cu, the halo mainloop: halo_conv.cu) as the family spec (family.cu) calls them;
-// the persistent skeleton's rungs are in ws_plan.hpp.
+// wgmma_tma.cu, the halo mainloop: halo_conv.cu) as the family spec (family.cpp) calls them:
+// their supports() are host code (supports.cpp, in every build), their plans are in the .cu
+// files (built with the kernels) and re-check supports() through these declarations; the
+// persistent skeleton's rungs are in ws_plan.hpp.
 #pragma once
 
 #include "error.hpp"
 #include "family.hpp"
+#include "geometry.hpp"
 #include "tiles.hpp"
 
 #include <memory>
@@ -21,14 +24,15 @@ std::unique_ptr<Plan> tma_plan(const PrecisionRow& row, const Problem& p, const 
 std::optional<std::string> halo_supports(const PrecisionRow& row, const Problem& p, const cudaDeviceProp& prop);
 std::unique_ptr<Plan> halo_plan(const PrecisionRow& row, const Problem& p, const PlanContext& ctx);
 
-// The tile of a rung that runs 128-pixel tiles with MMAs over the whole slice (rungs 1 and 2:
+// The tile of a rung that runs kBM-pixel tiles with MMAs over the whole slice (rungs 1 and 2:
 // `rung`): the one the row's `tile` axis value `name` names, else `dflt`; a cs::Skip says why
 // the rung cannot run a named tile.
 inline int whole_slice_tile(const std::string& name, int dflt, const std::string& rung) {
     const int t = tile_or(name, dflt);
     if (t < 0) throw Skip("no tile named " + name);
-    if (kTiles[t].bm != 128 || kTiles[t].kb)
-        throw Skip("tile " + name + ": " + rung + " runs 128-pixel tiles with MMAs over the whole slice only");
+    if (kTiles[t].bm != kBM || kTiles[t].kb)
+        throw Skip("tile " + name + ": " + rung + " runs " + std::to_string(kBM) +
+                   "-pixel tiles with MMAs over the whole slice only");
     return t;
 }
 

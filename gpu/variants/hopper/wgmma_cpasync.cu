@@ -250,10 +250,6 @@ std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx) {
 
 }  // namespace
 
-std::optional<std::string> cpasync_supports(const Problem& p, const cudaDeviceProp& prop) {
-    return supports_common(p, prop);
-}
-
 std::unique_ptr<Plan> cpasync_plan(const PrecisionRow& row, const Problem& p, const PlanContext& ctx) {
     if (row.io == DType::f32) return plan_t<float>(p, ctx);
     if (row.io == DType::bf16) return plan_t<__nv_bfloat16>(p, ctx);

@@ -189,11 +189,6 @@ std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx) {
 
 }  // namespace
 
-std::optional<std::string> tma_supports(const Problem& p, const cudaDeviceProp& prop) {
-    if (auto why = supports_common(p, prop)) return why;
-    return tma_geometry_reason(make_setup(p).g);
-}
-
 std::unique_ptr<Plan> tma_plan(const PrecisionRow& row, const Problem& p, const PlanContext& ctx) {
     if (row.io == DType::f32) return plan_t<float>(p, ctx);
     if (row.io == DType::bf16) return plan_t<__nv_bfloat16>(p, ctx);

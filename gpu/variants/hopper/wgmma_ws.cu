@@ -392,43 +392,6 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
 
 }  // namespace
 
-std::vector<Axis> ws_axes() {
-    std::vector<std::string> tiles;
-    for (int i = 0; i < kNumTiles; ++i)
-        if (ws_tile_ok_rt(i, Schedule::cooperative)) tiles.push_back(tile_name(i));
-    return {
-        {"tile", tiles, "CTA tile m<pixels: 128, or 64 / 256 cooperative without clusters of two> x n<filters> x k<bytes per slice>, pipeline stages (tiles.hpp)"},
-        {"schedule", {"cooperative", "pingpong"}, "consumer warpgroups on one tile, or on alternate tiles"},
-        {"scheduler",
-         {"auto", "data-parallel", "split-k", "stream-k", "split-tail", "split-k-fused", "split-k-cluster",
-          "split-k-cluster16"},
-         "tile scheduler of the persistent grid (split-k: a reduction kernel sums the parts; split-k-fused: one "
-         "kernel, a part per CTA, the parts of a tile summing it together; split-k-cluster: a tile's parts are one "
-         "cluster of up to 8 CTAs summing through distributed shared memory, split-k-cluster16 of up to 16 "
-         "(non-portable); split-tail: whole waves "
-         "data-parallel, the last wave's tiles in equal k-parts side by side)"},
-        {"epilogue", {"direct", "tma-store"}, "accumulators to global memory directly, or via shared memory and TMA"},
-        {"cluster", {"1", "2", "1x2"},
-         "CTAs per cluster: 2 puts the CTAs of adjacent pixel rows on the same filters in a cluster, each "
-         "loading half of the B tile and multicasting it to both; 1x2 the CTAs of adjacent filter tiles on the same "
-         "pixel rows, each loading half of the A tile (data-parallel or split-K)"},
-        {"tf32", {"truncate", "round"},
-         "tf32 rows: operands read in place are truncated to tf32 by the tensor core (truncate), or rounded to "
-         "nearest by the transform kernels first, as cuDNN does (round: a pass over the input and weights; where a "
-         "transform runs anyway, NCHW or channel padding, the operands are rounded either way)"},
-        {"launch", {"auto", "pdl", "plain"},
-         "where an input transform runs first (NCHW, channel padding, the fp32-class splits): the GEMM launched as "
-         "its programmatic dependent (its prologue under the transform's last blocks), or after it completes (auto: "
-         "pdl where the tiles leave half the SMs or more idle, plain elsewhere)"},
-    };
-}
-
-std::optional<std::string> ws_supports(const PrecisionRow& row, const Problem& p, const cudaDeviceProp& prop) {
-    if (auto why = supports_common(p, prop)) return why;
-    const bool split = row.suffix == "3xtf32" || row.suffix == "3xfp16";
-    return tma_geometry_reason(make_setup(p, split ? 3 : 1).g);
-}
-
 std::unique_ptr<Plan> ws_plan(const WsDefaults& d, const PrecisionRow& row, const Problem& p, const PlanContext& ctx) {
     if (auto why = ws_supports(row, p, ctx.prop)) throw Skip(*why);
     if (row.suffix == "3xtf32") return plan_t<float, Split::x3tf32>(d, p, ctx);

@@ -6,19 +6,13 @@
 
 #include "cuda_check.hpp"
 #include "ws_kernel.cuh"
+#include "ws_plan.hpp"
 
 namespace cs::gpu::variants::hopper {
 
-enum class Schedule { cooperative, pingpong };
 enum class Epilogue { direct, tma_store };
 
-// Whether the persistent kernel instantiates tile I for this schedule (1 CTA per SM; a
-// ping-pong warpgroup holds a whole 128 x BN tile: BN <= 128, 128 pixels, MMAs over the
-// whole slice).
-inline constexpr bool ws_tile_ok_rt(int i, Schedule s) {
-    return kTiles[i].minb == 1 &&
-           (s == Schedule::cooperative || (kTiles[i].bn <= 128 && kTiles[i].bm == kBM && !kTiles[i].kb));
-}
+// ws_tile_ok_rt for a compile-time tile (Schedule and ws_tile_ok_rt: ws_plan.hpp).
 template <int I>
 constexpr bool ws_tile_ok(Schedule s) {
     return ws_tile_ok_rt(I, s);

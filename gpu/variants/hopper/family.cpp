@@ -4,8 +4,10 @@
 // (rows = output pixels, K = R*S*C) on warpgroup MMA; conv1 (C=3) by space-to-depth, NCHW by
 // transform kernels inside run(); the epilogue writes either layout.
 // A new rung is one line here (a combination of existing policies) or a new policy's file and
-// one line here.
-#include "families.hpp"
+// one line here. Host code, compiled in every build: the rungs' supports() and the persistent
+// rungs' axes are supports.cpp's, and the plans (the .cu files, built with the kernels) are
+// named only through CS_PLAN (family.hpp).
+#include "../families.hpp"
 #include "rungs.hpp"
 #include "tiles.hpp"
 #include "ws_plan.hpp"
@@ -17,17 +19,21 @@ namespace cs::gpu::variants {
 namespace {
 using hopper::WsDefaults;
 
+// A persistent rung's plan: its defaults' tile is checked in every build, the plan made only
+// where the kernels are built.
 RungPlan ws(WsDefaults d) {
     if (!d.tile.empty() && hopper::tile_index(d.tile) < 0)
         throw std::logic_error("hopper family: a rung names tile " + d.tile + ", which tiles.hpp lacks");
-    return [d](const PrecisionRow& row, const Problem& p, const PlanContext& c) { return hopper::ws_plan(d, row, p, c); };
+    return CS_PLAN(RungPlan([d](const PrecisionRow& row, const Problem& p, const PlanContext& c) {
+        return hopper::ws_plan(d, row, p, c);
+    }));
 }
 RungSupports ws_sup() { return hopper::ws_supports; }
 
 std::vector<Axis> tile_axis(bool rowb128_only) {
     std::vector<std::string> v;
     for (int i = 0; i < hopper::kNumTiles; ++i)
-        if ((!rowb128_only || hopper::kTiles[i].rowb == 128) && hopper::kTiles[i].bm == 128 &&
+        if ((!rowb128_only || hopper::kTiles[i].rowb == 128) && hopper::kTiles[i].bm == hopper::kBM &&
             !hopper::kTiles[i].kb)  // rungs 1-2: 128 pixels, MMAs over the whole slice
             v.push_back(hopper::tile_name(i));
     return {{"tile", v, "CTA tile m128 x n<filters> x k<bytes per slice>, pipeline stages, CTAs per SM (tiles.hpp)"}};
@@ -45,10 +51,10 @@ Family hopper_family() {
         make_rung("hopper-wgmma-{p}", tc,
                   "implicit GEMM on warpgroup MMA (wgmma, fp32 accumulation; tf32: m64nNk8) from swizzled shared "
                   "memory filled by cp.async, multi-stage",
-                  plain(hopper::cpasync_supports), hopper::cpasync_plan, gemm, tile_axis(true)),
+                  plain(hopper::cpasync_supports), CS_PLAN(hopper::cpasync_plan), gemm, tile_axis(true)),
         make_rung("hopper-tma-{p}", tc,
                   "hopper-wgmma-{p} fed by TMA (im2col input map, tiled weight map) through an mbarrier pipeline",
-                  plain(hopper::tma_supports), hopper::tma_plan, gemm, tile_axis(false)),
+                  plain(hopper::tma_supports), CS_PLAN(hopper::tma_plan), gemm, tile_axis(false)),
         make_rung("hopper-ws-{p}", tc,
                   "hopper-tma-{p} + warp specialisation (TMA producer warpgroup, 2 cooperative consumer warpgroups, "
                   "setmaxnreg) and a persistent grid",
@@ -90,7 +96,7 @@ Family hopper_family() {
                   "input grid, so each tap's A operand is one halo tile in shared memory (loaded once per 256 rows, "
                   "8-channel planes) read from a shifted wgmma descriptor, and the weights stay resident; loader, "
                   "storer and consumer warps on a persistent grid",
-                  hopper::halo_supports, hopper::halo_plan, gemm,
+                  hopper::halo_supports, CS_PLAN(hopper::halo_plan), gemm,
                   {{"schedule", {"auto", "cooperative", "pingpong"},
                     "consumer warpgroups on each 256-row tile, or on alternate 128-row tiles (auto: ping-pong but "
                     "for NCHW output past one wave of tiles)"},

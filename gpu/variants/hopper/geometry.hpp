@@ -1,0 +1,166 @@
+// The Hopper family's geometry on the host: the implicit GEMM's view of a problem after any
+// transform (ConvGeom, which the kernels receive as it is), the transforms' parameters
+// (PrepGeom, PrepWGeom; the transform kernels are in hopper_core.cuh), the Setup a plan derives
+// from a problem, what every rung refuses (supports_common) and what TMA's im2col map cannot
+// address (tma_geometry_reason). Plain C++: the rungs' supports() (supports.cpp) and the family
+// spec (family.cpp) use it in every build, the kernels' files through hopper_core.cuh.
+#pragma once
+
+#include "conv_shape.hpp"
+#include "variant.hpp"
+
+#include <climits>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace cs::gpu::variants::hopper {
+
+constexpr int kBM = 128;  // rows (output pixels) per CTA
+
+// ---- the geometry the GEMM kernels see (after any transform) ------------------------------
+struct ConvGeom {
+    int N, H, W, C;       // NHWC input as the kernel reads it (C % 8 == 0)
+    int R, S, stride, pad;
+    int E, F;             // output size
+    int M;
+    int K;                // R*S*C
+    int P;                // N*E*F
+    int EF;
+};
+
+// ---- the transforms' parameters (the maps: hopper_core.cuh, "transforms") -----------------
+struct PrepGeom {
+    int C, H, W;      // source image
+    int b, padf;      // block factor, padding folded into the transformed tensor
+    int Hp, Wp, Cp;   // transformed image (NHWC)
+    int src_nchw;     // source layout
+};
+
+struct PrepWGeom {
+    int M, C, R, S;   // source filters
+    int b;
+    int Rp, Sp, Cp;   // transformed filters (KRSC)
+    int src_kcrs;     // source layout: KCRS (nchw problems) or KRSC
+};
+
+// ---- what a problem needs before the GEMM -------------------------------------------------
+struct Setup {
+    ConvShape s{};           // the layer
+    bool src_nchw = false;   // problem layout
+    int b = 1, padf = 0;     // transform parameters (see PrepGeom)
+    bool tin = false;        // input transformed into the workspace
+    bool tw = false;         // weights transformed into the workspace
+    int parts = 1;           // channel blocks per transformed pixel (3: the 3xTF32 split)
+    ConvGeom g{};            // the GEMM's geometry (N set per call)
+    PrepGeom pg{};
+    PrepWGeom pw{};
+    std::int64_t src_img = 0;   // elements of one source image
+    std::int64_t ws_img = 0;    // elements of one transformed image
+    std::int64_t out_img = 0;   // elements of one output image
+    std::int64_t w_elems = 0;   // transformed weights
+    // in_loader: the GEMM's loader does the input's transform (the weights' kernel only in run)
+    std::string what(bool in_loader = false) const {
+        std::string r;
+        if (parts == 3)
+            r = "split into high and low parts: input [hi, hi, lo], weights [hi, lo, hi] as 3x" +
+                std::to_string(g.C / 3) + " channels, ";
+        if (tin) {
+            if (b > 1)
+                r += "space-to-depth " + std::to_string(b) + "x" + std::to_string(b) + ": C=" + std::to_string(s.C) +
+                    " " + std::to_string(s.R) + "x" + std::to_string(s.S) + " stride " + std::to_string(s.stride) +
+                    " -> C'=" + std::to_string(g.C) + " " + std::to_string(g.R) + "x" + std::to_string(g.S) +
+                    " stride 1 on " + std::to_string(g.H) + "x" + std::to_string(g.W) +
+                    (in_loader ? " (the input's in the GEMM's loader, the weights' kernel in run)"
+                               : " (transform kernels in run)");
+            else
+                r += std::string(src_nchw ? "NCHW->NHWC" : "NHWC") +
+                    (g.C != s.C ? " with channels padded " + std::to_string(s.C) + "->" + std::to_string(g.C) : "") +
+                    (in_loader ? " in the GEMM's loader, the weights' kernel in run" : " transform kernels in run");
+        } else {
+            r = "NHWC read in place";
+        }
+        return r;
+    }
+};
+
+inline int round_up(int x, int m) { return (x + m - 1) / m * m; }
+
+// parts = 3: the 3xTF32 split (Split3), which always transforms both operands.
+inline Setup make_setup(const Problem& p, int parts = 1) {
+    Setup u;
+    u.parts = parts;
+    const ConvShape s = conv_shape(p.layer);
+    u.s = s;
+    u.src_nchw = p.layout == Layout::nchw;
+    const bool cpad = s.C % 8 != 0;
+    u.b = (cpad && s.stride > 1) ? s.stride : 1;
+    u.padf = u.b > 1 ? s.pad : 0;
+    u.tin = cpad || u.src_nchw || parts > 1;
+    u.tw = u.tin;  // KCRS -> KRSC, or the channel padding / space-to-depth of the filters
+    const int Cp = u.tin ? round_up(s.C * u.b * u.b, 8) : s.C;
+    const int Hp = u.b > 1 ? (s.H + 2 * s.pad + u.b - 1) / u.b : s.H;
+    const int Wp = u.b > 1 ? (s.W + 2 * s.pad + u.b - 1) / u.b : s.W;
+    const int Rp = (s.R + u.b - 1) / u.b, Sp = (s.S + u.b - 1) / u.b;
+    ConvGeom& g = u.g;
+    g.N = 0;
+    g.H = Hp, g.W = Wp, g.C = parts * Cp;
+    g.R = Rp, g.S = Sp;
+    g.stride = u.b > 1 ? 1 : s.stride;
+    g.pad = u.b > 1 ? 0 : s.pad;
+    g.E = s.E, g.F = s.F;
+    g.M = s.M;
+    g.K = Rp * Sp * g.C;
+    g.P = 0;
+    g.EF = s.E * s.F;
+    u.pg = PrepGeom{s.C, s.H, s.W, u.b, u.padf, Hp, Wp, Cp, u.src_nchw ? 1 : 0};
+    u.pw = PrepWGeom{s.M, s.C, s.R, s.S, u.b, Rp, Sp, Cp, u.src_nchw ? 1 : 0};
+    u.src_img = std::int64_t(s.C) * s.H * s.W;
+    u.ws_img = std::int64_t(Hp) * Wp * g.C;
+    u.out_img = std::int64_t(s.M) * s.E * s.F;
+    u.w_elems = std::int64_t(s.M) * g.K;
+    return u;
+}
+
+inline ConvGeom geom_for(const Setup& u, std::int64_t n) {
+    ConvGeom g = u.g;
+    g.N = int(n);
+    g.P = int(n * g.EF);
+    return g;
+}
+
+// Reasons every variant of the family shares.
+inline std::optional<std::string> supports_common(const Problem& p, const cudaDeviceProp& prop) {
+    if (prop.major != 9 || prop.minor != 0)
+        return std::string("needs sm_90 (Hopper): the family is built for sm_90a (wgmma, TMA)");
+    const Setup u = make_setup(p);
+    const std::int64_t rows = p.N * std::int64_t(u.g.EF);
+    if (rows > std::int64_t(INT_MAX) - kBM) return "N*E*F = " + std::to_string(rows) + " rows exceed 32-bit indices";
+    if (std::int64_t(u.g.K) > INT_MAX / 2) return std::string("K = R*S*C exceeds 32-bit indices");
+    if (std::int64_t(u.g.H) * u.g.W * u.g.C > INT_MAX) return std::string("one image's H*W*C exceeds 32-bit offsets");
+    if (std::int64_t(p.layer.M) * u.g.EF > INT_MAX) return std::string("one image's M*E*F exceeds 32-bit offsets");
+    return std::nullopt;
+}
+
+// ---- TMA's im2col map (the maps themselves: hopper_tma.cuh) -------------------------------
+// Bounding-box corners of the im2col map (W then H, innermost first, as the dimensions):
+// lower = -pad, upper such that exactly F (E) start positions lie in the box at the stride.
+struct Corners {
+    int lo_w, lo_h, up_w, up_h;
+};
+inline Corners corners(const ConvGeom& g) {
+    return Corners{-g.pad, -g.pad, (g.F - 1) * g.stride - g.pad - (g.W - 1), (g.E - 1) * g.stride - g.pad - (g.H - 1)};
+}
+
+// What the im2col map cannot express for this geometry (empty: fine).
+inline std::optional<std::string> tma_geometry_reason(const ConvGeom& g) {
+    const Corners c = corners(g);
+    auto in8 = [](int v) { return v >= -128 && v <= 127; };
+    if (!in8(c.lo_w) || !in8(c.lo_h) || !in8(c.up_w) || !in8(c.up_h))
+        return std::string("the im2col bounding box (padding, filter size) is outside TMA's [-128, 127] corner range");
+    if (g.stride > 8) return std::string("stride > 8: TMA's traversal stride is at most 8");
+    if (g.R > 65535 || g.S > 65535) return std::string("filter taps beyond TMA's 16-bit im2col offsets");
+    return std::nullopt;
+}
+
+}  // namespace cs::gpu::variants::hopper

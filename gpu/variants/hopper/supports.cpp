@@ -1,0 +1,90 @@
+// The Hopper family's supports() and the persistent rungs' axes: host code, compiled in every
+// build (the plans and their kernels are the .cu files, built with the kernels). Rung 1
+// (wgmma_cpasync.cu), rung 2 (wgmma_tma.cu), the persistent rungs (wgmma_ws.cu) and the halo
+// mainloop (halo_conv.cu) refuse what their kernels cannot address; the geometry they check
+// is geometry.hpp's, the halo's limits halo_shape.hpp's.
+#include "geometry.hpp"
+#include "halo_shape.hpp"
+#include "rungs.hpp"
+#include "tiles.hpp"
+#include "ws_plan.hpp"
+
+#include <climits>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cs::gpu::variants::hopper {
+
+std::optional<std::string> cpasync_supports(const Problem& p, const cudaDeviceProp& prop) {
+    return supports_common(p, prop);
+}
+
+std::optional<std::string> tma_supports(const Problem& p, const cudaDeviceProp& prop) {
+    if (auto why = supports_common(p, prop)) return why;
+    return tma_geometry_reason(make_setup(p).g);
+}
+
+std::vector<Axis> ws_axes() {
+    std::vector<std::string> tiles;
+    for (int i = 0; i < kNumTiles; ++i)
+        if (ws_tile_ok_rt(i, Schedule::cooperative)) tiles.push_back(tile_name(i));
+    return {
+        {"tile", tiles, "CTA tile m<pixels: 128, or 64 / 256 cooperative without clusters of two> x n<filters> x k<bytes per slice>, pipeline stages (tiles.hpp)"},
+        {"schedule", {"cooperative", "pingpong"}, "consumer warpgroups on one tile, or on alternate tiles"},
+        {"scheduler",
+         {"auto", "data-parallel", "split-k", "stream-k", "split-tail", "split-k-fused", "split-k-cluster",
+          "split-k-cluster16"},
+         "tile scheduler of the persistent grid (split-k: a reduction kernel sums the parts; split-k-fused: one "
+         "kernel, a part per CTA, the parts of a tile summing it together; split-k-cluster: a tile's parts are one "
+         "cluster of up to 8 CTAs summing through distributed shared memory, split-k-cluster16 of up to 16 "
+         "(non-portable); split-tail: whole waves "
+         "data-parallel, the last wave's tiles in equal k-parts side by side)"},
+        {"epilogue", {"direct", "tma-store"}, "accumulators to global memory directly, or via shared memory and TMA"},
+        {"cluster", {"1", "2", "1x2"},
+         "CTAs per cluster: 2 puts the CTAs of adjacent pixel rows on the same filters in a cluster, each "
+         "loading half of the B tile and multicasting it to both; 1x2 the CTAs of adjacent filter tiles on the same "
+         "pixel rows, each loading half of the A tile (data-parallel or split-K)"},
+        {"tf32", {"truncate", "round"},
+         "tf32 rows: operands read in place are truncated to tf32 by the tensor core (truncate), or rounded to "
+         "nearest by the transform kernels first, as cuDNN does (round: a pass over the input and weights; where a "
+         "transform runs anyway, NCHW or channel padding, the operands are rounded either way)"},
+        {"launch", {"auto", "pdl", "plain"},
+         "where an input transform runs first (NCHW, channel padding, the fp32-class splits): the GEMM launched as "
+         "its programmatic dependent (its prologue under the transform's last blocks), or after it completes (auto: "
+         "pdl where the tiles leave half the SMs or more idle, plain elsewhere)"},
+    };
+}
+
+std::optional<std::string> ws_supports(const PrecisionRow& row, const Problem& p, const cudaDeviceProp& prop) {
+    if (auto why = supports_common(p, prop)) return why;
+    const bool split = row.suffix == "3xtf32" || row.suffix == "3xfp16";
+    return tma_geometry_reason(make_setup(p, split ? 3 : 1).g);
+}
+
+std::optional<std::string> halo_supports(const PrecisionRow& row, const Problem& p, const cudaDeviceProp& prop) {
+    if (auto why = supports_common(p, prop)) return why;
+    if (row.io == DType::f32) return std::string("the halo mainloop runs 2-byte operands (fp16, bf16)");
+    const Setup u = make_setup(p);
+    const ConvGeom& g = u.g;
+    const auto n = [](long long v) { return std::to_string(v); };
+    if (!u.tin || g.stride != 1 || g.pad != 0)
+        return "the halo mainloop reads the transform's unpadded stride-1 input (space-to-depth of a strided layer "
+               "with C % 8 != 0, or an unpadded layer with C % 8 != 0); this layer: C=" +
+               n(u.s.C) + " stride " + n(u.s.stride) + " pad " + n(u.s.pad);
+    if (g.C % 16 != 0 || g.C > 8 * kHChunks)
+        return "the halo mainloop takes 16 to 48 transformed channels in steps of 16; C'=" + n(g.C);
+    if (g.R * g.S > kHTaps)
+        return "the halo mainloop runs at most " + n(kHTaps) + " filter taps (its k-loop unrolled, the weights resident); "
+               "R'S' = " + n(g.R * g.S);
+    if ((g.R - 1) * g.W + g.S - 1 > kHExtra)
+        return "the halo of a tile holds (R'-1)W'+S'-1 <= " + n(kHExtra) + " rows more; this layer needs " +
+               n((g.R - 1) * g.W + g.S - 1);
+    if (g.M > kHBN) return "the halo mainloop keeps all filters in one tile: M <= 96, not " + n(g.M);
+    if (std::int64_t(p.N) * g.H * g.W > std::int64_t(INT_MAX) - HaloShape<false>::kBM)  // the larger tile
+        return "N*H'*W' = " + n(std::int64_t(p.N) * g.H * g.W) + " rows exceed 32-bit indices";
+    return std::nullopt;
+}
+
+}  // namespace cs::gpu::variants::hopper
