@@ -1,5 +1,7 @@
-// The families the registry lists, in order: one spec function per family, defined in the
-// family's own files. A new family is its spec function and one line in families() below.
+// The families the registry lists, in order: one spec function per family, defined with its
+// rungs' supports() in the family's host .cpp file (the plans and kernels are its .cu files;
+// family.hpp, "Host and kernels"). A new family is its spec function and one line in
+// families() below.
 #pragma once
 
 #include "family.hpp"
@@ -9,18 +11,18 @@
 
 namespace cs::gpu::variants {
 
-Family baseline_family();       // baseline.cu
-Family single_kernel_family();  // single_kernel.cu (with half_baseline.cu)
+Family baseline_family();       // baseline_family.cpp
+Family single_kernel_family();  // single_kernel_family.cpp
 Family gemm_family();           // gemm_family.cpp
 Family direct_family();         // direct_family.cpp
 #ifdef CONVSTUDY_HAVE_CUDNN
-Family cudnn_family();          // cudnn_graph.cu
-Family cudnn_legacy_family();   // cudnn.cu
+Family cudnn_family();          // cudnn_family.cpp
+Family cudnn_legacy_family();   // cudnn_legacy_family.cpp
 #endif
-Family cublas_family();         // cublas_im2col.cu
-Family hopper_family();         // hopper/family.cu
+Family cublas_family();         // cublas_family.cpp
+Family hopper_family();         // hopper/family.cpp
 Family fp32fast_family();       // fp32fast_family.cpp
-Family multi_kernel_family();   // multi_kernel.cu (with multi_kernel_vec.cu)
+Family multi_kernel_family();   // multi_kernel_family.cpp
 
 // In registry order (the order of `convstudy list`, the sweep and the plots' legends).
 inline std::vector<Family> families() {

@@ -94,8 +94,6 @@ __global__ void __launch_bounds__(kThreads)
         out[i] = Block<E>::gather(in, g, src_nchw, dst_nchw, i);
 }
 
-// The full-width copy's view of the rewrite (s2d_vec.cuh).
-VecGeom vec_geom(const Geom& g) { return VecGeom{g.C, g.H, g.W, g.b, g.pad, g.Hp, g.Wp, g.Cp}; }
 
 template <class E>
 void launch_t(const Geom& g, const E* in, bool src_nchw, E* out, bool dst_nchw, std::int64_t n, const E* w,
@@ -164,12 +162,6 @@ bool launch_nhwc_vec(const VecGeom& g, int elem_bytes, bool round_tf32, const vo
     else
         launch_vec<unsigned int>(g, static_cast<const unsigned int*>(in), static_cast<unsigned int*>(out), n, 0u, stream);
     return true;
-}
-
-const char* input_kernel_name(const Geom& g, bool src_nchw, int elem_bytes) {
-    if (!src_nchw && vec_shape_ok(vec_geom(g), elem_bytes))
-        return "full-width (NHWC, if 16-byte aligned)";
-    return tile_of(g, src_nchw, elem_bytes).bytes >= 0 ? "tiled" : "gather";
 }
 
 void launch(const Geom& g, int elem_bytes, const void* in, bool src_nchw, void* out, bool dst_nchw, std::int64_t n,
