@@ -19,6 +19,10 @@ if [[ -z $kernels ]]; then
         kernels=OFF
     fi
 fi
+case $kernels in
+ON | OFF) ;;
+*) echo "test.sh: CONVSTUDY_KERNELS must be ON or OFF, not '$kernels'" >&2; exit 2 ;;
+esac
 echo "test.sh: CONVSTUDY_KERNELS=$kernels" >&2
 gen=()
 command -v ninja >/dev/null && gen=(-G Ninja)
