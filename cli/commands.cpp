@@ -26,6 +26,7 @@
 #include "profile.hpp"
 #include "shard.hpp"
 #include "progress.hpp"
+#include "time_split.hpp"
 #include "results.hpp"
 #include "tolerance.hpp"
 #include "verify.hpp"
@@ -711,6 +712,25 @@ bool strayed(const Row& row) {
            std::fabs(r.kernel.median / r.search_ms - 1.0) > kStrayFraction;
 }
 
+// A timing group's share of the sweep's time split: its rows' plan set-up (cuDNN's engine
+// searches apart), checked runs, timing loops and the checks within them, and what run_group
+// spent beyond those (allocation and release, the group's bookkeeping).
+void add_harness_split(TimeSplit& split, const std::vector<gpu::GroupRow>& rows,
+                       const std::vector<gpu::RunResult>& results, double group_ms) {
+    double covered = 0;
+    for (std::size_t k = 0; k < results.size(); ++k) {
+        const auto& r = results[k];
+        const double setup = std::isfinite(r.setup_ms) ? r.setup_ms : 0.0;
+        const bool cudnn = rows[k].variant->family.rfind("cudnn", 0) == 0;
+        split.add(cudnn ? "plan set-up (cuDNN)" : "plan set-up (others)", setup);
+        split.add("checked runs", r.check_ms);
+        split.add("timing loops", r.loop_ms - r.recheck_ms);
+        split.add("checks of later runs", r.recheck_ms);
+        covered += setup + r.check_ms + r.loop_ms;
+    }
+    split.add("harness other", group_ms - covered);
+}
+
 // Re-times each strayed cuDNN row in a fresh `convstudy run` of its own (the same data, check,
 // options and engine memory, which --profile-target leaves unchanged), and records that median
 // as cudnn_retime_ms; both stay in the CSV.
@@ -993,19 +1013,26 @@ int cmd_sweep(const SweepArgs& a) {
                             golden_table_dir(a.golden, table, scales).string() +
                             "; generate it with: " + regenerate_command(a.golden, table, N, a.check.seed, scales));
         }
+    // Where the sweep's time goes (the closing line; README "Time").
+    const auto sweep_t0 = std::chrono::steady_clock::now();
+    TimeSplit split;
     // Every set verified (manifest entry, seed, headers, sizes, SHA-256) before the device:
     // a damaged set is reported on any machine, not an hour into the sweep.
+    auto golden_scope = std::make_optional(split.scope("golden check"));
     for (auto N : a.batches)
         for (const Layer* l : layers)
             if (check == CheckMode::golden ||
                 (check == CheckMode::automatic && have_golden(a.golden, table, *l, N, scales)))
                 check_golden(a.golden, table, *l, N, a.check.seed, scales);
+    golden_scope.reset();
 
+    auto device_scope = std::make_optional(split.scope("device and ceilings"));
     auto ctx = open_device();
     const auto opt = a.timing.to_run_options();
     // A check-only sweep (--repeats 0) has no times to hold against the ceilings.
     const bool timed = opt.repeats > 0;
     const RunMeta meta = make_meta(*ctx, opt, timed, a.check.seed, scales);
+    device_scope.reset();
     if (!a.quiet && timed)
         std::fprintf(stderr,
                      "device: %s (cc %s, %d SMs); ceilings measured now, TFLOP/s: fp32 %.1f, tf32 %.0f, fp16 %.0f, "
@@ -1020,12 +1047,12 @@ int cmd_sweep(const SweepArgs& a) {
     double total_work = 0;
     for (const auto& it : items) total_work += it.layer->flops(it.N);
     Progress progress("sweep", total_work, a.quiet);
-    const auto sweep_t0 = std::chrono::steady_clock::now();
     double done = 0;
     std::vector<Row> rows;
     std::vector<std::vector<std::string>> prof_fields;  // --profile: the ncu columns of each row
     std::vector<std::pair<std::string, ProfileSummary>> prof_kernels;
     auto save = [&] {
+        const auto csv_scope = split.scope("CSV writes");
         fill_ours_over_cudnn(rows);
         prof_fields.resize(rows.size(), profile_fields(std::nullopt));
         ExtraColumns extra{profile_columns(), prof_fields};
@@ -1042,7 +1069,10 @@ int cmd_sweep(const SweepArgs& a) {
         while (ge < items.size() && items[ge].N == N && items[ge].layer == l) ++ge;
         {
             progress.update(done, l->name + " N=" + std::to_string(N) + ": loading the reference data");
-            const ProblemData g = load_problem(a.golden, table, *l, N, a.check);
+            const ProblemData g = [&] {
+                const auto s = split.scope("reference data");
+                return load_problem(a.golden, table, *l, N, a.check);
+            }();
             const std::size_t first_row = rows.size();
             // Timing groups: the rows of one layout and precision class (anchor_class: fp16acc with
             // fp16) are timed round-robin (gpu::run_group), cuDNN's among ours; the CSV keeps the
@@ -1068,7 +1098,10 @@ int cmd_sweep(const SweepArgs& a) {
                 for (std::size_t i : grp)
                     grows.push_back({items[i].variant, items[i].mode,
                                      gpu::Problem{g.layer, g.N, items[i].layout, items[i].config}});
+                const auto group_t0 = std::chrono::steady_clock::now();
                 const auto results = gpu::run_group(*ctx, grows, g.host(), opt, gpu::order_seed_of(opt, group_index++));
+                add_harness_split(split, grows, results,
+                                  std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - group_t0).count());
                 for (std::size_t k = 0; k < grp.size(); ++k) {
                     Row& row = rows[first_row + (grp[k] - gi)];
                     row.result = results[k];
@@ -1106,7 +1139,10 @@ int cmd_sweep(const SweepArgs& a) {
                 auto& row = rows[i];
                 if (row.result.status != gpu::Status::pass) continue;
                 auto it = ceiling.find(row.precision);
-                if (it == ceiling.end()) it = ceiling.emplace(row.precision, im2col_gemm_reference(*ctx, row.precision, *l, N)).first;
+                if (it == ceiling.end()) {
+                    const auto s = split.scope("im2col GEMM references");
+                    it = ceiling.emplace(row.precision, im2col_gemm_reference(*ctx, row.precision, *l, N)).first;
+                }
                 row.im2col_gemm_ms = it->second;
             }
             save_engine_choices(choices);
@@ -1134,12 +1170,18 @@ int cmd_sweep(const SweepArgs& a) {
             }
             // Rewritten (atomically) after each (layer, N): an interrupted sweep keeps its rows.
             save();
+            progress.message("time so far " +
+                             split.text(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - sweep_t0).count()));
         }
     }
     if (timed && !a.timing.no_retime) {
+        const auto s = split.scope("cuDNN re-times");
         retime_strays(rows, a.table, a.golden, a.check, a.timing, choices, progress);
     }
-    if (timed) cudnn_process_medians(rows, a, choices, progress);
+    if (timed) {
+        const auto s = split.scope("extra cuDNN processes");
+        cudnn_process_medians(rows, a, choices, progress);
+    }
     save();
     std::size_t npass = 0, nfail = 0, nskip = 0, nunchecked = 0;
     for (const auto& r : rows) {
@@ -1149,13 +1191,10 @@ int cmd_sweep(const SweepArgs& a) {
         else ++nfail;
     }
     const std::string unchecked = nunchecked ? ", " + std::to_string(nunchecked) + " unchecked" : "";
-    if (timed && !a.quiet) {
-        double recheck = 0;
-        for (const auto& r : rows) recheck += r.result.recheck_ms;
-        std::fprintf(stderr, "the checks of every run after the first took %.1f s of the sweep's %.1f s\n",
-                     recheck / 1e3,
-                     std::chrono::duration<double>(std::chrono::steady_clock::now() - sweep_t0).count());
-    }
+    if (timed)  // also with --quiet: the main job's log keeps where its time went
+        std::fprintf(stderr, "sweep time %s\n",
+                     split.text(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - sweep_t0).count())
+                         .c_str());
     progress.finish(std::to_string(npass) + " passed, " + std::to_string(nfail) + " failed, " +
                     std::to_string(nskip) + " skipped" + unchecked);
     std::printf("%zu passed, %zu failed, %zu skipped%s; results in %s\n", npass, nfail, nskip, unchecked.c_str(),

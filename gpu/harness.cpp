@@ -94,6 +94,13 @@ double ms_since(Clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
+// Adds the host wall time of its scope to `total` when it goes out of scope, however it ends.
+struct AddWallTime {
+    double& total;
+    Clock::time_point t0 = Clock::now();
+    ~AddWallTime() { total += ms_since(t0); }
+};
+
 std::string gib(double bytes) {
     char b[32];
     std::snprintf(b, sizeof b, "%.2f GiB", bytes / double(1ull << 30));
@@ -625,12 +632,7 @@ std::string Run::run_label(int it) const {
 // against the reference at the class threshold.
 void Run::verify_run(int it, const char* what) {
     if (!verifier_) return;  // the checked run compared nothing: the row is UNCHECKED
-    const auto t0 = Clock::now();
-    struct AddTime {  // the check's host wall time, however it ends
-        double& total;
-        Clock::time_point t0;
-        ~AddTime() { total += ms_since(t0); }
-    } add{r_.recheck_ms, t0};
+    const AddWallTime add{r_.recheck_ms};  // the check's host wall time, however it ends
     const cudaStream_t s = ctx_.stream();
     const OutputDigest d = verifier_->digest(k_out(), s);
     ++r_.checked_runs;
@@ -710,6 +712,7 @@ void Run::prepare() {
 
 bool Run::check() {
     const nvtx::Range check("check");
+    const AddWallTime add{r_.check_ms};  // the checked run's host wall time, however it ends
     checked_run();
     // Data a plan could not represent (the split variants' range flag): an ERROR naming
     // the range, whatever the output looks like.
@@ -848,12 +851,14 @@ std::vector<RunResult> run_group(DeviceContext& ctx, const std::vector<GroupRow>
             std::shuffle(order.begin(), order.end(), rng);
             for (std::size_t i : order) {
                 Run& run = *runs[i - first];
+                const AddWallTime add{results[i].loop_ms};
                 const bool ok = guarded(run, results[i], [&] {
                     if (it == opt.warmup) run.note_clock_power(true);
                     run.iteration(it);
                     if (it + 1 == rounds) run.note_clock_power(false);
                     return true;
                 });
+
                 if (!ok) {
                     alive.erase(std::find(alive.begin(), alive.end(), i));
                     runs[i - first].reset();

@@ -141,6 +141,8 @@ struct RunResult {
     bool fatal = false;            // the CUDA context is unusable after this (sticky error)
     int checked_runs = 0;          // runs whose output was checked (the checked run and every later one)
     double recheck_ms = 0;         // host wall time of the checks after the checked run (what they add)
+    double check_ms = 0;           // host wall time of the checked run and its comparison
+    double loop_ms = 0;            // host wall time of its warm-ups and timed repeats (their checks included)
     int host_repeats = 0;          // timed repeats in h2d, convert, d2h and total
     std::uint64_t order_seed = 0;  // the seed of its timing group's round-robin order
     // SM clock (MHz) and board power (W) before its first and after its last timed repeat (NVML).

@@ -521,6 +521,9 @@ Selection select_engine(cudnnHandle_t h, const Problem& p, const RowSpec& sp, st
         }
     };
     gather();
+    auto since = [](std::chrono::steady_clock::time_point t) {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+    };
     std::string reuse_note;
     if (only_engine && cands.empty()) {  // the remembered engine does not run here now: search all
         reuse_note = "; the remembered eng" + std::to_string(*only_engine) + " did not run: every engine searched";
@@ -543,6 +546,8 @@ Selection select_engine(cudnnHandle_t h, const Problem& p, const RowSpec& sp, st
                        std::to_string(n_ws) + " over the workspace limit " + mb(ws_limit) +
                        (heur_fail.empty() ? "" : "; heuristics " + heur_fail) + ")");
 
+    const double secs_candidates = since(t_start);
+    const auto t_trials = std::chrono::steady_clock::now();
     // 2. scratch data, reference, accuracy
     std::size_t ws_max = 0;
     for (const auto& c : cands) ws_max = std::max(ws_max, c.plan->ws);
@@ -591,6 +596,7 @@ Selection select_engine(cudnnHandle_t h, const Problem& p, const RowSpec& sp, st
                        (first_inaccurate.empty() ? first_failed : first_inaccurate) + ", screen " +
                        fmt("%.2g", screen) + ")");
 
+    const double secs_trials = since(t_trials);
     // 3. timing: L2 flushed before every sample, one execution between two events.
     constexpr int kPairs = 64;
     std::vector<Event> ev0(kPairs), ev1(kPairs);
@@ -657,7 +663,7 @@ Selection select_engine(cudnnHandle_t h, const Problem& p, const RowSpec& sp, st
     for (auto* c : rest)
         if (c != chosen) sel.ranking.push_back({c->recipe, c->info, c->ms, c->plan->ws});
     sel.algo = algo_of(chosen->info);
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+    const double secs = since(t_start);
     std::string d = recipe_text(chosen->recipe) + " [" + notes_text(chosen->info) + "] from " + chosen->source +
                     " (cuDNN " + std::to_string(cudnnGetVersion()) + " graph API), ws " + mb(chosen->plan->ws) +
                     ", " + fmt("%.4f", chosen->ms) + " ms (median of " + std::to_string(final_samples) +
@@ -681,7 +687,9 @@ Selection select_engine(cudnnHandle_t h, const Problem& p, const RowSpec& sp, st
          std::to_string(n_ws) + " over ws limit, " + std::to_string(n_inaccurate) + " inaccurate";
     if (!first_inaccurate.empty()) d += " e.g. " + first_inaccurate;
     if (n_failed) d += ", " + std::to_string(n_failed) + " failed to run";
-    d += ")" + reuse_note + "; selection " + fmt("%.1f", secs) + " s";
+    d += ")" + reuse_note + "; selection " + fmt("%.1f", secs) + " s (candidates " + fmt("%.1f", secs_candidates) +
+         " s, trial runs " + fmt("%.1f", secs_trials) + " s, timing " +
+         fmt("%.1f", secs - secs_candidates - secs_trials) + " s)";
     sel.detail = std::move(d);
     return sel;
 }
