@@ -83,7 +83,6 @@ struct TimingOpts {
     bool no_cudnn_rtc = false;
     bool no_retime = false;
     bool reuse_engines = false;
-    int search_threads = 0;      // 0: gpu::default_search_threads()
     std::uint64_t order_seed = gpu::RunOptions{}.order_seed;
     std::string engine_choices;  // "" = <golden>/engine_choices.json, "none", or a path
     gpu::RunOptions to_run_options() const {
@@ -96,7 +95,6 @@ struct TimingOpts {
         // The cuDNN search reads it (gpu/variants/cudnn_graph_engine.cuh): one switch per process.
         if (no_cudnn_rtc) ::setenv("CONVSTUDY_CUDNN_RTC", "0", 1);
         gpu::engine_choices().set_reuse_only(reuse_engines);
-        gpu::engine_choices().set_search_threads(search_threads);
         o.flush_l2 = !no_flush;
         o.workspace_limit = std::size_t(workspace_limit_gib * double(1ull << 30));
         o.streams = streams;
@@ -129,11 +127,6 @@ void add_timing_options(CLI::App* c, TimingOpts& t) {
     c->add_flag("--reuse-engines", t.reuse_engines,
                 "cuDNN rows whose engine the engine-choices file remembers time that engine's configurations only, "
                 "not every engine's (what the extra processes of sweep --cudnn-processes do)");
-    c->add_option("--search-threads", t.search_threads,
-                  "threads that build cuDNN's candidate engine configurations in parallel (compiling the "
-                  "runtime-compiled ones); the timing stays on one stream (default: hardware threads, at most 16)")
-        ->check(CLI::Range(1, 256))
-        ->default_str("");  // 0 stands for the default above
     c->add_flag("--no-flush", t.no_flush, "do not flush L2 before each timed interval");
     c->add_option("--workspace-limit", t.workspace_limit_gib,
                   "largest workspace a variant may allocate, GiB (default: half the free device memory)")
@@ -776,7 +769,6 @@ std::vector<std::string> repeat_options(const CheckOpts& c, const TimingOpts& t,
     if (t.host_repeats >= 0) v.insert(v.end(), {"--host-repeats", std::to_string(t.host_repeats)});
     if (t.no_recheck) v.push_back("--no-recheck");
     if (t.no_cudnn_rtc) v.push_back("--no-cudnn-rtc");
-    if (t.search_threads > 0) v.insert(v.end(), {"--search-threads", std::to_string(t.search_threads)});
     return v;
 }
 

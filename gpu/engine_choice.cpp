@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <stdexcept>
-#include <thread>
 
 namespace cs::gpu {
 
@@ -76,20 +75,6 @@ void EngineChoices::set_reuse_only(bool on) {
 bool EngineChoices::reuse_only() const {
     std::lock_guard<std::mutex> lock(m_);
     return reuse_only_;
-}
-
-void EngineChoices::set_search_threads(int n) {
-    std::lock_guard<std::mutex> lock(m_);
-    search_threads_ = n;
-}
-
-int EngineChoices::search_threads() const {
-    std::lock_guard<std::mutex> lock(m_);
-    return search_threads_ > 0 ? search_threads_ : default_search_threads();
-}
-
-int default_search_threads() {
-    return std::clamp(int(std::thread::hardware_concurrency()), 1, 16);
 }
 
 void EngineChoices::mark_saved() {

@@ -70,22 +70,13 @@ public:
     // that engine's configurations only, not every engine's; a row without one searches all.
     void set_reuse_only(bool on);
     bool reuse_only() const;
-    // Threads that build (finalize, compiling the runtime-compiled ones) an engine search's
-    // candidate configurations in parallel (`--search-threads`); 0: the default,
-    // default_search_threads().
-    void set_search_threads(int n);
-    int search_threads() const;
 
 private:
     mutable std::mutex m_;
     std::map<std::string, RememberedEngine> map_;
     bool changed_ = false;
     bool reuse_only_ = false;
-    int search_threads_ = 0;
 };
-
-// The CPU's hardware threads, at most 16 (1 when the count is unknown).
-int default_search_threads();
 
 EngineChoices& engine_choices();
 

@@ -22,11 +22,7 @@
 //      elsewhere), unless the environment sets CONVSTUDY_CUDNN_RTC=0 (`--no-cudnn-rtc`);
 //      detail() counts the ones left out.
 //   3. Each remaining configuration is finalized into an execution plan; its workspace must
-//      fit PlanContext::workspace_limit. Finalizing compiles the runtime-compiled engines
-//      (seconds each): the configurations are built on `--search-threads` threads at once
-//      (default: the hardware threads, at most 16), each thread on its own handle and its own
-//      copy of the graph; a candidate runs on the handle it was built on. Steps 4 and 5 stay on
-//      one thread and one stream.
+//      fit PlanContext::workspace_limit.
 //   4. Each runs once on scratch data of the plan's largest batch (uniform [-1, 1), weights
 //      scaled by sqrt(3/K): the study's distribution) and is compared with a naive direct
 //      convolution on the GPU (float products, double sums, in the same layout): max|err| /
@@ -93,14 +89,12 @@
 #include <cudnn_graph.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <exception>
 #include <limits>
 #include <map>
 #include <memory>
@@ -109,7 +103,6 @@
 #include <set>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <tuple>
 #include <utility>
 #include <vector>

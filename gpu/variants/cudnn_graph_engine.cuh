@@ -397,198 +397,14 @@ bool rtc_allowed(const Problem& p) {
     return p.layout == Layout::nhwc && p.layer.C % 8 == 0 && p.layer.M % 8 == 0;
 }
 
-// A configuration to build: what a heuristic or the global list proposed, past the filters.
-struct Proposal {
-    Recipe recipe;
-    EngineInfo info;
-    std::string source;  // "A3", "B0", "F1", "G"
-};
-
 struct Candidate {
     Recipe recipe;
     EngineInfo info;
-    std::string source;
-    cudnnHandle_t handle = nullptr;  // the handle its plan was finalized with: it runs on that one
+    std::string source;  // "A3", "B0", "F1", "G"
     std::optional<ExecPlan> plan;
     double err = -1;
     std::vector<float> samples;
     double ms = INFINITY;
-};
-
-// What the search saw, for detail() and a SKIP's reason.
-struct SearchCounts {
-    int heur[3] = {0, 0, 0};
-    int global = 0, seen = 0, dup = 0, notes = 0, rtc = 0, refused = 0, ws = 0, other = 0;
-    int inaccurate = 0, failed = 0;
-    std::string first_refusal, heur_fail;
-    void refuse(const Recipe& r, const std::string& why) {
-        ++refused;
-        if (first_refusal.empty()) first_refusal = recipe_text(r) + ": " + why;
-    }
-};
-
-// Step 1a: the configurations heuristics modes A, B and FALLBACK propose (in their order), then
-// every engine of the graph's global list that no heuristic named (default knobs); without the
-// ones the row's numerical notes exclude, the runtime-compiled ones where rtc_allowed says no,
-// other engines than `only_engine` (reuse mode), and duplicates.
-std::vector<Proposal> propose(const Graph& g, const Problem& p, const RowSpec& sp,
-                              std::optional<std::int64_t> only_engine, SearchCounts& n) {
-    std::vector<Proposal> out;
-    std::set<Recipe> seen;
-    std::set<std::int64_t> heuristic_engines;
-    auto consider = [&](Recipe r, EngineInfo info, std::string source) {
-        if (only_engine && r.engine != *only_engine) {
-            ++n.other;
-            return;
-        }
-        if (!seen.insert(r).second) {
-            ++n.dup;
-            return;
-        }
-        const bool excluded = info.has(CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS) ||
-                              info.has(CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION) ||
-                              (!sp.allow_tensor_core && info.has(CUDNN_NUMERICAL_NOTE_TENSOR_CORE));
-        if (excluded) {
-            ++n.notes;
-            return;
-        }
-        if (info.has(CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION) && !rtc_allowed(p)) {
-            ++n.rtc;
-            return;
-        }
-        out.push_back({std::move(r), std::move(info), std::move(source)});
-    };
-    const std::pair<cudnnBackendHeurMode_t, char> modes[3] = {
-        {CUDNN_HEUR_MODE_A, 'A'}, {CUDNN_HEUR_MODE_B, 'B'}, {CUDNN_HEUR_MODE_FALLBACK, 'F'}};
-    for (int m = 0; m < 3; ++m) {
-        std::string why;
-        const auto cfgs = heuristic_configs(g, modes[m].first, why);
-        if (!why.empty() && n.heur_fail.empty()) n.heur_fail = std::string(1, modes[m].second) + ": " + why;
-        n.heur[m] = int(cfgs.size());
-        for (std::size_t i = 0; i < cfgs.size(); ++i) {
-            auto [r, info] = read_config(cfgs[i]);
-            heuristic_engines.insert(r.engine);
-            consider(std::move(r), std::move(info), std::string(1, modes[m].second) + std::to_string(i));
-        }
-    }
-    std::int64_t global_count = 0, cnt = 0;
-    if (cudnnBackendGetAttribute(g.graph.get(), CUDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT, CUDNN_TYPE_INT64, 1,
-                                 &cnt, &global_count) != CUDNN_STATUS_SUCCESS)
-        global_count = 0;
-    for (std::int64_t id = 0; id < global_count; ++id) {
-        if (heuristic_engines.count(id)) continue;
-        if (only_engine && id != *only_engine) {
-            ++n.other;
-            continue;
-        }
-        BDesc engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
-        if (set_desc(engine, CUDNN_ATTR_ENGINE_OPERATION_GRAPH, g.graph) != CUDNN_STATUS_SUCCESS ||
-            set_i64(engine, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, id) != CUDNN_STATUS_SUCCESS ||
-            cudnnBackendFinalize(engine.get()) != CUDNN_STATUS_SUCCESS)
-            continue;  // this engine does not run this graph
-        ++n.global;
-        Recipe r;
-        r.engine = id;
-        consider(std::move(r), engine_info(engine), "G");
-    }
-    n.seen = int(seen.size());
-    (void)cudaGetLastError();
-    return out;
-}
-
-// The handles of the threads that build candidates (one each: a cuDNN handle is never used by
-// two threads at once), made once per process. One selection uses the pool at a time.
-struct BuildPool {
-    std::mutex m;
-    std::vector<std::unique_ptr<Handle>> handles;
-};
-
-BuildPool& build_pool() {
-    static BuildPool p;
-    return p;
-}
-
-// The graphs the build threads made (a plan needs its graph alive): one per thread.
-using Graphs = std::vector<std::unique_ptr<Graph>>;
-
-// Step 1b: every proposal finalized into an execution plan (runtime-compiled engines compile
-// here, seconds each: the bulk of a search) by up to `threads` threads, each on its own handle
-// and its own copy of the graph; a plan over the workspace limit is left out. The candidates
-// come back in proposal order, whatever thread built them.
-std::vector<Candidate> build_candidates(std::vector<Proposal> props, const Problem& p, const RowSpec& sp,
-                                        const Shape& shape, std::size_t ws_limit, int threads, BuildPool& pool,
-                                        Graphs& graphs, SearchCounts& n) {
-    threads = std::max(1, std::min<int>(threads, int(props.size())));
-    while (int(pool.handles.size()) < threads) pool.handles.push_back(std::make_unique<Handle>());
-    int dev = 0;
-    CS_CUDA_CHECK(cudaGetDevice(&dev));
-    struct Built {
-        cudnnHandle_t handle = nullptr;
-        std::optional<ExecPlan> plan;
-        std::string why;
-    };
-    std::vector<Built> built(props.size());
-    graphs.resize(std::size_t(threads));
-    std::vector<std::exception_ptr> errors(static_cast<std::size_t>(threads));
-    std::atomic<std::size_t> next{0};
-    auto work = [&](int k) {
-        try {
-            CS_CUDA_CHECK(cudaSetDevice(dev));
-            const cudnnHandle_t h = pool.handles[std::size_t(k)]->get();
-            graphs[std::size_t(k)] = build_graph(h, p.layer, p.layout, sp.data, shape);
-            for (std::size_t i; (i = next++) < props.size();) {
-                Built& b = built[i];
-                b.handle = h;
-                const BDesc cfg = config_from_recipe(*graphs[std::size_t(k)], props[i].recipe, &b.why);
-                if (cfg) b.plan = finalize_plan(h, cfg, &b.why);
-            }
-        } catch (...) {
-            errors[std::size_t(k)] = std::current_exception();
-        }
-    };
-    std::vector<std::thread> helpers;
-    for (int k = 1; k < threads; ++k) helpers.emplace_back(work, k);
-    work(0);
-    for (auto& t : helpers) t.join();
-    for (const auto& e : errors)
-        if (e) std::rethrow_exception(e);
-    std::vector<Candidate> cands;
-    for (std::size_t i = 0; i < props.size(); ++i) {
-        Built& b = built[i];
-        if (!b.plan) {
-            n.refuse(props[i].recipe, b.why);
-        } else if (b.plan->ws > ws_limit) {
-            ++n.ws;
-        } else {
-            Candidate c;
-            c.recipe = std::move(props[i].recipe);
-            c.info = std::move(props[i].info);
-            c.source = std::move(props[i].source);
-            c.handle = b.handle;
-            c.plan = std::move(b.plan);
-            cands.push_back(std::move(c));
-        }
-    }
-    return cands;
-}
-
-// Sets `stream` on every handle the candidates run on, and no stream again on leaving (the
-// pool's handles outlive the search's stream).
-class StreamOnHandles {
-public:
-    StreamOnHandles(const std::vector<Candidate>& cands, cudaStream_t s) {
-        for (const auto& c : cands)
-            if (std::find(handles_.begin(), handles_.end(), c.handle) == handles_.end()) handles_.push_back(c.handle);
-        for (auto h : handles_) CS_CUDNN_CHECK(cudnnSetStream(h, s));
-    }
-    ~StreamOnHandles() {
-        for (auto h : handles_) (void)cudnnSetStream(h, nullptr);
-    }
-    StreamOnHandles(const StreamOnHandles&) = delete;
-    StreamOnHandles& operator=(const StreamOnHandles&) = delete;
-
-private:
-    std::vector<cudnnHandle_t> handles_;
 };
 
 Selection select_engine(cudnnHandle_t h, const Problem& p, const RowSpec& sp, std::int64_t nmax,
@@ -609,36 +425,126 @@ Selection select_engine(cudnnHandle_t h, const Problem& p, const RowSpec& sp, st
     std::optional<std::int64_t> only_engine;
     if (remembered && engine_choices().reuse_only()) only_engine = remembered->engine;
 
-    // 1. candidates, built in parallel
-    BuildPool& pool = build_pool();
-    std::lock_guard<std::mutex> pool_lock(pool.m);
-    const int threads = engine_choices().search_threads();
-    Graphs graphs;
-    SearchCounts n;
-    std::vector<Candidate> cands =
-        build_candidates(propose(*g, p, sp, only_engine, n), p, sp, main_shape, ws_limit, threads, pool, graphs, n);
+    // 1. candidates
+    std::vector<Candidate> cands;
+    std::set<Recipe> seen;
+    std::set<std::int64_t> heuristic_engines;
+    int n_dup = 0, n_notes = 0, n_rtc = 0, n_refused = 0, n_ws = 0, n_inaccurate = 0, n_failed = 0, n_other = 0;
+    std::string first_refusal;
+    auto consider = [&](Recipe r, EngineInfo info, std::string source, const BDesc* cfg) {
+        if (only_engine && r.engine != *only_engine) {
+            ++n_other;
+            return;
+        }
+        if (!seen.insert(r).second) {
+            ++n_dup;
+            return;
+        }
+        std::string why_notes;
+        if (info.has(CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS)) why_notes = "DOWN_CONVERT_INPUTS";
+        if (info.has(CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION)) why_notes = "REDUCED_PRECISION_REDUCTION";
+        if (!sp.allow_tensor_core && info.has(CUDNN_NUMERICAL_NOTE_TENSOR_CORE)) why_notes = "TENSOR_CORE";
+        if (!why_notes.empty()) {
+            ++n_notes;
+            return;
+        }
+        if (info.has(CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION) && !rtc_allowed(p)) {
+            ++n_rtc;
+            return;
+        }
+        Candidate c;
+        c.recipe = std::move(r);
+        c.info = std::move(info);
+        c.source = std::move(source);
+        std::string why;
+        BDesc rebuilt;
+        if (!cfg) {
+            rebuilt = config_from_recipe(*g, c.recipe, &why);
+            if (!rebuilt) {
+                ++n_refused;
+                if (first_refusal.empty()) first_refusal = recipe_text(c.recipe) + ": " + why;
+                return;
+            }
+            cfg = &rebuilt;
+        }
+        c.plan = finalize_plan(h, *cfg, &why);
+        if (!c.plan) {
+            ++n_refused;
+            if (first_refusal.empty()) first_refusal = recipe_text(c.recipe) + ": " + why;
+            return;
+        }
+        if (c.plan->ws > ws_limit) {
+            ++n_ws;
+            return;
+        }
+        cands.push_back(std::move(c));
+    };
+
+    int n_heur[3] = {0, 0, 0};
+    const std::pair<cudnnBackendHeurMode_t, char> modes[3] = {
+        {CUDNN_HEUR_MODE_A, 'A'}, {CUDNN_HEUR_MODE_B, 'B'}, {CUDNN_HEUR_MODE_FALLBACK, 'F'}};
+    std::string heur_fail;
+    std::int64_t global_count = 0, cnt = 0;
+    int n_global = 0;
+    auto gather = [&] {
+        for (int m = 0; m < 3; ++m) {
+            std::string why;
+            auto cfgs = heuristic_configs(*g, modes[m].first, why);
+            if (!why.empty() && heur_fail.empty()) heur_fail = std::string(1, modes[m].second) + ": " + why;
+            n_heur[m] = int(cfgs.size());
+            for (std::size_t i = 0; i < cfgs.size(); ++i) {
+                auto [r, info] = read_config(cfgs[i]);
+                heuristic_engines.insert(r.engine);
+                consider(std::move(r), std::move(info), std::string(1, modes[m].second) + std::to_string(i), &cfgs[i]);
+            }
+        }
+        // The global engine list: engines no heuristic named, with default knobs.
+        if (cudnnBackendGetAttribute(g->graph.get(), CUDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT, CUDNN_TYPE_INT64, 1,
+                                     &cnt, &global_count) != CUDNN_STATUS_SUCCESS)
+            global_count = 0;
+        for (std::int64_t id = 0; id < global_count; ++id) {
+            if (heuristic_engines.count(id)) continue;
+            if (only_engine && id != *only_engine) {
+                ++n_other;
+                continue;
+            }
+            BDesc engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+            if (set_desc(engine, CUDNN_ATTR_ENGINE_OPERATION_GRAPH, g->graph) != CUDNN_STATUS_SUCCESS ||
+                set_i64(engine, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, id) != CUDNN_STATUS_SUCCESS ||
+                cudnnBackendFinalize(engine.get()) != CUDNN_STATUS_SUCCESS)
+                continue;  // this engine does not run this graph
+            ++n_global;
+            EngineInfo info = engine_info(engine);
+            Recipe r;
+            r.engine = id;
+            consider(std::move(r), std::move(info), "G", nullptr);
+        }
+    };
+    gather();
+    auto since = [](std::chrono::steady_clock::time_point t) {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+    };
     std::string reuse_note;
     if (only_engine && cands.empty()) {  // the remembered engine does not run here now: search all
         reuse_note = "; the remembered eng" + std::to_string(*only_engine) + " did not run: every engine searched";
         only_engine.reset();
-        n = SearchCounts();
-        cands = build_candidates(propose(*g, p, sp, only_engine, n), p, sp, main_shape, ws_limit, threads, pool,
-                                 graphs, n);
+        seen.clear();
+        heuristic_engines.clear();
+        n_dup = n_notes = n_rtc = n_refused = n_ws = n_other = n_global = 0;
+        gather();
     } else if (only_engine) {
         reuse_note = "; reuse mode: only the remembered eng" + std::to_string(*only_engine) + "'s configurations (" +
-                     std::to_string(n.other) + " of other engines not built)";
+                     std::to_string(n_other) + " of other engines not built)";
     }
     (void)cudaGetLastError();
-    auto since = [](std::chrono::steady_clock::time_point t) {
-        return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-    };
+    const int n_total_seen = int(seen.size());
     if (cands.empty())
         throw cs::Skip(std::string("no cuDNN engine configuration runs this convolution (") +
-                       std::to_string(n.seen) + " seen: " + std::to_string(n.notes) + " excluded by notes, " +
-                       std::to_string(n.rtc) + " need runtime compilation, " + std::to_string(n.refused) +
-                       " refused" + (n.first_refusal.empty() ? "" : " e.g. " + n.first_refusal) + ", " +
-                       std::to_string(n.ws) + " over the workspace limit " + mb(ws_limit) +
-                       (n.heur_fail.empty() ? "" : "; heuristics " + n.heur_fail) + ")");
+                       std::to_string(n_total_seen) + " seen: " + std::to_string(n_notes) + " excluded by notes, " +
+                       std::to_string(n_rtc) + " need runtime compilation, " + std::to_string(n_refused) +
+                       " refused" + (first_refusal.empty() ? "" : " e.g. " + first_refusal) + ", " +
+                       std::to_string(n_ws) + " over the workspace limit " + mb(ws_limit) +
+                       (heur_fail.empty() ? "" : "; heuristics " + heur_fail) + ")");
 
     const double secs_candidates = since(t_start);
     const auto t_trials = std::chrono::steady_clock::now();
@@ -659,25 +565,25 @@ Selection select_engine(cudnnHandle_t h, const Problem& p, const RowSpec& sp, st
     const double screen = 0.5 * threshold(sp.precision);
 
     Stream stream;
-    const StreamOnHandles on_stream(cands, stream.get());
+    CS_CUDNN_CHECK(cudnnSetStream(h, stream.get()));
     const BDesc vp = variant_pack(sx.get(), sw.get(), sy.get(), sws.get());
     std::string first_inaccurate, first_failed;
     std::vector<Candidate*> live;
     for (auto& c : cands) {
         CS_CUDA_CHECK(cudaMemsetAsync(sy.get(), 0xff, sy.bytes(), stream.get()));  // NaN poison
-        const cudnnStatus_t st = cudnnBackendExecute(c.handle, c.plan->plan.get(), vp.get());
+        const cudnnStatus_t st = cudnnBackendExecute(h, c.plan->plan.get(), vp.get());
         if (st != CUDNN_STATUS_SUCCESS) {
             if (CUDNN_STATUS_CATEGORY(st) == CUDNN_STATUS_EXECUTION_FAILED)
                 throw_cudnn(st, "cudnnBackendExecute (trial run)", __FILE__, __LINE__);
             (void)cudaGetLastError();
-            ++n.failed;
+            ++n_failed;
             if (first_failed.empty()) first_failed = recipe_text(c.recipe) + ": " + status_text(st);
             continue;
         }
         CS_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
         c.err = rel_diff(sy.get(), sref.as<float>(), sp.data, ny, sdiff.as<unsigned>());
         if (!(c.err <= screen)) {
-            ++n.inaccurate;
+            ++n_inaccurate;
             if (first_inaccurate.empty())
                 first_inaccurate = recipe_text(c.recipe) + " [" + notes_text(c.info) + "] err " + fmt("%.2g", c.err);
             continue;
@@ -705,14 +611,14 @@ Selection select_engine(cudnnHandle_t h, const Problem& p, const RowSpec& sp, st
             for (std::size_t i = base; i < end; ++i) {
                 CS_CUDA_CHECK(cudaMemsetAsync(flush.get(), int(++flush_value & 0xff), flush.bytes(), stream.get()));
                 ev0[i - base].record(stream.get());
-                CS_CUDNN_CHECK(cudnnBackendExecute(order[i]->handle, order[i]->plan->plan.get(), vp.get()));
+                CS_CUDNN_CHECK(cudnnBackendExecute(h, order[i]->plan->plan.get(), vp.get()));
                 ev1[i - base].record(stream.get());
             }
             CS_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
             for (std::size_t i = base; i < end; ++i) order[i]->samples.push_back(elapsed_ms(ev0[i - base], ev1[i - base]));
         }
     };
-    for (auto* c : live) CS_CUDNN_CHECK(cudnnBackendExecute(c->handle, c->plan->plan.get(), vp.get()));  // warm-up
+    for (auto* c : live) CS_CUDNN_CHECK(cudnnBackendExecute(h, c->plan->plan.get(), vp.get()));  // warm-up
     time_round(live, 3);
     for (auto* c : live) c->ms = median_ms(c->samples);
     double best = INFINITY;
@@ -737,6 +643,7 @@ Selection select_engine(cudnnHandle_t h, const Problem& p, const RowSpec& sp, st
     time_round(finalists, final_samples);
     for (auto* c : finalists) c->ms = median_ms(c->samples);
     CS_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+    CS_CUDNN_CHECK(cudnnSetStream(h, nullptr));
 
     // 4. choice: the fastest median, unless the engine chosen before is within kKeepBand of it.
     std::vector<TimedConfig> timed;
@@ -773,15 +680,15 @@ Selection select_engine(cudnnHandle_t h, const Problem& p, const RowSpec& sp, st
     if (runner)
         d += "; runner-up " + recipe_text(runner->recipe) + " [" + notes_text(runner->info) + "] " +
              fmt("%.4f", runner->ms) + " ms";
-    d += "; configs: A " + std::to_string(n.heur[0]) + ", B " + std::to_string(n.heur[1]) + ", fallback " +
-         std::to_string(n.heur[2]) + ", global " + std::to_string(n.global) + " (" + std::to_string(n.seen) +
-         " distinct, " + std::to_string(live.size()) + " timed, " + std::to_string(n.notes) + " excluded by notes, " +
-         std::to_string(n.rtc) + " runtime-compiled skipped, " + std::to_string(n.refused) + " refused, " +
-         std::to_string(n.ws) + " over ws limit, " + std::to_string(n.inaccurate) + " inaccurate";
+    d += "; configs: A " + std::to_string(n_heur[0]) + ", B " + std::to_string(n_heur[1]) + ", fallback " +
+         std::to_string(n_heur[2]) + ", global " + std::to_string(n_global) + " (" + std::to_string(n_total_seen) +
+         " distinct, " + std::to_string(live.size()) + " timed, " + std::to_string(n_notes) + " excluded by notes, " +
+         std::to_string(n_rtc) + " runtime-compiled skipped, " + std::to_string(n_refused) + " refused, " +
+         std::to_string(n_ws) + " over ws limit, " + std::to_string(n_inaccurate) + " inaccurate";
     if (!first_inaccurate.empty()) d += " e.g. " + first_inaccurate;
-    if (n.failed) d += ", " + std::to_string(n.failed) + " failed to run";
+    if (n_failed) d += ", " + std::to_string(n_failed) + " failed to run";
     d += ")" + reuse_note + "; selection " + fmt("%.1f", secs) + " s (candidates " + fmt("%.1f", secs_candidates) +
-         " s on " + std::to_string(graphs.size()) + " threads, trial runs " + fmt("%.1f", secs_trials) + " s, timing " +
+         " s, trial runs " + fmt("%.1f", secs_trials) + " s, timing " +
          fmt("%.1f", secs - secs_candidates - secs_trials) + " s)";
     sel.detail = std::move(d);
     return sel;
