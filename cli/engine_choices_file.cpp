@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -41,7 +42,20 @@ void load_engine_choices(const std::filesystem::path& path) {
         if (!v.is_object() || !v.contains("engine") || !v["engine"].is_number_integer() || !v.contains("ms") ||
             !v["ms"].is_number())
             throw Error("the " + what + " has a malformed entry '" + key + "' (needs integer \"engine\" and number \"ms\")");
-        m[key] = {v["engine"].get<std::int64_t>(), v["ms"].get<double>()};
+        gpu::RememberedEngine e{v["engine"].get<std::int64_t>(), v["ms"].get<double>(), std::nullopt};
+        if (v.contains("knobs")) {
+            const auto& k = v["knobs"];
+            auto pair_ok = [](const nlohmann::json& p) {
+                return p.is_array() && p.size() == 2 && p[0].is_number_integer() && p[1].is_number_integer();
+            };
+            if (!k.is_array() || !std::all_of(k.begin(), k.end(), pair_ok))
+                throw Error("the " + what + " has a malformed entry '" + key +
+                            "' (\"knobs\" must be a list of [knob type, value] integer pairs)");
+            e.knobs.emplace();
+            for (const auto& p : k) e.knobs->emplace_back(p[0].get<int>(), p[1].get<std::int64_t>());
+            std::sort(e.knobs->begin(), e.knobs->end());
+        }
+        m[key] = std::move(e);
     }
     gpu::engine_choices().replace(std::move(m));
 }
@@ -55,7 +69,14 @@ void save_engine_choices(const std::filesystem::path& path) {
         "the engine while it times within 3% of the fastest (gpu/engine_choice.hpp). Delete the file or pass "
         "--engine-choices none to choose afresh.";
     nlohmann::json c = nlohmann::json::object();
-    for (const auto& [key, e] : gpu::engine_choices().all()) c[key] = {{"engine", e.engine}, {"ms", e.ms}};
+    for (const auto& [key, e] : gpu::engine_choices().all()) {
+        c[key] = {{"engine", e.engine}, {"ms", e.ms}};
+        if (e.knobs) {
+            nlohmann::json k = nlohmann::json::array();
+            for (const auto& [type, value] : *e.knobs) k.push_back({type, value});
+            c[key]["knobs"] = std::move(k);
+        }
+    }
     j["choices"] = std::move(c);
     write_file_atomic(path, j.dump(1) + "\n");
     gpu::engine_choices().mark_saved();

@@ -46,7 +46,7 @@ std::optional<RememberedEngine> EngineChoices::get(const std::string& key) const
 void EngineChoices::set(const std::string& key, RememberedEngine e) {
     std::lock_guard<std::mutex> lock(m_);
     auto it = map_.find(key);
-    if (it != map_.end() && it->second.engine == e.engine && it->second.ms == e.ms) return;
+    if (it != map_.end() && it->second.engine == e.engine && it->second.ms == e.ms && it->second.knobs == e.knobs) return;
     map_[key] = e;
     changed_ = true;
 }

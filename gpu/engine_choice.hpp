@@ -55,6 +55,9 @@ EngineChoice choose_engine(const std::vector<TimedConfig>& timed, std::optional<
 struct RememberedEngine {
     std::int64_t engine = -1;
     double ms = 0;  // the median it was chosen with
+    // The chosen configuration's knob choices (knob type, value), sorted; nullopt from a file
+    // written before they were kept. Reuse mode builds that configuration alone.
+    std::optional<std::vector<std::pair<int, std::int64_t>>> knobs;
 };
 
 class EngineChoices {

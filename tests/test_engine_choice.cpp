@@ -73,8 +73,9 @@ TEST_CASE("engine choices survive a save and a load, and bad files are refused",
     auto& mem = gpu::engine_choices();
     cli::load_engine_choices(file);  // missing file: empty memory
     CHECK(mem.all().empty());
-    mem.set("H200 sm90 cudnn91400|96,27,27,256,5,5,1,2|32|nhwc|fp32", {4, 0.1999});
-    mem.set("H200 sm90 cudnn91400|256,13,13,384,3,3,1,1|1|nchw|tf32", {41, 0.0276});
+    mem.set("H200 sm90 cudnn91400|96,27,27,256,5,5,1,2|32|nhwc|fp32", {4, 0.1999, std::nullopt});
+    mem.set("H200 sm90 cudnn91400|256,13,13,384,3,3,1,1|1|nchw|tf32",
+            {41, 0.0276, std::vector<std::pair<int, std::int64_t>>{{3, 1}, {7, 64}}});
     CHECK(mem.changed());
     cli::save_engine_choices(file);
     REQUIRE(std::filesystem::exists(file));
@@ -85,6 +86,11 @@ TEST_CASE("engine choices survive a save and a load, and bad files are refused",
     REQUIRE(mem.all().size() == 2);
     CHECK(mem.get("H200 sm90 cudnn91400|96,27,27,256,5,5,1,2|32|nhwc|fp32")->engine == 4);
     CHECK(mem.get("H200 sm90 cudnn91400|256,13,13,384,3,3,1,1|1|nchw|tf32")->ms == Approx(0.0276));
+    // the chosen configuration's knobs come back exactly; an entry saved without them has none
+    const auto knobs = mem.get("H200 sm90 cudnn91400|256,13,13,384,3,3,1,1|1|nchw|tf32")->knobs;
+    REQUIRE(knobs.has_value());
+    CHECK(*knobs == std::vector<std::pair<int, std::int64_t>>{{3, 1}, {7, 64}});
+    CHECK(!mem.get("H200 sm90 cudnn91400|96,27,27,256,5,5,1,2|32|nhwc|fp32")->knobs.has_value());
     // unchanged memory: nothing written
     std::filesystem::remove(file);
     cli::save_engine_choices(file);
@@ -95,6 +101,10 @@ TEST_CASE("engine choices survive a save and a load, and bad files are refused",
     write(file, R"({"format": "something else", "choices": {}})");
     CHECK_THROWS_AS(cli::load_engine_choices(file), Error);
     write(file, R"({"format": "convstudy engine choices 1", "choices": {"k": {"engine": "x", "ms": 1}}})");
+    CHECK_THROWS_AS(cli::load_engine_choices(file), Error);
+    write(file, R"({"format": "convstudy engine choices 1", "choices": {"k": {"engine": 1, "ms": 1, "knobs": [[3]]}}})");
+    CHECK_THROWS_AS(cli::load_engine_choices(file), Error);
+    write(file, R"({"format": "convstudy engine choices 1", "choices": {"k": {"engine": 1, "ms": 1, "knobs": 5}}})");
     CHECK_THROWS_AS(cli::load_engine_choices(file), Error);
     mem.replace({});
 }

@@ -520,7 +520,22 @@ Selection select_engine(cudnnHandle_t h, const Problem& p, const RowSpec& sp, st
             consider(std::move(r), std::move(info), "G", nullptr);
         }
     };
-    gather();
+    // Reuse mode with the remembered configuration's knobs: that configuration alone (what the
+    // extra processes of sweep --cudnn-processes time), no heuristics or global list.
+    if (only_engine && remembered->knobs) {
+        Recipe r;
+        r.engine = *only_engine;
+        r.knobs = *remembered->knobs;
+        EngineInfo info;
+        BDesc engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+        if (set_desc(engine, CUDNN_ATTR_ENGINE_OPERATION_GRAPH, g->graph) == CUDNN_STATUS_SUCCESS &&
+            set_i64(engine, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, r.engine) == CUDNN_STATUS_SUCCESS &&
+            cudnnBackendFinalize(engine.get()) == CUDNN_STATUS_SUCCESS)
+            info = engine_info(engine);
+        if (info.engine == r.engine) consider(std::move(r), std::move(info), "R", nullptr);
+    }
+    const bool exact_reuse = !cands.empty();
+    if (!exact_reuse) gather();
     auto since = [](std::chrono::steady_clock::time_point t) {
         return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
     };
@@ -532,6 +547,8 @@ Selection select_engine(cudnnHandle_t h, const Problem& p, const RowSpec& sp, st
         heuristic_engines.clear();
         n_dup = n_notes = n_rtc = n_refused = n_ws = n_other = n_global = 0;
         gather();
+    } else if (exact_reuse) {
+        reuse_note = "; reuse mode: the remembered configuration alone";
     } else if (only_engine) {
         reuse_note = "; reuse mode: only the remembered eng" + std::to_string(*only_engine) + "'s configurations (" +
                      std::to_string(n_other) + " of other engines not built)";
@@ -651,7 +668,7 @@ Selection select_engine(cudnnHandle_t h, const Problem& p, const RowSpec& sp, st
     const EngineChoice ch =
         choose_engine(timed, remembered ? std::optional<std::int64_t>(remembered->engine) : std::nullopt);
     Candidate* chosen = finalists[ch.chosen];
-    engine_choices().set(pkey, {chosen->recipe.engine, chosen->ms});
+    engine_choices().set(pkey, {chosen->recipe.engine, chosen->ms, chosen->recipe.knobs});
     Candidate* runner = nullptr;  // the fastest finalist of another engine
     for (auto* c : finalists)
         if (c->recipe.engine != chosen->recipe.engine && (!runner || c->ms < runner->ms)) runner = c;
