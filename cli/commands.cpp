@@ -125,8 +125,8 @@ void add_timing_options(CLI::App* c, TimingOpts& t) {
                 "sweep: do not re-time, in a fresh process, a cuDNN row whose median strays over 10% from its engine "
                 "search's (column cudnn_retime_ms)");
     c->add_flag("--reuse-engines", t.reuse_engines,
-                "cuDNN rows whose engine the engine-choices file remembers time that engine's configurations only, "
-                "not every engine's (what the extra processes of sweep --cudnn-processes do)");
+                "cuDNN rows the engine-choices file remembers time the configuration chosen before alone (an "
+                "older file: that engine's configurations), no search (sweep --cudnn-processes, re-times)");
     c->add_flag("--no-flush", t.no_flush, "do not flush L2 before each timed interval");
     c->add_option("--workspace-limit", t.workspace_limit_gib,
                   "largest workspace a variant may allocate, GiB (default: half the free device memory)")
@@ -732,7 +732,8 @@ void add_harness_split(TimeSplit& split, const std::vector<gpu::GroupRow>& rows,
 }
 
 // Re-times each strayed cuDNN row in a fresh `convstudy run` of its own (the same data, check,
-// options and engine memory, which --profile-target leaves unchanged), and records that median
+// options and engine memory, which --profile-target leaves unchanged; --reuse-engines: the
+// configuration this process chose, without a second search), and records that median
 // as cudnn_retime_ms; both stay in the CSV.
 void retime_strays(std::vector<Row>& rows, const TableOpt& table, const std::string& golden, const CheckOpts& c,
                    const TimingOpts& t, const std::filesystem::path& choices, Progress& progress) {
@@ -744,7 +745,8 @@ void retime_strays(std::vector<Row>& rows, const TableOpt& table, const std::str
             if (v[i] == "--repeats") v[i + 1] = std::to_string(t.repeats);
         TempDir tmp;
         const auto csv = tmp.path() / "retime.csv";
-        v.insert(v.end(), {"--csv", csv.string(), "--order-seed", std::to_string(t.order_seed)});
+        // the engine configuration this process chose, alone (no second search)
+        v.insert(v.end(), {"--csv", csv.string(), "--order-seed", std::to_string(t.order_seed), "--reuse-engines"});
         std::vector<std::string> argv = {self_path("to re-time a cuDNN row").string()};
         argv.insert(argv.end(), v.begin(), v.end());
         progress.message("re-timing " + target.label + " in a fresh process (its median " +
@@ -895,9 +897,9 @@ void add_sweep_options(CLI::App* s, SweepArgs& sw, const std::string& table_help
 // --cudnn-processes K > 1: the headline's cuDNN cells rest on K processes, not one. The
 // sweep's family-"cudnn" rows run again in K - 1 fresh `convstudy sweep` processes of their own
 // (the same layers, batches, layouts, memory modes, data, check and options; round-robin seed
-// order_seed + k; --reuse-engines: each row times the configurations of the engine this
-// process chose, as saved in the engine-choices file, not every engine again), and each PASS row records the median, min and max over the processes in
-// which it PASSed (cudnn_processes, cudnn_process_ms, ..._min_ms, ..._max_ms). A child that
+// order_seed + k; --reuse-engines: each row times the configuration (else the engine) this
+// process chose, as saved in the engine-choices file, not every engine again), and each PASS
+// row records the median, min and max over the processes in which it PASSed (cudnn_processes, cudnn_process_ms, ..._min_ms, ..._max_ms). A child that
 // fails costs its processes, not the sweep: the rows say how many processes they rest on.
 void cudnn_process_medians(std::vector<Row>& rows, const SweepArgs& a, const std::filesystem::path& choices,
                            Progress& progress) {

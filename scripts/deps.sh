@@ -10,7 +10,17 @@ optional=(ninja-build libdnnl-dev python3-numpy python3-matplotlib shellcheck)
 
 missing_req=()
 missing_opt=()
-have() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+# A package counts as there when dpkg has it, or, for a tool, when its command is on PATH
+# (cmake from pip or a tarball, ninja, shellcheck).
+have() {
+    dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed" && return 0
+    case $1 in
+    cmake) command -v cmake >/dev/null ;;
+    ninja-build) command -v ninja >/dev/null ;;
+    shellcheck) command -v shellcheck >/dev/null ;;
+    *) return 1 ;;
+    esac
+}
 for p in "${required[@]}"; do have "$p" || missing_req+=("$p"); done
 for p in "${optional[@]}"; do have "$p" || missing_opt+=("$p"); done
 
@@ -23,26 +33,35 @@ if [[ $(id -u) -ne 0 ]]; then
     if command -v sudo >/dev/null; then SUDO="sudo"; else SUDO="none"; fi
 fi
 
+updated=0 reachable=1
 install() {
     [[ "$SUDO" == none ]] && return 1
     command -v apt-get >/dev/null || return 1
+    ((reachable)) || return 1
     echo "deps: installing $*" >&2
     $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null 2>&1 && return 0
-    # The package lists may be stale or absent: update once and try again.
-    $SUDO apt-get update -qq >/dev/null 2>&1 || true
+    # The package lists may be stale or absent: update once and try again. When the registry
+    # cannot be reached (the GPU machine), no later package is tried: each try would wait again.
+    if ((!updated)); then
+        updated=1
+        if ! $SUDO apt-get update -qq >/dev/null 2>&1; then
+            reachable=0
+            echo "deps: the package registry cannot be reached: nothing is installed" >&2
+            return 1
+        fi
+    fi
     $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null 2>&1
 }
 
-if ((${#missing_req[@]})); then
-    if ! install "${missing_req[@]}" "${missing_opt[@]}"; then
-        # One package that cannot be had must not stop the others.
-        for p in "${missing_req[@]}"; do
-            have "$p" || install "$p" || true
-        done
-    fi
+# Everything missing in one go; where that fails, one package at a time, so that one package that
+# cannot be had does not stop the others.
+if ! install "${missing_req[@]}" "${missing_opt[@]}"; then
+    for p in "${missing_req[@]}" "${missing_opt[@]}"; do
+        have "$p" || install "$p" || true
+    done
 fi
 for p in "${missing_opt[@]}"; do
-    have "$p" || install "$p" || echo "deps: optional package $p is not installed (and could not be)" >&2
+    have "$p" || echo "deps: optional package $p is not installed (and could not be)" >&2
 done
 
 still=()
