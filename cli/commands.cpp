@@ -47,6 +47,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <thread>
 #include <vector>
 
 namespace cs::cli {
@@ -83,6 +84,7 @@ struct TimingOpts {
     bool no_cudnn_rtc = false;
     bool no_retime = false;
     bool reuse_engines = false;
+    bool build_engines_only = false;
     std::uint64_t order_seed = gpu::RunOptions{}.order_seed;
     std::string engine_choices;  // "" = <golden>/engine_choices.json, "none", or a path
     gpu::RunOptions to_run_options() const {
@@ -95,6 +97,7 @@ struct TimingOpts {
         // The cuDNN search reads it (gpu/variants/cudnn_graph_engine.cuh): one switch per process.
         if (no_cudnn_rtc) ::setenv("CONVSTUDY_CUDNN_RTC", "0", 1);
         gpu::engine_choices().set_reuse_only(reuse_engines);
+        gpu::engine_choices().set_build_only(build_engines_only);
         o.flush_l2 = !no_flush;
         o.workspace_limit = std::size_t(workspace_limit_gib * double(1ull << 30));
         o.streams = streams;
@@ -127,6 +130,9 @@ void add_timing_options(CLI::App* c, TimingOpts& t) {
     c->add_flag("--reuse-engines", t.reuse_engines,
                 "cuDNN rows the engine-choices file remembers time the configuration chosen before alone (an "
                 "older file: that engine's configurations), no search (sweep --cudnn-processes, re-times)");
+    c->add_flag("--build-engines-only", t.build_engines_only,
+                "cuDNN rows build every candidate engine configuration and stop (SKIP), nothing timed: the "
+                "runtime-compiled ones compile into the driver's JIT cache (what sweep's engine-build processes do)");
     c->add_flag("--no-flush", t.no_flush, "do not flush L2 before each timed interval");
     c->add_option("--workspace-limit", t.workspace_limit_gib,
                   "largest workspace a variant may allocate, GiB (default: half the free device memory)")
@@ -141,11 +147,14 @@ void add_timing_options(CLI::App* c, TimingOpts& t) {
                   "<golden>/engine_choices.json; none: choose afresh)");
 }
 
-std::string join(const std::vector<std::string>& v) {
+std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
     std::string s;
-    for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+    for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
     return s;
 }
+
+// "a,b,c": a list as one command-line argument.
+std::string join_commas(const std::vector<std::string>& v) { return join(v, ","); }
 
 void check_batches(const std::vector<std::int64_t>& batches) {
     if (batches.empty()) throw Error("--batch: give at least one batch size");
@@ -857,6 +866,7 @@ struct SweepArgs {
     std::vector<std::string> axes;  // --axis NAME=VALUES
     bool profile = false;       // ncu counters of every PASS row (slow)
     int cudnn_processes = 1;    // processes the cuDNN rows' times are the median over
+    int engine_build_processes = -1;  // processes that build cuDNN's engines before timing; -1: default
     ProfileOptions prof;
     std::string plan, out = "out";  // --plan: every sweep step of a plan, this process
 };
@@ -882,6 +892,11 @@ void add_sweep_options(CLI::App* s, SweepArgs& sw, const std::string& table_help
     s->add_option("--shard", sw.shard,
                   "K/N: run only the K-th of N equal, disjoint shares of the rows (one process per GPU or SLURM "
                   "task; join the CSVs with `convstudy merge`)");
+    s->add_option("--engine-build-processes", sw.engine_build_processes,
+                  "processes that build cuDNN's candidate engine configurations before anything is timed, so that "
+                  "the runtime-compiled ones are in the driver's JIT cache; 0: none (default: CPU threads, at most 16)")
+        ->check(CLI::Range(0, 64))
+        ->default_str("");  // -1 stands for the default above
     s->add_option("--cudnn-processes", sw.cudnn_processes,
                   "time the cuDNN rows again in this many processes in all (fresh `convstudy sweep` processes): "
                   "columns cudnn_process_ms (the median over them), _min_ms, _max_ms")
@@ -892,6 +907,61 @@ void add_sweep_options(CLI::App* s, SweepArgs& sw, const std::string& table_help
     add_timing_options(s, sw.timing);
     add_check_options(s, sw.check);
     add_profile_options(s, sw.prof);
+}
+
+// The CPU's hardware threads, at most 16: the default of sweep --engine-build-processes.
+int default_engine_build_processes() {
+    return std::clamp(int(std::thread::hardware_concurrency()), 1, 16);
+}
+
+// Before anything is timed: the cuDNN rows in NHWC (where runtime-compiled engines are searched)
+// build every candidate engine configuration in `processes` fresh `convstudy sweep
+// --build-engines-only` processes at once, one shard each. Nothing runs on the GPU there; the
+// runtime-compiled engines compile into the driver's JIT cache, which this process then reads
+// instead of compiling them itself, one at a time, inside its rows' set-up. Compilation is
+// serialized within a process and scales only across processes. A failed process costs time,
+// not results: this process compiles what is missing.
+void build_cudnn_engines_ahead(const std::vector<SweepItem>& items, const SweepArgs& a, int processes,
+                               Progress& progress) {
+    std::vector<std::string> names, layers, batches;
+    std::size_t rows = 0;
+    auto add = [](std::vector<std::string>& v, const std::string& x) {
+        if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
+    };
+    for (const auto& it : items) {
+        if (it.variant->family != "cudnn" || it.layout != gpu::Layout::nhwc) continue;
+        add(names, it.variant->name);
+        add(layers, it.layer->name);
+        add(batches, std::to_string(it.N));
+        ++rows;
+    }
+    processes = int(std::min<std::size_t>(std::size_t(std::max(processes, 0)), rows));
+    if (processes == 0) return;
+    progress.message("building cuDNN's engine configurations for " + std::to_string(rows) + " rows in " +
+                     std::to_string(processes) + " processes before timing");
+    TempDir tmp;
+    std::vector<ProcResult> results(static_cast<std::size_t>(processes));
+    std::vector<std::thread> threads;
+    const auto self = self_path("to build cuDNN's engines ahead");
+    for (int k = 1; k <= processes; ++k) {
+        std::vector<std::string> argv = {self.string(), "sweep", "--variants", join_commas(names), "--layers", join_commas(layers),
+                                         "--batch", join_commas(batches), "--layout", "nhwc", "--memory", join_commas(a.memory),
+                                         "--csv", (tmp.path() / ("build" + std::to_string(k) + ".csv")).string(),
+                                         "--golden", a.golden, "--quiet", "--no-retime", "--build-engines-only",
+                                         "--shard", std::to_string(k) + "/" + std::to_string(processes)};
+        if (!a.table.path.empty()) argv.insert(argv.end(), {"--table", a.table.path});
+        const auto more = child_options(a.check, a.timing, {}, 0);
+        argv.insert(argv.end(), more.begin(), more.end());
+        const auto out = tmp.path() / ("build" + std::to_string(k) + ".txt");
+        threads.emplace_back([&results, k, argv, out] { results[std::size_t(k - 1)] = run_process(argv, out, 1800); });
+    }
+    for (auto& t : threads) t.join();
+    int failed = 0;
+    for (const auto& r : results)
+        if (r.timed_out || (r.status != 0 && r.status != kExitFail)) ++failed;
+    if (failed)
+        progress.message(std::to_string(failed) + " of the " + std::to_string(processes) +
+                         " engine-building processes failed: the rows compile what they miss in their own set-up");
 }
 
 // --cudnn-processes K > 1: the headline's cuDNN cells rest on K processes, not one. The
@@ -908,11 +978,6 @@ void cudnn_process_medians(std::vector<Row>& rows, const SweepArgs& a, const std
         if (r.family == "cudnn" && std::find(names.begin(), names.end(), r.variant) == names.end())
             names.push_back(r.variant);
     if (names.empty() || a.cudnn_processes < 2) return;
-    auto joined = [](const std::vector<std::string>& v) {
-        std::string s;
-        for (const auto& x : v) s += (s.empty() ? "" : ",") + x;
-        return s;
-    };
     std::vector<std::string> batches;
     for (auto n : a.batches) batches.push_back(std::to_string(n));
     std::map<std::string, std::vector<double>> times;  // row key -> its medians, one per process
@@ -927,11 +992,11 @@ void cudnn_process_medians(std::vector<Row>& rows, const SweepArgs& a, const std
         TempDir tmp;
         const auto csv = tmp.path() / "cudnn.csv";
         std::vector<std::string> argv = {self_path("to time the cuDNN rows in another process").string(),
-                                         "sweep", "--variants", joined(names), "--batch", joined(batches),
-                                         "--memory", joined(a.memory), "--layout", joined(a.layouts), "--csv",
+                                         "sweep", "--variants", join_commas(names), "--batch", join_commas(batches),
+                                         "--memory", join_commas(a.memory), "--layout", join_commas(a.layouts), "--csv",
                                          csv.string(), "--golden", a.golden, "--quiet", "--no-retime", "--reuse-engines",
                                          "--order-seed", std::to_string(a.timing.order_seed + std::uint64_t(k))};
-        if (!a.layers.empty()) argv.insert(argv.end(), {"--layers", joined(a.layers)});
+        if (!a.layers.empty()) argv.insert(argv.end(), {"--layers", join_commas(a.layers)});
         if (!a.table.path.empty()) argv.insert(argv.end(), {"--table", a.table.path});
         const auto more = repeat_options(a.check, a.timing, choices);
         argv.insert(argv.end(), more.begin(), more.end());
@@ -1049,6 +1114,13 @@ int cmd_sweep(const SweepArgs& a) {
     double total_work = 0;
     for (const auto& it : items) total_work += it.layer->flops(it.N);
     Progress progress("sweep", total_work, a.quiet);
+    if (timed && !a.timing.reuse_engines && !a.timing.no_cudnn_rtc && !a.timing.build_engines_only) {
+        const auto s = split.scope("cuDNN engines built ahead");
+        build_cudnn_engines_ahead(items, a,
+                                  a.engine_build_processes >= 0 ? a.engine_build_processes
+                                                                : default_engine_build_processes(),
+                                  progress);
+    }
     double done = 0;
     std::vector<Row> rows;
     std::vector<std::vector<std::string>> prof_fields;  // --profile: the ncu columns of each row

@@ -403,7 +403,7 @@ SweepStep read_sweep(const Fields& f, const fs::path& root, const GoldenMade& go
         {"--seed", true},           {"--golden", true},
         {"--shard", true},          {"--no-recheck", false},     {"--no-cudnn-rtc", false},
         {"--no-retime", false},     {"--order-seed", true},      {"--cudnn-processes", true},
-        {"--reuse-engines", false},
+        {"--reuse-engines", false}, {"--engine-build-processes", true},
     };
     static const std::map<std::string, std::string> typed = {
         {"--variants", "variants"}, {"--layers", "layers"}, {"--batch", "batches"},     {"--layout", "layouts"},

@@ -77,6 +77,16 @@ bool EngineChoices::reuse_only() const {
     return reuse_only_;
 }
 
+void EngineChoices::set_build_only(bool on) {
+    std::lock_guard<std::mutex> lock(m_);
+    build_only_ = on;
+}
+
+bool EngineChoices::build_only() const {
+    std::lock_guard<std::mutex> lock(m_);
+    return build_only_;
+}
+
 void EngineChoices::mark_saved() {
     std::lock_guard<std::mutex> lock(m_);
     changed_ = false;

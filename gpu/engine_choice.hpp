@@ -73,12 +73,18 @@ public:
     // that engine's configurations only, not every engine's; a row without one searches all.
     void set_reuse_only(bool on);
     bool reuse_only() const;
+    // Build-only mode (`--build-engines-only`: the warm-up processes of sweep): a cuDNN row builds
+    // every candidate configuration (the runtime-compiled ones compile into the driver's JIT
+    // cache, which later processes share) and stops there, a SKIP: nothing runs on the GPU.
+    void set_build_only(bool on);
+    bool build_only() const;
 
 private:
     mutable std::mutex m_;
     std::map<std::string, RememberedEngine> map_;
     bool changed_ = false;
     bool reuse_only_ = false;
+    bool build_only_ = false;
 };
 
 EngineChoices& engine_choices();

@@ -563,6 +563,9 @@ Selection select_engine(cudnnHandle_t h, const Problem& p, const RowSpec& sp, st
                        std::to_string(n_ws) + " over the workspace limit " + mb(ws_limit) +
                        (heur_fail.empty() ? "" : "; heuristics " + heur_fail) + ")");
 
+    if (engine_choices().build_only())
+        throw cs::Skip("build-only: " + std::to_string(cands.size()) + " engine configurations built in " +
+                       fmt("%.1f", since(t_start)) + " s, nothing run (--build-engines-only)");
     const double secs_candidates = since(t_start);
     const auto t_trials = std::chrono::steady_clock::now();
     // 2. scratch data, reference, accuracy
