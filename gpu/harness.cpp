@@ -18,9 +18,6 @@
 #include <new>
 #include <random>
 #include <stdexcept>
-#include <tuple>
-#include <utility>
-#include <vector>
 
 namespace cs::gpu {
 
@@ -139,39 +136,6 @@ cudaMemLocation device_location(int dev) {
     return l;
 }
 
-// Host memory the rows of one timing group share (run_group makes one per group): the inputs
-// staged in NHWC once, not once per row, and one pageable output buffer with the scratch the
-// check reads in NCHW, which the rows use one at a time (each run ends with a synchronisation).
-// A fresh vector of a hundred megabytes costs page faults wherever it is first touched: with
-// a buffer per row they took about a minute of the first sweep process at N=128.
-class GroupHost {
-public:
-    explicit GroupHost(const HostData& d) : data_(d) {}
-    // The host input and weights of problem p (one of the group's) in its layout.
-    std::pair<const float*, const float*> inputs(const Problem& p) {
-        if (p.layout != Layout::nhwc) return {data_.in, data_.w};
-        const Layer& l = p.layer;
-        if (in_nhwc_.empty()) {
-            in_nhwc_.resize(std::size_t(l.input_elems(p.N)));
-            w_nhwc_.resize(std::size_t(l.weight_elems()));
-            nchw_to_nhwc(data_.in, in_nhwc_.data(), p.N, l.C, l.H, l.W);
-            nchw_to_nhwc(data_.w, w_nhwc_.data(), l.M, l.C, l.R, l.S);
-        }
-        return {in_nhwc_.data(), w_nhwc_.data()};
-    }
-    // The pageable output, and the NCHW scratch, of at least n floats; a later call may move them.
-    float* out(std::int64_t n) { return at_least(out_, n); }
-    float* scratch(std::int64_t n) { return at_least(scratch_, n); }
-
-private:
-    static float* at_least(std::vector<float>& v, std::int64_t n) {
-        if (v.size() < std::size_t(n)) v.resize(std::size_t(n));
-        return v.data();
-    }
-    const HostData& data_;
-    std::vector<float> in_nhwc_, w_nhwc_, out_, scratch_;
-};
-
 // Everything one row allocates, released when it goes out of scope, and its timing state.
 //
 // Buffers: x_* are what the copies (or the host, in managed memory) fill and drain: float
@@ -185,8 +149,8 @@ private:
 class Run {
 public:
     Run(DeviceContext& ctx, const Variant& v, MemoryMode mode, const Problem& p, const HostData& data,
-        GroupHost& host, const RunOptions& opt, RunResult& r)
-        : ctx_(ctx), v_(v), mode_(mode), p_(p), data_(data), host_(host), opt_(opt), r_(r) {}
+        const RunOptions& opt, RunResult& r)
+        : ctx_(ctx), v_(v), mode_(mode), p_(p), data_(data), opt_(opt), r_(r) {}
 
     void prepare();
     // The checked run; false when it failed (r_ says why): the row leaves the rotation.
@@ -210,7 +174,7 @@ private:
     void make_verifier();
     void verify_run(int it, const char* what);
     std::string run_label(int it) const;
-    const float* output_nchw();
+    std::vector<float> output_nchw() const;
 
     const void* k_in() const { return converts() ? k_in_.get() : x_in_.get(); }
     const void* k_w() const { return converts() ? k_w_.get() : x_w_.get(); }
@@ -241,17 +205,18 @@ private:
     MemoryMode mode_;
     const Problem& p_;
     const HostData& data_;
-    GroupHost& host_;
     const RunOptions& opt_;
     RunResult& r_;
     bool started_ = false;
 
     std::size_t eb_ = 4;                       // bytes per element of the variant's tensors
     std::int64_t in_elems_ = 0, w_elems_ = 0, out_elems_ = 0;
+    std::vector<float> in_perm_, w_perm_;      // host inputs in the problem's layout (nhwc)
     const float* h_in_ = nullptr;              // host source, float, problem's layout
     const float* h_w_ = nullptr;
     Buffer pin_in_, pin_w_, pin_out_;          // pinned / streams host buffers
-    float* h_out_ = nullptr;                   // host output: pinned, managed or the group's pageable one
+    std::vector<float> page_out_;              // pageable host output
+    float* h_out_ = nullptr;
     Buffer x_in_, x_w_, x_out_;                // float tensors: device or managed
     Buffer k_in_, k_w_, k_out_;                // the variant's half / bf16 tensors
     std::vector<std::unique_ptr<Plan>> plans_;
@@ -285,7 +250,18 @@ void Run::sizes() {
 }
 
 void Run::stage_host() {
-    std::tie(h_in_, h_w_) = host_.inputs(p_);
+    if (p_.layout == Layout::nhwc) {
+        const Layer& l = p_.layer;
+        in_perm_.resize(std::size_t(in_elems_));
+        w_perm_.resize(std::size_t(w_elems_));
+        nchw_to_nhwc(data_.in, in_perm_.data(), p_.N, l.C, l.H, l.W);
+        nchw_to_nhwc(data_.w, w_perm_.data(), l.M, l.C, l.R, l.S);
+        h_in_ = in_perm_.data();
+        h_w_ = w_perm_.data();
+    } else {
+        h_in_ = data_.in;
+        h_w_ = data_.w;
+    }
 }
 
 void Run::allocate() {
@@ -308,7 +284,8 @@ void Run::allocate() {
         h_w_ = pin_w_.as<float>();
         h_out_ = pin_out_.as<float>();
     } else if (mode_ == MemoryMode::pageable) {
-        h_out_ = host_.out(out_elems_);
+        page_out_.resize(std::size_t(out_elems_));
+        h_out_ = page_out_.data();
     }
 }
 
@@ -447,7 +424,6 @@ void Run::checked_run() {
         CS_CUDA_CHECK(cudaStreamSynchronize(s));
         h_out_ = x_out_.as<float>();
     } else {
-        if (mode_ == MemoryMode::pageable) h_out_ = host_.out(out_elems_);
         // NaN poison (0xFF bytes are NaN in float, half and bf16) on the device and on
         // the host: an element that no kernel or copy wrote fails the check.
         CS_CUDA_CHECK(cudaMemsetAsync(x_out_.get(), 0xFF, x_out_.bytes(), s));
@@ -467,13 +443,13 @@ void Run::checked_run() {
         }
         CS_CUDA_CHECK(cudaStreamSynchronize(s));
     }
-    const float* outf = output_nchw();
+    std::vector<float> outf = output_nchw();
 
     if (data_.golden) {
-        r_.err = compare(outf, data_.golden, out_elems_, data_.bound, v_.precision, min_terms(p_.layer));
+        r_.err = compare(outf.data(), data_.golden, out_elems_, data_.bound, v_.precision, min_terms(p_.layer));
         r_.check = "golden";
     } else if (data_.sample_count > 0) {
-        r_.err = compare_sampled(outf, data_.sample_index, data_.sample_value, data_.sample_bound,
+        r_.err = compare_sampled(outf.data(), data_.sample_index, data_.sample_value, data_.sample_bound,
                                  data_.sample_count, data_.sample_max_abs, v_.precision, min_terms(p_.layer));
         r_.check = "sampled(" + std::to_string(data_.sample_count) + ")";
         // The sample checks values; the NaN poison is checked on every element, so an
@@ -481,10 +457,10 @@ void Run::checked_run() {
         std::int64_t nonfinite = 0, first_bad = -1;
 #pragma omp parallel for reduction(+ : nonfinite)
         for (std::int64_t i = 0; i < out_elems_; ++i)
-            if (!std::isfinite(outf[i])) ++nonfinite;
+            if (!std::isfinite(outf[std::size_t(i)])) ++nonfinite;
         if (nonfinite) {
             for (std::int64_t i = 0; i < out_elems_ && first_bad < 0; ++i)
-                if (!std::isfinite(outf[i])) first_bad = i;
+                if (!std::isfinite(outf[std::size_t(i)])) first_bad = i;
             r_.err.nonfinite = nonfinite;
             r_.err.worst_index = first_bad;
             r_.err.max_abs_err = r_.err.max_rel_err = r_.err.rel_l2_err = INFINITY;
@@ -492,16 +468,18 @@ void Run::checked_run() {
     } else {
         r_.check = "none";
     }
-    if (opt_.keep_output) r_.output.assign(outf, outf + out_elems_);
+    if (opt_.keep_output) r_.output = std::move(outf);
 }
 
-// The checked run's host output in the golden files' layout (NCHW), as float: the output itself
-// in NCHW, else the group's scratch (valid until the next row's check).
-const float* Run::output_nchw() {
-    if (p_.layout != Layout::nhwc) return h_out_;
-    const Layer& l = p_.layer;
-    float* outf = host_.scratch(out_elems_);
-    nhwc_to_nchw(h_out_, outf, p_.N, l.M, l.E(), l.F());
+// The checked run's host output in the golden files' layout (NCHW), as float.
+std::vector<float> Run::output_nchw() const {
+    std::vector<float> outf(static_cast<std::size_t>(out_elems_));
+    if (p_.layout == Layout::nhwc) {
+        const Layer& l = p_.layer;
+        nhwc_to_nchw(h_out_, outf.data(), p_.N, l.M, l.E(), l.F());
+    } else {
+        std::memcpy(outf.data(), h_out_, outf.size() * 4);
+    }
     return outf;
 }
 
@@ -526,7 +504,6 @@ void Run::poison_device(cudaStream_t s) {
 // run). `chunked`: the kernels run chunk by chunk (the streams mode's serial reference).
 void Run::copies_iteration(int it, bool chunked) {
     const cudaStream_t s = ctx_.stream();
-    if (mode_ == MemoryMode::pageable) h_out_ = host_.out(out_elems_);
     const bool host = host_timed(it) || mode_ == MemoryMode::streams;
     Event* e = e_;
     const nvtx::Range phase(phase_name(it));
@@ -840,7 +817,6 @@ std::vector<RunResult> run_group(DeviceContext& ctx, const std::vector<GroupRow>
             used += b;
             ++last;
         }
-        GroupHost host(data);  // before the runs, which refer to it
         std::vector<std::unique_ptr<Run>> runs(last - first);
         std::vector<std::size_t> alive;
         bool lost = false;
@@ -853,7 +829,7 @@ std::vector<RunResult> run_group(DeviceContext& ctx, const std::vector<GroupRow>
                                                  rows[i].variant->name, std::string(to_string(rows[i].problem.layout)),
                                                  std::string(to_string(rows[i].mode))));
             auto& run = runs[i - first];
-            run = std::make_unique<Run>(ctx, *rows[i].variant, rows[i].mode, rows[i].problem, data, host, opt, r);
+            run = std::make_unique<Run>(ctx, *rows[i].variant, rows[i].mode, rows[i].problem, data, opt, r);
             const bool ok = guarded(*run, r, [&] {
                 run->prepare();
                 return run->check();
