@@ -11,7 +11,8 @@
 # Finds a python3 that can import matplotlib and numpy ($CS_PLOT_PYTHON if set, then
 # /usr/bin/python3, python3 on PATH, /opt/torch/.venv/bin/python3) and runs plots/plot.py,
 # which writes the PNGs and OUTDIR/report.md (with --compare: run B against run A, the
-# compare_*.png figures and OUTDIR/compare.md). Exits 2 on bad arguments and 3 when no such
+# compare_*.png figures and OUTDIR/compare.md). The figures are drawn in parallel processes, one
+# per CPU ($CS_PLOT_JOBS=1: one at a time). Exits 2 on bad arguments and 3 when no such
 # python exists (with the apt-get line that installs one); otherwise plot.py's exit code.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

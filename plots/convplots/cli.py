@@ -1,7 +1,9 @@
 """The command line: read the CSVs, draw every figure, write the report."""
 
 import argparse
+import concurrent.futures
 import math
+import multiprocessing
 import os
 import struct
 import sys
@@ -108,36 +110,38 @@ def split_rows(d, out, fn, args, res):
     return [res]
 
 
+_FIGURES = {}  # what the figure processes draw from (inherited by fork): the data, the folder, the jobs
+
+
+def _draw(i):
+    """Draws the i-th job of _FIGURES; returns (res, parts, info, error): the figure's files, or
+    why it was skipped, or the traceback of its failure."""
+    d, out, jobs = _FIGURES["d"], _FIGURES["out"], _FIGURES["jobs"]
+    name, fn, args, split, rows, rank = jobs[i]
+    try:
+        view = d.ranked(args[0] if args else None) if rank else d
+        res, info = fn(view, out, *args)
+        if res and rows:
+            parts = split_rows(view, out, fn, args, res)
+        else:
+            parts = split_by_family(d, out, name, fn, args, res) if res and split else [res]
+        return res, parts, info, None
+    except Exception:  # keep going: the other figures and the report still get written
+        return None, None, None, traceback.format_exc()
+
+
 def render(rows, layer_order, out, inputs, suffix, pytorch=()):
     os.makedirs(out, exist_ok=True)
     d = Data(rows, layer_order, suffix)
     attach_pytorch(d, pytorch)
     figs = {"_skipped": {}}
     failed = []
+    jobs = []
 
     def run(name, fn, *args, split=True, rows=False, rank=False):
         """rows: a row per variant (at most MAX_ROWS a part); rank: the rows sorted by speed on
         one cell (Data.ranked: the figure's layer, else conv2), the same order in every panel."""
-        try:
-            view = d.ranked(args[0] if args else None) if rank else d
-            res, info = fn(view, out, *args)
-            if res and rows:
-                parts = split_rows(view, out, fn, args, res)
-            else:
-                parts = split_by_family(d, out, name, fn, args, res) if res and split else [res]
-        except Exception:  # keep going: the other figures and the report still get written
-            traceback.print_exc()
-            failed.append(name)
-            figs["_skipped"][name] = "failed: see the error printed by plot.py"
-            print(f"plot.py: {name}: FAILED (traceback above)")
-            return
-        if res:
-            figs[res] = parts
-            for p in parts:
-                print(f"wrote {os.path.join(out, p)}")
-        else:
-            figs["_skipped"][name] = info
-            print(f"skipped {name}: {info}")
+        jobs.append((name, fn, args, split, rows, rank))
 
     run("summary.png", fig_summary, split=False)
     for l in d.layers:
@@ -153,6 +157,29 @@ def render(rows, layer_order, out, inputs, suffix, pytorch=()):
     run(f"ceilings_N{ceilings_N(d)}.png", fig_ceilings, rows=True, rank=True)
     run("roofline.png", fig_roofline, split=False)
     run("ladders.png", fig_ladders)
+    # The figures are independent: drawn in parallel processes (fork: each inherits the data),
+    # reported in the order above. CS_PLOT_JOBS=1 draws them in this process.
+    _FIGURES.update(d=d, out=out, jobs=jobs)
+    workers = min(len(jobs), int(os.environ.get("CS_PLOT_JOBS", "0")) or os.cpu_count() or 1)
+    if workers > 1 and "fork" in multiprocessing.get_all_start_methods():
+        ctx = multiprocessing.get_context("fork")
+        with concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as ex:
+            results = list(ex.map(_draw, range(len(jobs))))
+    else:
+        results = [_draw(i) for i in range(len(jobs))]
+    for (name, *_), (res, parts, info, error) in zip(jobs, results):
+        if error:
+            print(error, file=sys.stderr, end="")
+            failed.append(name)
+            figs["_skipped"][name] = "failed: see the error printed by plot.py"
+            print(f"plot.py: {name}: FAILED (traceback above)")
+        elif res:
+            figs[res] = parts
+            for p in parts:
+                print(f"wrote {os.path.join(out, p)}")
+        else:
+            figs["_skipped"][name] = info
+            print(f"skipped {name}: {info}")
     try:
         print(f"wrote {report(d, out, figs, inputs)}")
     except Exception:
