@@ -1083,6 +1083,9 @@ int cmd_sweep(const SweepArgs& a) {
     // Where the sweep's time goes (the closing line; README "Time").
     const auto sweep_t0 = std::chrono::steady_clock::now();
     TimeSplit split;
+    auto split_text = [&] {
+        return split.text(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - sweep_t0).count());
+    };
     // Every set verified (manifest entry, seed, headers, sizes, SHA-256) before the device:
     // a damaged set is reported on any machine, not an hour into the sweep.
     auto golden_scope = std::make_optional(split.scope("golden check"));
@@ -1201,6 +1204,7 @@ int cmd_sweep(const SweepArgs& a) {
                 save_engine_choices(choices);
                 save();
                 progress.finish("stopped");
+                std::fprintf(stderr, "sweep time %s\n", split_text().c_str());
                 std::fprintf(stderr,
                              "error: %s\nthe CUDA context is unusable after this error; the sweep stopped "
                              "and %s holds the %zu rows run so far\n",
@@ -1244,8 +1248,7 @@ int cmd_sweep(const SweepArgs& a) {
             }
             // Rewritten (atomically) after each (layer, N): an interrupted sweep keeps its rows.
             save();
-            progress.message("time so far " +
-                             split.text(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - sweep_t0).count()));
+            progress.message("time so far " + split_text());
         }
     }
     if (timed && !a.timing.no_retime) {
@@ -1266,9 +1269,7 @@ int cmd_sweep(const SweepArgs& a) {
     }
     const std::string unchecked = nunchecked ? ", " + std::to_string(nunchecked) + " unchecked" : "";
     if (timed)  // also with --quiet: the main job's log keeps where its time went
-        std::fprintf(stderr, "sweep time %s\n",
-                     split.text(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - sweep_t0).count())
-                         .c_str());
+        std::fprintf(stderr, "sweep time %s\n", split_text().c_str());
     progress.finish(std::to_string(npass) + " passed, " + std::to_string(nfail) + " failed, " +
                     std::to_string(nskip) + " skipped" + unchecked);
     std::printf("%zu passed, %zu failed, %zu skipped%s; results in %s\n", npass, nfail, nskip, unchecked.c_str(),
