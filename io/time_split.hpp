@@ -6,7 +6,7 @@
 //   TimeSplit t;
 //   { auto s = t.scope("golden check"); check_golden(...); }
 //   t.add("plan set-up", setup_ms);
-//   t.text(total_ms)  // "412 s: golden check 12.1 s (3%), plan set-up 166 s (40%), other 3.3 s (1%)"
+//   t.text(total_ms)  // the total, then each part with its time and share, then "other"
 #pragma once
 
 #include <chrono>
