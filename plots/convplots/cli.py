@@ -8,9 +8,9 @@ import os
 import struct
 import sys
 import tempfile
-import traceback
 
 from .io import Data, is_pytorch_csv, load, slug
+from .outcome import announce, attempt, write_report
 from .breakdowns import breakdown_N, fig_breakdown
 from .comparison import render_compare
 from .errors import fig_errors
@@ -118,16 +118,17 @@ def _draw(i):
     why it was skipped, or the traceback of its failure."""
     d, out, jobs = _FIGURES["d"], _FIGURES["out"], _FIGURES["jobs"]
     name, fn, args, split, rows, rank = jobs[i]
-    try:
+
+    def draw():
         view = d.ranked(args[0] if args else None) if rank else d
         res, info = fn(view, out, *args)
         if res and rows:
-            parts = split_rows(view, out, fn, args, res)
-        else:
-            parts = split_by_family(d, out, name, fn, args, res) if res and split else [res]
-        return res, parts, info, None
-    except Exception:  # keep going: the other figures and the report still get written
-        return None, None, None, traceback.format_exc()
+            return res, (split_rows(view, out, fn, args, res), info)
+        return res, (split_by_family(d, out, name, fn, args, res) if res and split else [res], info)
+
+    res, parts_info, error = attempt(draw)
+    parts, info = parts_info if parts_info else (None, None)
+    return res, parts, info, error
 
 
 def render(rows, layer_order, out, inputs, suffix, pytorch=()):
@@ -169,22 +170,13 @@ def render(rows, layer_order, out, inputs, suffix, pytorch=()):
         results = [_draw(i) for i in range(len(jobs))]
     for (name, *_), (res, parts, info, error) in zip(jobs, results):
         if error:
-            print(error, file=sys.stderr, end="")
-            failed.append(name)
             figs["_skipped"][name] = "failed: see the error printed by plot.py"
-            print(f"plot.py: {name}: FAILED (traceback above)")
         elif res:
             figs[res] = parts
-            for p in parts:
-                print(f"wrote {os.path.join(out, p)}")
         else:
             figs["_skipped"][name] = info
-            print(f"skipped {name}: {info}")
-    try:
-        print(f"wrote {report(d, out, figs, inputs)}")
-    except Exception:
-        traceback.print_exc()
-        failed.append("report.md")
+        announce(name, out, parts if res else None, info, error, failed)
+    write_report("report.md", lambda: report(d, out, figs, inputs), failed)
     return failed
 
 

@@ -16,7 +16,6 @@ from the second device's memory" and compare_devices.png (devices.py).
 
 import math
 import os
-import traceback
 
 import matplotlib
 
@@ -25,10 +24,11 @@ import matplotlib.pyplot as plt
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from . import devices, noise
+from . import devices, noise, outcome
 from .io import Data, date_range, fnum, md_table, ok
 from .draw import family_bands, plain_log_ticks, save
 from .noise import band, judge
+from .outcome import announce, attempt
 
 VERDICT_COLOR = {"slower": "#c0392b", "faster": "#1e8449", "same": "0.45"}
 BAND_COLOR = "#cfe0f1"
@@ -311,37 +311,22 @@ def render_compare(rows_a, layers_a, rows_b, layers_b, path_a, path_b, out, suff
     for metric in ("kernel", "total"):
         for n in c.d.main_Ns:
             name = f"compare_{metric}_N{n}.png"
-            try:
-                res, info = fig_compare(c, out, n, metric)
-            except Exception:
-                traceback.print_exc()
-                failed.append(name)
-                print(f"plot.py: {name}: FAILED (traceback above)")
-                continue
+            res, info, error = attempt(fig_compare, c, out, n, metric)
             if res:
                 figs.append(res)
-                print(f"wrote {os.path.join(out, res)}")
-            else:
-                print(f"skipped {name}: {info}")
+            announce(name, out, [res] if res else None, info, error, failed)
     dev = None
     if devices.differ(rows_a, rows_b):
-        try:
+        def device_figure():
+            nonlocal dev
             dev = devices.DeviceComparison(c)
-            res, info = dev.figure(out)
-            if res:
-                figs.append(res)
-                print(f"wrote {os.path.join(out, res)}")
-            else:
-                print(f"skipped {devices.FIGURE}: {info}")
-        except Exception:
-            traceback.print_exc()
-            failed.append(devices.FIGURE)
-            print(f"plot.py: {devices.FIGURE}: FAILED (traceback above)")
-    try:
-        print(f"wrote {write_report(c, out, figs, dev=dev)}")
-    except Exception:
-        traceback.print_exc()
-        failed.append("compare.md")
+            return dev.figure(out)
+
+        res, info, error = attempt(device_figure)
+        if res:
+            figs.append(res)
+        announce(devices.FIGURE, out, [res] if res else None, info, error, failed)
+    outcome.write_report("compare.md", lambda: write_report(c, out, figs, dev=dev), failed)
     for m in ("kernel", "total"):
         print(c.summary(m))
     if dev is not None:
