@@ -43,6 +43,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -1023,6 +1024,121 @@ void cudnn_process_medians(std::vector<Row>& rows, const SweepArgs& a, const std
     }
 }
 
+// The (variant, memory modes) pairs of a sweep's --variants ("all": every registry row): an
+// alias that implies a mode (UM) brings only that mode.
+SweepPlan sweep_plan_of(const std::vector<std::string>& names, const std::vector<gpu::MemoryMode>& modes) {
+    SweepPlan plan;
+    for (const auto& name : names) {
+        if (name == "all") {
+            for (const auto& v : gpu::registry()) plan.push_back({&v, modes});
+            continue;
+        }
+        const auto ref = find_variant_or_throw(name);
+        if (!ref.memory.empty())
+            plan.push_back({ref.variant, {*gpu::parse_memory_mode(ref.memory)}});
+        else
+            plan.push_back({ref.variant, modes});
+    }
+    return plan;
+}
+
+// Before hours of work start: every golden set the sweep's rows need is there (--check golden),
+// and every set it may read is verified (manifest entry, seed, headers, sizes, SHA-256), so that
+// a damaged set is reported on any machine, before the device is opened.
+void check_golden_sets(const SweepArgs& a, const LayerTable& table, const std::vector<const Layer*>& layers,
+                       const std::vector<SweepItem>& items) {
+    const CheckMode check = a.check.parse();
+    const DataScales scales = a.check.scales();
+    auto in_shard = [&](std::int64_t N, const Layer* l) {
+        return std::any_of(items.begin(), items.end(), [&](const SweepItem& it) { return it.N == N && it.layer == l; });
+    };
+    for (auto N : a.batches)
+        for (const Layer* l : layers) {
+            if (check != CheckMode::golden) break;
+            if (!in_shard(N, l)) continue;
+            if (!have_golden(a.golden, table, *l, N, scales))
+                throw Error("no golden set for " + l->name + " at N=" + std::to_string(N) + " under " +
+                            golden_table_dir(a.golden, table, scales).string() +
+                            "; generate it with: " + regenerate_command(a.golden, table, N, a.check.seed, scales));
+        }
+    for (auto N : a.batches)
+        for (const Layer* l : layers)
+            if (check == CheckMode::golden ||
+                (check == CheckMode::automatic && have_golden(a.golden, table, *l, N, scales)))
+                check_golden(a.golden, table, *l, N, a.check.seed, scales);
+}
+
+// The timing groups of items [gi, ge) (one layer and N): the rows of one layout and precision
+// class (anchor_class: fp16acc with fp16) are timed round-robin (gpu::run_group), cuDNN's among
+// ours; each group lists its items in the sweep's order, and the CSV keeps that order.
+std::vector<std::vector<std::size_t>> timing_groups(const std::vector<SweepItem>& items, std::size_t gi, std::size_t ge) {
+    std::vector<std::vector<std::size_t>> groups;
+    std::map<std::pair<gpu::Layout, gpu::Precision>, std::size_t> group_of;
+    for (std::size_t i = gi; i < ge; ++i) {
+        const auto key = std::make_pair(items[i].layout, gpu::anchor_class(items[i].variant->precision));
+        auto [it, fresh] = group_of.emplace(key, groups.size());
+        if (fresh) groups.emplace_back();
+        groups[it->second].push_back(i);
+    }
+    return groups;
+}
+
+// The cuBLAS im2col GEMM reference of each precision class that PASSed on this (layer, N), into
+// its rows from first_row on: measured once per class.
+void fill_im2col_references(std::vector<Row>& rows, std::size_t first_row, gpu::DeviceContext& ctx, const Layer& l,
+                            std::int64_t N) {
+    std::map<std::string, std::optional<double>> reference;
+    for (std::size_t i = first_row; i < rows.size(); ++i) {
+        auto& row = rows[i];
+        if (row.result.status != gpu::Status::pass) continue;
+        auto it = reference.find(row.precision);
+        if (it == reference.end()) it = reference.emplace(row.precision, im2col_gemm_reference(ctx, row.precision, l, N)).first;
+        row.im2col_gemm_ms = it->second;
+    }
+}
+
+// "P passed, F failed, S skipped[, U unchecked]" over rows (ERROR counts as failed).
+std::string status_counts(const std::vector<Row>& rows) {
+    std::size_t npass = 0, nfail = 0, nskip = 0, nunchecked = 0;
+    for (const auto& r : rows) {
+        if (r.result.status == gpu::Status::pass) ++npass;
+        else if (r.result.status == gpu::Status::skip) ++nskip;
+        else if (r.result.status == gpu::Status::unchecked) ++nunchecked;
+        else ++nfail;
+    }
+    return std::to_string(npass) + " passed, " + std::to_string(nfail) + " failed, " + std::to_string(nskip) +
+           " skipped" + (nunchecked ? ", " + std::to_string(nunchecked) + " unchecked" : "");
+}
+
+// --profile: each PASS row of rows[first_row..] again under ncu (a process of its own per row):
+// its ncu columns into fields, its kernels into kernels. A row ncu could not profile keeps a note
+// saying why; ncu unusable altogether: save() what there is and rethrow.
+void profile_rows(const SweepArgs& a, const std::string& ncu, const std::filesystem::path& choices,
+                  const std::vector<Row>& rows, std::size_t first_row, std::vector<std::vector<std::string>>& fields,
+                  std::vector<std::pair<std::string, ProfileSummary>>& kernels, Progress& progress, double done,
+                  const std::function<void()>& save) {
+    for (std::size_t i = first_row; i < rows.size(); ++i) {
+        if (rows[i].result.status != gpu::Status::pass) continue;
+        const ProfileTarget t = profile_target(rows[i], a.table, a.golden, a.check, a.timing, choices);
+        progress.update(done, "ncu: " + t.label);
+        try {
+            const ProfileSummary s = profile_row(a.prof, ncu, t);
+            fields[i] = profile_fields(s);
+            kernels.emplace_back(t.label, s);
+        } catch (const ProfileUnavailable&) {
+            save();
+            throw;
+        } catch (const Error& e) {
+            // one row that ncu could not profile does not stop the sweep: its note says why
+            ProfileSummary failed;
+            failed.set = a.prof.metrics;
+            failed.note = std::string("profiling failed: ") + e.what();
+            fields[i] = profile_fields(failed);
+            progress.message("ncu failed on " + t.label + ": " + e.what());
+        }
+    }
+}
+
 int cmd_sweep(const SweepArgs& a) {
     const Shard shard = parse_shard(a.shard);
     if (shard.count > 1 && a.cudnn_processes > 1)
@@ -1039,19 +1155,7 @@ int cmd_sweep(const SweepArgs& a) {
 
     const std::vector<gpu::MemoryMode> modes = values_or_all(a.memory, gpu::all_memory_modes(), parse_mode_or_throw);
     const std::vector<gpu::Layout> layouts = values_or_all(a.layouts, gpu::all_layouts(), parse_layout_or_throw);
-    // (variant, memory modes): an alias that implies a mode (UM) brings only that mode.
-    std::vector<std::pair<const gpu::Variant*, std::vector<gpu::MemoryMode>>> plan;
-    for (const auto& name : a.variants) {
-        if (name == "all") {
-            for (const auto& v : gpu::registry()) plan.push_back({&v, modes});
-            continue;
-        }
-        const auto ref = find_variant_or_throw(name);
-        if (!ref.memory.empty())
-            plan.push_back({ref.variant, {*gpu::parse_memory_mode(ref.memory)}});
-        else
-            plan.push_back({ref.variant, modes});
-    }
+    const SweepPlan plan = sweep_plan_of(a.variants, modes);
     check_writable(a.csv);
     std::string ncu;
     if (a.profile) {
@@ -1065,36 +1169,17 @@ int cmd_sweep(const SweepArgs& a) {
     // This process's rows: every row of the sweep, or its shard's.
     const AxisRequests axes = parse_sweep_axes(a.axes, plan);
     const std::vector<SweepItem> items = select_shard(sweep_items(a.batches, layers, plan, layouts, axes), shard);
-    auto in_shard = [&](std::int64_t N, const Layer* l) {
-        return std::any_of(items.begin(), items.end(), [&](const SweepItem& it) { return it.N == N && it.layer == l; });
-    };
-    // Every golden set must be there before hours of work start.
-    const CheckMode check = a.check.parse();
     const DataScales scales = a.check.scales();
-    for (auto N : a.batches)
-        for (const Layer* l : layers) {
-            if (check != CheckMode::golden) break;
-            if (!in_shard(N, l)) continue;
-            if (!have_golden(a.golden, table, *l, N, scales))
-                throw Error("no golden set for " + l->name + " at N=" + std::to_string(N) + " under " +
-                            golden_table_dir(a.golden, table, scales).string() +
-                            "; generate it with: " + regenerate_command(a.golden, table, N, a.check.seed, scales));
-        }
     // Where the sweep's time goes (the closing line; README "Time").
     const auto sweep_t0 = std::chrono::steady_clock::now();
     TimeSplit split;
     auto split_text = [&] {
         return split.text(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - sweep_t0).count());
     };
-    // Every set verified (manifest entry, seed, headers, sizes, SHA-256) before the device:
-    // a damaged set is reported on any machine, not an hour into the sweep.
-    auto golden_scope = std::make_optional(split.scope("golden check"));
-    for (auto N : a.batches)
-        for (const Layer* l : layers)
-            if (check == CheckMode::golden ||
-                (check == CheckMode::automatic && have_golden(a.golden, table, *l, N, scales)))
-                check_golden(a.golden, table, *l, N, a.check.seed, scales);
-    golden_scope.reset();
+    {
+        const auto s = split.scope("golden check");
+        check_golden_sets(a, table, layers, items);
+    }
 
     auto device_scope = std::make_optional(split.scope("device and ceilings"));
     auto ctx = open_device();
@@ -1151,17 +1236,7 @@ int cmd_sweep(const SweepArgs& a) {
                 return load_problem(a.golden, table, *l, N, a.check);
             }();
             const std::size_t first_row = rows.size();
-            // Timing groups: the rows of one layout and precision class (anchor_class: fp16acc with
-            // fp16) are timed round-robin (gpu::run_group), cuDNN's among ours; the CSV keeps the
-            // sweep's row order.
-            std::vector<std::vector<std::size_t>> groups;
-            std::map<std::pair<gpu::Layout, gpu::Precision>, std::size_t> group_of;
-            for (std::size_t i = gi; i < ge; ++i) {
-                const auto key = std::make_pair(items[i].layout, gpu::anchor_class(items[i].variant->precision));
-                auto [it, fresh] = group_of.emplace(key, groups.size());
-                if (fresh) groups.emplace_back();
-                groups[it->second].push_back(i);
-            }
+            const auto groups = timing_groups(items, gi, ge);
             for (std::size_t i = gi; i < ge; ++i)
                 rows.push_back(make_row(*items[i].variant, items[i].mode, items[i].layout, g));
             bool fatal = false;
@@ -1211,41 +1286,13 @@ int cmd_sweep(const SweepArgs& a) {
                              fatal_reason.c_str(), a.csv.c_str(), rows.size());
                 return kExitFail;
             }
-            // The cuBLAS im2col GEMM reference of each precision class that ran on this (layer, N).
-            std::map<std::string, std::optional<double>> ceiling;
-            for (std::size_t i = first_row; timed && i < rows.size(); ++i) {
-                auto& row = rows[i];
-                if (row.result.status != gpu::Status::pass) continue;
-                auto it = ceiling.find(row.precision);
-                if (it == ceiling.end()) {
-                    const auto s = split.scope("im2col GEMM references");
-                    it = ceiling.emplace(row.precision, im2col_gemm_reference(*ctx, row.precision, *l, N)).first;
-                }
-                row.im2col_gemm_ms = it->second;
+            if (timed) {
+                const auto s = split.scope("im2col GEMM references");
+                fill_im2col_references(rows, first_row, *ctx, *l, N);
             }
             save_engine_choices(choices);
-            // --profile: each PASS row again under ncu (a process of its own per row).
             prof_fields.resize(rows.size(), profile_fields(std::nullopt));
-            for (std::size_t i = first_row; a.profile && i < rows.size(); ++i) {
-                if (rows[i].result.status != gpu::Status::pass) continue;
-                const ProfileTarget t = profile_target(rows[i], a.table, a.golden, a.check, a.timing, choices);
-                progress.update(done, "ncu: " + t.label);
-                try {
-                    const ProfileSummary s = profile_row(a.prof, ncu, t);
-                    prof_fields[i] = profile_fields(s);
-                    prof_kernels.emplace_back(t.label, s);
-                } catch (const ProfileUnavailable&) {
-                    save();
-                    throw;
-                } catch (const Error& e) {
-                    // one row that ncu could not profile does not stop the sweep: its note says why
-                    ProfileSummary failed;
-                    failed.set = a.prof.metrics;
-                    failed.note = std::string("profiling failed: ") + e.what();
-                    prof_fields[i] = profile_fields(failed);
-                    progress.message("ncu failed on " + t.label + ": " + e.what());
-                }
-            }
+            if (a.profile) profile_rows(a, ncu, choices, rows, first_row, prof_fields, prof_kernels, progress, done, save);
             // Rewritten (atomically) after each (layer, N): an interrupted sweep keeps its rows.
             save();
             progress.message("time so far " + split_text());
@@ -1260,20 +1307,11 @@ int cmd_sweep(const SweepArgs& a) {
         cudnn_process_medians(rows, a, choices, progress);
     }
     save();
-    std::size_t npass = 0, nfail = 0, nskip = 0, nunchecked = 0;
-    for (const auto& r : rows) {
-        if (r.result.status == gpu::Status::pass) ++npass;
-        else if (r.result.status == gpu::Status::skip) ++nskip;
-        else if (r.result.status == gpu::Status::unchecked) ++nunchecked;
-        else ++nfail;
-    }
-    const std::string unchecked = nunchecked ? ", " + std::to_string(nunchecked) + " unchecked" : "";
     if (timed)  // also with --quiet: the main job's log keeps where its time went
         std::fprintf(stderr, "sweep time %s\n", split_text().c_str());
-    progress.finish(std::to_string(npass) + " passed, " + std::to_string(nfail) + " failed, " +
-                    std::to_string(nskip) + " skipped" + unchecked);
-    std::printf("%zu passed, %zu failed, %zu skipped%s; results in %s\n", npass, nfail, nskip, unchecked.c_str(),
-                a.csv.c_str());
+    const std::string counts = status_counts(rows);
+    progress.finish(counts);
+    std::printf("%s; results in %s\n", counts.c_str(), a.csv.c_str());
     return any_fail ? kExitFail : 0;
 }
 
