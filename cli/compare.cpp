@@ -7,6 +7,7 @@
 #include "error.hpp"
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cctype>
@@ -541,6 +542,61 @@ std::string format_markdown(const Comparison& c, bool only_changed) {
     return o.str();
 }
 
+std::string format_json(const Comparison& c) {
+    using nlohmann::json;
+    auto num = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
+    auto timing = [&](const Record* r, bool kernel) {
+        if (!r) return json(nullptr);
+        const Timing& t = kernel ? r->kernel : r->total;
+        return json{{"median_ms", num(t.med)}, {"min_ms", num(t.min)}, {"max_ms", num(t.max)},
+                    {"p10_ms", num(t.p10)},    {"p90_ms", num(t.p90)}};
+    };
+    auto verdict = [](Verdict v) { return v == Verdict::none ? json(nullptr) : json(to_string(v)); };
+    auto side = [](const Results& r) {
+        return json{{"path", r.path}, {"rows", r.rows.size()}, {"repeated_keys", r.repeated},
+                    {"spread_note", r.spread_note()}};
+    };
+    json j;
+    j["format"] = "convstudy compare 1";
+    j["a"] = side(*c.a);
+    j["b"] = side(*c.b);
+    j["metric"] = c.metric == Metric::kernel ? "kernel" : "total";
+    j["rule"] = "same when either side's median lies inside the other side's [p10, p90] of its timed repeats "
+                "(else [min, max]); ratios are B / A of the medians (below 1: B is faster)";
+    j["summary"] = summary(c);
+    json counts = json::object();
+    for (Change ch : {Change::status_worse, Change::only_a, Change::only_b, Change::status_better, Change::slower,
+                      Change::faster, Change::same, Change::untimed})
+        counts[to_string(ch)] = c.count(ch);
+    j["counts"] = std::move(counts);
+    json meta = json::array();
+    for (const auto& m : c.meta)
+        meta.push_back({{"column", m.column}, {"a", m.a}, {"b", m.b}, {"differs", m.differs}, {"unknown", m.unknown},
+                        {"note", m.note}});
+    j["meta"] = std::move(meta);
+    json rows = json::array();
+    for (const auto& e : c.entries) {
+        const Record& r = e.any();
+        rows.push_back({{"layer", r.layer},
+                        {"N", r.N},
+                        {"variant", r.variant},
+                        {"family", e.b && !e.b->family.empty() ? e.b->family : r.family},
+                        {"precision", r.precision},
+                        {"layout", r.layout},
+                        {"memory", r.memory},
+                        {"axes", r.axes},
+                        {"change", to_string(e.change)},
+                        {"status_a", e.a ? json(e.a->status) : json(nullptr)},
+                        {"status_b", e.b ? json(e.b->status) : json(nullptr)},
+                        {"kernel", {{"a", timing(e.a, true)}, {"b", timing(e.b, true)}, {"ratio", num(e.kernel_ratio)},
+                                    {"verdict", verdict(e.kernel)}}},
+                        {"total", {{"a", timing(e.a, false)}, {"b", timing(e.b, false)}, {"ratio", num(e.total_ratio)},
+                                   {"verdict", verdict(e.total)}}}});
+    }
+    j["rows"] = std::move(rows);
+    return j.dump(1) + "\n";
+}
+
 void write_compare_csv(const std::string& path, const Comparison& c) {
     write_file_atomic(path, [&](std::ostream& os) {
         os << "layer,N,variant,family,precision,layout,memory,change,status_a,status_b,"
@@ -575,7 +631,10 @@ CLI::App* add_compare_command(CLI::App& app, CompareArgs& a) {
                                  "compare two result CSVs (run B against run A): B/A ratios and noise-aware verdicts");
     c->add_option("A", a.a, "the reference run's CSV")->required();
     c->add_option("B", a.b, "the CSV compared with it")->required();
-    c->add_flag("--markdown", a.markdown, "print a markdown report instead of the terminal table");
+    auto* md = c->add_flag("--markdown", a.markdown, "print a markdown report instead of the terminal table");
+    c->add_flag("--json", a.json,
+                "print the whole comparison as JSON instead (every row's timings, ratios and verdicts, the counts)")
+        ->excludes(md);
     c->add_option("--csv", a.csv, "also write every compared row to this CSV (atomically)");
     c->add_option("--fail-slower", a.fail_slower,
                   "exit 1 when a row is slower (outside both spreads) by more than PCT percent")
@@ -596,8 +655,9 @@ int cmd_compare(const CompareArgs& args) {
     const auto metric = args.metric == "total" ? compare::Metric::total : compare::Metric::kernel;
     const auto c = compare::compare(a, b, metric);
     if (!args.csv.empty()) compare::write_compare_csv(args.csv, c);
-    std::cout << (args.markdown ? compare::format_markdown(c, args.only_changed)
-                                : compare::format_table(c, args.only_changed));
+    std::cout << (args.json       ? compare::format_json(c)
+                  : args.markdown ? compare::format_markdown(c, args.only_changed)
+                                  : compare::format_table(c, args.only_changed));
     std::cout.flush();
     if (args.fail_slower >= 0) {
         const auto slow = c.slower_than(args.fail_slower);

@@ -121,6 +121,11 @@ Comparison compare(const Results& a, const Results& b, Metric metric = Metric::k
 
 std::string format_table(const Comparison& c, bool only_changed);
 std::string format_markdown(const Comparison& c, bool only_changed);
+// The whole comparison as JSON (format "convstudy compare 1"): both files, the metric, the
+// run-wide columns, the counts per change, the rule, and every entry with its keys, statuses,
+// both sides' timings, ratios and verdicts (a number not recorded: null). The report and any
+// script read verdicts from here instead of computing them again.
+std::string format_json(const Comparison& c);
 // Writes every entry (atomically, temporary file + rename); throws cs::Error naming the path.
 void write_compare_csv(const std::string& path, const Comparison& c);
 
@@ -128,7 +133,7 @@ void write_compare_csv(const std::string& path, const Comparison& c);
 
 struct CompareArgs {
     std::string a, b, csv, metric = "kernel";
-    bool markdown = false, only_changed = false;
+    bool markdown = false, json = false, only_changed = false;
     double fail_slower = -1;  // < 0: off
 };
 

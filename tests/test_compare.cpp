@@ -15,6 +15,8 @@
 #include "compare.hpp"
 #include "results.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -267,6 +269,43 @@ TEST_CASE("compare: a slowed row, status changes first, --fail-slower", "[compar
     CHECK(has(md.out, "| **status worse** | conv3 | 32 | wmma-fp16 |"));
     CHECK(has(md.out, "| **slower** | conv2 | 128 | register-acc |"));
     CHECK_FALSE(has(md.out, "| same |"));  // --only-changed
+    // --json: the same verdicts, every row, the counts; numbers not recorded are null
+    const auto js = compare(a, b, "--json");
+    INFO(js.out);
+    REQUIRE(js.code == 0);
+    // stdout holds the JSON; the fixtures' spread warnings (stderr, merged here) come before it
+    const auto start = js.out.find("{\n");
+    REQUIRE(start != std::string::npos);
+    const auto j = nlohmann::json::parse(js.out.substr(start));
+    CHECK(j.at("format") == "convstudy compare 1");
+    CHECK(j.at("metric") == "kernel");
+    CHECK(j.at("counts").at("slower") == 1);
+    CHECK(j.at("counts").at("faster") == 1);
+    CHECK(j.at("counts").at("same") == 3);
+    CHECK(j.at("counts").at("status worse") == 2);
+    CHECK(j.at("counts").at("only in A") == 1);
+    CHECK(j.at("counts").at("only in B") == 1);
+    REQUIRE(j.at("rows").size() == 10);
+    CHECK(j.at("rows")[0].at("change") == "status worse");
+    bool seen = false, one_sided = false;
+    for (const auto& row : j.at("rows")) {
+        if (row.at("variant") == "register-acc") {
+            seen = true;
+            CHECK(row.at("kernel").at("verdict") == "slower");
+            CHECK(row.at("kernel").at("ratio").get<double>() == Approx(1.5));
+            CHECK(row.at("kernel").at("b").at("median_ms").get<double>() ==
+                  Approx(1.5 * row.at("kernel").at("a").at("median_ms").get<double>()));
+        }
+        if (row.at("change") == "only in A") {
+            one_sided = true;
+            CHECK(row.at("status_b").is_null());
+            CHECK(row.at("kernel").at("b").is_null());
+            CHECK(row.at("kernel").at("ratio").is_null());
+        }
+    }
+    CHECK(seen);
+    CHECK(one_sided);
+    CHECK(compare(a, b, "--json --markdown").code == 2);  // one format at a time
     // total_ms as the metric: the slowed row's total is slower too
     const auto tot = compare(a, b, "--metric total --fail-slower 10");
     CHECK(tot.code == 1);
