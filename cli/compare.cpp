@@ -588,6 +588,8 @@ std::string format_json(const Comparison& c) {
                         {"change", to_string(e.change)},
                         {"status_a", e.a ? json(e.a->status) : json(nullptr)},
                         {"status_b", e.b ? json(e.b->status) : json(nullptr)},
+                        {"record_a", e.a ? json(e.a->order) : json(nullptr)},
+                        {"record_b", e.b ? json(e.b->order) : json(nullptr)},
                         {"kernel", {{"a", timing(e.a, true)}, {"b", timing(e.b, true)}, {"ratio", num(e.kernel_ratio)},
                                     {"verdict", verdict(e.kernel)}}},
                         {"total", {{"a", timing(e.a, false)}, {"b", timing(e.b, false)}, {"ratio", num(e.total_ratio)},

@@ -123,8 +123,9 @@ std::string format_table(const Comparison& c, bool only_changed);
 std::string format_markdown(const Comparison& c, bool only_changed);
 // The whole comparison as JSON (format "convstudy compare 1"): both files, the metric, the
 // run-wide columns, the counts per change, the rule, and every entry with its keys, statuses,
-// both sides' timings, ratios and verdicts (a number not recorded: null). The report and any
-// script read verdicts from here instead of computing them again.
+// the row's record number in each file (1 = the first row after the header; null: not in that
+// file), both sides' timings, ratios and verdicts (a number not recorded: null). The report
+// (plots/convplots/comparison.py) reads its verdicts from here instead of computing them again.
 std::string format_json(const Comparison& c);
 // Writes every entry (atomically, temporary file + rename); throws cs::Error naming the path.
 void write_compare_csv(const std::string& path, const Comparison& c);

@@ -11,9 +11,11 @@
 # Finds a python3 that can import matplotlib and numpy ($CS_PLOT_PYTHON if set, then
 # /usr/bin/python3, python3 on PATH, /opt/torch/.venv/bin/python3) and runs plots/plot.py,
 # which writes the PNGs and OUTDIR/report.md (with --compare: run B against run A, the
-# compare_*.png figures and OUTDIR/compare.md). The figures are drawn in parallel processes, one
-# per CPU ($CS_PLOT_JOBS=1: one at a time). Exits 2 on bad arguments and 3 when no such
-# python exists (with the apt-get line that installs one); otherwise plot.py's exit code.
+# compare_*.png figures and OUTDIR/compare.md, whose verdicts are `convstudy compare --json`'s:
+# $CONVSTUDY_EXE, else build/convstudy or build*/convstudy). The figures are drawn in parallel
+# processes, one per CPU ($CS_PLOT_JOBS=1: one at a time). Exits 2 on bad arguments and 3 when
+# no such python exists (with the apt-get line that installs one) or --compare finds no
+# convstudy; otherwise plot.py's exit code.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
@@ -96,6 +98,21 @@ if [[ -z "${MPLCONFIGDIR:-}" && ! -w "${HOME:-/nonexistent}" ]]; then
     mkdir -p "$MPLCONFIGDIR"
 fi
 if [[ $compare -eq 1 ]]; then
+    # The verdicts are `convstudy compare --json`'s: $CONVSTUDY_EXE, else a built one in the tree.
+    if [[ -z "${CONVSTUDY_EXE:-}" ]]; then
+        for c in "$here/../build/convstudy" "$here"/../build*/convstudy; do
+            if [[ -x "$c" ]]; then
+                CONVSTUDY_EXE="$c"
+                break
+            fi
+        done
+    fi
+    if [[ -z "${CONVSTUDY_EXE:-}" || ! -x "$CONVSTUDY_EXE" ]]; then
+        echo "plot.sh: --compare takes its verdicts from convstudy compare: build convstudy" \
+             "(cmake --build build --target convstudy) or point CONVSTUDY_EXE at one" >&2
+        exit 3
+    fi
+    export CONVSTUDY_EXE
     exec "$python" "$here/plot.py" --compare "${csvs[@]}" --out "$outdir" "${options[@]}"
 fi
 exec "$python" "$here/plot.py" "${csvs[@]}" --out "$outdir" "${options[@]}"

@@ -40,6 +40,8 @@ Run plot(const std::vector<std::string>& args) {
     // The python CMake found with numpy goes first; plot.sh falls back to its own search.
     std::string cmd = "CS_PLOT_PYTHON=";
     cmd += shell_quote(CS_PYTHON);
+    cmd += " CONVSTUDY_EXE=";  // --compare's verdicts: this build's convstudy compare --json
+    cmd += shell_quote(CS_CONVSTUDY_EXE);
     cmd += ' ';
     cmd += shell_quote(std::string(CS_SOURCE_DIR) + "/plots/plot.sh");
     for (const auto& a : args) (cmd += ' ') += shell_quote(a);
@@ -285,6 +287,14 @@ TEST_CASE("plot.sh --compare draws run B against run A as convstudy compare judg
     // usage errors
     CHECK(plot({"--compare", a, dir.string()}).code == 2);
     CHECK(plot({"--compare", a, (dir / "missing.csv").string(), (dir / "o").string()}).code != 0);
+    // no convstudy to take the verdicts from: exit 3, saying how to get one
+    const auto none = cs::test::run_command("CS_PLOT_PYTHON=" + shell_quote(CS_PYTHON) +
+                                            " CONVSTUDY_EXE=/nonexistent/convstudy " +
+                                            shell_quote(std::string(CS_SOURCE_DIR) + "/plots/plot.sh") + " --compare " +
+                                            shell_quote(a) + " " + shell_quote(b) + " " + shell_quote((dir / "n").string()));
+    INFO(none.out);
+    CHECK(none.code == 3);
+    CHECK(has(none.out, "CONVSTUDY_EXE"));
     fs::remove_all(dir);
 }
 

@@ -1,12 +1,12 @@
 """Two runs side by side: `plot.py --compare A.csv B.csv --out DIR`.
 
-Rows are matched as `convstudy compare` matches them (cli/compare.cpp): on (layer, N,
-variant, precision, layout, memory), a CSV without a `layout` column being nchw. The
-verdict is noise.judge, the same rule: "same" when either side's median lies inside the
-other side's spread [lo, hi] (noise.py: p10/p90, or min/max in older CSVs), else faster or
-slower. In ratio space (r = B / A of the medians) that is r inside [min(A lo / A med, B med
-/ B hi), max(A hi / A med, B med / B lo)]: the noise band the figures shade, per row
-(noise.band). Writes, per batch size of the main sweep, compare_kernel_N<N>.png and
+The rows, their changes, ratios and verdicts are `convstudy compare --json A B`'s (cli/compare.cpp,
+the one place they are computed; $CONVSTUDY_EXE, which plots/plot.sh finds): matched on (layer,
+N, variant, precision, layout, memory, axes, data scales), each entry naming its record in
+each file. The rule: "same" when either side's median lies inside the other side's spread
+[lo, hi] (p10/p90, or min/max in older CSVs), else faster or slower. In ratio space (r = B / A
+of the medians) that is r inside [min(A lo / A med, B med / B hi), max(A hi / A med, B med /
+B lo)]: the noise band the figures shade, per row (noise.band). Writes, per batch size of the main sweep, compare_kernel_N<N>.png and
 compare_total_N<N>.png (per layer and variant: the ratio, the band, and the ratio's spread
 B lo / A hi .. B hi / A lo, log scale) and
 DIR/compare.md with the summary, a table per family and layer, and the changed rows. When
@@ -14,8 +14,10 @@ the two CSVs come from different devices, compare.md also gets the section "Whic
 from the second device's memory" and compare_devices.png (devices.py).
 """
 
+import json
 import math
 import os
+import subprocess
 
 import matplotlib
 
@@ -27,7 +29,7 @@ from matplotlib.patches import Patch
 from . import devices, noise, outcome
 from .io import Data, date_range, fnum, md_table, ok
 from .draw import family_bands, plain_log_ticks, save
-from .noise import band, judge
+from .noise import band
 from .outcome import announce, attempt
 
 VERDICT_COLOR = {"slower": "#c0392b", "faster": "#1e8449", "same": "0.45"}
@@ -46,28 +48,33 @@ def timing(r, metric):
     return noise.timing(r, metric, ok)
 
 
+def compare_json(path_a, path_b):
+    """`convstudy compare --json A B` (the program: $CONVSTUDY_EXE), parsed."""
+    exe = os.environ.get("CONVSTUDY_EXE")
+    if not exe:
+        raise SystemExit("plot.py --compare: CONVSTUDY_EXE names no convstudy program (plots/plot.sh sets it); "
+                         "the verdicts are convstudy compare's")
+    p = subprocess.run([exe, "compare", "--json", path_a, path_b], capture_output=True, text=True)
+    if p.returncode != 0:
+        raise SystemExit(f"plot.py: {exe} compare --json failed (exit {p.returncode}): {p.stderr.strip()}")
+    return json.loads(p.stdout)
+
+
 class Entry:
-    def __init__(self, a, b):
+    """One row of `convstudy compare --json` (j) with the plotted rows of A and B it names."""
+
+    def __init__(self, a, b, j):
         self.a, self.b = a, b
         r = a if a is not None else b
         self.layer, self.N, self.variant, self.memory = r["layer"], r["N"], r["variant"], r["memory"]
         self.family, self.precision = r["family"], r.get("precision", "")
+        # the timings for the figures' spreads and bands; the verdicts and ratios are compare's
         self.ta = {m: timing(a, m) for m in ("kernel", "total")}
         self.tb = {m: timing(b, m) for m in ("kernel", "total")}
-        self.verdict = {m: judge(self.ta[m], self.tb[m]) for m in ("kernel", "total")}
-        self.ratio = {m: (self.tb[m][0] / self.ta[m][0] if self.verdict[m] else None) for m in ("kernel", "total")}
-        if a is None:
-            self.change = "only in B"
-        elif b is None:
-            self.change = "only in A"
-        elif a["status"] == "PASS" and b["status"] == "PASS":
-            self.change = None  # per metric: the verdict
-        elif a["status"] == b["status"]:
-            self.change = "not timed"
-        elif a["status"] == "PASS" or (a["status"] == "SKIP" and b["status"] in ("FAIL", "ERROR")):
-            self.change = "status worse"
-        else:
-            self.change = "status better"
+        self.verdict = {m: j[m]["verdict"] for m in ("kernel", "total")}
+        self.ratio = {m: j[m]["ratio"] for m in ("kernel", "total")}
+        both_pass = j["status_a"] == "PASS" and j["status_b"] == "PASS"
+        self.change = None if both_pass else j["change"]  # both PASS: per metric, the verdict
 
     def change_of(self, metric):
         return self.change or self.verdict[metric] or "not timed"
@@ -85,14 +92,20 @@ class Comparison:
     def __init__(self, rows_a, rows_b, layers_a, layers_b, path_a, path_b, suffix=""):
         self.path_a, self.path_b, self.suffix = path_a, path_b, suffix
         self.rows_a, self.rows_b = rows_a, rows_b
-        ia = {}
-        for r in rows_a:
-            ia[key(r)] = r
-        ib = {}
-        for r in rows_b:
-            ib[key(r)] = r
-        self.entries = [Entry(r, ib.get(k)) for k, r in ia.items()]
-        self.entries += [Entry(None, r) for k, r in ib.items() if k not in ia]
+        ia = {key(r) for r in rows_a}
+        by_rec = ({r["_rec"]: r for r in rows_a}, {r["_rec"]: r for r in rows_b})
+        self.entries = []
+        for j in compare_json(path_a, path_b)["rows"]:
+            sides = []
+            for recs, rec, path in ((by_rec[0], j["record_a"], path_a), (by_rec[1], j["record_b"], path_b)):
+                if rec is not None and rec not in recs:
+                    raise SystemExit(f"plot.py: {path}: convstudy compare matched its row {rec}, which plot.py "
+                                     "reads as a repeat of another row (it keys rows by device, layer, N, variant "
+                                     "with its layout, axes and data scales, and memory)")
+                sides.append(recs.get(rec) if rec is not None else None)
+            self.entries.append(Entry(sides[0], sides[1], j))
+        # A's rows in file order, then B's own (the order of the report's tables)
+        self.entries.sort(key=lambda e: (0, e.a["_seq"]) if e.a is not None else (1, e.b["_seq"]))
         # one Data over both runs gives the order of layers, families and variants and each
         # variant's default memory mode
         self.d = Data(rows_a + [r for r in rows_b if key(r) not in ia],

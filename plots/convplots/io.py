@@ -127,6 +127,7 @@ def load(paths):
                 r.setdefault("family", "")
                 r["family"] = r["family"] or "(none)"
                 r["_src"] = path
+                r["_rec"] = lineno - 1  # the record number `convstudy compare --json` names
                 r["_seq"] = seq
                 seq += 1
                 r["_has_algo"] = "algo" in rd.fieldnames

@@ -1,6 +1,6 @@
-"""The noise verdict of two timings, as `convstudy compare` defines it (cli/compare.cpp,
-judge() and Timing::lo/hi: the definition). This module restates it for the figures, and
-tests/test_plots.cpp checks that the two give the same verdict counts on the fixtures.
+"""The spread of a timing and the noise band of two, for the comparison figures. The verdicts
+themselves are `convstudy compare`'s (cli/compare.cpp: judge() and Timing::lo/hi), which the
+report reads from `compare --json`; band() restates that rule in ratio space for the shading.
 
 A timing is (median, lo, hi): lo/hi are the 10th and 90th percentiles of the timed repeats
 (columns <metric>_p10_ms / _p90_ms) when the CSV has them, else min and max (CSVs older than
@@ -33,16 +33,6 @@ def has_spread(rows):
     return any(r.get("kernel_p10_ms") is not None for r in rows)
 
 
-def judge(a, b):
-    """The verdict of timing b = (med, lo, hi) against a: same, slower or faster; None when
-    either is missing."""
-    if a is None or b is None:
-        return None
-    if a[1] <= b[0] <= a[2] or b[1] <= a[0] <= b[2]:
-        return "same"
-    return "slower" if b[0] > a[0] else "faster"
-
-
 def band(a, b):
-    """The ratios B / A that judge() calls same: [lo, hi] around 1."""
+    """The ratios B / A that `convstudy compare` calls same: [lo, hi] around 1."""
     return min(a[1] / a[0], b[0] / b[2]), max(a[2] / a[0], b[0] / b[1])
