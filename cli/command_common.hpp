@@ -119,6 +119,11 @@ RunMeta make_meta(gpu::DeviceContext& ctx, const gpu::RunOptions& o, bool ceilin
 std::optional<double> im2col_gemm_reference(gpu::DeviceContext& ctx, const std::string& precision, const Layer& l,
                                             std::int64_t N);
 Row make_row(const gpu::Variant& v, gpu::MemoryMode mode, gpu::Layout layout, const ProblemData& d);
+// Runs and checks one row (a group of one, gpu::run_variant).
+Row run_one(gpu::DeviceContext& ctx, const gpu::Variant& v, gpu::MemoryMode mode, gpu::Layout layout,
+            const ProblemData& d, const gpu::RunOptions& opt, const gpu::Config& config);
+// Whether v's registry row declares layout l.
+bool declares(const gpu::Variant& v, gpu::Layout l);
 bool have_golden(const std::string& root, const LayerTable& table, const Layer& l, std::int64_t N,
                  const DataScales& scales);
 ProblemData load_problem(const std::string& root, const LayerTable& table, const Layer& l, std::int64_t N,
@@ -133,6 +138,37 @@ std::vector<std::string> repeat_options(const CheckOpts& c, const TimingOpts& t,
 double own_cudnn_ms(const Row& row);
 // The --axis help: every swept variant's axes and values.
 std::string axes_help();
+
+// ---- list, generate, run (cli/list.cpp, generate.cpp, run.cpp) -----------------------------
+
+int cmd_list(const TableOpt& topt, bool json);
+
+struct GenerateArgs {
+    TableOpt table;
+    std::vector<std::int64_t> batches{1, 32, 128};
+    std::string out = "golden";
+    std::uint64_t seed = kDefaultSeed;
+    std::string input_scale = "1", weight_scale = "1";
+    std::vector<std::string> only;
+    bool quiet = false, no_cpu_timing = false, no_onednn = false;
+    bool chain = false;
+};
+
+int cmd_generate(const GenerateArgs& a);
+
+struct RunArgs {
+    TableOpt table;
+    std::vector<std::string> axes;  // --axis NAME=VALUE
+    std::string variant, layer, memory, layout, csv, golden = "golden";
+    std::int64_t batch = 0;
+    TimingOpts timing;
+    CheckOpts check;
+    bool profile_target = false;  // run under ncu by `profile`: the engine choices stay as they are
+    ProfileOptions prof;          // `profile` only
+};
+
+// `run`, or with profiling `profile` (run under Nsight Compute).
+int cmd_run(RunArgs a, bool profiling = false);
 
 // ---- sweep (cli/sweep.cpp) ----------------------------------------------------------------
 

@@ -144,7 +144,7 @@ const std::vector<CsvColumn>& csv_schema() {
         {"power_w_start", "real", "W", nullptr, [](C c) { return num(c.r.power_w_start); }},
         {"power_w_end", "real", "W", nullptr, [](C c) { return num(c.r.power_w_end); }},
         {"cudnn_version", "text", "", "the cuDNN library the process ran; `compare` refuses to judge two CSVs of different cuDNN versions silently (a header difference)", [](C c) { return c.m.cudnn_version; }},
-        {"cudnn_retime_ms", "real", "ms", "cuDNN rows whose median strayed from their own engine search's median by more than a tenth of it (`kStrayFraction` in cli/commands.cpp): the median of a re-time in a fresh process", [](C c) { return opt(c.row.cudnn_retime_ms); }},
+        {"cudnn_retime_ms", "real", "ms", "cuDNN rows whose median strayed from their own engine search's median by more than a tenth of it (`kStrayFraction` in cli/sweep.cpp): the median of a re-time in a fresh process", [](C c) { return opt(c.row.cudnn_retime_ms); }},
         {"cudnn_processes", "int", "", "cuDNN (family `cudnn`) rows of a sweep run with `--cudnn-processes K` (the reference plan: 3): the row is timed again in K - 1 fresh `convstudy sweep` processes of the cuDNN rows alone; the number of processes in which it PASSed, and the median, min and max of its medians over them (this process's is the faster of kernel_ms and cudnn_retime_ms). The headline's cuDNN cells use cudnn_process_ms", [](C c) { return pos(c.row.cudnn_processes); }},
         {"cudnn_process_ms", "real", "ms", nullptr, [](C c) { return opt(c.row.cudnn_process_ms); }},
         {"cudnn_process_min_ms", "real", "ms", nullptr, [](C c) { return opt(c.row.cudnn_process_min_ms); }},

@@ -24,6 +24,66 @@
 
 namespace cs::cli::detail {
 
+// A cuDNN row whose timed median strays more than this from its own engine search's median
+// is re-timed in a fresh process (a glitch of one process's clocks or of the library's state
+// should not decide a headline cell).
+constexpr double kStrayFraction = 0.10;
+
+bool strayed(const Row& row) {
+    const auto& r = row.result;
+    return row.family == "cudnn" && r.status == gpu::Status::pass && std::isfinite(r.search_ms) && r.search_ms > 0 &&
+           std::fabs(r.kernel.median / r.search_ms - 1.0) > kStrayFraction;
+}
+
+// Re-times each strayed cuDNN row in a fresh `convstudy run` of its own (the same data, check,
+// options and engine memory, which --profile-target leaves unchanged; --reuse-engines: the
+// configuration this process chose, without a second search), and records that median
+// as cudnn_retime_ms; both stay in the CSV.
+void retime_strays(std::vector<Row>& rows, const TableOpt& table, const std::string& golden, const CheckOpts& c,
+                   const TimingOpts& t, const std::filesystem::path& choices, Progress& progress) {
+    for (auto& row : rows) {
+        if (!strayed(row)) continue;
+        ProfileTarget target = profile_target(row, table, golden, c, t, choices);
+        auto& v = target.run_args;
+        for (std::size_t i = 0; i + 1 < v.size(); ++i)
+            if (v[i] == "--repeats") v[i + 1] = std::to_string(t.repeats);
+        TempDir tmp;
+        const auto csv = tmp.path() / "retime.csv";
+        // the engine configuration this process chose, alone (no second search)
+        v.insert(v.end(), {"--csv", csv.string(), "--order-seed", std::to_string(t.order_seed), "--reuse-engines"});
+        std::vector<std::string> argv = {self_path("to re-time a cuDNN row").string()};
+        argv.insert(argv.end(), v.begin(), v.end());
+        progress.message("re-timing " + target.label + " in a fresh process (its median " +
+                         csv_number(row.result.kernel.median) + " ms, its search's " + csv_number(row.result.search_ms) +
+                         " ms)");
+        const ProcResult pr = run_process(argv, tmp.path() / "output.txt", 900);
+        try {
+            if (pr.status != 0) throw Error("exit status " + std::to_string(pr.status));
+            const compare::Results res = compare::read_results(csv.string());
+            if (res.rows.size() == 1 && res.rows.front().status == "PASS")
+                row.cudnn_retime_ms = res.rows.front().kernel.med;
+        } catch (const Error& e) {
+            progress.message("the re-time of " + target.label + " failed (" + e.what() + "); the row keeps its own time");
+        }
+    }
+}
+
+// The options a child `convstudy sweep` needs to repeat this one's rows: child_options and the
+// sweep's own timing switches (the round-robin seed is the caller's).
+std::vector<std::string> repeat_options(const CheckOpts& c, const TimingOpts& t, const std::filesystem::path& choices) {
+    std::vector<std::string> v = child_options(c, t, choices, t.repeats);
+    if (t.host_repeats >= 0) v.insert(v.end(), {"--host-repeats", std::to_string(t.host_repeats)});
+    if (t.no_recheck) v.push_back("--no-recheck");
+    if (t.no_cudnn_rtc) v.push_back("--no-cudnn-rtc");
+    return v;
+}
+
+// A cuDNN row's time in this process: the faster of its median and its re-time, where it was
+// re-timed (both are this sweep's measurements of the same row).
+double own_cudnn_ms(const Row& row) {
+    const double t = row.result.kernel.median;
+    return row.cudnn_retime_ms ? std::min(t, *row.cudnn_retime_ms) : t;
+}
 // A timing group's share of the sweep's time split: its rows' plan set-up (cuDNN's engine
 // searches apart), checked runs, timing loops and the checks within them, and what run_group
 // spent beyond those (allocation and release, the group's bookkeeping).
