@@ -1,6 +1,7 @@
 // The command line's shared pieces (internal to cli/): the option groups several commands
-// take, the helpers that `run` and `sweep` both use, and the `sweep` command (cli/sweep.cpp).
-// The other commands and main() are in commands.cpp.
+// take, the helpers `run` and `sweep` both use (defined in commands.cpp), and the commands with
+// a file of their own: list.cpp, generate.cpp, run.cpp, sweep.cpp. main(), schema and verify's
+// wiring are in commands.cpp; compare, merge, plan and profile have their own headers.
 #pragma once
 
 #include "device.hpp"
