@@ -215,4 +215,11 @@ struct PlanArgs {
 CLI::App* add_plan_command(CLI::App& app, PlanArgs& a);
 int cmd_plan(const PlanArgs& a);
 
+// Shared by plan.cpp (reading a plan) and plan_steps.cpp (its command lines).
+namespace plan_detail {
+std::string join(const std::vector<std::string>& v, const char* sep = ",");  // "a,b,c"
+std::string join_batches(const std::vector<std::int64_t>& v);                // "1,32,128"
+const char* to_string(CheckMode m);                                          // golden, sampled, auto
+}  // namespace plan_detail
+
 }  // namespace cs::cli

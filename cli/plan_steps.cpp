@@ -1,0 +1,278 @@
+// A plan's steps as command lines (`convstudy plan steps`, the runner scripts/device.sh and
+// scripts/main.sh read them), `sweep --plan`'s sweep steps, and the `plan` command. Reading and
+// validating a plan file: plan.cpp.
+#include "plan.hpp"
+
+#include "error.hpp"
+#include "profile.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+namespace cs::cli {
+
+namespace fs = std::filesystem;
+using plan_detail::join;
+using plan_detail::join_batches;
+using plan_detail::to_string;
+
+std::vector<SweepStep> sweep_steps(const Plan& plan, const fs::path& out_dir) {
+    std::vector<SweepStep> out;
+    for (const auto& s : plan.steps)
+        if (const auto* sw = std::get_if<SweepStep>(&s.body)) {
+            out.push_back(*sw);
+            out.back().out_dir = out_dir;
+        }
+    return out;
+}
+
+std::vector<std::string> sweep_command_line(const SweepStep& s) {
+    std::vector<std::string> v{"sweep", "--variants", join(s.variants)};
+    if (!s.table.path.empty()) v.insert(v.end(), {"--table", s.table.path});
+    if (!s.layers.empty()) v.insert(v.end(), {"--layers", join(s.layers)});
+    v.insert(v.end(), {"--batch", join_batches(s.batches)});
+    std::string layouts;
+    for (auto l : s.layouts) layouts += (layouts.empty() ? "" : ",") + std::string(gpu::to_string(l));
+    v.insert(v.end(), {"--layout", layouts.empty() ? "all" : layouts});
+    std::string memory;
+    for (auto m : s.memory) memory += (memory.empty() ? "" : ",") + std::string(gpu::to_string(m));
+    v.insert(v.end(), {"--memory", memory});
+    for (const auto& [axis, values] : s.axes) v.insert(v.end(), {"--axis", axis + "=" + join(values)});
+    v.insert(v.end(), {"--check", to_string(s.check)});
+    if (s.samples) v.insert(v.end(), {"--samples", std::to_string(*s.samples)});
+    if (s.scales != DataScales{})
+        v.insert(v.end(), {"--input-scale", data_scale_string(s.scales.input), "--weight-scale",
+                           data_scale_string(s.scales.weights)});
+    v.insert(v.end(), {"--warmup", std::to_string(s.warmup), "--repeats", std::to_string(s.repeats)});
+    if (s.host_repeats) v.insert(v.end(), {"--host-repeats", std::to_string(*s.host_repeats)});
+    v.insert(v.end(), s.flags.begin(), s.flags.end());
+    if (!s.kernels_csv.empty()) v.insert(v.end(), {"--kernels-csv", (s.out_dir / s.kernels_csv).string()});
+    v.insert(v.end(), {"--csv", (s.out_dir / s.csv).string(), "--quiet"});
+    return v;
+}
+
+namespace {
+
+const char* to_string(SanitizeTool t) {
+    switch (t) {
+    case SanitizeTool::memcheck: return "memcheck";
+    case SanitizeTool::racecheck: return "racecheck";
+    case SanitizeTool::initcheck: return "initcheck";
+    case SanitizeTool::synccheck: return "synccheck";
+    }
+    return "?";
+}
+
+std::vector<std::string> run_row_args(const ProfileStep& p) {
+    std::vector<std::string> v{"--variant", p.variant, "--layer", p.layer, "--batch", std::to_string(p.batch),
+                               "--layout", std::string(gpu::to_string(p.layout)), "--memory",
+                               std::string(gpu::to_string(p.memory))};
+    if (!p.table.path.empty()) v.insert(v.end(), {"--table", p.table.path});
+    for (const auto& [a, val] : p.axes) v.insert(v.end(), {"--axis", a + "=" + val});
+    v.insert(v.end(), {"--check", to_string(p.check)});
+    if (p.check != CheckMode::golden) v.push_back("--no-cpu-timing");
+    v.insert(v.end(), {"--warmup", std::to_string(p.warmup), "--repeats", std::to_string(p.repeats)});
+    return v;
+}
+
+std::string substitute_out(std::string s, const std::string& out) {
+    for (std::size_t pos = 0; (pos = s.find("{out}", pos)) != std::string::npos; pos += out.size())
+        s.replace(pos, 5, out);
+    return s;
+}
+
+}  // namespace
+
+bool sweeps_in_one_process(const Plan& plan) {
+    std::vector<std::size_t> at;
+    for (std::size_t i = 0; i < plan.steps.size(); ++i)
+        if (plan.steps[i].kind == StepKind::sweep) at.push_back(i);
+    return at.size() >= 2 && at.back() - at.front() + 1 == at.size();
+}
+
+std::vector<StepCommands> step_commands(const Plan& plan, const fs::path& out_dir, const fs::path& build_dir) {
+    const std::string exe = (build_dir / "convstudy").string();
+    const bool one_process = sweeps_in_one_process(plan);
+    bool first_sweep = true;
+    const std::string B = build_dir.string();
+    auto out = [&](const std::string& name) { return (out_dir / name).string(); };
+    std::vector<StepCommands> all;
+    for (std::size_t i = 0; i < plan.steps.size(); ++i) {
+        const Step& st = plan.steps[i];
+        StepCommands c;
+        c.index = i;
+        c.kind = st.kind;
+        c.log = st.log;
+        c.timeout_s = st.timeout_s;
+        if (const auto* bs = std::get_if<BuildStep>(&st.body)) {
+            std::vector<std::string> conf{"cmake", "--preset", bs->preset, "-B", B};
+            conf.insert(conf.end(), bs->cmake_args.begin(), bs->cmake_args.end());
+            std::vector<std::string> build{"cmake", "--build", B, "--parallel"};
+            if (!bs->targets.empty()) {
+                build.push_back("--target");
+                build.insert(build.end(), bs->targets.begin(), bs->targets.end());
+            }
+            c.commands = {conf, build};
+        } else if (const auto* gt = std::get_if<GpuTestsStep>(&st.body)) {
+            if (!gt->filter.empty()) {
+                std::vector<std::string> cmd{"env", "CONVSTUDY_REQUIRE_GPU=1", (build_dir / "tests" / "convstudy_gpu_tests").string()};
+                cmd.insert(cmd.end(), gt->filter.begin(), gt->filter.end());
+                c.commands = {cmd};
+            } else {
+                std::vector<std::string> cmd{"env", "CONVSTUDY_REQUIRE_GPU=1", "ctest", "--test-dir", B, "-L", gt->label,
+                                             "-V"};
+                if (!gt->regex.empty()) cmd.insert(cmd.end(), {"-R", gt->regex});
+                if (st.timeout_s) cmd.insert(cmd.end(), {"--timeout", std::to_string(st.timeout_s)});
+                c.commands = {cmd};
+            }
+        } else if (const auto* gd = std::get_if<GoldenStep>(&st.body)) {
+            std::vector<std::string> cmd{exe, "generate", "--batch", join_batches(gd->batches)};
+            if (!gd->table.path.empty()) cmd.insert(cmd.end(), {"--table", gd->table.path});
+            if (!gd->layers.empty()) cmd.insert(cmd.end(), {"--only", join(gd->layers)});
+            cmd.insert(cmd.end(), {"--out", "golden"});
+            if (gd->scales != DataScales{})
+                cmd.insert(cmd.end(), {"--input-scale", data_scale_string(gd->scales.input), "--weight-scale",
+                                       data_scale_string(gd->scales.weights)});
+            if (!gd->cpu_timing) cmd.push_back("--no-cpu-timing");
+            if (!gd->onednn) cmd.push_back("--no-onednn");
+            cmd.push_back("--quiet");
+            c.commands = {cmd};
+        } else if (const auto* sw0 = std::get_if<SweepStep>(&st.body)) {
+            if (one_process) {
+                // every sweep step in the first one's `sweep --plan` process; the others have no command
+                if (first_sweep) {
+                    c.commands = {{exe, "sweep", "--plan", plan.file.string(), "--out", out_dir.string()}};
+                    int limit = 0;
+                    for (const Step& other : plan.steps)
+                        if (other.kind == StepKind::sweep) limit = (limit < 0 || !other.timeout_s) ? -1 : limit + other.timeout_s;
+                    c.timeout_s = std::max(limit, 0);
+                }
+                first_sweep = false;
+            } else {
+                SweepStep sw = *sw0;
+                sw.out_dir = out_dir;
+                auto args = sweep_command_line(sw);
+                args.insert(args.begin(), exe);
+                c.commands = {args};
+            }
+        } else if (const auto* pr = std::get_if<ProfileStep>(&st.body)) {
+            if (pr->mode == ProfileMode::convstudy) {
+                std::vector<std::string> cmd{exe, "profile"};
+                const auto row = run_row_args(*pr);
+                cmd.insert(cmd.end(), row.begin(), row.end());
+                cmd.insert(cmd.end(), {"--metrics", pr->metrics, "--csv", out(pr->output)});
+                if (!pr->kernels_csv.empty()) cmd.insert(cmd.end(), {"--kernels-csv", out(pr->kernels_csv)});
+                c.commands = {cmd};
+            } else {
+                std::vector<std::string> cmd{"ncu"};
+                cmd.insert(cmd.end(), pr->ncu_args.begin(), pr->ncu_args.end());
+                cmd.insert(cmd.end(), {"--log-file", out(pr->output), exe, "run"});
+                const auto row = run_row_args(*pr);
+                cmd.insert(cmd.end(), row.begin(), row.end());
+                cmd.push_back("--profile-target");
+                c.commands = {cmd};
+            }
+        } else if (const auto* sa = std::get_if<SanitizeStep>(&st.body)) {
+            std::string tools;
+            for (auto t : sa->tools) tools += (tools.empty() ? "" : " ") + std::string(to_string(t));
+            std::string targets;
+            for (auto t : sa->targets) targets += (targets.empty() ? "" : " ") + std::string(t == SanitizeTarget::odd ? "odd" : "alexnet");
+            std::string memory;
+            for (auto m : sa->memory) memory += (memory.empty() ? "" : ",") + std::string(gpu::to_string(m));
+            std::string axes;
+            for (const auto& [a, vals] : sa->axes) axes += (axes.empty() ? "" : " ") + ("--axis " + a + "=" + join(vals));
+            std::vector<std::string> cmd{"env", "SANITIZE_TOOLS=" + tools, "SANITIZE_TARGETS=" + targets,
+                                         "SANITIZE_SPLIT=" + std::string(sa->split == SanitizeSplit::variant ? "variant" : "family"),
+                                         "SANITIZE_MEMORY=" + memory, "SANITIZE_SECONDS=" + std::to_string(sa->job_seconds)};
+            if (!sa->variants.empty()) cmd.push_back("SANITIZE_VARIANTS=" + join(sa->variants));
+            if (!axes.empty()) cmd.push_back("SANITIZE_AXES=" + axes);
+            if (sa->deadline_s) cmd.push_back("SANITIZE_DEADLINE=" + std::to_string(sa->deadline_s));
+            if (sa->jobs) cmd.push_back("SANITIZE_JOBS=" + std::to_string(sa->jobs));
+            std::ostringstream gib;
+            gib << sa->workspace_gib;
+            cmd.push_back("SANITIZE_WORKSPACE_GIB=" + gib.str());
+            cmd.insert(cmd.end(), {"scripts/sanitize.sh", B, out(sa->summary),
+                                   (fs::temp_directory_path() / ("convstudy-sanitize-" + plan.name + "-" + std::to_string(i))).string()});
+            c.commands = {cmd};
+        } else if (const auto* py = std::get_if<PythonStep>(&st.body)) {
+            std::vector<std::string> cmd{"env", "PYTHONUNBUFFERED=1", "python3", "scripts/" + py->script};
+            for (const auto& a : py->args) cmd.push_back(substitute_out(a, out_dir.string()));
+            c.commands = {cmd};
+        } else if (const auto* mg = std::get_if<MergeStep>(&st.body)) {
+            std::vector<std::string> cmd{exe, "merge"};
+            for (const auto& in : mg->inputs) cmd.push_back(out(in));
+            cmd.insert(cmd.end(), {"-o", out(mg->output)});
+            c.commands = {cmd};
+        } else if (const auto* cp = std::get_if<CompareStep>(&st.body)) {
+            std::vector<std::string> cmd{exe, "compare", cp->baseline, out(cp->csv)};
+            cmd.insert(cmd.end(), cp->flags.begin(), cp->flags.end());
+            if (!cp->output.empty()) cmd.insert(cmd.end(), {"--csv", out(cp->output)});
+            c.commands = {cmd};
+        }
+        all.push_back(std::move(c));
+    }
+    return all;
+}
+
+std::string shell_quote(const std::string& w) {
+    if (!w.empty() && w.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=.,/:@%^") ==
+                          std::string::npos)
+        return w;
+    std::string q = "'";
+    for (char c : w) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+}
+
+std::string plan_summary(const Plan& plan) {
+    std::string kinds;
+    for (const auto& s : plan.steps) kinds += (kinds.empty() ? "" : ", ") + std::string(to_string(s.kind));
+    return plan.name + ": " + std::to_string(plan.steps.size()) + " step" + (plan.steps.size() == 1 ? "" : "s") +
+           " (" + kinds + "): " + plan.purpose;
+}
+
+CLI::App* add_plan_command(CLI::App& app, PlanArgs& a) {
+    auto* p = app.add_subcommand("plan", "read plan files (plans/*.json: the GPU machine's jobs, scripts/device.sh)");
+    p->require_subcommand(1);
+    a.check = p->add_subcommand("check", "validate plans: one line per plan; exit 2 naming the file, step and field "
+                                         "of the first error");
+    a.check->add_option("plans", a.files, "plan files")->required()->expected(1, -1);
+    a.check->add_option("--root", a.root, "the repository the plans' paths are relative to (default: the folder "
+                                          "above the plan that holds CMakePresets.json)");
+    a.steps = p->add_subcommand("steps", "print the commands scripts/device.sh runs for a plan: one shell-quoted line "
+                                         "per command, INDEX KIND LOG TIMEOUT_S ARGV...");
+    a.steps->add_option("plan", a.plan_file, "plan file")->required();
+    a.steps->add_option("--out", a.out, "the output folder the steps write to");
+    a.steps->add_option("--build-dir", a.build_dir, "the build folder (convstudy is <build-dir>/convstudy)");
+    a.steps->add_option("--root", a.root, "as for check");
+    return p;
+}
+
+int cmd_plan(const PlanArgs& a) {
+    if (a.steps && *a.steps) {
+        const Plan plan = load_plan(a.plan_file, a.root);
+        for (const auto& sc : step_commands(plan, a.out, a.build_dir))
+            for (const auto& cmd : sc.commands) {
+                std::string line = std::to_string(sc.index) + " " + std::string(to_string(sc.kind)) + " " +
+                                   shell_quote(sc.log) + " " + std::to_string(sc.timeout_s);
+                for (const auto& w : cmd) line += " " + shell_quote(w);
+                std::printf("%s\n", line.c_str());
+            }
+        return 0;
+    }
+    int rc = 0;
+    for (const auto& f : a.files) {
+        try {
+            const Plan plan = load_plan(f, a.root);
+            std::printf("%s: %s\n", f.c_str(), plan_summary(plan).c_str());
+        } catch (const Error& e) {
+            std::fprintf(stderr, "error: %s\n", e.what());
+            rc = 2;
+        }
+    }
+    return rc;
+}
+
+}  // namespace cs::cli
