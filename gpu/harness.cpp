@@ -858,7 +858,6 @@ std::vector<RunResult> run_group(DeviceContext& ctx, const std::vector<GroupRow>
                     if (it + 1 == rounds) run.note_clock_power(false);
                     return true;
                 });
-
                 if (!ok) {
                     alive.erase(std::find(alive.begin(), alive.end(), i));
                     runs[i - first].reset();

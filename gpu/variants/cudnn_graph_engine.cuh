@@ -219,16 +219,24 @@ std::vector<BDesc> heuristic_configs(const Graph& g, cudnnBackendHeurMode_t mode
     return out;
 }
 
+// The engine of global index `id` on graph g, finalized into `engine`: CUDNN_STATUS_SUCCESS, else
+// why cuDNN refused it (the engine does not run g).
+cudnnStatus_t engine_on(const Graph& g, std::int64_t id, BDesc& engine) {
+    engine = BDesc(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+    cudnnStatus_t st = set_desc(engine, CUDNN_ATTR_ENGINE_OPERATION_GRAPH, g.graph);
+    if (st == CUDNN_STATUS_SUCCESS) st = set_i64(engine, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, id);
+    if (st == CUDNN_STATUS_SUCCESS) st = cudnnBackendFinalize(engine.get());
+    return st;
+}
+
 // An engine configuration from a recipe on graph g; an empty BDesc when cuDNN refuses it.
 BDesc config_from_recipe(const Graph& g, const Recipe& r, std::string* why = nullptr) {
     auto fail = [&](cudnnStatus_t st) {
         if (why) *why = status_text(st);
         return BDesc();
     };
-    BDesc engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
-    cudnnStatus_t st = set_desc(engine, CUDNN_ATTR_ENGINE_OPERATION_GRAPH, g.graph);
-    if (st == CUDNN_STATUS_SUCCESS) st = set_i64(engine, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, r.engine);
-    if (st == CUDNN_STATUS_SUCCESS) st = cudnnBackendFinalize(engine.get());
+    BDesc engine;
+    cudnnStatus_t st = engine_on(g, r.engine, engine);
     if (st != CUDNN_STATUS_SUCCESS) return fail(st);
     std::vector<BDesc> choices;
     std::vector<cudnnBackendDescriptor_t> raw;
@@ -508,11 +516,8 @@ Selection select_engine(cudnnHandle_t h, const Problem& p, const RowSpec& sp, st
                 ++n_other;
                 continue;
             }
-            BDesc engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
-            if (set_desc(engine, CUDNN_ATTR_ENGINE_OPERATION_GRAPH, g->graph) != CUDNN_STATUS_SUCCESS ||
-                set_i64(engine, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, id) != CUDNN_STATUS_SUCCESS ||
-                cudnnBackendFinalize(engine.get()) != CUDNN_STATUS_SUCCESS)
-                continue;  // this engine does not run this graph
+            BDesc engine;
+            if (engine_on(*g, id, engine) != CUDNN_STATUS_SUCCESS) continue;  // this engine does not run this graph
             ++n_global;
             EngineInfo info = engine_info(engine);
             Recipe r;
@@ -526,13 +531,11 @@ Selection select_engine(cudnnHandle_t h, const Problem& p, const RowSpec& sp, st
         Recipe r;
         r.engine = *only_engine;
         r.knobs = *remembered->knobs;
-        EngineInfo info;
-        BDesc engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
-        if (set_desc(engine, CUDNN_ATTR_ENGINE_OPERATION_GRAPH, g->graph) == CUDNN_STATUS_SUCCESS &&
-            set_i64(engine, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, r.engine) == CUDNN_STATUS_SUCCESS &&
-            cudnnBackendFinalize(engine.get()) == CUDNN_STATUS_SUCCESS)
-            info = engine_info(engine);
-        if (info.engine == r.engine) consider(std::move(r), std::move(info), "R", nullptr);
+        BDesc engine;
+        if (engine_on(*g, r.engine, engine) == CUDNN_STATUS_SUCCESS) {
+            EngineInfo info = engine_info(engine);
+            consider(std::move(r), std::move(info), "R", nullptr);
+        }
     }
     const bool exact_reuse = !cands.empty();
     if (!exact_reuse) gather();
