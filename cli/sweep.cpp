@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <future>
 #include <map>
 #include <thread>
 
@@ -141,6 +142,11 @@ void add_sweep_options(CLI::App* s, SweepArgs& sw, const std::string& table_help
     add_profile_options(s, sw.prof);
 }
 
+// Appends x to v unless v holds it already (lists of names in first-seen order).
+void add_unique(std::vector<std::string>& v, const std::string& x) {
+    if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
+}
+
 // The CPU's hardware threads, at most 16: the default of sweep --engine-build-processes.
 int default_engine_build_processes() {
     return std::clamp(int(std::thread::hardware_concurrency()), 1, 16);
@@ -157,14 +163,11 @@ void build_cudnn_engines_ahead(const std::vector<SweepItem>& items, const SweepA
                                Progress& progress) {
     std::vector<std::string> names, layers, batches;
     std::size_t rows = 0;
-    auto add = [](std::vector<std::string>& v, const std::string& x) {
-        if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
-    };
     for (const auto& it : items) {
         if (it.variant->family != "cudnn" || it.layout != gpu::Layout::nhwc) continue;
-        add(names, it.variant->name);
-        add(layers, it.layer->name);
-        add(batches, std::to_string(it.N));
+        add_unique(names, it.variant->name);
+        add_unique(layers, it.layer->name);
+        add_unique(batches, std::to_string(it.N));
         ++rows;
     }
     processes = int(std::min<std::size_t>(std::size_t(std::max(processes, 0)), rows));
@@ -172,8 +175,8 @@ void build_cudnn_engines_ahead(const std::vector<SweepItem>& items, const SweepA
     progress.message("building cuDNN's engine configurations for " + std::to_string(rows) + " rows in " +
                      std::to_string(processes) + " processes before timing");
     TempDir tmp;
-    std::vector<ProcResult> results(static_cast<std::size_t>(processes));
-    std::vector<std::thread> threads;
+    // One future per process: a run_process that throws (no fork) fails its process, not the sweep.
+    std::vector<std::future<ProcResult>> running;
     const auto self = self_path("to build cuDNN's engines ahead");
     for (int k = 1; k <= processes; ++k) {
         std::vector<std::string> argv = {self.string(), "sweep", "--variants", join_commas(names), "--layers", join_commas(layers),
@@ -185,12 +188,17 @@ void build_cudnn_engines_ahead(const std::vector<SweepItem>& items, const SweepA
         const auto more = child_options(a.check, a.timing, {}, 0);
         argv.insert(argv.end(), more.begin(), more.end());
         const auto out = tmp.path() / ("build" + std::to_string(k) + ".txt");
-        threads.emplace_back([&results, k, argv, out] { results[std::size_t(k - 1)] = run_process(argv, out, 1800); });
+        running.push_back(std::async(std::launch::async, [argv, out] { return run_process(argv, out, 1800); }));
     }
-    for (auto& t : threads) t.join();
     int failed = 0;
-    for (const auto& r : results)
-        if (r.timed_out || (r.status != 0 && r.status != kExitFail)) ++failed;
+    for (auto& f : running) {
+        try {
+            const ProcResult r = f.get();
+            if (r.timed_out || (r.status != 0 && r.status != kExitFail)) ++failed;
+        } catch (const std::exception&) {
+            ++failed;
+        }
+    }
     if (failed)
         progress.message(std::to_string(failed) + " of the " + std::to_string(processes) +
                          " engine-building processes failed: the rows compile what they miss in their own set-up");
@@ -201,17 +209,15 @@ void build_cudnn_engines_ahead(const std::vector<SweepItem>& items, const SweepA
 // (the same layers, batches, layouts, memory modes, data, check and options; round-robin seed
 // order_seed + k; --reuse-engines: each row times the configuration (else the engine) this
 // process chose, as saved in the engine-choices file, not every engine again), and each PASS
-// row records the median, min and max over the processes in which it PASSed (cudnn_processes, cudnn_process_ms, ..._min_ms, ..._max_ms). A child that
-// fails costs its processes, not the sweep: the rows say how many processes they rest on.
+// row records the median, min and max over the processes in which it PASSed (cudnn_processes,
+// cudnn_process_ms, ..._min_ms, ..._max_ms). A child that fails costs its processes, not the
+// sweep: the rows say how many processes they rest on.
 void cudnn_process_medians(std::vector<Row>& rows, const SweepArgs& a, const std::filesystem::path& choices,
                            Progress& progress) {
     std::vector<std::string> names;
     for (const auto& r : rows)
-        if (r.family == "cudnn" && std::find(names.begin(), names.end(), r.variant) == names.end())
-            names.push_back(r.variant);
+        if (r.family == "cudnn") add_unique(names, r.variant);
     if (names.empty() || a.cudnn_processes < 2) return;
-    std::vector<std::string> batches;
-    for (auto n : a.batches) batches.push_back(std::to_string(n));
     std::map<std::string, std::vector<double>> times;  // row key -> its medians, one per process
     auto key = [](const std::string& layer, std::int64_t N, const std::string& variant, const std::string& layout,
                   const std::string& memory, const std::string& axes) {
@@ -224,7 +230,7 @@ void cudnn_process_medians(std::vector<Row>& rows, const SweepArgs& a, const std
         TempDir tmp;
         const auto csv = tmp.path() / "cudnn.csv";
         std::vector<std::string> argv = {self_path("to time the cuDNN rows in another process").string(),
-                                         "sweep", "--variants", join_commas(names), "--batch", join_commas(batches),
+                                         "sweep", "--variants", join_commas(names), "--batch", plan_detail::join_batches(a.batches),
                                          "--memory", join_commas(a.memory), "--layout", join_commas(a.layouts), "--csv",
                                          csv.string(), "--golden", a.golden, "--quiet", "--no-retime", "--reuse-engines",
                                          "--order-seed", std::to_string(a.timing.order_seed + std::uint64_t(k))};
