@@ -50,8 +50,10 @@ void retime_strays(std::vector<Row>& rows, const TableOpt& table, const std::str
             if (v[i] == "--repeats") v[i + 1] = std::to_string(t.repeats);
         TempDir tmp;
         const auto csv = tmp.path() / "retime.csv";
-        // the engine configuration this process chose, alone (no second search)
-        v.insert(v.end(), {"--csv", csv.string(), "--order-seed", std::to_string(t.order_seed), "--reuse-engines"});
+        // the engine configuration this process chose, alone (no second search); only its kernel
+        // median is read back, so no repeat times the host copies
+        v.insert(v.end(), {"--csv", csv.string(), "--order-seed", std::to_string(t.order_seed), "--reuse-engines",
+                           "--host-repeats", "0"});
         std::vector<std::string> argv = {self_path("to re-time a cuDNN row").string()};
         argv.insert(argv.end(), v.begin(), v.end());
         progress.message("re-timing " + target.label + " in a fresh process (its median " +
@@ -69,11 +71,12 @@ void retime_strays(std::vector<Row>& rows, const TableOpt& table, const std::str
     }
 }
 
-// The options a child `convstudy sweep` needs to repeat this one's rows: child_options and the
-// sweep's own timing switches (the round-robin seed is the caller's).
+// The options a child `convstudy sweep` needs to repeat this one's kernel timings: child_options
+// and the sweep's own timing switches (the round-robin seed is the caller's). Only the child's
+// kernel medians are read back, so none of its repeats times the host copies.
 std::vector<std::string> repeat_options(const CheckOpts& c, const TimingOpts& t, const std::filesystem::path& choices) {
     std::vector<std::string> v = child_options(c, t, choices, t.repeats);
-    if (t.host_repeats >= 0) v.insert(v.end(), {"--host-repeats", std::to_string(t.host_repeats)});
+    v.insert(v.end(), {"--host-repeats", "0"});
     if (t.no_recheck) v.push_back("--no-recheck");
     if (t.no_cudnn_rtc) v.push_back("--no-cudnn-rtc");
     return v;

@@ -1,5 +1,6 @@
-// RAII owners for device, pinned-host and managed memory, CUDA events and streams.
-// Allocation failures become cs::gpu::CudaError naming the call; destructors never throw.
+// RAII owners for device, pinned-host, managed and pageable host memory, CUDA events and
+// streams. Allocation failures become cs::gpu::CudaError naming the call (std::bad_alloc for
+// pageable memory); destructors never throw.
 #pragma once
 
 #include "cuda_check.hpp"
@@ -7,11 +8,23 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <cstdlib>
+#include <new>
 #include <utility>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 namespace cs::gpu {
 
-enum class MemKind { device, pinned, managed };
+// pageable: host memory the CUDA driver does not know, left uninitialised, in 2 MiB-aligned
+// blocks that the kernel is asked to back with transparent huge pages (madvise; a no-op where
+// it offers none). A row's first touch of a hundred-megabyte buffer then takes a few hundred
+// page faults instead of tens of thousands; every row still owns its buffers.
+enum class MemKind { device, pinned, managed, pageable };
+
+inline constexpr std::size_t kHugePage = std::size_t(2) << 20;
 
 class Buffer {
 public:
@@ -22,6 +35,15 @@ public:
             case MemKind::device: CS_CUDA_CHECK(cudaMalloc(&ptr_, bytes)); break;
             case MemKind::pinned: CS_CUDA_CHECK(cudaMallocHost(&ptr_, bytes)); break;
             case MemKind::managed: CS_CUDA_CHECK(cudaMallocManaged(&ptr_, bytes, cudaMemAttachGlobal)); break;
+            case MemKind::pageable: {
+                const std::size_t rounded = (bytes + kHugePage - 1) / kHugePage * kHugePage;
+                ptr_ = std::aligned_alloc(kHugePage, rounded);
+                if (!ptr_) throw std::bad_alloc();
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+                (void)madvise(ptr_, rounded, MADV_HUGEPAGE);  // advice only: small pages if refused
+#endif
+                break;
+            }
         }
     }
     ~Buffer() { release(); }
@@ -49,6 +71,8 @@ private:
         if (!ptr_) return;
         if (kind_ == MemKind::pinned)
             (void)cudaFreeHost(ptr_);
+        else if (kind_ == MemKind::pageable)
+            std::free(ptr_);
         else
             (void)cudaFree(ptr_);
         ptr_ = nullptr;

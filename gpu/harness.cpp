@@ -174,7 +174,7 @@ private:
     void make_verifier();
     void verify_run(int it, const char* what);
     std::string run_label(int it) const;
-    std::vector<float> output_nchw() const;
+    Buffer output_nchw() const;
 
     const void* k_in() const { return converts() ? k_in_.get() : x_in_.get(); }
     const void* k_w() const { return converts() ? k_w_.get() : x_w_.get(); }
@@ -211,11 +211,11 @@ private:
 
     std::size_t eb_ = 4;                       // bytes per element of the variant's tensors
     std::int64_t in_elems_ = 0, w_elems_ = 0, out_elems_ = 0;
-    std::vector<float> in_perm_, w_perm_;      // host inputs in the problem's layout (nhwc)
+    Buffer in_perm_, w_perm_;                  // host inputs in the problem's layout (nhwc), pageable
     const float* h_in_ = nullptr;              // host source, float, problem's layout
     const float* h_w_ = nullptr;
     Buffer pin_in_, pin_w_, pin_out_;          // pinned / streams host buffers
-    std::vector<float> page_out_;              // pageable host output
+    Buffer page_out_;                          // pageable host output
     float* h_out_ = nullptr;
     Buffer x_in_, x_w_, x_out_;                // float tensors: device or managed
     Buffer k_in_, k_w_, k_out_;                // the variant's half / bf16 tensors
@@ -252,12 +252,12 @@ void Run::sizes() {
 void Run::stage_host() {
     if (p_.layout == Layout::nhwc) {
         const Layer& l = p_.layer;
-        in_perm_.resize(std::size_t(in_elems_));
-        w_perm_.resize(std::size_t(w_elems_));
-        nchw_to_nhwc(data_.in, in_perm_.data(), p_.N, l.C, l.H, l.W);
-        nchw_to_nhwc(data_.w, w_perm_.data(), l.M, l.C, l.R, l.S);
-        h_in_ = in_perm_.data();
-        h_w_ = w_perm_.data();
+        in_perm_ = Buffer(MemKind::pageable, std::size_t(in_elems_) * 4);
+        w_perm_ = Buffer(MemKind::pageable, std::size_t(w_elems_) * 4);
+        nchw_to_nhwc(data_.in, in_perm_.as<float>(), p_.N, l.C, l.H, l.W);
+        nchw_to_nhwc(data_.w, w_perm_.as<float>(), l.M, l.C, l.R, l.S);
+        h_in_ = in_perm_.as<float>();
+        h_w_ = w_perm_.as<float>();
     } else {
         h_in_ = data_.in;
         h_w_ = data_.w;
@@ -284,8 +284,8 @@ void Run::allocate() {
         h_w_ = pin_w_.as<float>();
         h_out_ = pin_out_.as<float>();
     } else if (mode_ == MemoryMode::pageable) {
-        page_out_.resize(std::size_t(out_elems_));
-        h_out_ = page_out_.data();
+        page_out_ = Buffer(MemKind::pageable, std::size_t(out_elems_) * 4);  // every read follows a write
+        h_out_ = page_out_.as<float>();
     }
 }
 
@@ -443,13 +443,14 @@ void Run::checked_run() {
         }
         CS_CUDA_CHECK(cudaStreamSynchronize(s));
     }
-    std::vector<float> outf = output_nchw();
+    const Buffer out_nchw = output_nchw();
+    const float* outf = out_nchw.as<float>();
 
     if (data_.golden) {
-        r_.err = compare(outf.data(), data_.golden, out_elems_, data_.bound, v_.precision, min_terms(p_.layer));
+        r_.err = compare(outf, data_.golden, out_elems_, data_.bound, v_.precision, min_terms(p_.layer));
         r_.check = "golden";
     } else if (data_.sample_count > 0) {
-        r_.err = compare_sampled(outf.data(), data_.sample_index, data_.sample_value, data_.sample_bound,
+        r_.err = compare_sampled(outf, data_.sample_index, data_.sample_value, data_.sample_bound,
                                  data_.sample_count, data_.sample_max_abs, v_.precision, min_terms(p_.layer));
         r_.check = "sampled(" + std::to_string(data_.sample_count) + ")";
         // The sample checks values; the NaN poison is checked on every element, so an
@@ -457,10 +458,10 @@ void Run::checked_run() {
         std::int64_t nonfinite = 0, first_bad = -1;
 #pragma omp parallel for reduction(+ : nonfinite)
         for (std::int64_t i = 0; i < out_elems_; ++i)
-            if (!std::isfinite(outf[std::size_t(i)])) ++nonfinite;
+            if (!std::isfinite(outf[i])) ++nonfinite;
         if (nonfinite) {
             for (std::int64_t i = 0; i < out_elems_ && first_bad < 0; ++i)
-                if (!std::isfinite(outf[std::size_t(i)])) first_bad = i;
+                if (!std::isfinite(outf[i])) first_bad = i;
             r_.err.nonfinite = nonfinite;
             r_.err.worst_index = first_bad;
             r_.err.max_abs_err = r_.err.max_rel_err = r_.err.rel_l2_err = INFINITY;
@@ -468,17 +469,17 @@ void Run::checked_run() {
     } else {
         r_.check = "none";
     }
-    if (opt_.keep_output) r_.output = std::move(outf);
+    if (opt_.keep_output) r_.output.assign(outf, outf + out_elems_);
 }
 
 // The checked run's host output in the golden files' layout (NCHW), as float.
-std::vector<float> Run::output_nchw() const {
-    std::vector<float> outf(static_cast<std::size_t>(out_elems_));
+Buffer Run::output_nchw() const {
+    Buffer outf(MemKind::pageable, std::size_t(out_elems_) * 4);
     if (p_.layout == Layout::nhwc) {
         const Layer& l = p_.layer;
-        nhwc_to_nchw(h_out_, outf.data(), p_.N, l.M, l.E(), l.F());
+        nhwc_to_nchw(h_out_, outf.as<float>(), p_.N, l.M, l.E(), l.F());
     } else {
-        std::memcpy(outf.data(), h_out_, outf.size() * 4);
+        std::memcpy(outf.get(), h_out_, outf.bytes());
     }
     return outf;
 }
