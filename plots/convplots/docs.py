@@ -67,10 +67,8 @@ def table(head, body):
 
 
 def find(d, layer, n, variant, layout):
-    for r in d.rows:
-        if r["layer"] == layer and r["N"] == n and r["_variant"] == variant and r["layout"] == layout and ok(r):
-            return r
-    return None
+    return next((r for r in d.rows if r["layer"] == layer and r["N"] == n and r["_variant"] == variant
+                 and r["layout"] == layout and ok(r)), None)
 
 
 def as_list(s):
@@ -83,11 +81,9 @@ def sweep(csv=None):
     d = data(csv)
     rows, one = d.rows, d.rows[0]
     st = {s: sum(r["status"] == s for r in rows) for s in ("PASS", "UNCHECKED", "SKIP", "FAIL", "ERROR")}
-    reps = "/".join(sorted({r["repeats"] for r in rows if r.get("repeats")}))
-    warm = "/".join(sorted({r["warmup"] for r in rows if r.get("warmup")}))
+    reps, warm = ("/".join(sorted({r[k] for r in rows if r.get(k)})) for k in ("repeats", "warmup"))
     dnn = sorted({r["cudnn_version"] for r in rows if r.get("cudnn_version")})
-    fl = {r.get("l2_flush", "") for r in rows}
-    flush = "L2 flushed before each" if fl == {"1"} else "L2 flushed on rows with l2_flush=1"
+    flush = "L2 flushed " + ("before each" if {r.get("l2_flush", "") for r in rows} == {"1"} else "on rows with l2_flush=1")
     return (f"`{rows[0]['_src']}`: {d.device}, CUDA {one['cuda_runtime']}" + (f", cuDNN {', '.join(dnn)}" if dnn else "")
             + f", {date_range(rows)}, revision {revs(d)}: {len({r['_variant'] for r in rows})} variants in every "
             f"layout each declares, {len(d.layers)} layers, N = {', '.join(map(str, d.Ns))}; {reps} timed repeats "
@@ -116,8 +112,7 @@ def headline(csv=None):
             pr = sorted({p["git_rev"] for p in py if p["git_rev"]}) or ["no revision recorded"]
             out.append(f"PyTorch: `{path}` (torch {', '.join(tv)}, eager cuDNN, revision {', '.join(pr)}).")
         else:
-            out.append("PyTorch: not measured at this revision (no PyTorch anchor CSV in "
-                       f"`{RESULTS}/`).")
+            out.append(f"PyTorch: not measured at this revision (no PyTorch anchor CSV in `{RESULTS}/`).")
         out.append("")
     out.append(f"Source: `{d.rows[0]['_src']}`, {d.device}, revision {revs(d)}.")
     return "\n".join(out) + "\n"
@@ -136,8 +131,7 @@ def since(csv=None):
     rev = revs(data(csv))
     if "," in rev:
         raise DocError(f"the sweep holds several revisions ({rev})")
-    hs = git("log", "--format=%h", f"{rev}..HEAD", "--", *CODE_PATHS)
-    paths = "`gpu/` or the host code"  # CODE_PATHS
+    hs, paths = git("log", "--format=%h", f"{rev}..HEAD", "--", *CODE_PATHS), "`gpu/` or the host code"
     if not hs:
         return f"Measured at revision {rev}; no commit since has changed {paths}.\n"
     return (f"Measured at revision {rev}; {len(hs)} commit{'s' * (len(hs) != 1)} since changed {paths} "
@@ -343,16 +337,22 @@ def recheck(csv=None):
             f"{revs(d)}.\n")
 
 
-def steps(log="reference_runner.log"):
-    """The duration of each step of a committed runner log (scripts/device.sh's log.txt)."""
-    path = f"{RESULTS}/{log}"
-    device = log_line(path, r"device:")[0].split("device: ")[-1].split(",")[0]
-    with open_text(os.path.join(ROOT, path)) as f:
-        done = re.findall(r"step \d+ \((\S+)\) done in (\d+)s", f.read())
-    if not done:
-        raise DocError(f"{path}: no finished step")
-    return (f"{', '.join(f'{k} {t} s' for k, t in done)}: {sum(int(t) for _, t in done)} s in all, the build not "
-            f"included (a carried build); `{path}`, {device}.\n")
+def steps(log="main_job.log.gz", csv=None):
+    """The main job's parts from its committed log (scripts/main.sh's output, each line led by
+    the seconds since it started); the machine and revision from the sweep's CSV."""
+    with open_text(os.path.join(ROOT, RESULTS, log)) as f:
+        lines = [ln.split(" ", 1) for ln in f.read().splitlines() if ln[:1].isdigit()]
+    hit = [[(int(t), r) for t, r in lines if re.search(p, r)][-1:] for p in
+           ("^deps:", "Linking CXX executable convstudy$", r"^sweep time (\d+m)?\d+s:", "^main: results")]
+    if not all(hit):
+        raise DocError(f"{RESULTS}/{log}: no line of packages, build, sweep time or results for one of them")
+    (deps, _), (built, _), (swept, line), (done, _) = (h[0] for h in hit)
+    m, d = re.match(r"sweep time (?:(\d+)m)?(\d+)s:", line), data(csv)
+    sweep = 60 * int(m.group(1) or 0) + int(m.group(2))
+    parts = {"packages": deps, "configure and build": built - deps, "golden files": swept - sweep - built, "sweep": sweep,
+             "figures": done - swept}
+    return (f"{', '.join(f'{k} {t} s' for k, t in parts.items())}: {done} s in all, build and cuDNN's engine "
+            f"compilation included; a fresh {d.device} machine, revision {revs(d)}; `{RESULTS}/{log}`.\n")
 
 
 GENERATORS = {"sweep": sweep, "headline": headline, "since": since, "ladder": ladder, "profile": profile,
