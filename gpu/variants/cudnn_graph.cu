@@ -68,10 +68,11 @@
 // reaches FFT and Winograd engines that are fp32-accurate here and not among PyTorch's
 // candidates.
 //
-// Files (one translation unit: this file includes the three .cuh inside its anonymous
+// Files (one translation unit: this file includes the four .cuh inside its anonymous
 // namespace): cudnn_common.cuh (the screen's reduction, shared with the legacy rows),
 // cudnn_graph_descriptors.cuh (descriptor owners, the operation graph, the execution plan),
-// cudnn_graph_engine.cuh (the reference check, engine configurations, select_engine), and here
+// cudnn_graph_engine.cuh (the reference check, engine configurations), cudnn_graph_select.cuh
+// (select_engine: candidates, trial runs, timing, choice), and here
 // the Plan and its entry points (declared in cudnn_rungs.hpp). Host code elsewhere: errors and
 // the handle in cudnn_common.hpp/.cpp (shared with the legacy rows), supports() and the family
 // spec (cudnn_family) in cudnn_family.cpp.
@@ -117,6 +118,7 @@ using cudnn::throw_cudnn;
 #include "cudnn_common.cuh"
 #include "cudnn_graph_descriptors.cuh"
 #include "cudnn_graph_engine.cuh"
+#include "cudnn_graph_select.cuh"
 
 // ---- the plan -------------------------------------------------------------------------
 
