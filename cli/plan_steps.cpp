@@ -93,6 +93,94 @@ bool sweeps_in_one_process(const Plan& plan) {
     return at.size() >= 2 && at.back() - at.front() + 1 == at.size();
 }
 
+namespace {
+
+using Commands = std::vector<std::vector<std::string>>;
+
+Commands build_commands(const BuildStep& bs, const std::string& B) {
+    std::vector<std::string> conf{"cmake", "--preset", bs.preset, "-B", B};
+    conf.insert(conf.end(), bs.cmake_args.begin(), bs.cmake_args.end());
+    std::vector<std::string> build{"cmake", "--build", B, "--parallel"};
+    if (!bs.targets.empty()) {
+        build.push_back("--target");
+        build.insert(build.end(), bs.targets.begin(), bs.targets.end());
+    }
+    return {conf, build};
+}
+
+Commands gpu_tests_commands(const GpuTestsStep& gt, int timeout_s, const fs::path& build_dir) {
+    if (!gt.filter.empty()) {
+        std::vector<std::string> cmd{"env", "CONVSTUDY_REQUIRE_GPU=1", (build_dir / "tests" / "convstudy_gpu_tests").string()};
+        cmd.insert(cmd.end(), gt.filter.begin(), gt.filter.end());
+        return {cmd};
+    }
+    std::vector<std::string> cmd{"env", "CONVSTUDY_REQUIRE_GPU=1", "ctest", "--test-dir", build_dir.string(), "-L", gt.label,
+                                 "-V"};
+    if (!gt.regex.empty()) cmd.insert(cmd.end(), {"-R", gt.regex});
+    if (timeout_s) cmd.insert(cmd.end(), {"--timeout", std::to_string(timeout_s)});
+    return {cmd};
+}
+
+Commands golden_commands(const GoldenStep& gd, const std::string& exe) {
+    std::vector<std::string> cmd{exe, "generate", "--batch", join_batches(gd.batches)};
+    if (!gd.table.path.empty()) cmd.insert(cmd.end(), {"--table", gd.table.path});
+    if (!gd.layers.empty()) cmd.insert(cmd.end(), {"--only", join(gd.layers)});
+    cmd.insert(cmd.end(), {"--out", "golden"});
+    if (gd.scales != DataScales{})
+        cmd.insert(cmd.end(), {"--input-scale", data_scale_string(gd.scales.input), "--weight-scale",
+                               data_scale_string(gd.scales.weights)});
+    if (!gd.cpu_timing) cmd.push_back("--no-cpu-timing");
+    if (!gd.onednn) cmd.push_back("--no-onednn");
+    cmd.push_back("--quiet");
+    return {cmd};
+}
+
+template <typename Out>
+Commands profile_commands(const ProfileStep& pr, const std::string& exe, const Out& out) {
+    if (pr.mode == ProfileMode::convstudy) {
+        std::vector<std::string> cmd{exe, "profile"};
+        const auto row = run_row_args(pr);
+        cmd.insert(cmd.end(), row.begin(), row.end());
+        cmd.insert(cmd.end(), {"--metrics", pr.metrics, "--csv", out(pr.output)});
+        if (!pr.kernels_csv.empty()) cmd.insert(cmd.end(), {"--kernels-csv", out(pr.kernels_csv)});
+        return {cmd};
+    }
+    std::vector<std::string> cmd{"ncu"};
+    cmd.insert(cmd.end(), pr.ncu_args.begin(), pr.ncu_args.end());
+    cmd.insert(cmd.end(), {"--log-file", out(pr.output), exe, "run"});
+    const auto row = run_row_args(pr);
+    cmd.insert(cmd.end(), row.begin(), row.end());
+    cmd.push_back("--profile-target");
+    return {cmd};
+}
+
+// scripts/sanitize.sh with the step's settings in its environment; `scratch`: its work folder.
+Commands sanitize_commands(const SanitizeStep& sa, const std::string& B, const std::string& summary,
+                           const std::string& scratch) {
+    std::string tools;
+    for (auto t : sa.tools) tools += (tools.empty() ? "" : " ") + std::string(to_string(t));
+    std::string targets;
+    for (auto t : sa.targets) targets += (targets.empty() ? "" : " ") + std::string(t == SanitizeTarget::odd ? "odd" : "alexnet");
+    std::string memory;
+    for (auto m : sa.memory) memory += (memory.empty() ? "" : ",") + std::string(gpu::to_string(m));
+    std::string axes;
+    for (const auto& [a, vals] : sa.axes) axes += (axes.empty() ? "" : " ") + ("--axis " + a + "=" + join(vals));
+    std::vector<std::string> cmd{"env", "SANITIZE_TOOLS=" + tools, "SANITIZE_TARGETS=" + targets,
+                                 "SANITIZE_SPLIT=" + std::string(sa.split == SanitizeSplit::variant ? "variant" : "family"),
+                                 "SANITIZE_MEMORY=" + memory, "SANITIZE_SECONDS=" + std::to_string(sa.job_seconds)};
+    if (!sa.variants.empty()) cmd.push_back("SANITIZE_VARIANTS=" + join(sa.variants));
+    if (!axes.empty()) cmd.push_back("SANITIZE_AXES=" + axes);
+    if (sa.deadline_s) cmd.push_back("SANITIZE_DEADLINE=" + std::to_string(sa.deadline_s));
+    if (sa.jobs) cmd.push_back("SANITIZE_JOBS=" + std::to_string(sa.jobs));
+    std::ostringstream gib;
+    gib << sa.workspace_gib;
+    cmd.push_back("SANITIZE_WORKSPACE_GIB=" + gib.str());
+    cmd.insert(cmd.end(), {"scripts/sanitize.sh", B, summary, scratch});
+    return {cmd};
+}
+
+}  // namespace
+
 std::vector<StepCommands> step_commands(const Plan& plan, const fs::path& out_dir, const fs::path& build_dir) {
     const std::string exe = (build_dir / "convstudy").string();
     const bool one_process = sweeps_in_one_process(plan);
@@ -108,38 +196,11 @@ std::vector<StepCommands> step_commands(const Plan& plan, const fs::path& out_di
         c.log = st.log;
         c.timeout_s = st.timeout_s;
         if (const auto* bs = std::get_if<BuildStep>(&st.body)) {
-            std::vector<std::string> conf{"cmake", "--preset", bs->preset, "-B", B};
-            conf.insert(conf.end(), bs->cmake_args.begin(), bs->cmake_args.end());
-            std::vector<std::string> build{"cmake", "--build", B, "--parallel"};
-            if (!bs->targets.empty()) {
-                build.push_back("--target");
-                build.insert(build.end(), bs->targets.begin(), bs->targets.end());
-            }
-            c.commands = {conf, build};
+            c.commands = build_commands(*bs, B);
         } else if (const auto* gt = std::get_if<GpuTestsStep>(&st.body)) {
-            if (!gt->filter.empty()) {
-                std::vector<std::string> cmd{"env", "CONVSTUDY_REQUIRE_GPU=1", (build_dir / "tests" / "convstudy_gpu_tests").string()};
-                cmd.insert(cmd.end(), gt->filter.begin(), gt->filter.end());
-                c.commands = {cmd};
-            } else {
-                std::vector<std::string> cmd{"env", "CONVSTUDY_REQUIRE_GPU=1", "ctest", "--test-dir", B, "-L", gt->label,
-                                             "-V"};
-                if (!gt->regex.empty()) cmd.insert(cmd.end(), {"-R", gt->regex});
-                if (st.timeout_s) cmd.insert(cmd.end(), {"--timeout", std::to_string(st.timeout_s)});
-                c.commands = {cmd};
-            }
+            c.commands = gpu_tests_commands(*gt, st.timeout_s, build_dir);
         } else if (const auto* gd = std::get_if<GoldenStep>(&st.body)) {
-            std::vector<std::string> cmd{exe, "generate", "--batch", join_batches(gd->batches)};
-            if (!gd->table.path.empty()) cmd.insert(cmd.end(), {"--table", gd->table.path});
-            if (!gd->layers.empty()) cmd.insert(cmd.end(), {"--only", join(gd->layers)});
-            cmd.insert(cmd.end(), {"--out", "golden"});
-            if (gd->scales != DataScales{})
-                cmd.insert(cmd.end(), {"--input-scale", data_scale_string(gd->scales.input), "--weight-scale",
-                                       data_scale_string(gd->scales.weights)});
-            if (!gd->cpu_timing) cmd.push_back("--no-cpu-timing");
-            if (!gd->onednn) cmd.push_back("--no-onednn");
-            cmd.push_back("--quiet");
-            c.commands = {cmd};
+            c.commands = golden_commands(*gd, exe);
         } else if (const auto* sw0 = std::get_if<SweepStep>(&st.body)) {
             if (one_process) {
                 // every sweep step in the first one's `sweep --plan` process; the others have no command
@@ -159,44 +220,11 @@ std::vector<StepCommands> step_commands(const Plan& plan, const fs::path& out_di
                 c.commands = {args};
             }
         } else if (const auto* pr = std::get_if<ProfileStep>(&st.body)) {
-            if (pr->mode == ProfileMode::convstudy) {
-                std::vector<std::string> cmd{exe, "profile"};
-                const auto row = run_row_args(*pr);
-                cmd.insert(cmd.end(), row.begin(), row.end());
-                cmd.insert(cmd.end(), {"--metrics", pr->metrics, "--csv", out(pr->output)});
-                if (!pr->kernels_csv.empty()) cmd.insert(cmd.end(), {"--kernels-csv", out(pr->kernels_csv)});
-                c.commands = {cmd};
-            } else {
-                std::vector<std::string> cmd{"ncu"};
-                cmd.insert(cmd.end(), pr->ncu_args.begin(), pr->ncu_args.end());
-                cmd.insert(cmd.end(), {"--log-file", out(pr->output), exe, "run"});
-                const auto row = run_row_args(*pr);
-                cmd.insert(cmd.end(), row.begin(), row.end());
-                cmd.push_back("--profile-target");
-                c.commands = {cmd};
-            }
+            c.commands = profile_commands(*pr, exe, out);
         } else if (const auto* sa = std::get_if<SanitizeStep>(&st.body)) {
-            std::string tools;
-            for (auto t : sa->tools) tools += (tools.empty() ? "" : " ") + std::string(to_string(t));
-            std::string targets;
-            for (auto t : sa->targets) targets += (targets.empty() ? "" : " ") + std::string(t == SanitizeTarget::odd ? "odd" : "alexnet");
-            std::string memory;
-            for (auto m : sa->memory) memory += (memory.empty() ? "" : ",") + std::string(gpu::to_string(m));
-            std::string axes;
-            for (const auto& [a, vals] : sa->axes) axes += (axes.empty() ? "" : " ") + ("--axis " + a + "=" + join(vals));
-            std::vector<std::string> cmd{"env", "SANITIZE_TOOLS=" + tools, "SANITIZE_TARGETS=" + targets,
-                                         "SANITIZE_SPLIT=" + std::string(sa->split == SanitizeSplit::variant ? "variant" : "family"),
-                                         "SANITIZE_MEMORY=" + memory, "SANITIZE_SECONDS=" + std::to_string(sa->job_seconds)};
-            if (!sa->variants.empty()) cmd.push_back("SANITIZE_VARIANTS=" + join(sa->variants));
-            if (!axes.empty()) cmd.push_back("SANITIZE_AXES=" + axes);
-            if (sa->deadline_s) cmd.push_back("SANITIZE_DEADLINE=" + std::to_string(sa->deadline_s));
-            if (sa->jobs) cmd.push_back("SANITIZE_JOBS=" + std::to_string(sa->jobs));
-            std::ostringstream gib;
-            gib << sa->workspace_gib;
-            cmd.push_back("SANITIZE_WORKSPACE_GIB=" + gib.str());
-            cmd.insert(cmd.end(), {"scripts/sanitize.sh", B, out(sa->summary),
-                                   (fs::temp_directory_path() / ("convstudy-sanitize-" + plan.name + "-" + std::to_string(i))).string()});
-            c.commands = {cmd};
+            c.commands = sanitize_commands(
+                *sa, B, out(sa->summary),
+                (fs::temp_directory_path() / ("convstudy-sanitize-" + plan.name + "-" + std::to_string(i))).string());
         } else if (const auto* py = std::get_if<PythonStep>(&st.body)) {
             std::vector<std::string> cmd{"env", "PYTHONUNBUFFERED=1", "python3", "scripts/" + py->script};
             for (const auto& a : py->args) cmd.push_back(substitute_out(a, out_dir.string()));
