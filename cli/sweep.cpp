@@ -379,30 +379,126 @@ void profile_rows(const SweepArgs& a, const std::string& ncu, const std::filesys
     }
 }
 
-int cmd_sweep(const SweepArgs& a) {
+// --shard, which the extra cuDNN processes cannot split.
+Shard sweep_shard(const SweepArgs& a) {
     const Shard shard = parse_shard(a.shard);
     if (shard.count > 1 && a.cudnn_processes > 1)
         throw Error("--cudnn-processes " + std::to_string(a.cudnn_processes) + " with --shard " + a.shard +
                     ": a shard's cuDNN rows cannot be repeated alone; time them over several processes in an "
                     "unsharded sweep");
-    check_batches(a.batches);
-    const LayerTable table = a.table.load();
+    return shard;
+}
+
+// The table's layers a sweep runs: --layers, else every one.
+std::vector<const Layer*> sweep_layers(const SweepArgs& a, const LayerTable& table) {
     std::vector<const Layer*> layers;
     if (a.layers.empty())
         for (const auto& l : table.layers) layers.push_back(&l);
     else
         for (const auto& n : a.layers) layers.push_back(&find_layer(table, n));
+    return layers;
+}
 
+// --profile: the metric set checked, the kernels CSV writable; the ncu to run.
+std::string profile_setup(const SweepArgs& a) {
+    metric_set(a.prof.metrics);
+    if (!a.prof.kernels_csv.empty()) check_writable(a.prof.kernels_csv, "--kernels-csv");
+    return find_ncu(a.prof.ncu);
+}
+
+// The cuDNN rows' second looks after the main pass: the strayed ones re-timed (unless
+// --no-retime), then every one in the extra processes of --cudnn-processes.
+void time_cudnn_again(std::vector<Row>& rows, const SweepArgs& a, const std::filesystem::path& choices, TimeSplit& split,
+                      Progress& progress) {
+    if (!a.timing.no_retime) {
+        const auto s = split.scope("cuDNN re-times");
+        retime_strays(rows, a.table, a.golden, a.check, a.timing, choices, progress);
+    }
+    const auto s = split.scope("extra cuDNN processes");
+    cudnn_process_medians(rows, a, choices, progress);
+}
+
+// The sweep's device line: the card and the ceilings measured now.
+void print_device_line(const RunMeta& meta) {
+    std::fprintf(stderr,
+                 "device: %s (cc %s, %d SMs); ceilings measured now, TFLOP/s: fp32 %.1f, tf32 %.0f, fp16 %.0f, "
+                 "bf16 %.0f; device copy %.0f GB/s\n",
+                 meta.device.c_str(), meta.cc.c_str(), meta.sms, meta.peak_fp32, meta.peak_tf32, meta.peak_fp16,
+                 meta.peak_bf16, meta.copy_gbs);
+}
+
+// The timing groups of one (layer, N), each run round-robin (gpu::run_group), their results into
+// the rows (`first_row` is the row of item `gi`), the sweep's progress, split and counters
+// updated as they come.
+struct GroupRunner {
+    bool quiet;
+    gpu::DeviceContext& ctx;
+    const gpu::RunOptions& opt;
+    TimeSplit& split;
+    Progress& progress;
+    std::vector<Row>& rows;
+    double& done;
+    bool& any_fail;
+    std::size_t& group_index;
+
+    // True when a result lost the CUDA context (its reason in `fatal_reason`); the groups after
+    // it do not run.
+    bool run(const std::vector<SweepItem>& items, std::size_t gi, const std::vector<std::vector<std::size_t>>& groups,
+             const ProblemData& g, std::size_t first_row, std::string& fatal_reason) {
+        const Layer* l = items[gi].layer;
+        const std::int64_t N = items[gi].N;
+        bool fatal = false;
+        for (const auto& grp : groups) {
+            if (fatal) break;
+            const auto& head = items[grp.front()];
+            progress.update(done, l->name + " N=" + std::to_string(N) + ": " + std::to_string(grp.size()) +
+                                      " rows of " + std::string(gpu::to_string(gpu::anchor_class(head.variant->precision))) +
+                                      " " + std::string(gpu::to_string(head.layout)) + ", round-robin");
+            std::vector<gpu::GroupRow> grows;
+            for (std::size_t i : grp)
+                grows.push_back({items[i].variant, items[i].mode,
+                                 gpu::Problem{g.layer, g.N, items[i].layout, items[i].config}});
+            const auto group_t0 = std::chrono::steady_clock::now();
+            const auto results = gpu::run_group(ctx, grows, g.host(), opt, gpu::order_seed_of(opt, group_index++));
+            add_harness_split(split, grows, results,
+                              std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - group_t0).count());
+            for (std::size_t k = 0; k < grp.size(); ++k) {
+                Row& row = rows[first_row + (grp[k] - gi)];
+                row.result = results[k];
+                progress.message(summary_line(row));
+                if (quiet) std::printf("%s\n", summary_line(row).c_str());
+                done += l->flops(N);
+                const auto st = row.result.status;
+                if (st == gpu::Status::fail || st == gpu::Status::error) any_fail = true;
+                if (row.result.fatal && !fatal) {
+                    fatal = true;
+                    fatal_reason = row.result.reason;
+                }
+            }
+        }
+        return fatal;
+    }
+};
+
+// After a lost CUDA context: the rows of the (layer, N) whose group never ran say so.
+void mark_not_run(std::vector<Row>& rows, std::size_t first_row) {
+    for (std::size_t i = first_row; i < rows.size(); ++i)
+        if (rows[i].result.status == gpu::Status::error && rows[i].result.reason.empty()) {
+            rows[i].result.reason = "not run: the CUDA context was lost";
+            rows[i].result.fatal = true;
+        }
+}
+
+int cmd_sweep(const SweepArgs& a) {
+    const Shard shard = sweep_shard(a);
+    check_batches(a.batches);
+    const LayerTable table = a.table.load();
+    const std::vector<const Layer*> layers = sweep_layers(a, table);
     const std::vector<gpu::MemoryMode> modes = values_or_all(a.memory, gpu::all_memory_modes(), parse_mode_or_throw);
     const std::vector<gpu::Layout> layouts = values_or_all(a.layouts, gpu::all_layouts(), parse_layout_or_throw);
     const SweepPlan plan = sweep_plan_of(a.variants, modes);
     check_writable(a.csv);
-    std::string ncu;
-    if (a.profile) {
-        metric_set(a.prof.metrics);
-        if (!a.prof.kernels_csv.empty()) check_writable(a.prof.kernels_csv, "--kernels-csv");
-        ncu = find_ncu(a.prof.ncu);
-    }
+    const std::string ncu = a.profile ? profile_setup(a) : "";
     const auto choices = engine_choices_path(a.timing.engine_choices, a.golden);
     if (!choices.empty()) check_writable(choices, "--engine-choices");
     load_engine_choices(choices);
@@ -428,12 +524,7 @@ int cmd_sweep(const SweepArgs& a) {
     const bool timed = opt.repeats > 0;
     const RunMeta meta = make_meta(*ctx, opt, timed, a.check.seed, scales);
     device_scope.reset();
-    if (!a.quiet && timed)
-        std::fprintf(stderr,
-                     "device: %s (cc %s, %d SMs); ceilings measured now, TFLOP/s: fp32 %.1f, tf32 %.0f, fp16 %.0f, "
-                     "bf16 %.0f; device copy %.0f GB/s\n",
-                     meta.device.c_str(), meta.cc.c_str(), meta.sms, meta.peak_fp32, meta.peak_tf32, meta.peak_fp16,
-                     meta.peak_bf16, meta.copy_gbs);
+    if (!a.quiet && timed) print_device_line(meta);
     if (shard.count > 1 && !a.quiet)
         std::fprintf(stderr, "shard %d/%d: %zu rows of the sweep\n", shard.index, shard.count, items.size());
     // A variant runs in each requested layout its registry row declares (others are not
@@ -479,43 +570,11 @@ int cmd_sweep(const SweepArgs& a) {
             const auto groups = timing_groups(items, gi, ge);
             for (std::size_t i = gi; i < ge; ++i)
                 rows.push_back(make_row(*items[i].variant, items[i].mode, items[i].layout, g));
-            bool fatal = false;
-            for (const auto& grp : groups) {
-                if (fatal) break;
-                const auto& head = items[grp.front()];
-                progress.update(done, l->name + " N=" + std::to_string(N) + ": " + std::to_string(grp.size()) +
-                                          " rows of " + std::string(gpu::to_string(gpu::anchor_class(head.variant->precision))) +
-                                          " " + std::string(gpu::to_string(head.layout)) + ", round-robin");
-                std::vector<gpu::GroupRow> grows;
-                for (std::size_t i : grp)
-                    grows.push_back({items[i].variant, items[i].mode,
-                                     gpu::Problem{g.layer, g.N, items[i].layout, items[i].config}});
-                const auto group_t0 = std::chrono::steady_clock::now();
-                const auto results = gpu::run_group(*ctx, grows, g.host(), opt, gpu::order_seed_of(opt, group_index++));
-                add_harness_split(split, grows, results,
-                                  std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - group_t0).count());
-                for (std::size_t k = 0; k < grp.size(); ++k) {
-                    Row& row = rows[first_row + (grp[k] - gi)];
-                    row.result = results[k];
-                    progress.message(summary_line(row));
-                    if (a.quiet) std::printf("%s\n", summary_line(row).c_str());
-                    done += l->flops(N);
-                    const auto st = row.result.status;
-                    if (st == gpu::Status::fail || st == gpu::Status::error) any_fail = true;
-                    if (row.result.fatal && !fatal) {
-                        fatal = true;
-                        fatal_reason = row.result.reason;
-                    }
-                }
-            }
+            GroupRunner runner{a.quiet, *ctx, opt, split, progress, rows, done, any_fail, group_index};
+            const bool fatal = runner.run(items, gi, groups, g, first_row, fatal_reason);
             gi = ge;
             if (fatal) {
-                // rows of the (layer, N) whose group never ran
-                for (std::size_t i = first_row; i < rows.size(); ++i)
-                    if (rows[i].result.status == gpu::Status::error && rows[i].result.reason.empty()) {
-                        rows[i].result.reason = "not run: the CUDA context was lost";
-                        rows[i].result.fatal = true;
-                    }
+                mark_not_run(rows, first_row);
                 save_engine_choices(choices);
                 save();
                 progress.finish("stopped");
@@ -538,14 +597,7 @@ int cmd_sweep(const SweepArgs& a) {
             progress.message("time so far " + split_text());
         }
     }
-    if (timed && !a.timing.no_retime) {
-        const auto s = split.scope("cuDNN re-times");
-        retime_strays(rows, a.table, a.golden, a.check, a.timing, choices, progress);
-    }
-    if (timed) {
-        const auto s = split.scope("extra cuDNN processes");
-        cudnn_process_medians(rows, a, choices, progress);
-    }
+    if (timed) time_cudnn_again(rows, a, choices, split, progress);
     save();
     if (timed)  // also with --quiet: the main job's log keeps where its time went
         std::fprintf(stderr, "sweep time %s\n", split_text().c_str());
