@@ -1,7 +1,7 @@
 // Round to TF32 as the tensor-core operands take it: to nearest, ties away from zero
 // (cvt.rna.tf32.f32, what cuBLAS / cuDNN do on Ampere and later); on the host, and on a device
 // before sm_80, the same on the bits (inf and NaN kept) for the CPU emulations. One definition
-// for the Hopper transforms (hopper_core.cuh's OperandOf<float>) and the full-width
+// for the Hopper transforms (hopper_elems.cuh's OperandOf<float>) and the full-width
 // space-to-depth copy (space_to_depth.cu). (fp32fast_common.cuh's to_tf32 keeps its own: it
 // has an emulator build.)
 #pragma once

@@ -1,4 +1,4 @@
-// Host emulation of hopper_core.cuh's transform (PrepRow: load, barrier, store per block) on
+// Host emulation of hopper_transforms.cuh's transform (PrepRow: load, barrier, store per block) on
 // the odd shapes and conv1, both source layouts, against the map written out element by
 // element; the tf32 rounding (OperandOf<float>) the tf32 kernels' store applies; and the
 // 3xTF32 split (Split3<true>: [hi, hi, lo] channel blocks, hi + lo within 2^-22 of x) and the

@@ -1,6 +1,6 @@
 // Space-to-depth of an NHWC image into NHWC (space_to_depth.hpp's map, C' = (dy*b + dx)*C + c)
 // as a copy at full width: the transform of conv1's rewrite for the Hopper family (its
-// operands, hopper_core.cuh) and for the cudnn-*-s2d rows (space_to_depth.cu), one kernel.
+// operands, hopper_transforms.cuh) and for the cudnn-*-s2d rows (space_to_depth.cu), one kernel.
 //
 // A block takes `rows` (up to 4) output rows of one image. The source rows they need are one
 // contiguous run of the NHWC input; it goes to shared memory by bulk copies of its 16-byte-

@@ -30,7 +30,7 @@
 //
 // Bytes, conv1 at N=128: 39.6 MB read + 39.9 MB written in fp16 (79.5 MB; fp32 159 MB): the
 // expected time is that at the bandwidth a device-to-device copy reaches (the ceilings' copy
-// column). The Hopper family's transform (hopper_core.cuh, 2-byte loads, one row per block
+// column). The Hopper family's transform (hopper_transforms.cuh, 2-byte loads, one row per block
 // without vector pieces) was several times slower (git show 3ab0d79:gpu/variants/space_to_depth.cu).
 // Not measured yet (a plan's profile step, mode ncu: tiled_kernel's time). If it falls short,
 // the first lever is bytes in flight (~28 KB per SM is at the edge of what an H200's
@@ -143,7 +143,7 @@ void launch_t(const Geom& g, const E* in, bool src_nchw, E* out, bool dst_nchw, 
 }  // namespace
 
 namespace {
-// The Hopper tf32 operand's rounding (hopper_core.cuh's OperandOf<float>), on the bits.
+// The Hopper tf32 operand's rounding (hopper_elems.cuh's OperandOf<float>), on the bits.
 struct VecTf32 {
     __host__ __device__ __forceinline__ static unsigned int op(unsigned int u) { return rna_tf32_bits(u); }
 };

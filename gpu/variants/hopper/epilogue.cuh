@@ -1,7 +1,7 @@
 // Epilogues of the persistent Hopper kernels (the `epilogue` axis): how a consumer
 // warpgroup's 64 x BN fp32 accumulator tile reaches the output.
 //   EpiDirect    registers -> global memory, straight from the fragment (store_tile in
-//                hopper_core.cuh): NHWC pairs of adjacent filters, NCHW single elements. The
+//                hopper_store.cuh): NHWC pairs of adjacent filters, NCHW single elements. The
 //                warpgroup waits for its stores' issue, and every 4-byte store touches its
 //                own 32-byte sector.
 //   EpiTmaStore  registers -> shared memory (128 B-swizzled 64-row subtiles, two buffers per

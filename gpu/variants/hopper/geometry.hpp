@@ -1,6 +1,6 @@
 // The Hopper family's geometry on the host: the implicit GEMM's view of a problem after any
 // transform (ConvGeom, which the kernels receive as it is), the transforms' parameters
-// (PrepGeom, PrepWGeom; the transform kernels are in hopper_core.cuh), the Setup a plan derives
+// (PrepGeom, PrepWGeom; the transform kernels are in hopper_transforms.cuh), the Setup a plan derives
 // from a problem, what every rung refuses (supports_common) and what TMA's im2col map cannot
 // address (tma_geometry_reason). Plain C++: the rungs' supports() (supports.cpp) and the family
 // spec (family.cpp) use it in every build, the kernels' files through hopper_core.cuh.
@@ -29,7 +29,7 @@ struct ConvGeom {
     int EF;
 };
 
-// ---- the transforms' parameters (the maps: hopper_core.cuh, "transforms") -----------------
+// ---- the transforms' parameters (the maps: hopper_transforms.cuh) -------------------------
 struct PrepGeom {
     int C, H, W;      // source image
     int b, padf;      // block factor, padding folded into the transformed tensor

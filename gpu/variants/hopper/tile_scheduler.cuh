@@ -3,7 +3,7 @@
 // One runtime scheduler covers the three decompositions, as CUTLASS's stream-K scheduler does:
 //   data-parallel  unit = a whole tile; CTA c takes tiles c, c + grid, ...
 //   split-K        unit = (tile, one of `ksplit` equal k parts); fp32 partial tiles, summed in
-//                  part order by splitk_reduce_kernel (hopper_core.cuh): deterministic
+//                  part order by splitk_reduce_kernel (hopper_store.cuh): deterministic
 //   split-K fused  the same units, one per CTA (units <= grid: all resident at once), and no
 //                  second kernel: each part writes its fp32 partial tile and raises its flag,
 //                  waits for the flags of its tile's other parts, then sums its 1/ksplit of the

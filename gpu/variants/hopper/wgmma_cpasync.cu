@@ -20,7 +20,7 @@
 //     finished: every thread passed wgmma.wait_group(1) of iteration kt-1 before the barrier);
 //     wgmma.fence; BK/16 wgmma; commit; wgmma.wait_group(1) (slice kt stays in flight while
 //     the next slice's copies are issued).
-// Any layer: C % 8 != 0 (conv1) goes through hopper_core's transform — channel padding, or
+// Any layer: C % 8 != 0 (conv1) goes through hopper_transforms.cuh's transform — channel padding, or
 // space-to-depth where stride > 1 (conv1: 4x4 blocks -> C'=48, 3x3 stride 1 on 57x57, same
 // 55x55 output); NCHW problems through the NCHW->NHWC / KCRS->KRSC transforms; both inside
 // run() (kernel_ms). The NCHW output is written directly by the epilogue.

@@ -6,7 +6,7 @@
 // 8 for float = tf32 (m64nNk8.f32.tf32.tf32: the fp32 bits are read, the tf32 part used).
 // Either way one instruction consumes 32 bytes of each operand row. Issued by all 128
 // threads of a warpgroup; asynchronous: wgmma_fence() before, wgmma_commit() /
-// wgmma_wait<k>() after (hopper_core.cuh).
+// wgmma_wait<k>() after (hopper_ptx.cuh).
 #pragma once
 
 #include <cuda_bf16.h>

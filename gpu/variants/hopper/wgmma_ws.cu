@@ -5,7 +5,7 @@
 // a reduction kernel, fused or over a cluster summing through distributed shared memory,
 // stream-K, split-tail), epilogue (direct, TMA store) and cluster (1, or 2 with the B tile
 // multicast) —
-// plus the transforms of hopper_core.cuh (NCHW, channel
+// plus the transforms of hopper_transforms.cuh (NCHW, channel
 // padding, space-to-depth for conv1, the fp32 splits).
 //
 // Idea of the persistent kernel: a TMA producer warpgroup (setmaxnreg 40) keeps a ring of

@@ -16,7 +16,7 @@
 // Main kernel: block = 64 tiles x 32 filters, one warpgroup, 2 blocks per SM: wgmma m64n32k16 on
 // the 64 tiles (A = V rows) and the 32 filters (B = U rows), accumulators 3 x 16 fp32 per thread
 // (hi*hi, hi*lo, lo*hi), folded output tile 9 x 16 (236 registers). Stage = one position, 3 chunks of
-// 32 channels (conv2's 96): per chunk 64 + 32 rows of 128 B in the 128 B swizzle (hopper_core.cuh:
+// 32 channels (conv2's 96): per chunk 64 + 32 rows of 128 B in the 128 B swizzle (hopper_ptx.cuh:
 // SwizzleOf<64>), brought by two tiled TMA loads (maps over V and U, encoded once per plan) that
 // complete on the stage's mbarrier; 3 stages; descriptors stepped 32 B per k16 (hi at bytes
 // 0/32, lo at 64/96 of the row). After a stage's 18 wgmma: wait (all of them when the position

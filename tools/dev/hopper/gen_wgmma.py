@@ -23,7 +23,7 @@ out.append("// B (kK x N, shared memory, K-major); kK = 16 for __half / __nv_bfl
 out.append("// 8 for float = tf32 (m64nNk8.f32.tf32.tf32: the fp32 bits are read, the tf32 part used).")
 out.append("// Either way one instruction consumes 32 bytes of each operand row. Issued by all 128")
 out.append("// threads of a warpgroup; asynchronous: wgmma_fence() before, wgmma_commit() /")
-out.append("// wgmma_wait<k>() after (hopper_core.cuh).")
+out.append("// wgmma_wait<k>() after (hopper_ptx.cuh).")
 out.append("#pragma once")
 out.append("")
 out.append("#include <cuda_bf16.h>")
