@@ -8,6 +8,7 @@
 #include "engine_choice.hpp"
 #include "error.hpp"
 #include "harness.hpp"
+#include "join.hpp"
 #include "layer.hpp"
 #include "problem_data.hpp"
 #include "profile.hpp"
@@ -96,9 +97,6 @@ struct CheckOpts {
 
 void add_timing_options(CLI::App* c, TimingOpts& t);
 void add_check_options(CLI::App* c, CheckOpts& o);
-// The items of v joined by sep; join_commas: "a,b,c", one command-line argument.
-std::string join(const std::vector<std::string>& v, const char* sep = ", ");
-std::string join_commas(const std::vector<std::string>& v);
 void check_batches(const std::vector<std::int64_t>& batches);
 const Layer& find_layer(const LayerTable& t, const std::string& name);
 gpu::VariantRef find_variant_or_throw(const std::string& name);

@@ -104,15 +104,6 @@ void add_timing_options(CLI::App* c, TimingOpts& t) {
                   "<golden>/engine_choices.json; none: choose afresh)");
 }
 
-std::string join(const std::vector<std::string>& v, const char* sep) {
-    std::string s;
-    for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
-    return s;
-}
-
-// "a,b,c": a list as one command-line argument.
-std::string join_commas(const std::vector<std::string>& v) { return join(v, ","); }
-
 void check_batches(const std::vector<std::int64_t>& batches) {
     if (batches.empty()) throw Error("--batch: give at least one batch size");
     for (auto n : batches)
@@ -175,7 +166,7 @@ LayerTable TableOpt::load() const {
         std::string hint = did_you_mean(path, names);
         if (hint.empty()) hint = did_you_mean(std::filesystem::path(path).stem().string(), names);
         throw Error("--table " + path + ": no such file, and not the name of a built-in table" + hint +
-                    "; built-in tables: " + join(names));
+                    "; built-in tables: " + join(names, ", "));
     }
     return load_layer_table(path);
 }
@@ -184,7 +175,7 @@ const Layer& find_layer(const LayerTable& t, const std::string& name) {
     const Layer* l = t.find(name);
     if (!l)
         throw Error("unknown layer '" + name + "' in " + t.source + did_you_mean(name, t.names()) +
-                    "; valid layers: " + join(t.names()));
+                    "; valid layers: " + join(t.names(), ", "));
     return *l;
 }
 
@@ -383,7 +374,7 @@ const std::string& golden_help() {
     return h;
 }
 const std::string& table_help() {
-    static const std::string h = "layer table: a built-in table's name (" + join(builtin_layer_table_names()) +
+    static const std::string h = "layer table: a built-in table's name (" + join(builtin_layer_table_names(), ", ") +
                                  ") or a JSON file's path; default: alexnet";
     return h;
 }
@@ -471,7 +462,7 @@ bool refuse_unknown_command(CLI::App& app, int argc, char** argv) {
     for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
     if (std::find(names.begin(), names.end(), argv[1]) != names.end()) return false;
     std::fprintf(stderr, "error: unknown command '%s'%s; the commands are %s (`convstudy --help`)\n", argv[1],
-                 did_you_mean(argv[1], names).c_str(), join(names).c_str());
+                 did_you_mean(argv[1], names).c_str(), join(names, ", ").c_str());
     return true;
 }
 

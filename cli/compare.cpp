@@ -5,6 +5,7 @@
 
 #include "atomic_file.hpp"
 #include "error.hpp"
+#include "join.hpp"
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -88,10 +89,11 @@ std::string key_of(const Record& r) {
            '\x1f' + r.memory + '\x1f' + r.axes + '\x1f' + r.scales;
 }
 
-std::string join(const std::set<std::string>& s) {
-    std::string out;
-    for (const auto& x : s) out += (out.empty() ? "" : ", ") + (x.empty() ? std::string("(empty)") : x);
-    return out;
+// A header field's values as compare shows them ("(empty)" for an empty one).
+std::string shown(const std::set<std::string>& s) {
+    std::vector<std::string> v;
+    for (const auto& x : s) v.push_back(x.empty() ? std::string("(empty)") : x);
+    return join(v, ", ");
 }
 
 bool is_pass(const Record* r) { return r && r->status == "PASS"; }
@@ -316,8 +318,8 @@ Comparison compare(const Results& a, const Results& b, Metric metric) {
         if (!ina && !inb) continue;
         MetaLine l;
         l.column = m;
-        l.a = ina ? join(a.meta.at(m)) : "";
-        l.b = inb ? join(b.meta.at(m)) : "";
+        l.a = ina ? shown(a.meta.at(m)) : "";
+        l.b = inb ? shown(b.meta.at(m)) : "";
         l.differs = l.a != l.b;
         if (!ina) l.note = "not recorded in A";
         else if (!inb) l.note = "not recorded in B";

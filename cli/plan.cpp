@@ -19,12 +19,6 @@ namespace cs::cli {
 
 namespace plan_detail {
 
-std::string join(const std::vector<std::string>& v, const char* sep) {
-    std::string s;
-    for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
-    return s;
-}
-
 std::string join_batches(const std::vector<std::int64_t>& v) {
     std::string s;
     for (auto n : v) s += (s.empty() ? "" : ",") + std::to_string(n);
@@ -58,7 +52,6 @@ std::string kind_list() {
     return s;
 }
 
-using plan_detail::join;
 using plan_detail::join_batches;
 using plan_detail::to_string;
 using plan_detail::Fields;
@@ -508,7 +501,7 @@ MergeStep read_merge(const Fields& f, Outputs& outs) {
         if (!outs.names.count(in))
             f.where().fail("inputs", "'" + in + "' is written by no earlier step (" +
                                          (outs.names.empty() ? std::string("none writes a file")
-                                                             : "they write: " + join({outs.names.begin(), outs.names.end()}, ", ")) +
+                                                             : "they write: " + join(outs.names, ", ")) +
                                          ")");
     m.output = out_name(f, "output", "", true, {".csv"});
     outs.add(f, "output", m.output);

@@ -12,6 +12,7 @@
 
 #include "datagen.hpp"
 #include "harness.hpp"
+#include "join.hpp"
 #include "layer.hpp"
 #include "problem_data.hpp"
 #include "shard.hpp"
@@ -217,7 +218,6 @@ int cmd_plan(const PlanArgs& a);
 
 // Shared by plan.cpp (reading a plan) and plan_steps.cpp (its command lines).
 namespace plan_detail {
-std::string join(const std::vector<std::string>& v, const char* sep = ",");  // "a,b,c"
 std::string join_batches(const std::vector<std::int64_t>& v);                // "1,32,128"
 const char* to_string(CheckMode m);                                          // golden, sampled, auto
 }  // namespace plan_detail

@@ -1,6 +1,7 @@
 #include "plan_fields.hpp"
 
 #include "error.hpp"
+#include "join.hpp"
 #include "plan.hpp"
 
 #include <algorithm>

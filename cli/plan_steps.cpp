@@ -15,7 +15,6 @@
 namespace cs::cli {
 
 namespace fs = std::filesystem;
-using plan_detail::join;
 using plan_detail::join_batches;
 using plan_detail::to_string;
 
@@ -30,9 +29,9 @@ std::vector<SweepStep> sweep_steps(const Plan& plan, const fs::path& out_dir) {
 }
 
 std::vector<std::string> sweep_command_line(const SweepStep& s) {
-    std::vector<std::string> v{"sweep", "--variants", join(s.variants)};
+    std::vector<std::string> v{"sweep", "--variants", join(s.variants, ",")};
     if (!s.table.path.empty()) v.insert(v.end(), {"--table", s.table.path});
-    if (!s.layers.empty()) v.insert(v.end(), {"--layers", join(s.layers)});
+    if (!s.layers.empty()) v.insert(v.end(), {"--layers", join(s.layers, ",")});
     v.insert(v.end(), {"--batch", join_batches(s.batches)});
     std::string layouts;
     for (auto l : s.layouts) layouts += (layouts.empty() ? "" : ",") + std::string(gpu::to_string(l));
@@ -40,7 +39,7 @@ std::vector<std::string> sweep_command_line(const SweepStep& s) {
     std::string memory;
     for (auto m : s.memory) memory += (memory.empty() ? "" : ",") + std::string(gpu::to_string(m));
     v.insert(v.end(), {"--memory", memory});
-    for (const auto& [axis, values] : s.axes) v.insert(v.end(), {"--axis", axis + "=" + join(values)});
+    for (const auto& [axis, values] : s.axes) v.insert(v.end(), {"--axis", axis + "=" + join(values, ",")});
     v.insert(v.end(), {"--check", to_string(s.check)});
     if (s.samples) v.insert(v.end(), {"--samples", std::to_string(*s.samples)});
     if (s.scales != DataScales{})
@@ -124,7 +123,7 @@ Commands gpu_tests_commands(const GpuTestsStep& gt, int timeout_s, const fs::pat
 Commands golden_commands(const GoldenStep& gd, const std::string& exe) {
     std::vector<std::string> cmd{exe, "generate", "--batch", join_batches(gd.batches)};
     if (!gd.table.path.empty()) cmd.insert(cmd.end(), {"--table", gd.table.path});
-    if (!gd.layers.empty()) cmd.insert(cmd.end(), {"--only", join(gd.layers)});
+    if (!gd.layers.empty()) cmd.insert(cmd.end(), {"--only", join(gd.layers, ",")});
     cmd.insert(cmd.end(), {"--out", "golden"});
     if (gd.scales != DataScales{})
         cmd.insert(cmd.end(), {"--input-scale", data_scale_string(gd.scales.input), "--weight-scale",
@@ -164,11 +163,11 @@ Commands sanitize_commands(const SanitizeStep& sa, const std::string& B, const s
     std::string memory;
     for (auto m : sa.memory) memory += (memory.empty() ? "" : ",") + std::string(gpu::to_string(m));
     std::string axes;
-    for (const auto& [a, vals] : sa.axes) axes += (axes.empty() ? "" : " ") + ("--axis " + a + "=" + join(vals));
+    for (const auto& [a, vals] : sa.axes) axes += (axes.empty() ? "" : " ") + ("--axis " + a + "=" + join(vals, ","));
     std::vector<std::string> cmd{"env", "SANITIZE_TOOLS=" + tools, "SANITIZE_TARGETS=" + targets,
                                  "SANITIZE_SPLIT=" + std::string(sa.split == SanitizeSplit::variant ? "variant" : "family"),
                                  "SANITIZE_MEMORY=" + memory, "SANITIZE_SECONDS=" + std::to_string(sa.job_seconds)};
-    if (!sa.variants.empty()) cmd.push_back("SANITIZE_VARIANTS=" + join(sa.variants));
+    if (!sa.variants.empty()) cmd.push_back("SANITIZE_VARIANTS=" + join(sa.variants, ","));
     if (!axes.empty()) cmd.push_back("SANITIZE_AXES=" + axes);
     if (sa.deadline_s) cmd.push_back("SANITIZE_DEADLINE=" + std::to_string(sa.deadline_s));
     if (sa.jobs) cmd.push_back("SANITIZE_JOBS=" + std::to_string(sa.jobs));

@@ -182,8 +182,8 @@ void build_cudnn_engines_ahead(const std::vector<SweepItem>& items, const SweepA
     std::vector<std::future<ProcResult>> running;
     const auto self = self_path("to build cuDNN's engines ahead");
     for (int k = 1; k <= processes; ++k) {
-        std::vector<std::string> argv = {self.string(), "sweep", "--variants", join_commas(names), "--layers", join_commas(layers),
-                                         "--batch", join_commas(batches), "--layout", "nhwc", "--memory", join_commas(a.memory),
+        std::vector<std::string> argv = {self.string(), "sweep", "--variants", join(names, ","), "--layers", join(layers, ","),
+                                         "--batch", join(batches, ","), "--layout", "nhwc", "--memory", join(a.memory, ","),
                                          "--csv", (tmp.path() / ("build" + std::to_string(k) + ".csv")).string(),
                                          "--golden", a.golden, "--quiet", "--no-retime", "--build-engines-only",
                                          "--shard", std::to_string(k) + "/" + std::to_string(processes)};
@@ -233,11 +233,11 @@ void cudnn_process_medians(std::vector<Row>& rows, const SweepArgs& a, const std
         TempDir tmp;
         const auto csv = tmp.path() / "cudnn.csv";
         std::vector<std::string> argv = {self_path("to time the cuDNN rows in another process").string(),
-                                         "sweep", "--variants", join_commas(names), "--batch", plan_detail::join_batches(a.batches),
-                                         "--memory", join_commas(a.memory), "--layout", join_commas(a.layouts), "--csv",
+                                         "sweep", "--variants", join(names, ","), "--batch", plan_detail::join_batches(a.batches),
+                                         "--memory", join(a.memory, ","), "--layout", join(a.layouts, ","), "--csv",
                                          csv.string(), "--golden", a.golden, "--quiet", "--no-retime", "--reuse-engines",
                                          "--order-seed", std::to_string(a.timing.order_seed + std::uint64_t(k))};
-        if (!a.layers.empty()) argv.insert(argv.end(), {"--layers", join_commas(a.layers)});
+        if (!a.layers.empty()) argv.insert(argv.end(), {"--layers", join(a.layers, ",")});
         if (!a.table.path.empty()) argv.insert(argv.end(), {"--table", a.table.path});
         const auto more = repeat_options(a.check, a.timing, choices);
         argv.insert(argv.end(), more.begin(), more.end());
