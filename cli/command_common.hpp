@@ -64,7 +64,7 @@ struct TimingOpts {
         o.host_repeats = host_repeats < 0 ? -1 : std::min(host_repeats, repeats);
         o.check_every_run = !no_recheck;
         o.order_seed = order_seed;
-        // The cuDNN search reads it (gpu/variants/cudnn_graph_engine.cuh): one switch per process.
+        // The cuDNN search reads it (gpu/variants/cudnn_graph_select.cuh): one switch per process.
         if (no_cudnn_rtc) ::setenv("CONVSTUDY_CUDNN_RTC", "0", 1);
         gpu::engine_choices().set_reuse_only(reuse_engines);
         gpu::engine_choices().set_build_only(build_engines_only);

@@ -158,7 +158,7 @@ TEST_CASE("the fp32 cuDNN rows never run on tensor cores", "[gpu][anchors][cudnn
     }
 }
 
-// The numbers of a graph row's detail (cudnn_graph_engine.cuh, select_engine): "eng<id> {knobs}
+// The numbers of a graph row's detail (cudnn_graph_select.cuh, select_engine): "eng<id> {knobs}
 // [notes] from <source> (...), ws <x> MB, <ms> ms (median of ...), err <e> vs naive reference
 // ...; runner-up eng<id> {knobs} [notes] <ms> ms; configs: ...".
 struct GraphChoice {
