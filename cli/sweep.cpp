@@ -155,6 +155,21 @@ int default_engine_build_processes() {
     return std::clamp(int(std::thread::hardware_concurrency()), 1, 16);
 }
 
+// The command line of a child `convstudy sweep` of this one: `names` over `layers` (all of the
+// table's when empty), `batches` and `layouts`, in this sweep's memory modes, golden folder and
+// table, into `csv`, quiet and with no re-times of its own; the caller adds what it is for.
+std::vector<std::string> child_sweep(const std::filesystem::path& self, const SweepArgs& a,
+                                     const std::vector<std::string>& names, const std::vector<std::string>& layers,
+                                     const std::string& batches, const std::string& layouts,
+                                     const std::filesystem::path& csv) {
+    std::vector<std::string> argv = {self.string(), "sweep", "--variants", join(names, ","), "--batch", batches,
+                                     "--layout", layouts, "--memory", join(a.memory, ","), "--csv", csv.string(),
+                                     "--golden", a.golden, "--quiet", "--no-retime"};
+    if (!layers.empty()) argv.insert(argv.end(), {"--layers", join(layers, ",")});
+    if (!a.table.path.empty()) argv.insert(argv.end(), {"--table", a.table.path});
+    return argv;
+}
+
 // Before anything is timed: the cuDNN rows in NHWC (where runtime-compiled engines are searched)
 // build every candidate engine configuration in `processes` fresh `convstudy sweep
 // --build-engines-only` processes at once, one shard each. Nothing runs on the GPU there; the
@@ -182,12 +197,9 @@ void build_cudnn_engines_ahead(const std::vector<SweepItem>& items, const SweepA
     std::vector<std::future<ProcResult>> running;
     const auto self = self_path("to build cuDNN's engines ahead");
     for (int k = 1; k <= processes; ++k) {
-        std::vector<std::string> argv = {self.string(), "sweep", "--variants", join(names, ","), "--layers", join(layers, ","),
-                                         "--batch", join(batches, ","), "--layout", "nhwc", "--memory", join(a.memory, ","),
-                                         "--csv", (tmp.path() / ("build" + std::to_string(k) + ".csv")).string(),
-                                         "--golden", a.golden, "--quiet", "--no-retime", "--build-engines-only",
-                                         "--shard", std::to_string(k) + "/" + std::to_string(processes)};
-        if (!a.table.path.empty()) argv.insert(argv.end(), {"--table", a.table.path});
+        std::vector<std::string> argv = child_sweep(self, a, names, layers, join(batches, ","), "nhwc",
+                                                    tmp.path() / ("build" + std::to_string(k) + ".csv"));
+        argv.insert(argv.end(), {"--build-engines-only", "--shard", std::to_string(k) + "/" + std::to_string(processes)});
         const auto more = child_options(a.check, a.timing, {}, 0);
         argv.insert(argv.end(), more.begin(), more.end());
         const auto out = tmp.path() / ("build" + std::to_string(k) + ".txt");
@@ -232,13 +244,10 @@ void cudnn_process_medians(std::vector<Row>& rows, const SweepArgs& a, const std
     for (int k = 1; k < a.cudnn_processes; ++k) {
         TempDir tmp;
         const auto csv = tmp.path() / "cudnn.csv";
-        std::vector<std::string> argv = {self_path("to time the cuDNN rows in another process").string(),
-                                         "sweep", "--variants", join(names, ","), "--batch", plan_detail::join_batches(a.batches),
-                                         "--memory", join(a.memory, ","), "--layout", join(a.layouts, ","), "--csv",
-                                         csv.string(), "--golden", a.golden, "--quiet", "--no-retime", "--reuse-engines",
-                                         "--order-seed", std::to_string(a.timing.order_seed + std::uint64_t(k))};
-        if (!a.layers.empty()) argv.insert(argv.end(), {"--layers", join(a.layers, ",")});
-        if (!a.table.path.empty()) argv.insert(argv.end(), {"--table", a.table.path});
+        std::vector<std::string> argv =
+            child_sweep(self_path("to time the cuDNN rows in another process"), a, names, a.layers,
+                        plan_detail::join_batches(a.batches), join(a.layouts, ","), csv);
+        argv.insert(argv.end(), {"--reuse-engines", "--order-seed", std::to_string(a.timing.order_seed + std::uint64_t(k))});
         const auto more = repeat_options(a.check, a.timing, choices);
         argv.insert(argv.end(), more.begin(), more.end());
         progress.message("timing the " + std::to_string(names.size()) + " cuDNN variants again in process " +
