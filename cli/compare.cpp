@@ -149,9 +149,8 @@ Results read_results(const std::string& path) {
     for (const auto& c : required_columns())
         if (!col.count(c)) missing.push_back(c);
     if (!missing.empty()) {
-        std::string m;
-        for (const auto& c : missing) m += (m.empty() ? "" : ", ") + c;
-        throw Error(path + ": not a convstudy results CSV (missing column" + (missing.size() > 1 ? "s " : " ") + m +
+        throw Error(path + ": not a convstudy results CSV (missing column" + (missing.size() > 1 ? "s " : " ") +
+                    join(missing, ", ") +
                     " in the header)");
     }
     Results res;

@@ -2,6 +2,7 @@
 
 #include "atomic_file.hpp"
 #include "error.hpp"
+#include "join.hpp"
 #include "results.hpp"
 
 #include <CLI/CLI.hpp>
@@ -77,11 +78,8 @@ void check_parts(const std::vector<CsvTable>& parts, MergeResult& m) {
         }
         if (seen.size() > 1) {
             std::string list;
-            for (const auto& [v, files] : seen) {
-                std::string fs;
-                for (const auto& f : files) fs += (fs.empty() ? "" : ", ") + f;
-                list += "\n  " + col + " = " + (v.empty() ? "(empty)" : v) + ": " + fs;
-            }
+            for (const auto& [v, files] : seen)
+                list += "\n  " + col + " = " + (v.empty() ? "(empty)" : v) + ": " + join(files, ", ");
             throw Error("merge: the parts come from different " + what + "; merge only the shards of one sweep "
                         "(one git revision, one device kind, the same options):" + list);
         }

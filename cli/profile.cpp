@@ -2,6 +2,7 @@
 
 #include "atomic_file.hpp"
 #include "csv_table.hpp"
+#include "join.hpp"
 #include "nvtx.hpp"
 #include "process.hpp"
 
@@ -416,8 +417,7 @@ ProfileSummary profile_row(const ProfileOptions& o, const std::string& ncu, cons
     TempDir tmp;
     const fs::path log = tmp.path() / "ncu.csv", out = tmp.path() / "output.txt";
     for (int attempt = 0; attempt < 2; ++attempt) {
-        std::string list;
-        for (const auto& m : metrics) list += (list.empty() ? "" : ",") + m;
+        const std::string list = join(metrics, ",");
         std::vector<std::string> argv = {ncu,           "--csv",          "--print-units",
                                          "base",        "--clock-control", "none",
                                          "--nvtx",      "--nvtx-include", gpu::nvtx::timed_kernels_filter(),

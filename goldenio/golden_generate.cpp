@@ -9,6 +9,7 @@
 #include "atomic_file.hpp"
 #include "error.hpp"
 #include "golden_manifest.hpp"
+#include "join.hpp"
 #include "progress.hpp"
 #include "version.hpp"
 
@@ -66,11 +67,9 @@ std::vector<const Layer*> checked_layers(const LayerTable& table, const Generate
     } else {
         for (const auto& name : opt.layers) {
             const Layer* l = table.find(name);
-            if (!l) {
-                std::string known;
-                for (const auto& n : table.names()) known += (known.empty() ? "" : ", ") + n;
-                throw Error("generate: no layer '" + name + "' in " + table.source + " (its layers: " + known + ")");
-            }
+            if (!l)
+                throw Error("generate: no layer '" + name + "' in " + table.source + " (its layers: " +
+                            join(table.names(), ", ") + ")");
             if (std::find(layers.begin(), layers.end(), l) == layers.end()) layers.push_back(l);
         }
     }
