@@ -24,8 +24,7 @@ from .io import Data, date_range, fnum, is_pytorch_csv, load, log_line, ok, open
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RESULTS = "results/h200"
 SWEEP = f"{RESULTS}/sweep_all_variants.csv.gz"
-DOCS = ["README.md"] + [f"docs/{f}" for f in ("findings.md", "check.md", "cli.md", "csv-columns.md",
-                                               "device-comparison.md")]
+DOCS = ["README.md"] + [f"docs/{f}" for f in ("findings.md", "check.md", "cli.md", "csv-columns.md", "device-comparison.md")]
 BLOCK = re.compile(r"(?P<open><!-- BEGIN generated:(?P<kind>[\w-]+)(?P<args>[^>]*?) -->\n)(?P<body>.*?)"
                    r"(?P<close><!-- END generated:(?P=kind) -->)", re.S)
 CODE_PATHS = ("gpu", "core", "reference", "io", "goldenio", "cli", "src", "cpu_ref", "layers")  # the code, old names too
@@ -40,8 +39,7 @@ _cache = {}
 
 def data(csv=None):
     """The Data of a committed sweep CSV (a path under RESULTS, or relative to the root)."""
-    path = csv if csv is None or "/" in csv else f"{RESULTS}/{csv}"
-    path = path or SWEEP
+    path = SWEEP if csv is None else csv if "/" in csv else f"{RESULTS}/{csv}"
     if path not in _cache:
         full = os.path.join(ROOT, path)
         if not os.path.isfile(full):
@@ -303,17 +301,17 @@ def spread(csv=None, family="cudnn"):
 
 
 def tf32(csv="tf32_rounding.csv.gz"):
-    """Issue 49 item 8: per layer, the fastest of our tf32 rows at their default (truncate where
-    the operands are read in place), with tf32=round, and cuDNN's; their errors; the sums."""
-    d = data(csv)
+    """Issue 49 item 8: per layer, the fastest of our tf32 rows at their default (truncate where read in
+    place), with tf32=round, and cuDNN's (summary.cudnn_ms: its re-time where faster); errors; sums."""
+    d, t = data(csv), lambda r: summary.cudnn_ms(r) if r["family"] == "cudnn" else r["kernel_ms"]
     side = {"default": lambda r: r["family"] not in ("cudnn",) and "tf32=round" not in r.get("axes", ""),
             "tf32=round": lambda r: "tf32=round" in r.get("axes", ""), "cuDNN": lambda r: r["family"] == "cudnn"}
-    best = {(k, l): min((r for r in d.rows if ok(r) and r["layer"] == l and f(r)), key=lambda r: r["kernel_ms"])
-            for k, f in side.items() for l in d.layers}
+    best = {(k, l): min((r for r in d.rows if ok(r) and r["layer"] == l and f(r)), key=t) for k, f in side.items() for l in d.layers}
     ops = lambda r: next((c.split("=")[1] for c in r.get("config", "").split(";") if c.startswith("tf32=")), "rounded")
-    body = [[l] + [f"{fnum(best[k, l]['kernel_ms'])} ms, {best[k, l]['_variant']} ({ops(best[k, l])}), "
-                   f"rel_l2 {best[k, l]['rel_l2_err']:.2g}" for k in side] for l in d.layers]
-    tot = {k: sum(best[k, l]["kernel_ms"] for l in d.layers) for k in side}
+    body = [[l] + [f"{fnum(t(best[k, l]))} ms, {best[k, l]['_variant']} ({ops(best[k, l])}"
+                   f"{', re-timed' if t(best[k, l]) == best[k, l].get('cudnn_retime_ms') else ''}), rel_l2 {best[k, l]['rel_l2_err']:.2g}"
+                   for k in side] for l in d.layers]
+    tot = {k: sum(t(best[k, l]) for l in d.layers) for k in side}
     body.append(["sum"] + [f"{fnum(tot[k])} ms" for k in side])
     cost = tot["tf32=round"] / tot["default"] - 1
     return (table(["layer", "ours, default", "ours, tf32=round", "cuDNN"], body)
@@ -338,26 +336,28 @@ def recheck(csv=None):
 
 
 def steps(log="main_job.log.gz", csv=None):
-    """The main job's parts from its committed log (scripts/main.sh's output, each line led by
-    the seconds since it started); the machine and revision from the sweep's CSV."""
+    """The main job's parts from its committed log (scripts/main.sh's output, each line led by its
+    seconds; a "# machine: " line says so when not fresh); card and revision from the sweep's CSV."""
     with open_text(os.path.join(ROOT, RESULTS, log)) as f:
-        lines = [ln.split(" ", 1) for ln in f.read().splitlines() if ln[:1].isdigit()]
+        text = f.read().splitlines()
+    lines, d = [ln.split(" ", 1) for ln in text if ln[:1].isdigit()], data(csv)
+    machine = next((ln[11:] for ln in text if ln.startswith("# machine: ")), f"a fresh {d.device} machine")
     hit = [[(int(t), r) for t, r in lines if re.search(p, r)][-1:] for p in
            ("^deps:", "Linking CXX executable convstudy$", r"^sweep time (\d+m)?\d+s:", "^main: results")]
     if not all(hit):
         raise DocError(f"{RESULTS}/{log}: no line of packages, build, sweep time or results for one of them")
     (deps, _), (built, _), (swept, line), (done, _) = (h[0] for h in hit)
-    m, d = re.match(r"sweep time (?:(\d+)m)?(\d+)s:", line), data(csv)
+    m = re.match(r"sweep time (?:(\d+)m)?(\d+)s:", line)
     sweep = 60 * int(m.group(1) or 0) + int(m.group(2))
     parts = {"packages": deps, "configure and build": built - deps, "golden files": swept - sweep - built, "sweep": sweep,
              "figures": done - swept}
     return (f"{', '.join(f'{k} {t} s' for k, t in parts.items())}: {done} s in all, build and cuDNN's engine "
-            f"compilation included; a fresh {d.device} machine, revision {revs(d)}; `{RESULTS}/{log}`.\n")
+            f"compilation included; {machine}, revision {revs(d)}; `{RESULTS}/{log}`.\n")
 
 
-GENERATORS = {"sweep": sweep, "headline": headline, "since": since, "ladder": ladder, "profile": profile,
-              "winners": winners, "misses": misses, "gemmref": gemmref, "range": range_safety, "checks": checks, "spread": spread,
-              "tf32": tf32, "recheck": recheck, "steps": steps}
+GENERATORS = {"sweep": sweep, "headline": headline, "since": since, "ladder": ladder, "profile": profile, "winners": winners,
+              "misses": misses, "gemmref": gemmref, "range": range_safety, "checks": checks, "spread": spread, "tf32": tf32,
+              "recheck": recheck, "steps": steps}
 
 
 def parse_args(text):
