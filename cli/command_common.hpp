@@ -115,7 +115,7 @@ std::vector<T> values_or_all(const std::vector<std::string>& names, std::vector<
 std::unique_ptr<gpu::DeviceContext> open_device();
 RunMeta make_meta(gpu::DeviceContext& ctx, const gpu::RunOptions& o, bool ceilings, std::uint64_t seed,
                   const DataScales& scales);
-std::optional<double> im2col_gemm_reference(gpu::DeviceContext& ctx, const std::string& precision, const Layer& l,
+std::optional<double> im2col_gemm_reference(gpu::DeviceContext& ctx, gpu::Precision precision, const Layer& l,
                                             std::int64_t N);
 Row make_row(const gpu::Variant& v, gpu::MemoryMode mode, gpu::Layout layout, const ProblemData& d);
 // Runs and checks one row (a group of one, gpu::run_variant).

@@ -267,16 +267,14 @@ bool declares(const gpu::Variant& v, gpu::Layout l) {
 // cuBLAS on the explicit im2col GEMM of the layer (M x K by K x N*E*F) in a precision class: a
 // reference, not a ceiling (it streams the im2col matrix, which an implicit GEMM never builds),
 // measured in the same run. Empty when it cannot run.
-std::optional<double> im2col_gemm_reference(gpu::DeviceContext& ctx, const std::string& precision, const Layer& l,
+std::optional<double> im2col_gemm_reference(gpu::DeviceContext& ctx, gpu::Precision precision, const Layer& l,
                                    std::int64_t N) {
-    const auto p = gpu::parse_precision(precision);
-    if (!p) return std::nullopt;
     try {
-        const double ms = gpu::im2col_gemm_ms(ctx, gpu::ceiling_class(*p), l.M, N * l.E() * l.F(), l.C * l.R * l.S);
+        const double ms = gpu::im2col_gemm_ms(ctx, gpu::ceiling_class(precision), l.M, N * l.E() * l.F(), l.C * l.R * l.S);
         if (std::isfinite(ms) && ms > 0) return ms;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "warning: no cuBLAS im2col GEMM reference for %s N=%lld %s: %s\n", l.name.c_str(),
-                     static_cast<long long>(N), precision.c_str(), e.what());
+                     static_cast<long long>(N), std::string(gpu::to_string(precision)).c_str(), e.what());
         (void)cudaGetLastError();
     }
     return std::nullopt;
@@ -287,12 +285,9 @@ Row make_row(const gpu::Variant& v, gpu::MemoryMode mode, gpu::Layout layout, co
     Row row;
     row.layer = d.layer;
     row.N = d.N;
-    row.variant = v.name;
-    row.family = v.family;
-    row.precision = std::string(gpu::to_string(v.precision));
-    row.io_dtype = std::string(gpu::to_string(v.io));
-    row.memory = std::string(gpu::to_string(mode));
-    row.layout = std::string(gpu::to_string(layout));
+    row.variant = &v;
+    row.memory = mode;
+    row.layout = layout;
     if (d.cpu.repeats > 0) {
         row.cpu_ms = d.cpu.ms;
         row.cpu_threads = d.cpu.threads;

@@ -157,28 +157,22 @@ void sort_rows(const std::vector<CsvTable>& parts, const Cells& cells, std::vect
     std::stable_sort(rows.begin(), rows.end(), [&](const auto& a, const auto& b) { return rank(a) < rank(b); });
 }
 
-// ours_over_cudnn, ours_over_cudnn_any_layout: the sweep's fill_ours_over_cudnn over the merged rows.
+// ours_over_cudnn, ours_over_cudnn_any_layout over the merged rows, by the sweep's rule
+// (ours_over_cudnn): the rows as the CSV spells them, a part from another revision included.
 void fill_ratios(const Cells& cells, std::vector<CsvRow>& rows) {
-    std::vector<Row> lite(rows.size());
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-        Row& x = lite[i];
-        x.layer.name = cells.get(rows[i], "layer");
-        x.N = std::int64_t(number(cells.get(rows[i], "N")));
-        x.variant = cells.get(rows[i], "variant");
-        x.family = cells.get(rows[i], "family");
-        x.precision = cells.get(rows[i], "precision");
-        x.memory = cells.get(rows[i], "memory");
-        x.layout = cells.out.col("layout") < 0 ? "nchw" : cells.get(rows[i], "layout");
-        const double k = number(cells.get(rows[i], "kernel_ms"));
-        x.result.status =
-            cells.get(rows[i], "status") == "PASS" && std::isfinite(k) ? gpu::Status::pass : gpu::Status::fail;
-        x.result.kernel.median = k;
+    std::vector<RatioRow> in;
+    in.reserve(rows.size());
+    for (const auto& r : rows) {
+        const double k = number(cells.get(r, "kernel_ms"));
+        in.push_back({cells.get(r, "layer") + "|" + std::to_string(std::int64_t(number(cells.get(r, "N")))) + "|" +
+                          cells.get(r, "memory") + "|" + anchor_class(cells.get(r, "precision")),
+                      cells.out.col("layout") < 0 ? "nchw" : cells.get(r, "layout"), cells.get(r, "family") == "cudnn",
+                      cells.get(r, "status") == "PASS" ? k : NAN});
     }
-    fill_ours_over_cudnn(lite);
+    const auto out = ours_over_cudnn(in);
     for (std::size_t i = 0; i < rows.size(); ++i) {
-        cells.set(rows[i], "ours_over_cudnn", lite[i].ours_over_cudnn ? csv_number(*lite[i].ours_over_cudnn) : "");
-        cells.set(rows[i], "ours_over_cudnn_any_layout",
-                  lite[i].ours_over_cudnn_any_layout ? csv_number(*lite[i].ours_over_cudnn_any_layout) : "");
+        cells.set(rows[i], "ours_over_cudnn", out[i].same_layout ? csv_number(*out[i].same_layout) : "");
+        cells.set(rows[i], "ours_over_cudnn_any_layout", out[i].any_layout ? csv_number(*out[i].any_layout) : "");
     }
 }
 

@@ -75,14 +75,14 @@ const std::vector<CsvColumn>& csv_schema() {
         {"E", "int", "", nullptr, [](C c) { return std::to_string(c.l.E()); }},
         {"F", "int", "", nullptr, [](C c) { return std::to_string(c.l.F()); }},
         {"N", "int", "", nullptr, [](C c) { return std::to_string(c.row.N); }},
-        {"variant", "text", "", "what ran: registry name, family, precision class (fp32, tf32, fp16, bf16, fp16acc)", [](C c) { return c.row.variant; }},
-        {"family", "text", "", nullptr, [](C c) { return c.row.family; }},
-        {"precision", "text", "", nullptr, [](C c) { return c.row.precision; }},
-        {"anchor_class", "text", "", "what the precision class counts as (gpu/tolerance.hpp, the one place): the cuDNN class ours_over_cudnn compares with, and the cuBLAS class pct_peak divides by (fp16acc: fp16; every other class itself)", [](C c) { return anchor_class(c.row.precision); }},
-        {"ceiling_class", "text", "", nullptr, [](C c) { return ceiling_class(c.row.precision); }},
-        {"io_dtype", "text", "", "the element type of the variant's device tensors (f32, f16, bf16), memory mode, layout (nchw, nhwc), the axis values the row set (`--axis`; empty: the variant's defaults) and every axis value the plan ran with (its tile, schedule, tile scheduler and epilogue for the Hopper family), and how it computes (direct, gemm, winograd, fft, or library where the library chose an engine the detail names)", [](C c) { return c.row.io_dtype; }},
-        {"memory", "text", "", nullptr, [](C c) { return c.row.memory; }},
-        {"layout", "text", "", nullptr, [](C c) { return c.row.layout; }},
+        {"variant", "text", "", "what ran: registry name, family, precision class (fp32, tf32, fp16, bf16, fp16acc)", [](C c) { return c.row.variant->name; }},
+        {"family", "text", "", nullptr, [](C c) { return c.row.variant->family; }},
+        {"precision", "text", "", nullptr, [](C c) { return std::string(gpu::to_string(c.row.precision())); }},
+        {"anchor_class", "text", "", "what the precision class counts as (gpu/tolerance.hpp, the one place): the cuDNN class ours_over_cudnn compares with, and the cuBLAS class pct_peak divides by (fp16acc: fp16; every other class itself)", [](C c) { return std::string(gpu::to_string(gpu::anchor_class(c.row.precision()))); }},
+        {"ceiling_class", "text", "", nullptr, [](C c) { return std::string(gpu::to_string(gpu::ceiling_class(c.row.precision()))); }},
+        {"io_dtype", "text", "", "the element type of the variant's device tensors (f32, f16, bf16), memory mode, layout (nchw, nhwc), the axis values the row set (`--axis`; empty: the variant's defaults) and every axis value the plan ran with (its tile, schedule, tile scheduler and epilogue for the Hopper family), and how it computes (direct, gemm, winograd, fft, or library where the library chose an engine the detail names)", [](C c) { return std::string(gpu::to_string(c.row.variant->io)); }},
+        {"memory", "text", "", nullptr, [](C c) { return std::string(gpu::to_string(c.row.memory)); }},
+        {"layout", "text", "", nullptr, [](C c) { return std::string(gpu::to_string(c.row.layout)); }},
         {"axes", "text", "", nullptr, [](C c) { return c.r.axes; }},
         {"config", "text", "", nullptr, [](C c) { return c.r.config; }},
         {"algo", "text", "", nullptr, [](C c) { return c.r.algo; }},
@@ -165,6 +165,7 @@ const std::vector<std::string>& csv_columns() {
 }
 
 std::vector<std::string> csv_fields(const RunMeta& m, const Row& row) {
+    if (!row.variant) throw Error("a results row without its variant (a bug in the caller)");
     const auto& r = row.result;
     const auto& l = row.layer;
     const bool pass = r.status == gpu::Status::pass;
@@ -173,10 +174,10 @@ std::vector<std::string> csv_fields(const RunMeta& m, const Row& row) {
     const double kernel = pass ? r.kernel.median : NAN;
     const double total = pass ? r.total.median : NAN;
     const double tflops = pass ? gflop / kernel : NAN;  // GFLOP / ms = TFLOP/s
-    const bool streams = row.memory == "streams";
+    const bool streams = row.memory == gpu::MemoryMode::streams;
     const double overlap =
         pass && streams ? (r.h2d.median + r.convert.median + r.kernel.median + r.d2h.median) / total : NAN;
-    const CsvCell cell{m, row, r, l, pass, checked, gflop, kernel, total, tflops, overlap, m.peak_for(row.precision)};
+    const CsvCell cell{m, row, r, l, pass, checked, gflop, kernel, total, tflops, overlap, m.peak_for(row.precision())};
     std::vector<std::string> f;
     for (const auto& c : csv_schema()) f.push_back(c.value(cell));
     return f;
@@ -210,13 +211,14 @@ void set_cudnn_processes(Row& row, std::vector<double> v) {
 
 std::string summary_line(const Row& row) {
     const auto& r = row.result;
+    const std::string memory(gpu::to_string(row.memory)), layout(gpu::to_string(row.layout));
     char b[512];
     if (r.status == gpu::Status::pass) {
         std::snprintf(b, sizeof b,
                       "%-6s N=%-5lld %-24s %-16s %-4s PASS  kernel %9.4f ms (min %.4f, max %.4f)  total %9.3f ms  "
                       "max_rel_err %.2e",
-                      row.layer.name.c_str(), static_cast<long long>(row.N), row.variant.c_str(), row.memory.c_str(),
-                      row.layout.c_str(), r.kernel.median, r.kernel.min, r.kernel.max, r.total.median,
+                      row.layer.name.c_str(), static_cast<long long>(row.N), row.variant->name.c_str(), memory.c_str(),
+                      layout.c_str(), r.kernel.median, r.kernel.min, r.kernel.max, r.total.median,
                       r.err.max_rel_err);
         std::string line = b;
         // the CPU's time is unknown under --no-cpu-timing: no speedup rather than "nanx"
@@ -228,7 +230,7 @@ std::string summary_line(const Row& row) {
         return line;
     } else {
         std::snprintf(b, sizeof b, "%-6s N=%-5lld %-24s %-16s %-4s %-5s %s", row.layer.name.c_str(),
-                      static_cast<long long>(row.N), row.variant.c_str(), row.memory.c_str(), row.layout.c_str(),
+                      static_cast<long long>(row.N), row.variant->name.c_str(), memory.c_str(), layout.c_str(),
                       std::string(gpu::to_string(r.status)).c_str(), r.reason.c_str());
     }
     return b;
@@ -275,12 +277,14 @@ void check_writable(const std::filesystem::path& path, const std::string& option
     ::unlink(probe.c_str());
 }
 
-double RunMeta::peak_for(const std::string& precision) const {
-    const std::string c = ceiling_class(precision);
-    if (c == "fp32") return peak_fp32;
-    if (c == "tf32") return peak_tf32;
-    if (c == "fp16") return peak_fp16;
-    if (c == "bf16") return peak_bf16;
+double RunMeta::peak_for(gpu::Precision precision) const {
+    switch (gpu::ceiling_class(precision)) {
+    case gpu::Precision::fp32: return peak_fp32;
+    case gpu::Precision::tf32: return peak_tf32;
+    case gpu::Precision::fp16: return peak_fp16;
+    case gpu::Precision::bf16: return peak_bf16;
+    case gpu::Precision::fp16acc: break;
+    }
     return 0;
 }
 
@@ -289,34 +293,41 @@ std::string anchor_class(const std::string& precision) {
     return p ? std::string(gpu::to_string(gpu::anchor_class(*p))) : precision;
 }
 
-std::string ceiling_class(const std::string& precision) {
-    const auto p = gpu::parse_precision(precision);
-    return p ? std::string(gpu::to_string(gpu::ceiling_class(*p))) : precision;
-}
-
-void fill_ours_over_cudnn(std::vector<Row>& rows) {
-    // (layer, N, memory, class[, layout]) -> fastest cuDNN kernel_ms
+std::vector<Ratios> ours_over_cudnn(const std::vector<RatioRow>& rows) {
+    // group[, layout] -> fastest PASS cuDNN kernel_ms
     std::map<std::string, double> same_layout, any_layout;
-    auto key = [](const Row& r) {
-        return r.layer.name + "|" + std::to_string(r.N) + "|" + r.memory + "|" + anchor_class(r.precision);
-    };
     auto keep_min = [](std::map<std::string, double>& m, const std::string& k, double v) {
         auto [it, fresh] = m.emplace(k, v);
         if (!fresh && v < it->second) it->second = v;
     };
     for (const auto& r : rows)
-        if (r.family == "cudnn" && r.result.status == gpu::Status::pass) {
-            keep_min(same_layout, key(r) + "|" + r.layout, r.result.kernel.median);
-            keep_min(any_layout, key(r), r.result.kernel.median);
+        if (r.cudnn && std::isfinite(r.kernel_ms)) {
+            keep_min(same_layout, r.group + "|" + r.layout, r.kernel_ms);
+            keep_min(any_layout, r.group, r.kernel_ms);
         }
-    for (auto& r : rows) {
-        r.ours_over_cudnn.reset();
-        r.ours_over_cudnn_any_layout.reset();
-        if (r.result.status != gpu::Status::pass) continue;
-        if (auto it = same_layout.find(key(r) + "|" + r.layout); it != same_layout.end())
-            r.ours_over_cudnn = r.result.kernel.median / it->second;
-        if (auto it = any_layout.find(key(r)); it != any_layout.end())
-            r.ours_over_cudnn_any_layout = r.result.kernel.median / it->second;
+    std::vector<Ratios> out(rows.size());
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const auto& r = rows[i];
+        if (!std::isfinite(r.kernel_ms)) continue;
+        if (auto it = same_layout.find(r.group + "|" + r.layout); it != same_layout.end())
+            out[i].same_layout = r.kernel_ms / it->second;
+        if (auto it = any_layout.find(r.group); it != any_layout.end()) out[i].any_layout = r.kernel_ms / it->second;
+    }
+    return out;
+}
+
+void fill_ours_over_cudnn(std::vector<Row>& rows) {
+    std::vector<RatioRow> in;
+    in.reserve(rows.size());
+    for (const auto& r : rows)
+        in.push_back({r.layer.name + "|" + std::to_string(r.N) + "|" + std::string(gpu::to_string(r.memory)) + "|" +
+                          std::string(gpu::to_string(gpu::anchor_class(r.precision()))),
+                      std::string(gpu::to_string(r.layout)), r.is_cudnn(),
+                      r.result.status == gpu::Status::pass ? r.result.kernel.median : NAN});
+    const auto out = ours_over_cudnn(in);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        rows[i].ours_over_cudnn = out[i].same_layout;
+        rows[i].ours_over_cudnn_any_layout = out[i].any_layout;
     }
 }
 

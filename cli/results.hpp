@@ -5,6 +5,7 @@
 #include "datagen.hpp"
 #include "harness.hpp"
 
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -21,7 +22,7 @@ struct RunMeta {
     // Ceilings measured in this run (TFLOP/s per ceiling class, gpu::ceiling_class),
     // and the device-to-device copy bandwidth (GB/s, bytes read + written).
     double peak_fp32 = 0, peak_tf32 = 0, peak_fp16 = 0, peak_bf16 = 0, copy_gbs = 0;
-    double peak_for(const std::string& precision) const;
+    double peak_for(gpu::Precision precision) const;  // its ceiling class's
     std::string git_rev, tool_version;
     std::string cudnn_version;          // the cuDNN library this process ran ("" without cuDNN)
     bool l2_flush = true;
@@ -30,11 +31,18 @@ struct RunMeta {
     std::optional<DataScales> scales;   // their data scales (columns `input_scale`, `weight_scale`)
 };
 
+// A row's identity is typed: the registry's variant (its name, family, precision class and element
+// type), the memory mode and the layout. Their spellings are written at the edges only: the CSV
+// (csv_fields), the summary line and the command line of a re-time.
 struct Row {
     Layer layer;
     std::int64_t N = 0;
-    std::string variant, family, precision, io_dtype, memory, layout;
+    const gpu::Variant* variant = nullptr;  // never null in a row that ran or was skipped
+    gpu::MemoryMode memory = gpu::MemoryMode::pageable;
+    gpu::Layout layout = gpu::Layout::nchw;
     gpu::RunResult result;
+    gpu::Precision precision() const { return variant->precision; }
+    bool is_cudnn() const { return variant->family == "cudnn"; }  // the cuDNN anchors (not cudnn-legacy)
     // CPU side of the speedups (from the golden manifest); NaN when unknown.
     double cpu_ms = NAN;
     int cpu_threads = 0;
@@ -94,13 +102,22 @@ void write_csv(const std::filesystem::path& path, const RunMeta& meta, const std
 // Throws cs::Error now, before any long run, when `path` cannot be written.
 void check_writable(const std::filesystem::path& path, const std::string& option = "--csv");
 
-// gpu::anchor_class and gpu::ceiling_class of a precision class's name (the names of
-// gpu::to_string(Precision)); an unknown name is its own class.
+// gpu::anchor_class of a precision class's name as a CSV spells it (gpu::to_string(Precision));
+// an unknown name (a CSV from another revision) is its own class.
 std::string anchor_class(const std::string& precision);
-std::string ceiling_class(const std::string& precision);
-// Fills ours_over_cudnn and ours_over_cudnn_any_layout from the PASS rows of family "cudnn" of the same
-// (layer, N, memory mode) and precision class: the fastest of them in the row's layout,
-// and the fastest in either layout.
+// ours_over_cudnn and ours_over_cudnn_any_layout of rows told by their keys, as a sweep's rows
+// (fill_ours_over_cudnn) and merged CSV rows (merge) both have them: per row, its kernel time
+// over the fastest PASS cuDNN row of the same group (layer, N, memory mode, anchor class) in its
+// layout, and in either layout. kernel_ms NaN: not PASS (no ratio, and no anchor).
+struct RatioRow {
+    std::string group, layout;
+    bool cudnn = false;
+    double kernel_ms = NAN;
+};
+struct Ratios {
+    std::optional<double> same_layout, any_layout;
+};
+std::vector<Ratios> ours_over_cudnn(const std::vector<RatioRow>& rows);
 void fill_ours_over_cudnn(std::vector<Row>& rows);
 // Sets the cudnn_process* fields from the row's medians, one per process in which it PASSed
 // (none: the fields stay empty).

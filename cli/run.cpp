@@ -88,11 +88,12 @@ std::vector<std::string> child_options(const CheckOpts& c, const TimingOpts& t, 
 ProfileTarget profile_target(const Row& row, const TableOpt& table, const std::string& golden, const CheckOpts& c,
                              const TimingOpts& t, const std::filesystem::path& choices) {
     ProfileTarget p;
-    p.label = gpu::nvtx::row_name(row.layer.name, static_cast<long long>(row.N), row.variant, row.layout, row.memory);
+    const std::string memory(gpu::to_string(row.memory)), layout(gpu::to_string(row.layout));
+    p.label = gpu::nvtx::row_name(row.layer.name, static_cast<long long>(row.N), row.variant->name, layout, memory);
     p.detail = row.result.detail;
     auto& v = p.run_args;
-    v = {"run", "--variant", row.variant, "--layer", row.layer.name, "--batch", std::to_string(row.N), "--memory",
-         row.memory, "--layout", row.layout, "--golden", golden};
+    v = {"run", "--variant", row.variant->name, "--layer", row.layer.name, "--batch", std::to_string(row.N), "--memory",
+         memory, "--layout", layout, "--golden", golden};
     const auto options = child_options(c, t, choices, 1);
     v.insert(v.end(), options.begin(), options.end());
     v.push_back("--profile-target");
@@ -162,7 +163,7 @@ int cmd_run(RunArgs a, bool profiling) {
     Row row = run_one(*ctx, *ref.variant, mode, layout, d, opt, config);
     if (!a.profile_target) save_engine_choices(choices);
     if (ceilings && row.result.status == gpu::Status::pass)
-        row.im2col_gemm_ms = im2col_gemm_reference(*ctx, row.precision, layer, a.batch);
+        row.im2col_gemm_ms = im2col_gemm_reference(*ctx, row.precision(), layer, a.batch);
     std::printf("%s\n", summary_line(row).c_str());
     if (!row.result.detail.empty()) std::printf("  plan: %s\n", row.result.detail.c_str());
     std::optional<ProfileSummary> prof;

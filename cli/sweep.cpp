@@ -32,7 +32,7 @@ constexpr double kStrayFraction = 0.10;
 
 bool strayed(const Row& row) {
     const auto& r = row.result;
-    return row.family == "cudnn" && r.status == gpu::Status::pass && std::isfinite(r.search_ms) && r.search_ms > 0 &&
+    return row.is_cudnn() && r.status == gpu::Status::pass && std::isfinite(r.search_ms) && r.search_ms > 0 &&
            std::fabs(r.kernel.median / r.search_ms - 1.0) > kStrayFraction;
 }
 
@@ -231,16 +231,19 @@ void cudnn_process_medians(std::vector<Row>& rows, const SweepArgs& a, const std
                            Progress& progress) {
     std::vector<std::string> names;
     for (const auto& r : rows)
-        if (r.family == "cudnn") add_unique(names, r.variant);
+        if (r.is_cudnn()) add_unique(names, r.variant->name);
     if (names.empty() || a.cudnn_processes < 2) return;
     std::map<std::string, std::vector<double>> times;  // row key -> its medians, one per process
     auto key = [](const std::string& layer, std::int64_t N, const std::string& variant, const std::string& layout,
                   const std::string& memory, const std::string& axes) {
         return layer + "|" + std::to_string(N) + "|" + variant + "|" + layout + "|" + memory + "|" + axes;
     };
+    auto row_key = [&key](const Row& r) {  // a row of this process, spelled as the children's CSV spells it
+        return key(r.layer.name, r.N, r.variant->name, std::string(gpu::to_string(r.layout)),
+                   std::string(gpu::to_string(r.memory)), r.result.axes);
+    };
     for (const auto& r : rows)
-        if (r.family == "cudnn" && r.result.status == gpu::Status::pass)
-            times[key(r.layer.name, r.N, r.variant, r.layout, r.memory, r.result.axes)].push_back(own_cudnn_ms(r));
+        if (r.is_cudnn() && r.result.status == gpu::Status::pass) times[row_key(r)].push_back(own_cudnn_ms(r));
     for (int k = 1; k < a.cudnn_processes; ++k) {
         TempDir tmp;
         const auto csv = tmp.path() / "cudnn.csv";
@@ -268,8 +271,8 @@ void cudnn_process_medians(std::vector<Row>& rows, const SweepArgs& a, const std
         }
     }
     for (auto& r : rows) {
-        if (r.family != "cudnn" || r.result.status != gpu::Status::pass) continue;
-        set_cudnn_processes(r, times[key(r.layer.name, r.N, r.variant, r.layout, r.memory, r.result.axes)]);
+        if (!r.is_cudnn() || r.result.status != gpu::Status::pass) continue;
+        set_cudnn_processes(r, times[row_key(r)]);
     }
 }
 
@@ -336,12 +339,13 @@ std::vector<std::vector<std::size_t>> timing_groups(const std::vector<SweepItem>
 // its rows from first_row on: measured once per class.
 void fill_im2col_references(std::vector<Row>& rows, std::size_t first_row, gpu::DeviceContext& ctx, const Layer& l,
                             std::int64_t N) {
-    std::map<std::string, std::optional<double>> reference;
+    std::map<gpu::Precision, std::optional<double>> reference;
     for (std::size_t i = first_row; i < rows.size(); ++i) {
         auto& row = rows[i];
         if (row.result.status != gpu::Status::pass) continue;
-        auto it = reference.find(row.precision);
-        if (it == reference.end()) it = reference.emplace(row.precision, im2col_gemm_reference(ctx, row.precision, l, N)).first;
+        auto it = reference.find(row.precision());
+        if (it == reference.end())
+            it = reference.emplace(row.precision(), im2col_gemm_reference(ctx, row.precision(), l, N)).first;
         row.im2col_gemm_ms = it->second;
     }
 }

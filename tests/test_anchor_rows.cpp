@@ -16,6 +16,14 @@ using namespace cs::cli;
 
 namespace {
 
+const gpu::Variant& registered(const std::string& name) {
+    const auto ref = gpu::find_variant(name);
+    if (!ref.variant) FAIL("no registered variant " << name);
+    return *ref.variant;
+}
+
+// A row of a registered variant (its family and precision class come from the registry; the
+// test states them, and they must agree), with memory mode and layout as the CSV spells them.
 Row make_row(const std::string& layer, std::int64_t N, const std::string& variant, const std::string& family,
              const std::string& precision, const std::string& memory, double kernel_ms,
              gpu::Status status = gpu::Status::pass, const std::string& layout = "nchw") {
@@ -23,12 +31,11 @@ Row make_row(const std::string& layer, std::int64_t N, const std::string& varian
     r.layer.name = layer;
     r.layer.C = 3, r.layer.H = 8, r.layer.W = 8, r.layer.M = 4, r.layer.R = 3, r.layer.S = 3;
     r.N = N;
-    r.variant = variant;
-    r.family = family;
-    r.precision = precision;
-    r.io_dtype = precision == "bf16" ? "bf16" : (precision == "fp16" || precision == "fp16acc") ? "f16" : "f32";
-    r.memory = memory;
-    r.layout = layout;
+    r.variant = &registered(variant);
+    REQUIRE(r.variant->family == family);
+    REQUIRE(gpu::to_string(r.variant->precision) == precision);
+    r.memory = *gpu::parse_memory_mode(memory);
+    r.layout = *gpu::parse_layout(layout);
     r.result.status = status;
     r.result.kernel.median = kernel_ms;
     r.result.kernel.count = 1;
@@ -38,10 +45,18 @@ Row make_row(const std::string& layer, std::int64_t N, const std::string& varian
 const Row& by(const std::vector<Row>& rows, const std::string& variant, const std::string& layer, std::int64_t N,
               const std::string& memory, const std::string& layout = "nchw") {
     for (const auto& r : rows)
-        if (r.variant == variant && r.layer.name == layer && r.N == N && r.memory == memory && r.layout == layout)
+        if (r.variant->name == variant && r.layer.name == layer && r.N == N && gpu::to_string(r.memory) == memory &&
+            gpu::to_string(r.layout) == layout)
             return r;
     FAIL("no row " << variant << " " << layer << " N=" << N << " " << memory << " " << layout);
     return rows.front();
+}
+
+// A registered variant of each precision class, for the tests that need one of the class.
+std::string of_class(const std::string& precision) {
+    if (precision == "fp32") return "im2col-gemm";
+    if (precision == "fp16acc") return "half-baseline";
+    return "hopper-ws-" + precision;
 }
 
 std::string field(const Row& row, const std::string& column, const RunMeta& meta = RunMeta{}) {
@@ -70,7 +85,7 @@ TEST_CASE("ours_over_cudnn: the fastest cuDNN row of the row's own class, layout
         make_row("conv2", 128, "cublas-im2col-fp16", "cublas", "fp16", "pageable", 0.8),
         make_row("conv2", 128, "cublas-im2col-bf16", "cublas", "bf16", "pageable", 0.9),
         make_row("conv2", 128, "half-baseline", "single-kernel", "fp16acc", "pageable", 4.0),
-        make_row("conv2", 128, "hopper-fp16", "hopper", "fp16", "pageable", 0.05, gpu::Status::pass, "nhwc"),
+        make_row("conv2", 128, "hopper-ws-fp16", "hopper", "fp16", "pageable", 0.05, gpu::Status::pass, "nhwc"),
         // Same variant, other N / memory mode / layer: no cuDNN row there.
         make_row("conv2", 32, "baseline", "baseline", "fp32", "pageable", 1.5),
         make_row("conv2", 128, "baseline", "baseline", "fp32", "pinned", 5.0),
@@ -88,7 +103,7 @@ TEST_CASE("ours_over_cudnn: the fastest cuDNN row of the row's own class, layout
     // The direction is pinned: ours / cuDNN, so a row five times slower than cuDNN reads 10 here
     // (0.5 ms anchor, 5.0 ms row) and a faster one reads below 1.
     CHECK(*vs("baseline", "conv2", 128, "pageable") > 1.0);
-    CHECK(*vs("hopper-fp16", "conv2", 128, "pageable", "nhwc") < 1.0);
+    CHECK(*vs("hopper-ws-fp16", "conv2", 128, "pageable", "nhwc") < 1.0);
     // The fastest cuDNN row of the class and layout is the anchor.
     REQUIRE(vs("cudnn-fp32", "conv2", 128, "pageable"));
     CHECK(*vs("cudnn-fp32", "conv2", 128, "pageable") == Approx(1.0));
@@ -107,8 +122,8 @@ TEST_CASE("ours_over_cudnn: the fastest cuDNN row of the row's own class, layout
     CHECK(*vs("half-baseline", "conv2", 128, "pageable") == Approx(4.0 / 0.2));
     CHECK(*vs("cublas-im2col-bf16", "conv2", 128, "pageable") == Approx(0.9 / 0.3));
     // An NHWC row against the NHWC anchor, and the best of both.
-    CHECK(*vs("hopper-fp16", "conv2", 128, "pageable", "nhwc") == Approx(0.05 / 0.1));
-    CHECK(*best("hopper-fp16", "nhwc") == Approx(0.05 / 0.1));
+    CHECK(*vs("hopper-ws-fp16", "conv2", 128, "pageable", "nhwc") == Approx(0.05 / 0.1));
+    CHECK(*best("hopper-ws-fp16", "nhwc") == Approx(0.05 / 0.1));
     // No anchor at that (layer, N, memory mode); a failed row.
     CHECK(!vs("baseline", "conv2", 32, "pageable"));
     CHECK(!vs("baseline", "conv2", 128, "pinned"));
@@ -120,7 +135,7 @@ TEST_CASE("ours_over_cudnn: the fastest cuDNN row of the row's own class, layout
     CHECK(std::stod(field(by(rows, "baseline", "conv2", 128, "pageable"), "ours_over_cudnn_any_layout")) == Approx(12.5));
     CHECK(field(by(rows, "baseline", "conv2", 32, "pageable"), "ours_over_cudnn").empty());
     CHECK(field(by(rows, "register-acc", "conv2", 128, "pageable"), "ours_over_cudnn").empty());
-    CHECK(field(by(rows, "hopper-fp16", "conv2", 128, "pageable", "nhwc"), "layout") == "nhwc");
+    CHECK(field(by(rows, "hopper-ws-fp16", "conv2", 128, "pageable", "nhwc"), "layout") == "nhwc");
 }
 
 TEST_CASE("ours_over_cudnn stays empty when the cuDNN row of the class did not pass or did not run", "[results][anchors]") {
@@ -134,8 +149,8 @@ TEST_CASE("ours_over_cudnn stays empty when the cuDNN row of the class did not p
     };
     fill_ours_over_cudnn(rows);
     for (const auto& r : rows) {
-        if (r.variant == "cudnn-tf32" || r.variant == "cudnn-bf16") continue;  // their own anchors
-        INFO(r.variant);
+        if (r.variant->name == "cudnn-tf32" || r.variant->name == "cudnn-bf16") continue;  // their own anchors
+        INFO(r.variant->name);
         CHECK(!r.ours_over_cudnn);
         CHECK(!r.ours_over_cudnn_any_layout);
     }
@@ -168,18 +183,18 @@ TEST_CASE("ours_over_cudnn: a cudnn-<class>-s2d row is an anchor like cudnn-<cla
 TEST_CASE("pct_peak divides by the ceiling of the row's own precision class", "[results][anchors]") {
     RunMeta meta;
     meta.peak_fp32 = 50, meta.peak_tf32 = 400, meta.peak_fp16 = 800, meta.peak_bf16 = 790;
-    Row r = make_row("conv2", 1, "x", "gemm", "fp16", "pageable", 1.0);
+    Row r = make_row("conv2", 1, "hopper-ws-fp16", "hopper", "fp16", "pageable", 1.0);
     r.layer.C = 96, r.layer.H = 27, r.layer.W = 27, r.layer.M = 256, r.layer.R = 5, r.layer.S = 5, r.layer.pad = 2;
     const double tflops = std::stod(field(r, "tflops", meta));
     CHECK(std::stod(field(r, "peak_tflops", meta)) == Approx(800));
     CHECK(std::stod(field(r, "pct_peak", meta)) == Approx(100 * tflops / 800));
-    r.precision = "fp16acc";
+    r.variant = &registered(of_class("fp16acc"));
     CHECK(std::stod(field(r, "peak_tflops", meta)) == Approx(800));
-    r.precision = "tf32";
+    r.variant = &registered(of_class("tf32"));
     CHECK(std::stod(field(r, "peak_tflops", meta)) == Approx(400));
-    r.precision = "bf16";
+    r.variant = &registered(of_class("bf16"));
     CHECK(std::stod(field(r, "peak_tflops", meta)) == Approx(790));
-    r.precision = "fp32";
+    r.variant = &registered(of_class("fp32"));
     CHECK(std::stod(field(r, "pct_peak", meta)) == Approx(100 * tflops / 50));
 }
 
@@ -195,7 +210,7 @@ TEST_CASE("anchor_class and ceiling_class: the CSV says what each precision clas
     CHECK_FALSE(gpu::parse_precision("fp64").has_value());
     // ... and the columns the plots and compare read instead of deriving it again.
     for (const char* p : {"fp32", "tf32", "fp16", "bf16"}) {
-        const Row r = make_row("conv2", 1, "x", "gemm", p, "pageable", 1.0);
+        const Row r = make_row("conv2", 1, of_class(p), p == std::string("fp32") ? "gemm" : "hopper", p, "pageable", 1.0);
         CHECK(field(r, "anchor_class") == p);
         CHECK(field(r, "ceiling_class") == p);
     }
@@ -233,7 +248,7 @@ TEST_CASE("the CSV records the robust spread of the repeats and the seed", "[res
     CHECK(gpu::Stat::of({2.0}).p10 == 2.0);
     CHECK(gpu::Stat::of({2.0}).p90 == 2.0);
     CHECK(gpu::Stat::of({1.0, 3.0}).p90 == Approx(2.8));
-    Row r = make_row("conv2", 1, "x", "gemm", "fp32", "pageable", 1.0);
+    Row r = make_row("conv2", 1, "im2col-gemm", "gemm", "fp32", "pageable", 1.0);
     r.result.kernel = s;
     r.result.total = gpu::Stat::of({2.0, 2.5, 3.0});
     RunMeta meta;

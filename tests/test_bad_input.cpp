@@ -466,8 +466,8 @@ TEST_CASE("nothing half-written: a write failure in the middle of the results CS
     for (auto& r : rows) {
         r.layer = cs::default_layer_table().layers[0];
         r.N = 1;
-        r.variant = "baseline";
-        r.memory = "pageable";
+        r.variant = cs::gpu::find_variant("baseline").variant;
+        r.memory = cs::gpu::MemoryMode::pageable;
         r.result.status = cs::gpu::Status::skip;
         r.result.reason = "test row";
     }

@@ -136,8 +136,8 @@ TEST_CASE("compare: a sweep's CSV carries the spread and the seed, an older one 
         r.layer.name = "conv2";
         r.layer.C = 96, r.layer.H = 27, r.layer.W = 27, r.layer.M = 256, r.layer.R = 5, r.layer.S = 5,
         r.layer.pad = 2;
-        r.N = 32, r.variant = "im2col-gemm", r.family = "gemm", r.precision = "fp32", r.io_dtype = "f32";
-        r.memory = "pageable", r.layout = "nchw";
+        r.N = 32, r.variant = cs::gpu::find_variant("im2col-gemm").variant;  // gemm, fp32, f32
+        r.memory = cs::gpu::MemoryMode::pageable, r.layout = cs::gpu::Layout::nchw;
         r.result.status = cs::gpu::Status::pass;
         std::vector<double> k;
         for (int i = 0; i < 20; ++i) k.push_back((1.0 + 0.001 * i) * scale);

@@ -54,8 +54,7 @@ TEST_CASE("every row carries the schema version and one field per column", "[res
     r.layer.C = 96, r.layer.H = 27, r.layer.W = 27, r.layer.M = 256, r.layer.R = 5, r.layer.S = 5, r.layer.stride = 1,
     r.layer.pad = 2;
     r.N = 1;
-    r.variant = "baseline";
-    r.precision = "fp32";
+    r.variant = gpu::find_variant("baseline").variant;
     const auto f = csv_fields(RunMeta{}, r);
     REQUIRE(f.size() == csv_columns().size());
     for (std::size_t i = 0; i < f.size(); ++i)

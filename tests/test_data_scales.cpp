@@ -271,6 +271,7 @@ TEST_CASE("the CSV records the data scales next to the seed", "[results][scales]
     cs::cli::Row row;
     row.layer = table().layers[0];
     row.N = 1;
+    row.variant = cs::gpu::find_variant("baseline").variant;
     auto field = [&](const std::string& c) {
         const auto f = cs::cli::csv_fields(meta, row);
         return f.at(std::size_t(std::find(cols.begin(), cols.end(), c) - cols.begin()));

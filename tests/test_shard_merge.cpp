@@ -113,12 +113,9 @@ std::vector<Row> make_rows(const std::vector<SweepItem>& items, double gemm_scal
         Row r;
         r.layer = *it.layer;
         r.N = it.N;
-        r.variant = it.variant->name;
-        r.family = it.variant->family;
-        r.precision = std::string(gpu::to_string(it.variant->precision));
-        r.io_dtype = std::string(gpu::to_string(it.variant->io));
-        r.memory = std::string(gpu::to_string(it.mode));
-        r.layout = std::string(gpu::to_string(it.layout));
+        r.variant = it.variant;
+        r.memory = it.mode;
+        r.layout = it.layout;
         r.result.algo = it.variant->algo;
         r.result.threshold = 1e-3;
         const std::size_t h = std::hash<std::string>{}(key(it));
@@ -130,7 +127,7 @@ std::vector<Row> make_rows(const std::vector<SweepItem>& items, double gemm_scal
             const double ms = 0.05 + double(h % 100003) / 100003.0 * 3.0;
             r.result.kernel = gpu::Stat{ms, ms * 0.98, ms * 1.07, 20};
             r.result.total = gpu::Stat{ms * 4, ms * 3.9, ms * 4.2, 20};
-            r.im2col_gemm_ms = gemm_scale * (0.1 + 0.001 * double(it.N) + 0.01 * double(r.precision.size()));
+            r.im2col_gemm_ms = gemm_scale * (0.1 + 0.001 * double(it.N) + 0.01 * double(gpu::to_string(r.precision()).size()));
         }
         r.cpu_ms = 100.0;
         rows.push_back(std::move(r));
