@@ -198,8 +198,6 @@ struct StepCommands {
 };
 std::vector<StepCommands> step_commands(const Plan& plan, const std::filesystem::path& out_dir,
                                         const std::filesystem::path& build_dir);
-// A word the shell reads back as itself (single-quoted where needed).
-std::string shell_quote(const std::string& word);
 // "reference: 4 steps (build, golden, sweep, python): <purpose>"
 std::string plan_summary(const Plan& plan);
 

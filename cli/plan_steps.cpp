@@ -5,6 +5,7 @@
 
 #include "error.hpp"
 #include "profile.hpp"
+#include "shell_quote.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -242,15 +243,6 @@ std::vector<StepCommands> step_commands(const Plan& plan, const fs::path& out_di
         all.push_back(std::move(c));
     }
     return all;
-}
-
-std::string shell_quote(const std::string& w) {
-    if (!w.empty() && w.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=.,/:@%^") ==
-                          std::string::npos)
-        return w;
-    std::string q = "'";
-    for (char c : w) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return q + "'";
 }
 
 std::string plan_summary(const Plan& plan) {

@@ -4,6 +4,7 @@
 #include "golden.hpp"
 
 #include "golden_manifest.hpp"
+#include "shell_quote.hpp"
 
 #include <algorithm>
 #include <cctype>

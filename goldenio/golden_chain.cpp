@@ -8,6 +8,7 @@
 #include "golden.hpp"
 #include "golden_manifest.hpp"
 #include "progress.hpp"
+#include "shell_quote.hpp"
 #include "version.hpp"
 
 #include <algorithm>

@@ -35,19 +35,6 @@ std::string utc_now() {
     return buf;
 }
 
-std::string shell_quote(const std::string& s) {
-    const bool plain = !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
-        return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("_-./=:+,@%", c);
-    });
-    if (plain) return s;
-    std::string out = "'";
-    for (char c : s) {
-        if (c == '\'') out += "'\\''";
-        else out += c;
-    }
-    return out + "'";
-}
-
 // "n128". (Built with append: GCC 12 -O3 warns falsely (-Wrestrict) on "n" + std::string.)
 std::string batch_dir_name(std::int64_t N) {
     std::string s(1, 'n');

@@ -32,8 +32,6 @@ inline constexpr const char* kDtype = "<f4";
 
 // "2024-01-31T12:00:00Z"
 std::string utc_now();
-// s as one shell word: unchanged when it has only safe characters, else in single quotes.
-std::string shell_quote(const std::string& s);
 // "n128"
 std::string batch_dir_name(std::int64_t N);
 // "conv3/n128": the key of a set in the manifest's "cpu" object.

@@ -6,6 +6,7 @@
 #include "checksum.hpp"
 #include "error.hpp"
 #include "npy.hpp"
+#include "shell_quote.hpp"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -28,6 +29,7 @@ namespace fs = std::filesystem;
 using cs::test::TempDir;
 using cs::test::slurp;
 using cs::test::spit;
+using cs::shell_quote;
 using cs::test::error_message;
 
 namespace {
@@ -38,12 +40,6 @@ std::vector<float> values(std::int64_t n, unsigned seed) {
     std::vector<float> v(static_cast<std::size_t>(n));
     for (auto& x : v) x = d(rng);
     return v;
-}
-
-std::string shell_quote(const std::string& s) {
-    std::string out = "'";
-    for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return out + "'";
 }
 
 struct RunResult {

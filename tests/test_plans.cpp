@@ -2,6 +2,7 @@
 // table, preset and script names checked), bad plans are refused naming the file, the step and
 // the field, and the commands a plan turns into are the ones its fields say.
 #include "plan.hpp"
+#include "shell_quote.hpp"
 #include "test_util.hpp"
 #include "variant.hpp"
 

@@ -9,6 +9,7 @@
 // carries the apt-get line.
 #include "catch.hpp"
 #include "test_util.hpp"
+#include "shell_quote.hpp"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -26,15 +27,11 @@
 
 namespace fs = std::filesystem;
 
+using cs::shell_quote;
+
 namespace {
 
 using Run = cs::test::CliResult;
-
-std::string shell_quote(const std::string& s) {
-    std::string q = "'";
-    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return q + "'";
-}
 
 Run plot(const std::vector<std::string>& args) {
     // The python CMake found with numpy goes first; plot.sh falls back to its own search.
