@@ -57,7 +57,9 @@ struct TimingOpts {
     bool build_engines_only = false;
     std::uint64_t order_seed = gpu::RunOptions{}.order_seed;
     std::string engine_choices;  // "" = <golden>/engine_choices.json, "none", or a path
-    gpu::RunOptions to_run_options() const {
+    // The run's options; `engines` (the command's engine memory, loaded from its file) gets
+    // the reuse and build-only switches and reaches every plan through the options.
+    gpu::RunOptions to_run_options(gpu::EngineChoices& engines) const {
         gpu::RunOptions o;
         o.warmup = warmup;
         o.repeats = repeats;
@@ -66,8 +68,9 @@ struct TimingOpts {
         o.order_seed = order_seed;
         // The cuDNN search reads it (gpu/variants/cudnn_graph_select.cuh): one switch per process.
         if (no_cudnn_rtc) ::setenv("CONVSTUDY_CUDNN_RTC", "0", 1);
-        gpu::engine_choices().set_reuse_only(reuse_engines);
-        gpu::engine_choices().set_build_only(build_engines_only);
+        engines.set_reuse_only(reuse_engines);
+        engines.set_build_only(build_engines_only);
+        o.engines = &engines;
         o.flush_l2 = !no_flush;
         o.workspace_limit = std::size_t(workspace_limit_gib * double(1ull << 30));
         o.streams = streams;

@@ -16,11 +16,11 @@ namespace {
 constexpr const char* kFormat = "convstudy engine choices 1";
 }
 
-void load_engine_choices(const std::filesystem::path& path) {
+void load_engine_choices(const std::filesystem::path& path, gpu::EngineChoices& memory) {
     std::map<std::string, gpu::RememberedEngine> m;
     std::error_code ec;
     if (path.empty() || !std::filesystem::exists(path, ec)) {
-        gpu::engine_choices().replace(std::move(m));
+        memory.replace(std::move(m));
         return;
     }
     const std::string what = "engine choices file " + path.string();
@@ -57,11 +57,11 @@ void load_engine_choices(const std::filesystem::path& path) {
         }
         m[key] = std::move(e);
     }
-    gpu::engine_choices().replace(std::move(m));
+    memory.replace(std::move(m));
 }
 
-void save_engine_choices(const std::filesystem::path& path) {
-    if (path.empty() || !gpu::engine_choices().changed()) return;
+void save_engine_choices(const std::filesystem::path& path, gpu::EngineChoices& memory) {
+    if (path.empty() || !memory.changed()) return;
     nlohmann::json j;
     j["format"] = kFormat;
     j["about"] =
@@ -69,7 +69,7 @@ void save_engine_choices(const std::filesystem::path& path) {
         "the engine while it times within 3% of the fastest (gpu/engine_choice.hpp). Delete the file or pass "
         "--engine-choices none to choose afresh.";
     nlohmann::json c = nlohmann::json::object();
-    for (const auto& [key, e] : gpu::engine_choices().all()) {
+    for (const auto& [key, e] : memory.all()) {
         c[key] = {{"engine", e.engine}, {"ms", e.ms}};
         if (e.knobs) {
             nlohmann::json k = nlohmann::json::array();
@@ -79,7 +79,7 @@ void save_engine_choices(const std::filesystem::path& path) {
     }
     j["choices"] = std::move(c);
     write_file_atomic(path, j.dump(1) + "\n");
-    gpu::engine_choices().mark_saved();
+    memory.mark_saved();
 }
 
 std::filesystem::path engine_choices_path(const std::string& option, const std::string& golden_root) {

@@ -7,13 +7,17 @@
 #include <filesystem>
 #include <string>
 
+namespace cs::gpu {
+class EngineChoices;
+}
+
 namespace cs::cli {
 
-// Loads `path` into gpu::engine_choices() (a missing file is an empty memory). Throws
+// Loads `path` into `memory` (a missing file or an empty path: an empty memory). Throws
 // cs::Error naming the file when it is not a valid choices file.
-void load_engine_choices(const std::filesystem::path& path);
-// Writes gpu::engine_choices() to `path` atomically when it changed since the load.
-void save_engine_choices(const std::filesystem::path& path);
+void load_engine_choices(const std::filesystem::path& path, gpu::EngineChoices& memory);
+// Writes `memory` to `path` atomically when it changed since the load (nothing for an empty path).
+void save_engine_choices(const std::filesystem::path& path, gpu::EngineChoices& memory);
 
 // The file a run uses: `option` as given, "" -> <golden_root>/engine_choices.json when that
 // directory exists (else none), "none" -> empty path (no memory).

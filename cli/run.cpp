@@ -146,7 +146,8 @@ int cmd_run(RunArgs a, bool profiling) {
     }
     const auto choices = engine_choices_path(a.timing.engine_choices, a.golden);
     if (!choices.empty() && !a.profile_target) check_writable(choices, "--engine-choices");
-    load_engine_choices(choices);
+    gpu::EngineChoices engines;  // this run's engine memory: every plan gets it (PlanContext)
+    load_engine_choices(choices, engines);
     // The golden set is loaded and verified before the device is asked for, so a missing
     // or damaged set is reported (exit 2) on any machine; a sampled check's CPU work waits
     // until a device is there to use it.
@@ -156,12 +157,12 @@ int cmd_run(RunArgs a, bool profiling) {
         golden = from_golden(load_golden(a.golden, table, layer, a.batch, a.check.seed, scales));
     auto ctx = open_device();
     const ProblemData d = golden ? std::move(*golden) : load_problem(a.golden, table, layer, a.batch, a.check);
-    const auto opt = a.timing.to_run_options();
+    const auto opt = a.timing.to_run_options(engines);
     // The ceilings and the GEMM of the layer's shape appear only in the CSV, beside times.
     const bool ceilings = !a.csv.empty() && opt.repeats > 0;
     const RunMeta meta = make_meta(*ctx, opt, ceilings, a.check.seed, d.scales);
     Row row = run_one(*ctx, *ref.variant, mode, layout, d, opt, config);
-    if (!a.profile_target) save_engine_choices(choices);
+    if (!a.profile_target) save_engine_choices(choices, engines);
     if (ceilings && row.result.status == gpu::Status::pass)
         row.im2col_gemm_ms = im2col_gemm_reference(*ctx, row.precision(), layer, a.batch);
     std::printf("%s\n", summary_line(row).c_str());

@@ -514,7 +514,8 @@ int cmd_sweep(const SweepArgs& a) {
     const std::string ncu = a.profile ? profile_setup(a) : "";
     const auto choices = engine_choices_path(a.timing.engine_choices, a.golden);
     if (!choices.empty()) check_writable(choices, "--engine-choices");
-    load_engine_choices(choices);
+    gpu::EngineChoices engines;  // this sweep's engine memory: every plan gets it (PlanContext)
+    load_engine_choices(choices, engines);
     // This process's rows: every row of the sweep, or its shard's.
     const AxisRequests axes = parse_sweep_axes(a.axes, plan);
     const std::vector<SweepItem> items = select_shard(sweep_items(a.batches, layers, plan, layouts, axes), shard);
@@ -532,7 +533,7 @@ int cmd_sweep(const SweepArgs& a) {
 
     auto device_scope = std::make_optional(split.scope("device and ceilings"));
     auto ctx = open_device();
-    const auto opt = a.timing.to_run_options();
+    const auto opt = a.timing.to_run_options(engines);
     // A check-only sweep (--repeats 0) has no times to hold against the ceilings.
     const bool timed = opt.repeats > 0;
     const RunMeta meta = make_meta(*ctx, opt, timed, a.check.seed, scales);
@@ -588,7 +589,7 @@ int cmd_sweep(const SweepArgs& a) {
             gi = ge;
             if (fatal) {
                 mark_not_run(rows, first_row);
-                save_engine_choices(choices);
+                save_engine_choices(choices, engines);
                 save();
                 progress.finish("stopped");
                 std::fprintf(stderr, "sweep time %s\n", split_text().c_str());
@@ -602,7 +603,7 @@ int cmd_sweep(const SweepArgs& a) {
                 const auto s = split.scope("im2col GEMM references");
                 fill_im2col_references(rows, first_row, *ctx, *l, N);
             }
-            save_engine_choices(choices);
+            save_engine_choices(choices, engines);
             prof_fields.resize(rows.size(), profile_fields(std::nullopt));
             if (a.profile) profile_rows(a, ncu, choices, rows, first_row, prof_fields, prof_kernels, progress, done, save);
             // Rewritten (atomically) after each (layer, N): an interrupted sweep keeps its rows.

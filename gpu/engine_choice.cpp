@@ -87,14 +87,20 @@ bool EngineChoices::build_only() const {
     return build_only_;
 }
 
+std::shared_ptr<const void> EngineChoices::search(const std::string& key) const {
+    std::lock_guard<std::mutex> lock(m_);
+    auto it = searches_.find(key);
+    return it == searches_.end() ? nullptr : it->second;
+}
+
+void EngineChoices::keep_search(const std::string& key, std::shared_ptr<const void> s) {
+    std::lock_guard<std::mutex> lock(m_);
+    searches_[key] = std::move(s);
+}
+
 void EngineChoices::mark_saved() {
     std::lock_guard<std::mutex> lock(m_);
     changed_ = false;
-}
-
-EngineChoices& engine_choices() {
-    static EngineChoices c;
-    return c;
 }
 
 }  // namespace cs::gpu

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -50,8 +51,8 @@ EngineChoice choose_engine(const std::vector<TimedConfig>& timed, std::optional<
                            double keep_band = kKeepBand);
 
 // The engines chosen before, by row key (what choose_engine's `previous` comes from).
-// Process-wide and thread-safe; the command line loads it from a file before a run and
-// saves it after (cli/: --engine-choices).
+// Thread-safe. The command owns one, loads it from a file before a run and saves it after
+// (cli/: --engine-choices); it reaches the plans through RunOptions and PlanContext.
 struct RememberedEngine {
     std::int64_t engine = -1;
     double ms = 0;  // the median it was chosen with
@@ -78,15 +79,19 @@ public:
     // cache, which later processes share) and stops there, a SKIP: nothing runs on the GPU.
     void set_build_only(bool on);
     bool build_only() const;
+    // Searches already made while this memory lives, by a library's own key: the cuDNN graph
+    // rows keep their whole ranking, so that the plans of one row (the streams mode's, a
+    // re-plan's) search once. Opaque here: the library casts its own type back. Never saved.
+    std::shared_ptr<const void> search(const std::string& key) const;
+    void keep_search(const std::string& key, std::shared_ptr<const void> s);
 
 private:
     mutable std::mutex m_;
     std::map<std::string, RememberedEngine> map_;
+    std::map<std::string, std::shared_ptr<const void>> searches_;
     bool changed_ = false;
     bool reuse_only_ = false;
     bool build_only_ = false;
 };
-
-EngineChoices& engine_choices();
 
 }  // namespace cs::gpu

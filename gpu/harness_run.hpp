@@ -3,6 +3,7 @@
 #pragma once
 
 #include "buffers.hpp"
+#include "engine_choice.hpp"
 #include "harness.hpp"
 #include "nvtx.hpp"
 #include "output_check.hpp"
@@ -120,6 +121,7 @@ private:
     Buffer x_in_, x_w_, x_out_;                // float tensors: device or managed
     Buffer k_in_, k_w_, k_out_;                // the variant's half / bf16 tensors
     std::vector<std::unique_ptr<Plan>> plans_;
+    std::unique_ptr<EngineChoices> own_engines_;  // the row's plans' memory when the caller has none
     std::vector<Stream> streams_;
     std::int64_t chunk_n_ = 0;
 

@@ -1,17 +1,7 @@
 // Test-only split mutations (split_mutation.hpp).
 #include "split_mutation.hpp"
 
-#include <atomic>
-
 namespace cs::gpu {
-namespace {
-std::atomic<SplitMutation> g_mutation{SplitMutation::none};
-}
-
-SplitMutation split_mutation() { return g_mutation.load(); }
-
-ScopedSplitMutation::ScopedSplitMutation(SplitMutation m) : prev_(g_mutation.exchange(m)) {}
-ScopedSplitMutation::~ScopedSplitMutation() { g_mutation.store(prev_); }
 
 SplitKeep split_keep(SplitMutation m) {
     SplitKeep k;

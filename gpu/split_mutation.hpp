@@ -1,9 +1,9 @@
 // Test-only: mutated splits for the fp32-class split variants (hopper-ws-3xfp16, hopper-ws-3xtf32,
 // the Winograd 3xFP16 rungs, split-tf32), so that the GPU tests can prove the check tells a
 // two-product split from the three-product one (tests/gpu/test_split_range_gpu.cpp, tag
-// [split-mutation]). Not a user-visible axis or option: nothing in the CLI sets it. A split
-// variant's plan reads the mutation when it is built (so set it before run_variant, with
-// ScopedSplitMutation) and names it in its detail; every other variant ignores it.
+// [split-mutation]). Not a user-visible axis or option: nothing in the CLI sets it. A test sets
+// it in RunOptions::split_mutation, which reaches the plans through PlanContext; a split
+// variant's plan applies it and names it in its detail; every other variant ignores it.
 //   zero_input_lo        the low parts of the input are zeroed: two products (hi*hi + lo*hi...)
 //                        of the three, the lo*hi product gone
 //   drop_product_half_k  the weights' low parts are zeroed for the first half of the channels
@@ -15,21 +15,6 @@
 namespace cs::gpu {
 
 enum class SplitMutation { none, zero_input_lo, drop_product_half_k };
-
-// The mutation plans built now apply (none unless a test set one).
-SplitMutation split_mutation();
-
-// Sets the mutation for its lifetime (tests only), then restores the previous one.
-class ScopedSplitMutation {
-public:
-    explicit ScopedSplitMutation(SplitMutation m);
-    ~ScopedSplitMutation();
-    ScopedSplitMutation(const ScopedSplitMutation&) = delete;
-    ScopedSplitMutation& operator=(const ScopedSplitMutation&) = delete;
-
-private:
-    SplitMutation prev_;
-};
 
 // The factors a split applies to its low parts: lo_in to every input low part, lo_w_half to
 // the weights' low parts of the first half of the channels (1: kept, 0: zeroed).

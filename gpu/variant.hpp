@@ -11,6 +11,7 @@
 #pragma once
 
 #include "layer.hpp"
+#include "split_mutation.hpp"
 
 #include <cuda_runtime_api.h>
 
@@ -89,6 +90,11 @@ struct DeviceIO {
     std::int64_t N = 0;         // images in this call (a chunk of the problem's batch)
 };
 
+class EngineChoices;  // engine_choice.hpp
+
+// What a plan is built with: the device, its limits, and the run's state that reaches plans
+// (no process-wide singleton does): the library anchors' engine memory and the tests' split
+// mutation. A plan that builds another (space-to-depth, canvases) passes a copy on.
 struct PlanContext {
     const cudaDeviceProp& prop;
     int device = 0;
@@ -97,6 +103,12 @@ struct PlanContext {
     std::size_t workspace_limit = 0;
     // The largest batch one run() call will be given (the streams mode cuts batches).
     std::int64_t max_chunk_N = 0;
+    // The engines the library anchors chose before and their reuse and build-only switches
+    // (engine_choice.hpp), which their search reads and updates; null: every search chooses
+    // afresh and remembers nothing.
+    EngineChoices* engines = nullptr;
+    // Test only (split_mutation.hpp): the mutation the fp32-class split plans apply.
+    SplitMutation split_mutation = SplitMutation::none;
 };
 
 class Plan {

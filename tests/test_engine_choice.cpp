@@ -70,18 +70,18 @@ TEST_CASE("choose_engine refuses empty input", "[engine-choice]") {
 TEST_CASE("engine choices survive a save and a load, and bad files are refused", "[engine-choice]") {
     TempDir dir;
     const auto file = dir.path / "engine_choices.json";
-    auto& mem = gpu::engine_choices();
-    cli::load_engine_choices(file);  // missing file: empty memory
+    gpu::EngineChoices mem;  // a command's memory (run, sweep): nothing process-wide
+    cli::load_engine_choices(file, mem);  // missing file: empty memory
     CHECK(mem.all().empty());
     mem.set("H200 sm90 cudnn91400|96,27,27,256,5,5,1,2|32|nhwc|fp32", {4, 0.1999, std::nullopt});
     mem.set("H200 sm90 cudnn91400|256,13,13,384,3,3,1,1|1|nchw|tf32",
             {41, 0.0276, std::vector<std::pair<int, std::int64_t>>{{3, 1}, {7, 64}}});
     CHECK(mem.changed());
-    cli::save_engine_choices(file);
+    cli::save_engine_choices(file, mem);
     REQUIRE(std::filesystem::exists(file));
     CHECK(!mem.changed());  // saved: the next save (after each layer and batch of a sweep) writes nothing
     mem.replace({});
-    cli::load_engine_choices(file);
+    cli::load_engine_choices(file, mem);
     CHECK(!mem.changed());
     REQUIRE(mem.all().size() == 2);
     CHECK(mem.get("H200 sm90 cudnn91400|96,27,27,256,5,5,1,2|32|nhwc|fp32")->engine == 4);
@@ -93,20 +93,19 @@ TEST_CASE("engine choices survive a save and a load, and bad files are refused",
     CHECK(!mem.get("H200 sm90 cudnn91400|96,27,27,256,5,5,1,2|32|nhwc|fp32")->knobs.has_value());
     // unchanged memory: nothing written
     std::filesystem::remove(file);
-    cli::save_engine_choices(file);
+    cli::save_engine_choices(file, mem);
     CHECK(!std::filesystem::exists(file));
 
     write(file, "{not json");
-    CHECK_THROWS_AS(cli::load_engine_choices(file), Error);
+    CHECK_THROWS_AS(cli::load_engine_choices(file, mem), Error);
     write(file, R"({"format": "something else", "choices": {}})");
-    CHECK_THROWS_AS(cli::load_engine_choices(file), Error);
+    CHECK_THROWS_AS(cli::load_engine_choices(file, mem), Error);
     write(file, R"({"format": "convstudy engine choices 1", "choices": {"k": {"engine": "x", "ms": 1}}})");
-    CHECK_THROWS_AS(cli::load_engine_choices(file), Error);
+    CHECK_THROWS_AS(cli::load_engine_choices(file, mem), Error);
     write(file, R"({"format": "convstudy engine choices 1", "choices": {"k": {"engine": 1, "ms": 1, "knobs": [[3]]}}})");
-    CHECK_THROWS_AS(cli::load_engine_choices(file), Error);
+    CHECK_THROWS_AS(cli::load_engine_choices(file, mem), Error);
     write(file, R"({"format": "convstudy engine choices 1", "choices": {"k": {"engine": 1, "ms": 1, "knobs": 5}}})");
-    CHECK_THROWS_AS(cli::load_engine_choices(file), Error);
-    mem.replace({});
+    CHECK_THROWS_AS(cli::load_engine_choices(file, mem), Error);
 }
 
 TEST_CASE("where the engine choices live", "[engine-choice]") {

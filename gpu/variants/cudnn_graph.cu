@@ -178,27 +178,18 @@ GraphPlan::GraphPlan(const Problem& p, const PlanContext& ctx, Precision prec, b
     std::snprintf(key, sizeof key, "%d,%d,%d,%d,%d,%d,%d,%d|%lld|%s|%s|%d", l.C, l.H, l.W, l.M, l.R, l.S, l.stride,
                   l.pad, static_cast<long long>(nmax), p.layout == Layout::nchw ? "nchw" : "nhwc", sp_.name,
                   ctx.device);
-    bool reused = false;
-    {
-        std::lock_guard<std::mutex> lock(g_cache_mutex);
-        auto it = selection_cache().find(key);
-        // Reused only when its choice fits this plan's workspace limit (else: select anew).
-        if (it != selection_cache().end() && !it->second.ranking.empty() &&
-            it->second.ranking.front().ws <= ctx.workspace_limit) {
-            ranking_ = it->second.ranking;
-            detail_ = it->second.detail;
-            algo_ = it->second.algo;
-            reused = true;
-        }
-    }
+    // The search this run's memory already made for the row (the plans of one row search once),
+    // reused only when its choice fits this plan's workspace limit (else: select anew).
+    const std::string search_key = std::string("cudnn-graph|") + key;
+    auto made = ctx.engines ? std::static_pointer_cast<const Selection>(ctx.engines->search(search_key)) : nullptr;
+    const bool reused = made && !made->ranking.empty() && made->ranking.front().ws <= ctx.workspace_limit;
     if (!reused) {
-        Selection sel = select_engine(handle_.get(), p, sp_, nmax, ctx.workspace_limit, ctx.prop);
-        ranking_ = sel.ranking;
-        detail_ = sel.detail;
-        algo_ = sel.algo;
-        std::lock_guard<std::mutex> lock(g_cache_mutex);
-        selection_cache()[key] = std::move(sel);
+        made = std::make_shared<const Selection>(select_engine(handle_.get(), p, sp_, nmax, ctx));
+        if (ctx.engines) ctx.engines->keep_search(search_key, made);
     }
+    ranking_ = made->ranking;
+    detail_ = made->detail;
+    algo_ = made->algo;
 
     // Execution plans for every (batch, alignment) the harness will pass: chunks of nmax
     // images starting at image 0, nmax, 2*nmax, ... of a 256-byte aligned allocation.
@@ -225,7 +216,7 @@ GraphPlan::GraphPlan(const Problem& p, const PlanContext& ctx, Precision prec, b
     // The search timed its choice on a chunk of nmax images: the row's time is that kernel's
     // only when one chunk is the batch and it runs on the choice (no fallback).
     if (nmax == p.N && fallbacks.empty()) search_ms_ = ranking_.front().ms;
-    if (reused) detail_ += " (selection reused in this process)";
+    if (reused) detail_ += " (selection reused in this run)";
     if (!fallbacks.empty()) detail_ += "; chunks on other engines: " + fallbacks;
 }
 

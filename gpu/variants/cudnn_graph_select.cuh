@@ -21,12 +21,6 @@ struct Selection {
     std::string algo;
 };
 
-std::mutex g_cache_mutex;
-std::map<std::string, Selection>& selection_cache() {
-    static std::map<std::string, Selection> m;
-    return m;
-}
-
 // Runtime-compiled engines are in the search unless the environment sets CONVSTUDY_CUDNN_RTC=0
 // (`--no-cudnn-rtc`): the best cuDNN can do includes them.
 //
@@ -354,10 +348,10 @@ struct SearchTimes {
 };
 
 // Step 4: the fastest median, unless the engine chosen before is within kKeepBand of it
-// (engine_choice.hpp); the choice is remembered under `key`, the other accurate candidates
+// (engine_choice.hpp); the choice is remembered under `key` in `memory` (when the run has one), the other accurate candidates
 // follow it by time, and the detail says what was chosen, from where, against what, and what
 // the search saw and cost.
-Selection choose(const std::string& key, const Timed& t, const std::vector<Candidate*>& live,
+Selection choose(EngineChoices* memory, const std::string& key, const Timed& t, const std::vector<Candidate*>& live,
                  const std::optional<RememberedEngine>& remembered, const SearchCounts& n, int n_seen,
                  std::int64_t nmax, const std::string& reuse_note, const SearchTimes& times) {
     const auto& finalists = t.finalists;
@@ -366,7 +360,7 @@ Selection choose(const std::string& key, const Timed& t, const std::vector<Candi
     const EngineChoice ch =
         choose_engine(timed, remembered ? std::optional<std::int64_t>(remembered->engine) : std::nullopt);
     Candidate* chosen = finalists[ch.chosen];
-    engine_choices().set(key, {chosen->recipe.engine, chosen->ms, chosen->recipe.knobs});
+    if (memory) memory->set(key, {chosen->recipe.engine, chosen->ms, chosen->recipe.knobs});
     Candidate* runner = nullptr;  // the fastest finalist of another engine
     for (auto* c : finalists)
         if (c->recipe.engine != chosen->recipe.engine && (!runner || c->ms < runner->ms)) runner = c;
@@ -411,14 +405,16 @@ Selection choose(const std::string& key, const Timed& t, const std::vector<Candi
 
 // The engine search of one row: the ranking its plan falls back through, and its detail.
 Selection select_engine(cudnnHandle_t h, const Problem& p, const RowSpec& sp, std::int64_t nmax,
-                        std::size_t ws_limit, const cudaDeviceProp& prop) {
+                        const PlanContext& ctx) {
+    const std::size_t ws_limit = ctx.workspace_limit;
+    EngineChoices* memory = ctx.engines;  // null: choose afresh, remember nothing
     SearchTimes times{std::chrono::steady_clock::now()};
     const auto g = build_graph(h, p.layer, p.layout, sp.data, Shape{nmax, 16, 16, 16});
-    const std::string key = choice_key(prop, p.layer, nmax, p.layout, sp);
-    const std::optional<RememberedEngine> remembered = engine_choices().get(key);
-    // Reuse mode (engine_choices().reuse_only()): only the remembered engine's configurations.
+    const std::string key = choice_key(ctx.prop, p.layer, nmax, p.layout, sp);
+    const std::optional<RememberedEngine> remembered = memory ? memory->get(key) : std::nullopt;
+    // Reuse mode (EngineChoices::reuse_only): only the remembered engine's configurations.
     std::optional<std::int64_t> only_engine;
-    if (remembered && engine_choices().reuse_only()) only_engine = remembered->engine;
+    if (remembered && memory->reuse_only()) only_engine = remembered->engine;
 
     CandidateSearch search(h, *g, p, sp, ws_limit, only_engine);
     const std::string reuse_note = find_candidates(search, *g, remembered);
@@ -431,7 +427,7 @@ Selection select_engine(cudnnHandle_t h, const Problem& p, const RowSpec& sp, st
                        " refused" + (n.first_refusal.empty() ? "" : " e.g. " + n.first_refusal) + ", " +
                        std::to_string(n.ws) + " over the workspace limit " + mb(ws_limit) +
                        (n.heur_fail.empty() ? "" : "; heuristics " + n.heur_fail) + ")");
-    if (engine_choices().build_only())
+    if (memory && memory->build_only())
         throw cs::Skip("build-only: " + std::to_string(search.cands.size()) + " engine configurations built in " +
                        fmt("%.1f", seconds_since(times.start)) + " s, nothing run (--build-engines-only)");
     times.candidates = seconds_since(times.start);
@@ -439,10 +435,10 @@ Selection select_engine(cudnnHandle_t h, const Problem& p, const RowSpec& sp, st
     const auto t_trials = std::chrono::steady_clock::now();
     std::size_t ws_max = 0;
     for (const auto& c : search.cands) ws_max = std::max(ws_max, c.plan->ws);
-    SearchScratch scratch(h, p, sp, nmax, ws_max, prop);
+    SearchScratch scratch(h, p, sp, nmax, ws_max, ctx.prop);
     const std::vector<Candidate*> live = trial_runs(h, search.cands, scratch, sp, n);
     times.trials = seconds_since(t_trials);
 
     const Timed t = time_candidates(h, live, scratch, remembered);
-    return choose(key, t, live, remembered, n, search.seen(), nmax, reuse_note, times);
+    return choose(memory, key, t, live, remembered, n, search.seen(), nmax, reuse_note, times);
 }

@@ -95,7 +95,9 @@ S2dPlan::S2dPlan(const PrecisionRow& row, const Problem& p, const PlanContext& c
     pr.layer = lr;
     pr.N = p.N;
     pr.layout = p.layout;
-    const PlanContext inner_ctx{ctx.prop, ctx.device, ctx.workspace_limit - ws_w_.bytes() - ws_in_.bytes(), k_};
+    PlanContext inner_ctx = ctx;
+    inner_ctx.workspace_limit = ctx.workspace_limit - ws_w_.bytes() - ws_in_.bytes();
+    inner_ctx.max_chunk_N = k_;
     inner_ = cudnn_graph_plan_for(row.precision, pr, inner_ctx, true);
 
     char geo[256];

@@ -268,7 +268,7 @@ public:
                   std::to_string(blocks) + " blocks for P=" + std::to_string(Pmax) +
                   "; weights packed in fragment order" + (SPLIT ? " and split (hi, lo)" : "") + " each run";
         if (SPLIT) {
-            mut_ = split_mutation();
+            mut_ = ctx.split_mutation;
             if (mut_ == SplitMutation::zero_input_lo)
                 rounded_ = Buffer(MemKind::device, std::size_t(std::max<std::int64_t>(1, ctx.max_chunk_N)) *
                                                        std::size_t(l.input_elems(1)) * 4);

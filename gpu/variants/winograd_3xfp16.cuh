@@ -352,7 +352,7 @@ public:
         a_.HW = l.H * l.W;
         a_.CHW = std::int64_t(l.C) * a_.HW;
         a_.MEF = std::int64_t(l.M) * a_.E * a_.F;
-        mut_ = split_mutation();
+        mut_ = ctx.split_mutation;
         const SplitKeep keep = split_keep(mut_);
         scale_ = RangeScaleBuffer(RangeTargets{Cfg::kInLog2, Cfg::kWLog2, std::int64_t(l.C) * l.R * l.S}, keep.lo_in,
                                   keep.lo_w_half);

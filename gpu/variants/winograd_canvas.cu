@@ -129,7 +129,9 @@ std::unique_ptr<Plan> winograd_f4x4_canvas_plan(const Problem& p, const PlanCont
     const std::size_t bout = std::size_t(canvases) * g.M * g.Ec * g.Fc * sizeof(float);
     if (bin + bout > ctx.workspace_limit)
         throw Skip("the canvases (" + std::to_string((bin + bout) >> 20) + " MiB) exceed the workspace limit");
-    PlanContext inner_ctx{ctx.prop, ctx.device, ctx.workspace_limit - bin - bout, canvases};
+    PlanContext inner_ctx = ctx;
+    inner_ctx.workspace_limit = ctx.workspace_limit - bin - bout;
+    inner_ctx.max_chunk_N = canvases;
     auto inner = winograd_f4x4_plan(canvas_problem(p, g, canvases), inner_ctx);
     const std::string what = std::to_string(k) + "x" + std::to_string(k) + " images of " +
                              std::to_string(g.H) + "x" + std::to_string(g.W) + " per " + std::to_string(g.Hc) + "x" +

@@ -4,6 +4,7 @@
 
 #include "conv_ref.hpp"
 #include "datagen.hpp"
+#include "engine_choice.hpp"
 #include "harness.hpp"
 #include "layer.hpp"
 
@@ -36,12 +37,20 @@ inline RefProblem make_ref_problem(const Layer& l, std::int64_t N, std::uint64_t
     return r;
 }
 
+// The GPU tests' engine memory, one for the test process as `sweep` has one for its run: a
+// library row searched once is reused by the later tests of the same row.
+inline gpu::EngineChoices& test_engines() {
+    static gpu::EngineChoices memory;
+    return memory;
+}
+
 // Run options for tests: no warm-up, `repeats` timed runs.
 inline gpu::RunOptions test_options(int repeats = 1, bool keep_output = false) {
     gpu::RunOptions opt;
     opt.warmup = 0;
     opt.repeats = repeats;
     opt.keep_output = keep_output;
+    opt.engines = &test_engines();
     return opt;
 }
 

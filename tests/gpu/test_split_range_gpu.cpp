@@ -28,6 +28,7 @@ using cs::test::has;
 using cs::test::make_ref_problem;
 using cs::test::RefProblem;
 using cs::test::run_checked;
+using cs::test::test_options;
 using cs::test::variant;
 
 namespace {
@@ -90,8 +91,9 @@ TEST_CASE("a split with a dropped product fails the fp32 class and the whole spl
             }
             REQUIRE(ok.status == Status::pass);
             for (const SplitMutation m : {SplitMutation::zero_input_lo, SplitMutation::drop_product_half_k}) {
-                const ScopedSplitMutation scope(m);
-                const RunResult bad = run_checked(device(), v, MemoryMode::pageable, rp, 0);
+                RunOptions opt = test_options(0, false);
+                opt.split_mutation = m;  // reaches the plan through PlanContext
+                const RunResult bad = run_checked(device(), v, MemoryMode::pageable, rp, opt);
                 INFO("mutated: " << describe(v, l, bad));
                 std::printf("[split-mutation] %s %s %s: %s, max_rel_err %.3g, max_bound_ratio %.3g\n", sv.name, layer,
                             m == SplitMutation::zero_input_lo ? "input-lo-zeroed" : "product-dropped-half-K",

@@ -128,12 +128,13 @@ struct HasDependentLaunch<G, std::void_t<decltype(std::declval<const G&>().depen
 template <class T, class Gemm, class InOp = OperandOf<T>, class WOp = OperandOf<T>, class TIO = T>
 class HopperPlan final : public Plan {
 public:
-    HopperPlan(Setup u, Gemm gemm, std::int64_t chunk, Buffer ws_in, Buffer ws_w)
+    HopperPlan(Setup u, Gemm gemm, std::int64_t chunk, Buffer ws_in, Buffer ws_w, SplitMutation mut)
         : u_(std::move(u)), gemm_(std::move(gemm)), chunk_(chunk), ws_in_(std::move(ws_in)), ws_w_(std::move(ws_w)) {
+        (void)mut;  // the split variants' test-only mutation (PlanContext::split_mutation)
         if constexpr (InOp::kScaled) {
             // The split's scales (range_scale.hpp): computed each run, applied by the transforms,
             // undone by the GEMM's epilogue (WsGemm::out_mul).
-            mut_ = split_mutation();
+            mut_ = mut;
             const SplitKeep keep = split_keep(mut_);
             scale_ = RangeScaleBuffer(RangeTargets{InOp::kInLog2, InOp::kWLog2, std::int64_t(u_.s.C) * u_.s.R * u_.s.S},
                                       keep.lo_in, keep.lo_w_half);
@@ -230,7 +231,7 @@ inline std::unique_ptr<Plan> make_hopper_plan(const Problem& p, const PlanContex
     if (u.tw) ws_w = Buffer(MemKind::device, std::size_t(u.w_elems) * sizeof(T));
     (void)p;
     return std::make_unique<HopperPlan<T, Gemm, InOp, WOp, TIO>>(std::move(u), std::move(gemm), chunk,
-                                                                  std::move(ws_in), std::move(ws_w));
+                                                                  std::move(ws_in), std::move(ws_w), ctx.split_mutation);
 }
 
 }  // namespace cs::gpu::variants::hopper
