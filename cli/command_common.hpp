@@ -58,7 +58,7 @@ struct TimingOpts {
     std::uint64_t order_seed = gpu::RunOptions{}.order_seed;
     std::string engine_choices;  // "" = <golden>/engine_choices.json, "none", or a path
     // The run's options; `engines` (the command's engine memory, loaded from its file) gets
-    // the reuse and build-only switches and reaches every plan through the options.
+    // the runtime-compiled, reuse and build-only switches and reaches every plan through them.
     gpu::RunOptions to_run_options(gpu::EngineChoices& engines) const {
         gpu::RunOptions o;
         o.warmup = warmup;
@@ -66,8 +66,7 @@ struct TimingOpts {
         o.host_repeats = host_repeats < 0 ? -1 : std::min(host_repeats, repeats);
         o.check_every_run = !no_recheck;
         o.order_seed = order_seed;
-        // The cuDNN search reads it (gpu/variants/cudnn_graph_select.cuh): one switch per process.
-        if (no_cudnn_rtc) ::setenv("CONVSTUDY_CUDNN_RTC", "0", 1);
+        engines.set_runtime_compiled(!no_cudnn_rtc);
         engines.set_reuse_only(reuse_engines);
         engines.set_build_only(build_engines_only);
         o.engines = &engines;

@@ -79,6 +79,7 @@ std::vector<std::string> child_options(const CheckOpts& c, const TimingOpts& t, 
                                   "--chunks", std::to_string(t.chunks), "--engine-choices",
                                   choices.empty() ? "none" : choices.string()};
     if (t.no_flush) v.push_back("--no-flush");
+    if (t.no_cudnn_rtc) v.push_back("--no-cudnn-rtc");
     if (t.workspace_limit_gib > 0) v.insert(v.end(), {"--workspace-limit", csv_number(t.workspace_limit_gib)});
     return v;
 }

@@ -78,7 +78,6 @@ std::vector<std::string> repeat_options(const CheckOpts& c, const TimingOpts& t,
     std::vector<std::string> v = child_options(c, t, choices, t.repeats);
     v.insert(v.end(), {"--host-repeats", "0"});
     if (t.no_recheck) v.push_back("--no-recheck");
-    if (t.no_cudnn_rtc) v.push_back("--no-cudnn-rtc");
     return v;
 }
 

@@ -98,6 +98,16 @@ void EngineChoices::keep_search(const std::string& key, std::shared_ptr<const vo
     searches_[key] = std::move(s);
 }
 
+void EngineChoices::set_runtime_compiled(bool on) {
+    std::lock_guard<std::mutex> lock(m_);
+    runtime_compiled_ = on;
+}
+
+bool EngineChoices::runtime_compiled() const {
+    std::lock_guard<std::mutex> lock(m_);
+    return runtime_compiled_;
+}
+
 void EngineChoices::mark_saved() {
     std::lock_guard<std::mutex> lock(m_);
     changed_ = false;

@@ -79,6 +79,9 @@ public:
     // cache, which later processes share) and stops there, a SKIP: nothing runs on the GPU.
     void set_build_only(bool on);
     bool build_only() const;
+    // Runtime-compiled engines in the search (default; off: `--no-cudnn-rtc`).
+    void set_runtime_compiled(bool on);
+    bool runtime_compiled() const;
     // Searches already made while this memory lives, by a library's own key: the cuDNN graph
     // rows keep their whole ranking, so that the plans of one row (the streams mode's, a
     // re-plan's) search once. Opaque here: the library casts its own type back. Never saved.
@@ -92,6 +95,7 @@ private:
     bool changed_ = false;
     bool reuse_only_ = false;
     bool build_only_ = false;
+    bool runtime_compiled_ = true;
 };
 
 }  // namespace cs::gpu

@@ -21,17 +21,16 @@ struct Selection {
     std::string algo;
 };
 
-// Runtime-compiled engines are in the search unless the environment sets CONVSTUDY_CUDNN_RTC=0
-// (`--no-cudnn-rtc`): the best cuDNN can do includes them.
+// Runtime-compiled engines are in the search unless the run's engine memory says not
+// (EngineChoices::runtime_compiled, `--no-cudnn-rtc`): the best cuDNN can do includes them.
 //
 // Only on shapes whose every tensor is channels-last with channel counts a multiple of 8 (16
 // bytes of half): on the GPU tests' odd shape C = 7, NCHW, 9 x 9 (cuDNN 9.14), a runtime-compiled
 // engine faulted with a misaligned address inside the search, and a fault is sticky: it takes the
 // process's CUDA context (and every later row) with it. No check can run after such a fault, so
 // the search leaves those engines out where their alignment is not assured.
-bool rtc_allowed(const Problem& p) {
-    const char* e = std::getenv("CONVSTUDY_CUDNN_RTC");
-    if (e && e[0] == '0') return false;
+bool rtc_allowed(const Problem& p, bool runtime_compiled) {
+    if (!runtime_compiled) return false;
     return p.layout == Layout::nhwc && p.layer.C % 8 == 0 && p.layer.M % 8 == 0;
 }
 
@@ -71,8 +70,8 @@ std::string choice_key(const cudaDeviceProp& prop, const Layer& l, std::int64_t 
 class CandidateSearch {
 public:
     CandidateSearch(cudnnHandle_t h, const Graph& g, const Problem& p, const RowSpec& sp, std::size_t ws_limit,
-                    std::optional<std::int64_t> only_engine)
-        : h_(h), g_(g), p_(p), sp_(sp), ws_limit_(ws_limit), only_engine_(only_engine) {}
+                    std::optional<std::int64_t> only_engine, bool runtime_compiled)
+        : h_(h), g_(g), p_(p), sp_(sp), ws_limit_(ws_limit), only_engine_(only_engine), rtc_(runtime_compiled) {}
 
     const std::optional<std::int64_t>& only_engine() const { return only_engine_; }
     int seen() const { return int(seen_.size()); }
@@ -94,7 +93,7 @@ public:
             ++n.notes;
             return;
         }
-        if (info.has(CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION) && !rtc_allowed(p_)) {
+        if (info.has(CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION) && !rtc_allowed(p_, rtc_)) {
             ++n.rtc;
             return;
         }
@@ -181,6 +180,7 @@ private:
     const RowSpec& sp_;
     std::size_t ws_limit_;
     std::optional<std::int64_t> only_engine_;
+    bool rtc_ = true;  // runtime-compiled engines in the search (where rtc_allowed)
     std::set<Recipe> seen_;
     std::set<std::int64_t> heuristic_engines_;
 };
@@ -416,7 +416,7 @@ Selection select_engine(cudnnHandle_t h, const Problem& p, const RowSpec& sp, st
     std::optional<std::int64_t> only_engine;
     if (remembered && memory->reuse_only()) only_engine = remembered->engine;
 
-    CandidateSearch search(h, *g, p, sp, ws_limit, only_engine);
+    CandidateSearch search(h, *g, p, sp, ws_limit, only_engine, !memory || memory->runtime_compiled());
     const std::string reuse_note = find_candidates(search, *g, remembered);
     (void)cudaGetLastError();
     SearchCounts& n = search.n;
