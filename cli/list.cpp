@@ -2,6 +2,7 @@
 // and the precision classes' thresholds, as text or JSON. Shared option groups: command_common.hpp.
 #include "command_common.hpp"
 
+#include "join.hpp"
 #include "tolerance.hpp"
 #include "version.hpp"
 
@@ -92,9 +93,8 @@ int cmd_list(const TableOpt& topt, bool json) {
     // Columns as wide as their longest cell; the idea, free text, last.
     std::vector<std::array<std::string, 8>> cells{{"name", "aliases", "family", "precision", "io", "layouts", "algo", "idea"}};
     for (const auto& v : gpu::registry()) {
-        std::string al, ls;
-        for (const auto& a : v.aliases) al += (al.empty() ? "" : ",") + a.name;
-        for (auto l : v.layouts) ls += (ls.empty() ? "" : ",") + std::string(gpu::to_string(l));
+        const std::string al = join(v.aliases, ",", [](const gpu::Alias& a) -> const std::string& { return a.name; });
+        const std::string ls = join(v.layouts, ",", [](gpu::Layout l) { return gpu::to_string(l); });
         cells.push_back({v.name, al, v.family, std::string(gpu::to_string(v.precision)),
                          std::string(gpu::to_string(v.io)), ls, v.algo,
                          v.idea + (v.deterministic ? "" : " [order-dependent]")});

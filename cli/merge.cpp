@@ -244,10 +244,10 @@ MergeResult merge_tables(const std::vector<CsvTable>& parts) {
 
 void write_csv_table(const std::string& path, const CsvTable& t) {
     write_file_atomic(path, [&](std::ostream& os) {
-        for (std::size_t i = 0; i < t.header.size(); ++i) os << (i ? "," : "") << csv_quote(t.header[i]);
+        os << join(t.header, ",", csv_quote);
         os << '\n';
         for (const auto& r : t.rows) {
-            for (std::size_t i = 0; i < r.size(); ++i) os << (i ? "," : "") << csv_quote(r[i]);
+            os << join(r, ",", csv_quote);
             os << '\n';
         }
     });

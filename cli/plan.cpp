@@ -1,6 +1,7 @@
 #include "plan.hpp"
 
 #include "error.hpp"
+#include "join.hpp"
 #include "plan_fields.hpp"
 #include "profile.hpp"
 #include "variant.hpp"
@@ -20,9 +21,7 @@ namespace cs::cli {
 namespace plan_detail {
 
 std::string join_batches(const std::vector<std::int64_t>& v) {
-    std::string s;
-    for (auto n : v) s += (s.empty() ? "" : ",") + std::to_string(n);
-    return s;
+    return join(v, ",", [](std::int64_t n) { return std::to_string(n); });
 }
 
 const char* to_string(CheckMode m) {
@@ -47,9 +46,7 @@ constexpr KindName kKinds[] = {
 };
 
 std::string kind_list() {
-    std::string s;
-    for (const auto& k : kKinds) s += (s.empty() ? "" : ", ") + std::string(k.name);
-    return s;
+    return join(kKinds, ", ", [](const auto& k) { return std::string_view(k.name); });
 }
 
 using plan_detail::join_batches;
@@ -204,8 +201,7 @@ void check_flags(const Fields& f, const std::string& key, const std::vector<std:
             f.where().fail(key, "'" + flag + "' is the field '" + t->second + "': set that field instead");
         auto a = allowed.find(flag);
         if (a == allowed.end()) {
-            std::string names;
-            for (const auto& [n, v] : allowed) names += (names.empty() ? "" : ", ") + n;
+            const std::string names = join(allowed, ", ", [](const auto& nv) -> const std::string& { return nv.first; });
             f.where().fail(key, "'" + flag + "' is not an option here (valid: " + names + ")");
         }
         if (a->second && eq == std::string::npos) {

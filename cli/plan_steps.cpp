@@ -4,6 +4,7 @@
 #include "plan.hpp"
 
 #include "error.hpp"
+#include "join.hpp"
 #include "profile.hpp"
 #include "shell_quote.hpp"
 
@@ -34,8 +35,7 @@ std::vector<std::string> sweep_command_line(const SweepStep& s) {
     if (!s.table.path.empty()) v.insert(v.end(), {"--table", s.table.path});
     if (!s.layers.empty()) v.insert(v.end(), {"--layers", join(s.layers, ",")});
     v.insert(v.end(), {"--batch", join_batches(s.batches)});
-    std::string layouts;
-    for (auto l : s.layouts) layouts += (layouts.empty() ? "" : ",") + std::string(gpu::to_string(l));
+    const std::string layouts = join(s.layouts, ",", [](gpu::Layout l) { return gpu::to_string(l); });
     v.insert(v.end(), {"--layout", layouts.empty() ? "all" : layouts});
     std::string memory;
     for (auto m : s.memory) memory += (memory.empty() ? "" : ",") + std::string(gpu::to_string(m));
@@ -157,8 +157,7 @@ Commands profile_commands(const ProfileStep& pr, const std::string& exe, const O
 // scripts/sanitize.sh with the step's settings in its environment; `scratch`: its work folder.
 Commands sanitize_commands(const SanitizeStep& sa, const std::string& B, const std::string& summary,
                            const std::string& scratch) {
-    std::string tools;
-    for (auto t : sa.tools) tools += (tools.empty() ? "" : " ") + std::string(to_string(t));
+    const std::string tools = join(sa.tools, " ", [](auto t) { return to_string(t); });
     std::string targets;
     for (auto t : sa.targets) targets += (targets.empty() ? "" : " ") + std::string(t == SanitizeTarget::odd ? "odd" : "alexnet");
     std::string memory;
@@ -246,8 +245,7 @@ std::vector<StepCommands> step_commands(const Plan& plan, const fs::path& out_di
 }
 
 std::string plan_summary(const Plan& plan) {
-    std::string kinds;
-    for (const auto& s : plan.steps) kinds += (kinds.empty() ? "" : ", ") + std::string(to_string(s.kind));
+    const std::string kinds = join(plan.steps, ", ", [](const auto& s) { return to_string(s.kind); });
     return plan.name + ": " + std::to_string(plan.steps.size()) + " step" + (plan.steps.size() == 1 ? "" : "s") +
            " (" + kinds + "): " + plan.purpose;
 }

@@ -186,9 +186,7 @@ const std::vector<std::string>& metric_set(const std::string& name) {
 }
 
 std::string metric_set_names() {
-    std::string s;
-    for (const auto& [k, v] : sets()) s += (s.empty() ? "" : ", ") + k;
-    return s;
+    return join(sets(), ", ", [](const auto& kv) -> const std::string& { return kv.first; });
 }
 
 std::string find_ncu(const std::string& option) {
@@ -443,9 +441,7 @@ ProfileSummary profile_row(const ProfileOptions& o, const std::string& ncu, cons
         if (!ks.empty() && r.status == 0) {
             ProfileSummary s = aggregate(ks, o.metrics);
             if (!unavailable.empty()) {
-                std::string u;
-                for (const auto& m : unavailable) u += (u.empty() ? "" : " ") + base_name(m);
-                s.note = "not on this device: " + u;
+                s.note = "not on this device: " + join(unavailable, " ", base_name);
             }
             // The child prints the plan it ran ("  plan: ..."); it must be the timed run's.
             const auto p = printed.find("  plan: ");

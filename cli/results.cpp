@@ -3,6 +3,7 @@
 #include "atomic_file.hpp"
 #include "csv_table.hpp"
 #include "error.hpp"
+#include "join.hpp"
 #include "tolerance.hpp"
 
 #include <fcntl.h>
@@ -240,13 +241,13 @@ void write_csv(const std::filesystem::path& path, const RunMeta& meta, const std
                const ExtraColumns* extra) {
     write_file_atomic(path, [&](std::ostream& os) {
         const auto& cols = csv_columns();
-        for (std::size_t i = 0; i < cols.size(); ++i) os << (i ? "," : "") << cols[i];
+        os << join(cols, ",");
         if (extra)
             for (const auto& c : extra->names) os << ',' << c;
         os << '\n';
         for (std::size_t r = 0; r < rows.size(); ++r) {
             const auto f = csv_fields(meta, rows[r]);
-            for (std::size_t i = 0; i < f.size(); ++i) os << (i ? "," : "") << csv_quote(f[i]);
+            os << join(f, ",", csv_quote);
             if (extra)
                 for (std::size_t i = 0; i < extra->names.size(); ++i)
                     os << ',' << (r < extra->fields.size() && i < extra->fields[r].size() ? csv_quote(extra->fields[r][i]) : "");

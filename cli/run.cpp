@@ -6,6 +6,7 @@
 #include "ceilings.hpp"
 #include "engine_choices_file.hpp"
 #include "golden.hpp"
+#include "join.hpp"
 #include "nvtx.hpp"
 #include "results.hpp"
 #include "version.hpp"
@@ -46,7 +47,7 @@ std::string axes_help() {
         s += "\n  " + names + ":";
         for (const auto& ax : v->axes) {
             s += "\n    " + ax.name + " = ";
-            for (std::size_t i = 0; i < ax.values.size(); ++i) s += (i ? ", " : "") + ax.values[i];
+            s += join(ax.values, ", ");
             s += "\n      (" + ax.help + ")";
         }
     }

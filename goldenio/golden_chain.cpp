@@ -7,6 +7,7 @@
 #include "error.hpp"
 #include "golden.hpp"
 #include "golden_manifest.hpp"
+#include "join.hpp"
 #include "progress.hpp"
 #include "shell_quote.hpp"
 #include "version.hpp"
@@ -417,8 +418,7 @@ ChainGoldenSet load_chain_golden(const fs::path& root, const LayerTable& table, 
             if (n == N) entries[f.at("path").get<std::string>()] = f;
         }
         if (!generated.count(N)) {
-            std::string have;
-            for (auto n : generated) have += (have.empty() ? "" : ", ") + std::to_string(n);
+            const std::string have = join(generated, ", ", [](std::int64_t n) { return std::to_string(n); });
             throw fail(manifest_path, "no chain golden files at N=" + std::to_string(N) +
                                           (have.empty() ? std::string(" (none)") : " (generated for N=" + have + ")"));
         }

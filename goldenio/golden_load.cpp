@@ -4,6 +4,7 @@
 
 #include "error.hpp"
 #include "golden_manifest.hpp"
+#include "join.hpp"
 
 #include <map>
 #include <set>
@@ -92,8 +93,7 @@ GoldenSet inspect_golden(const fs::path& root, const LayerTable& table, const La
                 if (t == golden_tensor_name(kt)) file_entries[kt] = f;
         }
         if (!generated.count(N)) {
-            std::string have;
-            for (auto n : generated) have += (have.empty() ? "" : ", ") + std::to_string(n);
+            const std::string have = join(generated, ", ", [](std::int64_t n) { return std::to_string(n); });
             throw fail(manifest_path, "no golden files for " + layer.name + " at N=" + std::to_string(N) +
                                           (have.empty() ? std::string(" (none for this layer)")
                                                         : " (generated for N=" + have + ")"));

@@ -1,9 +1,10 @@
 #include "golden_manifest.hpp"
 
+#include "atomic_file.hpp"
 #include "checksum.hpp"
 #include "datagen.hpp"
 #include "error.hpp"
-#include "atomic_file.hpp"
+#include "join.hpp"
 
 #include <pthread.h>
 #include <unistd.h>
@@ -207,9 +208,7 @@ std::string inline_json(const Json& j) {
         return out + "}";
     }
     if (j.is_array() && !j.empty()) {
-        std::string out = "[";
-        for (std::size_t i = 0; i < j.size(); ++i) out += (i ? ", " : "") + inline_json(j[i]);
-        return out + "]";
+        return "[" + join(j, ", ", [](const Json& x) { return inline_json(x); }) + "]";
     }
     return j.dump();
 }

@@ -1,6 +1,7 @@
 #include "harness.hpp"
 
 #include "harness_run.hpp"
+#include "join.hpp"
 #include "nvtx.hpp"
 
 #include <algorithm>
@@ -35,9 +36,7 @@ std::optional<MemoryMode> parse_memory_mode(std::string_view s) {
 }
 
 std::string memory_mode_names() {
-    std::string s;
-    for (auto m : all_memory_modes()) s += (s.empty() ? "" : ", ") + std::string(to_string(m));
-    return s;
+    return join(all_memory_modes(), ", ", [](MemoryMode m) { return to_string(m); });
 }
 
 std::string_view to_string(Status s) {

@@ -3,6 +3,7 @@
 #include "convert.hpp"
 #include "cuda_check.hpp"
 #include "error.hpp"
+#include "join.hpp"
 #include "layout.hpp"
 #include "nvml.hpp"
 #include "nvtx.hpp"
@@ -517,9 +518,7 @@ void Run::prepare() {
     r_.axes = r_.config = p_.config.str();
     if (auto why = config_error(v_, p_.config)) throw Skip(*why);
     if (std::find(v_.layouts.begin(), v_.layouts.end(), p_.layout) == v_.layouts.end()) {
-        std::string ls;
-        for (auto l : v_.layouts) ls += (ls.empty() ? "" : ", ") + std::string(to_string(l));
-        throw Skip("runs only in layout " + ls + ", not " + std::string(to_string(p_.layout)));
+        throw Skip("runs only in layout " + join(v_.layouts, ", ", [](Layout l) { return to_string(l); }) + ", not " + std::string(to_string(p_.layout)));
     }
     if (auto why = v_.supports(p_, ctx_.prop())) throw Skip(*why);
     if (managed() && !ctx_.info().concurrent_managed)

@@ -3,6 +3,7 @@
 // tests and the CSV take names from here. Also the lookups and the axis (Config) helpers.
 #include "error.hpp"
 #include "family.hpp"
+#include "join.hpp"
 #include "variant.hpp"
 #include "variants/families.hpp"
 
@@ -119,13 +120,11 @@ std::optional<std::string> config_error(const Variant& v, const Config& c) {
         for (const auto& a : v.axes)
             if (a.name == k) ax = &a;
         if (!ax) {
-            std::string names;
-            for (const auto& a : v.axes) names += (names.empty() ? "" : ", ") + a.name;
+            const std::string names = join(v.axes, ", ", [](const Axis& a) -> const std::string& { return a.name; });
             return v.name + " has no axis '" + k + "'" + (names.empty() ? " (it has none)" : " (its axes: " + names + ")");
         }
         if (std::find(ax->values.begin(), ax->values.end(), val) == ax->values.end()) {
-            std::string vals;
-            for (const auto& x : ax->values) vals += (vals.empty() ? "" : ", ") + x;
+            const std::string vals = join(ax->values, ", ");
             return "'" + val + "' is not a value of " + v.name + "'s axis " + k + " (values: " + vals + ")";
         }
     }
@@ -227,14 +226,14 @@ std::string variant_names_for_help() {
         s += v.name;
         if (!v.aliases.empty()) {
             s += " (";
-            for (std::size_t i = 0; i < v.aliases.size(); ++i) s += (i ? ", " : "") + v.aliases[i].name;
+            s += join(v.aliases, ", ", [](const Alias& a) -> const std::string& { return a.name; });
             s += ")";
         }
     }
     const auto absent = variants::rows_not_built();
     if (!absent.empty()) {
         s += "; unavailable in this build: ";
-        for (std::size_t i = 0; i < absent.size(); ++i) s += (i ? ", " : "") + absent[i];
+        s += join(absent, ", ");
         s += " (" + std::string(variants::why_not_built()) + ")";
     }
     return s;
