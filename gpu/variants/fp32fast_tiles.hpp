@@ -121,8 +121,8 @@ template <int MT_, int BM_, int BN_, int TPX_, int BC_, bool TWO_PASS_ = true, i
 using WinoCfg = WinoCfgR<MT_, 3, BM_, BN_, TPX_, BC_, TWO_PASS_, PADU_, PADV_>;
 
 // The rungs' blocks (each file says why its tile): winograd-f2x2 (winograd_f2x2_3x3.cu),
-// winograd-f4x4 (winograd_f4x4_3x3.cu; the plan picks WinoF4 or WinoF4W, f4_use_wide),
-// winograd-f2x2-5x5 (winograd_f2x2_5x5.cu; WinoF25 or WinoF25W, f25_use_wide), winograd-f3x3-5x5
+// winograd-f4x4 (winograd_f4x4_3x3.cu; the plan picks WinoF4 or WinoF4W, wino_use_wide),
+// winograd-f2x2-5x5 (winograd_f2x2_5x5.cu; WinoF25 or WinoF25W, wino_use_wide), winograd-f3x3-5x5
 // (winograd_f3x3_5x5.cu). supports() checks the narrow block, which every device that takes the
 // wide one takes too (wino_use_wide falls back to the narrow one where the wide one does not fit).
 using WinoF2 = WinoCfg<2, 64, 32, 32, 8, false>;

@@ -15,7 +15,7 @@
 //   32 filters x 16 tiles, 288 threads = a quarter warp per position, 8x8 per thread, 153 KiB;
 //   32 filters x 32 tiles, 576 threads = half a warp per position, 8x8 per thread at the
 //     96-register cap, 198 KiB. The plan takes the one with fewer estimated rounds
-//     (f25_use_wide: winograd-f4x4's rule, whose choice was the measured best on the H200).
+//     (wino_use_wide: winograd-f4x4's rule, whose choice was the measured best on the H200).
 //
 // Prediction (conv2: C=96, 27x27, pad 2, M=256 -> 14x14 tiles of 2x2 = 196 per image, border
 // waste 1 - (27/28)^2 = 7%; N=128: 25088 tiles, the 32x32 block, 8 x 784 = 6272 blocks = 48
@@ -45,22 +45,12 @@
 #include "variant.hpp"
 #include "winograd_fused.cuh"
 
-#include <algorithm>
-
 namespace cs::gpu::variants {
-namespace fp32fast {
-// winograd-f4x4's rule (wino_use_wide in winograd_fused.cuh) for these two blocks.
-inline bool f25_use_wide(const Layer& l, std::int64_t N, const cudaDeviceProp& prop) {
-    return wino_use_wide<WinoF25, WinoF25W>(l, N, prop);
-}
-}  // namespace fp32fast
 
 #ifndef FP32FAST_EMU
+// winograd-f4x4's rule (wino_use_wide in winograd_fused.cuh) picks between these two blocks.
 std::unique_ptr<Plan> winograd_f2x2_5x5_plan(const Problem& p, const PlanContext& ctx) {
-    if (auto why = winograd_f2x2_5x5_supports(p, ctx.prop)) throw Skip(*why);
-    if (fp32fast::f25_use_wide(p.layer, ctx.max_chunk_N, ctx.prop))
-        return std::make_unique<fp32fast::WinoPlan<fp32fast::WinoF25W>>(p, ctx, "F(2x2,5x5)");
-    return std::make_unique<fp32fast::WinoPlan<fp32fast::WinoF25>>(p, ctx, "F(2x2,5x5)");
+    return fp32fast::wino_plan<fp32fast::WinoF25, fp32fast::WinoF25W>(p, ctx, "F(2x2,5x5)", winograd_f2x2_5x5_supports);
 }
 #endif
 

@@ -12,7 +12,7 @@
 //     padded to 16/8-float bank offsets), 8x8 per thread, 128 registers, 153 KiB;
 //   32 filters x 32 tiles, 576 threads = half a warp per position, 8x8 per thread, at the
 //     96-register cap of 18 warps (no spill), 198 KiB.
-//   The plan takes the one with fewer estimated rounds (f4_use_wide).
+//   The plan takes the one with fewer estimated rounds (wino_use_wide, winograd_fused.cuh).
 //
 // Prediction (N=128, conv4: 13x13 -> 4x4 = 16 tiles/image, 2048 tiles, border waste 34%):
 //   Winograd-domain FMAs 36 * 384 * 384 * 2048 = 10.9 G (21.7 GFLOP; direct 57.4); per
@@ -33,26 +33,16 @@
 #include "variant.hpp"
 #include "winograd_fused.cuh"
 
-#include <algorithm>
-
 namespace cs::gpu::variants {
-namespace fp32fast {
-// One block per SM either way; the estimate counts rounds of one block per SM times the block's
+
+// One block per SM either way; wino_use_wide counts rounds of one block per SM times the block's
 // time: the 32x32 block does twice the 32x16 block's work, at a lower efficiency per block
-// (the factor in wino_use_wide was measured on conv3 at N=128 on the H200: git show
+// (its factor was measured on conv3 at N=128 on the H200: git show
 // 3ab0d79:gpu/variants/winograd_f4x4_3x3.cu). Picks 32x16 at N=1 and on conv3/conv4 at N=32,
 // 32x32 elsewhere — the measured best in every case of the H200 sweep.
-inline bool f4_use_wide(const Layer& l, std::int64_t N, const cudaDeviceProp& prop) {
-    return wino_use_wide<WinoF4, WinoF4W>(l, N, prop);
-}
-}  // namespace fp32fast
-
 #ifndef FP32FAST_EMU
 std::unique_ptr<Plan> winograd_f4x4_plan(const Problem& p, const PlanContext& ctx) {
-    if (auto why = winograd_f4x4_supports(p, ctx.prop)) throw Skip(*why);
-    if (fp32fast::f4_use_wide(p.layer, ctx.max_chunk_N, ctx.prop))
-        return std::make_unique<fp32fast::WinoPlan<fp32fast::WinoF4W>>(p, ctx, "F(4x4,3x3)");
-    return std::make_unique<fp32fast::WinoPlan<fp32fast::WinoF4>>(p, ctx, "F(4x4,3x3)");
+    return fp32fast::wino_plan<fp32fast::WinoF4, fp32fast::WinoF4W>(p, ctx, "F(4x4,3x3)", winograd_f4x4_supports);
 }
 #endif
 

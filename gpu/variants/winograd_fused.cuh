@@ -54,7 +54,9 @@
 
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
+#include <type_traits>
 #endif
 
 namespace cs::gpu::variants::fp32fast {
@@ -550,6 +552,18 @@ private:
     Buffer U_;
     std::string detail_;
 };
+
+// A fused Winograd rung's plan: its supports() first, then its block (Narrow), or the block
+// of twice as many tiles where wino_use_wide picks it (Wide = Narrow: a rung of one block).
+template <class Narrow, class Wide = Narrow>
+std::unique_ptr<Plan> wino_plan(const Problem& p, const PlanContext& ctx, const char* what,
+                                std::optional<std::string> (*supports)(const Problem&, const cudaDeviceProp&)) {
+    if (auto why = supports(p, ctx.prop)) throw Skip(*why);
+    if constexpr (!std::is_same_v<Narrow, Wide>)
+        if (wino_use_wide<Narrow, Wide>(p.layer, ctx.max_chunk_N, ctx.prop))
+            return std::make_unique<WinoPlan<Wide>>(p, ctx, what);
+    return std::make_unique<WinoPlan<Narrow>>(p, ctx, what);
+}
 #endif  // FP32FAST_EMU
 
 }  // namespace cs::gpu::variants::fp32fast
