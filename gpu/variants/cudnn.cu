@@ -289,6 +289,216 @@ private:
     cudaStream_t stream_ = nullptr;
 };
 
+// The chunk starts the harness will pass (streams mode: first = 0, nmax, 2*nmax, ...).
+std::set<ChunkStart> chunk_starts(const Layer& l, std::int64_t N, std::int64_t nmax, std::size_t eb) {
+    std::set<ChunkStart> starts;
+    for (std::int64_t first = 0; first < N; first += nmax)
+        starts.insert({std::size_t(l.input_elems(first)) * eb % 256, std::size_t(l.output_elems(first)) * eb % 256,
+                       std::min(nmax, N - first)});
+    return starts;
+}
+
+// What the algorithm search runs on and holds each algorithm to: the row's tensors at the full
+// chunk (+256 bytes so misaligned starts stay inside) with data like the study's, a workspace,
+// and the two accuracy screens' references.
+struct Screens {
+    Buffer sx, sw, sy, sws, sref, sdiff, ref32, bound32;
+    bool half = false;
+    bool have_ref = false;    // sref: cuDNN's FMA implicit GEMM of the same data
+    bool have_bound = false;  // ref32 and bound32: the data in fp32, and on |x| and |w|
+    double screen = 0;        // the aggregate screen: half the row's threshold
+    double tau = 0, u_out = 0;
+    std::int64_t ny = 0;
+    static constexpr cudnnConvolutionFwdAlgo_t kRefAlgo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+
+    Screens(cudnnHandle_t h, const Layer& l, const RowSpec& sp, std::int64_t nmax, const BatchDescs& full,
+            const FilterDesc& w, std::size_t scratch_ws);
+
+private:
+    void reference(cudnnHandle_t h, const Layer& l, const RowSpec& sp, const BatchDescs& full, const FilterDesc& w);
+    void bound(cudnnHandle_t h, const Layer& l, std::int64_t nmax);
+};
+
+Screens::Screens(cudnnHandle_t h, const Layer& l, const RowSpec& sp, std::int64_t nmax, const BatchDescs& full,
+                 const FilterDesc& w, std::size_t scratch_ws)
+    : sx(MemKind::device, std::size_t(l.input_elems(nmax)) * sp.elem_bytes + 256),
+      sw(MemKind::device, std::size_t(l.weight_elems()) * sp.elem_bytes),
+      sy(MemKind::device, std::size_t(l.output_elems(nmax)) * sp.elem_bytes + 256),
+      sws(MemKind::device, scratch_ws),
+      sref(MemKind::device, std::size_t(l.output_elems(nmax)) * sp.elem_bytes),
+      sdiff(MemKind::device, 2 * sizeof(unsigned)),
+      half(sp.data == CUDNN_DATA_HALF),
+      ny(l.output_elems(nmax)) {
+    CS_CUDA_CHECK(cudaMemset(sx.get(), 0, sx.bytes()));
+    fill_uniform(sx.get(), half, l.input_elems(nmax), 1.0f, 0x5eed0001ull);
+    fill_uniform(sw.get(), half, l.weight_elems(), float(std::sqrt(3.0 / double(l.K()))), 0x5eed0002ull);
+    CS_CUDA_CHECK(cudaDeviceSynchronize());
+    reference(h, l, sp, full, w);
+    // Screen at half the row's threshold: these data are like the study's, not the same.
+    screen = 0.5 * threshold(sp.precision);
+    tau = bound_factor(sp.precision, min_terms(l));
+    u_out = output_roundoff(sp.precision);
+    bound(h, l, nmax);
+}
+
+// The accuracy reference: the same data through cuDNN's implicit GEMM with FMA math (no
+// Winograd / FFT transforms, no tensor cores). Without it, no aggregate screening.
+void Screens::reference(cudnnHandle_t h, const Layer& l, const RowSpec& sp, const BatchDescs& full,
+                        const FilterDesc& w) {
+    const float alpha = 1.0f, beta = 0.0f;
+    ConvDesc ref_conv;
+    CS_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(ref_conv.get(), l.pad, l.pad, l.stride, l.stride, 1, 1,
+                                                   CUDNN_CROSS_CORRELATION, sp.compute));
+    CS_CUDNN_CHECK(cudnnSetConvolutionMathType(ref_conv.get(), CUDNN_FMA_MATH));
+    if (const auto ref_ws = workspace_for(h, full, w, ref_conv, kRefAlgo); ref_ws && *ref_ws <= sws.bytes()) {
+        have_ref = cudnnConvolutionForward(h, &alpha, full.x.get(), sx.get(), w.get(), sw.get(), ref_conv.get(),
+                                           kRefAlgo, sws.get(), *ref_ws, &beta, full.y.get(),
+                                           sref.get()) == CUDNN_STATUS_SUCCESS;
+        if (!have_ref) (void)cudaGetLastError();
+    }
+    CS_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+// The per-element rule too (tolerance.hpp: |y - ref| <= tau * sum|w*x| + u_out * |ref|),
+// which the aggregate error cannot see: the same data in fp32 through the FMA implicit
+// GEMM give ref32 and, on |x| and |w|, the bound B. An algorithm that uses more than half
+// of the allowance on these data is passed over, as the aggregate screen takes half the
+// threshold: correct accumulation orders use <= ~0.45 of it (tolerance.hpp's calibration;
+// the chosen legacy algorithms stayed well below it on the AlexNet layers), and one fp16
+// algorithm, chosen in some processes only, broke the bound on the golden data of
+// the odd 5x5 layer while it passed the aggregate screen.
+void Screens::bound(cudnnHandle_t h, const Layer& l, std::int64_t nmax) {
+    const float alpha = 1.0f, beta = 0.0f;
+    const std::int64_t nx = l.input_elems(nmax), nw = l.weight_elems();
+    const RowSpec s32 = spec_of(Row::fp32);
+    FilterDesc w32;
+    ConvDesc c32;
+    BatchDescs b32;
+    set_filter(w32, s32, l);
+    set_conv(c32, s32, l);
+    set_batch(b32, s32, l, nmax, c32, w32);
+    Buffer x32(MemKind::device, std::size_t(nx) * 4), wf32(MemKind::device, std::size_t(nw) * 4);
+    ref32 = Buffer(MemKind::device, std::size_t(ny) * 4);
+    bound32 = Buffer(MemKind::device, std::size_t(ny) * 4);
+    if (const auto ws32 = workspace_for(h, b32, w32, c32, kRefAlgo); ws32 && *ws32 <= sws.bytes()) {
+        auto conv32 = [&](bool abs, Buffer& y) {
+            widen_to_float(sx.get(), half, x32.as<float>(), nx, abs);
+            widen_to_float(sw.get(), half, wf32.as<float>(), nw, abs);
+            return cudnnConvolutionForward(h, &alpha, b32.x.get(), x32.get(), w32.get(), wf32.get(), c32.get(),
+                                           kRefAlgo, sws.get(), *ws32, &beta, b32.y.get(),
+                                           y.get()) == CUDNN_STATUS_SUCCESS;
+        };
+        have_bound = conv32(false, ref32) && conv32(true, bound32);
+        if (!have_bound) (void)cudaGetLastError();
+    }
+    CS_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+// The first few faster results that were passed over, and why.
+struct PassedOver {
+    std::string text;
+    int count = 0;
+    void add(const cudnnConvolutionFwdAlgoPerf_t& r, const std::string& why) {
+        if (++count > 3) {
+            if (count == 4) text += "; ...";
+            return;
+        }
+        if (!text.empty()) text += "; ";
+        char t[32];
+        std::snprintf(t, sizeof t, " %.3f ms", double(r.time));
+        text += std::string(algo_name(r.algo)) + t + " " + why;
+    }
+};
+
+// One found algorithm held to every condition of the plan.
+struct Trial {
+    std::size_t need = 0;  // its workspace at the largest of the plan's batch sizes
+    double err = -1;       // aggregate error against the FMA reference (-1: not screened)
+    double ratio = -1;     // share of the per-element allowance used (-1: not screened)
+};
+
+// Why `r` cannot be the row's algorithm (nothing: it can, and `t` says what it measured): not
+// the row's math, no run at the last chunk's batch size, over the workspace limit, refused at a
+// chunk start (cuDNN may refuse a misaligned pointer), or outside either accuracy screen
+// (Winograd and FFT trade precision for speed: on a 5x5 filter cuDNN's Winograd is ~1e-2 off in
+// fp32; an algorithm outside the row's precision class is not an anchor for it).
+std::optional<std::string> why_not(const cudnnConvolutionFwdAlgoPerf_t& r, Trial& t, cudnnHandle_t h,
+                                   const RowSpec& sp, const std::vector<std::unique_ptr<BatchDescs>>& batches,
+                                   const FilterDesc& w, const ConvDesc& conv, std::size_t ws_limit,
+                                   const std::set<ChunkStart>& starts, std::int64_t nmax, Screens& s) {
+    const float alpha = 1.0f, beta = 0.0f;
+    if (!sp.allow_tensor_op && is_tensor_op(r.mathType))
+        return std::string("(") + math_name(r.mathType) + ": tensor cores, not fp32)";
+    for (const auto& b : batches) {
+        const auto ws = workspace_for(h, *b, w, conv, r.algo);
+        if (!ws) return std::string("(not supported for the last chunk's batch size)");
+        t.need = std::max(t.need, *ws);
+    }
+    if (t.need > ws_limit || t.need > s.sws.bytes())
+        return "(workspace " + mb(t.need) + " > limit " + mb(ws_limit) + ")";
+    const BatchDescs& full = *batches.front();
+    for (const auto& c : starts) {
+        const BatchDescs& b = c.n == nmax ? full : *batches.back();
+        const cudnnStatus_t st = cudnnConvolutionForward(
+            h, &alpha, b.x.get(), static_cast<std::byte*>(s.sx.get()) + c.in_off, w.get(), s.sw.get(), conv.get(),
+            r.algo, s.sws.get(), t.need, &beta, b.y.get(), static_cast<std::byte*>(s.sy.get()) + c.out_off);
+        if (st != CUDNN_STATUS_SUCCESS) {
+            if (CUDNN_STATUS_CATEGORY(st) == CUDNN_STATUS_EXECUTION_FAILED)
+                throw_cudnn(st, "cudnnConvolutionForward (trial run)", __FILE__, __LINE__);
+            (void)cudaGetLastError();  // a refused launch must not leak into later checks
+            return std::string("(refused a chunk at byte offset ") + std::to_string(c.in_off) + ": " +
+                   cudnnGetErrorString(st) + ")";
+        }
+    }
+    auto run_full = [&] {
+        CS_CUDNN_CHECK(cudnnConvolutionForward(h, &alpha, full.x.get(), s.sx.get(), w.get(), s.sw.get(), conv.get(),
+                                               r.algo, s.sws.get(), t.need, &beta, full.y.get(), s.sy.get()));
+    };
+    if (s.have_ref) {
+        run_full();
+        t.err = rel_diff(s.sy.get(), s.sref.get(), s.half, s.ny, s.sdiff);
+        if (!(t.err <= s.screen)) {
+            char e[96];
+            std::snprintf(e, sizeof e, "(error %.2g vs FMA implicit GEMM > %.2g)", t.err, s.screen);
+            return std::string(e);
+        }
+    }
+    if (s.have_bound) {
+        constexpr double kElementScreen = 0.5;  // half the allowance, as the aggregate screen
+        if (!s.have_ref) run_full();
+        t.ratio = bound_ratio(s.sy.get(), s.half, s.ref32.as<float>(), s.bound32.as<float>(), s.ny, s.tau, s.u_out,
+                              s.sdiff);
+        if (!(t.ratio <= kElementScreen)) {
+            char e[96];
+            std::snprintf(e, sizeof e, "(per-element error %.2g of the allowance > %.2g)", t.ratio, kElementScreen);
+            return std::string(e);
+        }
+    }
+    return std::nullopt;
+}
+
+// The plan's detail: the chosen algorithm, its math, workspace, find time, screens, and the
+// faster ones passed over.
+std::string legacy_detail(const cudnnConvolutionFwdAlgoPerf_t& c, const Trial& t, int successes,
+                          const PassedOver& passed) {
+    char f[64];
+    std::snprintf(f, sizeof f, ", find %.3f ms", double(c.time));
+    char e[64];
+    if (t.err >= 0)
+        std::snprintf(e, sizeof e, ", err %.1e vs FMA implicit GEMM", t.err);
+    else
+        std::snprintf(e, sizeof e, ", accuracy not screened");
+    char r[64] = "";
+    if (t.ratio >= 0) std::snprintf(r, sizeof r, ", %.2f of the per-element allowance", t.ratio);
+    std::string d = std::string(algo_name(c.algo)) + ", math " + math_name(c.mathType) + ", ws " + mb(t.need) + f + e +
+                    r + " (" + std::to_string(successes) + " algorithms ran, " +
+                    (c.determinism == CUDNN_DETERMINISTIC ? "deterministic" : "non-deterministic") + ")";
+    if (!passed.text.empty()) d += "; passed over: " + passed.text;
+    return d;
+}
+
+// The plan: descriptors for the batch sizes the harness passes, cuDNN's timed search over the
+// full chunk, then the fastest algorithm that meets every condition (why_not).
 CudnnPlan::CudnnPlan(const Problem& p, const PlanContext& ctx, Row row) : layer_(p.layer), sp_(spec_of(row)) {
     const Layer& l = layer_;
     set_filter(w_, sp_, l);
@@ -300,12 +510,7 @@ CudnnPlan::CudnnPlan(const Problem& p, const PlanContext& ctx, Row row) : layer_
         batches_.push_back(std::make_unique<BatchDescs>());
         set_batch(*batches_.back(), sp_, l, p.N % nmax, conv_, w_);
     }
-    // The chunk starts the harness will pass (streams mode: first = 0, nmax, 2*nmax, ...).
-    const std::size_t eb = sp_.elem_bytes;
-    std::set<ChunkStart> starts;
-    for (std::int64_t first = 0; first < p.N; first += nmax)
-        starts.insert({std::size_t(l.input_elems(first)) * eb % 256, std::size_t(l.output_elems(first)) * eb % 256,
-                       std::min(nmax, p.N - first)});
+    const std::set<ChunkStart> starts = chunk_starts(l, p.N, nmax, sp_.elem_bytes);
 
     const cudnnHandle_t h = handle_.get();
     const BatchDescs& full = *batches_.front();
@@ -320,177 +525,30 @@ CudnnPlan::CudnnPlan(const Problem& p, const PlanContext& ctx, Row row) : layer_
         for (const auto& b : batches_)
             if (auto need = workspace_for(h, *b, w_, conv_, cudnnConvolutionFwdAlgo_t(a)))
                 if (*need <= ctx.workspace_limit) scratch_ws = std::max(scratch_ws, *need);
-
-    // Scratch tensors of the full chunk (+256 bytes so misaligned starts stay inside).
-    Buffer sx(MemKind::device, std::size_t(l.input_elems(nmax)) * eb + 256);
-    Buffer sw(MemKind::device, std::size_t(l.weight_elems()) * eb);
-    Buffer sy(MemKind::device, std::size_t(l.output_elems(nmax)) * eb + 256);
-    Buffer sws(MemKind::device, scratch_ws);
-    Buffer sref(MemKind::device, std::size_t(l.output_elems(nmax)) * eb);
-    Buffer sdiff(MemKind::device, 2 * sizeof(unsigned));
-    const bool half = sp_.data == CUDNN_DATA_HALF;
-    CS_CUDA_CHECK(cudaMemset(sx.get(), 0, sx.bytes()));
-    fill_uniform(sx.get(), half, l.input_elems(nmax), 1.0f, 0x5eed0001ull);
-    fill_uniform(sw.get(), half, l.weight_elems(), float(std::sqrt(3.0 / double(l.K()))), 0x5eed0002ull);
-    CS_CUDA_CHECK(cudaDeviceSynchronize());
-
-    // The accuracy reference: the same data through cuDNN's implicit GEMM with FMA math
-    // (no Winograd / FFT transforms, no tensor cores). Without it, no screening.
-    const float alpha = 1.0f, beta = 0.0f;
-    ConvDesc ref_conv;
-    CS_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(ref_conv.get(), l.pad, l.pad, l.stride, l.stride, 1, 1,
-                                                   CUDNN_CROSS_CORRELATION, sp_.compute));
-    CS_CUDNN_CHECK(cudnnSetConvolutionMathType(ref_conv.get(), CUDNN_FMA_MATH));
-    const cudnnConvolutionFwdAlgo_t ref_algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
-    bool have_ref = false;
-    if (const auto ref_ws = workspace_for(h, full, w_, ref_conv, ref_algo); ref_ws && *ref_ws <= sws.bytes()) {
-        have_ref = cudnnConvolutionForward(h, &alpha, full.x.get(), sx.get(), w_.get(), sw.get(), ref_conv.get(),
-                                           ref_algo, sws.get(), *ref_ws, &beta, full.y.get(),
-                                           sref.get()) == CUDNN_STATUS_SUCCESS;
-        if (!have_ref) (void)cudaGetLastError();
-    }
-    CS_CUDA_CHECK(cudaDeviceSynchronize());
-    // Screen at half the row's threshold: these data are like the study's, not the same.
-    const double screen = 0.5 * threshold(sp_.precision);
-
-    // The per-element rule too (tolerance.hpp: |y - ref| <= tau * sum|w*x| + u_out * |ref|),
-    // which the aggregate error cannot see: the same data in fp32 through the FMA implicit
-    // GEMM give ref32 and, on |x| and |w|, the bound B. An algorithm that uses more than half
-    // of the allowance on these data is passed over, as the aggregate screen takes half the
-    // threshold: correct accumulation orders use <= ~0.45 of it (tolerance.hpp's calibration;
-    // the chosen legacy algorithms stayed well below it on the AlexNet layers), and one fp16
-    // algorithm, chosen in some processes only, broke the bound on the golden data of
-    // the odd 5x5 layer while it passed the aggregate screen.
-    constexpr double kElementScreen = 0.5;
-    const double tau = bound_factor(sp_.precision, min_terms(l)), u_out = output_roundoff(sp_.precision);
-    const std::int64_t nx = l.input_elems(nmax), nw = l.weight_elems(), ny = l.output_elems(nmax);
-    bool have_bound = false;
-    Buffer ref32, bound32;
-    {
-        const RowSpec s32 = spec_of(Row::fp32);
-        FilterDesc w32;
-        ConvDesc c32;
-        BatchDescs b32;
-        set_filter(w32, s32, l);
-        set_conv(c32, s32, l);
-        set_batch(b32, s32, l, nmax, c32, w32);
-        Buffer x32(MemKind::device, std::size_t(nx) * 4), wf32(MemKind::device, std::size_t(nw) * 4);
-        ref32 = Buffer(MemKind::device, std::size_t(ny) * 4);
-        bound32 = Buffer(MemKind::device, std::size_t(ny) * 4);
-        if (const auto ws32 = workspace_for(h, b32, w32, c32, ref_algo); ws32 && *ws32 <= sws.bytes()) {
-            auto conv32 = [&](bool abs, Buffer& y) {
-                widen_to_float(sx.get(), half, x32.as<float>(), nx, abs);
-                widen_to_float(sw.get(), half, wf32.as<float>(), nw, abs);
-                return cudnnConvolutionForward(h, &alpha, b32.x.get(), x32.get(), w32.get(), wf32.get(), c32.get(),
-                                               ref_algo, sws.get(), *ws32, &beta, b32.y.get(),
-                                               y.get()) == CUDNN_STATUS_SUCCESS;
-            };
-            have_bound = conv32(false, ref32) && conv32(true, bound32);
-            if (!have_bound) (void)cudaGetLastError();
-        }
-        CS_CUDA_CHECK(cudaDeviceSynchronize());
-    }
+    Screens s(h, l, sp_, nmax, full, w_, scratch_ws);
 
     std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(static_cast<std::size_t>(max_algos));
     int returned = 0;
-    CS_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(h, full.x.get(), sx.get(), w_.get(), sw.get(),
-                                                          conv_.get(), full.y.get(), sy.get(), max_algos,
-                                                          &returned, perf.data(), sws.get(), sws.bytes()));
+    CS_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(h, full.x.get(), s.sx.get(), w_.get(), s.sw.get(),
+                                                          conv_.get(), full.y.get(), s.sy.get(), max_algos,
+                                                          &returned, perf.data(), s.sws.get(), s.sws.bytes()));
     perf.resize(std::size_t(std::max(returned, 0)));
 
     // Results come sorted by time; take the first that meets every condition.
     int successes = 0;
     for (const auto& r : perf) successes += r.status == CUDNN_STATUS_SUCCESS;
-    std::string passed_over;  // the first few faster results that were rejected, and why
-    int rejected = 0;
-    auto reject = [&](const cudnnConvolutionFwdAlgoPerf_t& r, const std::string& why) {
-        if (++rejected > 3) {
-            if (rejected == 4) passed_over += "; ...";
-            return;
-        }
-        if (!passed_over.empty()) passed_over += "; ";
-        char t[32];
-        std::snprintf(t, sizeof t, " %.3f ms", double(r.time));
-        passed_over += std::string(algo_name(r.algo)) + t + " " + why;
-    };
+    PassedOver passed;
     const cudnnConvolutionFwdAlgoPerf_t* chosen = nullptr;
-    std::size_t chosen_ws = 0;
-    double chosen_err = -1, chosen_ratio = -1;
+    Trial chosen_trial;
     for (const auto& r : perf) {
         if (r.status != CUDNN_STATUS_SUCCESS) continue;
-        if (!sp_.allow_tensor_op && is_tensor_op(r.mathType)) {
-            reject(r, std::string("(") + math_name(r.mathType) + ": tensor cores, not fp32)");
+        Trial t;
+        if (auto why = why_not(r, t, h, sp_, batches_, w_, conv_, ctx.workspace_limit, starts, nmax, s)) {
+            passed.add(r, *why);
             continue;
-        }
-        std::size_t need = 0;
-        bool runs = true;
-        for (const auto& b : batches_) {
-            const auto ws = workspace_for(h, *b, w_, conv_, r.algo);
-            if (!ws) {
-                runs = false;
-                break;
-            }
-            need = std::max(need, *ws);
-        }
-        if (!runs) {
-            reject(r, "(not supported for the last chunk's batch size)");
-            continue;
-        }
-        if (need > ctx.workspace_limit || need > sws.bytes()) {
-            reject(r, "(workspace " + mb(need) + " > limit " + mb(ctx.workspace_limit) + ")");
-            continue;
-        }
-        // Trial runs at every chunk start: cuDNN may refuse a misaligned pointer.
-        bool ok = true;
-        for (const auto& s : starts) {
-            const BatchDescs& b = s.n == nmax ? full : *batches_.back();
-            const cudnnStatus_t st = cudnnConvolutionForward(
-                h, &alpha, b.x.get(), static_cast<std::byte*>(sx.get()) + s.in_off, w_.get(), sw.get(), conv_.get(),
-                r.algo, sws.get(), need, &beta, b.y.get(), static_cast<std::byte*>(sy.get()) + s.out_off);
-            if (st != CUDNN_STATUS_SUCCESS) {
-                if (CUDNN_STATUS_CATEGORY(st) == CUDNN_STATUS_EXECUTION_FAILED)
-                    throw_cudnn(st, "cudnnConvolutionForward (trial run)", __FILE__, __LINE__);
-                (void)cudaGetLastError();  // a refused launch must not leak into later checks
-                reject(r, std::string("(refused a chunk at byte offset ") + std::to_string(s.in_off) + ": " +
-                              cudnnGetErrorString(st) + ")");
-                ok = false;
-                break;
-            }
-        }
-        if (!ok) continue;
-        // Accuracy: Winograd and FFT trade precision for speed (on a 5x5 filter cuDNN's
-        // Winograd is ~1e-2 off in fp32); an algorithm outside the row's precision class
-        // is not an anchor for it.
-        double err = -1;
-        if (have_ref) {
-            CS_CUDNN_CHECK(cudnnConvolutionForward(h, &alpha, full.x.get(), sx.get(), w_.get(), sw.get(), conv_.get(),
-                                                   r.algo, sws.get(), need, &beta, full.y.get(), sy.get()));
-            err = rel_diff(sy.get(), sref.get(), half, l.output_elems(nmax), sdiff);
-            if (!(err <= screen)) {
-                char e[96];
-                std::snprintf(e, sizeof e, "(error %.2g vs FMA implicit GEMM > %.2g)", err, screen);
-                reject(r, e);
-                continue;
-            }
-        }
-        double ratio = -1;
-        if (have_bound) {
-            if (!have_ref)
-                CS_CUDNN_CHECK(cudnnConvolutionForward(h, &alpha, full.x.get(), sx.get(), w_.get(), sw.get(),
-                                                       conv_.get(), r.algo, sws.get(), need, &beta, full.y.get(),
-                                                       sy.get()));
-            ratio = bound_ratio(sy.get(), half, ref32.as<float>(), bound32.as<float>(), ny, tau, u_out, sdiff);
-            if (!(ratio <= kElementScreen)) {
-                char e[96];
-                std::snprintf(e, sizeof e, "(per-element error %.2g of the allowance > %.2g)", ratio, kElementScreen);
-                reject(r, e);
-                continue;
-            }
         }
         chosen = &r;
-        chosen_ws = need;
-        chosen_err = err;
-        chosen_ratio = ratio;
+        chosen_trial = t;
         break;
     }
     CS_CUDA_CHECK(cudaDeviceSynchronize());
@@ -499,25 +557,12 @@ CudnnPlan::CudnnPlan(const Problem& p, const PlanContext& ctx, Row row) : layer_
             throw cs::Skip("cuDNN reports no forward algorithm that runs this configuration (" +
                            std::to_string(returned) + " tried)");
         throw cs::Skip("no cuDNN forward algorithm meets the plan's conditions (workspace limit " +
-                       mb(ctx.workspace_limit) + "): " + passed_over);
+                       mb(ctx.workspace_limit) + "): " + passed.text);
     }
     algo_ = chosen->algo;
     deterministic_ = chosen->determinism == CUDNN_DETERMINISTIC;
-    ws_ = Buffer(MemKind::device, chosen_ws);
-
-    char t[64];
-    std::snprintf(t, sizeof t, ", find %.3f ms", double(chosen->time));
-    char e[64];
-    if (chosen_err >= 0)
-        std::snprintf(e, sizeof e, ", err %.1e vs FMA implicit GEMM", chosen_err);
-    else
-        std::snprintf(e, sizeof e, ", accuracy not screened");
-    char eb2[64] = "";
-    if (chosen_ratio >= 0) std::snprintf(eb2, sizeof eb2, ", %.2f of the per-element allowance", chosen_ratio);
-    detail_ = std::string(algo_name(algo_)) + ", math " + math_name(chosen->mathType) + ", ws " + mb(chosen_ws) + t +
-              e + eb2 + " (" + std::to_string(successes) + " algorithms ran, " +
-              (chosen->determinism == CUDNN_DETERMINISTIC ? "deterministic" : "non-deterministic") + ")";
-    if (!passed_over.empty()) detail_ += "; passed over: " + passed_over;
+    ws_ = Buffer(MemKind::device, chosen_trial.need);
+    detail_ = legacy_detail(*chosen, chosen_trial, successes, passed);
 }
 
 BatchDescs& CudnnPlan::descs_for(std::int64_t n) {
