@@ -187,26 +187,20 @@ struct WsGemm {
 // What a row computes with: the operand type, the output type, the split.
 enum class Split { none, x3tf32, x3fp16 };
 
+// A row's axis value, else the rung's default.
+std::string axis_or(const Problem& p, const char* name, const std::string& dflt) {
+    const std::string v = p.config.get(name);
+    return v.empty() ? dflt : v;
+}
+
+// tf32=round: operands read in place (NHWC input, KRSC weights) go through the transform
+// kernels instead, which round them to nearest (OperandOf<float>, as cuDNN and cuBLAS do)
+// where the tensor core would truncate them: a pass over each tensor per run. Where a
+// transform runs anyway (NCHW, channel padding, space-to-depth) the operands are rounded
+// already: round changes nothing there, and truncate cannot be had (SKIP). The config
+// column says which one a tf32 row ran.
 template <class T, Split kSplit>
-std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanContext& ctx) {
-    constexpr int parts = kSplit == Split::none ? 1 : 3;
-    using TO = std::conditional_t<kSplit == Split::x3fp16, float, T>;
-    constexpr int kDown = kSplit == Split::x3fp16 ? kLoLog2 : 0;
-    using Gemm = WsGemm<T, TO, kDown>;
-    constexpr int es = int(sizeof(T));
-    Setup u = make_setup(p, parts);
-    const std::int64_t maxn = std::max<std::int64_t>(1, ctx.max_chunk_N);
-    const int sms = ctx.prop.multiProcessorCount;
-    auto axis = [&](const char* name, const std::string& dflt) {
-        const std::string v = p.config.get(name);
-        return v.empty() ? dflt : v;
-    };
-    // tf32=round: operands read in place (NHWC input, KRSC weights) go through the transform
-    // kernels instead, which round them to nearest (OperandOf<float>, as cuDNN and cuBLAS do)
-    // where the tensor core would truncate them: a pass over each tensor per run. Where a
-    // transform runs anyway (NCHW, channel padding, space-to-depth) the operands are rounded
-    // already: round changes nothing there, and truncate cannot be had (SKIP). The config
-    // column says which one a tf32 row ran.
+void choose_tf32(const Problem& p, Setup& u, WsChoice& c) {
     constexpr bool kTf32 = std::is_same_v<T, float> && kSplit == Split::none;
     if (const std::string t = p.config.get("tf32"); !t.empty()) {
         if (!kTf32) throw Skip("tf32=" + t + ": a tf32 row's choice (this row's operands are not tf32)");
@@ -215,32 +209,29 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
             throw Skip("tf32=truncate: this row's operands pass through transform kernels (NCHW input, channel "
                        "padding or space-to-depth), which round them to nearest");
     }
-    WsChoice c;
     if (kTf32) c.tf32 = u.tin ? "round" : "truncate";
-    c.schedule = axis("schedule", d.schedule) == "pingpong" ? Schedule::pingpong : Schedule::cooperative;
-    c.cluster = axis("cluster", d.cluster) == "1" ? 1 : 2;
-    c.mc_a = axis("cluster", d.cluster) == "1x2";
-    c.scheduler = axis("scheduler", d.scheduler);
-    // stream-K and split-tail cut tiles between CTAs (their units differ in length)
-    const bool cuts_tiles = c.scheduler == "stream-k" || c.scheduler == "split-tail";
-    if (c.cluster == 2 && cuts_tiles)
-        throw Skip("stream-K and split-tail cut tiles per CTA; a cluster's two CTAs must walk the same k-slices of one "
-                   "B tile (use scheduler=data-parallel or split-k with cluster=2)");
-    const std::string tile = axis("tile", d.tile);
-    std::string tile_note = "rule";
+}
+
+// The tile: the row's or the rung's axis value, else the measured table's for these policies,
+// else the rule; then whether the layer and the cluster take it. Returns how it was chosen.
+template <Split kSplit>
+std::string choose_tile(const WsDefaults& d, const Problem& p, const Setup& u, WsChoice& c, int es, std::int64_t maxn,
+                        int sms, bool cuts_tiles) {
+    const std::string tile = axis_or(p, "tile", d.tile);
+    std::string note = "rule";
     if (tile.empty()) {
         const std::string policies = std::string(c.schedule == Schedule::pingpong ? "pingpong/" : "cooperative/") +
-                                     axis("epilogue", d.epilogue) +
+                                     axis_or(p, "epilogue", d.epilogue) +
                                      (cuts_tiles ? "/" + c.scheduler : "") +
                                      (c.cluster == 2 ? (c.mc_a ? "/cluster1x2" : "/cluster2") : "") +
                                      (kSplit == Split::x3tf32 ? "/3xtf32" : kSplit == Split::x3fp16 ? "/3xfp16" : "");
         c.tile = tuned_tile(policies, es, u.s, u.src_nchw, maxn);
         if (c.tile >= 0 && ws_tile_ok_rt(c.tile, c.schedule))
-            tile_note = "measured";
+            note = "measured";
         else
             c.tile = default_tile(u, maxn, sms, es, c.schedule == Schedule::pingpong, c.mc_a);
     } else {
-        tile_note = p.config.get("tile").empty() ? "the rung's" : "set";
+        note = p.config.get("tile").empty() ? "the rung's" : "set";
         c.tile = tile_index(tile);
         if (c.tile < 0) throw Skip("no tile named " + tile);
         if (!ws_tile_ok_rt(c.tile, c.schedule))
@@ -251,29 +242,23 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
                             ? ", a whole 128 x BN tile per warpgroup: 128 pixels, BN <= 128, MMAs over the whole slice)"
                             : ")"));
     }
-    const int bn = kTiles[c.tile].bn, bk = kTiles[c.tile].rowb / es, bm = kTiles[c.tile].bm;
-    if (kTiles[c.tile].kb && u.g.C * es > kTiles[c.tile].kb)
-        throw Skip("tile " + tile_name(c.tile) + " runs its MMAs over " + std::to_string(kTiles[c.tile].kb) + " of the " +
-                   std::to_string(kTiles[c.tile].rowb) + " bytes of a slice: a layer of at most " +
-                   std::to_string(kTiles[c.tile].kb / es) + " channels (here C=" + std::to_string(u.g.C) + ")");
-    if (bm != kBM && c.cluster != 1)
-        throw Skip("tile " + tile_name(c.tile) + " (" + std::to_string(bm) +
+    const auto& t = kTiles[c.tile];
+    if (t.kb && u.g.C * es > t.kb)
+        throw Skip("tile " + tile_name(c.tile) + " runs its MMAs over " + std::to_string(t.kb) + " of the " +
+                   std::to_string(t.rowb) + " bytes of a slice: a layer of at most " + std::to_string(t.kb / es) +
+                   " channels (here C=" + std::to_string(u.g.C) + ")");
+    if (t.bm != kBM && c.cluster != 1)
+        throw Skip("tile " + tile_name(c.tile) + " (" + std::to_string(t.bm) +
                    " pixels) runs without clusters of two (use cluster=1)");
-    const int wn = kTiles[c.tile].wg_filters();  // a consumer warpgroup's filters
-    // cluster=1x2 with one filter tile (conv1's M=96, the odd shapes): the pair is that tile and
-    // a phantom past M, whose CTA only loads its half of A for the other (half the SMs' MMAs
-    // are on zero filters: the rung's honest cost there, not a SKIP).
-    const int tiles_n = c.filter_tiles(u.g.M);
-    const std::int64_t tiles = (maxn * u.g.EF + bm - 1) / bm * tiles_n;
-    const int cs = (u.g.C + bk - 1) / bk;
-    const int kslices = u.g.R * u.g.S * cs;
-    // With clusters of two, the units are pairs of tiles on pairs of SMs.
-    const std::int64_t units = TileSched::cluster_units(tiles, tiles_n, c.cluster, c.mc_a ? 1 : 0);
-    const int slots = sms / c.cluster;
-    // The split-K forms that sum in the kernel (fused: each part through L2 after a flag wait;
-    // cluster: through distributed shared memory) run in the cooperative schedule without
-    // clusters of the multicast kind. auto never takes the fused form: on the H200 at N=1 it is
-    // slower than the reduction kernel (git show 3ab0d79:gpu/variants/hopper/wgmma_ws.cu).
+    return note;
+}
+
+// The tile scheduler's k-split over `units` work units of `kslices` k-slices on `slots` CTAs (or
+// clusters). The split-K forms that sum in the kernel (fused: each part through L2 after a flag
+// wait; cluster: through distributed shared memory) run in the cooperative schedule without
+// clusters of the multicast kind. auto never takes the fused form: on the H200 at N=1 it is
+// slower than the reduction kernel (git show 3ab0d79:gpu/variants/hopper/wgmma_ws.cu).
+void choose_split(WsChoice& c, std::int64_t units, int kslices, int slots, bool src_nchw) {
     const bool coop_alone = c.schedule == Schedule::cooperative && c.cluster == 1;
     if (c.scheduler == "auto") {
         c.ksplit = TileSched::split_parts(units, kslices, slots, false, kMinSlices);
@@ -282,7 +267,7 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
         // instead (TileSched::prefer_cluster_split: the rule and its measurements); 256-pixel
         // tiles are slower so on every layer (NOTES.md, "Cluster split-K").
         if (c.ksplit > 1 && coop_alone && kTiles[c.tile].bm <= kBM &&
-            TileSched::prefer_cluster_split(units, kslices, c.ksplit, slots, u.src_nchw))
+            TileSched::prefer_cluster_split(units, kslices, c.ksplit, slots, src_nchw))
             c.scheduler = "split-k-cluster";  // its part count: below
     } else if (c.scheduler == "split-k" || c.scheduler == "split-k-fused") {
         c.ksplit = TileSched::split_parts(units, kslices, slots, true, kMinSlices);
@@ -306,34 +291,122 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
         c.ksplit = std::min(most, kslices);
         if (c.ksplit < 2) throw Skip("cluster split-K needs at least 2 k-slices (" + std::to_string(kslices) + ")");
     }
-    const bool split_k = c.scheduler == "split-k" || c.scheduler == "split-k-fused";
-    // The TMA-store epilogue writes the NHWC output as a P x M matrix with 16-byte rows.
-    const std::string epi = axis("epilogue", d.epilogue);
-    c.epilogue = epi == "tma-store" ? Epilogue::tma_store : Epilogue::direct;
-    std::string epi_note;
-    if (c.epilogue == Epilogue::tma_store) {
-        std::string why;
-        if (u.src_nchw) why = "NCHW output (the TMA store writes the NHWC P x M matrix)";
-        else if ((u.g.M * int(sizeof(TO))) % 16 != 0) why = "M * " + std::to_string(sizeof(TO)) + " bytes not a multiple of 16";
-        else if (split_k || c.cluster_split()) why = "split-K (the parts' reduction writes the output)";
-        else if (wn % (128 / int(sizeof(TO))) != 0)
-            why = "a warpgroup's " + std::to_string(wn) + " filters are not whole 128-byte subtiles";
-        else if (ws_smem_bytes(c.tile, Epilogue::tma_store) > int(ctx.prop.sharedMemPerBlockOptin))
-            why = "tile " + tile_name(c.tile) + " with the staging buffers needs " +
-                  std::to_string(ws_smem_bytes(c.tile, Epilogue::tma_store)) + " bytes of shared memory, the device " +
-                  std::to_string(ctx.prop.sharedMemPerBlockOptin);
-        if (!why.empty()) {
-            if (!p.config.get("epilogue").empty()) throw Skip("the TMA-store epilogue cannot run here: " + why);
-            c.epilogue = Epilogue::direct;
-            epi_note = " (TMA store not possible: " + why + ")";
-        }
+}
+
+// The epilogue: the TMA store where it can run (it writes the NHWC output as a P x M matrix with
+// 16-byte rows), else the direct one; a row that asked for the TMA store SKIPs where it cannot.
+// Returns the detail's note when the rung's TMA store fell back.
+template <class TO>
+std::string choose_epilogue(const WsDefaults& d, const Problem& p, const Setup& u, WsChoice& c, int wn, bool split_k,
+                            const cudaDeviceProp& prop) {
+    c.epilogue = axis_or(p, "epilogue", d.epilogue) == "tma-store" ? Epilogue::tma_store : Epilogue::direct;
+    if (c.epilogue != Epilogue::tma_store) return "";
+    std::string why;
+    if (u.src_nchw) why = "NCHW output (the TMA store writes the NHWC P x M matrix)";
+    else if ((u.g.M * int(sizeof(TO))) % 16 != 0) why = "M * " + std::to_string(sizeof(TO)) + " bytes not a multiple of 16";
+    else if (split_k || c.cluster_split()) why = "split-K (the parts' reduction writes the output)";
+    else if (wn % (128 / int(sizeof(TO))) != 0)
+        why = "a warpgroup's " + std::to_string(wn) + " filters are not whole 128-byte subtiles";
+    else if (ws_smem_bytes(c.tile, Epilogue::tma_store) > int(prop.sharedMemPerBlockOptin))
+        why = "tile " + tile_name(c.tile) + " with the staging buffers needs " +
+              std::to_string(ws_smem_bytes(c.tile, Epilogue::tma_store)) + " bytes of shared memory, the device " +
+              std::to_string(prop.sharedMemPerBlockOptin);
+    if (why.empty()) return "";
+    if (!p.config.get("epilogue").empty()) throw Skip("the TMA-store epilogue cannot run here: " + why);
+    c.epilogue = Epilogue::direct;
+    return " (TMA store not possible: " + why + ")";
+}
+
+// The GEMM's buffers for any call up to the largest (split-K's partials; stream-K's and
+// split-tail's slots, one per CTA or per unit of the last wave, where a chunk of fewer images
+// can have a larger last wave; the fused and slotted forms' flags), after a trial encoding of
+// the TMA maps; then the detail.
+template <class T, class Gemm>
+void prepare_gemm(Gemm& gemm, const Setup& u, std::int64_t maxn, bool split_k, const std::string& tile_note,
+                  const std::string& epi_note) {
+    const WsChoice& c = gemm.c;
+    constexpr int es = int(sizeof(T));
+    const int bn = kTiles[c.tile].bn, bk = kTiles[c.tile].rowb / es, bm = kTiles[c.tile].bm;
+    const int wn = kTiles[c.tile].wg_filters();
+    const int cs = (u.g.C + bk - 1) / bk;
+    const std::int64_t tiles = (maxn * u.g.EF + bm - 1) / bm * c.filter_tiles(u.g.M);
+    ConvGeom g = geom_for(u, maxn);
+    CUtensorMap a, b;
+    const std::string err = encode_maps<T>(a, b, g, reinterpret_cast<const void*>(std::uintptr_t(1) << 20),
+                                           reinterpret_cast<const void*>(std::uintptr_t(1) << 21), bk, c.b_box(),
+                                           c.a_box());
+    if (!err.empty()) throw Skip(err);
+    if (split_k) gemm.partial = Buffer(MemKind::device, std::size_t(c.ksplit) * std::size_t(maxn * u.g.EF) * u.g.M * 4);
+    const TileSched s = gemm.sched_for(g);
+    if (s.fused_flags() > 0) {  // the most units any call up to the largest has
+        gemm.flags = Buffer(MemKind::device, std::size_t(s.fused_flags()) * 4);
+        CS_CUDA_CHECK(cudaMemset(gemm.flags.get(), 0, gemm.flags.bytes()));
     }
+    long long slots = 0;
+    for (std::int64_t n = 1; n <= maxn; ++n) slots = std::max(slots, gemm.sched_for(geom_for(u, n)).slots());
+    if (slots > 0) {
+        gemm.partial = Buffer(MemKind::device, std::size_t(slots) * bm * bn * 4);  // a whole tile per slot
+        gemm.flags = Buffer(MemKind::device, std::size_t(slots) * 4);
+        CS_CUDA_CHECK(cudaMemset(gemm.flags.get(), 0, gemm.flags.bytes()));
+    }
+    gemm.info = std::string("wgmma m64n") + std::to_string(wn) + "k" + std::to_string(WgmmaSS<T, 96>::kK) + " " +
+                Elem<T>::name + ", TMA producer warpgroup + 2 " +
+                (c.schedule == Schedule::pingpong ? "ping-pong" : "cooperative") + " consumer warpgroups, " +
+                (c.cluster == 2 ? (c.mc_a ? "clusters of 2 CTAs on one pixel row each loading half of the A tile "
+                                            "(64 pixels) and multicasting it, "
+                                          : "clusters of 2 CTAs each loading half of the B tile and multicasting it, ")
+                                : "") +
+                "tile " + tile_text(c.tile, es) + " (" + tile_note + "), " + std::to_string(tiles) + " tiles, " +
+                s.describe() + (split_k ? " (fp32 partials reduced in order)" : "") + " on " + std::to_string(s.grid) +
+                " CTAs, epilogue " + (c.epilogue == Epilogue::tma_store ? "TMA store" : "direct") + epi_note + "; " +
+                std::to_string(u.g.R * u.g.S) + " taps x " + std::to_string(cs) + " slice(s) of " + std::to_string(bk) +
+                " (C=" + std::to_string(u.g.C) + ")";
+}
+
+// The persistent Hopper plan of one row, in its steps: tf32 reading, schedule and cluster,
+// tile, k-split, epilogue, launch, then the GEMM's buffers and the plan.
+template <class T, Split kSplit>
+std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanContext& ctx) {
+    constexpr int parts = kSplit == Split::none ? 1 : 3;
+    using TO = std::conditional_t<kSplit == Split::x3fp16, float, T>;
+    constexpr int kDown = kSplit == Split::x3fp16 ? kLoLog2 : 0;
+    using Gemm = WsGemm<T, TO, kDown>;
+    constexpr int es = int(sizeof(T));
+    Setup u = make_setup(p, parts);
+    const std::int64_t maxn = std::max<std::int64_t>(1, ctx.max_chunk_N);
+    const int sms = ctx.prop.multiProcessorCount;
+    WsChoice c;
+    choose_tf32<T, kSplit>(p, u, c);
+    c.schedule = axis_or(p, "schedule", d.schedule) == "pingpong" ? Schedule::pingpong : Schedule::cooperative;
+    c.cluster = axis_or(p, "cluster", d.cluster) == "1" ? 1 : 2;
+    c.mc_a = axis_or(p, "cluster", d.cluster) == "1x2";
+    c.scheduler = axis_or(p, "scheduler", d.scheduler);
+    // stream-K and split-tail cut tiles between CTAs (their units differ in length)
+    const bool cuts_tiles = c.scheduler == "stream-k" || c.scheduler == "split-tail";
+    if (c.cluster == 2 && cuts_tiles)
+        throw Skip("stream-K and split-tail cut tiles per CTA; a cluster's two CTAs must walk the same k-slices of one "
+                   "B tile (use scheduler=data-parallel or split-k with cluster=2)");
+    const std::string tile_note = choose_tile<kSplit>(d, p, u, c, es, maxn, sms, cuts_tiles);
+    const int bk = kTiles[c.tile].rowb / es, bm = kTiles[c.tile].bm;
+    // cluster=1x2 with one filter tile (conv1's M=96, the odd shapes): the pair is that tile and
+    // a phantom past M, whose CTA only loads its half of A for the other (half the SMs' MMAs
+    // are on zero filters: the rung's honest cost there, not a SKIP).
+    const int tiles_n = c.filter_tiles(u.g.M);
+    const std::int64_t tiles = (maxn * u.g.EF + bm - 1) / bm * tiles_n;
+    const int kslices = u.g.R * u.g.S * ((u.g.C + bk - 1) / bk);
+    // With clusters of two, the units are pairs of tiles on pairs of SMs.
+    const std::int64_t units = TileSched::cluster_units(tiles, tiles_n, c.cluster, c.mc_a ? 1 : 0);
+    const int slots = sms / c.cluster;
+    choose_split(c, units, kslices, slots, u.src_nchw);
+    const bool split_k = c.scheduler == "split-k" || c.scheduler == "split-k-fused";
+    const std::string epi_note =
+        choose_epilogue<TO>(d, p, u, c, kTiles[c.tile].wg_filters(), split_k, ctx.prop);
     // launch, only where a transform runs before the GEMM. auto: pdl where the units leave
     // half the SMs or more idle (split-K's case; N=1: faster in every class and rung), plain
     // elsewhere (at N=32 and 128, one wave of tiles included, the ping-pong and 3xTF32 rows
     // slower under a programmatic launch, the rest about level): chosen by measurement,
     // git show 3ab0d79:gpu/variants/hopper/wgmma_ws.cu, table h200-launch-axis.
-    const std::string launch = axis("launch", d.launch);
+    const std::string launch = axis_or(p, "launch", d.launch);
     if (launch == "pdl" && !u.tin)
         throw Skip("launch=pdl: no transform runs before the GEMM here (the NHWC input read in place)");
     c.pdl = u.tin && (launch == "pdl" || (launch == "auto" && 2 * units <= slots));
@@ -341,53 +414,14 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
     gemm.c = c;
     gemm.sms = sms;
     gemm.prepare();
-    {
-        ConvGeom g = geom_for(u, maxn);
-        CUtensorMap a, b;
-        const std::string err = encode_maps<T>(a, b, g, reinterpret_cast<const void*>(std::uintptr_t(1) << 20),
-                                               reinterpret_cast<const void*>(std::uintptr_t(1) << 21), bk,
-                                               c.b_box(), c.a_box());
-        if (!err.empty()) throw Skip(err);
-        if (split_k)
-            gemm.partial = Buffer(MemKind::device, std::size_t(c.ksplit) * std::size_t(maxn * u.g.EF) * u.g.M * 4);
-        const TileSched s = gemm.sched_for(g);
-        if (s.fused_flags() > 0) {  // the most units any call up to the largest has
-            gemm.flags = Buffer(MemKind::device, std::size_t(s.fused_flags()) * 4);
-            CS_CUDA_CHECK(cudaMemset(gemm.flags.get(), 0, gemm.flags.bytes()));
-        }
-        // Stream-K's slots (one per CTA) and split-tail's (one per unit of the last wave) for
-        // any call up to the largest: a chunk of fewer images can have a larger last wave.
-        long long slots = 0;
-        for (std::int64_t n = 1; n <= maxn; ++n) slots = std::max(slots, gemm.sched_for(geom_for(u, n)).slots());
-        if (slots > 0) {
-            gemm.partial = Buffer(MemKind::device, std::size_t(slots) * bm * bn * 4);  // a whole tile per slot
-            gemm.flags = Buffer(MemKind::device, std::size_t(slots) * 4);
-            CS_CUDA_CHECK(cudaMemset(gemm.flags.get(), 0, gemm.flags.bytes()));
-        }
-        gemm.info = std::string("wgmma m64n") + std::to_string(wn) + "k" + std::to_string(WgmmaSS<T, 96>::kK) + " " +
-                    Elem<T>::name + ", TMA producer warpgroup + 2 " +
-                    (c.schedule == Schedule::pingpong ? "ping-pong" : "cooperative") + " consumer warpgroups, " +
-                    (c.cluster == 2 ? (c.mc_a ? "clusters of 2 CTAs on one pixel row each loading half of the A tile "
-                                                "(64 pixels) and multicasting it, "
-                                              : "clusters of 2 CTAs each loading half of the B tile and multicasting it, ")
-                                    : "") +
-                    "tile " +
-                    tile_text(c.tile, es) + " (" + tile_note + "), " + std::to_string(tiles) + " tiles, " + s.describe() +
-                    (split_k ? " (fp32 partials reduced in order)" : "") + " on " +
-                    std::to_string(s.grid) + " CTAs, epilogue " +
-                    (c.epilogue == Epilogue::tma_store ? "TMA store" : "direct") + epi_note + "; " +
-                    std::to_string(u.g.R * u.g.S) + " taps x " + std::to_string(cs) + " slice(s) of " +
-                    std::to_string(bk) + " (C=" + std::to_string(u.g.C) + ")";
-    }
-    std::unique_ptr<Plan> plan;
+    prepare_gemm<T>(gemm, u, maxn, split_k, tile_note, epi_note);
     if constexpr (kSplit == Split::x3tf32)
-        plan = make_hopper_plan<T, Gemm, Split3<true>, Split3<false>>(p, ctx, std::move(u), std::move(gemm));
+        return make_hopper_plan<T, Gemm, Split3<true>, Split3<false>>(p, ctx, std::move(u), std::move(gemm));
     else if constexpr (kSplit == Split::x3fp16)
-        plan = make_hopper_plan<T, Gemm, Split3Half<true>, Split3Half<false>, float>(p, ctx, std::move(u),
-                                                                                     std::move(gemm));
+        return make_hopper_plan<T, Gemm, Split3Half<true>, Split3Half<false>, float>(p, ctx, std::move(u),
+                                                                                      std::move(gemm));
     else
-        plan = make_hopper_plan<T>(p, ctx, std::move(u), std::move(gemm));
-    return plan;
+        return make_hopper_plan<T>(p, ctx, std::move(u), std::move(gemm));
 }
 
 }  // namespace
