@@ -52,7 +52,8 @@ FLAGS=(-std=c++20 -g -O1 -Wall -Wextra -Wpedantic -Wshadow -Wno-unknown-pragmas 
        -I"$SRC/io" -I"$SRC/goldenio" -I"$SRC/core" -I"$SRC/reference" -I"$SRC/$B/generated" -I"$SRC/fuzz")
 LIB_SOURCES=(core/layer.cpp "$B/generated/builtin_table.cpp" io/npy.cpp goldenio/golden.cpp goldenio/golden_manifest.cpp
              goldenio/golden_load.cpp goldenio/golden_generate.cpp io/checksum.cpp
-             io/atomic_file.cpp io/progress.cpp reference/conv_ref.cpp reference/cpu_anchor.cpp reference/datagen.cpp)
+             io/atomic_file.cpp io/progress.cpp io/shell_quote.cpp reference/conv_ref.cpp reference/cpu_anchor.cpp
+             reference/datagen.cpp)
 objs=()
 for s in "${LIB_SOURCES[@]}"; do
     o="$B/obj/$(basename "${s%.cpp}").o"
