@@ -66,9 +66,8 @@ struct TimingOpts {
         o.host_repeats = host_repeats < 0 ? -1 : std::min(host_repeats, repeats);
         o.check_every_run = !no_recheck;
         o.order_seed = order_seed;
-        engines.set_runtime_compiled(!no_cudnn_rtc);
-        engines.set_reuse_only(reuse_engines);
-        engines.set_build_only(build_engines_only);
+        engines.set_mode({.reuse_only = reuse_engines, .build_only = build_engines_only,
+                          .runtime_compiled = !no_cudnn_rtc});
         o.engines = &engines;
         o.flush_l2 = !no_flush;
         o.workspace_limit = std::size_t(workspace_limit_gib * double(1ull << 30));

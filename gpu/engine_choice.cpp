@@ -67,24 +67,14 @@ bool EngineChoices::changed() const {
     return changed_;
 }
 
-void EngineChoices::set_reuse_only(bool on) {
+void EngineChoices::set_mode(SearchMode m) {
     std::lock_guard<std::mutex> lock(m_);
-    reuse_only_ = on;
+    mode_ = m;
 }
 
-bool EngineChoices::reuse_only() const {
+SearchMode EngineChoices::mode() const {
     std::lock_guard<std::mutex> lock(m_);
-    return reuse_only_;
-}
-
-void EngineChoices::set_build_only(bool on) {
-    std::lock_guard<std::mutex> lock(m_);
-    build_only_ = on;
-}
-
-bool EngineChoices::build_only() const {
-    std::lock_guard<std::mutex> lock(m_);
-    return build_only_;
+    return mode_;
 }
 
 std::shared_ptr<const void> EngineChoices::search(const std::string& key) const {
@@ -96,16 +86,6 @@ std::shared_ptr<const void> EngineChoices::search(const std::string& key) const 
 void EngineChoices::keep_search(const std::string& key, std::shared_ptr<const void> s) {
     std::lock_guard<std::mutex> lock(m_);
     searches_[key] = std::move(s);
-}
-
-void EngineChoices::set_runtime_compiled(bool on) {
-    std::lock_guard<std::mutex> lock(m_);
-    runtime_compiled_ = on;
-}
-
-bool EngineChoices::runtime_compiled() const {
-    std::lock_guard<std::mutex> lock(m_);
-    return runtime_compiled_;
 }
 
 void EngineChoices::mark_saved() {

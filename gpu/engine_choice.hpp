@@ -61,6 +61,20 @@ struct RememberedEngine {
     std::optional<std::vector<std::pair<int, std::int64_t>>> knobs;
 };
 
+// How a run's library searches go (the command line's switches, set before any plan is built).
+struct SearchMode {
+    // Reuse mode (`--reuse-engines`: the child processes of `sweep --cudnn-processes`, which
+    // re-time rows whose engine the first process chose): a row with a remembered engine times
+    // that engine's configurations only, not every engine's; a row without one searches all.
+    bool reuse_only = false;
+    // Build-only mode (`--build-engines-only`: the warm-up processes of sweep): a cuDNN row builds
+    // every candidate configuration (the runtime-compiled ones compile into the driver's JIT
+    // cache, which later processes share) and stops there, a SKIP: nothing runs on the GPU.
+    bool build_only = false;
+    // Runtime-compiled engines in the search (default; off: `--no-cudnn-rtc`).
+    bool runtime_compiled = true;
+};
+
 class EngineChoices {
 public:
     std::optional<RememberedEngine> get(const std::string& key) const;
@@ -69,19 +83,8 @@ public:
     void replace(std::map<std::string, RememberedEngine> m);  // also clears changed()
     bool changed() const;
     void mark_saved();  // what is in memory is now on file: changed() is false until the next set()
-    // Reuse mode (`--reuse-engines`: the child processes of `sweep --cudnn-processes`, which
-    // re-time rows whose engine the first process chose): a row with a remembered engine times
-    // that engine's configurations only, not every engine's; a row without one searches all.
-    void set_reuse_only(bool on);
-    bool reuse_only() const;
-    // Build-only mode (`--build-engines-only`: the warm-up processes of sweep): a cuDNN row builds
-    // every candidate configuration (the runtime-compiled ones compile into the driver's JIT
-    // cache, which later processes share) and stops there, a SKIP: nothing runs on the GPU.
-    void set_build_only(bool on);
-    bool build_only() const;
-    // Runtime-compiled engines in the search (default; off: `--no-cudnn-rtc`).
-    void set_runtime_compiled(bool on);
-    bool runtime_compiled() const;
+    void set_mode(SearchMode m);
+    SearchMode mode() const;
     // Searches already made while this memory lives, by a library's own key: the cuDNN graph
     // rows keep their whole ranking, so that the plans of one row (the streams mode's, a
     // re-plan's) search once. Opaque here: the library casts its own type back. Never saved.
@@ -93,9 +96,7 @@ private:
     std::map<std::string, RememberedEngine> map_;
     std::map<std::string, std::shared_ptr<const void>> searches_;
     bool changed_ = false;
-    bool reuse_only_ = false;
-    bool build_only_ = false;
-    bool runtime_compiled_ = true;
+    SearchMode mode_;
 };
 
 }  // namespace cs::gpu

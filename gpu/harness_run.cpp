@@ -517,9 +517,9 @@ void Run::make_verifier() {
 void Run::prepare() {
     r_.axes = r_.config = p_.config.str();
     if (auto why = config_error(v_, p_.config)) throw Skip(*why);
-    if (std::find(v_.layouts.begin(), v_.layouts.end(), p_.layout) == v_.layouts.end()) {
-        throw Skip("runs only in layout " + join(v_.layouts, ", ", [](Layout l) { return to_string(l); }) + ", not " + std::string(to_string(p_.layout)));
-    }
+    if (std::find(v_.layouts.begin(), v_.layouts.end(), p_.layout) == v_.layouts.end())
+        throw Skip("runs only in layout " + join(v_.layouts, ", ", [](Layout l) { return to_string(l); }) + ", not " +
+                   std::string(to_string(p_.layout)));
     if (auto why = v_.supports(p_, ctx_.prop())) throw Skip(*why);
     if (managed() && !ctx_.info().concurrent_managed)
         throw Skip("this device has no concurrent managed access, so managed pages cannot be prefetched");

@@ -19,7 +19,7 @@
 //      TENSOR_CORE (on float data that is TF32: PyTorch with allow_tf32 off). Engines that
 //      need runtime compilation (NVRTC, seconds each, in the row's set-up) are in the search on
 //      channels-last shapes whose channel counts are multiples of 8 (rtc_allowed says why not
-//      elsewhere), unless the run leaves them out (`--no-cudnn-rtc`: EngineChoices::runtime_compiled);
+//      elsewhere), unless the run leaves them out (`--no-cudnn-rtc`: SearchMode::runtime_compiled);
 //      detail() counts the ones left out.
 //   3. Each remaining configuration is finalized into an execution plan; its workspace must
 //      fit PlanContext::workspace_limit.

@@ -22,7 +22,7 @@ struct Selection {
 };
 
 // Runtime-compiled engines are in the search unless the run's engine memory says not
-// (EngineChoices::runtime_compiled, `--no-cudnn-rtc`): the best cuDNN can do includes them.
+// (SearchMode::runtime_compiled, `--no-cudnn-rtc`): the best cuDNN can do includes them.
 //
 // Only on shapes whose every tensor is channels-last with channel counts a multiple of 8 (16
 // bytes of half): on the GPU tests' odd shape C = 7, NCHW, 9 x 9 (cuDNN 9.14), a runtime-compiled
@@ -30,8 +30,7 @@ struct Selection {
 // process's CUDA context (and every later row) with it. No check can run after such a fault, so
 // the search leaves those engines out where their alignment is not assured.
 bool rtc_allowed(const Problem& p, bool runtime_compiled) {
-    if (!runtime_compiled) return false;
-    return p.layout == Layout::nhwc && p.layer.C % 8 == 0 && p.layer.M % 8 == 0;
+    return runtime_compiled && p.layout == Layout::nhwc && p.layer.C % 8 == 0 && p.layer.M % 8 == 0;
 }
 
 struct Candidate {
@@ -412,11 +411,12 @@ Selection select_engine(cudnnHandle_t h, const Problem& p, const RowSpec& sp, st
     const auto g = build_graph(h, p.layer, p.layout, sp.data, Shape{nmax, 16, 16, 16});
     const std::string key = choice_key(ctx.prop, p.layer, nmax, p.layout, sp);
     const std::optional<RememberedEngine> remembered = memory ? memory->get(key) : std::nullopt;
-    // Reuse mode (EngineChoices::reuse_only): only the remembered engine's configurations.
+    const SearchMode mode = memory ? memory->mode() : SearchMode{};
+    // Reuse mode (SearchMode::reuse_only): only the remembered engine's configurations.
     std::optional<std::int64_t> only_engine;
-    if (remembered && memory->reuse_only()) only_engine = remembered->engine;
+    if (remembered && mode.reuse_only) only_engine = remembered->engine;
 
-    CandidateSearch search(h, *g, p, sp, ws_limit, only_engine, !memory || memory->runtime_compiled());
+    CandidateSearch search(h, *g, p, sp, ws_limit, only_engine, mode.runtime_compiled);
     const std::string reuse_note = find_candidates(search, *g, remembered);
     (void)cudaGetLastError();
     SearchCounts& n = search.n;
@@ -427,7 +427,7 @@ Selection select_engine(cudnnHandle_t h, const Problem& p, const RowSpec& sp, st
                        " refused" + (n.first_refusal.empty() ? "" : " e.g. " + n.first_refusal) + ", " +
                        std::to_string(n.ws) + " over the workspace limit " + mb(ws_limit) +
                        (n.heur_fail.empty() ? "" : "; heuristics " + n.heur_fail) + ")");
-    if (memory && memory->build_only())
+    if (mode.build_only)
         throw cs::Skip("build-only: " + std::to_string(search.cands.size()) + " engine configurations built in " +
                        fmt("%.1f", seconds_since(times.start)) + " s, nothing run (--build-engines-only)");
     times.candidates = seconds_since(times.start);
