@@ -164,10 +164,10 @@ void fill_ratios(const Cells& cells, std::vector<CsvRow>& rows) {
     in.reserve(rows.size());
     for (const auto& r : rows) {
         const double k = number(cells.get(r, "kernel_ms"));
-        in.push_back({cells.get(r, "layer") + "|" + std::to_string(std::int64_t(number(cells.get(r, "N")))) + "|" +
-                          cells.get(r, "memory") + "|" + anchor_class(cells.get(r, "precision")),
-                      cells.out.col("layout") < 0 ? "nchw" : cells.get(r, "layout"), cells.get(r, "family") == "cudnn",
-                      cells.get(r, "status") == "PASS" ? k : NAN});
+        in.push_back(RatioRow::of(cells.get(r, "layer"), std::int64_t(number(cells.get(r, "N"))),
+                                  cells.get(r, "memory"), anchor_class(cells.get(r, "precision")),
+                                  cells.out.col("layout") < 0 ? "nchw" : cells.get(r, "layout"), cells.get(r, "family"),
+                                  cells.get(r, "status") == "PASS" ? k : NAN));
     }
     const auto out = ours_over_cudnn(in);
     for (std::size_t i = 0; i < rows.size(); ++i) {

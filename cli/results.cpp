@@ -294,6 +294,12 @@ std::string anchor_class(const std::string& precision) {
     return p ? std::string(gpu::to_string(gpu::anchor_class(*p))) : precision;
 }
 
+RatioRow RatioRow::of(const std::string& layer, std::int64_t N, std::string_view memory, std::string_view anchor_class,
+                      std::string_view layout, std::string_view family, double kernel_ms) {
+    return {layer + "|" + std::to_string(N) + "|" + std::string(memory) + "|" + std::string(anchor_class),
+            std::string(layout), is_anchor_family(family), kernel_ms};
+}
+
 std::vector<Ratios> ours_over_cudnn(const std::vector<RatioRow>& rows) {
     // group[, layout] -> fastest PASS cuDNN kernel_ms
     std::map<std::string, double> same_layout, any_layout;
@@ -321,10 +327,10 @@ void fill_ours_over_cudnn(std::vector<Row>& rows) {
     std::vector<RatioRow> in;
     in.reserve(rows.size());
     for (const auto& r : rows)
-        in.push_back({r.layer.name + "|" + std::to_string(r.N) + "|" + std::string(gpu::to_string(r.memory)) + "|" +
-                          std::string(gpu::to_string(gpu::anchor_class(r.precision()))),
-                      std::string(gpu::to_string(r.layout)), r.is_cudnn(),
-                      r.result.status == gpu::Status::pass ? r.result.kernel.median : NAN});
+        in.push_back(RatioRow::of(r.layer.name, r.N, gpu::to_string(r.memory),
+                                  gpu::to_string(gpu::anchor_class(r.precision())), gpu::to_string(r.layout),
+                                  r.variant->family,
+                                  r.result.status == gpu::Status::pass ? r.result.kernel.median : NAN));
     const auto out = ours_over_cudnn(in);
     for (std::size_t i = 0; i < rows.size(); ++i) {
         rows[i].ours_over_cudnn = out[i].same_layout;

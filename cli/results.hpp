@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace cs::cli {
@@ -31,6 +32,10 @@ struct RunMeta {
     std::optional<DataScales> scales;   // their data scales (columns `input_scale`, `weight_scale`)
 };
 
+// The family whose rows are the cuDNN anchors (not cudnn-legacy): ours_over_cudnn divides by its
+// fastest PASS row, and sweep re-times and re-runs its rows.
+inline bool is_anchor_family(std::string_view family) { return family == "cudnn"; }
+
 // A row's identity is typed: the registry's variant (its name, family, precision class and element
 // type), the memory mode and the layout. Their spellings are written at the edges only: the CSV
 // (csv_fields), the summary line and the command line of a re-time.
@@ -42,7 +47,7 @@ struct Row {
     gpu::Layout layout = gpu::Layout::nchw;
     gpu::RunResult result;
     gpu::Precision precision() const { return variant->precision; }
-    bool is_cudnn() const { return variant->family == "cudnn"; }  // the cuDNN anchors (not cudnn-legacy)
+    bool is_cudnn() const { return is_anchor_family(variant->family); }
     // CPU side of the speedups (from the golden manifest); NaN when unknown.
     double cpu_ms = NAN;
     int cpu_threads = 0;
@@ -113,6 +118,10 @@ struct RatioRow {
     std::string group, layout;
     bool cudnn = false;
     double kernel_ms = NAN;
+    // A row told by its spellings (the CSV's, or a typed row's names): the group key and the
+    // anchor rule (family `cudnn`) in one place for both callers.
+    static RatioRow of(const std::string& layer, std::int64_t N, std::string_view memory, std::string_view anchor_class,
+                       std::string_view layout, std::string_view family, double kernel_ms);
 };
 struct Ratios {
     std::optional<double> same_layout, any_layout;
