@@ -14,6 +14,7 @@
 #include "profile.hpp"
 #include "progress.hpp"
 #include "results.hpp"
+#include "tuning.hpp"
 #include "shard.hpp"
 
 #include <CLI/CLI.hpp>
@@ -57,9 +58,11 @@ struct TimingOpts {
     bool build_engines_only = false;
     std::uint64_t order_seed = gpu::RunOptions{}.order_seed;
     std::string engine_choices;  // "" = <golden>/engine_choices.json, "none", or a path
+    std::string tuning;          // --tuning: a tuning file ("" = CONVSTUDY_TUNING, else the built-in tables)
     // The run's options; `engines` (the command's engine memory, loaded from its file) gets
-    // the runtime-compiled, reuse and build-only switches and reaches every plan through them.
-    gpu::RunOptions to_run_options(gpu::EngineChoices& engines) const {
+    // the runtime-compiled, reuse and build-only switches and reaches every plan through them,
+    // as `tuning_table` does (load_tuning; null: the built-in tables).
+    gpu::RunOptions to_run_options(gpu::EngineChoices& engines, const gpu::Tuning* tuning_table) const {
         gpu::RunOptions o;
         o.warmup = warmup;
         o.repeats = repeats;
@@ -69,6 +72,7 @@ struct TimingOpts {
         engines.set_mode({.reuse_only = reuse_engines, .build_only = build_engines_only,
                           .runtime_compiled = !no_cudnn_rtc});
         o.engines = &engines;
+        o.tuning = tuning_table;
         o.flush_l2 = !no_flush;
         o.workspace_limit = std::size_t(workspace_limit_gib * double(1ull << 30));
         o.streams = streams;
@@ -130,6 +134,10 @@ ProblemData load_problem(const std::string& root, const LayerTable& table, const
                          const CheckOpts& c);
 std::vector<std::string> child_options(const CheckOpts& c, const TimingOpts& t, const std::filesystem::path& choices,
                                        int repeats);
+// The tuning table a command's plans take: --tuning FILE, else the file CONVSTUDY_TUNING names,
+// else nothing (the built-in per-card tables). Read before the device is asked for, so that a bad
+// file is reported on any machine (cs::Error naming the file and the entry).
+std::optional<gpu::Tuning> load_tuning(const TimingOpts& t);
 ProfileTarget profile_target(const Row& row, const TableOpt& table, const std::string& golden, const CheckOpts& c,
                              const TimingOpts& t, const std::filesystem::path& choices);
 void retime_strays(std::vector<Row>& rows, const TableOpt& table, const std::string& golden, const CheckOpts& c,

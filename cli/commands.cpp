@@ -102,6 +102,9 @@ void add_timing_options(CLI::App* c, TimingOpts& t) {
     c->add_option("--engine-choices", t.engine_choices,
                   "file of the cuDNN engines chosen before, kept while within 3% of the fastest (default: "
                   "<golden>/engine_choices.json; none: choose afresh)");
+    c->add_option("--tuning", t.tuning,
+                  "tuning file the plans take their measured choices from (the Hopper rungs' tiles; format: "
+                  "docs/usage.md; default: the file CONVSTUDY_TUNING names, else the built-in per-card tables)");
 }
 
 void check_batches(const std::vector<std::int64_t>& batches) {

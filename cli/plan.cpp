@@ -264,7 +264,7 @@ SweepStep read_sweep(const Fields& f, const fs::path& root, const GoldenMade& go
     static const std::map<std::string, bool> allowed = {
         {"--no-cpu-timing", false}, {"--no-flush", false},      {"--profile", false},    {"--metrics", true},
         {"--ncu", true},            {"--profile-timeout", true}, {"--workspace-limit", true},
-        {"--streams", true},        {"--chunks", true},          {"--engine-choices", true},
+        {"--streams", true},        {"--chunks", true},          {"--engine-choices", true}, {"--tuning", true},
         {"--seed", true},           {"--golden", true},
         {"--shard", true},          {"--no-recheck", false},     {"--no-cudnn-rtc", false},
         {"--no-retime", false},     {"--order-seed", true},      {"--cudnn-processes", true},

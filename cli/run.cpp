@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <set>
 
@@ -82,7 +83,15 @@ std::vector<std::string> child_options(const CheckOpts& c, const TimingOpts& t, 
     if (t.no_flush) v.push_back("--no-flush");
     if (t.no_cudnn_rtc) v.push_back("--no-cudnn-rtc");
     if (t.workspace_limit_gib > 0) v.insert(v.end(), {"--workspace-limit", csv_number(t.workspace_limit_gib)});
+    if (!t.tuning.empty()) v.insert(v.end(), {"--tuning", t.tuning});
     return v;
+}
+
+std::optional<gpu::Tuning> load_tuning(const TimingOpts& t) {
+    std::string path = t.tuning;
+    if (const char* e = std::getenv("CONVSTUDY_TUNING"); path.empty() && e && *e) path = e;
+    if (path.empty()) return std::nullopt;
+    return gpu::read_tuning(path);
 }
 
 // The `run` command line that repeats `row` under ncu for `profile` (cli/profile.hpp):
@@ -150,6 +159,7 @@ int cmd_run(RunArgs a, bool profiling) {
     if (!choices.empty() && !a.profile_target) check_writable(choices, "--engine-choices");
     gpu::EngineChoices engines;  // this run's engine memory: every plan gets it (PlanContext)
     load_engine_choices(choices, engines);
+    const std::optional<gpu::Tuning> tuning = load_tuning(a.timing);
     // The golden set is loaded and verified before the device is asked for, so a missing
     // or damaged set is reported (exit 2) on any machine; a sampled check's CPU work waits
     // until a device is there to use it.
@@ -159,7 +169,7 @@ int cmd_run(RunArgs a, bool profiling) {
         golden = from_golden(load_golden(a.golden, table, layer, a.batch, a.check.seed, scales));
     auto ctx = open_device();
     const ProblemData d = golden ? std::move(*golden) : load_problem(a.golden, table, layer, a.batch, a.check);
-    const auto opt = a.timing.to_run_options(engines);
+    const auto opt = a.timing.to_run_options(engines, tuning ? &*tuning : nullptr);
     // The ceilings and the GEMM of the layer's shape appear only in the CSV, beside times.
     const bool ceilings = !a.csv.empty() && opt.repeats > 0;
     const RunMeta meta = make_meta(*ctx, opt, ceilings, a.check.seed, d.scales);

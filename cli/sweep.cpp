@@ -515,6 +515,7 @@ int cmd_sweep(const SweepArgs& a) {
     if (!choices.empty()) check_writable(choices, "--engine-choices");
     gpu::EngineChoices engines;  // this sweep's engine memory: every plan gets it (PlanContext)
     load_engine_choices(choices, engines);
+    const std::optional<gpu::Tuning> tuning = load_tuning(a.timing);
     // This process's rows: every row of the sweep, or its shard's.
     const AxisRequests axes = parse_sweep_axes(a.axes, plan);
     const std::vector<SweepItem> items = select_shard(sweep_items(a.batches, layers, plan, layouts, axes), shard);
@@ -532,7 +533,7 @@ int cmd_sweep(const SweepArgs& a) {
 
     auto device_scope = std::make_optional(split.scope("device and ceilings"));
     auto ctx = open_device();
-    const auto opt = a.timing.to_run_options(engines);
+    const auto opt = a.timing.to_run_options(engines, tuning ? &*tuning : nullptr);
     // A check-only sweep (--repeats 0) has no times to hold against the ceilings.
     const bool timed = opt.repeats > 0;
     const RunMeta meta = make_meta(*ctx, opt, timed, a.check.seed, scales);

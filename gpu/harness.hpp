@@ -89,10 +89,11 @@ struct RunOptions {
     std::uint64_t sample_seed = 20261123;
     // Seed of the round-robin order (order_seed_of derives each timing group's).
     std::uint64_t order_seed = 20261128;
-    // Passed to every plan (PlanContext): the engine memory the caller owns (null: none) and
-    // the tests' split mutation.
+    // Passed to every plan (PlanContext): the engine memory the caller owns (null: none), the
+    // tests' split mutation and the tuning table (null: the built-in one).
     EngineChoices* engines = nullptr;
     SplitMutation split_mutation = SplitMutation::none;
+    const Tuning* tuning = nullptr;
 };
 
 // The problem's host data (float32) and what to check against.

@@ -129,7 +129,7 @@ void Run::make_plans() {
     // searches once per row and remembers nothing past it.
     if (!opt_.engines) own_engines_ = std::make_unique<EngineChoices>();
     PlanContext pc{ctx_.prop(), ctx_.info().device, limit / std::size_t(nplans), chunk_n_,
-                   opt_.engines ? opt_.engines : own_engines_.get(), opt_.split_mutation};
+                   opt_.engines ? opt_.engines : own_engines_.get(), opt_.split_mutation, opt_.tuning};
     for (int i = 0; i < nplans; ++i) plans_.push_back(v_.make_plan(p_, pc));
     for (const auto& pl : plans_) r_.workspace_bytes += pl->workspace_bytes();
     r_.detail = plans_.front()->detail();

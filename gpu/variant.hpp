@@ -91,10 +91,11 @@ struct DeviceIO {
 };
 
 class EngineChoices;  // engine_choice.hpp
+struct Tuning;        // tuning.hpp
 
 // What a plan is built with: the device, its limits, and the run's state that reaches plans
-// (no process-wide singleton does): the library anchors' engine memory and the tests' split
-// mutation. A plan that builds another (space-to-depth, canvases) passes a copy on.
+// (no process-wide singleton does): the library anchors' engine memory, the tests' split
+// mutation and the tuning table. A plan that builds another (space-to-depth, canvases) passes a copy on.
 struct PlanContext {
     const cudaDeviceProp& prop;
     int device = 0;
@@ -109,6 +110,9 @@ struct PlanContext {
     EngineChoices* engines = nullptr;
     // Test only (split_mutation.hpp): the mutation the fp32-class split plans apply.
     SplitMutation split_mutation = SplitMutation::none;
+    // The measured choices plans take before their rules (tuning.hpp: --tuning, CONVSTUDY_TUNING);
+    // null: the built-in per-card tables.
+    const Tuning* tuning = nullptr;
 };
 
 class Plan {

@@ -10,6 +10,7 @@
 #include "ws_plan.hpp"
 
 #include <climits>
+#include <stdexcept>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -32,35 +33,64 @@ std::vector<Axis> ws_axes() {
         if (ws_tile_ok_rt(i, Schedule::cooperative)) tiles.push_back(tile_name(i));
     return {
         {"tile", tiles, "CTA tile m<pixels: 128, or 64 / 256 cooperative without clusters of two> x n<filters> x k<bytes per slice>, pipeline stages (tiles.hpp)"},
-        {"schedule", {"cooperative", "pingpong"}, "consumer warpgroups on one tile, or on alternate tiles"},
-        {"scheduler",
-         {"auto", "data-parallel", "split-k", "stream-k", "split-tail", "split-k-fused", "split-k-cluster",
-          "split-k-cluster16"},
+        {"schedule", names_of(kScheduleNames), "consumer warpgroups on one tile, or on alternate tiles"},
+        {"scheduler", names_of(kTileSchedulerNames),
          "tile scheduler of the persistent grid (split-k: a reduction kernel sums the parts; split-k-fused: one "
          "kernel, a part per CTA, the parts of a tile summing it together; split-k-cluster: a tile's parts are one "
          "cluster of up to 8 CTAs summing through distributed shared memory, split-k-cluster16 of up to 16 "
          "(non-portable); split-tail: whole waves "
          "data-parallel, the last wave's tiles in equal k-parts side by side)"},
-        {"epilogue", {"direct", "tma-store"}, "accumulators to global memory directly, or via shared memory and TMA"},
-        {"cluster", {"1", "2", "1x2"},
+        {"epilogue", names_of(kEpilogueNames), "accumulators to global memory directly, or via shared memory and TMA"},
+        {"cluster", names_of(kClusterNames),
          "CTAs per cluster: 2 puts the CTAs of adjacent pixel rows on the same filters in a cluster, each "
          "loading half of the B tile and multicasting it to both; 1x2 the CTAs of adjacent filter tiles on the same "
          "pixel rows, each loading half of the A tile (data-parallel or split-K)"},
-        {"tf32", {"truncate", "round"},
+        {"tf32", names_of(kTf32ModeNames),
          "tf32 rows: operands read in place are truncated to tf32 by the tensor core (truncate), or rounded to "
          "nearest by the transform kernels first, as cuDNN does (round: a pass over the input and weights; where a "
          "transform runs anyway, NCHW or channel padding, the operands are rounded either way)"},
-        {"launch", {"auto", "pdl", "plain"},
+        {"launch", names_of(kLaunchNames),
          "where an input transform runs first (NCHW, channel padding, the fp32-class splits): the GEMM launched as "
          "its programmatic dependent (its prologue under the transform's last blocks), or after it completes (auto: "
          "pdl where the tiles leave half the SMs or more idle, plain elsewhere)"},
     };
 }
 
-std::optional<std::string> ws_supports(const PrecisionRow& row, const Problem& p, const cudaDeviceProp& prop) {
+namespace {
+// The value `axis` names in table t, else `dflt` (the rung's); the registry has checked the
+// value against ws_axes(), which lists the same tables.
+template <class E, std::size_t K>
+E axis_value(const Config& c, std::string_view axis, const NameTable<E, K>& t, E dflt) {
+    const std::string v = c.get(axis);
+    if (v.empty()) return dflt;
+    if (auto e = value_named(t, v)) return *e;
+    throw std::logic_error("hopper: " + std::string(axis) + "=" + v + " passed the registry's axis check");
+}
+}  // namespace
+
+WsRequest ws_request(const WsPolicy& rung, SplitKind split, const Config& c) {
+    WsRequest r;
+    r.policy = rung;
+    r.split = split;
+    WsPolicy& w = r.policy;
+    w.schedule = axis_value(c, "schedule", kScheduleNames, w.schedule);
+    w.scheduler = axis_value(c, "scheduler", kTileSchedulerNames, w.scheduler);
+    w.epilogue.store = axis_value(c, "epilogue", kEpilogueNames, w.epilogue.store);
+    w.cluster = axis_value(c, "cluster", kClusterNames, w.cluster);
+    w.launch = axis_value(c, "launch", kLaunchNames, w.launch);
+    if (const std::string t = c.get("tf32"); !t.empty()) r.tf32 = axis_value(c, "tf32", kTf32ModeNames, Tf32Mode::truncate);
+    if (const std::string t = c.get("tile"); !t.empty()) {
+        w.tile = TileId{tile_index(t)};
+        if (!w.tile.chosen()) throw std::logic_error("hopper: tile=" + t + " passed the registry's axis check");
+    }
+    r.tile_set = !c.get("tile").empty();
+    r.epilogue_set = !c.get("epilogue").empty();
+    return r;
+}
+
+std::optional<std::string> ws_supports(SplitKind split, const Problem& p, const cudaDeviceProp& prop) {
     if (auto why = supports_common(p, prop)) return why;
-    const bool split = row.suffix == "3xtf32" || row.suffix == "3xfp16";
-    return tma_geometry_reason(make_setup(p, split ? 3 : 1).g);
+    return tma_geometry_reason(make_setup(p, split == SplitKind::none ? 1 : 3).g);
 }
 
 std::optional<std::string> halo_supports(const PrecisionRow& row, const Problem& p, const cudaDeviceProp& prop) {

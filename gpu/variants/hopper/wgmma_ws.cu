@@ -16,8 +16,8 @@
 //
 // Default tile per problem: the tile a committed tile sweep measured fastest for the rung's
 // policies (the fp32-class splits apart: none measured), element size, layer shape and nearest
-// N within a factor of 4 (tuned_tiles.inc, scripts/hopper_tune.py from the committed tile
-// sweeps: N=1 runs split-K, N=32 and up data-parallel, so one says little of the other);
+// N within a factor of 4 (the tuning table, gpu/tuning.hpp: tuning/<card>.json from the
+// committed tile sweeps; N=1 runs split-K, N=32 and up data-parallel, so one says little of the other);
 // where none was measured, the rule (default_tile, from
 // the H200 tile sweeps of the earlier rungs): 128x96 for
 // M <= 96; 128x256 where M is a multiple of 256 and the tiles make >= 4 waves (conv2), with
@@ -33,7 +33,7 @@
 // largest divisor d of the k-slices with tiles x d <= SMs and >= 4 slices a part.
 #include "hopper_core.cuh"
 #include "hopper_tma.cuh"
-#include "tuned_tiles.hpp"
+#include "tuning.hpp"
 #include "ws_launch.cuh"
 #include "ws_plan.hpp"
 
@@ -69,19 +69,21 @@ int default_tile(const Setup& u, std::int64_t n, int sms, int es, bool pp, bool 
 struct WsChoice {
     int tile = 0;
     Schedule schedule = Schedule::cooperative;
-    std::string scheduler;  // data-parallel | split-k | split-k-fused | split-k-cluster[16] | stream-k | split-tail
+    TileScheduler scheduler = TileScheduler::automatic;  // resolved: never automatic after choose_split
     Epilogue epilogue = Epilogue::direct;
     int ksplit = 1;
     int cluster = 1;  // CTAs per cluster (2: a tile multicast)
-    bool mc_a = false;  // cluster along the filters: the A tile multicast (axis value 1x2), else B (2)
+    bool mc_a = false;  // cluster along the filters: the A tile multicast (Cluster::one_by_two), else B (two)
     bool pdl = false;   // launched as the input transform's programmatic dependent (launch=pdl)
-    std::string tf32;   // tf32 rows: "round" (the operands pass through a transform) or "truncate"
+    std::optional<Tf32Mode> tf32;  // tf32 rows: round (the operands pass through a transform) or truncate
+    Cluster cluster_policy() const { return cluster == 1 ? Cluster::one : mc_a ? Cluster::one_by_two : Cluster::two; }
     std::string config() const {
-        return "tile=" + tile_name(tile) + ";schedule=" +
-               (schedule == Schedule::cooperative ? "cooperative" : "pingpong") + ";scheduler=" + scheduler +
-               ";epilogue=" + (epilogue == Epilogue::direct ? "direct" : "tma-store") + ";cluster=" +
-               (mc_a ? std::string("1x2") : std::to_string(cluster)) + ";launch=" + (pdl ? "pdl" : "plain") +
-               (tf32.empty() ? "" : ";tf32=" + tf32);
+        return "tile=" + tile_name(tile) + ";schedule=" + std::string(name_of(kScheduleNames, schedule)) +
+               ";scheduler=" + std::string(name_of(kTileSchedulerNames, scheduler)) +
+               ";epilogue=" + std::string(name_of(kEpilogueNames, epilogue)) +
+               ";cluster=" + std::string(name_of(kClusterNames, cluster_policy())) +
+               ";launch=" + std::string(name_of(kLaunchNames, pdl ? Launch::pdl : Launch::plain)) +
+               (tf32 ? ";tf32=" + std::string(name_of(kTf32ModeNames, *tf32)) : "");
     }
     // The filter tiles of M filters: along the filters (mc_a) pairs of them, an odd count
     // padded by a phantom tile past M.
@@ -95,7 +97,7 @@ struct WsChoice {
     int b_box() const { return mc_a ? kTiles[tile].bn : kTiles[tile].bn / cluster; }
     int a_box() const { return mc_a ? kBM / 2 : std::min(kBM, kTiles[tile].bm); }
     // split-K summed through distributed shared memory: clusters of up to 8 parts, or 16
-    bool cluster_split() const { return scheduler == "split-k-cluster" || scheduler == "split-k-cluster16"; }
+    bool cluster_split() const { return hopper::cluster_split(scheduler); }
 };
 
 template <class T, class TO, int kDown>
@@ -145,9 +147,10 @@ struct WsGemm {
         const int bm = kTiles[c.tile].bm;
         const int ntiles = (g.P + bm - 1) / bm * tiles_n;
         const int KT = g.R * g.S * ((g.C + bk - 1) / bk);
-        if (c.scheduler == "stream-k") return TileSched::stream_k(ntiles, tiles_n, KT, sms);
-        if (c.scheduler == "split-tail") return TileSched::split_tail(ntiles, tiles_n, KT, sms, kMinSlices);
-        if (c.scheduler == "split-k-fused") return TileSched::split_k_fused(ntiles, tiles_n, KT, sms, c.ksplit);
+        if (c.scheduler == TileScheduler::stream_k) return TileSched::stream_k(ntiles, tiles_n, KT, sms);
+        if (c.scheduler == TileScheduler::split_tail) return TileSched::split_tail(ntiles, tiles_n, KT, sms, kMinSlices);
+        if (c.scheduler == TileScheduler::split_k_fused)
+            return TileSched::split_k_fused(ntiles, tiles_n, KT, sms, c.ksplit);
         if (c.cluster_split()) return TileSched::split_k_cluster(ntiles, tiles_n, KT, c.ksplit);
         return TileSched::data_parallel(ntiles, tiles_n, KT, sms, c.ksplit, c.cluster, c.mc_a ? 1 : 0);
     }
@@ -171,7 +174,7 @@ struct WsGemm {
         WsArgs<TO> args{out, g, sched_for(g), (g.C + bk - 1) / bk, nchw ? 1 : 0, partial.as<float>(),
                         flags.as<int>(), ++epoch, out_mul};
         launch_ws<T, TO, kDown>(launch_desc(false), args, stream);
-        if (c.ksplit > 1 && c.scheduler == "split-k") {
+        if (c.ksplit > 1 && c.scheduler == TileScheduler::split_k) {
             const std::int64_t total = std::int64_t(g.P) * g.M;
             splitk_reduce_kernel<TO, kDown>
                 <<<unsigned((total + 255) / 256), 256, 0, stream>>>(partial.as<float>(), out, g, c.ksplit, nchw ? 1 : 0,
@@ -184,56 +187,53 @@ struct WsGemm {
     std::size_t workspace_bytes() const { return partial.bytes() + flags.bytes(); }
 };
 
-// What a row computes with: the operand type, the output type, the split.
-enum class Split { none, x3tf32, x3fp16 };
-
-// A row's axis value, else the rung's default.
-std::string axis_or(const Problem& p, const char* name, const std::string& dflt) {
-    const std::string v = p.config.get(name);
-    return v.empty() ? dflt : v;
-}
-
 // tf32=round: operands read in place (NHWC input, KRSC weights) go through the transform
 // kernels instead, which round them to nearest (OperandOf<float>, as cuDNN and cuBLAS do)
 // where the tensor core would truncate them: a pass over each tensor per run. Where a
 // transform runs anyway (NCHW, channel padding, space-to-depth) the operands are rounded
 // already: round changes nothing there, and truncate cannot be had (SKIP). The config
 // column says which one a tf32 row ran.
-template <class T, Split kSplit>
-void choose_tf32(const Problem& p, Setup& u, WsChoice& c) {
-    constexpr bool kTf32 = std::is_same_v<T, float> && kSplit == Split::none;
-    if (const std::string t = p.config.get("tf32"); !t.empty()) {
-        if (!kTf32) throw Skip("tf32=" + t + ": a tf32 row's choice (this row's operands are not tf32)");
-        if (t == "round") u.tin = u.tw = true;
+template <class T, SplitKind kSplit>
+void choose_tf32(const WsRequest& r, Setup& u, WsChoice& c) {
+    constexpr bool kTf32 = std::is_same_v<T, float> && kSplit == SplitKind::none;
+    if (r.tf32) {
+        if (!kTf32)
+            throw Skip("tf32=" + std::string(name_of(kTf32ModeNames, *r.tf32)) +
+                       ": a tf32 row's choice (this row's operands are not tf32)");
+        if (*r.tf32 == Tf32Mode::round) u.tin = u.tw = true;
         else if (u.tin)
             throw Skip("tf32=truncate: this row's operands pass through transform kernels (NCHW input, channel "
                        "padding or space-to-depth), which round them to nearest");
     }
-    if (kTf32) c.tf32 = u.tin ? "round" : "truncate";
+    if (kTf32) c.tf32 = u.tin ? Tf32Mode::round : Tf32Mode::truncate;
 }
 
-// The tile: the row's or the rung's axis value, else the measured table's for these policies,
-// else the rule; then whether the layer and the cluster take it. Returns how it was chosen.
-template <Split kSplit>
-std::string choose_tile(const WsDefaults& d, const Problem& p, const Setup& u, WsChoice& c, int es, std::int64_t maxn,
-                        int sms, bool cuts_tiles) {
-    const std::string tile = axis_or(p, "tile", d.tile);
+// The tile: the row's or the rung's, else the tuning table's for these policies (the plan
+// context's, else the built-in one), else the rule; then whether the layer and the cluster take
+// it. Returns how it was chosen.
+template <class T, SplitKind kSplit>
+std::string choose_tile(const WsRequest& r, const PlanContext& ctx, const Setup& u, WsChoice& c, std::int64_t maxn) {
+    constexpr int es = int(sizeof(T));
+    constexpr DType dt = std::is_same_v<T, float> ? DType::f32 : std::is_same_v<T, __half> ? DType::f16 : DType::bf16;
+    const int sms = ctx.prop.multiProcessorCount;
     std::string note = "rule";
-    if (tile.empty()) {
-        const std::string policies = std::string(c.schedule == Schedule::pingpong ? "pingpong/" : "cooperative/") +
-                                     axis_or(p, "epilogue", d.epilogue) +
-                                     (cuts_tiles ? "/" + c.scheduler : "") +
-                                     (c.cluster == 2 ? (c.mc_a ? "/cluster1x2" : "/cluster2") : "") +
-                                     (kSplit == Split::x3tf32 ? "/3xtf32" : kSplit == Split::x3fp16 ? "/3xfp16" : "");
-        c.tile = tuned_tile(policies, es, u.s, u.src_nchw, maxn);
-        if (c.tile >= 0 && ws_tile_ok_rt(c.tile, c.schedule))
+    if (!r.policy.tile.chosen()) {
+        const WsTuningKey key{c.schedule, r.policy.epilogue.store,
+                              cuts_tiles(c.scheduler) ? c.scheduler : TileScheduler::automatic, r.policy.cluster,
+                              kSplit};
+        const Tuning& tuning = ctx.tuning ? *ctx.tuning : builtin_tuning();
+        const TunedShape shape{u.s.C, u.s.H, u.s.W, u.s.M, u.s.R, u.s.S, u.s.stride, u.s.pad};
+        const TileId t = tuning.tile(ctx.prop.name, sms, key, dt, shape, u.src_nchw ? Layout::nchw : Layout::nhwc, maxn);
+        if (t.chosen() && ws_tile_ok_rt(t.index, c.schedule)) {
+            c.tile = t.index;
             note = "measured";
-        else
+        } else {
             c.tile = default_tile(u, maxn, sms, es, c.schedule == Schedule::pingpong, c.mc_a);
+        }
     } else {
-        note = p.config.get("tile").empty() ? "the rung's" : "set";
-        c.tile = tile_index(tile);
-        if (c.tile < 0) throw Skip("no tile named " + tile);
+        note = r.tile_set ? "set" : "the rung's";
+        c.tile = r.policy.tile.index;
+        const std::string tile = tile_name(c.tile);
         if (!ws_tile_ok_rt(c.tile, c.schedule))
             throw Skip("tile " + tile + " does not run in the persistent " +
                        (c.schedule == Schedule::pingpong ? std::string("ping-pong") : std::string("cooperative")) +
@@ -260,23 +260,23 @@ std::string choose_tile(const WsDefaults& d, const Problem& p, const Setup& u, W
 // slower than the reduction kernel (git show 3ab0d79:gpu/variants/hopper/wgmma_ws.cu).
 void choose_split(WsChoice& c, std::int64_t units, int kslices, int slots, bool src_nchw) {
     const bool coop_alone = c.schedule == Schedule::cooperative && c.cluster == 1;
-    if (c.scheduler == "auto") {
+    if (c.scheduler == TileScheduler::automatic) {
         c.ksplit = TileSched::split_parts(units, kslices, slots, false, kMinSlices);
-        c.scheduler = c.ksplit > 1 ? "split-k" : "data-parallel";
+        c.scheduler = c.ksplit > 1 ? TileScheduler::split_k : TileScheduler::data_parallel;
         // On a 128- or 64-pixel tile the parts may sum through distributed shared memory
         // instead (TileSched::prefer_cluster_split: the rule and its measurements); 256-pixel
         // tiles are slower so on every layer (NOTES.md, "Cluster split-K").
         if (c.ksplit > 1 && coop_alone && kTiles[c.tile].bm <= kBM &&
             TileSched::prefer_cluster_split(units, kslices, c.ksplit, slots, src_nchw))
-            c.scheduler = "split-k-cluster";  // its part count: below
-    } else if (c.scheduler == "split-k" || c.scheduler == "split-k-fused") {
+            c.scheduler = TileScheduler::split_k_cluster;  // its part count: below
+    } else if (c.scheduler == TileScheduler::split_k || c.scheduler == TileScheduler::split_k_fused) {
         c.ksplit = TileSched::split_parts(units, kslices, slots, true, kMinSlices);
         if (c.ksplit == 1)
             throw Skip("split-K needs at least " + std::to_string(2 * kMinSlices) + " k-slices with a divisor (" +
                        std::to_string(kslices) + ")");
-        if (c.scheduler == "split-k-fused" && !coop_alone)
+        if (c.scheduler == TileScheduler::split_k_fused && !coop_alone)
             throw Skip("fused split-K runs the cooperative schedule without clusters (use scheduler=split-k)");
-        if (c.scheduler == "split-k-fused" && units * c.ksplit > slots)
+        if (c.scheduler == TileScheduler::split_k_fused && units * c.ksplit > slots)
             throw Skip("fused split-K runs one part per CTA, all resident at once: " + std::to_string(units) +
                        " tiles x " + std::to_string(c.ksplit) + " parts > " + std::to_string(slots) +
                        " CTAs (use scheduler=split-k)");
@@ -287,7 +287,8 @@ void choose_split(WsChoice& c, std::int64_t units, int kslices, int slots, bool 
     if (c.cluster_split()) {
         if (!coop_alone)
             throw Skip("cluster split-K runs the cooperative schedule without clusters of its own (use cluster=1)");
-        const int most = c.scheduler == "split-k-cluster16" ? TileSched::kMaxClusterParts : TileSched::kPortableClusterParts;
+        const int most =
+            c.scheduler == TileScheduler::split_k_cluster16 ? TileSched::kMaxClusterParts : TileSched::kPortableClusterParts;
         c.ksplit = std::min(most, kslices);
         if (c.ksplit < 2) throw Skip("cluster split-K needs at least 2 k-slices (" + std::to_string(kslices) + ")");
     }
@@ -297,9 +298,9 @@ void choose_split(WsChoice& c, std::int64_t units, int kslices, int slots, bool 
 // 16-byte rows), else the direct one; a row that asked for the TMA store SKIPs where it cannot.
 // Returns the detail's note when the rung's TMA store fell back.
 template <class TO>
-std::string choose_epilogue(const WsDefaults& d, const Problem& p, const Setup& u, WsChoice& c, int wn, bool split_k,
+std::string choose_epilogue(const WsRequest& r, const Setup& u, WsChoice& c, int wn, bool split_k,
                             const cudaDeviceProp& prop) {
-    c.epilogue = axis_or(p, "epilogue", d.epilogue) == "tma-store" ? Epilogue::tma_store : Epilogue::direct;
+    c.epilogue = r.policy.epilogue.store;
     if (c.epilogue != Epilogue::tma_store) return "";
     std::string why;
     if (u.src_nchw) why = "NCHW output (the TMA store writes the NHWC P x M matrix)";
@@ -312,7 +313,7 @@ std::string choose_epilogue(const WsDefaults& d, const Problem& p, const Setup& 
               std::to_string(ws_smem_bytes(c.tile, Epilogue::tma_store)) + " bytes of shared memory, the device " +
               std::to_string(prop.sharedMemPerBlockOptin);
     if (why.empty()) return "";
-    if (!p.config.get("epilogue").empty()) throw Skip("the TMA-store epilogue cannot run here: " + why);
+    if (r.epilogue_set) throw Skip("the TMA-store epilogue cannot run here: " + why);
     c.epilogue = Epilogue::direct;
     return " (TMA store not possible: " + why + ")";
 }
@@ -365,28 +366,26 @@ void prepare_gemm(Gemm& gemm, const Setup& u, std::int64_t maxn, bool split_k, c
 
 // The persistent Hopper plan of one row, in its steps: tf32 reading, schedule and cluster,
 // tile, k-split, epilogue, launch, then the GEMM's buffers and the plan.
-template <class T, Split kSplit>
-std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanContext& ctx) {
-    constexpr int parts = kSplit == Split::none ? 1 : 3;
-    using TO = std::conditional_t<kSplit == Split::x3fp16, float, T>;
-    constexpr int kDown = kSplit == Split::x3fp16 ? kLoLog2 : 0;
+template <class T, SplitKind kSplit>
+std::unique_ptr<Plan> plan_t(const WsRequest& r, const Problem& p, const PlanContext& ctx) {
+    constexpr int parts = kSplit == SplitKind::none ? 1 : 3;
+    using TO = std::conditional_t<kSplit == SplitKind::x3fp16, float, T>;
+    constexpr int kDown = kSplit == SplitKind::x3fp16 ? kLoLog2 : 0;
     using Gemm = WsGemm<T, TO, kDown>;
     constexpr int es = int(sizeof(T));
     Setup u = make_setup(p, parts);
     const std::int64_t maxn = std::max<std::int64_t>(1, ctx.max_chunk_N);
     const int sms = ctx.prop.multiProcessorCount;
     WsChoice c;
-    choose_tf32<T, kSplit>(p, u, c);
-    c.schedule = axis_or(p, "schedule", d.schedule) == "pingpong" ? Schedule::pingpong : Schedule::cooperative;
-    c.cluster = axis_or(p, "cluster", d.cluster) == "1" ? 1 : 2;
-    c.mc_a = axis_or(p, "cluster", d.cluster) == "1x2";
-    c.scheduler = axis_or(p, "scheduler", d.scheduler);
-    // stream-K and split-tail cut tiles between CTAs (their units differ in length)
-    const bool cuts_tiles = c.scheduler == "stream-k" || c.scheduler == "split-tail";
-    if (c.cluster == 2 && cuts_tiles)
+    choose_tf32<T, kSplit>(r, u, c);
+    c.schedule = r.policy.schedule;
+    c.cluster = r.policy.cluster == Cluster::one ? 1 : 2;
+    c.mc_a = r.policy.cluster == Cluster::one_by_two;
+    c.scheduler = r.policy.scheduler;
+    if (c.cluster == 2 && cuts_tiles(c.scheduler))
         throw Skip("stream-K and split-tail cut tiles per CTA; a cluster's two CTAs must walk the same k-slices of one "
                    "B tile (use scheduler=data-parallel or split-k with cluster=2)");
-    const std::string tile_note = choose_tile<kSplit>(d, p, u, c, es, maxn, sms, cuts_tiles);
+    const std::string tile_note = choose_tile<T, kSplit>(r, ctx, u, c, maxn);
     const int bk = kTiles[c.tile].rowb / es, bm = kTiles[c.tile].bm;
     // cluster=1x2 with one filter tile (conv1's M=96, the odd shapes): the pair is that tile and
     // a phantom past M, whose CTA only loads its half of A for the other (half the SMs' MMAs
@@ -398,26 +397,25 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
     const std::int64_t units = TileSched::cluster_units(tiles, tiles_n, c.cluster, c.mc_a ? 1 : 0);
     const int slots = sms / c.cluster;
     choose_split(c, units, kslices, slots, u.src_nchw);
-    const bool split_k = c.scheduler == "split-k" || c.scheduler == "split-k-fused";
-    const std::string epi_note =
-        choose_epilogue<TO>(d, p, u, c, kTiles[c.tile].wg_filters(), split_k, ctx.prop);
+    const bool split_k = c.scheduler == TileScheduler::split_k || c.scheduler == TileScheduler::split_k_fused;
+    const std::string epi_note = choose_epilogue<TO>(r, u, c, kTiles[c.tile].wg_filters(), split_k, ctx.prop);
     // launch, only where a transform runs before the GEMM. auto: pdl where the units leave
     // half the SMs or more idle (split-K's case; N=1: faster in every class and rung), plain
     // elsewhere (at N=32 and 128, one wave of tiles included, the ping-pong and 3xTF32 rows
     // slower under a programmatic launch, the rest about level): chosen by measurement,
     // git show 3ab0d79:gpu/variants/hopper/wgmma_ws.cu, table h200-launch-axis.
-    const std::string launch = axis_or(p, "launch", d.launch);
-    if (launch == "pdl" && !u.tin)
+    const Launch launch = r.policy.launch;
+    if (launch == Launch::pdl && !u.tin)
         throw Skip("launch=pdl: no transform runs before the GEMM here (the NHWC input read in place)");
-    c.pdl = u.tin && (launch == "pdl" || (launch == "auto" && 2 * units <= slots));
+    c.pdl = u.tin && (launch == Launch::pdl || (launch == Launch::automatic && 2 * units <= slots));
     Gemm gemm;
     gemm.c = c;
     gemm.sms = sms;
     gemm.prepare();
     prepare_gemm<T>(gemm, u, maxn, split_k, tile_note, epi_note);
-    if constexpr (kSplit == Split::x3tf32)
+    if constexpr (kSplit == SplitKind::x3tf32)
         return make_hopper_plan<T, Gemm, Split3<true>, Split3<false>>(p, ctx, std::move(u), std::move(gemm));
-    else if constexpr (kSplit == Split::x3fp16)
+    else if constexpr (kSplit == SplitKind::x3fp16)
         return make_hopper_plan<T, Gemm, Split3Half<true>, Split3Half<false>, float>(p, ctx, std::move(u),
                                                                                       std::move(gemm));
     else
@@ -426,13 +424,15 @@ std::unique_ptr<Plan> plan_t(const WsDefaults& d, const Problem& p, const PlanCo
 
 }  // namespace
 
-std::unique_ptr<Plan> ws_plan(const WsDefaults& d, const PrecisionRow& row, const Problem& p, const PlanContext& ctx) {
-    if (auto why = ws_supports(row, p, ctx.prop)) throw Skip(*why);
-    if (row.suffix == "3xtf32") return plan_t<float, Split::x3tf32>(d, p, ctx);
-    if (row.suffix == "3xfp16") return plan_t<__half, Split::x3fp16>(d, p, ctx);
-    if (row.io == DType::f32) return plan_t<float, Split::none>(d, p, ctx);
-    if (row.io == DType::bf16) return plan_t<__nv_bfloat16, Split::none>(d, p, ctx);
-    return plan_t<__half, Split::none>(d, p, ctx);
+std::unique_ptr<Plan> ws_plan(const WsPolicy& rung, SplitKind split, const PrecisionRow& row, const Problem& p,
+                              const PlanContext& ctx) {
+    if (auto why = ws_supports(split, p, ctx.prop)) throw Skip(*why);
+    const WsRequest r = ws_request(rung, split, p.config);
+    if (split == SplitKind::x3tf32) return plan_t<float, SplitKind::x3tf32>(r, p, ctx);
+    if (split == SplitKind::x3fp16) return plan_t<__half, SplitKind::x3fp16>(r, p, ctx);
+    if (row.io == DType::f32) return plan_t<float, SplitKind::none>(r, p, ctx);
+    if (row.io == DType::bf16) return plan_t<__nv_bfloat16, SplitKind::none>(r, p, ctx);
+    return plan_t<__half, SplitKind::none>(r, p, ctx);
 }
 
 }  // namespace cs::gpu::variants::hopper

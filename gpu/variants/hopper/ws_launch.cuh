@@ -10,8 +10,6 @@
 
 namespace cs::gpu::variants::hopper {
 
-enum class Epilogue { direct, tma_store };
-
 // ws_tile_ok_rt for a compile-time tile (Schedule and ws_tile_ok_rt: ws_plan.hpp).
 template <int I>
 constexpr bool ws_tile_ok(Schedule s) {

@@ -8,6 +8,7 @@
 #include "family.hpp"
 #include "geometry.hpp"
 #include "tiles.hpp"
+#include "ws_policy.hpp"
 
 #include <memory>
 #include <optional>
@@ -15,8 +16,6 @@
 #include <vector>
 
 namespace cs::gpu::variants::hopper {
-
-enum class Schedule { cooperative, pingpong };
 
 // Whether the persistent kernel instantiates tile i for this schedule (1 CTA per SM; a
 // ping-pong warpgroup holds a whole 128 x BN tile: BN <= 128, 128 pixels, MMAs over the
@@ -26,24 +25,40 @@ inline constexpr bool ws_tile_ok_rt(int i, Schedule s) {
            (s == Schedule::cooperative || (kTiles[i].bn <= 128 && kTiles[i].bm == kBM && !kTiles[i].kb));
 }
 
-// A rung's defaults; "auto" (or an empty tile) lets the plan choose per problem (the measured
-// table, else the rule in wgmma_ws.cu). A rung that is one tile of tiles.hpp names it here:
-// one line in family.cpp.
-struct WsDefaults {
-    std::string schedule = "cooperative";   // cooperative | pingpong
-    std::string scheduler = "auto";         // auto (data-parallel, split-K on few tiles) | data-parallel | split-k | stream-k | split-tail
-    std::string epilogue = "direct";        // direct | tma-store (falls back to direct where it cannot run)
-    std::string cluster = "1";              // 1 | 2: clusters of two CTAs sharing (multicasting) the B tile | 1x2: the A tile
-    std::string tile = "";                  // a tiles.hpp name, or empty: the measured table (tuned_tiles.inc), else the rule
-    std::string launch = "auto";            // auto (pdl where the tiles leave half the SMs idle) | pdl | plain: the GEMM as the input transform's programmatic dependent
+// A row's policies: its rung's (a WsPolicy, family.cpp: an unchosen tile lets the plan choose
+// per problem from the tuning table, else the rule in wgmma_ws.cu), with the axis values the
+// row set, and which of them the row set (a row's own TMA store SKIPs where it cannot run; a
+// rung's falls back to the direct store).
+struct WsRequest {
+    WsPolicy policy;
+    SplitKind split = SplitKind::none;
+    std::optional<Tf32Mode> tf32;
+    bool tile_set = false;
+    bool epilogue_set = false;
 };
+// The rung's policies overridden by the row's axis values (supports.cpp); the registry has
+// checked every value against ws_axes(), so an unknown one is a logic error.
+WsRequest ws_request(const WsPolicy& rung, SplitKind split, const Config& c);
+
+// A persistent rung as the family spec lists it: its name (with {p}), its policies (the defaults
+// its rows start from), its operand split and its idea.
+struct WsRung {
+    std::string name;
+    WsPolicy policy;
+    SplitKind split = SplitKind::none;
+    std::string idea;
+};
+// The persistent rungs in ladder order (family.cpp): the tensor-core ones (rows fp16, bf16,
+// tf32), then the fp32-class splits (one row each). The tuning table's tests read the policies
+// here, so no other place spells a rung's policies.
+const std::vector<WsRung>& ws_rungs();
 
 // The axes of the persistent rungs, with every value (supports.cpp).
 std::vector<Axis> ws_axes();
-// Rows: fp16, bf16, tf32 (suffix "tf32"), and the fp32-class splits (suffix "3xtf32" /
-// "3xfp16") (supports.cpp).
-std::optional<std::string> ws_supports(const PrecisionRow& row, const Problem& p, const cudaDeviceProp& prop);
+// Rows: fp16, bf16, tf32 (no split), and the fp32-class splits (3xtf32, 3xfp16) (supports.cpp).
+std::optional<std::string> ws_supports(SplitKind split, const Problem& p, const cudaDeviceProp& prop);
 // The plan (wgmma_ws.cu): the rung's defaults, overridden by the row's axis values.
-std::unique_ptr<Plan> ws_plan(const WsDefaults& d, const PrecisionRow& row, const Problem& p, const PlanContext& ctx);
+std::unique_ptr<Plan> ws_plan(const WsPolicy& rung, SplitKind split, const PrecisionRow& row, const Problem& p,
+                              const PlanContext& ctx);
 
 }  // namespace cs::gpu::variants::hopper

@@ -1,0 +1,258 @@
+// The tuning files' reader and writer, and the lookup (tuning.hpp).
+#include "tuning.hpp"
+
+#include "error.hpp"
+#include "join.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace cs {
+// generated/builtin_tuning.cpp (core/builtin_tables.cmake): the tuning/<card>.json files' text
+std::size_t builtin_tuning_count();
+const char* builtin_tuning_name(std::size_t i);
+const char* builtin_tuning_json(std::size_t i);
+}  // namespace cs
+
+namespace cs::gpu {
+
+using namespace variants::hopper;
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kFormat = "convstudy-tuning";
+constexpr int kVersion = 1;
+
+// Reads one tuning file's fields, each error naming the file and the entry.
+class CardReader {
+public:
+    explicit CardReader(std::string origin) : origin_(std::move(origin)) {}
+
+    [[noreturn]] void fail(const std::string& where, const std::string& what) const {
+        throw Error("tuning file " + origin_ + ": " + where + what);
+    }
+    void only(const json& obj, const std::set<std::string>& known, const std::string& where) const {
+        if (!obj.is_object()) fail(where, "must be a JSON object, got " + obj.dump());
+        for (auto it = obj.begin(); it != obj.end(); ++it)
+            if (!known.count(it.key()))
+                fail(where, "unknown field '" + it.key() + "' (fields: " + join(known, ", ") + ")");
+    }
+    const json& field(const json& obj, const char* name, const std::string& where) const {
+        auto it = obj.find(name);
+        if (it == obj.end()) fail(where, std::string("missing field '") + name + "'");
+        return *it;
+    }
+    std::string text(const json& obj, const char* name, const std::string& where) const {
+        const json& v = field(obj, name, where);
+        if (!v.is_string()) fail(where, std::string("field '") + name + "' must be a string, got " + v.dump());
+        return v.get<std::string>();
+    }
+    std::int64_t integer(const json& obj, const char* name, const std::string& where, std::int64_t lo,
+                         std::int64_t hi) const {
+        const json& v = field(obj, name, where);
+        if (!v.is_number_integer() || v.get<std::int64_t>() < lo || v.get<std::int64_t>() > hi)
+            fail(where, std::string("field '") + name + "' must be an integer in [" + std::to_string(lo) + ", " +
+                            std::to_string(hi) + "], got " + v.dump());
+        return v.get<std::int64_t>();
+    }
+    template <class E, std::size_t K>
+    E named(const json& obj, const char* name, const NameTable<E, K>& t, const std::string& where) const {
+        const std::string s = text(obj, name, where);
+        if (auto e = value_named(t, s)) return *e;
+        fail(where, std::string("field '") + name + "' is '" + s + "', not one of " + join(names_of(t), ", "));
+    }
+
+    TunedEntry entry(const json& e, const std::string& where) const {
+        only(e, {"family", "policy", "dtype", "layer", "N", "layout", "tile", "kernel_ms"}, where);
+        TunedEntry t;
+        if (const std::string f = text(e, "family", where); f != "hopper")
+            fail(where, "field 'family' is '" + f + "': only the hopper family's tiles are tuned");
+        const json& p = field(e, "policy", where);
+        const std::string pw = where + "policy: ";
+        only(p, {"schedule", "epilogue", "scheduler", "cluster", "split"}, pw);
+        t.policy.schedule = named(p, "schedule", kScheduleNames, pw);
+        t.policy.store = named(p, "epilogue", kEpilogueNames, pw);
+        t.policy.scheduler = named(p, "scheduler", kTileSchedulerNames, pw);
+        t.policy.cluster = named(p, "cluster", kClusterNames, pw);
+        t.policy.split = named(p, "split", kSplitKindNames, pw);
+        const std::string dt = text(e, "dtype", where);
+        bool found = false;
+        for (DType d : {DType::f32, DType::f16, DType::bf16})
+            if (to_string(d) == dt) t.dtype = d, found = true;
+        if (!found) fail(where, "field 'dtype' is '" + dt + "', not one of f32, f16, bf16");
+        const json& l = field(e, "layer", where);
+        const std::string lw = where + "layer: ";
+        only(l, {"C", "H", "W", "M", "R", "S", "stride", "pad"}, lw);
+        constexpr std::int64_t kMax = 1 << 20;
+        t.shape = TunedShape{int(integer(l, "C", lw, 1, kMax)),      int(integer(l, "H", lw, 1, kMax)),
+                             int(integer(l, "W", lw, 1, kMax)),      int(integer(l, "M", lw, 1, kMax)),
+                             int(integer(l, "R", lw, 1, kMax)),      int(integer(l, "S", lw, 1, kMax)),
+                             int(integer(l, "stride", lw, 1, kMax)), int(integer(l, "pad", lw, 0, kMax))};
+        t.N = integer(e, "N", where, 1, std::int64_t(1) << 30);
+        const std::string lay = text(e, "layout", where);
+        const auto layout = parse_layout(lay);
+        if (!layout) fail(where, "field 'layout' is '" + lay + "', not one of nchw, nhwc");
+        t.layout = *layout;
+        const std::string tile = text(e, "tile", where);
+        t.tile = TileId{tile_index(tile)};
+        if (!t.tile.chosen()) fail(where, "field 'tile' is '" + tile + "', not a tile of the Hopper table (tiles.hpp)");
+        const json& ms = field(e, "kernel_ms", where);
+        if (!ms.is_number() || !(ms.get<double>() > 0) || !std::isfinite(ms.get<double>()))
+            fail(where, "field 'kernel_ms' must be a positive number, got " + ms.dump());
+        t.kernel_ms = ms.get<double>();
+        return t;
+    }
+
+    TuningCard card(std::string_view text_) const {
+        json doc;
+        try {
+            doc = json::parse(text_.begin(), text_.end());
+        } catch (const json::exception& e) {
+            fail("", std::string("not valid JSON: ") + e.what());
+        }
+        only(doc, {"format", "version", "device", "sms", "cuda_runtime", "driver", "source", "entries"}, "");
+        if (text(doc, "format", "") != kFormat) fail("", std::string("field 'format' must be \"") + kFormat + "\"");
+        if (integer(doc, "version", "", 0, 1 << 20) != kVersion)
+            fail("", "field 'version' must be " + std::to_string(kVersion) + " (this program's format)");
+        TuningCard c;
+        c.origin = origin_;
+        c.device = text(doc, "device", "");
+        c.sms = int(integer(doc, "sms", "", 1, 1 << 16));
+        c.cuda_runtime = text(doc, "cuda_runtime", "");
+        c.driver = text(doc, "driver", "");
+        c.source = text(doc, "source", "");
+        const json& es = field(doc, "entries", "");
+        if (!es.is_array()) fail("", "field 'entries' must be an array");
+        for (std::size_t i = 0; i < es.size(); ++i) {
+            const TunedEntry e = entry(es[i], "entry " + std::to_string(i) + ": ");
+            for (std::size_t j = 0; j < c.entries.size(); ++j) {
+                const TunedEntry& o = c.entries[j];
+                if (o.policy == e.policy && o.dtype == e.dtype && o.shape == e.shape && o.N == e.N &&
+                    o.layout == e.layout)
+                    fail("entry " + std::to_string(i) + ": ", "the same key as entry " + std::to_string(j));
+            }
+            c.entries.push_back(e);
+        }
+        return c;
+    }
+
+private:
+    std::string origin_;
+};
+
+}  // namespace
+
+TunedShape tuned_shape(const Layer& l) { return TunedShape{l.C, l.H, l.W, l.M, l.R, l.S, l.stride, l.pad}; }
+
+TileId Tuning::tile(std::string_view device, int sms, const WsTuningKey& key, DType dtype, const TunedShape& shape,
+                    Layout layout, std::int64_t n) const {
+    // Each candidate (N, layout) once: this card's entry before another card's, the problem's
+    // element type before the other of its size, else the last card's.
+    struct Pick {
+        const TunedEntry* e;
+        int rank;
+    };
+    std::vector<Pick> picks;
+    for (const TuningCard& c : cards) {
+        const bool own = c.device == device && c.sms == sms;
+        for (const TunedEntry& e : c.entries) {
+            if (!(e.policy == key) || dtype_bytes(e.dtype) != dtype_bytes(dtype) || !(e.shape == shape)) continue;
+            const int rank = (own ? 2 : 0) + (e.dtype == dtype ? 1 : 0);
+            Pick* same = nullptr;
+            for (Pick& p : picks)
+                if (p.e->N == e.N && p.e->layout == e.layout) same = &p;
+            if (!same) picks.push_back({&e, rank});
+            else if (rank >= same->rank) *same = {&e, rank};
+        }
+    }
+    // in (N, layout) order, so that a tie in distance goes to the smaller N
+    std::sort(picks.begin(), picks.end(), [](const Pick& a, const Pick& b) {
+        return a.e->N != b.e->N ? a.e->N < b.e->N : a.e->layout < b.e->layout;
+    });
+    TileId best;
+    double best_d = 0;
+    for (const Pick& p : picks) {
+        const double dn = std::abs(std::log(double(p.e->N) / double(n)));
+        if (dn > std::log(kTunedReach) + 1e-9) continue;
+        const double d = dn + (p.e->layout != layout ? 1e-3 : 0);
+        if (!best.chosen() || d < best_d) best = p.e->tile, best_d = d;
+    }
+    return best;
+}
+
+std::size_t Tuning::entries() const {
+    std::size_t n = 0;
+    for (const auto& c : cards) n += c.entries.size();
+    return n;
+}
+
+TuningCard parse_tuning_card(std::string_view json_text, const std::string& origin) {
+    return CardReader(origin).card(json_text);
+}
+
+Tuning read_tuning(const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    if (!f) throw Error("tuning file " + path + ": cannot open it");
+    std::ostringstream s;
+    s << f.rdbuf();
+    if (!f && !f.eof()) throw Error("tuning file " + path + ": cannot read it");
+    return Tuning{{parse_tuning_card(s.str(), path)}};
+}
+
+const Tuning& builtin_tuning() {
+    static const Tuning t = [] {
+        Tuning r;
+        for (std::size_t i = 0; i < builtin_tuning_count(); ++i)
+            r.cards.push_back(parse_tuning_card(builtin_tuning_json(i), std::string("built-in ") + builtin_tuning_name(i)));
+        return r;
+    }();
+    return t;
+}
+
+std::vector<std::string> builtin_tuning_names() {
+    std::vector<std::string> v;
+    for (std::size_t i = 0; i < builtin_tuning_count(); ++i) v.emplace_back(builtin_tuning_name(i));
+    return v;
+}
+
+std::string tuning_json(const TuningCard& c) {
+    // One entry per line, so that a diff of two tunes reads entry by entry.
+    std::string s = "{\n";
+    const auto field = [&](const char* k, const json& v) { s += "  \"" + std::string(k) + "\": " + v.dump() + ",\n"; };
+    field("format", kFormat);
+    field("version", kVersion);
+    field("device", c.device);
+    field("sms", c.sms);
+    field("cuda_runtime", c.cuda_runtime);
+    field("driver", c.driver);
+    field("source", c.source);
+    s += "  \"entries\": [";
+    for (std::size_t i = 0; i < c.entries.size(); ++i) {
+        const TunedEntry& e = c.entries[i];
+        nlohmann::ordered_json j;
+        j["family"] = "hopper";
+        j["policy"] = nlohmann::ordered_json{{"schedule", name_of(kScheduleNames, e.policy.schedule)},
+                       {"epilogue", name_of(kEpilogueNames, e.policy.store)},
+                       {"scheduler", name_of(kTileSchedulerNames, e.policy.scheduler)},
+                       {"cluster", name_of(kClusterNames, e.policy.cluster)},
+                       {"split", name_of(kSplitKindNames, e.policy.split)}};
+        j["dtype"] = to_string(e.dtype);
+        j["layer"] = nlohmann::ordered_json{{"C", e.shape.C}, {"H", e.shape.H}, {"W", e.shape.W}, {"M", e.shape.M}, {"R", e.shape.R},
+                      {"S", e.shape.S}, {"stride", e.shape.stride}, {"pad", e.shape.pad}};
+        j["N"] = e.N;
+        j["layout"] = to_string(e.layout);
+        j["tile"] = tile_spelling(e.tile);
+        j["kernel_ms"] = e.kernel_ms;
+        s += std::string(i ? ",\n" : "\n") + "    " + j.dump();
+    }
+    s += c.entries.empty() ? "]\n}\n" : "\n  ]\n}\n";
+    return s;
+}
+
+}  // namespace cs::gpu
