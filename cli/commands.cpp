@@ -303,7 +303,7 @@ Row make_row(const gpu::Variant& v, gpu::MemoryMode mode, gpu::Layout layout, co
 Row run_one(gpu::DeviceContext& ctx, const gpu::Variant& v, gpu::MemoryMode mode, gpu::Layout layout,
             const ProblemData& d, const gpu::RunOptions& opt, const gpu::Config& config) {
     Row row = make_row(v, mode, layout, d);
-    row.result = gpu::run_variant(ctx, v, mode, gpu::Problem{d.layer, d.N, layout, config}, d.host(), opt);
+    row.result = gpu::run_variant(ctx, v, mode, gpu::Problem{d.layer, d.N, layout, gpu::axis_values(v, config)}, d.host(), opt);
     return row;
 }
 

@@ -469,7 +469,8 @@ struct GroupRunner {
             std::vector<gpu::GroupRow> grows;
             for (std::size_t i : grp)
                 grows.push_back({items[i].variant, items[i].mode,
-                                 gpu::Problem{g.layer, g.N, items[i].layout, items[i].config}});
+                                 gpu::Problem{g.layer, g.N, items[i].layout,
+                                              gpu::axis_values(*items[i].variant, items[i].config)}});
             const auto group_t0 = std::chrono::steady_clock::now();
             const auto results = gpu::run_group(ctx, grows, g.host(), opt, gpu::order_seed_of(opt, group_index++));
             add_harness_split(split, grows, results,

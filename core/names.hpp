@@ -44,6 +44,14 @@ constexpr std::optional<E> value_named(const NameTable<E, K>& t, std::string_vie
     return std::nullopt;
 }
 
+// Every value as an int, in table order (an axis's ids beside names_of's spellings).
+template <class E, std::size_t K>
+std::vector<int> ids_of(const NameTable<E, K>& t) {
+    std::vector<int> v;
+    for (const auto& e : t) v.push_back(static_cast<int>(e.value));
+    return v;
+}
+
 // Every spelling, in table order (the axis values `list` shows, the readers' error messages).
 template <class E, std::size_t K>
 std::vector<std::string> names_of(const NameTable<E, K>& t) {

@@ -515,8 +515,8 @@ void Run::make_verifier() {
 }
 
 void Run::prepare() {
-    r_.axes = r_.config = p_.config.str();
-    if (auto why = config_error(v_, p_.config)) throw Skip(*why);
+    r_.axes = r_.config = axis_config(v_, p_.axes).str();
+    if (auto why = axes_error(v_, p_.axes)) throw Skip(*why);
     if (std::find(v_.layouts.begin(), v_.layouts.end(), p_.layout) == v_.layouts.end())
         throw Skip("runs only in layout " + join(v_.layouts, ", ", [](Layout l) { return to_string(l); }) + ", not " +
                    std::string(to_string(p_.layout)));

@@ -59,11 +59,17 @@ const std::vector<Layout>& all_layouts();
 // default, which its plan chooses per problem and reports through Plan::config().
 struct Axis {
     std::string name;                 // "tile"
-    std::vector<std::string> values;  // every value a row may set
+    std::vector<std::string> values;  // every value a row may set, as spelled (the CLI, plans, the CSV)
     std::string help;                 // one line: what it varies
+    // The family's typed value of each spelling (its tile table's index, its enum's value, a
+    // count); empty: the spelling's position. Plans see only these.
+    std::vector<int> ids = {};
+    int id(std::size_t i) const { return ids.empty() ? int(i) : ids[i]; }
 };
 
-// The axis values set for one row (name -> value); an axis left out takes the default.
+// The axis values set for one row as spelled (name -> value), at the edges only: the command
+// line, plans and tests write them, axis_values (axis_text.cpp) reads them into AxisValues; an
+// axis left out takes the default.
 struct Config {
     std::vector<std::pair<std::string, std::string>> set;
     // The value set for `axis`, "" when it takes the default.
@@ -73,11 +79,30 @@ struct Config {
     bool empty() const { return set.empty(); }
 };
 
+// The axis values set for one row, typed: for each axis the row set, the family's value its
+// spelling stands for (Axis::ids). A plan reads them with id() or as<E>() and never sees a
+// spelling.
+struct AxisValues {
+    std::vector<std::pair<std::string, int>> set;  // (axis, id), in the order set
+    std::optional<int> id(std::string_view axis) const {
+        for (const auto& [k, v] : set)
+            if (k == axis) return v;
+        return std::nullopt;
+    }
+    template <class E>
+    std::optional<E> as(std::string_view axis) const {
+        const auto v = id(axis);
+        return v ? std::optional<E>(static_cast<E>(*v)) : std::nullopt;
+    }
+    bool has(std::string_view axis) const { return id(axis).has_value(); }
+    bool empty() const { return set.empty(); }
+};
+
 struct Problem {
     Layer layer;
     std::int64_t N = 1;
     Layout layout = Layout::nchw;
-    Config config;  // axis values (the variant's axes only; registry.cpp checks them)
+    AxisValues axes;  // the variant's axes only (axis_values checks them)
 };
 
 // Device-visible tensors for one (sub-)batch, in the variant's DType and the problem's
@@ -183,9 +208,15 @@ const std::vector<Variant>& registry();
 bool kernels_built();
 std::string kernels_absent_reason();
 
+// The axes' text edge (axis_text.cpp, the one place that reads or writes a spelled axis value):
 // Checks a row's config against the variant's axes: empty when every name is an axis of the
 // variant and every value one of the axis's values, else the message that says which are.
 std::optional<std::string> config_error(const Variant& v, const Config& c);
+// The typed values of a checked config (throws cs::Error with config_error's message), and back.
+AxisValues axis_values(const Variant& v, const Config& c);
+Config axis_config(const Variant& v, const AxisValues& a);
+// Whether every typed value is one of the variant's (a plan's input from code, not text).
+std::optional<std::string> axes_error(const Variant& v, const AxisValues& a);
 // Parses "name=v1,v2,...": the axis and its values ("all": every value the variant's axis
 // lists, expanded per variant by expand_axis_values). Throws cs::Error on a malformed text.
 std::pair<std::string, std::vector<std::string>> parse_axis_arg(std::string_view text);

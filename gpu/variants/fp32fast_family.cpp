@@ -129,7 +129,8 @@ std::vector<Axis> simt_gemm_axes() {
     return {{"tile", tiles, "block tile BMxBNxBK and outputs per thread (kSimtCfgs; default the last)"},
             {"split", fp32fast::kSimtSplits,
              "at most S K parts of ceil(k-tiles / S) k-tiles each (the detail says how many), summed in order by a "
-             "second kernel (default: choose_split's rule)"}};
+             "second kernel (default: choose_split's rule)",
+             fp32fast::kSimtSplitParts}};
 }
 
 std::optional<std::string> split_tf32_supports(const Problem& p, const cudaDeviceProp& prop) {

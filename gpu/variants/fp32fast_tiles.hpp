@@ -58,6 +58,7 @@ inline std::string simt_tile_name(int cfg) {
 
 // The K parts a row may ask for (the axis "split": at most S equal parts; unset: choose_split's rule).
 inline const std::vector<std::string> kSimtSplits = {"1", "2", "3", "4", "8", "16"};
+inline const std::vector<int> kSimtSplitParts = {1, 2, 3, 4, 8, 16};  // the split axis's ids: the same counts
 
 // ---- split-tf32 and tf32-mma-1x (split_tf32.cu) -------------------------------------------------
 

@@ -309,7 +309,6 @@ inline void simt_gemm_enqueue(int cfg, const float* in, const float* w, float* w
 #ifndef FP32FAST_EMU
 namespace {
 
-using fp32fast::kSimtSplits;
 using fp32fast::simt_tile_name;
 
 class SimtGemmPlan final : public Plan {
@@ -318,17 +317,8 @@ public:
         const Layer& l = p.layer;
         // The axes (simt_gemm_axes): a tile and a number of K parts, else the defaults.
         int forced_cfg = -1, forced_split = 0;
-        if (const std::string t = p.config.get("tile"); !t.empty()) {
-            for (int i = 0; i < fp32fast::kSimtNumCfgs; ++i)
-                if (simt_tile_name(i) == t) forced_cfg = i;
-            if (forced_cfg < 0) throw Error("simt-gemm has no tile '" + t + "'");
-        }
-        if (const std::string k = p.config.get("split"); !k.empty()) {
-            if (std::find(kSimtSplits.begin(), kSimtSplits.end(), k) == kSimtSplits.end())
-                throw Error("simt-gemm has no split '" + k + "' (values: 1, 2, 3, 4, 8, 16)");
-            forced_split = std::stoi(k);
-            forced_split_ = forced_split;
-        }
+        if (const auto t = p.axes.id("tile")) forced_cfg = *t;  // a kSimtCfgs index (simt_gemm_axes)
+        if (const auto k = p.axes.id("split")) forced_split_ = forced_split = *k;  // a count of K parts
         g_ = fp32fast::gemm_shape(l.C, l.H, l.W, l.M, l.R, l.S, l.stride, l.pad, fp32fast::kSimtBK, fp32fast::kSimtMaxBM);
         const std::int64_t Pmax = std::max<std::int64_t>(1, ctx.max_chunk_N) * g_.EF;
         cfg_ = forced_cfg >= 0 && forced_cfg < fp32fast::kSimtNumCfgs ? forced_cfg : fp32fast::kSimtDefaultCfg;

@@ -20,7 +20,7 @@ namespace {
 RunResult run_with(DeviceContext& ctx, const Variant& v, const test::RefProblem& rp, Layout layout, const Config& c,
                    const RunOptions& opt) {
     test::RefProblem q = rp;
-    q.problem.config = c;
+    q.problem.axes = axis_values(v, c);
     return run_checked(ctx, v, MemoryMode::pageable, q, opt, layout);
 }
 

@@ -96,11 +96,12 @@ TEST_CASE("simt-gemm passes with every tile and forced K parts", "[gpu][fp32-fas
         auto rp = make_ref_problem(s.layer, s.N);
         for (const auto& t : tile->values)
             for (const char* split : {"", "1", "3", "16"}) {
-                rp.problem.config = Config{{{"tile", t}}};
-                if (*split) rp.problem.config.set.emplace_back("split", split);
-                REQUIRE(!config_error(v, rp.problem.config));
+                Config c{{{"tile", t}}};
+                if (*split) c.set.emplace_back("split", split);
+                REQUIRE(!config_error(v, c));
+                rp.problem.axes = axis_values(v, c);
                 const auto r = run_checked(ctx, v, MemoryMode::pageable, rp);
-                INFO("simt-gemm " << rp.problem.config.str() << " on " << s.layer.name << ": " << to_string(r.status)
+                INFO("simt-gemm " << c.str() << " on " << s.layer.name << ": " << to_string(r.status)
                                   << " " << r.reason << " [" << r.detail << "] max_rel_err=" << r.err.max_rel_err);
                 REQUIRE(r.status == Status::pass);
                 REQUIRE(r.err.max_rel_err <= r.threshold);

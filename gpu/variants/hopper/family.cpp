@@ -8,6 +8,7 @@
 // rungs' axes are supports.cpp's, and the plans (the .cu files, built with the kernels) are
 // named only through CS_PLAN (family.hpp).
 #include "../families.hpp"
+#include "halo_shape.hpp"
 #include "rungs.hpp"
 #include "tiles.hpp"
 #include "ws_plan.hpp"
@@ -54,11 +55,13 @@ static_assert(kM256K64.chosen(), "tiles.hpp lacks hopper-m256k64's tile");
 
 std::vector<Axis> tile_axis(bool rowb128_only) {
     std::vector<std::string> v;
+    std::vector<int> ids;
     for (int i = 0; i < hopper::kNumTiles; ++i)
         if ((!rowb128_only || hopper::kTiles[i].rowb == 128) && hopper::kTiles[i].bm == hopper::kBM &&
             !hopper::kTiles[i].kb)  // rungs 1-2: 128 pixels, MMAs over the whole slice
-            v.push_back(hopper::tile_name(i));
-    return {{"tile", v, "CTA tile m128 x n<filters> x k<bytes per slice>, pipeline stages, CTAs per SM (tiles.hpp)"}};
+            v.push_back(hopper::tile_name(i)), ids.push_back(i);
+    return {{"tile", v, "CTA tile m128 x n<filters> x k<bytes per slice>, pipeline stages, CTAs per SM (tiles.hpp)",
+             ids}};
 }
 }  // namespace
 
@@ -139,15 +142,18 @@ Family hopper_family() {
                   "8-channel planes) read from a shifted wgmma descriptor, and the weights stay resident; loader, "
                   "storer and consumer warps on a persistent grid",
                   hopper::halo_supports, CS_PLAN(hopper::halo_plan), gemm,
-                  {{"schedule", {"auto", "cooperative", "pingpong"},
+                  {{"schedule", names_of(hopper::kHaloScheduleNames),
                     "consumer warpgroups on each 256-row tile, or on alternate 128-row tiles (auto: ping-pong but "
-                    "for NCHW output past one wave of tiles)"},
-                   {"launch", {"pdl", "plain"},
+                    "for NCHW output past one wave of tiles)",
+                    ids_of(hopper::kHaloScheduleNames)},
+                   {"launch", names_of(hopper::kHaloLaunchNames),
                     "the GEMM launched as the input transform's programmatic dependent (its prologue, the resident "
-                    "weights' loads among it, under the transform's last blocks), or after the transform completes"},
-                   {"s2d", {"copy", "loader"},
+                    "weights' loads among it, under the transform's last blocks), or after the transform completes",
+                    ids_of(hopper::kHaloLaunchNames)},
+                   {"s2d", names_of(hopper::kHaloS2dNames),
                     "the space-to-depth rewrite as a copy before the GEMM, or in the GEMM's loader (each halo's raw "
-                    "NHWC run gathered into the planes by a fourth warpgroup: NHWC input, ping-pong)"}}),
+                    "NHWC run gathered into the planes by a fourth warpgroup: NHWC input, ping-pong)",
+                    ids_of(hopper::kHaloS2dNames)}}),
     };
     // the persistent rungs (hopper::ws_rungs()) after rung 2, the fp32-class splits last, one row each
     const auto ws_tc = persistent_rungs(SplitKind::none, tc, gemm);

@@ -85,7 +85,6 @@ struct HaloArgs {
 // How the kernel follows the input transform: as its programmatic dependent (the kernel's
 // prologue — barriers, the resident weights' loads — under the transform's last blocks; it
 // waits for the transform's writes before its first halo load), or after it completes.
-enum class HaloLaunch { pdl, plain };
 
 // The output offset of GEMM row q (NHWC: p M; NCHW: n M E F + y F + x), or -1 for a padding
 // position (y >= E or x >= F) or q >= rows. 32-bit divisions (rows < 2^31, supports()): a
@@ -481,7 +480,8 @@ struct HaloGemm {
     std::string detail() const { return info; }
     std::string config() const {
         return std::string("schedule=") + (pp ? "pingpong" : "cooperative") +
-               ";launch=" + (how == HaloLaunch::pdl ? "pdl" : "plain") + ";s2d=" + (raw ? "loader" : "copy");
+               ";launch=" + std::string(name_of(kHaloLaunchNames, how)) +
+               ";s2d=" + std::string(name_of(kHaloS2dNames, raw ? HaloS2d::loader : HaloS2d::copy));
     }
     std::size_t workspace_bytes() const { return 0; }
 };
@@ -492,8 +492,8 @@ std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx) {
     HaloGemm<T> gemm;
     gemm.sms = ctx.prop.multiProcessorCount;
     const ConvGeom& g = u.g;
-    const std::string sched = p.config.get("schedule");
-    if (sched.empty() || sched == "auto") {
+    const auto sched = p.axes.as<HaloSchedule>("schedule");
+    if (!sched || *sched == HaloSchedule::automatic) {
         // Ping-pong, except for NCHW output past one wave of 256-row tiles: the NCHW path is
         // storer-bound (well above the NHWC time in either schedule) and there the cooperative
         // schedule's fewer, larger tiles store as fast or faster (H200, conv1 N=128 ahead, N=32
@@ -501,29 +501,21 @@ std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx) {
         // 3ab0d79:gpu/variants/hopper/halo_conv.cu, docs/findings.md "The Hopper family").
         const std::int64_t tiles = (p.N * g.H * g.W + HaloShape<false>::kBM - 1) / HaloShape<false>::kBM;
         gemm.pp = !(p.layout == Layout::nchw && tiles > std::int64_t(gemm.sms));
-    } else if (sched == "pingpong") {
-        gemm.pp = true;
-    } else if (sched != "cooperative") {
-        throw Skip("hopper-halo: no schedule named " + sched);
+    } else {
+        gemm.pp = *sched == HaloSchedule::pingpong;
     }
-    const std::string launch = p.config.get("launch");
-    if (launch.empty() || launch == "pdl")
-        gemm.how = HaloLaunch::pdl;
-    else if (launch == "plain")
-        gemm.how = HaloLaunch::plain;
-    else
-        throw Skip("hopper-halo: no launch named " + launch);
-    const std::string s2d = p.config.get("s2d");
-    if (s2d == "loader") {
+    const auto launch = p.axes.as<HaloLaunch>("launch");
+    gemm.how = launch.value_or(HaloLaunch::pdl);
+    if (p.axes.as<HaloS2d>("s2d") == HaloS2d::loader) {
         // The halo gathered from the raw NHWC input by the kernel (no transform pass): NHWC
         // input, the ping-pong schedule's 256-row halos, whose raw run must fit kHRaw.
         const auto n = [](long long v) { return std::to_string(v); };
         if (p.layout != Layout::nhwc)
             throw Skip("hopper-halo: s2d=loader reads NHWC input; NCHW input takes the transform (s2d=copy)");
-        if (sched == "cooperative")
+        if (sched == HaloSchedule::cooperative)
             throw Skip("hopper-halo: s2d=loader runs the ping-pong schedule (a 256-row halo's raw run in shared "
                        "memory); schedule=cooperative takes s2d=copy");
-        if (launch == "pdl")
+        if (launch == HaloLaunch::pdl)
             throw Skip("hopper-halo: launch=pdl follows the input transform, and s2d=loader runs none");
         const RawGeom rg{0, g.H * g.W, g.W, u.s.C, u.s.H, u.s.W, u.b, u.padf};
         const std::int64_t run = raw_run_bound(rg, HaloShape<true>::kBox);
@@ -537,8 +529,6 @@ std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx) {
         gemm.pp = true;
         gemm.how = HaloLaunch::plain;
         gemm.C0 = u.s.C, gemm.H0 = u.s.H, gemm.W0 = u.s.W, gemm.b = u.b, gemm.pad = u.padf;
-    } else if (!s2d.empty() && s2d != "copy") {
-        throw Skip("hopper-halo: no s2d named " + s2d);
     }
     gemm.prepare();
     const std::int64_t maxn = std::max<std::int64_t>(1, ctx.max_chunk_N);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "halo_raw.hpp"
+#include "names.hpp"
 
 namespace cs::gpu::variants::hopper {
 
@@ -45,5 +46,19 @@ struct HaloShape {
     static_assert(kStages * kStage <= kHRing && kStages <= 3, "the ring");
     static_assert(kPlane % 128 == 0 && kHBTap % 128 == 0 && kBox * 16 % 128 == 0, "TMA destinations 128-byte aligned");
 };
+
+// The halo rung's axes (family.cpp) as typed values with their spellings.
+// schedule: consumer warpgroups on each 256-row tile, or on alternate 128-row tiles; automatic:
+// ping-pong but for NCHW output past one wave of tiles.
+enum class HaloSchedule { automatic, cooperative, pingpong };
+inline constexpr NameTable<HaloSchedule, 3> kHaloScheduleNames{{{HaloSchedule::automatic, "auto"},
+                                                                {HaloSchedule::cooperative, "cooperative"},
+                                                                {HaloSchedule::pingpong, "pingpong"}}};
+// launch: the GEMM as the input transform's programmatic dependent, or after it.
+enum class HaloLaunch { pdl, plain };
+inline constexpr NameTable<HaloLaunch, 2> kHaloLaunchNames{{{HaloLaunch::pdl, "pdl"}, {HaloLaunch::plain, "plain"}}};
+// s2d: the space-to-depth rewrite as a copy before the GEMM, or in the GEMM's loader.
+enum class HaloS2d { copy, loader };
+inline constexpr NameTable<HaloS2d, 2> kHaloS2dNames{{{HaloS2d::copy, "copy"}, {HaloS2d::loader, "loader"}}};
 
 }  // namespace cs::gpu::variants::hopper

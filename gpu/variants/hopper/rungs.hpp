@@ -25,13 +25,13 @@ std::optional<std::string> halo_supports(const PrecisionRow& row, const Problem&
 std::unique_ptr<Plan> halo_plan(const PrecisionRow& row, const Problem& p, const PlanContext& ctx);
 
 // The tile of a rung that runs kBM-pixel tiles with MMAs over the whole slice (rungs 1 and 2:
-// `rung`): the one the row's `tile` axis value `name` names, else `dflt`; a cs::Skip says why
-// the rung cannot run a named tile.
-inline int whole_slice_tile(const std::string& name, int dflt, const std::string& rung) {
-    const int t = tile_or(name, dflt);
-    if (t < 0) throw Skip("no tile named " + name);
+// `rung`): the row's `tile` axis value (a kTiles index), else `dflt`; a cs::Skip says why the
+// rung cannot run it.
+inline int whole_slice_tile(std::optional<int> tile, int dflt, const std::string& rung) {
+    const int t = tile.value_or(dflt);
+    if (t < 0 || t >= kNumTiles) throw Skip("no tile " + std::to_string(t) + " in tiles.hpp");
     if (kTiles[t].bm != kBM || kTiles[t].kb)
-        throw Skip("tile " + name + ": " + rung + " runs " + std::to_string(kBM) +
+        throw Skip("tile " + tile_name(t) + ": " + rung + " runs " + std::to_string(kBM) +
                    "-pixel tiles with MMAs over the whole slice only");
     return t;
 }

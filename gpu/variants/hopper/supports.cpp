@@ -29,62 +29,52 @@ std::optional<std::string> tma_supports(const Problem& p, const cudaDeviceProp& 
 
 std::vector<Axis> ws_axes() {
     std::vector<std::string> tiles;
+    std::vector<int> ids;
     for (int i = 0; i < kNumTiles; ++i)
-        if (ws_tile_ok_rt(i, Schedule::cooperative)) tiles.push_back(tile_name(i));
+        if (ws_tile_ok_rt(i, Schedule::cooperative)) tiles.push_back(tile_name(i)), ids.push_back(i);
     return {
-        {"tile", tiles, "CTA tile m<pixels: 128, or 64 / 256 cooperative without clusters of two> x n<filters> x k<bytes per slice>, pipeline stages (tiles.hpp)"},
-        {"schedule", names_of(kScheduleNames), "consumer warpgroups on one tile, or on alternate tiles"},
+        {"tile", tiles, "CTA tile m<pixels: 128, or 64 / 256 cooperative without clusters of two> x n<filters> x k<bytes per slice>, pipeline stages (tiles.hpp)", ids},
+        {"schedule", names_of(kScheduleNames), "consumer warpgroups on one tile, or on alternate tiles", ids_of(kScheduleNames)},
         {"scheduler", names_of(kTileSchedulerNames),
          "tile scheduler of the persistent grid (split-k: a reduction kernel sums the parts; split-k-fused: one "
          "kernel, a part per CTA, the parts of a tile summing it together; split-k-cluster: a tile's parts are one "
          "cluster of up to 8 CTAs summing through distributed shared memory, split-k-cluster16 of up to 16 "
          "(non-portable); split-tail: whole waves "
-         "data-parallel, the last wave's tiles in equal k-parts side by side)"},
-        {"epilogue", names_of(kEpilogueNames), "accumulators to global memory directly, or via shared memory and TMA"},
+         "data-parallel, the last wave's tiles in equal k-parts side by side)",
+         ids_of(kTileSchedulerNames)},
+        {"epilogue", names_of(kEpilogueNames), "accumulators to global memory directly, or via shared memory and TMA",
+         ids_of(kEpilogueNames)},
         {"cluster", names_of(kClusterNames),
          "CTAs per cluster: 2 puts the CTAs of adjacent pixel rows on the same filters in a cluster, each "
          "loading half of the B tile and multicasting it to both; 1x2 the CTAs of adjacent filter tiles on the same "
-         "pixel rows, each loading half of the A tile (data-parallel or split-K)"},
+         "pixel rows, each loading half of the A tile (data-parallel or split-K)", ids_of(kClusterNames)},
         {"tf32", names_of(kTf32ModeNames),
          "tf32 rows: operands read in place are truncated to tf32 by the tensor core (truncate), or rounded to "
          "nearest by the transform kernels first, as cuDNN does (round: a pass over the input and weights; where a "
-         "transform runs anyway, NCHW or channel padding, the operands are rounded either way)"},
+         "transform runs anyway, NCHW or channel padding, the operands are rounded either way)",
+         ids_of(kTf32ModeNames)},
         {"launch", names_of(kLaunchNames),
          "where an input transform runs first (NCHW, channel padding, the fp32-class splits): the GEMM launched as "
          "its programmatic dependent (its prologue under the transform's last blocks), or after it completes (auto: "
-         "pdl where the tiles leave half the SMs or more idle, plain elsewhere)"},
+         "pdl where the tiles leave half the SMs or more idle, plain elsewhere)",
+         ids_of(kLaunchNames)},
     };
 }
 
-namespace {
-// The value `axis` names in table t, else `dflt` (the rung's); the registry has checked the
-// value against ws_axes(), which lists the same tables.
-template <class E, std::size_t K>
-E axis_value(const Config& c, std::string_view axis, const NameTable<E, K>& t, E dflt) {
-    const std::string v = c.get(axis);
-    if (v.empty()) return dflt;
-    if (auto e = value_named(t, v)) return *e;
-    throw std::logic_error("hopper: " + std::string(axis) + "=" + v + " passed the registry's axis check");
-}
-}  // namespace
-
-WsRequest ws_request(const WsPolicy& rung, SplitKind split, const Config& c) {
+WsRequest ws_request(const WsPolicy& rung, SplitKind split, const AxisValues& a) {
     WsRequest r;
     r.policy = rung;
     r.split = split;
     WsPolicy& w = r.policy;
-    w.schedule = axis_value(c, "schedule", kScheduleNames, w.schedule);
-    w.scheduler = axis_value(c, "scheduler", kTileSchedulerNames, w.scheduler);
-    w.epilogue.store = axis_value(c, "epilogue", kEpilogueNames, w.epilogue.store);
-    w.cluster = axis_value(c, "cluster", kClusterNames, w.cluster);
-    w.launch = axis_value(c, "launch", kLaunchNames, w.launch);
-    if (const std::string t = c.get("tf32"); !t.empty()) r.tf32 = axis_value(c, "tf32", kTf32ModeNames, Tf32Mode::truncate);
-    if (const std::string t = c.get("tile"); !t.empty()) {
-        w.tile = TileId{tile_index(t)};
-        if (!w.tile.chosen()) throw std::logic_error("hopper: tile=" + t + " passed the registry's axis check");
-    }
-    r.tile_set = !c.get("tile").empty();
-    r.epilogue_set = !c.get("epilogue").empty();
+    w.schedule = a.as<Schedule>("schedule").value_or(w.schedule);
+    w.scheduler = a.as<TileScheduler>("scheduler").value_or(w.scheduler);
+    w.epilogue.store = a.as<Epilogue>("epilogue").value_or(w.epilogue.store);
+    w.cluster = a.as<Cluster>("cluster").value_or(w.cluster);
+    w.launch = a.as<Launch>("launch").value_or(w.launch);
+    r.tf32 = a.as<Tf32Mode>("tf32");
+    if (const auto t = a.id("tile")) w.tile = TileId{*t};
+    r.tile_set = a.has("tile");
+    r.epilogue_set = a.has("epilogue");
     return r;
 }
 

@@ -74,9 +74,6 @@ inline int find_tile(int bn, int rowb, int minb, int stages) {
     return best < 0 ? 0 : best;
 }
 
-// The tile a row's `tile` axis names, else `dflt` (the plan's own choice); -1 for a name the
-// table lacks (the plan refuses it).
-inline int tile_or(const std::string& name, int dflt) { return name.empty() ? dflt : tile_index(name); }
 
 // Calls f(std::integral_constant<int, I>{}) for the tile index i (a runtime value), with the
 // tile as a compile-time constant: the one dispatch from a tile name to its kernel.

@@ -232,10 +232,11 @@ std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx) {
     if (auto why = cpasync_supports(p, ctx.prop)) throw Skip(*why);
     Setup u = make_setup(p);
     CpAsyncGemm<T> gemm;
-    const std::string tile = p.config.get("tile");
     gemm.tile = whole_slice_tile(
-        tile, default_tile(u, std::max<std::int64_t>(1, ctx.max_chunk_N), ctx.prop.multiProcessorCount), "rung 1");
-    if (kTiles[gemm.tile].rowb != 128) throw Skip("the cp.async loader fills 128 B k-slices only (tile " + tile + ")");
+        p.axes.id("tile"), default_tile(u, std::max<std::int64_t>(1, ctx.max_chunk_N), ctx.prop.multiProcessorCount),
+        "rung 1");
+    if (kTiles[gemm.tile].rowb != 128)
+        throw Skip("the cp.async loader fills 128 B k-slices only (tile " + tile_name(gemm.tile) + ")");
     gemm.prepare();
     const int bn = kTiles[gemm.tile].bn;
     const std::int64_t maxn = std::max<std::int64_t>(1, ctx.max_chunk_N);

@@ -161,7 +161,7 @@ std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx) {
     if (auto why = tma_supports(p, ctx.prop)) throw Skip(*why);
     Setup u = make_setup(p);
     TmaGemm<T> gemm;
-    gemm.tile = whole_slice_tile(p.config.get("tile"),
+    gemm.tile = whole_slice_tile(p.axes.id("tile"),
                                  default_tile(u, std::max<std::int64_t>(1, ctx.max_chunk_N),
                                               ctx.prop.multiProcessorCount, int(sizeof(T))),
                                  "rung 2");

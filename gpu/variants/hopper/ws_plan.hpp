@@ -36,9 +36,9 @@ struct WsRequest {
     bool tile_set = false;
     bool epilogue_set = false;
 };
-// The rung's policies overridden by the row's axis values (supports.cpp); the registry has
-// checked every value against ws_axes(), so an unknown one is a logic error.
-WsRequest ws_request(const WsPolicy& rung, SplitKind split, const Config& c);
+// The rung's policies overridden by the row's typed axis values (supports.cpp; the ids of
+// ws_axes(): the tile's kTiles index, each enum's value).
+WsRequest ws_request(const WsPolicy& rung, SplitKind split, const AxisValues& a);
 
 // A persistent rung as the family spec lists it: its name (with {p}), its policies (the defaults
 // its rows start from), its operand split and its idea.
