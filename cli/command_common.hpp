@@ -149,7 +149,10 @@ std::string axes_help();
 
 // ---- list, generate, run (cli/list.cpp, generate.cpp, run.cpp) -----------------------------
 
-int cmd_list(const TableOpt& topt, bool json);
+int cmd_list(const TableOpt& topt, bool json, bool markdown);
+// The registry as docs/variants.md's table (`list --markdown`): one row per variant with its
+// family, ladder, rung, class, layouts, axes and idea.
+std::string variants_markdown();
 
 struct GenerateArgs {
     TableOpt table;

@@ -510,6 +510,8 @@ int main(int argc, char** argv) {
     TableOpt list_table;
     auto* list = app.add_subcommand("list", "list the variants, memory modes, thresholds, the built-in layer tables and a table's layers");
     list->add_flag("--json", list_json, "machine-readable output");
+    bool list_markdown = false;
+    list->add_flag("--markdown", list_markdown, "the variants as docs/variants.md's table (family, ladder, rung, class, idea)");
     bool schema_json = false;
     auto* schema = app.add_subcommand(
         "schema", "the results CSV's columns: the markdown table of docs/csv-columns.md, or (--json) each column's "
@@ -566,7 +568,7 @@ int main(int argc, char** argv) {
     }
 
     return exit_code_of([&] {
-        if (*list) return cmd_list(list_table, list_json);
+        if (*list) return cmd_list(list_table, list_json, list_markdown);
         if (*schema) return cmd_schema(schema_json);
         if (*g) return cmd_generate(gen);
         if (*r) return cmd_run(run);

@@ -55,6 +55,7 @@ struct Rung : RungTraits {
     RungPlan make_plan;
     std::vector<Alias> aliases;      // only for a rung of one row
     std::vector<Axis> axes;          // beyond the family's
+    std::string ladder;              // empty: the family's name (a family of unrelated ladders names each)
 };
 
 // The rung builder of the family specs: one Rung from its parts.

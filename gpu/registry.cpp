@@ -28,6 +28,13 @@ PrecisionRow row_fp16() { return {Precision::fp16, DType::f16, "fp16"}; }
 PrecisionRow row_bf16() { return {Precision::bf16, DType::bf16, "bf16"}; }
 
 namespace {
+// A rung's name without its precision: "hopper-ws-{p}" -> "hopper-ws", "cudnn-{p}-s2d" -> "cudnn-s2d".
+std::string rung_name(std::string s) {
+    for (const char* p : {"-{p}", "{p}-", "{p}"})
+        if (const auto at = s.find(p); at != std::string::npos) return s.erase(at, std::string(p).size());
+    return s;
+}
+
 std::string fill(std::string s, const std::string& suffix) {
     for (std::size_t i; (i = s.find("{p}")) != std::string::npos;) s.replace(i, 3, suffix);
     return s;
@@ -61,6 +68,8 @@ std::vector<Variant> expand(const Family& f) {
             v.name = fill(r.name, row.suffix);
             v.aliases = r.aliases;
             v.family = f.name;
+            v.rung = r.rows.size() == 1 ? v.name : rung_name(r.name);
+            v.ladder = r.ladder.empty() ? f.name : r.ladder;
             v.precision = row.precision;
             v.io = row.io;
             v.idea = fill(r.idea, row.suffix);

@@ -181,6 +181,8 @@ struct Variant {
     std::string name;            // canonical name, lower-case with dashes
     std::vector<Alias> aliases;  // the study's abbreviations
     std::string family;          // "baseline", "single-kernel", "multi-kernel", ...
+    std::string rung;            // the rung it is a row of: its name without the precision ("hopper-ws")
+    std::string ladder;          // the ladder the rung stands on: the family, unless the spec names another
     Precision precision = Precision::fp32;
     DType io = DType::f32;
     std::string idea;            // one line: what it studies

@@ -1,25 +1,30 @@
 // The results CSV's one schema (cli/results.hpp, csv_schema): the header and every row come
 // from it, its names are unique and typed, and docs/csv-columns.md's table is generated from
 // it (`convstudy schema`), so the four places the contract was kept in are one.
+#include "command_common.hpp"
 #include "results.hpp"
 #include "test_util.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <regex>
 #include <set>
 #include <sstream>
+#include <vector>
 
 using namespace cs;
 using namespace cs::cli;
 
 namespace {
 
-std::string doc_block() {
-    std::ifstream in(std::string(CS_SOURCE_DIR) + "/docs/csv-columns.md");
+// The block between `<!-- BEGIN NAME (convstudy ARGS) -->` and `<!-- END NAME -->` of a document.
+std::string doc_block(const std::string& doc = "docs/csv-columns.md", const std::string& name = "schema",
+                      const std::string& args = "schema") {
+    std::ifstream in(std::string(CS_SOURCE_DIR) + "/" + doc);
     std::stringstream ss;
     ss << in.rdbuf();
     const std::string text = ss.str();
-    const std::string open = "<!-- BEGIN schema (convstudy schema) -->\n", close = "<!-- END schema -->";
+    const std::string open = "<!-- BEGIN " + name + " (convstudy " + args + ") -->\n", close = "<!-- END " + name + " -->";
     const auto a = text.find(open), b = text.find(close);
     REQUIRE(a != std::string::npos);
     REQUIRE(b != std::string::npos);
@@ -71,4 +76,44 @@ TEST_CASE("docs/csv-columns.md's table is the schema's (convstudy schema)", "[re
     CHECK(json.code == 0);
     CHECK_HAS(json.out, "\"schema_version\": " + std::to_string(kCsvSchemaVersion));
     CHECK_HAS(json.out, "\"name\": \"kernel_p90_ms\"");
+}
+
+TEST_CASE("docs/variants.md lists every registered variant with its family, ladder and rung", "[registry][docs]") {
+    INFO("regenerate the block between the variants markers of docs/variants.md with: build/convstudy list --markdown");
+    CHECK(doc_block("docs/variants.md", "variants", "list --markdown") == cli::detail::variants_markdown());
+    const auto out = cs::test::cli("list --markdown");
+    CHECK(out.code == 0);
+    CHECK(out.out == cli::detail::variants_markdown());
+    // every registered rung has a name, a CSV spelling (its name, a rung and a ladder) and its row
+    for (const auto& v : gpu::registry()) {
+        INFO(v.name);
+        CHECK_FALSE(v.rung.empty());
+        CHECK_FALSE(v.ladder.empty());
+        // the rung is the name, or the name without one word (its precision)
+        const auto words = [](const std::string& x) {
+            std::vector<std::string> w;
+            for (std::size_t a = 0, b; a <= x.size(); a = b + 1) {
+                b = std::min(x.find('-', a), x.size());
+                w.push_back(x.substr(a, b - a));
+            }
+            return w;
+        };
+        const auto n = words(v.name), r = words(v.rung);
+        bool one_out = n == r;
+        for (std::size_t i = 0; i < n.size() && !one_out; ++i) {
+            auto m = n;
+            m.erase(m.begin() + std::ptrdiff_t(i));
+            one_out = m == r;
+        }
+        CHECK(one_out);
+        CHECK_HAS(cli::detail::variants_markdown(), "| `" + v.name + "` | " + v.family + " | " + v.ladder + " | " + v.rung + " |");
+    }
+    // a rung of several precisions is one rung; fp32-fast's three ladders are apart
+    CHECK(gpu::find_variant("hopper-ws-fp16").variant->rung == "hopper-ws");
+    CHECK(gpu::find_variant("hopper-ws-3xtf32").variant->rung == "hopper-ws-3xtf32");
+    CHECK(gpu::find_variant("cudnn-fp16-s2d").variant->rung == "cudnn-s2d");
+    CHECK(gpu::find_variant("hopper-ws-fp16").variant->ladder == "hopper");
+    CHECK(gpu::find_variant("winograd-f4x4").variant->ladder == "fp32-fast Winograd 3x3");
+    CHECK(gpu::find_variant("winograd-3xfp16-wgmma-f3x3-5x5").variant->ladder == "fp32-fast Winograd 5x5");
+    CHECK(gpu::find_variant("simt-gemm").variant->ladder == "fp32-fast GEMM");
 }

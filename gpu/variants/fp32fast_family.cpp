@@ -188,54 +188,62 @@ Family fp32fast_family() {
                      "tiles are few",
                      plain(simt_gemm_supports), CS_PLAN(simt_gemm_plan), "gemm");
     simt.axes = simt_gemm_axes();
+    // fp32-fast holds three unrelated ladders: a GEMM, Winograd for 3x3 and Winograd for 5x5
+    const auto on = [](const char* ladder, Rung r) {
+        r.ladder = ladder;
+        return r;
+    };
+    const char* kGemm = "fp32-fast GEMM";
+    const char* kWino3 = "fp32-fast Winograd 3x3";
+    const char* kWino5 = "fp32-fast Winograd 5x5";
     return {
         "fp32-fast",
         {},
         {
-            wino("winograd-f2x2",
+            on(kWino3, wino("winograd-f2x2",
                  "fused Winograd F(2x2,3x3): filter transform each run, input transform in shared memory, 16 "
                  "batched channel GEMMs in registers, output transform in the epilogue",
-                 winograd_f2x2_supports, CS_PLAN(winograd_f2x2_plan)),
-            wino("winograd-f4x4",
+                 winograd_f2x2_supports, CS_PLAN(winograd_f2x2_plan))),
+            on(kWino3, wino("winograd-f4x4",
                  "fused Winograd F(4x4,3x3): as winograd-f2x2 with 6x6 windows, 36 GEMMs, 4x fewer multiplies",
-                 winograd_f4x4_supports, CS_PLAN(winograd_f4x4_plan)),
-            wino("winograd-f2x2-5x5",
+                 winograd_f4x4_supports, CS_PLAN(winograd_f4x4_plan))),
+            on(kWino5, wino("winograd-f2x2-5x5",
                  "fused Winograd F(2x2,5x5) (points 0, +-1, 2, -1/2, inf) for conv2: the fused kernel generalised "
                  "to 5x5 filters, 6x6 windows, 36 batched channel GEMMs, 2.78x fewer multiplies than direct",
-                 winograd_f2x2_5x5_supports, CS_PLAN(winograd_f2x2_5x5_plan)),
-            wino("winograd-f3x3-5x5",
+                 winograd_f2x2_5x5_supports, CS_PLAN(winograd_f2x2_5x5_plan))),
+            on(kWino5, wino("winograd-f3x3-5x5",
                  "fused Winograd F(3x3,5x5) (points 0, +-1, +-2, 1/2, inf): 7x7 windows, 49 batched channel GEMMs, "
                  "4.59x fewer multiplies than direct; 27x27 outputs = 9x9 tiles, no border waste",
-                 winograd_f3x3_5x5_supports, CS_PLAN(winograd_f3x3_5x5_plan)),
-            wino("winograd-3xfp16-f3x3-5x5",
+                 winograd_f3x3_5x5_supports, CS_PLAN(winograd_f3x3_5x5_plan))),
+            on(kWino5, wino("winograd-3xfp16-f3x3-5x5",
                  "winograd-f3x3-5x5's 49 position GEMMs on the tensor cores (mma.sync m16n8k16) as 3xFP16: "
                  "transforms split into fp16 hi + lo, hi*hi + hi*lo + lo*hi in fp32, each position folded into the "
                  "3x3 outputs at once; per-tensor power-of-two scales found on the GPU each run cover the "
                  "transforms' growth (225|x|, 25/9|w|): fp32 class for any finite data with max|x| max|w| K < 2^127, "
                  "else an ERROR naming the range",
-                 winograd_3xfp16_f3x3_5x5_supports, CS_PLAN(winograd_3xfp16_f3x3_5x5_plan)),
-            wino("winograd-3xfp16-wgmma-f3x3-5x5",
+                 winograd_3xfp16_f3x3_5x5_supports, CS_PLAN(winograd_3xfp16_f3x3_5x5_plan))),
+            on(kWino5, wino("winograd-3xfp16-wgmma-f3x3-5x5",
                  "winograd-3xfp16-f3x3-5x5 with the position GEMMs on wgmma m64n32k16 from 128 B-swizzled shared "
                  "memory, fed by TMA (one warpgroup of 64 tiles x 32 filters, 2 blocks/SM): no fragment registers, "
                  "no copy instructions, products in flight while the next stage loads",
-                 winograd_3xfp16_wgmma_f3x3_5x5_supports, CS_PLAN(winograd_3xfp16_wgmma_f3x3_5x5_plan)),
-            wino("winograd-3xfp16-wgmma-ws-f3x3-5x5",
+                 winograd_3xfp16_wgmma_f3x3_5x5_supports, CS_PLAN(winograd_3xfp16_wgmma_f3x3_5x5_plan))),
+            on(kWino5, wino("winograd-3xfp16-wgmma-ws-f3x3-5x5",
                  "winograd-3xfp16-wgmma-f3x3-5x5 warp-specialised, blocks of 64 tiles x 64 filters: an MMA "
                  "warpgroup (wgmma m64n64k16, TMA) hands each position's products through shared memory to two fold "
                  "warpgroups; the outputs leave through shared memory as whole rows",
-                 winograd_3xfp16_wgmma_ws_f3x3_5x5_supports, CS_PLAN(winograd_3xfp16_wgmma_ws_f3x3_5x5_plan)),
-            wino("winograd-f4x4-canvas",
+                 winograd_3xfp16_wgmma_ws_f3x3_5x5_supports, CS_PLAN(winograd_3xfp16_wgmma_ws_f3x3_5x5_plan))),
+            on(kWino3, wino("winograd-f4x4-canvas",
                  "winograd-f4x4 on canvases of 4x4 images a pad apart (pack and unpack kernels around it): 86% of "
                  "the tiles' outputs used on 13x13 planes instead of 66%",
-                 winograd_f4x4_canvas_supports, CS_PLAN(winograd_f4x4_canvas_plan)),
-            simt,
-            rung("split-tf32", row_fp32(),
+                 winograd_f4x4_canvas_supports, CS_PLAN(winograd_f4x4_canvas_plan))),
+            on(kGemm, simt),
+            on(kGemm, rung("split-tf32", row_fp32(),
                  "3xTF32 implicit GEMM on mma.sync m16n8k8: each operand split into tf32 hi + lo, three products in "
                  "fp32; tf32 keeps fp32's exponent, so no scale: fp32 class wherever products stay above 2^-115",
-                 plain(split_tf32_supports), CS_PLAN(split_tf32_plan), "gemm"),
-            rung("tf32-mma-1x", row_tf32(),
+                 plain(split_tf32_supports), CS_PLAN(split_tf32_plan), "gemm")),
+            on(kGemm, rung("tf32-mma-1x", row_tf32(),
                  "split-tf32's kernel with one product (hi x hi): plain TF32 on mma.sync, for the error comparison",
-                 plain(split_tf32_supports), CS_PLAN(split_tf32_plan), "gemm"),
+                 plain(split_tf32_supports), CS_PLAN(split_tf32_plan), "gemm")),
         },
     };
 }

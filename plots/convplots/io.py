@@ -214,9 +214,11 @@ class Data:
         self.device = rows[0]["device"] if rows else "unknown device"
         self.suffix = title_suffix
         self.layers = [l for l in layer_order if any(r["layer"] == l for r in rows)]
-        self.families, self.precision = {}, {}
+        self.families, self.precision, self.ladder = {}, {}, {}
         for r in rows:
             self.families.setdefault(r["variant"], r["family"])
+            if r.get("ladder"):  # schema 3 on: the registry's ladder of the row's rung
+                self.ladder.setdefault(r["variant"], r["ladder"])
             if r.get("precision"):
                 self.precision.setdefault(r["variant"], r["precision"])
         fam_order = []

@@ -24,9 +24,11 @@ from .io import UNCOALESCED, fnum, fx, md_table
 from .draw import layer_colors, plain_log_ticks, save
 
 
-# Ladders are explicit: a family is one ladder (its rungs in registry order, cut by precision
-# class and layout) unless this table puts a variant on a ladder of its own name. fp32-fast
-# holds three unrelated ladders: lines join only the rungs of one of them.
+# A rung's ladder is the CSV's `ladder` column (schema 3 on: the registry's, gpu/family.hpp): a
+# family is one ladder (its rungs in registry order, cut by precision class and layout) unless its
+# spec names another; fp32-fast holds three unrelated ladders, and lines join only the rungs of
+# one of them. CSVs before the column (the committed 160100a reference among them) take the
+# registry's ladders of that time from this table.
 LADDER_OF = {
     "simt-gemm": "fp32-fast GEMM", "split-tf32": "fp32-fast GEMM", "tf32-mma-1x": "fp32-fast GEMM",
     "winograd-f2x2": "fp32-fast Winograd 3x3", "winograd-f4x4": "fp32-fast Winograd 3x3",
@@ -52,7 +54,7 @@ def ladders(d):
                  and any(d.getok(l, n, v) for l in d.layers)]
         by_ladder = {}
         for v in rungs:
-            by_ladder.setdefault(LADDER_OF.get(v.split("/")[0], fam), []).append(v)
+            by_ladder.setdefault(d.ladder.get(v) or LADDER_OF.get(v.split("/")[0], fam), []).append(v)
         for name, lrungs in by_ladder.items():
             groups = {}
             for v in lrungs:

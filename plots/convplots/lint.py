@@ -35,6 +35,9 @@ REPORT_MODULES = ["plots/convplots/report/*.py", "plots/convplots/summary.py", "
                   "plots/convplots/roofline.py", "plots/convplots/profile_section.py"]
 NUM = r"(?<![\w.^])(?<![A-Za-z]-)\d+(?:,\d{3})*(?:\.\d+)?"
 NUMBER_UNIT = re.compile(NUM + r"(?:\s?(?:TFLOP/s|GFLOP|GB/s|TB/s|MHz|MB|GB|ms|µs|us|s|%)|[x×])(?![\w/])")
+# A block convstudy writes itself and a CPU test checks (docs/csv-columns.md's schema,
+# docs/variants.md's registry): generated, like docs.py's blocks.
+TOOL_BLOCK = re.compile(r"<!-- BEGIN (?P<name>\w+) \(convstudy [^)]*\) -->\n.*?<!-- END (?P=name) -->", re.S)
 AGGS = {"value": None, "median": statistics.median, "min": min, "max": max, "sum": sum, "count": len}
 
 
@@ -60,7 +63,8 @@ def hits(text):
     """(line number, matched text) of every number with a unit outside the generated blocks."""
     out = []
     pos = 0
-    for m in list(BLOCK.finditer(text)) + [None]:
+    blocks = sorted(list(BLOCK.finditer(text)) + list(TOOL_BLOCK.finditer(text)), key=lambda m: m.start())
+    for m in blocks + [None]:
         end = m.start() if m else len(text)
         for h in NUMBER_UNIT.finditer(text, pos, end):
             out.append((text.count("\n", 0, h.start()) + 1, h.group(0)))
