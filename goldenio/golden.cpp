@@ -15,16 +15,6 @@ namespace cs {
 using namespace golden_detail;
 namespace fs = std::filesystem;
 
-const char* golden_tensor_name(GoldenTensor t) {
-    switch (t) {
-        case GoldenTensor::input: return "input";
-        case GoldenTensor::weights: return "weights";
-        case GoldenTensor::output: return "output";
-        case GoldenTensor::bound: return "bound";
-    }
-    return "?";
-}
-
 std::string golden_table_name(const LayerTable& table) {
     std::string name = table.name;
     if (name.empty()) name = fs::path(table.source).stem().string();

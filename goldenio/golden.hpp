@@ -43,6 +43,7 @@
 #include "cpu_anchor.hpp"
 #include "datagen.hpp"
 #include "layer.hpp"
+#include "names.hpp"
 #include "npy.hpp"
 
 #include <cstdint>
@@ -56,8 +57,12 @@ namespace cs {
 inline constexpr int kGoldenFormatVersion = 2;
 
 enum class GoldenTensor { input, weights, output, bound };
-// "input", "weights", "output", "bound"
-const char* golden_tensor_name(GoldenTensor t);
+inline constexpr NameTable<GoldenTensor, 4> kGoldenTensorNames{{{GoldenTensor::input, "input"},
+                                                                {GoldenTensor::weights, "weights"},
+                                                                {GoldenTensor::output, "output"},
+                                                                {GoldenTensor::bound, "bound"}}};
+// Its file name's part: "input", "weights", "output", "bound" (a literal: null-terminated).
+inline const char* golden_tensor_name(GoldenTensor t) { return name_of(kGoldenTensorNames, t).data(); }
 
 // What every generation takes: the per-layer sets' (GenerateOptions) and the chain's
 // (ChainGenerateOptions, golden_chain.hpp).

@@ -24,16 +24,6 @@ namespace cs {
 using namespace golden_detail;
 namespace fs = std::filesystem;
 
-const char* chain_tensor_name(ChainTensor t) {
-    switch (t) {
-        case ChainTensor::input: return "input";
-        case ChainTensor::weights: return "weights";
-        case ChainTensor::bias: return "bias";
-        case ChainTensor::output: return "output";
-    }
-    return "?";
-}
-
 fs::path golden_chain_dir(const fs::path& root, const LayerTable& table) {
     return root / golden_table_name(table) / kChainDirName;
 }

@@ -42,8 +42,12 @@ namespace cs {
 inline constexpr const char* kChainDirName = "chain";
 
 enum class ChainTensor { input, weights, bias, output };
-// "input", "weights", "bias", "output"
-const char* chain_tensor_name(ChainTensor t);
+inline constexpr NameTable<ChainTensor, 4> kChainTensorNames{{{ChainTensor::input, "input"},
+                                                              {ChainTensor::weights, "weights"},
+                                                              {ChainTensor::bias, "bias"},
+                                                              {ChainTensor::output, "output"}}};
+// Its file name's part: "input", "weights", "bias", "output" (a literal: null-terminated).
+inline const char* chain_tensor_name(ChainTensor t) { return name_of(kChainTensorNames, t).data(); }
 
 // Data scales other than 1 and 1 are not offered for chains: the run options alone.
 struct ChainGenerateOptions : GoldenRunOptions {};

@@ -62,6 +62,15 @@ struct Rung : RungTraits {
 Rung make_rung(std::string name, std::vector<PrecisionRow> rows, std::string idea, RungSupports supports,
                RungPlan make_plan, RungTraits traits = {}, std::vector<Axis> axes = {});
 
+// One rung per precision row where each class's idea differs (the library anchors: cuDNN's graph
+// and legacy APIs), all on the same entry points: `name` with {p} filled per row.
+struct RowIdea {
+    PrecisionRow row;
+    std::string idea;
+};
+std::vector<Rung> rung_per_row(const std::string& name, const std::vector<RowIdea>& rows, const RungSupports& supports,
+                               const RungPlan& make_plan, const RungTraits& traits);
+
 struct Family {
     std::string name;                // the CSV's `family`
     std::vector<Axis> axes;          // every rung's

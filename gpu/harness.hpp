@@ -66,7 +66,9 @@ std::optional<MemoryMode> parse_memory_mode(std::string_view s);
 const std::vector<MemoryMode>& all_memory_modes();
 std::string memory_mode_names();  // "pageable, pinned, managed, managed-prefetch, streams"
 
-struct RunOptions {
+// How a row is run; the PlanState part (engine memory, split mutation, tuning table) is passed to
+// every plan in its PlanContext.
+struct RunOptions : PlanState {
     int warmup = 3;
     int repeats = 20;
     bool flush_l2 = true;
@@ -89,11 +91,6 @@ struct RunOptions {
     std::uint64_t sample_seed = 20261123;
     // Seed of the round-robin order (order_seed_of derives each timing group's).
     std::uint64_t order_seed = 20261128;
-    // Passed to every plan (PlanContext): the engine memory the caller owns (null: none), the
-    // tests' split mutation and the tuning table (null: the built-in one).
-    EngineChoices* engines = nullptr;
-    SplitMutation split_mutation = SplitMutation::none;
-    const Tuning* tuning = nullptr;
 };
 
 // The problem's host data (float32) and what to check against.

@@ -128,8 +128,9 @@ void Run::make_plans() {
     // Without the caller's engine memory the row's plans share one of their own: a library
     // searches once per row and remembers nothing past it.
     if (!opt_.engines) own_engines_ = std::make_unique<EngineChoices>();
-    PlanContext pc{ctx_.prop(), ctx_.info().device, limit / std::size_t(nplans), chunk_n_,
-                   opt_.engines ? opt_.engines : own_engines_.get(), opt_.split_mutation, opt_.tuning};
+    PlanState state = opt_;
+    if (!state.engines) state.engines = own_engines_.get();
+    PlanContext pc{state, ctx_.prop(), ctx_.info().device, limit / std::size_t(nplans), chunk_n_};
     for (int i = 0; i < nplans; ++i) plans_.push_back(v_.make_plan(p_, pc));
     for (const auto& pl : plans_) r_.workspace_bytes += pl->workspace_bytes();
     r_.detail = plans_.front()->detail();

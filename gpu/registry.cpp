@@ -91,6 +91,13 @@ std::vector<Variant> expand(const Family& f) {
     return out;
 }
 
+std::vector<Rung> rung_per_row(const std::string& name, const std::vector<RowIdea>& rows, const RungSupports& supports,
+                               const RungPlan& make_plan, const RungTraits& traits) {
+    std::vector<Rung> out;
+    for (const auto& r : rows) out.push_back(make_rung(name, {r.row}, r.idea, supports, make_plan, traits));
+    return out;
+}
+
 Rung make_rung(std::string name, std::vector<PrecisionRow> rows, std::string idea, RungSupports supports,
                RungPlan make_plan, RungTraits traits, std::vector<Axis> axes) {
     Rung r;

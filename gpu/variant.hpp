@@ -118,17 +118,9 @@ struct DeviceIO {
 class EngineChoices;  // engine_choice.hpp
 struct Tuning;        // tuning.hpp
 
-// What a plan is built with: the device, its limits, and the run's state that reaches plans
-// (no process-wide singleton does): the library anchors' engine memory, the tests' split
-// mutation and the tuning table. A plan that builds another (space-to-depth, canvases) passes a copy on.
-struct PlanContext {
-    const cudaDeviceProp& prop;
-    int device = 0;
-    // Largest workspace a plan may allocate (bytes); a plan that needs more must chunk
-    // its work to fit, or throw cs::Skip with the reason.
-    std::size_t workspace_limit = 0;
-    // The largest batch one run() call will be given (the streams mode cuts batches).
-    std::int64_t max_chunk_N = 0;
+// The run's state that reaches every plan (no process-wide singleton does): the caller sets it
+// in RunOptions (harness.hpp) and the harness hands it to each plan in its PlanContext.
+struct PlanState {
     // The engines the library anchors chose before and their reuse and build-only switches
     // (engine_choice.hpp), which their search reads and updates; null: every search chooses
     // afresh and remembers nothing.
@@ -138,6 +130,18 @@ struct PlanContext {
     // The measured choices plans take before their rules (tuning.hpp: --tuning, CONVSTUDY_TUNING);
     // null: the built-in per-card tables.
     const Tuning* tuning = nullptr;
+};
+
+// What a plan is built with: the run's state (PlanState), the device and its limits. A plan that
+// builds another (space-to-depth, canvases) passes a copy on.
+struct PlanContext : PlanState {
+    const cudaDeviceProp& prop;
+    int device = 0;
+    // Largest workspace a plan may allocate (bytes); a plan that needs more must chunk
+    // its work to fit, or throw cs::Skip with the reason.
+    std::size_t workspace_limit = 0;
+    // The largest batch one run() call will be given (the streams mode cuts batches).
+    std::int64_t max_chunk_N = 0;
 };
 
 class Plan {

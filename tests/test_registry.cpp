@@ -202,7 +202,7 @@ TEST_CASE("a build without the kernels says so from every row's plan, and only t
     REQUIRE(why.find("-DCONVSTUDY_KERNELS=ON") != std::string::npos);
     cudaDeviceProp prop{};
     prop.major = 9;
-    const PlanContext ctx{prop, 0, std::size_t(1) << 30, 128};
+    const PlanContext ctx{{}, prop, 0, std::size_t(1) << 30, 128};
     Problem p;
     p.layer = cs::default_layer_table().layers.front();
     p.N = 1;

@@ -28,25 +28,23 @@ std::optional<std::string> cudnn_s2d_supports(const PrecisionRow& row, const Pro
 // cudnn_graph_plan(); then the space-to-depth rung in all four classes.
 Family cudnn_family() {
     const RungTraits lib{"library", {Layout::nchw, Layout::nhwc}, false};
-    auto graph = [&](PrecisionRow row, const char* idea) {  // one precision class's graph-API rung
-        return make_rung("cudnn-{p}", {row}, idea, cudnn_graph_supports, CS_PLAN(cudnn_graph_plan), lib);
-    };
-    return {"cudnn",
-            {},
-            {
-                graph(row_fp32(), "cuDNN graph API on float tensors: fastest fp32-accurate engine config of heuristics "
-                                  "A/B, fallback and the global list, no tensor cores (TF32 off)"),
-                graph(row_tf32(), "cuDNN graph API on float tensors, tensor cores (TF32) allowed: fastest "
-                                  "tf32-accurate engine config"),
-                graph(row_fp16(), "cuDNN graph API on half tensors, float compute: fastest fp16-accurate engine config"),
-                graph(row_bf16(), "cuDNN graph API on bfloat16 tensors, float compute: fastest bf16-accurate engine "
-                                  "config"),
-                make_rung("cudnn-{p}-s2d", {row_fp32(), row_tf32(), row_fp16(), row_bf16()},
-                          "the layer rewritten by space-to-depth (stride b: b*b*C channels, a stride-1 ceil(R/b) x "
-                          "ceil(S/b) filter, the same output; our transform of input and weights timed), then "
-                          "cudnn-{p}'s graph-API engine search on the rewritten problem",
-                          cudnn_s2d_supports, CS_PLAN(cudnn_s2d_plan), lib),
-            }};
+    Family f{"cudnn", {},
+             rung_per_row("cudnn-{p}",
+                          {{row_fp32(), "cuDNN graph API on float tensors: fastest fp32-accurate engine config of "
+                                        "heuristics A/B, fallback and the global list, no tensor cores (TF32 off)"},
+                           {row_tf32(), "cuDNN graph API on float tensors, tensor cores (TF32) allowed: fastest "
+                                        "tf32-accurate engine config"},
+                           {row_fp16(), "cuDNN graph API on half tensors, float compute: fastest fp16-accurate engine "
+                                        "config"},
+                           {row_bf16(), "cuDNN graph API on bfloat16 tensors, float compute: fastest bf16-accurate "
+                                        "engine config"}},
+                          cudnn_graph_supports, CS_PLAN(cudnn_graph_plan), lib)};
+    f.rungs.push_back(make_rung("cudnn-{p}-s2d", {row_fp32(), row_tf32(), row_fp16(), row_bf16()},
+                                "the layer rewritten by space-to-depth (stride b: b*b*C channels, a stride-1 ceil(R/b) "
+                                "x ceil(S/b) filter, the same output; our transform of input and weights timed), then "
+                                "cudnn-{p}'s graph-API engine search on the rewritten problem",
+                                cudnn_s2d_supports, CS_PLAN(cudnn_s2d_plan), lib));
+    return f;
 }
 
 }  // namespace cs::gpu::variants

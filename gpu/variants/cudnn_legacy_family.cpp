@@ -99,19 +99,15 @@ std::optional<std::string> cudnn_legacy_supports(const PrecisionRow& prow, const
 // cudnn_legacy_plan().
 Family cudnn_legacy_family() {
     const RungTraits lib{"library", {Layout::nchw}, false};
-    auto legacy = [&](PrecisionRow row, const char* idea) {  // one precision class's legacy-API rung
-        return make_rung("cudnn-legacy-{p}", {row}, idea, cudnn_legacy_supports, CS_PLAN(cudnn_legacy_plan), lib);
-    };
-    return {"cudnn-legacy",
-            {},
-            {
-                legacy(row_fp32(), "cuDNN legacy API: fastest of cudnnFindConvolutionForwardAlgorithmEx that is FMA "
-                                   "math (TF32 off) and fp32-accurate"),
-                legacy(row_tf32(), "cuDNN legacy API on float tensors, tensor-op math (TF32 allowed): fastest "
-                                   "tf32-accurate algorithm found"),
-                legacy(row_fp16(), "cuDNN legacy API on half tensors, float accumulation, tensor-op math: fastest "
-                                   "fp16-accurate algorithm found"),
-            }};
+    return {"cudnn-legacy", {},
+            rung_per_row("cudnn-legacy-{p}",
+                         {{row_fp32(), "cuDNN legacy API: fastest of cudnnFindConvolutionForwardAlgorithmEx that is FMA "
+                                       "math (TF32 off) and fp32-accurate"},
+                          {row_tf32(), "cuDNN legacy API on float tensors, tensor-op math (TF32 allowed): fastest "
+                                       "tf32-accurate algorithm found"},
+                          {row_fp16(), "cuDNN legacy API on half tensors, float accumulation, tensor-op math: fastest "
+                                       "fp16-accurate algorithm found"}},
+                         cudnn_legacy_supports, CS_PLAN(cudnn_legacy_plan), lib)};
 }
 
 }  // namespace cs::gpu::variants
