@@ -40,6 +40,7 @@ struct CsvCell {
     const Layer& l;
     bool pass, checked;
     double gflop, kernel, total, tflops, overlap, peak;
+    std::map<std::string, std::string> ran;  // the config column's axis values (the plan's choices)
 };
 
 namespace {
@@ -49,12 +50,11 @@ std::string pos(long long v) { return v ? std::to_string(v) : ""; }  // 0: not r
 
 }  // namespace
 
-// The one schema of the results CSV: each column's name, type, unit, meaning (shared with the
-// columns after it that give none) and value, in CSV order. It writes the header and the rows,
-// and docs/csv-columns.md is generated from it (`convstudy schema`).
-const std::vector<CsvColumn>& csv_schema() {
+namespace {
+// The schema's fixed columns, in CSV order (csv_schema adds the axis columns).
+std::vector<CsvColumn> fixed_columns() {
     using C = const CsvCell&;
-    static const std::vector<CsvColumn> cols = {
+    return {
         {"timestamp", "text", "", "where and what ran; schema_version: the version of this column list, raised when a column is added, removed, renamed or changes meaning", [](C c) { return c.m.timestamp; }},
         {"device", "text", "", nullptr, [](C c) { return c.m.device; }},
         {"cc", "text", "", nullptr, [](C c) { return c.m.cc; }},
@@ -154,6 +154,37 @@ const std::vector<CsvColumn>& csv_schema() {
         {"cudnn_process_max_ms", "real", "ms", nullptr, [](C c) { return opt(c.row.cudnn_process_max_ms); }},
         {"detail", "text", "", "the plan's launch geometry and choices (a library row: the engine or algorithm and its search)", [](C c) { return c.r.detail; }},
     };
+}
+
+// The fixed columns, then after `algo` one column per axis the registry's variants have, in
+// the order the registry first shows them: axis_<name>, the value the plan ran with.
+std::vector<CsvColumn> with_axis_columns(std::vector<CsvColumn> cols) {
+    std::vector<std::string> axes;
+    for (const auto& v : gpu::registry())
+        for (const auto& a : v.axes)
+            if (std::find(axes.begin(), axes.end(), a.name) == axes.end()) axes.push_back(a.name);
+    std::vector<CsvColumn> axis_cols;
+    for (const auto& a : axes)
+        axis_cols.push_back({"axis_" + a, "text", "",
+                             axis_cols.empty() ? "one column per axis of the registry (`convstudy list --json` lists "
+                                                 "them): the value the plan ran with (the `config` column's), empty "
+                                                 "where the variant has no such axis"
+                                               : nullptr,
+                             [a](const CsvCell& c) {
+                                 const auto it = c.ran.find(a);
+                                 return it == c.ran.end() ? std::string() : it->second;
+                             }});
+    const auto at = std::find_if(cols.begin(), cols.end(), [](const CsvColumn& c) { return c.name == "algo"; });
+    cols.insert(at + 1, axis_cols.begin(), axis_cols.end());
+    return cols;
+}
+}  // namespace
+
+// The one schema of the results CSV: each column's name, type, unit, meaning (shared with the
+// columns after it that give none) and value, in CSV order. It writes the header and the rows,
+// and docs/csv-columns.md is generated from it (`convstudy schema`).
+const std::vector<CsvColumn>& csv_schema() {
+    static const std::vector<CsvColumn> cols = with_axis_columns(fixed_columns());
     return cols;
 }
 
@@ -180,7 +211,13 @@ std::vector<std::string> csv_fields(const RunMeta& m, const Row& row) {
     const bool streams = row.memory == gpu::MemoryMode::streams;
     const double overlap =
         pass && streams ? (r.h2d.median + r.convert.median + r.kernel.median + r.d2h.median) / total : NAN;
-    const CsvCell cell{m, row, r, l, pass, checked, gflop, kernel, total, tflops, overlap, m.peak_for(row.precision())};
+    CsvCell cell{m, row, r, l, pass, checked, gflop, kernel, total, tflops, overlap, m.peak_for(row.precision()), {}};
+    for (std::string rest = r.config; !rest.empty();) {  // "tile=...;schedule=..."
+        const auto semi = rest.find(';');
+        const std::string kv = rest.substr(0, semi);
+        if (const auto eq = kv.find('='); eq != std::string::npos) cell.ran[kv.substr(0, eq)] = kv.substr(eq + 1);
+        rest = semi == std::string::npos ? "" : rest.substr(semi + 1);
+    }
     std::vector<std::string> f;
     for (const auto& c : csv_schema()) f.push_back(c.value(cell));
     return f;

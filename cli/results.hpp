@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -79,11 +80,11 @@ struct Row {
 inline constexpr int kCsvSchemaVersion = 3;  // 3: rung and ladder
 struct CsvCell;  // a row's values, computed once (results.cpp)
 struct CsvColumn {
-    const char* name;
+    std::string name;
     const char* type;
     const char* unit;
     const char* meaning;
-    std::string (*value)(const CsvCell&);
+    std::function<std::string(const CsvCell&)> value;
 };
 const std::vector<CsvColumn>& csv_schema();
 // The schema as the markdown table of docs/csv-columns.md: one line per group of columns.

@@ -44,7 +44,7 @@ TEST_CASE("the CSV schema: unique names, types, units, a meaning for every group
         CHECK(names.insert(cols[i].name).second);
         CHECK(std::regex_match(cols[i].name, std::regex("[A-Za-z][A-Za-z0-9_]*")));
         CHECK(types.count(cols[i].type) == 1);
-        CHECK(cols[i].value != nullptr);
+        CHECK(static_cast<bool>(cols[i].value));
         CHECK(csv_columns()[i] == cols[i].name);
         // a column whose name says a unit has that unit
         const std::string n = cols[i].name;
@@ -64,6 +64,36 @@ TEST_CASE("every row carries the schema version and one field per column", "[res
     REQUIRE(f.size() == csv_columns().size());
     for (std::size_t i = 0; i < f.size(); ++i)
         if (csv_columns()[i] == "schema_version") CHECK(f[i] == std::to_string(kCsvSchemaVersion));
+}
+
+TEST_CASE("every axis of the registry is a column holding the value the plan ran with", "[results][schema]") {
+    const auto col = [](const std::string& name) {
+        const auto& c = csv_columns();
+        const auto it = std::find(c.begin(), c.end(), name);
+        REQUIRE(it != c.end());
+        return std::size_t(it - c.begin());
+    };
+    for (const auto& v : gpu::registry())
+        for (const auto& a : v.axes) (void)col("axis_" + a.name);
+    Row r;
+    r.layer.name = "conv2";
+    r.layer.C = 96, r.layer.H = 27, r.layer.W = 27, r.layer.M = 256, r.layer.R = 5, r.layer.S = 5, r.layer.stride = 1,
+    r.layer.pad = 2;
+    r.N = 1;
+    r.variant = gpu::find_variant("hopper-ws-fp16").variant;
+    r.result.config = "tile=m128n256k64B-s8;schedule=pingpong;scheduler=split-k;cluster=1x2";
+    const auto f = csv_fields(RunMeta{}, r);
+    CHECK(f[col("axis_tile")] == "m128n256k64B-s8");
+    CHECK(f[col("axis_schedule")] == "pingpong");
+    CHECK(f[col("axis_scheduler")] == "split-k");
+    CHECK(f[col("axis_cluster")] == "1x2");
+    CHECK(f[col("axis_s2d")].empty());
+    CHECK(f[col("rung")] == "hopper-ws");
+    CHECK(f[col("ladder")] == "hopper");
+    r.variant = gpu::find_variant("baseline").variant;
+    r.result.config.clear();
+    const auto g = csv_fields(RunMeta{}, r);
+    CHECK(g[col("axis_tile")].empty());
 }
 
 TEST_CASE("docs/csv-columns.md's table is the schema's (convstudy schema)", "[results][schema][docs]") {
