@@ -31,6 +31,17 @@ std::string doc_block(const std::string& doc = "docs/csv-columns.md", const std:
     return text.substr(a + open.size(), b - a - open.size());
 }
 
+// A results row of `variant` on AlexNet's conv2 at N=1 (nothing run).
+Row conv2_row(const char* variant) {
+    Row r;
+    r.layer.name = "conv2";
+    r.layer.C = 96, r.layer.H = 27, r.layer.W = 27, r.layer.M = 256, r.layer.R = 5, r.layer.S = 5, r.layer.stride = 1,
+    r.layer.pad = 2;
+    r.N = 1;
+    r.variant = gpu::find_variant(variant).variant;
+    return r;
+}
+
 }  // namespace
 
 TEST_CASE("the CSV schema: unique names, types, units, a meaning for every group", "[results][schema]") {
@@ -54,12 +65,7 @@ TEST_CASE("the CSV schema: unique names, types, units, a meaning for every group
 }
 
 TEST_CASE("every row carries the schema version and one field per column", "[results][schema]") {
-    Row r;
-    r.layer.name = "conv2";
-    r.layer.C = 96, r.layer.H = 27, r.layer.W = 27, r.layer.M = 256, r.layer.R = 5, r.layer.S = 5, r.layer.stride = 1,
-    r.layer.pad = 2;
-    r.N = 1;
-    r.variant = gpu::find_variant("baseline").variant;
+    const Row r = conv2_row("baseline");
     const auto f = csv_fields(RunMeta{}, r);
     REQUIRE(f.size() == csv_columns().size());
     for (std::size_t i = 0; i < f.size(); ++i)
@@ -75,12 +81,7 @@ TEST_CASE("every axis of the registry is a column holding the value the plan ran
     };
     for (const auto& v : gpu::registry())
         for (const auto& a : v.axes) (void)col("axis_" + a.name);
-    Row r;
-    r.layer.name = "conv2";
-    r.layer.C = 96, r.layer.H = 27, r.layer.W = 27, r.layer.M = 256, r.layer.R = 5, r.layer.S = 5, r.layer.stride = 1,
-    r.layer.pad = 2;
-    r.N = 1;
-    r.variant = gpu::find_variant("hopper-ws-fp16").variant;
+    Row r = conv2_row("hopper-ws-fp16");
     r.result.config = "tile=m128n256k64B-s8;schedule=pingpong;scheduler=split-k;cluster=1x2";
     const auto f = csv_fields(RunMeta{}, r);
     CHECK(f[col("axis_tile")] == "m128n256k64B-s8");
