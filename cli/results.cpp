@@ -86,7 +86,7 @@ std::vector<CsvColumn> fixed_columns() {
         {"io_dtype", "text", "", "the element type of the variant's device tensors (f32, f16, bf16), memory mode, layout (nchw, nhwc), the axis values the row set (`--axis`; empty: the variant's defaults) and every axis value the plan ran with (its tile, schedule, tile scheduler and epilogue for the Hopper family), and how it computes (direct, gemm, winograd, fft, or library where the library chose an engine the detail names)", [](C c) { return std::string(gpu::to_string(c.row.variant->io)); }},
         {"memory", "text", "", nullptr, [](C c) { return std::string(gpu::to_string(c.row.memory)); }},
         {"layout", "text", "", nullptr, [](C c) { return std::string(gpu::to_string(c.row.layout)); }},
-        {"axes", "text", "", nullptr, [](C c) { return c.r.axes; }},
+        {"axes", "text", "", nullptr, [](C c) { return axes_text(c.row); }},
         {"config", "text", "", nullptr, [](C c) { return c.r.config; }},
         {"algo", "text", "", nullptr, [](C c) { return c.r.algo; }},
         {"status", "text", "", "PASS, FAIL, SKIP, ERROR or UNCHECKED, and why (SKIP: the variant's own reason; FAIL names the run that differed: the checked run is run 1, every warm-up and timed repeat after it is checked too; UNCHECKED: it ran but no reference checked its output, never PASS)", [](C c) { return std::string(gpu::to_string(c.r.status)); }},
@@ -239,6 +239,8 @@ std::string schema_markdown() {
 
 std::string csv_number(double v) { return num(v); }
 
+std::string axes_text(const Row& row) { return gpu::axis_config(*row.variant, row.result.axes).str(); }
+
 void set_cudnn_processes(Row& row, std::vector<double> v) {
     if (v.empty()) return;
     std::sort(v.begin(), v.end());
@@ -266,7 +268,7 @@ std::string summary_line(const Row& row) {
             std::snprintf(b, sizeof b, "  speedup %.1fx", row.cpu_ms / r.kernel.median);
             line += b;
         }
-        if (!r.axes.empty()) line += "  [" + r.axes + "]";  // rows of an axis sweep tell themselves apart
+        if (!r.axes.empty()) line += "  [" + axes_text(row) + "]";  // rows of an axis sweep tell themselves apart
         return line;
     } else {
         std::snprintf(b, sizeof b, "%-6s N=%-5lld %-24s %-16s %-4s %-5s %s", row.layer.name.c_str(),

@@ -87,6 +87,9 @@ struct CsvColumn {
     std::function<std::string(const CsvCell&)> value;
 };
 const std::vector<CsvColumn>& csv_schema();
+// The axis values a row set, spelled as the CSV's `axes` column and --axis take them
+// ("scheduler=split-k;tile=..."; empty: the variant's defaults).
+std::string axes_text(const Row& row);
 // The schema as the markdown table of docs/csv-columns.md: one line per group of columns.
 std::string schema_markdown();
 const std::vector<std::string>& csv_columns();

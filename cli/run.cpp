@@ -109,11 +109,8 @@ ProfileTarget profile_target(const Row& row, const TableOpt& table, const std::s
     v.insert(v.end(), options.begin(), options.end());
     v.push_back("--profile-target");
     if (!table.path.empty()) v.insert(v.end(), {"--table", table.path});
-    for (std::string rest = row.result.axes; !rest.empty();) {  // "a=x;b=y": one --axis each
-        const auto semi = rest.find(';');
-        v.insert(v.end(), {"--axis", rest.substr(0, semi)});
-        rest = semi == std::string::npos ? "" : rest.substr(semi + 1);
-    }
+    for (const auto& [axis, value] : gpu::axis_config(*row.variant, row.result.axes).set)  // one --axis each
+        v.insert(v.end(), {"--axis", axis + "=" + value});
     return p;
 }
 

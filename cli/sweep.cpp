@@ -239,7 +239,7 @@ void cudnn_process_medians(std::vector<Row>& rows, const SweepArgs& a, const std
     };
     auto row_key = [&key](const Row& r) {  // a row of this process, spelled as the children's CSV spells it
         return key(r.layer.name, r.N, r.variant->name, std::string(gpu::to_string(r.layout)),
-                   std::string(gpu::to_string(r.memory)), r.result.axes);
+                   std::string(gpu::to_string(r.memory)), axes_text(r));
     };
     for (const auto& r : rows)
         if (r.is_cudnn() && r.result.status == gpu::Status::pass) times[row_key(r)].push_back(own_cudnn_ms(r));

@@ -136,7 +136,7 @@ struct RunResult {
     std::size_t device_bytes = 0;  // tensors + workspace on the device
     double search_ms = NAN;        // the plan's engine search's median for its configuration (Plan::search_ms)
     std::string detail;            // the plan's description
-    std::string axes;              // the axis values the row set (Problem::config; empty: defaults)
+    AxisValues axes;               // the axis values the row set, typed (Problem::axes; empty: defaults)
     std::string config;            // every axis value it ran with (the plan's, defaults resolved)
     int streams = 0, chunks = 0;   // streams mode
     std::vector<float> output;     // with RunOptions::keep_output

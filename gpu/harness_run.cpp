@@ -516,7 +516,8 @@ void Run::make_verifier() {
 }
 
 void Run::prepare() {
-    r_.axes = r_.config = axis_config(v_, p_.axes).str();
+    r_.axes = p_.axes;
+    r_.config = axis_config(v_, p_.axes).str();  // the plan's own, once it is made
     if (auto why = axes_error(v_, p_.axes)) throw Skip(*why);
     if (std::find(v_.layouts.begin(), v_.layouts.end(), p_.layout) == v_.layouts.end())
         throw Skip("runs only in layout " + join(v_.layouts, ", ", [](Layout l) { return to_string(l); }) + ", not " +

@@ -229,7 +229,8 @@ TEST_CASE("a row's printed line says the speedup only where the CPU's time is kn
     CHECK(summary_line(r).find("[") == std::string::npos);  // no axes set: no brackets
     r.cpu_ms = 2.5;
     CHECK(summary_line(r).find("speedup 200.0x") != std::string::npos);
-    r.result.axes = "scheduler=split-k";  // two rows of one variant in an axis sweep differ here
+    // two rows of one variant in an axis sweep differ here
+    r.result.axes = gpu::axis_values(*r.variant, gpu::Config{{{"scheduler", "split-k"}}});
     CHECK(summary_line(r).find("[scheduler=split-k]") != std::string::npos);
     r.result.status = gpu::Status::skip;
     r.result.reason = "needs stride > 1";
