@@ -472,6 +472,13 @@ SanitizeStep read_sanitize(const Fields& f, Outputs& outs) {
     s.deadline_s = int(f.integer("deadline_s", s.deadline_s, 0, 86400));
     s.jobs = int(f.integer("jobs", s.jobs, 0, 1024));
     s.workspace_gib = f.number("workspace_gib", s.workspace_gib, 0.0625, 1024);
+    if (f.has("shard")) {
+        try {
+            s.shard = parse_shard(f.str("shard", ""));
+        } catch (const Error& e) {
+            f.where().fail("shard", e.what());
+        }
+    }
     s.summary = out_name(f, "summary", s.summary, false, {".log", ".txt"});
     outs.add(f, "summary", s.summary);
     return s;
@@ -622,7 +629,7 @@ Plan parse_plan(std::string_view text, const std::string& source, const fs::path
             break;
         case StepKind::sanitize:
             step.body = read_sanitize(with({"tools", "variants", "split", "targets", "memory", "axes", "job_seconds",
-                                            "deadline_s", "jobs", "workspace_gib", "summary"}),
+                                            "deadline_s", "jobs", "workspace_gib", "shard", "summary"}),
                                       outs);
             break;
         case StepKind::python: step.body = read_python(with({"script", "args"}), root); break;

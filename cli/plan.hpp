@@ -125,6 +125,9 @@ struct SanitizeStep {
     int deadline_s = 0;  // 0: none
     int jobs = 0;        // 0: sanitize.sh's default (the cores)
     double workspace_gib = 4;
+    // K/N: every N-th job from the K-th (scripts/sanitize.sh's job order), so that N calls of
+    // the GPU machine run a plan whose jobs do not fit one; 1/1: all of them.
+    Shard shard;
     std::string summary = "sanitizer.log";
 };
 

@@ -171,6 +171,8 @@ Commands sanitize_commands(const SanitizeStep& sa, const std::string& B, const s
     if (!axes.empty()) cmd.push_back("SANITIZE_AXES=" + axes);
     if (sa.deadline_s) cmd.push_back("SANITIZE_DEADLINE=" + std::to_string(sa.deadline_s));
     if (sa.jobs) cmd.push_back("SANITIZE_JOBS=" + std::to_string(sa.jobs));
+    if (sa.shard.count > 1)
+        cmd.push_back("SANITIZE_SHARD=" + std::to_string(sa.shard.index) + "/" + std::to_string(sa.shard.count));
     std::ostringstream gib;
     gib << sa.workspace_gib;
     cmd.push_back("SANITIZE_WORKSPACE_GIB=" + gib.str());

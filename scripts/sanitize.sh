@@ -40,6 +40,8 @@
 #   SANITIZE_VARIANTS  comma-separated variant names: only these (default: all hand-written)
 #   SANITIZE_TARGETS   targets (default: "alexnet odd")
 #   SANITIZE_MEMORY    memory modes of the sweeps (default: pageable)
+#   SANITIZE_SHARD     K/N: every N-th job of the list below from the K-th (default 1/1: all), so
+#                      that N runs (N calls of a GPU machine) share a list too long for one
 #   SANITIZE_WORKSPACE_GIB  each sweep's workspace limit (default 4: a fixed size, not "half
 #                      the free memory", which 16 processes starting together would race for)
 #   SANITIZE_AXES      sweep axis arguments added to every job (e.g. "--axis tile=m256n128k128B-s4":
@@ -67,6 +69,7 @@ TARGETS=${SANITIZE_TARGETS:-"alexnet odd"}
 MEMORY=${SANITIZE_MEMORY:-pageable}
 WORKSPACE_GIB=${SANITIZE_WORKSPACE_GIB:-4}
 read -r -a AXES <<<"${SANITIZE_AXES:-}"
+SHARD=${SANITIZE_SHARD:-1/1}
 FILTER='regex=_ZN2cs3gpu|cs::gpu::'
 
 die() {
@@ -80,6 +83,9 @@ command -v python3 >/dev/null || die "python3 is needed to read the variant list
 [[ $JOB_SECONDS =~ ^[1-9][0-9]*$ ]] || die "SANITIZE_SECONDS must be a positive integer, not '$JOB_SECONDS'"
 [[ $DEADLINE =~ ^[0-9]+$ ]] || die "SANITIZE_DEADLINE must be a whole number of seconds, not '$DEADLINE'"
 [[ $SPLIT == family || $SPLIT == variant ]] || die "SANITIZE_SPLIT must be family or variant"
+[[ $SHARD =~ ^([1-9][0-9]*)/([1-9][0-9]*)$ ]] && ((BASH_REMATCH[1] <= BASH_REMATCH[2])) ||
+    die "SANITIZE_SHARD must be K/N with 1 <= K <= N, not '$SHARD'"
+SHARD_K=${BASH_REMATCH[1]} SHARD_N=${BASH_REMATCH[2]}
 mkdir -p "$LOGDIR" "$(dirname "$SUMMARY")" || die "cannot create $LOGDIR"
 rm -f "$LOGDIR"/*.result "$LOGDIR"/*.log "$LOGDIR"/*.csv
 t_start=$(date +%s)
@@ -271,8 +277,14 @@ done
 for tool in $TOOLS; do
     case $tool in memcheck | racecheck | initcheck | synccheck) ;; *) die "unknown tool '$tool'" ;; esac
 done
+all_jobs=${#job_list[@]}
+if ((SHARD_N > 1)); then  # this shard's jobs: every SHARD_N-th from the SHARD_K-th
+    mine=()
+    for ((i = SHARD_K - 1; i < all_jobs; i += SHARD_N)); do mine+=("${job_list[$i]}"); done
+    job_list=("${mine[@]}")
+fi
 
-echo "sanitize: ${#job_list[@]} jobs, $JOBS at a time, ${JOB_SECONDS}s each at most; logs in $LOGDIR"
+echo "sanitize: ${#job_list[@]} jobs (shard $SHARD of $all_jobs), $JOBS at a time, ${JOB_SECONDS}s each at most; logs in $LOGDIR"
 running=0
 not_started=0
 for spec in "${job_list[@]}"; do
@@ -299,7 +311,7 @@ wait
     echo "sanitizer: $(compute-sanitizer --version 2>/dev/null | grep -iE 'version' | tail -1)"
     echo "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)"
     echo "build: $B; filter: --kernel-name $FILTER (only convstudy's kernels instrumented); targets: $TARGETS;"
-    echo "memory: $MEMORY; $JOBS jobs at a time, ${JOB_SECONDS}s limit per job$( ((DEADLINE > 0)) && echo ", ${DEADLINE}s in all"); split by $SPLIT"
+    echo "memory: $MEMORY; $JOBS jobs at a time, ${JOB_SECONDS}s limit per job$( ((DEADLINE > 0)) && echo ", ${DEADLINE}s in all"); split by $SPLIT; shard $SHARD of $all_jobs jobs"
     echo "control (one planted error per tool, same filter):$control_line"
     echo
     printf '%-10s %-34s %-7s %-8s %-7s %-15s %s\n' tool target errors finished seconds "pass/skip/fail/error" exit

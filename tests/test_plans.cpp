@@ -160,6 +160,7 @@ TEST_CASE("a bad plan is refused naming the file, the step and the field", "[pla
          {"step 1 (python): 'args': must be a list of strings, not a string"}},
         {R"({"kind": "sanitize", "variants": ["cudnn-fp16"]})", {"step 1 (sanitize): 'variants':"}},
         {R"({"kind": "sanitize", "tools": ["leakcheck"]})", {"step 1 (sanitize): 'tools': unknown tool 'leakcheck'"}},
+        {R"({"kind": "sanitize", "shard": "5/4"})", {"step 1 (sanitize): 'shard':"}},
         {R"({"kind": "profile", "variant": "hopper-ws-fp16", "layer": "conv2", "output": "p.csv", "metrics": "most"})",
          {"step 1 (profile): 'metrics': unknown metric set 'most'"}},
         {R"({"kind": "profile", "variant": "hopper-ws-fp16", "layer": "conv2", "output": "p.csv", "axes": ["tile=all"]})",
@@ -197,7 +198,8 @@ TEST_CASE("a plan's steps become the commands the runner executes", "[plans]") {
         {"kind": "sweep", "csv": "a.csv", "variants": ["simt-gemm"], "batches": [1, 32], "layouts": ["nchw"]},
         {"kind": "sweep", "csv": "b.csv", "variants": ["simt-gemm"], "batches": [1], "layouts": ["nchw"]},
         {"kind": "merge", "inputs": ["a.csv", "b.csv"], "output": "m.csv"},
-        {"kind": "sanitize", "variants": ["simt-gemm"], "tools": ["memcheck"], "targets": ["odd"], "deadline_s": 100},
+        {"kind": "sanitize", "variants": ["simt-gemm"], "tools": ["memcheck"], "targets": ["odd"], "deadline_s": 100,
+         "shard": "2/3"},
         {"kind": "profile", "mode": "ncu", "variant": "simt-gemm", "layer": "conv2", "layout": "nchw", "output": "n.txt",
          "ncu_args": ["--nvtx-include", "convstudy@timed kernels/"]},
         {"kind": "python", "script": "pytorch_anchors.py", "args": ["{out}/pytorch.csv", "--no-compile"]})");
@@ -223,6 +225,7 @@ TEST_CASE("a plan's steps become the commands the runner executes", "[plans]") {
     CHECK(std::find(san.begin(), san.end(), "SANITIZE_TARGETS=odd") != san.end());
     CHECK(std::find(san.begin(), san.end(), "SANITIZE_VARIANTS=simt-gemm") != san.end());
     CHECK(std::find(san.begin(), san.end(), "SANITIZE_DEADLINE=100") != san.end());
+    CHECK(std::find(san.begin(), san.end(), "SANITIZE_SHARD=2/3") != san.end());
     CHECK(std::find(san.begin(), san.end(), "scripts/sanitize.sh") != san.end());
     CHECK(std::find(san.begin(), san.end(), "res/sanitizer.log") != san.end());
     CHECK(steps[7].commands ==
