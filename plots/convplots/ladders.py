@@ -20,7 +20,7 @@ import matplotlib.pyplot as plt
 from matplotlib import ticker as mticker
 from matplotlib.lines import Line2D
 
-from .io import UNCOALESCED, fnum, fx, md_table
+from .io import LIBRARY_FAMILIES, UNCOALESCED, fnum, fx, md_table
 from .draw import layer_colors, plain_log_ticks, save
 
 
@@ -185,7 +185,6 @@ def report_section(d, w, fig):
 
 
 STUDY_FAMILIES = ("baseline", "single-kernel", "multi-kernel")
-LIBRARY_FAMILIES = ("cudnn", "cudnn-legacy", "cublas")
 
 
 def exact_fp32_ladder(d, layer, n):
