@@ -83,8 +83,9 @@ command -v python3 >/dev/null || die "python3 is needed to read the variant list
 [[ $JOB_SECONDS =~ ^[1-9][0-9]*$ ]] || die "SANITIZE_SECONDS must be a positive integer, not '$JOB_SECONDS'"
 [[ $DEADLINE =~ ^[0-9]+$ ]] || die "SANITIZE_DEADLINE must be a whole number of seconds, not '$DEADLINE'"
 [[ $SPLIT == family || $SPLIT == variant ]] || die "SANITIZE_SPLIT must be family or variant"
-[[ $SHARD =~ ^([1-9][0-9]*)/([1-9][0-9]*)$ ]] && ((BASH_REMATCH[1] <= BASH_REMATCH[2])) ||
+if [[ ! $SHARD =~ ^([1-9][0-9]*)/([1-9][0-9]*)$ ]] || ((BASH_REMATCH[1] > BASH_REMATCH[2])); then
     die "SANITIZE_SHARD must be K/N with 1 <= K <= N, not '$SHARD'"
+fi
 SHARD_K=${BASH_REMATCH[1]} SHARD_N=${BASH_REMATCH[2]}
 mkdir -p "$LOGDIR" "$(dirname "$SUMMARY")" || die "cannot create $LOGDIR"
 rm -f "$LOGDIR"/*.result "$LOGDIR"/*.log "$LOGDIR"/*.csv
