@@ -39,22 +39,6 @@ std::string ops_string(const Layer& l) {
     return s.empty() ? "-" : s;
 }
 
-std::string variants_markdown() {
-    const auto cell = [](std::string s) {
-        for (std::size_t at = 0; (at = s.find('|', at)) != std::string::npos; at += 2) s.replace(at, 1, "\\|");
-        return s;
-    };
-    std::string s = "| variant | family | ladder | rung | class | layouts | axes | idea |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n";
-    for (const auto& v : gpu::registry()) {
-        const std::string axes = join(v.axes, ", ", [](const gpu::Axis& a) -> const std::string& { return a.name; });
-        s += "| `" + v.name + "` | " + v.family + " | " + v.ladder + " | " + v.rung + " | " +
-             std::string(gpu::to_string(v.precision)) + " | " +
-             join(v.layouts, ", ", [](gpu::Layout l) { return gpu::to_string(l); }) + " | " + (axes.empty() ? "-" : axes) +
-             " | " + cell(v.idea + (v.deterministic ? "" : " (order-dependent)")) + " |\n";
-    }
-    return s;
-}
-
 int cmd_list(const TableOpt& topt, bool json, bool markdown) {
     if (markdown) {
         std::fputs(variants_markdown().c_str(), stdout);
