@@ -10,7 +10,6 @@
 #include "ws_plan.hpp"
 
 #include <climits>
-#include <stdexcept>
 #include <cstdint>
 #include <optional>
 #include <string>
