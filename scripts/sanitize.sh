@@ -6,6 +6,12 @@
 # of several outputs per thread) at N=1 and 3, in every layout a variant declares.
 #
 #   scripts/sanitize.sh BUILD_DIR SUMMARY_FILE [LOG_DIR]
+#   scripts/sanitize.sh --merge SUMMARY_FILE SHARD_SUMMARY...
+#
+# --merge joins the summaries of a sharded run (SANITIZE_SHARD K/N, below) into one: every
+# shard's text under a line naming it, its own totals line renamed "shard total:", then one
+# TOTAL line over all of them. It refuses (exit 2) unless the shards are 1/N to N/N of one
+# list, each once, whose job counts add up to the list's; exit 1 when a shard is not CLEAN.
 #
 # The work is cut into jobs of (tool, family or variant, target) — target = alexnet or
 # odd — run side by side (SANITIZE_JOBS at a time, default: the number of cores; several
@@ -52,6 +58,58 @@
 set -uo pipefail
 
 usage() { sed -n '2,/^set -uo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//' >&2; }
+
+if [[ ${1:-} == --merge ]]; then
+    (($# >= 3)) || { usage; exit 2; }
+    exec python3 - "${@:2}" <<'EOF'
+import re, sys
+out, shards = sys.argv[1], sys.argv[2:]
+TOTAL = re.compile(r"^TOTAL: (\d+) jobs; all finished: (yes|no \(\d+ not\)); errors: (\d+); "
+                   r"sweep rows FAIL or ERROR: (\d+); controls caught: (yes|NO); wall (\d+)s; result: (CLEAN|NOT CLEAN)$")
+SHARD = re.compile(r"; shard (\d+)/(\d+) of (\d+) jobs$")
+def fail(msg):
+    print(f"sanitize --merge: {msg}", file=sys.stderr)
+    sys.exit(2)
+parts = []
+for path in shards:
+    try:
+        lines = open(path).read().splitlines()
+    except OSError as e:
+        fail(f"cannot read {path}: {e.strerror}")
+    shard = [m for m in map(SHARD.search, lines) if m]
+    totals = [m for m in map(TOTAL.match, lines) if m]
+    if len(shard) != 1 or len(totals) != 1:
+        fail(f"{path}: not one shard's summary (needs one 'shard K/N of M jobs' line and one TOTAL line)")
+    k, n, m = map(int, shard[0].groups())
+    parts.append((k, n, m, totals[0], lines, path))
+parts.sort(key=lambda p: p[0])
+n, m = parts[0][1], parts[0][2]
+if any(p[1] != n or p[2] != m for p in parts):
+    fail("the shards come from different lists: " + ", ".join(f"{p[5]}: {p[0]}/{p[1]} of {p[2]}" for p in parts))
+if [p[0] for p in parts] != list(range(1, n + 1)):
+    fail(f"shards {', '.join(f'{p[0]}/{n}' for p in parts)} given: every one of 1/{n} to {n}/{n} is needed, once")
+jobs = sum(int(p[3].group(1)) for p in parts)
+if jobs != m:
+    fail(f"the shards ran {jobs} jobs, the list has {m}")
+unfinished = sum(int(re.sub(r"\D", "", p[3].group(2)) or 0) for p in parts)
+errors = sum(int(p[3].group(3)) for p in parts)
+rows = sum(int(p[3].group(4)) for p in parts)
+controls = all(p[3].group(5) == "yes" for p in parts)
+wall = [int(p[3].group(6)) for p in parts]
+clean = all(p[3].group(7) == "CLEAN" for p in parts)
+with open(out, "w") as f:
+    f.write(f"compute-sanitizer over the hand-written variants: {n} shards of one list of {m} jobs, "
+            f"joined by scripts/sanitize.sh --merge\n")
+    for k, _, _, _, lines, path in parts:
+        f.write(f"\n==== shard {k}/{n} ({path})\n")
+        f.writelines(re.sub(r"^TOTAL:", "shard total:", ln) + "\n" for ln in lines)
+    f.write(f"\nTOTAL: {jobs} jobs; all finished: {'yes' if unfinished == 0 else f'no ({unfinished} not)'}; "
+            f"errors: {errors}; sweep rows FAIL or ERROR: {rows}; controls caught: {'yes' if controls else 'NO'}; "
+            f"wall {sum(wall)}s ({' + '.join(map(str, wall))} in {n} shards); result: {'CLEAN' if clean else 'NOT CLEAN'}\n")
+print(f"TOTAL: {jobs} jobs in {n} shards; result: {'CLEAN' if clean else 'NOT CLEAN'}")
+sys.exit(0 if clean else 1)
+EOF
+fi
 if (($# < 2)); then
     usage
     exit 2

@@ -7,6 +7,7 @@
 #include "variant.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <set>
 
 using namespace cs;
@@ -329,4 +330,63 @@ TEST_CASE("convstudy plan check and plan steps", "[plans][cli]") {
                          "res/reference.csv --quiet\n");
     CHECK(cli("plan steps " + bad.string() + " --root " + kRoot.string()).code == 2);
     CHECK(cli("plan").code == 2);
+}
+
+// scripts/sanitize.sh --merge: a sharded sanitizer pass (SANITIZE_SHARD K/N, or a plan's
+// "shard") joined into one summary whose TOTAL adds the shards' totals, and refused unless
+// every shard of one list is there once.
+TEST_CASE("sanitize --merge joins every shard of one list into one total, and refuses a partial set",
+          "[plan][sanitize]") {
+    cs::test::TempDir dir;
+    auto shard = [&](int k, const std::string& total) {
+        const fs::path p = dir.path / ("shard" + std::to_string(k) + ".log");
+        std::ofstream(p) << "compute-sanitizer over the hand-written variants (2026-01-01T00:00:00Z)\n"
+                         << "memory: pageable; 16 jobs at a time; split by variant; shard " << k << "/2 of 5 jobs\n\n"
+                         << "memcheck   a/odd    0  yes  3  1/0/0/0  0\n\n"
+                         << total << "\n";
+        return p.string();
+    };
+    const std::string clean3 = "TOTAL: 3 jobs; all finished: yes; errors: 0; sweep rows FAIL or ERROR: 0; "
+                               "controls caught: yes; wall 30s; result: CLEAN";
+    const std::string s1 = shard(1, clean3);
+    const std::string s2 = shard(2, "TOTAL: 2 jobs; all finished: yes; errors: 0; sweep rows FAIL or ERROR: 0; "
+                                    "controls caught: yes; wall 20s; result: CLEAN");
+    const std::string script = "bash " + (kRoot / "scripts/sanitize.sh").string() + " --merge ";
+    const fs::path out = dir.path / "merged.log";
+    auto r = cs::test::run_command(script + out.string() + " " + s2 + " " + s1);
+    CHECK(r.code == 0);
+    std::ifstream in(out);
+    const std::string merged((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    CHECK(merged.find("==== shard 1/2") < merged.find("==== shard 2/2"));
+    CHECK(merged.find("shard total: 3 jobs") != std::string::npos);
+    CHECK(merged.find("\nTOTAL: 5 jobs; all finished: yes; errors: 0; sweep rows FAIL or ERROR: 0; controls caught: yes; "
+                      "wall 50s (30 + 20 in 2 shards); result: CLEAN\n") != std::string::npos);
+    // One TOTAL line only: the shards' own ones are renamed, so readers of "^TOTAL:" see the sum.
+    CHECK(merged.find("\nTOTAL:") == merged.rfind("\nTOTAL:"));
+
+    // A shard with an error makes the whole NOT CLEAN (exit 1), its errors counted.
+    const std::string bad2 = shard(2, "TOTAL: 2 jobs; all finished: no (1 not); errors: 4; sweep rows FAIL or ERROR: 1; "
+                                      "controls caught: yes; wall 20s; result: NOT CLEAN");
+    r = cs::test::run_command(script + out.string() + " " + s1 + " " + bad2);
+    CHECK(r.code == 1);
+    std::ifstream in2(out);
+    const std::string merged2((std::istreambuf_iterator<char>(in2)), std::istreambuf_iterator<char>());
+    CHECK(merged2.find("TOTAL: 5 jobs; all finished: no (1 not); errors: 4; sweep rows FAIL or ERROR: 1;") !=
+          std::string::npos);
+    CHECK(merged2.find("result: NOT CLEAN") != std::string::npos);
+
+    // Refused (exit 2, nothing written): a missing shard, a shard twice, counts that do not add up.
+    const fs::path none = dir.path / "none.log";
+    r = cs::test::run_command(script + none.string() + " " + s1);
+    CHECK(r.code == 2);
+    CHECK(r.out.find("every one of 1/2 to 2/2 is needed, once") != std::string::npos);
+    r = cs::test::run_command(script + none.string() + " " + s1 + " " + s1);
+    CHECK(r.code == 2);
+    const std::string short2 = shard(2, clean3);
+    r = cs::test::run_command(script + none.string() + " " + s1 + " " + short2);
+    CHECK(r.code == 2);
+    CHECK(r.out.find("the shards ran 6 jobs, the list has 5") != std::string::npos);
+    r = cs::test::run_command(script + none.string() + " " + (dir.path / "missing.log").string());
+    CHECK(r.code == 2);
+    CHECK(!fs::exists(none));
 }
