@@ -193,7 +193,9 @@ struct Variant {
     bool deterministic = true;   // false: result depends on the order of atomics
     // Empty when the variant can run the problem on this device, else why not.
     std::function<std::optional<std::string>(const Problem&, const cudaDeviceProp&)> supports;
-    // Builds the plan (outside timing). May throw cs::Skip.
+    // Builds the plan (outside timing) for a problem supports() accepted on this device: the
+    // harness asks supports() once per row, and plans do not ask again (tests/parse_lint.py).
+    // May throw cs::Skip for what only planning knows (workspace, shared memory, the chunk).
     std::function<std::unique_ptr<Plan>(const Problem&, const PlanContext&)> make_plan;
     // How it computes, for the CSV's `algo` column: "direct", "gemm" (explicit or implicit
     // GEMM), "winograd", "fft", or "library" (an engine the library chooses: the row's

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Strings only at the edges (issue 50): no code outside cli/ and the readers parses a variant
-name, a precision, a split kind or a tile from a string.
+name, a precision, a split kind or a tile from a string. And supports() runs once per row: the
+harness asks it before making the plans, and no plan asks it again.
 
 Inside the tool a variant is a `const Variant*`, a precision a `Precision`, a split kind a
 `SplitKind`, a tile a `TileId` (or a family's tile index), an axis value an `AxisValues` id. Text
@@ -40,6 +41,10 @@ PATTERNS = {
     "precision or split spelling compared": (r'[!=]=\s*"(?:fp32|tf32|fp16|bf16|fp16acc|3xtf32|3xfp16)"', set()),
     # a name table read backwards (a spelling to its value)
     "name table read": (r"\bvalue_named\s*\(", {"core/names.hpp", "gpu/tuning.cpp", "core/layer.cpp"}),
+    # a plan asking its rung's supports() again (the harness asked it: gpu/harness_run.cpp); the
+    # canvas plan asks winograd-f4x4's of the canvas problem it builds, a problem of its own
+    "supports asked again in a plan": (r"\bauto\s+\w+\s*=\s*[\w:]*supports\w*\s*\(.*\bthrow\s+Skip\b",
+                                       {"gpu/variants/winograd_canvas.cu"}),
 }
 
 
@@ -100,6 +105,7 @@ def self_test():
         "precision parsed": 'auto p = parse_precision("fp16");',
         "precision or split spelling compared": 'if (prec == "bf16") x = 1;',
         "name table read": 'auto e = value_named(kScheduleNames, s);',
+        "supports asked again in a plan": "if (auto why = tma_supports(p, ctx.prop)) throw Skip(*why);",
     }
     assert set(planted) == set(PATTERNS), "a pattern without a planted case"
     ok = True
@@ -130,9 +136,11 @@ def main():
     for x in found:
         print(x)
     if found:
-        print(f"parse_lint: {len(found)} parse(s) of a name, precision, split kind or tile outside cli/ and the readers")
+        print(f"parse_lint: {len(found)} finding(s): a parse of a name, precision, split kind or tile outside cli/ and the"
+              " readers, or a plan asking supports() again")
         return 1
-    print("parse_lint: no code outside cli/ and the readers parses a variant name, precision, split kind or tile")
+    print("parse_lint: no code outside cli/ and the readers parses a variant name, precision, split kind or tile;"
+          " no plan asks supports() again")
     return 0
 
 

@@ -190,7 +190,6 @@ private:
 // ---- the plan (the spec and supports(): direct_family.cpp) ----
 
 std::unique_ptr<Plan> const_weights_plan(const Problem& p, const PlanContext& ctx) {
-    if (auto why = const_weights_supports(p, ctx.prop)) throw Skip(*why);
     const ConvShape s = conv_shape(p.layer);
     const PlaneTiling tl = plane_tiling(s.E, s.F, ctx.prop.maxThreadsPerBlock);
     cudaFuncAttributes fa{};

@@ -166,7 +166,6 @@ Instance pick(const ConvShape& s) {
 // ---- the plan (the spec and supports(): direct_family.cpp) ----
 
 std::unique_ptr<Plan> restrict_unroll_plan(const Problem& p, const PlanContext& ctx) {
-    if (auto why = restrict_unroll_supports(p, ctx.prop)) throw Skip(*why);
     const ConvShape s = conv_shape(p.layer);
     const PlaneTiling tl = plane_tiling(s.E, s.F, ctx.prop.maxThreadsPerBlock);
     const Instance inst = pick(s);

@@ -1,8 +1,8 @@
 // The direct family's entry points and the host-visible parts its kernels share: each rung's
 // supports(), the constant bank's capacity and the tiled-input tiling (host code,
 // direct_family.cpp, in every build); the plans (their .cu files, built with the kernels).
-// direct_family.cpp names the plans through CS_PLAN (family.hpp); the plans re-check supports()
-// and take their geometry through these declarations.
+// direct_family.cpp names the plans through CS_PLAN (family.hpp); the plans take their geometry
+// through these declarations (supports() is asked once, by the harness, before a plan is made).
 #pragma once
 
 #include "conv_shape.hpp"

@@ -222,7 +222,6 @@ std::string stride_instance(int stride) {
 // ---- the plan (the spec, supports() and choose(): direct_family.cpp) ----
 
 std::unique_ptr<Plan> tiled_input_plan(const Problem& p, const PlanContext& ctx) {
-    if (auto why = tiled_input_supports(p, ctx.prop)) throw Skip(*why);
     const ConvShape s = conv_shape(p.layer);
     // MB = 16 when the largest batch a run gets still gives >= 2 blocks per SM, else 8.
     Choice ch;

@@ -1,7 +1,9 @@
 // The exact-fp32 fast family's entry points: each rung's supports() and simt-gemm's axes (host
 // code, fp32fast_family.cpp, in every build) and each rung's plan (its .cu file, built with the
 // kernels; the wgmma rungs' in the Hopper objects, sm_90a). fp32fast_family.cpp names the plans
-// through CS_PLAN (family.hpp); the plans re-check supports() through these declarations.
+// through CS_PLAN (family.hpp). A plan is made only for a problem its supports() accepted (the
+// harness asks once per row; plans do not ask again); the canvas plan asks winograd-f4x4's of
+// its canvas problem.
 #pragma once
 
 #include "family.hpp"

@@ -471,7 +471,6 @@ inline void launch_simt_gemm(int cfg, const float* A, int M, int K, int P, const
 // call, writing NCHW; the tile is chosen for the largest call (ctx.max_chunk_N images).
 template <template <class, int, int, int> class BLoad>
 inline std::unique_ptr<Plan> make_implicit_simt_plan(const Problem& p, const PlanContext& ctx, const char* what) {
-    if (auto why = supports_common(p)) throw Skip(*why);
     const ConvShape s = conv_shape(p.layer);
     const ConvDims d = conv_dims(s);
     const std::int64_t Pmax = std::max<std::int64_t>(1, ctx.max_chunk_N) * d.EF;

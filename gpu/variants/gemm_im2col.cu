@@ -76,7 +76,6 @@ private:
 }  // namespace
 
 std::unique_ptr<Plan> im2col_gemm_plan(const Problem& p, const PlanContext& ctx) {
-    if (auto why = gemm::supports_common(p)) throw Skip(*why);
     const ConvShape s = conv_shape(p.layer);
     const gemm::ConvDims d = gemm::conv_dims(s);
     const std::size_t per_image = im2col_bytes(s, 1, sizeof(float));

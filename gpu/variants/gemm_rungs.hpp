@@ -1,6 +1,7 @@
 // The GEMM family's entry points: each rung's supports() (host code, gemm_family.cpp, in every
 // build) and plan (its .cu file, built with the kernels). gemm_family.cpp names the plans through
-// CS_PLAN (family.hpp); the plans re-check supports() through these declarations.
+// CS_PLAN (family.hpp). A plan is made only for a problem its supports() accepted (the harness
+// asks once per row; plans do not ask again).
 #pragma once
 
 #include "variant.hpp"

@@ -238,7 +238,6 @@ inline void launch_wmma_gemm(int cfg, const typename Tr::T* A, int M, int K, con
 // The variant-level pieces shared by wmma-fp16 and wmma-tf32.
 template <class Tr>
 inline std::unique_ptr<Plan> make_wmma_plan(const Problem& p, const PlanContext& ctx, const char* what) {
-    if (auto why = supports_common(p)) throw Skip(*why);
     const ConvShape s = conv_shape(p.layer);
     const ConvDims d = conv_dims(s);
     const std::int64_t Pmax = std::max<std::int64_t>(1, ctx.max_chunk_N) * d.EF;

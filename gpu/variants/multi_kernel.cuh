@@ -120,7 +120,6 @@ private:
 // all C channels summed in one block (G = C) cannot fit.
 template <class Sp>
 std::unique_ptr<Plan> make_plan(const Problem& p, const PlanContext& ctx) {
-    if (auto why = supports(Sp::design, p, ctx.prop)) throw Skip(*why);
     using Wt = typename Sp::Wt;
     const ConvShape s = conv_shape(p.layer);
     const PlaneTiling tl = plane_tiling(s.E, s.F, ctx.prop.maxThreadsPerBlock);

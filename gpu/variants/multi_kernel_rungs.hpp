@@ -2,8 +2,9 @@
 // variant studies (Design, the flags its kernels are instantiated from), supports() and the
 // helpers it shares with the plans (host code, multi_kernel_family.cpp, in every build); the
 // plans (multi_kernel.cu, multi_kernel_vec.cu, built with the kernels). multi_kernel_family.cpp
-// names the plans through CS_PLAN (family.hpp); multi_kernel.cuh's Spec takes a Design and its
-// make_plan re-checks supports() through these declarations.
+// names the plans through CS_PLAN (family.hpp); multi_kernel.cuh's Spec takes a Design, and its
+// make_plan the shared helpers through these declarations (supports() is asked once, by the
+// harness, before a plan is made).
 #pragma once
 
 #include "conv_shape.hpp"

@@ -376,7 +376,6 @@ private:
 }  // namespace
 
 std::unique_ptr<Plan> simt_gemm_plan(const Problem& p, const PlanContext& ctx) {
-    if (auto why = simt_gemm_supports(p, ctx.prop)) throw Skip(*why);
     return std::make_unique<SimtGemmPlan>(p, ctx);
 }
 

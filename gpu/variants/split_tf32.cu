@@ -305,7 +305,6 @@ private:
 
 // Both rungs: split-tf32 (fp32 row: 3xTF32) and tf32-mma-1x (tf32 row: one product).
 std::unique_ptr<Plan> split_tf32_plan(const PrecisionRow& row, const Problem& p, const PlanContext& ctx) {
-    if (auto why = split_tf32_supports(p, ctx.prop)) throw Skip(*why);
     if (row.precision == Precision::tf32) return std::make_unique<TcPlan<false>>(p, ctx);
     return std::make_unique<TcPlan<true>>(p, ctx);
 }

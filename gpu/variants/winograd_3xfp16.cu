@@ -197,7 +197,6 @@ using WtcF35Mma = WtcMmaSync<WtcF35>;
 }  // namespace fp32fast
 
 std::unique_ptr<Plan> winograd_3xfp16_f3x3_5x5_plan(const Problem& p, const PlanContext& ctx) {
-    if (auto why = winograd_3xfp16_f3x3_5x5_supports(p, ctx.prop)) throw Skip(*why);
     return std::make_unique<fp32fast::WtcPlan<fp32fast::WtcF35, fp32fast::WtcF35Mma>>(p, ctx, "F(3x3,5x5)");
 }
 

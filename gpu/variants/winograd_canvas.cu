@@ -132,7 +132,12 @@ std::unique_ptr<Plan> winograd_f4x4_canvas_plan(const Problem& p, const PlanCont
     PlanContext inner_ctx = ctx;
     inner_ctx.workspace_limit = ctx.workspace_limit - bin - bout;
     inner_ctx.max_chunk_N = canvases;
-    auto inner = winograd_f4x4_plan(canvas_problem(p, g, canvases), inner_ctx);
+    // The harness asked supports() for the layer; the canvas problem here is sized for the
+    // largest call (ctx.max_chunk_N), which supports() could not know, so it is asked of the
+    // inner rung here: a problem of its own, not the row's asked again.
+    const Problem inner_problem = canvas_problem(p, g, canvases);
+    if (auto why = winograd_f4x4_supports(inner_problem, ctx.prop)) throw Skip("canvas: " + *why);
+    auto inner = winograd_f4x4_plan(inner_problem, inner_ctx);
     const std::string what = std::to_string(k) + "x" + std::to_string(k) + " images of " +
                              std::to_string(g.H) + "x" + std::to_string(g.W) + " per " + std::to_string(g.Hc) + "x" +
                              std::to_string(g.Wc) + " canvas (pitch " + std::to_string(g.D) + "), " +

@@ -48,7 +48,7 @@ namespace cs::gpu::variants {
 
 #ifndef FP32FAST_EMU
 std::unique_ptr<Plan> winograd_f3x3_5x5_plan(const Problem& p, const PlanContext& ctx) {
-    return fp32fast::wino_plan<fp32fast::WinoF35>(p, ctx, "F(3x3,5x5)", winograd_f3x3_5x5_supports);
+    return fp32fast::wino_plan<fp32fast::WinoF35>(p, ctx, "F(3x3,5x5)");
 }
 #endif
 

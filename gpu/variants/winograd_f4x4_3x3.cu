@@ -42,7 +42,7 @@ namespace cs::gpu::variants {
 // 32x32 elsewhere — the measured best in every case of the H200 sweep.
 #ifndef FP32FAST_EMU
 std::unique_ptr<Plan> winograd_f4x4_plan(const Problem& p, const PlanContext& ctx) {
-    return fp32fast::wino_plan<fp32fast::WinoF4, fp32fast::WinoF4W>(p, ctx, "F(4x4,3x3)", winograd_f4x4_supports);
+    return fp32fast::wino_plan<fp32fast::WinoF4, fp32fast::WinoF4W>(p, ctx, "F(4x4,3x3)");
 }
 #endif
 

@@ -553,12 +553,11 @@ private:
     std::string detail_;
 };
 
-// A fused Winograd rung's plan: its supports() first, then its block (Narrow), or the block
-// of twice as many tiles where wino_use_wide picks it (Wide = Narrow: a rung of one block).
+// A fused Winograd rung's plan (its supports() said yes: the harness asks once): its block
+// (Narrow), or the block of twice as many tiles where wino_use_wide picks it (Wide = Narrow:
+// a rung of one block).
 template <class Narrow, class Wide = Narrow>
-std::unique_ptr<Plan> wino_plan(const Problem& p, const PlanContext& ctx, const char* what,
-                                std::optional<std::string> (*supports)(const Problem&, const cudaDeviceProp&)) {
-    if (auto why = supports(p, ctx.prop)) throw Skip(*why);
+std::unique_ptr<Plan> wino_plan(const Problem& p, const PlanContext& ctx, const char* what) {
     if constexpr (!std::is_same_v<Narrow, Wide>)
         if (wino_use_wide<Narrow, Wide>(p.layer, ctx.max_chunk_N, ctx.prop))
             return std::make_unique<WinoPlan<Wide>>(p, ctx, what);

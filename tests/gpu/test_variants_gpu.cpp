@@ -100,6 +100,36 @@ TEST_CASE("the baseline passes in every memory mode", "[gpu][memory]") {
     }
 }
 
+// supports() runs once per row: the harness asks it before making the plans (one per stream in
+// the streams mode), and no plan asks it again (tests/parse_lint.py keeps the plans from it).
+TEST_CASE("supports() is asked once per row, however many plans the memory mode makes", "[gpu][supports]") {
+    auto& ctx = device();
+    Variant counted = *find_variant("baseline").variant;
+    auto asked = std::make_shared<int>(0);
+    auto plans = std::make_shared<int>(0);
+    counted.supports = [asked, real = counted.supports](const Problem& p, const cudaDeviceProp& prop) {
+        ++*asked;
+        return real(p, prop);
+    };
+    counted.make_plan = [plans, real = counted.make_plan](const Problem& p, const PlanContext& pc) {
+        ++*plans;
+        return real(p, pc);
+    };
+    const auto rp = make_ref_problem(test::odd_layers()[1], 4);
+    for (MemoryMode m : all_memory_modes()) {
+        *asked = *plans = 0;
+        const auto r = run_checked(ctx, counted, m, rp);
+        INFO(describe(counted, rp.problem, m, r));
+        REQUIRE(r.status == Status::pass);
+        CHECK(*asked == 1);
+        CHECK(*plans >= 1);
+        if (m == MemoryMode::streams) {  // several plans, still one question
+            CHECK(r.streams >= 2);
+            CHECK(*plans >= r.streams);
+        }
+    }
+}
+
 TEST_CASE("an output element left unwritten fails through the NaN poison", "[gpu][poison]") {
     auto& ctx = device();
     Variant broken = *find_variant("baseline").variant;

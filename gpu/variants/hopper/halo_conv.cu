@@ -558,7 +558,6 @@ std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx) {
 }  // namespace
 
 std::unique_ptr<Plan> halo_plan(const PrecisionRow& row, const Problem& p, const PlanContext& ctx) {
-    if (auto why = halo_supports(row, p, ctx.prop)) throw Skip(*why);
     if (row.io == DType::bf16) return plan_t<__nv_bfloat16>(p, ctx);
     return plan_t<__half>(p, ctx);
 }

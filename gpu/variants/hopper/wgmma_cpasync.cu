@@ -229,7 +229,6 @@ int default_tile(const Setup& u, std::int64_t n, int sms) {
 
 template <class T>
 std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx) {
-    if (auto why = cpasync_supports(p, ctx.prop)) throw Skip(*why);
     Setup u = make_setup(p);
     CpAsyncGemm<T> gemm;
     gemm.tile = whole_slice_tile(

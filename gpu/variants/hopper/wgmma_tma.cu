@@ -158,7 +158,6 @@ int default_tile(const Setup& u, std::int64_t n, int sms, int es) {
 
 template <class T>
 std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx) {
-    if (auto why = tma_supports(p, ctx.prop)) throw Skip(*why);
     Setup u = make_setup(p);
     TmaGemm<T> gemm;
     gemm.tile = whole_slice_tile(p.axes.id("tile"),

@@ -426,7 +426,6 @@ std::unique_ptr<Plan> plan_t(const WsRequest& r, const Problem& p, const PlanCon
 
 std::unique_ptr<Plan> ws_plan(const WsPolicy& rung, SplitKind split, const PrecisionRow& row, const Problem& p,
                               const PlanContext& ctx) {
-    if (auto why = ws_supports(split, p, ctx.prop)) throw Skip(*why);
     const WsRequest r = ws_request(rung, split, p.axes);
     if (split == SplitKind::x3tf32) return plan_t<float, SplitKind::x3tf32>(r, p, ctx);
     if (split == SplitKind::x3fp16) return plan_t<__half, SplitKind::x3fp16>(r, p, ctx);

@@ -159,7 +159,6 @@ using WtcF35Wgmma = WtcWgmma<WtcF35W>;  // 64 tiles x 32 filters
 }  // namespace fp32fast
 
 std::unique_ptr<Plan> winograd_3xfp16_wgmma_f3x3_5x5_plan(const Problem& p, const PlanContext& ctx) {
-    if (auto why = winograd_3xfp16_wgmma_f3x3_5x5_supports(p, ctx.prop)) throw Skip(*why);
     return std::make_unique<fp32fast::WtcPlan<fp32fast::WtcF35W, fp32fast::WtcF35Wgmma>>(p, ctx, "F(3x3,5x5)");
 }
 

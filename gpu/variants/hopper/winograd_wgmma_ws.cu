@@ -194,7 +194,6 @@ using WtcF35WgmmaWs = WtcWgmmaWs<WtcF35Ws>;  // 64 tiles x 64 filters
 }  // namespace fp32fast
 
 std::unique_ptr<Plan> winograd_3xfp16_wgmma_ws_f3x3_5x5_plan(const Problem& p, const PlanContext& ctx) {
-    if (auto why = winograd_3xfp16_wgmma_ws_f3x3_5x5_supports(p, ctx.prop)) throw Skip(*why);
     return std::make_unique<fp32fast::WtcPlan<fp32fast::WtcF35Ws, fp32fast::WtcF35WgmmaWs>>(p, ctx, "F(3x3,5x5)");
 }
 
