@@ -5,7 +5,7 @@
 #include "family.hpp"
 #include "join.hpp"
 #include "variant.hpp"
-#include "variants/families.hpp"
+#include "families.hpp"
 
 #include <algorithm>
 #include <cctype>

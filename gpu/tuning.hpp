@@ -25,7 +25,7 @@
 #pragma once
 
 #include "variant.hpp"
-#include "variants/hopper/ws_policy.hpp"
+#include "ws_policy.hpp"
 
 #include <cstdint>
 #include <string>

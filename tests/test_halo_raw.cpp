@@ -8,7 +8,7 @@
 #include "layer.hpp"
 #include "test_util.hpp"
 
-#include "../gpu/variants/hopper/halo_raw.hpp"
+#include "halo_raw.hpp"
 
 #include <algorithm>
 #include <cstdint>

@@ -8,7 +8,7 @@
 #include "layer.hpp"
 #include "family.hpp"
 #include "variant.hpp"
-#include "variants/families.hpp"
+#include "families.hpp"
 
 #include <algorithm>
 #include <cctype>

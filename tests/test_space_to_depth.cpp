@@ -13,8 +13,8 @@
 #include "datagen.hpp"
 #include "layer.hpp"
 #include "test_util.hpp"
-#include "variants/space_to_depth.hpp"
-#include "variants/space_to_depth_block.hpp"
+#include "space_to_depth.hpp"
+#include "space_to_depth_block.hpp"
 
 #include <algorithm>
 #include <cmath>

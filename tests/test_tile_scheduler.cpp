@@ -7,7 +7,7 @@
 // AlexNet shapes' tile counts and on odd ones.
 #include "catch.hpp"
 
-#include "../gpu/variants/hopper/tile_scheduler.cuh"
+#include "tile_scheduler.cuh"
 
 #include <map>
 #include <set>

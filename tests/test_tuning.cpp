@@ -5,8 +5,8 @@
 // what its card's committed tile sweeps (results/tiles/) measured.
 #include "catch.hpp"
 
-#include "../gpu/tuning.hpp"
-#include "../gpu/variants/hopper/ws_plan.hpp"
+#include "tuning.hpp"
+#include "ws_plan.hpp"
 #include "csv_table.hpp"
 #include "error.hpp"
 

@@ -11,7 +11,7 @@
 #include "families.hpp"
 #include "fp32fast_rungs.hpp"
 #include "fp32fast_tiles.hpp"
-#include "hopper/tma_driver.hpp"
+#include "tma_driver.hpp"
 #include "winograd_canvas.hpp"
 
 #include <climits>

@@ -9,7 +9,7 @@
 #include "catch.hpp"
 #include "cuda_check.hpp"
 #include "gpu_test_util.hpp"
-#include "variants/space_to_depth.hpp"
+#include "space_to_depth.hpp"
 
 #include <cmath>
 #include <cstdint>

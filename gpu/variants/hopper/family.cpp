@@ -7,7 +7,7 @@
 // one line here. Host code, compiled in every build: the rungs' supports() and the persistent
 // rungs' axes are supports.cpp's, and the plans (the .cu files, built with the kernels) are
 // named only through CS_PLAN (family.hpp).
-#include "../families.hpp"
+#include "families.hpp"
 #include "halo_shape.hpp"
 #include "rungs.hpp"
 #include "tiles.hpp"
