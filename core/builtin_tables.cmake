@@ -1,6 +1,6 @@
 # The JSON files compiled into the program, each as its text: the layer tables
 # (layers/<name>.json, in the order `convstudy list` shows them; the first is the default table)
-# and the tuning tables (tuning/<card>.json, gpu/tuning.hpp). Used by the top-level
+# and the tuning tables (tuning/<card>.json, bench/tuning.hpp). Used by the top-level
 # CMakeLists.txt and by fuzz/configure.cmake (script mode), so both build the same tables.
 set(CS_BUILTIN_TABLES alexnet vgg16 resnet50)
 set(CS_BUILTIN_TUNING h100 h200)  # a later card's entry wins a tie on a third card
@@ -24,5 +24,5 @@ function(cs_write_builtin_tables src out)
 endfunction()
 
 function(cs_write_builtin_tuning src out)
-  cs_embed_json(${src}/tuning "${CS_BUILTIN_TUNING}" ${src}/gpu/builtin_tuning.cpp.in ${out})
+  cs_embed_json(${src}/tuning "${CS_BUILTIN_TUNING}" ${src}/bench/builtin_tuning.cpp.in ${out})
 endfunction()

@@ -40,7 +40,7 @@ import re
 import sys
 import tempfile
 
-DIRS = ("gpu", "core", "reference", "io", "goldenio", "cli")
+DIRS = ("bench", "kernels", "core", "reference", "io", "goldenio", "cli")
 EXTS = (".cu", ".cuh", ".hpp", ".cpp", ".h", ".inc")
 GENERATED: set = set()
 
@@ -136,8 +136,8 @@ def self_test():
     ok = True
     for name, text, want in cases:
         with tempfile.TemporaryDirectory() as root:
-            os.makedirs(os.path.join(root, "gpu"))
-            with open(os.path.join(root, "gpu", "k.cu"), "w", encoding="utf-8") as f:
+            os.makedirs(os.path.join(root, "kernels"))
+            with open(os.path.join(root, "kernels", "k.cu"), "w", encoding="utf-8") as f:
                 f.write(text)
             got = lint(root)
         print(f"self-test {name}: exit {got}, expected {want}")

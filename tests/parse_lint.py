@@ -7,7 +7,7 @@ Inside the tool a variant is a `const Variant*`, a precision a `Precision`, a sp
 `SplitKind`, a tile a `TileId` (or a family's tile index), an axis value an `AxisValues` id. Text
 turns into those values in cli/ (the command line, plans, the CSV readers) and in the named
 readers below (the axes' text edge, the tuning and layer-table JSON readers), each through a name
-table or a lookup defined once. This scans the library folders (gpu, core, io, reference,
+table or a lookup defined once. This scans the library folders (bench, kernels, core, io, reference,
 goldenio) for the patterns of a parse and fails on one outside the places allowed for it.
 
     python3 tests/parse_lint.py ROOT        exit 0: clean; 1: each finding as FILE:LINE: TEXT
@@ -19,32 +19,32 @@ import re
 import sys
 import tempfile
 
-DIRS = ("gpu", "core", "io", "reference", "goldenio")
+DIRS = ("bench", "kernels", "core", "io", "reference", "goldenio")
 EXTS = (".cu", ".cuh", ".hpp", ".cpp", ".h")
 
 # name: (regex, files allowed to hold it: a definition or a reader)
 PATTERNS = {
     # a tile spelling back to its index
-    "tile lookup by name": (r"\btile_index\s*\(", {"gpu/variants/hopper/tiles.hpp", "gpu/tuning.cpp"}),
-    "tile name compared": (r"tile_name\s*\([^()]*\)\s*[!=]=|[!=]=\s*\w*tile_name\s*\(", {"gpu/variants/hopper/tiles.hpp"}),
+    "tile lookup by name": (r"\btile_index\s*\(", {"kernels/hopper/tiles.hpp", "bench/tuning.cpp"}),
+    "tile name compared": (r"tile_name\s*\([^()]*\)\s*[!=]=|[!=]=\s*\w*tile_name\s*\(", {"kernels/hopper/tiles.hpp"}),
     "tile spelling compared": (r'[!=]=\s*"m\d+n\d+', set()),
     # a row's axis values as text, read by a plan
-    "axis text read": (r"\bconfig\s*\.\s*get\s*\(", {"gpu/axis_text.cpp"}),
-    "axis text to values": (r"\baxis_values\s*\(", {"gpu/axis_text.cpp", "gpu/variant.hpp"}),
+    "axis text read": (r"\bconfig\s*\.\s*get\s*\(", {"bench/axis_text.cpp"}),
+    "axis text to values": (r"\baxis_values\s*\(", {"bench/axis_text.cpp", "bench/variant.hpp"}),
     # a variant's name taken apart or looked up
-    "variant lookup by name": (r"\bfind_variant\s*\(", {"gpu/registry.cpp", "gpu/variant.hpp"}),
+    "variant lookup by name": (r"\bfind_variant\s*\(", {"bench/registry.cpp", "bench/variant.hpp"}),
     "name suffix compared": (r"\bsuffix\s*[!=]=", set()),
     "name prefix or suffix test": (r'\b(?:starts_with|ends_with|rfind|find)\s*\(\s*"(?:hopper|cudnn|cublas|winograd|'
                                    r'simt|split|mk|half|wmma|-)', set()),
     # a precision or split kind from its spelling
-    "precision parsed": (r"\bparse_precision\s*\(", {"gpu/tolerance.cpp", "gpu/tolerance.hpp"}),
+    "precision parsed": (r"\bparse_precision\s*\(", {"bench/tolerance.cpp", "bench/tolerance.hpp"}),
     "precision or split spelling compared": (r'[!=]=\s*"(?:fp32|tf32|fp16|bf16|fp16acc|3xtf32|3xfp16)"', set()),
     # a name table read backwards (a spelling to its value)
-    "name table read": (r"\bvalue_named\s*\(", {"core/names.hpp", "gpu/tuning.cpp", "core/layer.cpp"}),
-    # a plan asking its rung's supports() again (the harness asked it: gpu/harness_run.cpp); the
+    "name table read": (r"\bvalue_named\s*\(", {"core/names.hpp", "bench/tuning.cpp", "core/layer.cpp"}),
+    # a plan asking its rung's supports() again (the harness asked it: bench/harness_run.cpp); the
     # canvas plan asks winograd-f4x4's of the canvas problem it builds, a problem of its own
     "supports asked again in a plan": (r"\bauto\s+\w+\s*=\s*[\w:]*supports\w*\s*\(.*\bthrow\s+Skip\b",
-                                       {"gpu/variants/winograd_canvas.cu"}),
+                                       {"kernels/fp32fast/winograd_canvas.cu"}),
 }
 
 
@@ -110,8 +110,8 @@ def self_test():
     assert set(planted) == set(PATTERNS), "a pattern without a planted case"
     ok = True
     with tempfile.TemporaryDirectory() as root:
-        os.makedirs(os.path.join(root, "gpu"))
-        with open(os.path.join(root, "gpu", "plan.cu"), "w") as f:
+        os.makedirs(os.path.join(root, "kernels"))
+        with open(os.path.join(root, "kernels", "plan.cu"), "w") as f:
             f.write("// config.get(\"tile\") in a comment is not code\n")
             f.write("\n".join(planted.values()) + "\n")
         found = scan(root)

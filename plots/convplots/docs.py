@@ -27,7 +27,7 @@ SWEEP = f"{RESULTS}/sweep_all_variants.csv.gz"
 DOCS = ["README.md"] + [f"docs/{f}" for f in ("findings.md", "check.md", "cli.md", "csv-columns.md", "device-comparison.md")]
 BLOCK = re.compile(r"(?P<open><!-- BEGIN generated:(?P<kind>[\w-]+)(?P<args>[^>]*?) -->\n)(?P<body>.*?)"
                    r"(?P<close><!-- END generated:(?P=kind) -->)", re.S)
-CODE_PATHS = ("gpu", "core", "reference", "io", "goldenio", "cli", "src", "cpu_ref", "layers")  # the code, old names too
+CODE_PATHS = ("bench", "kernels", "core", "reference", "io", "goldenio", "cli") + ("gpu", "src", "cpu_ref", "layers")
 
 
 class DocError(Exception):
@@ -129,7 +129,7 @@ def since(csv=None):
     rev = revs(data(csv))
     if "," in rev:
         raise DocError(f"the sweep holds several revisions ({rev})")
-    hs, paths = git("log", "--format=%h", f"{rev}..HEAD", "--", *CODE_PATHS), "`gpu/` or the host code"
+    hs, paths = git("log", "--format=%h", f"{rev}..HEAD", "--", *CODE_PATHS), "`bench/`, `kernels/` or the host code"
     if not hs:
         return f"Measured at revision {rev}; no commit since has changed {paths}.\n"
     return (f"Measured at revision {rev}; {len(hs)} commit{'s' * (len(hs) != 1)} since changed {paths} "
