@@ -1,4 +1,4 @@
-// Ceilings measured on the device in the same run as the rows they judge (gpu/ceilings.cu):
+// Ceilings measured on the device in the same run as the rows they judge (bench/ceilings.cu):
 // the cuBLAS GEMM rate of each precision class and the device-to-device copy bandwidth
 // (pct_peak and the roofline use them), and the cuBLAS GEMM of one layer's im2col shape
 // (im2col_gemm_ms: cuBLAS on the explicit im2col GEMM, a reference and not a ceiling: it

@@ -20,7 +20,7 @@ Family cudnn_family();          // cudnn_family.cpp
 Family cudnn_legacy_family();   // cudnn_legacy_family.cpp
 #endif
 Family cublas_family();         // cublas_family.cpp
-Family hopper_family();         // hopper/family.cpp
+Family hopper_family();         // kernels/hopper/family.cpp
 Family fp32fast_family();       // fp32fast_family.cpp
 Family multi_kernel_family();   // multi_kernel_family.cpp
 

@@ -6,7 +6,7 @@
 // signatures, wrapped by plain() below); (2) one Rung line in the family's spec,
 // `Family <family>_family()` (families.hpp says which file holds it), with the two entry points
 // declared beside the spec. Its place in the spec is its place in `convstudy list`.
-// Adding a family: its spec function, declared and listed in variants/families.hpp.
+// Adding a family: its spec function, declared and listed in families.hpp.
 //
 // A rung's name and idea may hold "{p}", replaced by each precision row's suffix
 // ("hopper-ws-{p}" -> hopper-ws-fp16, hopper-ws-bf16, hopper-ws-tf32). supports() and

@@ -453,7 +453,7 @@ std::string Run::run_label(int it) const {
            std::to_string(opt_.repeats) + ")";
 }
 
-// The check of a later run (gpu/output_check.hpp): no non-finite element; for a deterministic
+// The check of a later run (bench/output_check.hpp): no non-finite element; for a deterministic
 // variant the checked run's bits exactly (checksum), for the others the tile-covering sample
 // against the reference at the class threshold.
 void Run::verify_run(int it, const char* what) {

@@ -1,5 +1,5 @@
 // The registry: every variant convstudy knows, expanded from the family specs that
-// variants/families.hpp lists (family.hpp: one row per rung and precision). The CLI, the
+// families.hpp lists (family.hpp: one row per rung and precision). The CLI, the
 // tests and the CSV take names from here. Also the lookups and the axis (Config) helpers.
 #include "error.hpp"
 #include "family.hpp"

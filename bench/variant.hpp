@@ -166,7 +166,7 @@ public:
     virtual std::string config() const { return {}; }
     // After a run has completed (the caller synchronised; this may synchronise again): what the
     // run could not represent, or nothing. The fp32-class split variants scale their tensors on
-    // the device and set a flag there for data outside their range (gpu/variants/range_scale.hpp);
+    // the device and set a flag there for data outside their range (kernels/common/range_scale.hpp);
     // this reads it, outside any timed region. The harness turns a message into an ERROR.
     virtual std::optional<std::string> run_error() const { return std::nullopt; }
     // Whether the plan's result is the same bits on every run, when the plan decides it (a
@@ -208,7 +208,7 @@ struct Variant {
 };
 
 // The registry: every family's rows, expanded from the family specs (family.hpp) that
-// variants/families.hpp lists.
+// families.hpp lists.
 const std::vector<Variant>& registry();
 // Whether this build holds the variants' kernels (CMake option CONVSTUDY_KERNELS): without them
 // every row is listed and answers supports(), and its make_plan throws cs::Error with

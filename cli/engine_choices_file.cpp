@@ -66,7 +66,7 @@ void save_engine_choices(const std::filesystem::path& path, gpu::EngineChoices& 
     j["format"] = kFormat;
     j["about"] =
         "cuDNN engines chosen before, per device, cuDNN version, layer, batch, layout and class: a later run keeps "
-        "the engine while it times within 3% of the fastest (gpu/engine_choice.hpp). Delete the file or pass "
+        "the engine while it times within 3% of the fastest (bench/engine_choice.hpp). Delete the file or pass "
         "--engine-choices none to choose afresh.";
     nlohmann::json c = nlohmann::json::object();
     for (const auto& [key, e] : memory.all()) {

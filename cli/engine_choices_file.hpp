@@ -1,4 +1,4 @@
-// The cuDNN engine choices remembered across runs (gpu/engine_choice.hpp): a small JSON file
+// The cuDNN engine choices remembered across runs (bench/engine_choice.hpp): a small JSON file
 // that `run` and `sweep` read before they start and write back (atomically) when a choice
 // was made or changed. Default: <golden root>/engine_choices.json; "none": every run chooses
 // afresh and nothing is read or written.

@@ -78,7 +78,7 @@ int cmd_list(const TableOpt& topt, bool json, bool markdown) {
         for (auto m : gpu::all_memory_modes()) j["memory_modes"].push_back(gpu::to_string(m));
         for (const auto& t : builtin_layer_tables()) j["tables"].push_back(table_json(t));
         j["table"] = table_json(table);
-        // The pass rule of each precision class (gpu/tolerance.hpp): max_rel_err at most
+        // The pass rule of each precision class (bench/tolerance.hpp): max_rel_err at most
         // `max_rel_err`, and each element within tau * sum|w*x| + output_roundoff * |golden|.
         j["thresholds"] = nlohmann::json::array();
         for (auto p : kClasses)

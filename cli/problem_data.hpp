@@ -20,7 +20,7 @@ struct ProblemData {
     Layer layer;
     std::int64_t N = 0;
     std::vector<float> input, weights, golden;  // golden empty in sampled mode
-    std::vector<float> bound;                  // sum|w*x| of each golden element (gpu/tolerance.hpp)
+    std::vector<float> bound;                  // sum|w*x| of each golden element (bench/tolerance.hpp)
     std::vector<std::int64_t> sample_index;
     std::vector<double> sample_value;
     std::vector<double> sample_bound;          // sum|w*x| of each sampled element
@@ -37,7 +37,7 @@ struct ProblemData {
 inline constexpr std::int64_t kDefaultSamples = 4096;
 
 // Picks the output indices a sampled check compares: the tile-covering grid
-// (gpu/sample_grid.hpp: one element in every 8-pixel x 8-channel cell of the output in GEMM
+// (bench/sample_grid.hpp: one element in every 8-pixel x 8-channel cell of the output in GEMM
 // coordinates, so no wrong output tile is missed), every corner of every plane of the first and
 // last image and filter, and uniformly random ones until there are at least `count` (all
 // deterministic for the seed); sorted and unique. Every element when that is half the output

@@ -7,7 +7,7 @@
 //       --metrics ... --log-file TMP  <this program> run ... --warmup W --repeats 1 --profile-target
 //
 // so that exactly the kernels of one timed repeat (the interval kernel_ms measures, see
-// gpu/nvtx.hpp) are profiled, after the same set-up, check and warm-ups. ncu's CSV is parsed
+// bench/nvtx.hpp) are profiled, after the same set-up, check and warm-ups. ncu's CSV is parsed
 // (parse_ncu_csv) and aggregated over the row's kernels (aggregate): bytes are summed,
 // percentages are weighted by each kernel's duration (the L2 hit rate by its L2 sectors),
 // and registers and shared memory are the longest kernel's. The clocks are left alone

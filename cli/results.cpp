@@ -81,7 +81,7 @@ std::vector<CsvColumn> fixed_columns() {
         {"rung", "text", "", nullptr, [](C c) { return c.row.variant->rung; }},
         {"ladder", "text", "", nullptr, [](C c) { return c.row.variant->ladder; }},
         {"precision", "text", "", nullptr, [](C c) { return std::string(gpu::to_string(c.row.precision())); }},
-        {"anchor_class", "text", "", "what the precision class counts as (gpu/tolerance.hpp, the one place): the cuDNN class ours_over_cudnn compares with, and the cuBLAS class pct_peak divides by (fp16acc: fp16; every other class itself)", [](C c) { return std::string(gpu::to_string(gpu::anchor_class(c.row.precision()))); }},
+        {"anchor_class", "text", "", "what the precision class counts as (bench/tolerance.hpp, the one place): the cuDNN class ours_over_cudnn compares with, and the cuBLAS class pct_peak divides by (fp16acc: fp16; every other class itself)", [](C c) { return std::string(gpu::to_string(gpu::anchor_class(c.row.precision()))); }},
         {"ceiling_class", "text", "", nullptr, [](C c) { return std::string(gpu::to_string(gpu::ceiling_class(c.row.precision()))); }},
         {"io_dtype", "text", "", "the element type of the variant's device tensors (f32, f16, bf16), memory mode, layout (nchw, nhwc), the axis values the row set (`--axis`; empty: the variant's defaults) and every axis value the plan ran with (its tile, schedule, tile scheduler and epilogue for the Hopper family), and how it computes (direct, gemm, winograd, fft, or library where the library chose an engine the detail names)", [](C c) { return std::string(gpu::to_string(c.row.variant->io)); }},
         {"memory", "text", "", nullptr, [](C c) { return std::string(gpu::to_string(c.row.memory)); }},

@@ -12,7 +12,7 @@
 //   <root>/<table>/n<N>/<layer>.bound.npy     (N, M, E, F)   B = sum |w*x| of each output, in
 //                                                            double, rounded to float: the
 //                                                            scale of the per-element check
-//                                                            (gpu/tolerance.hpp)
+//                                                            (bench/tolerance.hpp)
 //
 // Data scales (DataScales, datagen.hpp): sets made with other scales than 1 and 1 live in a
 // directory of their own inside the table's, with their own manifest, so sets of several

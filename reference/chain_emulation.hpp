@@ -1,5 +1,5 @@
 // A precision class's arithmetic through a whole chain, emulated on the CPU: what the chain
-// thresholds (gpu/chain_tolerance.hpp) are derived from, as the per-layer thresholds are from
+// thresholds (bench/chain_tolerance.hpp) are derived from, as the per-layer thresholds are from
 // tests/test_injected_errors.cpp's emulation of one layer.
 //
 // Each layer of the chain, in the class's formats:

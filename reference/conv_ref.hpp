@@ -27,7 +27,7 @@ void conv2d_naive(const Layer& layer, std::int64_t N, const float* in, const flo
 double conv2d_element(const Layer& layer, const float* in, const float* w, std::int64_t n, int m, int e, int f);
 
 // The per-element error bound's scale B = sum_{c,r,s} |in * w| of every output (the
-// golden set's <layer>.bound.npy; gpu/tolerance.hpp says how it is used): conv2d_ref<double>
+// golden set's <layer>.bound.npy; bench/tolerance.hpp says how it is used): conv2d_ref<double>
 // of |in| and |w|, so exact products, double accumulation, rounded to float once.
 void conv2d_bound(const Layer& layer, std::int64_t N, const float* in, const float* w, float* bound);
 // B of one output element, in double (for sampled checks).

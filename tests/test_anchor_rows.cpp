@@ -156,7 +156,7 @@ TEST_CASE("ours_over_cudnn stays empty when the cuDNN row of the class did not p
     }
 }
 
-// The space-to-depth rows (gpu/variants/cudnn_s2d.cu) are family "cudnn": on conv1 the anchor
+// The space-to-depth rows (kernels/cudnn/cudnn_s2d.cu) are family "cudnn": on conv1 the anchor
 // is the faster of cudnn-<class> and cudnn-<class>-s2d, each layout on its own.
 TEST_CASE("ours_over_cudnn: a cudnn-<class>-s2d row is an anchor like cudnn-<class>", "[results][anchors]") {
     std::vector<Row> rows = {
@@ -199,7 +199,7 @@ TEST_CASE("pct_peak divides by the ceiling of the row's own precision class", "[
 }
 
 TEST_CASE("anchor_class and ceiling_class: the CSV says what each precision class counts as", "[results][anchors]") {
-    // The rule itself (gpu/tolerance.hpp): fp16acc counts as fp16, every other class is its own.
+    // The rule itself (bench/tolerance.hpp): fp16acc counts as fp16, every other class is its own.
     for (auto p : {gpu::Precision::fp32, gpu::Precision::tf32, gpu::Precision::fp16, gpu::Precision::bf16}) {
         CHECK(gpu::anchor_class(p) == p);
         CHECK(gpu::ceiling_class(p) == p);

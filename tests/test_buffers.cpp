@@ -1,4 +1,4 @@
-// Pageable host buffers (gpu/buffers.hpp, MemKind::pageable): no CUDA call, so the CPU build
+// Pageable host buffers (bench/buffers.hpp, MemKind::pageable): no CUDA call, so the CPU build
 // tests them whole: 2 MiB-aligned blocks (what transparent huge pages need), writable end to
 // end, owned once (a move empties the source), nothing allocated for zero bytes.
 #include "catch.hpp"

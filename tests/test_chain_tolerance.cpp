@@ -1,4 +1,4 @@
-// The chain thresholds (gpu/chain_tolerance.hpp) against their derivation: each precision
+// The chain thresholds (bench/chain_tolerance.hpp) against their derivation: each precision
 // class emulated through a whole chain (reference/chain_emulation.hpp), compared layer by
 // layer with the double chain. The regular cases run tests/data/chain_small.json (C=3,
 // 37x37, 5/7/9 filters, pools after layers 1 and 3) at N = 1 and 2 and check that the stored

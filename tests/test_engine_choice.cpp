@@ -1,4 +1,4 @@
-// The library anchors' engine choice (gpu/engine_choice.hpp) and the file that remembers it
+// The library anchors' engine choice (bench/engine_choice.hpp) and the file that remembers it
 // across runs (cli/engine_choices_file.hpp). Host code, no GPU needed.
 #include "catch.hpp"
 

@@ -1,4 +1,4 @@
-// The halo rung's s2d=loader geometry (gpu/variants/hopper/halo_raw.hpp), without a GPU: for
+// The halo rung's s2d=loader geometry (kernels/hopper/halo_raw.hpp), without a GPU: for
 // every 256-row halo of 128-row tiles (the ping-pong schedule's), every element its gather
 // reads — each (grid row, channel) of the halo, by the space-to-depth map written out here
 // from space_to_depth.hpp's definition — lies in the raw run its loader brings
@@ -23,7 +23,7 @@ namespace {
 // AlexNet's conv1 (layers/alexnet.json): C=3, 227x227, 96 filters of 11x11, stride 4.
 Layer conv1() { return make_layer("conv1", 3, 227, 227, 96, 11, 11, 4, 0); }
 
-// The rewritten grid of make_setup (gpu/variants/hopper/geometry.hpp) for a strided layer with C % 8 != 0.
+// The rewritten grid of make_setup (kernels/common/sm90/geometry.hpp) for a strided layer with C % 8 != 0.
 RawGeom geom_of(const Layer& l, int N) {
     const int b = l.stride;
     RawGeom g;

@@ -1,4 +1,4 @@
-// The halo mainloop's range (gpu/variants/hopper/halo_conv.cu, hopper-halo-{fp16,bf16}),
+// The halo mainloop's range (kernels/hopper/halo_conv.cu, hopper-halo-{fp16,bf16}),
 // checked without a GPU through the registry rows' supports() on an sm_90 device description:
 // conv1 runs in both layouts and both classes; every other AlexNet layer and every shape past
 // one of the rung's limits is refused with a reason that names the limit; a GPU other than

@@ -1,7 +1,7 @@
 // Does the check catch real bugs in every precision class? On each AlexNet layer (N=1, the
 // tool's generator data), every precision class's arithmetic is emulated on the CPU — for
 // the correct convolution and for three injected bugs — and the result is put through the
-// tool's own check (gpu/tolerance.hpp: compare() and passes(), with the golden output and
+// tool's own check (bench/tolerance.hpp: compare() and passes(), with the golden output and
 // its bound B = sum|w*x| exactly as `convstudy generate` makes them):
 //   (a) a dropped tap: one (c, r, s) term missing from every output of one output channel
 //       (the channel's largest-|w| tap: the largest such error);
@@ -344,7 +344,7 @@ TEST_CASE("the per-element bound is what catches a dropped tap where max_rel_err
     }
 }
 
-// The fp32 class's tau (7e-6, gpu/tolerance.hpp) must tell a three-product split from a
+// The fp32 class's tau (7e-6, bench/tolerance.hpp) must tell a three-product split from a
 // two-product one: the split with the input's low parts dropped (each input rounded to its
 // high part: fp16 after the range scale's power of two, max|x'| in [2^14, 2^15), for 3xFP16;
 // tf32 rounded to nearest for 3xTF32), products and sums in float, must FAIL the fp32 class

@@ -1,5 +1,5 @@
-// The registry (gpu/registry.cpp, expanded from the family specs of
-// gpu/variants/families.hpp), checked without a GPU: every family expands to unique names,
+// The registry (bench/registry.cpp, expanded from the family specs of
+// bench/families.hpp), checked without a GPU: every family expands to unique names,
 // every name and alias finds its row, every row of the committed tests/data/registry_names.txt
 // is there in its order (rows added since may stand between them), every row is complete, and the single-kernel family has its
 // coalesced / uncoalesced pairs and the study's abbreviations.

@@ -1,4 +1,4 @@
-// The tile-covering sample (gpu/sample_grid.hpp): one wrong output tile cannot be missed.
+// The tile-covering sample (bench/sample_grid.hpp): one wrong output tile cannot be missed.
 // conv1 at N=128 and N=2048: a wrong tile of the smallest tile in use (the Hopper family's
 // 64 x 32, in GEMM coordinates), planted at every tile position, is caught by the sample every
 // time; and through the check itself (gpu::compare_sampled), for a spread of positions.

@@ -1,4 +1,4 @@
-// The space-to-depth index map (gpu/variants/space_to_depth.hpp), on the CPU: the rewritten
+// The space-to-depth index map (kernels/common/space_to_depth.hpp), on the CPU: the rewritten
 // problem (input and weights through the map, a stride-1 unpadded convolution) gives the
 // layer's own output, on shapes where nothing divides anything (C=3, strides 2-4, padding
 // 0-2, filters not a multiple of the stride, non-square) and on AlexNet's conv1; the map

@@ -1,4 +1,4 @@
-// The persistent Hopper kernels' tile schedulers (gpu/variants/hopper/tile_scheduler.cuh), walked
+// The persistent Hopper kernels' tile schedulers (kernels/hopper/tile_scheduler.cuh), walked
 // on the host exactly as every CTA of the grid walks them: each output tile's k-slices are run
 // exactly once, whole tiles run all of them, a cut tile's finisher reads exactly the slots its
 // contributors write (no slot written twice), and the grid finishes when a finisher waits for

@@ -1,4 +1,4 @@
-// The tuning table (gpu/tuning.hpp): the built-in per-card files load and name tiles the
+// The tuning table (bench/tuning.hpp): the built-in per-card files load and name tiles the
 // persistent kernel has; the lookup takes the AlexNet tiles the committed tile sweeps measured,
 // reaches a factor of 4 in N, prefers this card's entry and the problem's layout; a bad file is
 // an error that names the file and the entry; the writer and the reader agree; and each table is

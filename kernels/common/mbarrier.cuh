@@ -1,5 +1,5 @@
 // The shared-memory mbarrier and the bulk copy that completes on one (sm_90 and later): the
-// PTX wrappers the Hopper family (hopper/hopper_ptx.cuh) and the space-to-depth copy
+// PTX wrappers the Hopper family (kernels/common/sm90/hopper_ptx.cuh) and the space-to-depth copy
 // (s2d_vec.cuh) share. Below sm_90 (and in the host pass) each is a no-op and a wait returns
 // at once, so a kernel that includes them still compiles for older targets; it must not run
 // a path that relies on them there.

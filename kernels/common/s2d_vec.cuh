@@ -45,7 +45,7 @@ struct VecCopy {
 // Channel cp of the rewrite in the gather's two tables: table[cp] = (dy, dx C + c), the source
 // row and the element in it of C' = (dy b + dx) C + c (dy = -1: a padding channel, zero), and
 // flat[cp] = dy row_elems + dx C + c, its offset from an inner pixel's block. The copy here and
-// the halo rung's s2d=loader gatherers (hopper/halo_conv.cu) build the same tables.
+// the halo rung's s2d=loader gatherers (kernels/hopper/halo_conv.cu) build the same tables.
 __device__ __forceinline__ void vec_channel(int cp, int C, int b, int row_elems, int2* table, int* flat) {
     int2 e = make_int2(-1, 0);
     if (cp < C * b * b) {
@@ -63,7 +63,7 @@ __device__ __forceinline__ void vec_channel(int cp, int C, int b, int row_elems,
 // padding reads one flat offset per element (fl: the vector's, in registers or in shared
 // memory) with no bounds: 96% of conv1's vectors, where the bounds cost ~3x the instructions;
 // any other through the table, with bounds. The copy below and the halo rung's s2d=loader
-// gatherers (hopper/halo_conv.cu) read their vectors through it.
+// gatherers (kernels/hopper/halo_conv.cu) read their vectors through it.
 template <class Op, int kV, class T>
 __device__ __forceinline__ void vec_gather(T (&val)[kV], const T* run, int a, const int* fl, const int2* table, int cp0,
                                            int ys, int xs, int H, int W, int C, int b, bool valid, T zero) {

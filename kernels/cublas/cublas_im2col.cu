@@ -1,7 +1,7 @@
 // cublas-im2col, cublas-im2col-tf32, cublas-im2col-fp16, cublas-im2col-bf16 — the cuBLAS anchors.
 //
 // What: the classic framework path (Caffe, early Torch/MXNet): unroll the input with our
-// shared im2col kernel (gpu/im2col.hpp), then one cuBLAS GEMM does all the arithmetic.
+// shared im2col kernel (bench/im2col.hpp), then one cuBLAS GEMM does all the arithmetic.
 // Per chunk of nc images:
 //   1. launch_im2col: col = K x P row-major, K = C*R*S, P = nc*E*F (columns p = (n*E+e)*F+f);
 //   2. GEMM: tmp (M x P, row-major) = W (M x K, the MCRS weights as they are) x col.

@@ -1,4 +1,4 @@
-// Part of gpu/variants/cudnn_graph.cu, which includes it once inside its anonymous
+// Part of kernels/cudnn/cudnn_graph.cu, which includes it once inside its anonymous
 // namespace (one translation unit, as before the split: nothing here is visible elsewhere).
 // Descriptors (errors and the handle: cudnn_common.hpp): the RAII owners of backend
 // descriptors, what a row is, the operation graph of one convolution, and the finalized

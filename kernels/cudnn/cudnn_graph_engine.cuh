@@ -1,4 +1,4 @@
-// Part of gpu/variants/cudnn_graph.cu, which includes it once inside its anonymous
+// Part of kernels/cudnn/cudnn_graph.cu, which includes it once inside its anonymous
 // namespace (one translation unit, as before the split: nothing here is visible elsewhere).
 // Engine search's pieces: scratch data and the naive reference, the engine configurations
 // (heuristics, fallback, global list) and their names for detail(); the search itself,

@@ -1,4 +1,4 @@
-// Part of gpu/variants/cudnn_graph.cu, which includes it once inside its anonymous
+// Part of kernels/cudnn/cudnn_graph.cu, which includes it once inside its anonymous
 // namespace, after cudnn_graph_engine.cuh (one translation unit: nothing here is visible
 // elsewhere). select_engine, the engine search of one row, in its four steps: the candidates
 // (every engine configuration that runs the graph within the workspace limit, finalized), their

@@ -2,7 +2,7 @@
 // kernels are the .cu files): fp32-class results faster than the FMA floor of a plain implicit
 // GEMM. Fused Winograd on the FMA pipes (winograd_f2x2_3x3.cu, winograd_f4x4_3x3.cu,
 // winograd_f2x2_5x5.cu, winograd_f3x3_5x5.cu; kernel: winograd_fused.cuh), on canvases
-// (winograd_canvas.cu), on the tensor cores as 3xFP16 (winograd_3xfp16.cu; hopper/winograd_wgmma.cu
+// (winograd_canvas.cu), on the tensor cores as 3xFP16 (winograd_3xfp16.cu; winograd_wgmma.cu
 // and winograd_wgmma_ws.cu on wgmma, sm_90a; shared: winograd_3xfp16.cuh), an implicit GEMM built
 // like cuBLAS SGEMM (simt_gemm.cu) and 3xTF32 on mma.sync (split_tf32.cu, whose one-product twin
 // tf32-mma-1x shows the error the split removes); shared: fp32fast_common.cuh. NCHW; Winograd needs
@@ -108,7 +108,7 @@ std::optional<std::string> wtc_mma_sync_device(const cudaDeviceProp& prop) {
     if (prop.major < 8) return std::string("needs sm_80+ (mma.sync f16, ldmatrix, cp.async)");
     return std::nullopt;
 }
-// wgmma and TMA (hopper/winograd_wgmma.cu, hopper/winograd_wgmma_ws.cu: sm_90a objects), with the
+// wgmma and TMA (winograd_wgmma.cu, winograd_wgmma_ws.cu: sm_90a objects), with the
 // driver's tensor-map encoder.
 std::optional<std::string> wtc_wgmma_device(const cudaDeviceProp& prop) {
     if (prop.major != 9 || prop.minor != 0) return std::string("needs sm_90 (Hopper): built for sm_90a (wgmma, TMA)");

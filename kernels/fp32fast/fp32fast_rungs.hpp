@@ -28,10 +28,10 @@ std::optional<std::string> winograd_3xfp16_f3x3_5x5_supports(const Problem&, con
 std::unique_ptr<Plan> winograd_3xfp16_f3x3_5x5_plan(const Problem&, const PlanContext&);  // winograd_3xfp16.cu
 std::optional<std::string> winograd_3xfp16_wgmma_f3x3_5x5_supports(const Problem&, const cudaDeviceProp&);
 std::unique_ptr<Plan> winograd_3xfp16_wgmma_f3x3_5x5_plan(const Problem&,
-                                                          const PlanContext&);  // hopper/winograd_wgmma.cu
+                                                          const PlanContext&);  // winograd_wgmma.cu
 std::optional<std::string> winograd_3xfp16_wgmma_ws_f3x3_5x5_supports(const Problem&, const cudaDeviceProp&);
 std::unique_ptr<Plan> winograd_3xfp16_wgmma_ws_f3x3_5x5_plan(const Problem&,
-                                                             const PlanContext&);  // hopper/winograd_wgmma_ws.cu
+                                                             const PlanContext&);  // winograd_wgmma_ws.cu
 std::optional<std::string> winograd_f4x4_canvas_supports(const Problem&, const cudaDeviceProp&);
 std::unique_ptr<Plan> winograd_f4x4_canvas_plan(const Problem&, const PlanContext&);    // winograd_canvas.cu
 std::optional<std::string> simt_gemm_supports(const Problem&, const cudaDeviceProp&);

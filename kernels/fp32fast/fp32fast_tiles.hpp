@@ -145,8 +145,8 @@ struct WtcCfg {
 };
 
 // The main kernels' geometry (the kernels and their launch glue: WtcMmaSync in
-// winograd_3xfp16.cu, WtcWgmma in hopper/winograd_wgmma.cu, WtcWgmmaWs in
-// hopper/winograd_wgmma_ws.cu).
+// winograd_3xfp16.cu, WtcWgmma in winograd_wgmma.cu, WtcWgmmaWs in
+// winograd_wgmma_ws.cu).
 // mma.sync m16n8k16 from ldmatrix fragments, 4-stage cp.async:
 template <class Cfg>
 struct WtcMmaSyncTile {
@@ -166,7 +166,7 @@ struct WtcWgmmaTile {
     static constexpr int CTAS = 2;      // per SM (2 x 128 threads x <= 255 registers)
     static constexpr int G = 3;         // chunks of 32 channels per stage (conv2: a whole position)
     static constexpr int STAGES = 3;    // 3 x 36 KiB: 2 blocks fit an SM's 227 KiB (G = 1 with 8
-                                        // stages of 12 KiB measured slower on conv2; see hopper/winograd_wgmma.cu)
+                                        // stages of 12 KiB measured slower on conv2; see winograd_wgmma.cu)
     static constexpr int SMEM = STAGES * G * (Cfg::BT + Cfg::BM) * 128 + STAGES * 8 + 1024;  // + barriers, alignment
 };
 // wgmma warp-specialised: an MMA warpgroup issuing TMA and FW fold warpgroups, 1 block per SM:

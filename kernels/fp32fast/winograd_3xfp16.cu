@@ -47,7 +47,7 @@
 // scheduler to hide them, and ~300 instructions of addressing and division per stage; the
 // copies' addressing set up once (WtcLoader) followed. The error stays below winograd-f3x3-5x5's
 // (the products accumulate in fp32 on the tensor cores without FMA-order effects of the SIMT
-// tile). Still behind cuDNN fp32; the wgmma rung (hopper/winograd_wgmma.cu) is the faster one.
+// tile). Still behind cuDNN fp32; the wgmma rung (winograd_wgmma.cu) is the faster one.
 #include "fp32fast_rungs.hpp"
 #include "winograd_3xfp16.cuh"
 

@@ -5,8 +5,8 @@
 // check of what a layer must be in fp32fast_family.cpp. The rungs differ only in the main kernel
 // (the 49 position GEMMs with the output transform folded in):
 //   winograd_3xfp16.cu           mma.sync m16n8k16 from ldmatrix fragments (any sm_80+ GPU)
-//   hopper/winograd_wgmma.cu     wgmma m64n32k16 from swizzled shared memory (sm_90a)
-//   hopper/winograd_wgmma_ws.cu  the same warp-specialised, m64n64k16 (sm_90a)
+//   winograd_wgmma.cu     wgmma m64n32k16 from swizzled shared memory (sm_90a)
+//   winograd_wgmma_ws.cu  the same warp-specialised, m64n64k16 (sm_90a)
 //
 // Split: x = hi + 2^-11 lo, hi = fp16(x), lo = fp16((x - hi) * 2^11) (x - hi is exact; the scale
 // keeps lo out of fp16's subnormals). A product sums Vh*Uh into one fp32 accumulator and

@@ -3,7 +3,7 @@
 //
 // Idea: GEMM makes each loaded input element serve BM filters and each weight BN output
 // positions (the direct convolution reloads inputs M times). Step 1 writes the unrolled
-// matrix col[k][p] (K x P, P = images * E*F) with the shared launch_im2col (gpu/im2col.cu);
+// matrix col[k][p] (K x P, P = images * E*F) with the shared launch_im2col (bench/im2col.cu);
 // step 2 is our shared-memory tiled SGEMM (gemm_common.cuh: 128x128x8 tiles with 8x8
 // outputs per thread, or 64x64x16 / 32x32x32 where the big tile would leave SMs idle) with
 // B read from col. Both inside run(), so kernel_ms pays for the unroll.

@@ -16,7 +16,7 @@
 //
 // Default tile per problem: the tile a committed tile sweep measured fastest for the rung's
 // policies (the fp32-class splits apart: none measured), element size, layer shape and nearest
-// N within a factor of 4 (the tuning table, gpu/tuning.hpp: tuning/<card>.json from the
+// N within a factor of 4 (the tuning table, bench/tuning.hpp: tuning/<card>.json from the
 // committed tile sweeps; N=1 runs split-K, N=32 and up data-parallel, so one says little of the other);
 // where none was measured, the rule (default_tile, from
 // the H200 tile sweeps of the earlier rungs): 128x96 for

@@ -1,6 +1,6 @@
 // The persistent Hopper rungs' policies as typed values: a rung is one WsPolicy (family.cpp),
 // a row's axis values override its fields (ws_request, supports.cpp), and the plan
-// (wgmma_ws.cu), the tuning table's key (gpu/tuning.hpp) and the kernel's launch read the
+// (wgmma_ws.cu), the tuning table's key (bench/tuning.hpp) and the kernel's launch read the
 // enums, never a spelling. Each enum's one spelling is its name table here: the axes `list`
 // shows, the CSV's `config`, the tuning files' policy fields. Host code, C++17 (the kernels'
 // files include it).

@@ -6,7 +6,7 @@
 // The study copied halves, so its h2d/d2h halved (its Table 3: copies ~0.75x, kernel
 // ~0.9x of Mcpy). Here the host holds float, as every user's would: the copies carry
 // float, and the harness converts on the GPU after the copy in and before the copy out
-// (gpu/convert.cu), timed as convert_ms, inside total_ms and outside kernel_ms. (Until
+// (bench/convert.cu), timed as convert_ms, inside total_ms and outside kernel_ms. (Until
 // 2026-11-23 the harness converted on the host in set-up, which hid that cost; the rows
 // measured before then carried half copies and no conversion.) The kernel itself only
 // reads and writes halves.

@@ -1,6 +1,6 @@
 """What a precision class counts as: read from the CSV, never derived again.
 
-The rule is decided once, in C++ (gpu/tolerance.hpp: anchor_class, ceiling_class) and written
+The rule is decided once, in C++ (bench/tolerance.hpp: anchor_class, ceiling_class) and written
 into every row a sweep writes (columns `anchor_class`: the cuDNN rows a row is held against,
 and `ceiling_class`: the measured class peak, peak_tflops, its pct_peak divides by). The figures and the report
 read those columns (io.load puts them on every row).

@@ -24,7 +24,7 @@ from .io import LIBRARY_FAMILIES, UNCOALESCED, fnum, fx, md_table
 from .draw import layer_colors, plain_log_ticks, save
 
 
-# A rung's ladder is the CSV's `ladder` column (schema 3 on: the registry's, gpu/family.hpp): a
+# A rung's ladder is the CSV's `ladder` column (schema 3 on: the registry's, bench/family.hpp): a
 # family is one ladder (its rungs in registry order, cut by precision class and layout) unless its
 # spec names another; fp32-fast holds three unrelated ladders, and lines join only the rungs of
 # one of them. CSVs before the column (the committed 160100a reference among them) take the

@@ -1,4 +1,4 @@
-// The anchors (gpu/variants/cudnn_graph.cu, cudnn.cu, cublas_im2col.cu), beyond what
+// The anchors (kernels/cudnn/cudnn_graph.cu, cudnn.cu, cublas_im2col.cu), beyond what
 // test_variants_gpu.cpp checks for every variant: each cuDNN row names the engine (graph
 // API) or algorithm (legacy API) it picked, the fp32 rows never run on tensor cores, the
 // graph rows' engine choice is sane at a real batch (accurate, allowed by the class, the

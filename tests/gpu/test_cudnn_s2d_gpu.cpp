@@ -1,8 +1,8 @@
-// The space-to-depth transform kernels (gpu/variants/space_to_depth.cu) against the host map
+// The space-to-depth transform kernels (kernels/common/space_to_depth.cu) against the host map
 // that tests/test_space_to_depth.cpp checks on the CPU, bit for bit, in every pair of
 // layouts, for 2- and 4-byte elements, from aligned and misaligned inputs, on the tiled and
 // the gather kernel (tests/test_space_to_depth.cpp emulates the same steps on the CPU); and
-// the cudnn-<class>-s2d rows (gpu/variants/cudnn_s2d.cu) on conv1 and
+// the cudnn-<class>-s2d rows (kernels/cudnn/cudnn_s2d.cu) on conv1 and
 // strided odd shapes in both layouts, their SKIP on stride 1, their chunking under a
 // workspace limit and the streams mode.
 #include "buffers.hpp"

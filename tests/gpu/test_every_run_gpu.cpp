@@ -1,4 +1,4 @@
-// Every run is checked (gpu/harness.hpp, gpu/output_check.hpp): a plan that goes wrong only on
+// Every run is checked (bench/harness.hpp, bench/output_check.hpp): a plan that goes wrong only on
 // its third call — after the checked run and one good timed repeat — FAILs, naming the run;
 // for a deterministic variant through the checksum, for a non-deterministic one through the
 // tile-covering sample; NaN through the device scan. A row with nothing to check against is

@@ -1,4 +1,4 @@
-// The exact-fp32 fast family (gpu/variants/fp32fast_family.cpp) on the shapes its development
+// The exact-fp32 fast family (kernels/fp32fast/fp32fast_family.cpp) on the shapes its development
 // harness checked that the shared odd shapes (gpu_test_util.hpp) do not have, beyond what
 // test_variants_gpu.cpp checks for every variant: a 3x3 filter with pad 2 and a non-square
 // plane, filters past one block (M = 70), a 5x5 filter at pad 1 on a non-square plane, a 5x5

@@ -44,7 +44,7 @@
 // that compiles that text as host code, with each class's arithmetic done by bit-exact
 // roundings (half and bf16 to nearest even, tf32 to nearest with ties away, as cvt.rna; the
 // half fma as one rounding of the exact x*w+s), on the same data (seed 7), and put through
-// gpu/tolerance.cpp's compare()/passes() with min_terms(), as the harness does. Its
+// bench/tolerance.cpp's compare()/passes() with min_terms(), as the harness does. Its
 // prediction, max_rel_err / max_bound_ratio (PASS needs <= threshold / <= 1):
 //   layer  class    none                     drop_tap                 wrong_channel            shifted_pad
 //   conv1  fp32     6.31e-07/0.0024    PASS  2.98e-02/123       FAIL  9.60e-01/3.48e+03  FAIL  9.87e-01/3.77e+03  FAIL

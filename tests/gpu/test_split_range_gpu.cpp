@@ -4,7 +4,7 @@
 //                     low parts zeroed; the weights' low parts zeroed over half of K, one of the
 //                     three products dropped there) must FAIL on every AlexNet layer it runs at
 //                     N=1 (the first by at least 3x its allowance), and PASS unmutated in the
-//                     same test — the fp32 class's tau (7e-6, gpu/tolerance.hpp) is what makes
+//                     same test — the fp32 class's tau (7e-6, bench/tolerance.hpp) is what makes
 //                     them fail.
 //   [split-range]     the same variants on golden data at other scales (2^-24, 2^20, mixed):
 //                     PASS, or an ERROR naming the representable range, never NaN or a FAIL;
@@ -103,7 +103,7 @@ TEST_CASE("a split with a dropped product fails the fp32 class and the whole spl
                 REQUIRE(bad.err.nonfinite == 0);
                 REQUIRE(bad.err.max_bound_ratio > 1.0);
                 // The whole input's low part gone (two products instead of three): what fp32's
-                // tau was set for, a FAIL by at least 3x its per-element allowance (gpu/tolerance.hpp).
+                // tau was set for, a FAIL by at least 3x its per-element allowance (bench/tolerance.hpp).
                 if (m == SplitMutation::zero_input_lo) CHECK(bad.err.max_bound_ratio >= 3.0);
             }
         }

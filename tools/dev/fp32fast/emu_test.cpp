@@ -6,8 +6,8 @@
 // N=4 (C=96, 27x27, pad 2, M=256; argument "wino5-conv2", ~20 s) and on odd 5x5 shapes.
 //
 // Build and run (development machine, no GPU):
-//   g++ -std=c++17 -O1 -DFP32FAST_EMU -include tools/dev/fp32fast/emu.hpp -I gpu -I gpu/variants \
-//       -I core -I /usr/local/cuda/include -x c++ tools/dev/fp32fast/emu_test.cpp -o /tmp/emu_test
+//   g++ -std=c++17 -O1 -DFP32FAST_EMU -include tools/dev/fp32fast/emu.hpp -I bench -I kernels/common \
+//       -I kernels/fp32fast -I core -I /usr/local/cuda/include -x c++ tools/dev/fp32fast/emu_test.cpp -o /tmp/emu_test
 //   /tmp/emu_test && EMU_REVERSE=1 /tmp/emu_test
 #include "simt_gemm.cu"
 #include "split_tf32.cu"

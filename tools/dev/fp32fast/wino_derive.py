@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """wino_derive.py - Toom-Cook matrices of Winograd F(m, r) for given interpolation points, exact.
 
-The transforms in gpu/variants/winograd_fused.cuh (Wino<m, r>) were written from this output:
+The transforms in kernels/fp32fast/winograd_fused.cuh (Wino<m, r>) were written from this output:
   A^T (m x a):  A^T[i][j] = p_j^i, the last column (the point at infinity) e_{m-1};
   G   (a x r):  G[j][k] = p_j^k / prod_{l != j} (p_j - p_l), the last row e_{r-1};
   B^T (a x a):  solved from the identity  sum_j A^T[i][j] G[j][k] B^T[j][l] = [l == i + k]

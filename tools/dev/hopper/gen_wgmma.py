@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes gpu/variants/hopper/wgmma_ops.cuh: one inline-asm wrapper per (input type, N) for
+"""Writes kernels/common/sm90/wgmma_ops.cuh: one inline-asm wrapper per (input type, N) for
 wgmma.mma_async with fp32 accumulators, both operands from shared memory through descriptors,
 both K-major, scale-d = 1 (accumulate):
   __half / __nv_bfloat16: m64nNk16.f32.f16.f16 / .bf16.bf16, imm-trans-a = imm-trans-b = 0;
@@ -10,7 +10,7 @@ kernels step their descriptors by 32 bytes per instruction for every element typ
 Run from the repository root: python3 tools/dev/hopper/gen_wgmma.py"""
 import pathlib
 
-NS = [32, 64, 96, 128, 192, 256]  # 32: the Winograd rung (hopper/winograd_wgmma.cu)
+NS = [32, 64, 96, 128, 192, 256]  # 32: the Winograd rung (kernels/fp32fast/winograd_wgmma.cu)
 # (C++ type, PTX type, k per instruction, trailing immediates: scale-a, scale-b[, trans-a, trans-b])
 TYPES = [("__half", "f16", 16, "1, 1, 0, 0"), ("__nv_bfloat16", "bf16", 16, "1, 1, 0, 0"), ("float", "tf32", 8, "1, 1")]
 
@@ -70,6 +70,6 @@ for ctype, ptx, kk, imms in TYPES:
         out.append("")
 out.append("}  // namespace cs::gpu::variants::hopper")
 out.append("")
-p = pathlib.Path("gpu/variants/hopper/wgmma_ops.cuh")
+p = pathlib.Path("kernels/common/sm90/wgmma_ops.cuh")
 p.write_text("\n".join(out))
 print("wrote", p)
