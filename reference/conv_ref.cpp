@@ -315,6 +315,40 @@ void pack_panels(const float* src, const std::int64_t* koff, const std::int64_t*
     }
 }
 
+// The input with its zero padding made explicit, every element of `padded` (N*C planes of
+// (H+2pad) x (W+2pad)) written. A worksharing loop without its own parallel region: called
+// inside conv2d_impl's, the threads split the planes.
+void pad_input(const Geometry& g, const float* in, float* padded) {
+    const std::int64_t Hp = g.H + 2 * g.pad, Wp = g.W + 2 * g.pad, HWp = Hp * Wp;
+#pragma omp for schedule(static)
+    for (std::int64_t plane = 0; plane < g.N * g.C; ++plane) {
+        float* dst = padded + plane * HWp;
+        const float* from = in + plane * g.HW;
+        std::fill(dst, dst + g.pad * Wp, 0.0f);
+        for (std::int64_t h = 0; h < g.H; ++h) {
+            float* row = dst + (h + g.pad) * Wp;
+            std::fill(row, row + g.pad, 0.0f);
+            std::copy(from + h * g.W, from + (h + 1) * g.W, row + g.pad);
+            std::fill(row + g.pad + g.W, row + Wp, 0.0f);
+        }
+        std::fill(dst + (g.H + g.pad) * Wp, dst + HWp, 0.0f);
+    }
+}
+
+// The weights packed [m-block][k][kMR], rows past M zero; a worksharing loop like pad_input.
+template <typename Acc>
+void pack_weights(const Geometry& g, const float* w, std::int64_t mblocks, Acc* apk) {
+#pragma omp for schedule(static)
+    for (std::int64_t mb = 0; mb < mblocks; ++mb) {
+        Acc* dst = apk + mb * g.K * kMR;
+        for (std::int64_t k = 0; k < g.K; ++k)
+            for (int i = 0; i < kMR; ++i) {
+                const std::int64_t m = mb * kMR + i;
+                dst[k * kMR + i] = m < g.M ? Acc(w[m * g.K + k]) : Acc(0);
+            }
+    }
+}
+
 // conv2d_ref with the epilogue `ep` (conv2d_ref itself: none; conv2d_bias_relu_ref).
 template <typename Acc>
 void conv2d_impl(const Layer& layer, std::int64_t N, const float* in, const float* w, float* out,
@@ -361,31 +395,8 @@ void conv2d_impl(const Layer& layer, std::int64_t N, const float* in, const floa
 
 #pragma omp parallel
     {
-        if (g.pad > 0) {
-#pragma omp for schedule(static)
-            for (std::int64_t plane = 0; plane < N * g.C; ++plane) {
-                float* dst = padded.data() + plane * HWp;
-                const float* from = in + plane * g.HW;
-                std::fill(dst, dst + g.pad * Wp, 0.0f);
-                for (std::int64_t h = 0; h < g.H; ++h) {
-                    float* row = dst + (h + g.pad) * Wp;
-                    std::fill(row, row + g.pad, 0.0f);
-                    std::copy(from + h * g.W, from + (h + 1) * g.W, row + g.pad);
-                    std::fill(row + g.pad + g.W, row + Wp, 0.0f);
-                }
-                std::fill(dst + (g.H + g.pad) * Wp, dst + HWp, 0.0f);
-            }
-        }
-        // Weights: [m-block][k][MR], rows past M zero.
-#pragma omp for schedule(static)
-        for (std::int64_t mb = 0; mb < mblocks; ++mb) {
-            Acc* dst = apk + mb * g.K * MR;
-            for (std::int64_t k = 0; k < g.K; ++k)
-                for (int i = 0; i < MR; ++i) {
-                    const std::int64_t m = mb * MR + i;
-                    dst[k * MR + i] = m < g.M ? Acc(w[m * g.K + k]) : Acc(0);
-                }
-        }
+        if (g.pad > 0) pad_input(g, in, padded.data());
+        pack_weights(g, w, mblocks, apk);
 
         Scratch<Acc> bp(std::size_t(kcb * ceil_div(nc, NR) * NR));
         Scratch<Acc> cbuf(std::size_t(chunk_blocks * MR * ceil_div(nc, NR) * NR));
