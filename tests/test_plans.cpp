@@ -382,8 +382,8 @@ TEST_CASE("sanitize --merge joins every shard of one list into one total, and re
     CHECK(r.out.find("every one of 1/2 to 2/2 is needed, once") != std::string::npos);
     r = cs::test::run_command(script + none.string() + " " + s1 + " " + s1);
     CHECK(r.code == 2);
-    const std::string short2 = shard(2, clean3);
-    r = cs::test::run_command(script + none.string() + " " + s1 + " " + short2);
+    const std::string overcounted = shard(2, clean3);
+    r = cs::test::run_command(script + none.string() + " " + s1 + " " + overcounted);
     CHECK(r.code == 2);
     CHECK(r.out.find("the shards ran 6 jobs, the list has 5") != std::string::npos);
     r = cs::test::run_command(script + none.string() + " " + (dir.path / "missing.log").string());
