@@ -118,17 +118,6 @@ RungPlan plain(PlainPlan f) {
     return [f](const PrecisionRow&, const Problem& p, const PlanContext& c) { return f(p, c); };
 }
 
-std::string_view to_string(Precision p) {
-    switch (p) {
-        case Precision::fp32: return "fp32";
-        case Precision::tf32: return "tf32";
-        case Precision::fp16: return "fp16";
-        case Precision::bf16: return "bf16";
-        case Precision::fp16acc: return "fp16acc";
-    }
-    return "?";
-}
-
 std::string_view to_string(DType d) {
     switch (d) {
         case DType::f32: return "f32";

@@ -1,45 +1,41 @@
 #include "tolerance.hpp"
 
+#include "error.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <string>
 
 namespace cs::gpu {
 
-Precision anchor_class(Precision p) { return p == Precision::fp16acc ? Precision::fp16 : p; }
+const PrecisionFacts& facts(Precision p) {
+    for (const auto& f : kPrecisions)
+        if (f.id == p) return f;
+    throw Error("precision class " + std::to_string(int(p)) + " has no row in kPrecisions (precision.hpp)");
+}
 
-Precision ceiling_class(Precision p) { return p == Precision::fp16acc ? Precision::fp16 : p; }
+std::string_view to_string(Precision p) { return facts(p).name; }
 
 std::optional<Precision> parse_precision(std::string_view s) {
-    for (auto p : {Precision::fp32, Precision::tf32, Precision::fp16, Precision::bf16, Precision::fp16acc})
-        if (to_string(p) == s) return p;
+    for (const auto& f : kPrecisions)
+        if (f.name == s) return f.id;
     return std::nullopt;
 }
 
-// The numbers and their reasons: tolerance.hpp.
-double threshold(Precision p) {
-    switch (p) {
-        case Precision::fp32: return 1e-4;
-        case Precision::tf32: return 5e-3;
-        case Precision::fp16: return 5e-3;
-        case Precision::bf16: return 1e-2;
-        case Precision::fp16acc: return 5e-2;
-    }
-    return 0;
-}
+Precision anchor_class(Precision p) { return facts(p).anchor; }
+
+Precision ceiling_class(Precision p) { return facts(p).ceiling; }
+
+// The numbers and their reasons: tolerance.hpp and the table (precision.hpp).
+double threshold(Precision p) { return facts(p).max_rel_err; }
 
 double bound_factor(Precision p, std::int64_t terms) {
-    double tau = 0, u_in = 0, u_acc = 0x1p-24;
-    switch (p) {
-        case Precision::fp32: tau = 7e-6; break;   // tolerance.hpp: "fp32" derives it
-        case Precision::tf32: tau = 6e-4, u_in = 0x1p-10; break;
-        case Precision::fp16: tau = 4e-4, u_in = 0x1p-11; break;
-        case Precision::bf16: tau = 2e-3, u_in = 0x1p-8; break;
-        case Precision::fp16acc: tau = 6e-3, u_in = 0x1p-11, u_acc = 0x1p-11; break;
-    }
+    const PrecisionFacts& f = facts(p);
+    const double tau = f.tau;
     constexpr double kCalibrated = 363;  // the fewest products per output on AlexNet (conv1)
     if (terms <= 0 || double(terms) >= kCalibrated) return tau;
-    const double rigorous = 2 * u_in + double(terms) * u_acc;
+    const double rigorous = 2 * f.u_in + double(terms) * f.u_acc;
     return std::max(tau, std::min(rigorous, tau * std::sqrt(kCalibrated / double(terms))));
 }
 
@@ -59,37 +55,9 @@ std::int64_t min_terms(const Layer& l) {
     return std::int64_t(l.C) * rows * cols;
 }
 
-double output_roundoff(Precision p) {
-    switch (p) {
-        case Precision::fp32:
-        case Precision::tf32: return 0;
-        case Precision::fp16:
-        case Precision::fp16acc: return 0x1p-11;
-        case Precision::bf16: return 0x1p-8;
-    }
-    return 0;
-}
+double output_roundoff(Precision p) { return facts(p).u_out; }
 
-const char* threshold_reason(Precision p) {
-    switch (p) {
-        case Precision::fp32:
-            return "float accumulation of K<=3456 terms drifts ~3e-6 of max|out| (emulated); 7e-6 of sum|w*x| per "
-                   "element (honest fp32 rows use <= 0.66 of it, a two-product split >= 3.2x)";
-        case Precision::tf32:
-            return "operands rounded to a 10-bit mantissa: ~3e-4 of max|out| (8e-4 truncated); 6e-4 of sum|w*x| per "
-                   "element";
-        case Precision::fp16:
-            return "half operands and output (2^-11), float accumulation: ~5e-4 of max|out|; 4e-4 of sum|w*x| + "
-                   "2^-11|out| per element";
-        case Precision::bf16:
-            return "bf16 operands and output (2^-8), float accumulation: ~4e-3 of max|out|; 2e-3 of sum|w*x| + "
-                   "2^-8|out| per element";
-        case Precision::fp16acc:
-            return "running sum rounded to half every step: ~2e-2 of max|out|; 6e-3 of sum|w*x| + 2^-11|out| per "
-                   "element";
-    }
-    return "";
-}
+const char* threshold_reason(Precision p) { return facts(p).reason.data(); }
 
 namespace {
 

@@ -106,8 +106,6 @@ namespace cs::gpu {
 // the CSV (columns anchor_class, ceiling_class) and plots/ and `compare` read them from there.
 Precision anchor_class(Precision p);
 Precision ceiling_class(Precision p);
-// The class named by to_string(Precision), or nothing.
-std::optional<Precision> parse_precision(std::string_view s);
 
 // Limit on max_rel_err.
 double threshold(Precision p);

@@ -10,6 +10,7 @@
 // no other place lists them.
 #pragma once
 
+#include "precision.hpp"
 #include "layer.hpp"
 #include "split_mutation.hpp"
 
@@ -28,21 +29,8 @@
 
 namespace cs::gpu {
 
-// Precision class: decides the pass threshold (tolerance.hpp).
-enum class Precision {
-    fp32,     // float inputs, float accumulation
-    tf32,     // float inputs rounded to tf32 inside the matrix units, float accumulation
-    fp16,     // half inputs and weights, float accumulation
-    bf16,     // bfloat16 inputs and weights, float accumulation
-    fp16acc,  // half inputs and weights, half accumulation (at least in part)
-};
-std::string_view to_string(Precision p);
-
-// Element type of in/w/out in device memory, as the variant's kernels see them. The host
-// always holds float data: for f16 and bf16 the harness converts on the GPU (convert_ms).
-enum class DType { f32, f16, bf16 };
-std::string_view to_string(DType d);
-inline std::size_t dtype_bytes(DType d) { return d == DType::f32 ? 4 : 2; }
+// Precision (the class) and DType (the operands' element type): precision.hpp, with the table
+// of each class's facts.
 
 // Memory layout of the tensors a variant is given (a harness axis, like memory modes).
 //   nchw  input N*C*H*W, weights M*C*R*S (KCRS), output N*M*E*F — the golden files' layout

@@ -45,8 +45,6 @@ int cmd_list(const TableOpt& topt, bool json, bool markdown) {
         return 0;
     }
     const LayerTable table = topt.load();
-    constexpr std::array kClasses = {gpu::Precision::fp32, gpu::Precision::tf32, gpu::Precision::fp16,
-                                     gpu::Precision::bf16, gpu::Precision::fp16acc};
     if (json) {
         nlohmann::json j;
         for (const auto& v : gpu::registry()) {
@@ -81,12 +79,23 @@ int cmd_list(const TableOpt& topt, bool json, bool markdown) {
         // The pass rule of each precision class (bench/tolerance.hpp): max_rel_err at most
         // `max_rel_err`, and each element within tau * sum|w*x| + output_roundoff * |golden|.
         j["thresholds"] = nlohmann::json::array();
-        for (auto p : kClasses)
+        for (const auto& f : gpu::kPrecisions) {
+            const gpu::Precision p = f.id;
             j["thresholds"].push_back({{"class", gpu::to_string(p)},
                                        {"max_rel_err", gpu::threshold(p)},
                                        {"tau", gpu::bound_factor(p)},
                                        {"output_roundoff", gpu::output_roundoff(p)},
                                        {"reason", gpu::threshold_reason(p)}});
+        }
+        // The classes in the order of the tables and figures, with what plots/ draws them in
+        // (plots/convplots/precisions.json is a copy, checked by a CPU test).
+        for (const auto& f : gpu::kPrecisions)
+            j["precisions"].push_back({{"name", f.name},
+                                       {"operands", gpu::to_string(f.operands)},
+                                       {"bytes", gpu::dtype_bytes(f.operands)},
+                                       {"anchor_class", gpu::to_string(f.anchor)},
+                                       {"ceiling_class", gpu::to_string(f.ceiling)},
+                                       {"colour", f.colour}});
         for (const auto& l : table.layers)
             j["layers"].push_back({{"name", l.name}, {"C", l.C}, {"H", l.H}, {"W", l.W}, {"M", l.M}, {"R", l.R},
                                    {"S", l.S}, {"stride", l.stride}, {"pad", l.pad}, {"E", l.E()}, {"F", l.F()},
@@ -118,9 +127,8 @@ int cmd_list(const TableOpt& topt, bool json, bool markdown) {
     std::printf("\nMemory modes: %s\n", gpu::memory_mode_names().c_str());
     std::printf("Layouts: nchw (the golden files'), nhwc (input NHWC, weights KRSC, output NHWC)\n");
     std::printf("\nPass thresholds on max_rel_err = max|out - golden| / max|golden|:\n");
-    for (auto p : kClasses)
-        std::printf("  %-8s %.0e  %s\n", std::string(gpu::to_string(p)).c_str(), gpu::threshold(p),
-                    gpu::threshold_reason(p));
+    for (const auto& f : gpu::kPrecisions)
+        std::printf("  %-8s %.0e  %s\n", std::string(f.name).c_str(), gpu::threshold(f.id), gpu::threshold_reason(f.id));
     std::printf("\nLayer tables built in (--table NAME; --table PATH loads a JSON file):\n");
     std::size_t tname_w = 0;
     for (const auto& t : builtin_layer_tables()) tname_w = std::max(tname_w, t.name.size());

@@ -37,7 +37,7 @@ PATTERNS = {
     "name prefix or suffix test": (r'\b(?:starts_with|ends_with|rfind|find)\s*\(\s*"(?:hopper|cudnn|cublas|winograd|'
                                    r'simt|split|mk|half|wmma|-)', set()),
     # a precision or split kind from its spelling
-    "precision parsed": (r"\bparse_precision\s*\(", {"bench/tolerance.cpp", "bench/tolerance.hpp"}),
+    "precision parsed": (r"\bparse_precision\s*\(", {"bench/tolerance.cpp", "bench/precision.hpp"}),
     "precision or split spelling compared": (r'[!=]=\s*"(?:fp32|tf32|fp16|bf16|fp16acc|3xtf32|3xfp16)"', set()),
     # a name table read backwards (a spelling to its value)
     "name table read": (r"\bvalue_named\s*\(", {"core/names.hpp", "bench/tuning.cpp", "core/layer.cpp"}),

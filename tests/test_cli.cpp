@@ -207,8 +207,8 @@ TEST_CASE("list --json gives each variant's axes and each class's thresholds", "
     }
     CHECK(with_axes > 0);  // the Hopper rungs have tile, schedule, ...
     using cs::gpu::Precision;
-    const std::vector<Precision> classes = {Precision::fp32, Precision::tf32, Precision::fp16, Precision::bf16,
-                                            Precision::fp16acc};
+    std::vector<Precision> classes;
+    for (const auto& f : cs::gpu::kPrecisions) classes.push_back(f.id);
     REQUIRE(doc["thresholds"].size() == classes.size());
     for (std::size_t i = 0; i < classes.size(); ++i) {
         const auto& t = doc["thresholds"][i];
@@ -459,4 +459,27 @@ TEST_CASE("generate writes a golden set that numpy-free checks can find", "[cli]
     REQUIRE(r.code == 0);
     CHECK(std::filesystem::exists(d / "g" / "tiny" / "manifest.json"));
     CHECK(std::filesystem::exists(d / "g" / "tiny" / "n2" / "a.output.npy"));
+}
+
+// The precision table (bench/precision.hpp) reaches plots/ through list --json: the copy the
+// figures read (plots/convplots/precisions.json) is the program's, class for class.
+TEST_CASE("list --json gives the precision table, and plots/ reads the same", "[cli]") {
+    const auto j = cli("list --json");
+    REQUIRE(j.code == 0);
+    const auto doc = nlohmann::json::parse(j.out);
+    const auto& ps = doc["precisions"];
+    REQUIRE(ps.size() == std::size(cs::gpu::kPrecisions));
+    for (std::size_t i = 0; i < ps.size(); ++i) {
+        const auto& f = cs::gpu::kPrecisions[i];
+        INFO(f.name);
+        CHECK(ps[i]["name"] == std::string(f.name));
+        CHECK(ps[i]["bytes"].get<std::size_t>() == cs::gpu::dtype_bytes(f.operands));
+        CHECK(ps[i]["anchor_class"] == std::string(cs::gpu::to_string(cs::gpu::anchor_class(f.id))));
+        CHECK(ps[i]["ceiling_class"] == std::string(cs::gpu::to_string(cs::gpu::ceiling_class(f.id))));
+        CHECK(ps[i]["colour"].get<std::string>().size() == 7);
+    }
+    std::ifstream in(std::string(CS_SOURCE_DIR) + "/plots/convplots/precisions.json");
+    REQUIRE(in);
+    const auto copy = nlohmann::json::parse(in);
+    CHECK(copy["precisions"] == ps);  // else: copy list --json's "precisions" into that file
 }

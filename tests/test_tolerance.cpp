@@ -233,3 +233,33 @@ TEST_CASE("min_terms counts the products of the most-padded output", "[tolerance
     REQUIRE(conv2 != nullptr);
     CHECK(cs::gpu::min_terms(*conv2) == 96 * 3 * 3);  // 5x5, pad 2: a corner sees 3x3
 }
+
+// Every class has exactly one row in the precision table (bench/precision.hpp), named uniquely,
+// and what the table says is what the functions answer (the values tolerance.hpp derives).
+TEST_CASE("the precision table has one row per class, and the functions read it", "[tolerance]") {
+    using cs::gpu::Precision;
+    const std::vector<Precision> all = {Precision::fp32, Precision::tf32, Precision::fp16, Precision::bf16,
+                                        Precision::fp16acc};
+    REQUIRE(std::size(cs::gpu::kPrecisions) == all.size());
+    for (Precision p : all) {
+        const auto& f = cs::gpu::facts(p);
+        INFO(f.name);
+        CHECK(f.id == p);
+        CHECK(cs::gpu::parse_precision(f.name) == p);
+        CHECK(cs::gpu::to_string(p) == f.name);
+        CHECK(cs::gpu::threshold(p) == f.max_rel_err);
+        CHECK(cs::gpu::bound_factor(p) == f.tau);
+        CHECK(cs::gpu::output_roundoff(p) == f.u_out);
+        CHECK(std::string(cs::gpu::threshold_reason(p)) == std::string(f.reason));
+    }
+    CHECK_FALSE(cs::gpu::parse_precision("fp8"));
+    // The values the pass rule was derived with (tolerance.hpp), pinned: moving them is a decision.
+    CHECK(cs::gpu::threshold(Precision::fp32) == 1e-4);
+    CHECK(cs::gpu::bound_factor(Precision::tf32) == 6e-4);
+    // A 5-product sum of fp16 operands: the rigorous bound 2*u_in + 5*u_acc, above the calibrated tau.
+    CHECK(cs::gpu::bound_factor(Precision::fp16, 5) == Approx(2 * 0x1p-11 + 5 * 0x1p-24));
+    CHECK(cs::gpu::output_roundoff(Precision::bf16) == 0x1p-8);
+    CHECK(cs::gpu::anchor_class(Precision::fp16acc) == Precision::fp16);
+    CHECK(cs::gpu::ceiling_class(Precision::fp16acc) == Precision::fp16);
+    CHECK(cs::gpu::anchor_class(Precision::bf16) == Precision::bf16);
+}

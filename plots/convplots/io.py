@@ -3,6 +3,7 @@ and markdown tables. No matplotlib here except the colour and order constants.""
 
 import csv
 import gzip
+import json
 import math
 import os
 import re
@@ -11,8 +12,13 @@ import statistics
 from . import classes
 
 MEM_ORDER = ["pageable", "pinned", "streams", "managed-prefetch", "managed"]
-PREC_ORDER = ["fp32", "tf32", "fp16", "bf16", "fp16acc"]
-PREC_COLOR = {"fp32": "#1f77b4", "tf32": "#2ca02c", "fp16": "#ff7f0e", "bf16": "#9467bd", "fp16acc": "#d62728"}
+# The precision classes in the order of the tables and figures, and their colours: the program's
+# (`convstudy list --json`, "precisions"), through the copy beside this file that a CPU test
+# keeps equal to it.
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "precisions.json"), encoding="utf-8") as _f:
+    _PRECISIONS = json.load(_f)["precisions"]
+PREC_ORDER = [p["name"] for p in _PRECISIONS]
+PREC_COLOR = {p["name"]: p["colour"] for p in _PRECISIONS}
 # algo values whose TFLOP/s are the direct convolution's FLOPs over the time ("effective")
 EFFECTIVE_ALGOS = ("winograd", "fft")
 DEFAULT_LAYOUT = "nchw"  # rows of CSVs without a `layout` column
