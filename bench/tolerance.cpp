@@ -30,8 +30,9 @@ Precision ceiling_class(Precision p) { return facts(p).ceiling; }
 // The numbers and their reasons: tolerance.hpp and the table (precision.hpp).
 double threshold(Precision p) { return facts(p).max_rel_err; }
 
-double bound_factor(Precision p, std::int64_t terms) {
-    const PrecisionFacts& f = facts(p);
+double bound_factor(Precision p, std::int64_t terms) { return bound_factor(facts(p), terms); }
+
+double bound_factor(const PrecisionFacts& f, std::int64_t terms) {
     const double tau = f.tau;
     constexpr double kCalibrated = 363;  // the fewest products per output on AlexNet (conv1)
     if (terms <= 0 || double(terms) >= kCalibrated) return tau;
@@ -141,7 +142,12 @@ struct ErrorSums {
 
 ErrorStats compare(const float* out, const float* golden, std::int64_t count, const float* bound, Precision p,
                    std::int64_t terms) {
-    const double tau = bound_factor(p, terms), u_out = output_roundoff(p);
+    return compare(out, golden, count, bound, facts(p), terms);
+}
+
+ErrorStats compare(const float* out, const float* golden, std::int64_t count, const float* bound,
+                   const PrecisionFacts& p, std::int64_t terms) {
+    const double tau = bound_factor(p, terms), u_out = p.u_out;
     ErrorSums all;
 #pragma omp parallel
     {
@@ -158,7 +164,13 @@ ErrorStats compare(const float* out, const float* golden, std::int64_t count, co
 ErrorStats compare_sampled(const float* out, const std::int64_t* indices, const double* golden_values,
                            const double* bound_values, std::int64_t count, double max_abs_golden, Precision p,
                            std::int64_t terms) {
-    const double tau = bound_factor(p, terms), u_out = output_roundoff(p);
+    return compare_sampled(out, indices, golden_values, bound_values, count, max_abs_golden, facts(p), terms);
+}
+
+ErrorStats compare_sampled(const float* out, const std::int64_t* indices, const double* golden_values,
+                           const double* bound_values, std::int64_t count, double max_abs_golden,
+                           const PrecisionFacts& p, std::int64_t terms) {
+    const double tau = bound_factor(p, terms), u_out = p.u_out;
     ErrorSums sums;
     for (std::int64_t i = 0; i < count; ++i)
         sums.add(out[indices[i]], golden_values[i], bound_values != nullptr, bound_values ? bound_values[i] : 0.0,
@@ -166,26 +178,30 @@ ErrorStats compare_sampled(const float* out, const std::int64_t* indices, const 
     return sums.stats(max_abs_golden, bound_values != nullptr, tau, count);
 }
 
-bool passes(const ErrorStats& e, Precision p) {
-    if (e.nonfinite != 0 || !std::isfinite(e.max_rel_err) || !(e.max_rel_err <= threshold(p))) return false;
+bool passes(const ErrorStats& e, Precision p) { return passes(e, facts(p)); }
+
+bool passes(const ErrorStats& e, const PrecisionFacts& p) {
+    if (e.nonfinite != 0 || !std::isfinite(e.max_rel_err) || !(e.max_rel_err <= p.max_rel_err)) return false;
     if (e.bound_checked && !(e.max_bound_ratio <= 1.0)) return false;
     return true;
 }
 
-std::string failure_reason(const ErrorStats& e, Precision p) {
+std::string failure_reason(const ErrorStats& e, Precision p) { return failure_reason(e, facts(p)); }
+
+std::string failure_reason(const ErrorStats& e, const PrecisionFacts& p) {
     char b[320];
     if (e.nonfinite)
         std::snprintf(b, sizeof b, "%lld outputs are NaN/Inf (unwritten or overflowed), first at index %lld",
                       static_cast<long long>(e.nonfinite), static_cast<long long>(e.worst_index));
-    else if (!(e.max_rel_err <= threshold(p)))
+    else if (!(e.max_rel_err <= p.max_rel_err))
         std::snprintf(b, sizeof b, "max_rel_err %.3g > threshold %.3g (max_abs_err %.3g at index %lld)", e.max_rel_err,
-                      threshold(p), e.max_abs_err, static_cast<long long>(e.worst_index));
+                      p.max_rel_err, e.max_abs_err, static_cast<long long>(e.worst_index));
     else if (e.bound_checked && !(e.max_bound_ratio <= 1.0))
         std::snprintf(b, sizeof b,
                       "an element's error is %.3g x its bound %.3g*sum|w*x| + %.3g*|golden| (at index %lld; "
                       "max_rel_err %.3g is within %.3g)",
-                      e.max_bound_ratio, e.bound_tau, output_roundoff(p),
-                      static_cast<long long>(e.bound_worst_index), e.max_rel_err, threshold(p));
+                      e.max_bound_ratio, e.bound_tau, p.u_out, static_cast<long long>(e.bound_worst_index),
+                      e.max_rel_err, p.max_rel_err);
     else
         return {};
     return b;

@@ -119,6 +119,7 @@ double threshold(Precision p);
 // sum's). Seen on the H200: cuDNN bf16 on a 1x1 layer of 5 channels used 1.05x the
 // calibrated 2e-3 — correct, within the rigorous 2^-7.
 double bound_factor(Precision p, std::int64_t terms = 0);
+double bound_factor(const PrecisionFacts& p, std::int64_t terms = 0);
 // Fewest products any output of the layer sums (C times the filter taps inside the input
 // at the most-padded output position).
 std::int64_t min_terms(const Layer& l);
@@ -146,15 +147,24 @@ struct ErrorStats {
 // bound file), or null to skip the per-element rule; p gives tau and u_out.
 ErrorStats compare(const float* out, const float* golden, std::int64_t count, const float* bound, Precision p,
                    std::int64_t terms = 0);
+ErrorStats compare(const float* out, const float* golden, std::int64_t count, const float* bound,
+                   const PrecisionFacts& p, std::int64_t terms = 0);
 // Compares a sample: out[indices[i]] against golden_values[i] (double, from the CPU), with
 // bound_values[i] its B (or null).
 ErrorStats compare_sampled(const float* out, const std::int64_t* indices, const double* golden_values,
                            const double* bound_values, std::int64_t count, double max_abs_golden, Precision p,
                            std::int64_t terms = 0);
+ErrorStats compare_sampled(const float* out, const std::int64_t* indices, const double* golden_values,
+                           const double* bound_values, std::int64_t count, double max_abs_golden,
+                           const PrecisionFacts& p, std::int64_t terms = 0);
 
 // The one pass rule (see the header comment).
 bool passes(const ErrorStats& e, Precision p);
 // Why e does not pass (empty when it does): the first rule it breaks, with its numbers.
 std::string failure_reason(const ErrorStats& e, Precision p);
+// The same on a class's row itself (the overloads above look theirs up in kPrecisions): what a
+// class a test defines runs through, as tests/test_tolerance.cpp shows with a test-only row.
+bool passes(const ErrorStats& e, const PrecisionFacts& p);
+std::string failure_reason(const ErrorStats& e, const PrecisionFacts& p);
 
 }  // namespace cs::gpu

@@ -263,3 +263,33 @@ TEST_CASE("the precision table has one row per class, and the functions read it"
     CHECK(cs::gpu::ceiling_class(Precision::fp16acc) == Precision::fp16);
     CHECK(cs::gpu::anchor_class(Precision::bf16) == Precision::bf16);
 }
+
+// A precision class added in a test, as CONTRIBUTING's "Add a precision class" walks through:
+// one row of facts (here 8-bit float operands, e4m3: unit roundoff 2^-4, float accumulation and
+// output) is all the pass rule needs; the class's kernels and conversion are the rest.
+TEST_CASE("a test-only precision class is one row of facts, and the pass rule runs on it", "[tolerance]") {
+    using cs::gpu::DType;
+    using cs::gpu::Precision;
+    constexpr cs::gpu::PrecisionFacts kE4m3{Precision(100), "e4m3-test", DType::f16, Precision::fp16, Precision::fp16,
+                                            /*max_rel_err*/ 0.15, /*tau*/ 0.06, /*u_in*/ 0x1p-4, /*u_acc*/ 0x1p-24,
+                                            /*u_out*/ 0, "test only: e4m3 operands", "#000000"};
+    // 64 outputs of golden 5 and B = sum|w*x| = 10, each off by 0.5: max_rel_err 0.1, and each
+    // error 0.5 within tau * B = 0.6.
+    std::vector<float> golden(64, 5.0f), out(64, 5.5f), bound(64, 10.0f);
+    auto e = cs::gpu::compare(out.data(), golden.data(), 64, bound.data(), kE4m3);
+    CHECK(e.max_rel_err == Approx(0.1));
+    CHECK(e.max_bound_ratio == Approx(0.5 / 0.6));
+    CHECK(cs::gpu::passes(e, kE4m3));
+    CHECK(cs::gpu::failure_reason(e, kE4m3).empty());
+    // fp16's row refuses the same output: the row is what decides.
+    const auto e16 = cs::gpu::compare(out.data(), golden.data(), 64, bound.data(), Precision::fp16);
+    CHECK_FALSE(cs::gpu::passes(e16, Precision::fp16));
+    // A dropped tap (one output off by 2): past the class's threshold, and the reason says so.
+    out[7] = 7.0f;
+    e = cs::gpu::compare(out.data(), golden.data(), 64, bound.data(), kE4m3);
+    CHECK_FALSE(cs::gpu::passes(e, kE4m3));
+    CHECK(cs::gpu::failure_reason(e, kE4m3).find("> threshold 0.15") != std::string::npos);
+    // A short sum gets the rigorous bound from the row's roundoffs: 2 * 2^-4 + 5 * 2^-24.
+    CHECK(cs::gpu::bound_factor(kE4m3, 5) == Approx(2 * 0x1p-4 + 5 * 0x1p-24));
+    CHECK(cs::gpu::bound_factor(kE4m3) == 0.06);
+}
