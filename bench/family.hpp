@@ -30,7 +30,8 @@ struct PrecisionRow {
     DType io = DType::f32;
     std::string suffix;  // replaces "{p}" in the rung's name and idea
 };
-// The common rows: fp32 / tf32 / fp16 / bf16 / fp16acc with their element types.
+// The common rows: a class with its operand type and its name as suffix (precision.hpp's table).
+PrecisionRow class_row(Precision p);
 PrecisionRow row_fp32();
 PrecisionRow row_tf32();
 PrecisionRow row_fp16();

@@ -40,7 +40,7 @@ struct PrecisionFacts {
     double max_rel_err;       // threshold()
     double tau, u_in, u_acc;  // bound_factor(): calibrated tau, operand and running-sum roundoff
     double u_out;             // output_roundoff(): the output type's unit roundoff
-    std::string_view reason;  // threshold_reason()
+    const char* reason;       // threshold_reason()
     std::string_view colour;  // the figures' colour for the class
 };
 

@@ -22,10 +22,15 @@ const std::vector<Variant>& registry() {
     return table;
 }
 
-PrecisionRow row_fp32() { return {Precision::fp32, DType::f32, "fp32"}; }
-PrecisionRow row_tf32() { return {Precision::tf32, DType::f32, "tf32"}; }
-PrecisionRow row_fp16() { return {Precision::fp16, DType::f16, "fp16"}; }
-PrecisionRow row_bf16() { return {Precision::bf16, DType::bf16, "bf16"}; }
+// A class's own row: its operand type and its spelling as the precision table (precision.hpp) has them.
+PrecisionRow class_row(Precision p) {
+    const PrecisionFacts& f = facts(p);
+    return {p, f.operands, std::string(f.name)};
+}
+PrecisionRow row_fp32() { return class_row(Precision::fp32); }
+PrecisionRow row_tf32() { return class_row(Precision::tf32); }
+PrecisionRow row_fp16() { return class_row(Precision::fp16); }
+PrecisionRow row_bf16() { return class_row(Precision::bf16); }
 
 namespace {
 // A rung's name without its precision: "hopper-ws-{p}" -> "hopper-ws", "cudnn-{p}-s2d" -> "cudnn-s2d".

@@ -58,7 +58,7 @@ std::int64_t min_terms(const Layer& l) {
 
 double output_roundoff(Precision p) { return facts(p).u_out; }
 
-const char* threshold_reason(Precision p) { return facts(p).reason.data(); }
+const char* threshold_reason(Precision p) { return facts(p).reason; }
 
 namespace {
 

@@ -76,26 +76,24 @@ int cmd_list(const TableOpt& topt, bool json, bool markdown) {
         for (auto m : gpu::all_memory_modes()) j["memory_modes"].push_back(gpu::to_string(m));
         for (const auto& t : builtin_layer_tables()) j["tables"].push_back(table_json(t));
         j["table"] = table_json(table);
-        // The pass rule of each precision class (bench/tolerance.hpp): max_rel_err at most
-        // `max_rel_err`, and each element within tau * sum|w*x| + output_roundoff * |golden|.
+        // Per precision class, in the order of the tables and figures: its pass rule
+        // (bench/tolerance.hpp: max_rel_err at most `max_rel_err`, each element within
+        // tau * sum|w*x| + output_roundoff * |golden|), and what plots/ draws it as
+        // (plots/convplots/precisions.json is a copy of "precisions", checked by a CPU test).
         j["thresholds"] = nlohmann::json::array();
         for (const auto& f : gpu::kPrecisions) {
-            const gpu::Precision p = f.id;
-            j["thresholds"].push_back({{"class", gpu::to_string(p)},
-                                       {"max_rel_err", gpu::threshold(p)},
-                                       {"tau", gpu::bound_factor(p)},
-                                       {"output_roundoff", gpu::output_roundoff(p)},
-                                       {"reason", gpu::threshold_reason(p)}});
-        }
-        // The classes in the order of the tables and figures, with what plots/ draws them in
-        // (plots/convplots/precisions.json is a copy, checked by a CPU test).
-        for (const auto& f : gpu::kPrecisions)
+            j["thresholds"].push_back({{"class", f.name},
+                                       {"max_rel_err", gpu::threshold(f.id)},
+                                       {"tau", gpu::bound_factor(f.id)},
+                                       {"output_roundoff", gpu::output_roundoff(f.id)},
+                                       {"reason", gpu::threshold_reason(f.id)}});
             j["precisions"].push_back({{"name", f.name},
                                        {"operands", gpu::to_string(f.operands)},
                                        {"bytes", gpu::dtype_bytes(f.operands)},
                                        {"anchor_class", gpu::to_string(f.anchor)},
                                        {"ceiling_class", gpu::to_string(f.ceiling)},
                                        {"colour", f.colour}});
+        }
         for (const auto& l : table.layers)
             j["layers"].push_back({{"name", l.name}, {"C", l.C}, {"H", l.H}, {"W", l.W}, {"M", l.M}, {"R", l.R},
                                    {"S", l.S}, {"stride", l.stride}, {"pad", l.pad}, {"E", l.E()}, {"F", l.F()},

@@ -126,22 +126,28 @@ def self_test():
     return 0 if ok else 1
 
 
-def main():
-    if len(sys.argv) == 2 and sys.argv[1] == "--self-test":
+def lint_main(argv, doc, scan, self_test, found_line, clean_line):
+    """The command line of a tree lint (this one, code_limits.py): ROOT, or --self-test. Prints each
+    finding of scan(ROOT), then found_line (given their count) or clean_line; exit 0 clean, 1
+    findings, 2 usage."""
+    if argv == ["--self-test"]:
         return self_test()
-    if len(sys.argv) != 2:
-        print(__doc__)
+    if len(argv) != 1:
+        print(doc)
         return 2
-    found = scan(sys.argv[1])
+    found = scan(argv[0])
     for x in found:
         print(x)
-    if found:
-        print(f"parse_lint: {len(found)} finding(s): a parse of a name, precision, split kind or tile outside cli/ and the"
-              " readers, or a plan asking supports() again")
-        return 1
-    print("parse_lint: no code outside cli/ and the readers parses a variant name, precision, split kind or tile;"
-          " no plan asks supports() again")
-    return 0
+    print(found_line(len(found)) if found else clean_line)
+    return 1 if found else 0
+
+
+def main():
+    return lint_main(sys.argv[1:], __doc__, scan, self_test,
+                     lambda n: f"parse_lint: {n} finding(s): a parse of a name, precision, split kind or tile outside"
+                               " cli/ and the readers, or a plan asking supports() again",
+                     "parse_lint: no code outside cli/ and the readers parses a variant name, precision, split kind or"
+                     " tile; no plan asks supports() again")
 
 
 if __name__ == "__main__":

@@ -87,7 +87,7 @@ Family single_kernel_family() {
                          "filter in shared memory (one loader) and each running sum in a shared-memory slot, not a "
                          "register")})
         for (auto& r : rs) f.rungs.push_back(std::move(r));
-    const PrecisionRow half{Precision::fp16acc, DType::f16, "fp16acc"};
+    const PrecisionRow half = class_row(Precision::fp16acc);
     f.rungs.push_back(rung("half-baseline", {{"halfprecision", ""}, {"half-precision", ""}}, half,
                            "the baseline on half data: half sum kept in global memory (the harness converts float to "
                            "half on the GPU)",
