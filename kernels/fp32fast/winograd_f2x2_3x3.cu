@@ -36,10 +36,8 @@
 
 namespace cs::gpu::variants {
 
-#ifndef FP32FAST_EMU
 std::unique_ptr<Plan> winograd_f2x2_plan(const Problem& p, const PlanContext& ctx) {
     return fp32fast::wino_plan<fp32fast::WinoF2>(p, ctx, "F(2x2,3x3)");
 }
-#endif
 
 }  // namespace cs::gpu::variants

@@ -47,11 +47,9 @@
 
 namespace cs::gpu::variants {
 
-#ifndef FP32FAST_EMU
 // winograd-f4x4's rule (wino_use_wide in winograd_fused.cuh) picks between these two blocks.
 std::unique_ptr<Plan> winograd_f2x2_5x5_plan(const Problem& p, const PlanContext& ctx) {
     return fp32fast::wino_plan<fp32fast::WinoF25, fp32fast::WinoF25W>(p, ctx, "F(2x2,5x5)");
 }
-#endif
 
 }  // namespace cs::gpu::variants

@@ -46,10 +46,8 @@
 
 namespace cs::gpu::variants {
 
-#ifndef FP32FAST_EMU
 std::unique_ptr<Plan> winograd_f3x3_5x5_plan(const Problem& p, const PlanContext& ctx) {
     return fp32fast::wino_plan<fp32fast::WinoF35>(p, ctx, "F(3x3,5x5)");
 }
-#endif
 
 }  // namespace cs::gpu::variants

@@ -40,10 +40,8 @@ namespace cs::gpu::variants {
 // (its factor was measured on conv3 at N=128 on the H200: git show
 // 3ab0d79:gpu/variants/winograd_f4x4_3x3.cu). Picks 32x16 at N=1 and on conv3/conv4 at N=32,
 // 32x32 elsewhere — the measured best in every case of the H200 sweep.
-#ifndef FP32FAST_EMU
 std::unique_ptr<Plan> winograd_f4x4_plan(const Problem& p, const PlanContext& ctx) {
     return fp32fast::wino_plan<fp32fast::WinoF4, fp32fast::WinoF4W>(p, ctx, "F(4x4,3x3)");
 }
-#endif
 
 }  // namespace cs::gpu::variants

@@ -11,10 +11,7 @@
 //   /tmp/emu_test && EMU_REVERSE=1 /tmp/emu_test
 #include "simt_gemm.cu"
 #include "split_tf32.cu"
-#include "winograd_f2x2_3x3.cu"
-#include "winograd_f4x4_3x3.cu"
-#include "winograd_f2x2_5x5.cu"
-#include "winograd_f3x3_5x5.cu"
+#include "winograd_fused.cuh"  // the Winograd rungs' kernels (their .cu files hold only the plans)
 
 #include <cstdio>
 #include <cstdlib>
