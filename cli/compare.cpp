@@ -1,5 +1,6 @@
 // `convstudy compare`: see compare.hpp.
 #include "compare.hpp"
+#include "compare_ab.hpp"
 
 #include "csv_table.hpp"
 
@@ -84,11 +85,6 @@ double number(const std::string& path, std::size_t line, const std::string& col,
     return v;
 }
 
-std::string key_of(const Record& r) {
-    return r.layer + '\x1f' + std::to_string(r.N) + '\x1f' + r.variant + '\x1f' + r.precision + '\x1f' + r.layout +
-           '\x1f' + r.memory + '\x1f' + r.axes + '\x1f' + r.scales;
-}
-
 // A header field's values as compare shows them ("(empty)" for an empty one).
 std::string shown(const std::set<std::string>& s) {
     std::vector<std::string> v;
@@ -105,6 +101,11 @@ double ratio(const Timing& a, const Timing& b) {
 }
 
 }  // namespace
+
+std::string key_of(const Record& r) {
+    return r.layer + '\x1f' + std::to_string(r.N) + '\x1f' + r.variant + '\x1f' + r.precision + '\x1f' + r.layout +
+           '\x1f' + r.memory + '\x1f' + r.axes + '\x1f' + r.scales;
+}
 
 const char* to_string(Verdict v) {
     switch (v) {
@@ -646,16 +647,34 @@ CLI::App* add_compare_command(CLI::App& app, CompareArgs& a) {
         ->default_str("");  // unset (-1): no limit
     c->add_option("--metric", a.metric, "what the verdict, the order and --fail-slower use: kernel (default) or total")
         ->check(CLI::IsMember({"kernel", "total"}));
-    c->add_flag("--only-changed", a.only_changed, "list only rows that are not \"same\" (the CSV still has every row)");
+    auto* only = c->add_flag("--only-changed", a.only_changed,
+                             "list only rows that are not \"same\" (the CSV still has every row)");
+    c->add_option("--again", a.again,
+                  "A2 B2: second runs of both sides (run A, B, A2, B2 in that order): the A/B rule, where a row is "
+                  "slower only beyond the noise of both A runs and beyond their A/A difference; exit 1 on a slower, "
+                  "missing or status-changed row")
+        ->expected(2)
+        ->type_name("A2 B2")
+        ->excludes(md)
+        ->excludes(only);
     return c;
 }
 
 int cmd_compare(const CompareArgs& args) {
     const auto a = compare::read_results(args.a);
     const auto b = compare::read_results(args.b);
+    const auto metric = args.metric == "total" ? compare::Metric::total : compare::Metric::kernel;
+    if (!args.again.empty()) {
+        if (args.json || args.fail_slower >= 0) throw Error("compare --again: --json and --fail-slower are not for the A/B rule");
+        const auto a2 = compare::read_results(args.again.at(0));
+        const auto b2 = compare::read_results(args.again.at(1));
+        const auto c = compare::compare_ab(a, b, a2, b2, metric);
+        if (!args.csv.empty()) compare::write_ab_csv(args.csv, c);
+        std::cout << compare::format_ab(c, {&a, &b, &a2, &b2}) << std::flush;
+        return c.failed() ? 1 : 0;
+    }
     for (const auto* r : {&a, &b})
         if (!r->spread_note().empty()) std::fprintf(stderr, "compare: warning: %s\n", r->spread_note().c_str());
-    const auto metric = args.metric == "total" ? compare::Metric::total : compare::Metric::kernel;
     const auto c = compare::compare(a, b, metric);
     if (!args.csv.empty()) compare::write_compare_csv(args.csv, c);
     std::cout << (args.json       ? compare::format_json(c)

@@ -67,6 +67,9 @@ struct Results {
 // stream, a ragged row, a missing required column, a bad number.
 Results read_results(const std::string& path);
 
+// The key rows are matched on: layer, N, variant, precision, layout, memory, axes, data scales.
+std::string key_of(const Record& r);
+
 enum class Verdict { same, faster, slower, none };
 const char* to_string(Verdict v);
 
@@ -134,13 +137,14 @@ void write_compare_csv(const std::string& path, const Comparison& c);
 
 struct CompareArgs {
     std::string a, b, csv, metric = "kernel";
+    std::vector<std::string> again;  // --again A2 B2: second runs of both sides, the A/B rule (compare_ab.hpp)
     bool markdown = false, json = false, only_changed = false;
     double fail_slower = -1;  // < 0: off
 };
 
 // Registers the `compare` subcommand on `app`, filling `args` when parsed.
 CLI::App* add_compare_command(CLI::App& app, CompareArgs& args);
-// Runs it: 0, or 1 when --fail-slower tripped; throws cs::Error on bad input (exit 2).
+// Runs it: 0, or 1 when --fail-slower tripped (with --again: when the A/B rule failed); throws cs::Error on bad input (exit 2).
 int cmd_compare(const CompareArgs& args);
 
 }  // namespace cs::cli

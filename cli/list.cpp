@@ -79,7 +79,7 @@ int cmd_list(const TableOpt& topt, bool json, bool markdown) {
         // Per precision class, in the order of the tables and figures: its pass rule
         // (bench/tolerance.hpp: max_rel_err at most `max_rel_err`, each element within
         // tau * sum|w*x| + output_roundoff * |golden|), and what plots/ draws it as
-        // (plots/convplots/precisions.json is a copy of "precisions", checked by a CPU test).
+        // (plots/convplots/registry.json copies "precisions" and the variants' ladders, checked by a CPU test).
         j["thresholds"] = nlohmann::json::array();
         for (const auto& f : gpu::kPrecisions) {
             j["thresholds"].push_back({{"class", f.name},

@@ -43,6 +43,7 @@ constexpr KindName kKinds[] = {
     {StepKind::build, "build"},     {StepKind::gpu_tests, "gpu-tests"}, {StepKind::golden, "golden"},
     {StepKind::sweep, "sweep"},     {StepKind::profile, "profile"},     {StepKind::sanitize, "sanitize"},
     {StepKind::python, "python"},   {StepKind::merge, "merge"},         {StepKind::compare, "compare"},
+    {StepKind::ab, "ab"},
 };
 
 std::string kind_list() {
@@ -527,6 +528,23 @@ CompareStep read_compare(const Fields& f, const fs::path& root, Outputs& outs) {
     return c;
 }
 
+// A sweep's fields and `before`; the four runs' CSVs are its outputs too.
+AbStep read_ab(const Fields& f, const fs::path& root, const GoldenMade& golden, Outputs& outs) {
+    AbStep a;
+    a.before = f.str("before", "", true);
+    if (fs::path(a.before).is_absolute() || a.before.find("..") != std::string::npos ||
+        a.before.find_first_of(" \t\n'\"$`") != std::string::npos)
+        f.where().fail("before", "'" + a.before + "' must be a path inside the repository, without spaces or quotes "
+                                                   "(the program carried to the GPU machine, e.g. .ab/convstudy)");
+    a.sweep = read_sweep(f, root, golden, outs);
+    for (const char* flag : {"--shard", "--profile"})
+        if (has_flag(a.sweep.flags, flag))
+            f.where().fail("flags", std::string(flag) + " does not go with an A/B: each side's (layer, N) is one whole process");
+    const std::string stem = a.sweep.csv.substr(0, a.sweep.csv.size() - 4);
+    for (const char* run : {"before1", "after1", "before2", "after2"}) outs.add(f, "csv", stem + "." + run + ".csv");
+    return a;
+}
+
 fs::path find_root(const fs::path& plan_file) {
     fs::path dir = fs::absolute(plan_file).parent_path();
     for (fs::path d = dir; !d.empty(); d = d.parent_path()) {
@@ -635,6 +653,12 @@ Plan parse_plan(std::string_view text, const std::string& source, const fs::path
         case StepKind::python: step.body = read_python(with({"script", "args"}), root); break;
         case StepKind::merge: step.body = read_merge(with({"inputs", "output"}), outs); break;
         case StepKind::compare: step.body = read_compare(with({"baseline", "csv", "output", "flags"}), root, outs); break;
+        case StepKind::ab:
+            step.body = read_ab(with({"before", "csv", "table", "variants", "layers", "batches", "layouts", "memory",
+                                      "axes", "check", "samples", "input_scale", "weight_scale", "warmup", "repeats",
+                                      "host_repeats", "flags"}),
+                                root, golden, outs);
+            break;
         }
         const Fields common(s, w, keys);
         step.log = out_name(common, "log", *kind == StepKind::build       ? "build.log"

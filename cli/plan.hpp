@@ -31,7 +31,7 @@ class App;
 
 namespace cs::cli {
 
-enum class StepKind { build, gpu_tests, golden, sweep, profile, sanitize, python, merge, compare };
+enum class StepKind { build, gpu_tests, golden, sweep, profile, sanitize, python, merge, compare, ab };
 std::string_view to_string(StepKind k);  // "build", "gpu-tests", ... (the JSON spelling)
 std::optional<StepKind> parse_step_kind(std::string_view s);
 
@@ -152,12 +152,23 @@ struct CompareStep {
     std::vector<std::string> flags;  // --markdown, --only-changed, --metric M, --fail-slower F
 };
 
+// Two programs timed against each other (a change that must not move a number): the sweep
+// run by `before` (a program carried to the machine, its path from the repository root) and by
+// this build, per (layer, N) in the order before, after, before, after, each in a process of
+// its own; each side's parts merged by its own program; then `compare A B --again A2 B2` judges
+// by the A/B rule (compare_ab.hpp). sweep.csv is compare's per-row CSV; the four runs are
+// <stem>.before1.csv, .after1, .before2, .after2 beside it, their parts in <stem>.parts/.
+struct AbStep {
+    std::string before;
+    SweepStep sweep;
+};
+
 struct Step {
     StepKind kind = StepKind::build;
     std::string log;          // the runner writes the step's output here (a file name)
     int timeout_s = 0;        // 0: none
     std::variant<BuildStep, GpuTestsStep, GoldenStep, SweepStep, ProfileStep, SanitizeStep, PythonStep, MergeStep,
-                 CompareStep>
+                 CompareStep, AbStep>
         body;
 };
 

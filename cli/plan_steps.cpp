@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <map>
 #include <cstdio>
 #include <sstream>
 
@@ -180,6 +181,46 @@ Commands sanitize_commands(const SanitizeStep& sa, const std::string& B, const s
     return {cmd};
 }
 
+// Before, after, before, after per (layer, N), each a sweep process of its own, their parts in
+// <stem>.parts/; each side's parts merged by its own program; then compare's A/B rule.
+Commands ab_commands(const AbStep& ab, const std::string& exe, const fs::path& out_dir) {
+    const std::string stem = ab.sweep.csv.substr(0, ab.sweep.csv.size() - 4);
+    const fs::path parts = out_dir / (stem + ".parts");
+    Commands cmds{{"sh", "-c",
+                   "test -x \"$1\" || { echo \"ab: no program '$1' to time as before (carry it to the GPU machine)\" >&2; "
+                   "exit 2; }",
+                   "ab", ab.before},
+                  {"mkdir", "-p", parts.string()}};
+    const char* runs[] = {"before1", "after1", "before2", "after2"};
+    std::map<std::string, std::vector<std::string>> made;  // run -> its parts
+    const auto layers = ab.sweep.layers.empty() ? ab.sweep.table.table.names() : ab.sweep.layers;
+    for (const auto& layer : layers)
+        for (auto N : ab.sweep.batches)
+            for (const char* run : runs) {
+                SweepStep sw = ab.sweep;
+                sw.layers = {layer};
+                sw.batches = {N};
+                sw.out_dir = parts;
+                sw.csv = std::string(run) + "_" + layer + "_n" + std::to_string(N) + ".csv";
+                auto args = sweep_command_line(sw);
+                args.insert(args.begin(), run[0] == 'b' ? ab.before : exe);
+                cmds.push_back(args);
+                made[run].push_back((parts / sw.csv).string());
+            }
+    auto run_csv = [&](const char* run) { return (out_dir / (stem + "." + run + ".csv")).string(); };
+    for (const char* run : runs) {
+        std::vector<std::string> merge{run[0] == 'b' ? ab.before : exe, "merge"};
+        merge.insert(merge.end(), made[run].begin(), made[run].end());
+        if (made[run].size() == 1) merge = {"cp", made[run][0]};  // merge joins two or more
+        else merge.push_back("-o");
+        merge.push_back(run_csv(run));
+        cmds.push_back(merge);
+    }
+    cmds.push_back({exe, "compare", run_csv("before1"), run_csv("after1"), "--again", run_csv("before2"),
+                    run_csv("after2"), "--csv", (out_dir / ab.sweep.csv).string()});
+    return cmds;
+}
+
 }  // namespace
 
 std::vector<StepCommands> step_commands(const Plan& plan, const fs::path& out_dir, const fs::path& build_dir) {
@@ -240,6 +281,8 @@ std::vector<StepCommands> step_commands(const Plan& plan, const fs::path& out_di
             cmd.insert(cmd.end(), cp->flags.begin(), cp->flags.end());
             if (!cp->output.empty()) cmd.insert(cmd.end(), {"--csv", out(cp->output)});
             c.commands = {cmd};
+        } else if (const auto* ab = std::get_if<AbStep>(&st.body)) {
+            c.commands = ab_commands(*ab, exe, out_dir);
         }
         all.push_back(std::move(c));
     }

@@ -20,6 +20,9 @@
 #   BUILD_DIR          the build folder (default build-device)
 #   PREBUILT           set: the build steps are skipped and the programs already in BUILD_DIR
 #                      run (a build carried from a machine without a GPU, made from this tree)
+#   STEPS              the steps to run, as indices (e.g. "1,3"); the build step always runs.
+#                      Default: all. For a plan longer than one call of the GPU machine: the
+#                      next call runs the rest on the machine the first one warmed.
 #   CONVSTUDY_GIT_REV  the revision CSV rows record (the device tool copies the tree without
 #                      .git); default: git describe here, else "unknown" with a warning
 # Exit status: 0 when every step succeeded, 1 when one failed, 2 for a bad plan or usage.
@@ -94,6 +97,7 @@ finish_step() {
     case $kind in
     sweep) grep -E " (FAIL|ERROR) " "$OUT/$log" | head -20 | sed 's/^/    /' ;;
     gpu-tests) grep -E "test cases|assertions|tests passed|tests failed|FAILED" "$OUT/$log" | tail -6 | sed 's/^/    /' ;;
+    ab) grep -E "^(A/B|A/A)|^  (missing|status change|unstable|slower|faster)" "$OUT/$log" | head -12 | sed 's/^/    /' ;;
     esac
     tail_indented "$OUT/$log" 3
 }
@@ -104,6 +108,11 @@ for line in "${lines[@]}"; do
     eval "words=($line)"
     idx=${words[0]} kind=${words[1]} log=${words[2]} limit=${words[3]}
     cmd=("${words[@]:4}")
+    if [[ $kind != build && -n ${STEPS:-} && ",$STEPS," != *",$idx,"* ]]; then
+        [[ $idx != "$cur" ]] && stamp "step $idx ($kind): skipped, not in STEPS=$STEPS"
+        cur=$idx prev_kind="" prev_log=""
+        continue
+    fi
     if [[ $kind == build && -n ${PREBUILT:-} ]]; then
         [[ $idx != "$cur" ]] && stamp "step $idx (build): skipped, PREBUILT"
         cur=$idx prev_kind="" prev_log=""

@@ -461,9 +461,9 @@ TEST_CASE("generate writes a golden set that numpy-free checks can find", "[cli]
     CHECK(std::filesystem::exists(d / "g" / "tiny" / "n2" / "a.output.npy"));
 }
 
-// The precision table (bench/precision.hpp) reaches plots/ through list --json: the copy the
-// figures read (plots/convplots/precisions.json) is the program's, class for class.
-TEST_CASE("list --json gives the precision table, and plots/ reads the same", "[cli]") {
+// The precision table (bench/precision.hpp) and the variants' ladders reach plots/ through list
+// --json: the copy the figures read (plots/convplots/registry.json) is the program's.
+TEST_CASE("list --json gives the precision table and the ladders, and plots/ reads the same", "[cli]") {
     const auto j = cli("list --json");
     REQUIRE(j.code == 0);
     const auto doc = nlohmann::json::parse(j.out);
@@ -478,8 +478,11 @@ TEST_CASE("list --json gives the precision table, and plots/ reads the same", "[
         CHECK(ps[i]["ceiling_class"] == std::string(cs::gpu::to_string(cs::gpu::ceiling_class(f.id))));
         CHECK(ps[i]["colour"].get<std::string>().size() == 7);
     }
-    std::ifstream in(std::string(CS_SOURCE_DIR) + "/plots/convplots/precisions.json");
+    std::ifstream in(std::string(CS_SOURCE_DIR) + "/plots/convplots/registry.json");
     REQUIRE(in);
     const auto copy = nlohmann::json::parse(in);
     CHECK(copy["precisions"] == ps);  // else: copy list --json's "precisions" into that file
+    nlohmann::json ladders = nlohmann::json::object();
+    for (const auto& v : doc["variants"]) ladders[v["name"].get<std::string>()] = v["ladder"];
+    CHECK(copy["ladders"] == ladders);  // else: copy each variant's "ladder" into that file's "ladders"
 }

@@ -390,3 +390,50 @@ TEST_CASE("sanitize --merge joins every shard of one list into one total, and re
     CHECK(r.code == 2);
     CHECK(!fs::exists(none));
 }
+
+TEST_CASE("an ab step: before, after, before, after per (layer, N), each side merged by its own program, then "
+          "compare --again",
+          "[plans]") {
+    const Plan plan = parse(R"({"kind": "ab", "before": ".ab/convstudy", "csv": "ab.csv", "variants": ["simt-gemm"],
+        "layers": ["conv2", "conv3"], "batches": [32, 128], "layouts": ["nchw"], "check": "sampled",
+        "flags": ["--no-recheck"], "timeout_s": 120})");
+    const auto steps = step_commands(plan, "res", "bd");
+    REQUIRE(steps.size() == 2);
+    CHECK(steps[1].log == "step01-ab.log");
+    CHECK(steps[1].timeout_s == 120);
+    const auto& cmds = steps[1].commands;
+    using V = std::vector<std::string>;
+    REQUIRE(cmds.size() == 2 + 2 * 2 * 4 + 4 + 1);
+    CHECK(cmds[0].back() == ".ab/convstudy");  // the before program must be there: exit 2 naming it otherwise
+    CHECK(cmds[1] == V{"mkdir", "-p", "res/ab.parts"});
+    CHECK(cmds[2] == V{".ab/convstudy", "sweep", "--variants", "simt-gemm", "--layers", "conv2", "--batch", "32",
+                       "--layout", "nchw", "--memory", "pageable", "--check", "sampled", "--warmup", "3", "--repeats",
+                       "20", "--no-recheck", "--csv", "res/ab.parts/before1_conv2_n32.csv", "--quiet"});
+    // per (layer, N): before 1, after 1, before 2, after 2, each a process of its own
+    const V order{"before1_conv2_n32", "after1_conv2_n32", "before2_conv2_n32", "after2_conv2_n32",
+                  "before1_conv2_n128", "after1_conv2_n128", "before2_conv2_n128", "after2_conv2_n128",
+                  "before1_conv3_n32"};
+    for (std::size_t i = 0; i < order.size(); ++i) {
+        CHECK(cmds[2 + i][0] == (order[i][0] == 'b' ? ".ab/convstudy" : "bd/convstudy"));
+        CHECK(cmds[2 + i][cmds[2 + i].size() - 2] == "res/ab.parts/" + order[i] + ".csv");
+    }
+    CHECK(cmds[18] == V{".ab/convstudy", "merge", "res/ab.parts/before1_conv2_n32.csv",
+                        "res/ab.parts/before1_conv2_n128.csv", "res/ab.parts/before1_conv3_n32.csv",
+                        "res/ab.parts/before1_conv3_n128.csv", "-o", "res/ab.before1.csv"});
+    CHECK(cmds[19][0] == "bd/convstudy");
+    CHECK(cmds[19].back() == "res/ab.after1.csv");
+    CHECK(cmds[22] == V{"bd/convstudy", "compare", "res/ab.before1.csv", "res/ab.after1.csv", "--again",
+                        "res/ab.before2.csv", "res/ab.after2.csv", "--csv", "res/ab.csv"});
+
+    const std::string ab = R"({"kind": "ab", "before": ".ab/convstudy", "csv": "ab.csv", "variants": ["simt-gemm"],
+        "check": "sampled")";
+    CHECK(error_of(R"({"kind": "ab", "before": "/tmp/convstudy", "csv": "ab.csv", "check": "sampled"})")
+              .find("step 1 (ab): 'before': '/tmp/convstudy' must be a path inside the repository") != std::string::npos);
+    CHECK(error_of(R"({"kind": "ab", "csv": "ab.csv", "check": "sampled"})").find("step 1 (ab): 'before'") !=
+          std::string::npos);
+    CHECK(error_of(ab + R"(, "flags": ["--shard", "1/2"]})").find("'flags': --shard does not go with an A/B") !=
+          std::string::npos);
+    CHECK(error_of(ab + R"(, "kernels_csv": "k.csv"})").find("'kernels_csv': unknown key") != std::string::npos);
+    CHECK(error_of(ab + "}, " + R"({"kind": "sweep", "csv": "ab.after2.csv", "check": "sampled"})")
+              .find("'ab.after2.csv' is written by an earlier step too") != std::string::npos);
+}

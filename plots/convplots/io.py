@@ -12,11 +12,14 @@ import statistics
 from . import classes
 
 MEM_ORDER = ["pageable", "pinned", "streams", "managed-prefetch", "managed"]
-# The precision classes in the order of the tables and figures, and their colours: the program's
-# (`convstudy list --json`, "precisions"), through the copy beside this file that a CPU test
-# keeps equal to it.
-with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "precisions.json"), encoding="utf-8") as _f:
-    _PRECISIONS = json.load(_f)["precisions"]
+# The precision classes in the order of the tables and figures, their colours, and each variant's
+# ladder: the program's (`convstudy list --json`, "precisions" and the variants' "ladder"),
+# through the copy beside this file that a CPU test keeps equal to it.
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "registry.json"), encoding="utf-8") as _f:
+    _REGISTRY = json.load(_f)
+_PRECISIONS = _REGISTRY["precisions"]
+# variant -> its ladder in the registry now: for CSVs older than the `ladder` column
+REGISTRY_LADDER = _REGISTRY["ladders"]
 PREC_ORDER = [p["name"] for p in _PRECISIONS]
 PREC_COLOR = {p["name"]: p["colour"] for p in _PRECISIONS}
 # algo values whose TFLOP/s are the direct convolution's FLOPs over the time ("effective")

@@ -2,8 +2,8 @@
 
 A family's rungs are its variants in the order the CSV's rows first show them (a sweep
 writes them in the registry's order, where each rung adds one idea to the one before); a
-family that holds several ladders names them in LADDER_OF, so lines join only the rungs of
-one ladder.
+family that holds several ladders names them (the `ladder` column, else the registry's), so
+lines join only the rungs of one ladder.
 A ladder compares like with like: a family whose rows span several precision classes or
 layouts gets one ladder per (precision, layout) that has two or more rungs.
 `X-uncoalesced` twins are controls, not rungs (the coalescing figure shows them). The
@@ -20,7 +20,7 @@ import matplotlib.pyplot as plt
 from matplotlib import ticker as mticker
 from matplotlib.lines import Line2D
 
-from .io import LIBRARY_FAMILIES, UNCOALESCED, fnum, fx, md_table
+from .io import LIBRARY_FAMILIES, REGISTRY_LADDER, UNCOALESCED, fnum, fx, md_table
 from .draw import layer_colors, plain_log_ticks, save
 
 
@@ -28,15 +28,7 @@ from .draw import layer_colors, plain_log_ticks, save
 # family is one ladder (its rungs in registry order, cut by precision class and layout) unless its
 # spec names another; fp32-fast holds three unrelated ladders, and lines join only the rungs of
 # one of them. CSVs before the column (the committed 160100a reference among them) take the
-# registry's ladders of that time from this table.
-LADDER_OF = {
-    "simt-gemm": "fp32-fast GEMM", "split-tf32": "fp32-fast GEMM", "tf32-mma-1x": "fp32-fast GEMM",
-    "winograd-f2x2": "fp32-fast Winograd 3x3", "winograd-f4x4": "fp32-fast Winograd 3x3",
-    "winograd-f4x4-canvas": "fp32-fast Winograd 3x3",
-    "winograd-f2x2-5x5": "fp32-fast Winograd 5x5", "winograd-f3x3-5x5": "fp32-fast Winograd 5x5",
-    "winograd-3xfp16-f3x3-5x5": "fp32-fast Winograd 5x5", "winograd-3xfp16-wgmma-f3x3-5x5": "fp32-fast Winograd 5x5",
-    "winograd-3xfp16-wgmma-ws-f3x3-5x5": "fp32-fast Winograd 5x5",
-}
+# registry's current ladders (`convstudy list --json`, through io.REGISTRY_LADDER).
 
 
 def ladder_N(d):
@@ -54,7 +46,7 @@ def ladders(d):
                  and any(d.getok(l, n, v) for l in d.layers)]
         by_ladder = {}
         for v in rungs:
-            by_ladder.setdefault(d.ladder.get(v) or LADDER_OF.get(v.split("/")[0], fam), []).append(v)
+            by_ladder.setdefault(d.ladder.get(v) or REGISTRY_LADDER.get(v.split("/")[0], fam), []).append(v)
         for name, lrungs in by_ladder.items():
             groups = {}
             for v in lrungs:
