@@ -85,6 +85,11 @@ bool AbComparison::failed() const {
            0;
 }
 
+double AbComparison::aa_max(const std::string& family) const {
+    const auto it = aa.find(family);
+    return it == aa.end() ? 0.0 : it->second.first;
+}
+
 AbComparison compare_ab(const Results& b1, const Results& a1, const Results& b2, const Results& a2, Metric metric) {
     AbComparison c;
     c.metric = metric;
@@ -102,16 +107,17 @@ AbComparison compare_ab(const Results& b1, const Results& a1, const Results& b2,
     add(a1, &AbEntry::a1);
     add(b2, &AbEntry::b2);
     add(a2, &AbEntry::a2);
-    // The A/A's largest difference first: the threshold every row is judged against.
+    // Each family's A/A largest difference first: the threshold its rows are judged against.
+    std::map<std::string, double> aa;
     for (const auto& k : order) {
         AbEntry& e = by_key[k];
         if (!e.b1 || !e.b2 || e.b1->status != "PASS" || e.b2->status != "PASS") continue;
         const double x = timing_of(*e.b1, metric).med, y = timing_of(*e.b2, metric).med;
-        if (std::isfinite(x) && std::isfinite(y) && x > 0 && std::fabs(y / x - 1) > c.aa_max) c.aa_max = std::fabs(y / x - 1);
+        if (std::isfinite(x) && std::isfinite(y) && x > 0) aa[e.b1->family] = std::max(aa[e.b1->family], std::fabs(y / x - 1));
     }
     for (const auto& k : order) {
         AbEntry e = by_key[k];
-        e.change = classify(e, metric, c.aa_max);
+        e.change = classify(e, metric, aa[e.any().family]);
         c.entries.push_back(e);
     }
     const auto rank = [](const AbEntry& e) {
@@ -120,12 +126,11 @@ AbComparison compare_ab(const Results& b1, const Results& a1, const Results& b2,
     };
     std::stable_sort(c.entries.begin(), c.entries.end(),
                      [&](const AbEntry& x, const AbEntry& y) { return rank(x) < rank(y); });
-    double best = -1;
-    for (const auto& e : c.entries)
-        if (std::isfinite(e.aa) && e.aa > best) {
-            best = e.aa;
-            c.aa_row = &e;
-        }
+    for (const auto& e : c.entries) {
+        if (!std::isfinite(e.aa)) continue;
+        auto [it, fresh] = c.aa.try_emplace(e.any().family, e.aa, &e);
+        if (!fresh && e.aa > it->second.first) it->second = {e.aa, &e};
+    }
     return c;
 }
 
@@ -163,10 +168,15 @@ std::string format_ab(const AbComparison& c, const std::vector<const Results*>& 
         os << "  " << names[i] << ": " << runs[i]->path << " (" << runs[i]->rows.size() << " rows, revision "
            << (rev.empty() ? "not recorded" : rev) << ")\n";
     }
-    os << "A/A (before 1 against before 2): largest difference " << num(100 * c.aa_max, "%.2f") << "%";
-    if (c.aa_row) os << " (" << row_name(c.aa_row->any()) << ")";
-    os << "\nRule: slower (faster) only when both after runs are outside the noise of both before runs "
-          "([p10, p90] each way) and the nearest after/before ratio is beyond 1 + (1 -) the A/A's largest difference\n";
+    os << "A/A (before 1 against before 2), largest difference per family:";
+    if (c.aa.empty()) os << " no row timed in both";
+    os << "\n";
+    for (const auto& [family, v] : c.aa)
+        os << "  " << (family.empty() ? "(no family)" : family) << ": " << num(100 * v.first, "%.2f") << "% ("
+           << row_name(v.second->any()) << ")\n";
+    os << "Rule: slower (faster) only when both after runs are outside the noise of both before runs "
+          "([p10, p90] each way) and the nearest after/before ratio is beyond 1 + (1 -) the A/A's largest "
+          "difference of the row's family\n";
     for (AbChange k : {AbChange::missing, AbChange::status_change, AbChange::unstable, AbChange::slower,
                        AbChange::faster, AbChange::within_aa, AbChange::same, AbChange::untimed})
         os << "  " << to_string(k) << ": " << c.count(k) << "\n";

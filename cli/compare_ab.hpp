@@ -2,10 +2,13 @@
 // other in alternation (an `ab` plan step runs before, after, before, after per (layer, N)),
 // judged by the A/B rule of a change that must not move a number:
 // - the A/A: the two runs of "before" against each other; its largest difference is the
-//   largest |before2 / before1 - 1| of the metric's medians over the rows both timed;
+//   largest |before2 / before1 - 1| of the metric's medians over the rows both timed, taken per
+//   family (a library that picks its engine per process, cuDNN's legacy API, differs by tens of
+//   percent between processes: its A/A must not widen the bar our kernels are judged by);
 // - a row is slower only when each "after" run is slower beyond noise (compare's judge: outside
 //   the other side's [p10, p90]) than each "before" run, and the faster "after" is slower than
-//   the slower "before" by more than the A/A's largest difference; faster likewise, mirrored;
+//   the slower "before" by more than its family's A/A largest difference; faster likewise,
+//   mirrored;
 // - a status that differs between the runs of "after" and those of "before" is a status change;
 //   one that differs between the two "before" runs is an unstable row; a row missing from any
 //   of the four runs is missing.
@@ -16,7 +19,9 @@
 
 #include "compare.hpp"
 
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace cs::cli::compare {
@@ -40,8 +45,9 @@ struct AbEntry {
 struct AbComparison {
     Metric metric = Metric::kernel;
     std::vector<AbEntry> entries;  // worst first: missing, status changes, unstable, slower, ...
-    double aa_max = 0;             // the A/A's largest difference
-    const AbEntry* aa_row = nullptr;  // the row it was measured on (null: no row timed twice)
+    // Per family: the A/A's largest difference and the row it was measured on.
+    std::map<std::string, std::pair<double, const AbEntry*>> aa;
+    double aa_max(const std::string& family) const;  // 0 where no row of the family was timed twice
     std::size_t count(AbChange c) const;
     bool failed() const;  // missing, status change, unstable or slower rows
 };

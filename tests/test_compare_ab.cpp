@@ -77,9 +77,9 @@ TEST_CASE("compare --again: slower only beyond both before runs' noise and the A
     for (auto* r : {&b1, &a1, &b2, &a2}) add(*r, row("skipped", 0, 0, 0, "SKIP"));
 
     const AbComparison c = compare_ab(b1, a1, b2, a2);
-    CHECK(c.aa_max == Approx(0.02));
-    REQUIRE(c.aa_row);
-    CHECK(c.aa_row->any().variant == "slow");
+    CHECK(c.aa_max("") == Approx(0.02));
+    REQUIRE(c.aa.size() == 1);
+    CHECK(c.aa.at("").second->any().variant == "slow");
     CHECK(entry(c, "steady").change == AbChange::same);
     CHECK(entry(c, "slow").change == AbChange::slower);
     CHECK(entry(c, "slow").ratio == Approx(1.10 / 1.02));
@@ -99,7 +99,7 @@ TEST_CASE("compare --again: slower only beyond both before runs' noise and the A
     CHECK(c.entries[2].change == AbChange::unstable);
     CHECK(c.entries[3].change == AbChange::slower);
     const std::string text = format_ab(c, {&b1, &a1, &b2, &a2});
-    CHECK(has(text, "largest difference 2.00% (conv2 N=32 slow fp16 nhwc pageable)"));
+    CHECK(has(text, "  (no family): 2.00% (conv2 N=32 slow fp16 nhwc pageable)"));
     CHECK(has(text, "  slower: 1\n"));
     CHECK(has(text, "A/B: FAILED"));
 
@@ -112,12 +112,34 @@ TEST_CASE("compare --again: slower only beyond both before runs' noise and the A
         for (auto& x : r->rows)
             if (x.variant == "slow") x = r == &a1 ? row("slow", 1.00, 0.995, 1.005) : row("slow", 1.02, 1.015, 1.025);
     const AbComparison ok = compare_ab(b1, a1, b2, a2);
-    CHECK(ok.aa_max == Approx(0.02));
+    CHECK(ok.aa_max("") == Approx(0.02));
     CHECK(entry(ok, "slow").change == AbChange::same);
     CHECK(ok.count(AbChange::within_aa) == 1);
     CHECK(ok.count(AbChange::faster) == 1);
     CHECK_FALSE(ok.failed());
     CHECK(has(format_ab(ok, {&b1, &a1, &b2, &a2}), "A/B: PASSED"));
+}
+
+TEST_CASE("compare --again: a library's per-process engine choice does not widen the bar of our rows",
+          "[compare]") {
+    Results b1, a1, b2, a2;
+    auto add = [](Results& r, Record x, const std::string& family) {
+        x.family = family;
+        r.rows.push_back(std::move(x));
+    };
+    // cuDNN's legacy API: 0.10 ms in one process, 0.17 in the next (a 70% A/A)
+    add(b1, row("cudnn-legacy-fp16", 0.10, 0.099, 0.101), "cudnn-legacy");
+    add(b2, row("cudnn-legacy-fp16", 0.17, 0.169, 0.171), "cudnn-legacy");
+    for (auto* r : {&a1, &a2}) add(*r, row("cudnn-legacy-fp16", 0.10, 0.099, 0.101), "cudnn-legacy");
+    // ours: an A/A of 1%, then 5% slower in both after runs: slower, not hidden by the 70%
+    add(b1, row("hopper-ws-fp16", 1.00, 0.999, 1.001), "hopper");
+    add(b2, row("hopper-ws-fp16", 1.01, 1.009, 1.011), "hopper");
+    for (auto* r : {&a1, &a2}) add(*r, row("hopper-ws-fp16", 1.06, 1.059, 1.061), "hopper");
+    const AbComparison c = compare_ab(b1, a1, b2, a2);
+    CHECK(c.aa_max("cudnn-legacy") == Approx(0.7));
+    CHECK(c.aa_max("hopper") == Approx(0.01));
+    CHECK(entry(c, "hopper-ws-fp16").change == AbChange::slower);
+    CHECK(c.failed());
 }
 
 TEST_CASE("compare --again on the fixtures: identical runs pass, a changed run fails naming its rows",
@@ -127,7 +149,8 @@ TEST_CASE("compare --again on the fixtures: identical runs pass, a changed run f
     const auto csv = tmp.path / "ab.csv";
     const auto same = cli("compare '" + a + "' '" + a + "' --again '" + a + "' '" + a + "' --csv '" + csv.string() + "'");
     CHECK(same.code == 0);
-    CHECK(has(same.out, "A/A (before 1 against before 2): largest difference 0.00%"));
+    CHECK(has(same.out, "A/A (before 1 against before 2), largest difference per family:"));
+    CHECK(has(same.out, "  gemm: 0.00% ("));
     CHECK(has(same.out, "A/B: PASSED"));
     std::ifstream f(csv);
     std::string header;
