@@ -107,15 +107,6 @@ std::string key_of(const Record& r) {
            '\x1f' + r.memory + '\x1f' + r.axes + '\x1f' + r.scales;
 }
 
-const char* to_string(Verdict v) {
-    switch (v) {
-        case Verdict::same: return "same";
-        case Verdict::faster: return "faster";
-        case Verdict::slower: return "slower";
-        default: return "-";
-    }
-}
-
 const char* to_string(Change c) {
     switch (c) {
         case Change::status_worse: return "status worse";
@@ -214,26 +205,10 @@ Results read_results(const std::string& path) {
     return res;
 }
 
-double Timing::lo() const {
-    if (std::isfinite(p10) && std::isfinite(p90)) return std::min(p10, med);
-    return std::isfinite(min) ? std::min(min, med) : med;
-}
-
-double Timing::hi() const {
-    if (std::isfinite(p10) && std::isfinite(p90)) return std::max(p90, med);
-    return std::isfinite(max) ? std::max(max, med) : med;
-}
-
 std::string Results::spread_note() const {
     if (has_spread) return {};
     return path + " has no kernel_p10_ms / kernel_p90_ms columns (a CSV older than the robust spread): its rows "
                   "are judged on [min, max] instead, which one outlier repeat can widen";
-}
-
-Verdict judge(const Timing& a, const Timing& b) {
-    if (!std::isfinite(a.med) || !std::isfinite(b.med)) return Verdict::none;
-    if ((b.med >= a.lo() && b.med <= a.hi()) || (a.med >= b.lo() && a.med <= b.hi())) return Verdict::same;
-    return b.med > a.med ? Verdict::slower : Verdict::faster;
 }
 
 std::size_t Comparison::count(Change c) const {

@@ -16,6 +16,8 @@
 // top. Exit codes: 0, 1 (--fail-slower tripped), 2 bad input (cs::Error naming the file).
 #pragma once
 
+#include "noise.hpp"
+
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -32,14 +34,8 @@ namespace cs::cli {
 
 namespace compare {
 
-// median, min, max, p10, p90 of one timing (NaN when not recorded)
-struct Timing {
-    double med = NAN, min = NAN, max = NAN, p10 = NAN, p90 = NAN;
-    // The spread the verdict uses: [p10, p90] when recorded, else [min, max], else the
-    // median alone; always containing the median.
-    double lo() const;
-    double hi() const;
-};
+// The timing and the noise rule (core/noise.hpp), shared with `tune`.
+using cs::Timing;
 
 struct Record {
     std::string layer, variant, family, precision, layout, memory, status, reason;
@@ -70,12 +66,9 @@ Results read_results(const std::string& path);
 // The key rows are matched on: layer, N, variant, precision, layout, memory, axes, data scales.
 std::string key_of(const Record& r);
 
-enum class Verdict { same, faster, slower, none };
-const char* to_string(Verdict v);
-
-// The noise-aware verdict of B's timing against A's (none when a median is missing): same
-// when either median lies inside the other side's spread (Timing::lo/hi).
-Verdict judge(const Timing& a, const Timing& b);
+using cs::Verdict;
+using cs::judge;
+using cs::to_string;
 
 // What changed for one key, in the order the output lists them.
 enum class Change {

@@ -1,5 +1,5 @@
 """The spread of a timing and the noise band of two, for the comparison figures. The verdicts
-themselves are `convstudy compare`'s (cli/compare.cpp: judge() and Timing::lo/hi), which the
+themselves are `convstudy compare`'s (core/noise.hpp: judge() and Timing::lo/hi), which the
 report reads from `compare --json`; band() restates that rule in ratio space for the shading.
 
 A timing is (median, lo, hi): lo/hi are the 10th and 90th percentiles of the timed repeats
