@@ -76,6 +76,9 @@ struct Family {
     std::string name;                // the CSV's `family`
     std::vector<Axis> axes;          // every rung's
     std::vector<Rung> rungs;         // the ladder, in order
+    // A library's rows (cuDNN's and cuBLAS's engines): anchors the study compares against, never
+    // ours: `tune` and the auto-* rungs do not choose them.
+    bool library = false;
 };
 
 // The registry rows of one family, in rung order, precisions in the order given.

@@ -27,7 +27,7 @@ using nlohmann::json;
 namespace {
 
 constexpr const char* kFormat = "convstudy-tuning";
-constexpr int kVersion = 1;
+constexpr int kVersion = 2;  // written when a card has choices; version 1 otherwise (and read)
 
 // Reads one tuning file's fields, each error naming the file and the entry.
 class CardReader {
@@ -86,27 +86,74 @@ public:
         for (DType d : {DType::f32, DType::f16, DType::bf16})
             if (to_string(d) == dt) t.dtype = d, found = true;
         if (!found) fail(where, "field 'dtype' is '" + dt + "', not one of f32, f16, bf16");
+        t.shape = shape(e, where);
+        t.N = integer(e, "N", where, 1, std::int64_t(1) << 30);
+        t.layout = layout(e, where);
+        const std::string tile = text(e, "tile", where);
+        t.tile = TileId{tile_index(tile)};
+        if (!t.tile.chosen()) fail(where, "field 'tile' is '" + tile + "', not a tile of the Hopper table (tiles.hpp)");
+        t.kernel_ms = ms(e, "kernel_ms", where);
+        return t;
+    }
+
+    TunedShape shape(const json& e, const std::string& where) const {
         const json& l = field(e, "layer", where);
         const std::string lw = where + "layer: ";
         only(l, {"C", "H", "W", "M", "R", "S", "stride", "pad"}, lw);
         constexpr std::int64_t kMax = 1 << 20;
-        t.shape = TunedShape{int(integer(l, "C", lw, 1, kMax)),      int(integer(l, "H", lw, 1, kMax)),
-                             int(integer(l, "W", lw, 1, kMax)),      int(integer(l, "M", lw, 1, kMax)),
-                             int(integer(l, "R", lw, 1, kMax)),      int(integer(l, "S", lw, 1, kMax)),
-                             int(integer(l, "stride", lw, 1, kMax)), int(integer(l, "pad", lw, 0, kMax))};
-        t.N = integer(e, "N", where, 1, std::int64_t(1) << 30);
+        return TunedShape{int(integer(l, "C", lw, 1, kMax)),      int(integer(l, "H", lw, 1, kMax)),
+                          int(integer(l, "W", lw, 1, kMax)),      int(integer(l, "M", lw, 1, kMax)),
+                          int(integer(l, "R", lw, 1, kMax)),      int(integer(l, "S", lw, 1, kMax)),
+                          int(integer(l, "stride", lw, 1, kMax)), int(integer(l, "pad", lw, 0, kMax))};
+    }
+    Layout layout(const json& e, const std::string& where) const {
         const std::string lay = text(e, "layout", where);
-        const auto layout = parse_layout(lay);
-        if (!layout) fail(where, "field 'layout' is '" + lay + "', not one of nchw, nhwc");
-        t.layout = *layout;
-        const std::string tile = text(e, "tile", where);
-        t.tile = TileId{tile_index(tile)};
-        if (!t.tile.chosen()) fail(where, "field 'tile' is '" + tile + "', not a tile of the Hopper table (tiles.hpp)");
-        const json& ms = field(e, "kernel_ms", where);
-        if (!ms.is_number() || !(ms.get<double>() > 0) || !std::isfinite(ms.get<double>()))
-            fail(where, "field 'kernel_ms' must be a positive number, got " + ms.dump());
-        t.kernel_ms = ms.get<double>();
-        return t;
+        const auto l = parse_layout(lay);
+        if (!l) fail(where, "field 'layout' is '" + lay + "', not one of nchw, nhwc");
+        return *l;
+    }
+    double ms(const json& e, const char* name, const std::string& where) const {
+        const json& v = field(e, name, where);
+        if (!v.is_number() || !(v.get<double>() > 0) || !std::isfinite(v.get<double>()))
+            fail(where, std::string("field '") + name + "' must be a positive number, got " + v.dump());
+        return v.get<double>();
+    }
+
+    TunedChoice choice(const json& e, const std::string& where) const {
+        only(e, {"class", "layer", "N", "layout", "variant", "axes", "kernel_ms", "p10_ms", "p90_ms", "tried", "complete"},
+             where);
+        TunedChoice c;
+        const std::string cls = text(e, "class", where);
+        const auto p = parse_precision(cls);
+        if (!p) fail(where, "field 'class' is '" + cls + "', not a precision class");
+        c.cls = *p;
+        c.shape = shape(e, where);
+        c.N = integer(e, "N", where, 1, std::int64_t(1) << 30);
+        c.layout = layout(e, where);
+        const std::string name = text(e, "variant", where);
+        c.variant = find_variant(name).variant;
+        if (!c.variant || c.variant->name != name)
+            fail(where, "field 'variant' is '" + name + "', not a variant of this build (its canonical name)");
+        if (c.variant->precision != c.cls || c.variant->library)
+            fail(where, "variant '" + name + "' is not one of ours in class " + cls);
+        const json& ax = field(e, "axes", where);
+        if (!ax.is_object()) fail(where, "field 'axes' must be an object of axis values, got " + ax.dump());
+        Config spelled;
+        for (auto it = ax.begin(); it != ax.end(); ++it) {
+            if (!it->is_string()) fail(where, "axis '" + it.key() + "' must be a string, got " + it->dump());
+            spelled.set.emplace_back(it.key(), it->get<std::string>());
+        }
+        if (auto bad = config_error(*c.variant, spelled)) fail(where, *bad);
+        c.axes = axis_values(*c.variant, spelled);
+        c.kernel_ms = ms(e, "kernel_ms", where);
+        c.p10_ms = ms(e, "p10_ms", where);
+        c.p90_ms = ms(e, "p90_ms", where);
+        if (!(c.p10_ms <= c.kernel_ms && c.kernel_ms <= c.p90_ms)) fail(where, "p10_ms <= kernel_ms <= p90_ms must hold");
+        c.tried = int(integer(e, "tried", where, 1, 1 << 30));
+        const json& done = field(e, "complete", where);
+        if (!done.is_boolean()) fail(where, "field 'complete' must be true or false, got " + done.dump());
+        c.complete = done.get<bool>();
+        return c;
     }
 
     TuningCard card(std::string_view text_) const {
@@ -116,10 +163,12 @@ public:
         } catch (const json::exception& e) {
             fail("", std::string("not valid JSON: ") + e.what());
         }
-        only(doc, {"format", "version", "device", "sms", "cuda_runtime", "driver", "source", "entries"}, "");
+        only(doc, {"format", "version", "device", "sms", "cuda_runtime", "driver", "source", "entries", "choices"}, "");
         if (text(doc, "format", "") != kFormat) fail("", std::string("field 'format' must be \"") + kFormat + "\"");
-        if (integer(doc, "version", "", 0, 1 << 20) != kVersion)
-            fail("", "field 'version' must be " + std::to_string(kVersion) + " (this program's format)");
+        const auto version = integer(doc, "version", "", 0, 1 << 20);
+        if (version != 1 && version != kVersion)
+            fail("", "field 'version' must be 1 or " + std::to_string(kVersion) + " (this program's formats)");
+        if (version == 1 && doc.contains("choices")) fail("", "field 'choices' needs version 2");
         TuningCard c;
         c.origin = origin_;
         c.device = text(doc, "device", "");
@@ -139,6 +188,16 @@ public:
             }
             c.entries.push_back(e);
         }
+        if (doc.contains("choices")) {
+            const json& cs = doc.at("choices");
+            if (!cs.is_array()) fail("", "field 'choices' must be an array");
+            for (std::size_t i = 0; i < cs.size(); ++i) {
+                const std::string where = "choice " + std::to_string(i) + ": ";
+                TunedChoice ch = choice(cs[i], where);
+                if (c.choice(ch)) fail(where, "the same class, layer, N and layout as an earlier choice");
+                c.choices.push_back(std::move(ch));
+            }
+        }
         return c;
     }
 
@@ -146,6 +205,12 @@ private:
     std::string origin_;
 };
 
+}  // namespace
+
+namespace {
+nlohmann::ordered_json shape_json(const TunedShape& s) {
+    return {{"C", s.C}, {"H", s.H}, {"W", s.W}, {"M", s.M}, {"R", s.R}, {"S", s.S}, {"stride", s.stride}, {"pad", s.pad}};
+}
 }  // namespace
 
 TunedShape tuned_shape(const Layer& l) { return TunedShape{l.C, l.H, l.W, l.M, l.R, l.S, l.stride, l.pad}; }
@@ -226,7 +291,7 @@ std::string tuning_json(const TuningCard& c) {
     std::string s = "{\n";
     const auto field = [&](const char* k, const json& v) { s += "  \"" + std::string(k) + "\": " + v.dump() + ",\n"; };
     field("format", kFormat);
-    field("version", kVersion);
+    field("version", c.choices.empty() ? 1 : kVersion);
     field("device", c.device);
     field("sms", c.sms);
     field("cuda_runtime", c.cuda_runtime);
@@ -243,16 +308,80 @@ std::string tuning_json(const TuningCard& c) {
                        {"cluster", name_of(kClusterNames, e.policy.cluster)},
                        {"split", name_of(kSplitKindNames, e.policy.split)}};
         j["dtype"] = to_string(e.dtype);
-        j["layer"] = nlohmann::ordered_json{{"C", e.shape.C}, {"H", e.shape.H}, {"W", e.shape.W}, {"M", e.shape.M}, {"R", e.shape.R},
-                      {"S", e.shape.S}, {"stride", e.shape.stride}, {"pad", e.shape.pad}};
+        j["layer"] = shape_json(e.shape);
         j["N"] = e.N;
         j["layout"] = to_string(e.layout);
         j["tile"] = tile_spelling(e.tile);
         j["kernel_ms"] = e.kernel_ms;
         s += std::string(i ? ",\n" : "\n") + "    " + j.dump();
     }
-    s += c.entries.empty() ? "]\n}\n" : "\n  ]\n}\n";
-    return s;
+    s += c.entries.empty() ? "]" : "\n  ]";
+    if (!c.choices.empty()) {
+        s += ",\n  \"choices\": [";
+        for (std::size_t i = 0; i < c.choices.size(); ++i) {
+            const TunedChoice& ch = c.choices[i];
+            nlohmann::ordered_json j;
+            j["class"] = to_string(ch.cls);
+            j["layer"] = shape_json(ch.shape);
+            j["N"] = ch.N;
+            j["layout"] = to_string(ch.layout);
+            j["variant"] = ch.variant->name;
+            nlohmann::ordered_json axes = nlohmann::ordered_json::object();
+            for (const auto& [k, v] : axis_config(*ch.variant, ch.axes).set) axes[k] = v;
+            j["axes"] = axes;
+            j["kernel_ms"] = ch.kernel_ms;
+            j["p10_ms"] = ch.p10_ms;
+            j["p90_ms"] = ch.p90_ms;
+            j["tried"] = ch.tried;
+            j["complete"] = ch.complete;
+            s += std::string(i ? ",\n" : "\n") + "    " + j.dump();
+        }
+        s += "\n  ]";
+    }
+    return s + "\n}\n";
+}
+
+const TunedChoice* TuningCard::choice(const TunedChoice& key) const {
+    for (const TunedChoice& c : choices)
+        if (c.same_key(key)) return &c;
+    return nullptr;
+}
+
+TuningCard merge_tuning_cards(const std::vector<TuningCard>& cards, std::vector<std::string>& notes) {
+    if (cards.empty()) throw Error("tune merge: no tuning file to merge");
+    TuningCard out = cards.front();
+    out.origin.clear();
+    for (std::size_t k = 1; k < cards.size(); ++k) {
+        const TuningCard& c = cards[k];
+        if (c.device != out.device || c.sms != out.sms)
+            throw Error("tune merge: " + c.origin + " was tuned on " + c.device + " (" + std::to_string(c.sms) +
+                        " SMs), " + cards.front().origin + " on " + out.device + " (" + std::to_string(out.sms) +
+                        " SMs): tuning files of one card only");
+        for (const std::string* f : {&c.cuda_runtime, &c.driver})
+            if (*f != (f == &c.cuda_runtime ? out.cuda_runtime : out.driver))
+                notes.push_back(c.origin + " ran CUDA " + c.cuda_runtime + ", driver " + c.driver + "; kept " +
+                                out.cuda_runtime + ", " + out.driver);
+        for (const TunedEntry& e : c.entries) {
+            auto same = std::find_if(out.entries.begin(), out.entries.end(), [&](const TunedEntry& o) {
+                return o.policy == e.policy && o.dtype == e.dtype && o.shape == e.shape && o.N == e.N && o.layout == e.layout;
+            });
+            if (same == out.entries.end()) out.entries.push_back(e);
+            else if (e.kernel_ms < same->kernel_ms) *same = e;
+        }
+        for (const TunedChoice& ch : c.choices) {
+            auto same = std::find_if(out.choices.begin(), out.choices.end(), [&](const TunedChoice& o) { return o.same_key(ch); });
+            if (same == out.choices.end()) {
+                out.choices.push_back(ch);
+                continue;
+            }
+            notes.push_back(std::string(to_string(ch.cls)) + " N=" + std::to_string(ch.N) + " " +
+                            std::string(to_string(ch.layout)) + " C=" + std::to_string(ch.shape.C) + " M=" +
+                            std::to_string(ch.shape.M) + " in two files: kept the faster, " +
+                            (ch.kernel_ms < same->kernel_ms ? ch.variant->name + " of " + c.origin : same->variant->name));
+            if (ch.kernel_ms < same->kernel_ms) *same = ch;
+        }
+    }
+    return out;
 }
 
 }  // namespace cs::gpu

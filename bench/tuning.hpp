@@ -21,6 +21,14 @@
 //                 "scheduler": "auto", "cluster": "1", "split": "none"}, "dtype": "f16",
 //                 "layer": {"C": 96, "H": 27, "W": 27, "M": 256, "R": 5, "S": 5, "stride": 1, "pad": 2},
 //                 "N": 128, "layout": "nhwc", "tile": "m128n256k64B-s8", "kernel_ms": 0.1839}]}
+// Version 2 adds "choices": what `convstudy tune` measured fastest for a (class, layer shape, N,
+// layout) over the rungs of the class and their axes, which the auto-<class> rungs run:
+//    "choices": [{"class": "fp16", "layer": {...}, "N": 128, "layout": "nhwc",
+//                 "variant": "hopper-ws-fp16", "axes": {"tile": "m128n256k64B-s8"},
+//                 "kernel_ms": 0.1839, "p10_ms": 0.1830, "p90_ms": 0.1851, "tried": 41, "complete": true}]
+// (axes: the values the search set, the rest the variant's own rule; tried: configurations
+// measured; complete: false when the budget ended the search early). A version 1 file reads as
+// one without choices.
 // The CUDA and driver versions are recorded, not matched.
 #pragma once
 
@@ -54,6 +62,22 @@ struct TunedEntry {
     double kernel_ms = 0;  // what the measurement took (the entry's evidence, not matched)
 };
 
+// The fastest configuration `tune` measured for one (class, shape, N, layout).
+struct TunedChoice {
+    Precision cls = Precision::fp16;
+    TunedShape shape;
+    std::int64_t N = 1;
+    Layout layout = Layout::nhwc;
+    const Variant* variant = nullptr;  // a registry row of the class
+    AxisValues axes;                   // the axis values the search set (empty: the variant's rules)
+    double kernel_ms = 0, p10_ms = 0, p90_ms = 0;
+    int tried = 0;                     // configurations measured for this key
+    bool complete = true;              // false: the budget ended the search first
+    bool same_key(const TunedChoice& o) const {
+        return cls == o.cls && shape == o.shape && N == o.N && layout == o.layout;
+    }
+};
+
 // One card's file.
 struct TuningCard {
     std::string device;  // cudaDeviceProp::name
@@ -61,6 +85,8 @@ struct TuningCard {
     std::string cuda_runtime, driver, source;
     std::string origin;  // where it was read from: a path, or "built-in <name>"
     std::vector<TunedEntry> entries;
+    std::vector<TunedChoice> choices;
+    const TunedChoice* choice(const TunedChoice& key) const;  // the one of the same key, or null
 };
 
 // A measurement stands for batches within this factor of its N only.
@@ -84,5 +110,9 @@ const Tuning& builtin_tuning();
 std::vector<std::string> builtin_tuning_names();
 // A card as the file's JSON text (the format above, entries in the order given).
 std::string tuning_json(const TuningCard& card);
+// Tuning files of one card joined (`tune merge`, the shards of a tune): the device and SM count
+// must agree (cs::Error naming the files otherwise). Of two choices or entries with the same key
+// the faster median stays, and `notes` says which; the first card's versions and source lead.
+TuningCard merge_tuning_cards(const std::vector<TuningCard>& cards, std::vector<std::string>& notes);
 
 }  // namespace cs::gpu

@@ -179,6 +179,7 @@ struct Variant {
     DType io = DType::f32;
     std::string idea;            // one line: what it studies
     bool deterministic = true;   // false: result depends on the order of atomics
+    bool library = false;        // a library's engine, an anchor (Family::library), not ours
     // Empty when the variant can run the problem on this device, else why not.
     std::function<std::optional<std::string>(const Problem&, const cudaDeviceProp&)> supports;
     // Builds the plan (outside timing) for a problem supports() accepted on this device: the

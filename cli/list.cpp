@@ -58,6 +58,7 @@ int cmd_list(const TableOpt& topt, bool json, bool markdown) {
                                      {"precision", gpu::to_string(v.precision)},
                                      {"io_dtype", gpu::to_string(v.io)},
                                      {"deterministic", v.deterministic},
+                                     {"library", v.library},
                                      {"algo", v.algo},
                                      {"layouts", [&] {
                                           nlohmann::json ls = nlohmann::json::array();

@@ -30,14 +30,14 @@ PATTERNS = {
     "tile spelling compared": (r'[!=]=\s*"m\d+n\d+', set()),
     # a row's axis values as text, read by a plan
     "axis text read": (r"\bconfig\s*\.\s*get\s*\(", {"bench/axis_text.cpp"}),
-    "axis text to values": (r"\baxis_values\s*\(", {"bench/axis_text.cpp", "bench/variant.hpp"}),
+    "axis text to values": (r"\baxis_values\s*\(", {"bench/axis_text.cpp", "bench/variant.hpp", "bench/tuning.cpp"}),
     # a variant's name taken apart or looked up
-    "variant lookup by name": (r"\bfind_variant\s*\(", {"bench/registry.cpp", "bench/variant.hpp"}),
+    "variant lookup by name": (r"\bfind_variant\s*\(", {"bench/registry.cpp", "bench/variant.hpp", "bench/tuning.cpp"}),
     "name suffix compared": (r"\bsuffix\s*[!=]=", set()),
     "name prefix or suffix test": (r'\b(?:starts_with|ends_with|rfind|find)\s*\(\s*"(?:hopper|cudnn|cublas|winograd|'
                                    r'simt|split|mk|half|wmma|-)', set()),
     # a precision or split kind from its spelling
-    "precision parsed": (r"\bparse_precision\s*\(", {"bench/tolerance.cpp", "bench/precision.hpp"}),
+    "precision parsed": (r"\bparse_precision\s*\(", {"bench/tolerance.cpp", "bench/precision.hpp", "bench/tuning.cpp"}),
     "precision or split spelling compared": (r'[!=]=\s*"(?:fp32|tf32|fp16|bf16|fp16acc|3xtf32|3xfp16)"', set()),
     # a name table read backwards (a spelling to its value)
     "name table read": (r"\bvalue_named\s*\(", {"core/names.hpp", "bench/tuning.cpp", "core/layer.cpp"}),

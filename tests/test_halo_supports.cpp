@@ -14,16 +14,10 @@
 
 using namespace cs;
 using namespace cs::gpu;
+using cs::test::hopper_prop;
 using cs::test::make_layer;
 
 namespace {
-
-cudaDeviceProp hopper_prop() {
-    cudaDeviceProp p{};
-    p.major = 9, p.minor = 0;
-    p.multiProcessorCount = 132;
-    return p;
-}
 
 std::optional<std::string> why(const char* variant, const Layer& l, Layout layout, std::int64_t N = 128,
                                const cudaDeviceProp& prop = hopper_prop()) {

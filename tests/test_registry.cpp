@@ -274,3 +274,14 @@ TEST_CASE("the study's single-kernel abbreviations select the family, no memory 
         REQUIRE(find_variant(f32).variant->precision == Precision::fp32);
     }
 }
+
+TEST_CASE("the library rows are the anchors' families, and only they", "[registry]") {
+    // cuDNN's and cuBLAS's engines are what the study compares against; tune and auto-* never choose them
+    int library = 0;
+    for (const auto& v : cs::gpu::registry()) {
+        INFO(v.name);
+        CHECK(v.library == (v.family == "cudnn" || v.family == "cudnn-legacy" || v.family == "cublas"));
+        library += v.library;
+    }
+    CHECK(library >= 4);  // cuBLAS's four at least (the cuDNN families need cuDNN at build time)
+}

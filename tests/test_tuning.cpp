@@ -168,7 +168,7 @@ TEST_CASE("a bad tuning file is an error naming the file, the entry and the fiel
     fails_with(replaced(kGood, "\"dtype\": \"f16\"", "\"dtype\": \"f8\""), "entry 0: field 'dtype'");
     fails_with(replaced(kGood, "\"kernel_ms\": 0.5", "\"kernel_ms\": -1"), "entry 0: field 'kernel_ms'");
     fails_with(replaced(kGood, "\"pad\": 2}", "\"pad\": 2, \"Q\": 1}"), "entry 0: layer: unknown field 'Q'");
-    fails_with(replaced(kGood, "\"version\": 1", "\"version\": 2"), "field 'version'");
+    fails_with(replaced(kGood, "\"version\": 1", "\"version\": 3"), "field 'version' must be 1 or 2");
     fails_with(replaced(kGood, "\"family\": \"hopper\"", "\"family\": \"simt\""), "entry 0: field 'family'");
     fails_with("{", "not valid JSON");
     // the same key twice

@@ -8,6 +8,8 @@
 #include "error.hpp"
 #include "layer.hpp"
 
+#include <cuda_runtime_api.h>
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -107,6 +109,16 @@ inline CliResult run_command(const std::string& command) {
 #ifdef CS_CONVSTUDY_EXE
 // Runs `convstudy ARGS` (the built program).
 inline CliResult cli(const std::string& args) { return run_command(std::string(CS_CONVSTUDY_EXE) + " " + args); }
+
+// An H100/H200-like device for supports() and the tuner's row choice: compute capability 9.0,
+// 132 SMs, 227 KiB of shared memory per block; what a test needs to differ it sets after.
+inline cudaDeviceProp hopper_prop() {
+    cudaDeviceProp p{};
+    p.major = 9, p.minor = 0;
+    p.multiProcessorCount = 132;
+    p.sharedMemPerBlockOptin = 227 * 1024;
+    return p;
+}
 #endif
 
 }  // namespace cs::test

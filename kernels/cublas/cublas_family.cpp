@@ -57,7 +57,8 @@ Family cublas_family() {
                 rung("cublas-im2col-bf16", row_bf16(),
                      "our im2col unroll on bfloat16 data, then cublasGemmEx (bf16 in/out, float accumulation) and a "
                      "permute"),
-            }};
+            },
+            true};
 }
 
 }  // namespace cs::gpu::variants

@@ -39,6 +39,7 @@ Family cudnn_family() {
                            {row_bf16(), "cuDNN graph API on bfloat16 tensors, float compute: fastest bf16-accurate "
                                         "engine config"}},
                           cudnn_graph_supports, CS_PLAN(cudnn_graph_plan), lib)};
+    f.library = true;
     f.rungs.push_back(make_rung("cudnn-{p}-s2d", {row_fp32(), row_tf32(), row_fp16(), row_bf16()},
                                 "the layer rewritten by space-to-depth (stride b: b*b*C channels, a stride-1 ceil(R/b) "
                                 "x ceil(S/b) filter, the same output; our transform of input and weights timed), then "

@@ -107,7 +107,8 @@ Family cudnn_legacy_family() {
                                        "tf32-accurate algorithm found"},
                           {row_fp16(), "cuDNN legacy API on half tensors, float accumulation, tensor-op math: fastest "
                                        "fp16-accurate algorithm found"}},
-                         cudnn_legacy_supports, CS_PLAN(cudnn_legacy_plan), lib)};
+                         cudnn_legacy_supports, CS_PLAN(cudnn_legacy_plan), lib),
+            true};
 }
 
 }  // namespace cs::gpu::variants

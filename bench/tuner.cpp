@@ -1,0 +1,113 @@
+// `convstudy tune`'s search (tuner.hpp).
+#include "tuner.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace cs::gpu {
+
+std::string TuneTask::label() const {
+    return layer.name + " N=" + std::to_string(N) + " " + std::string(to_string(cls)) + " " +
+           std::string(to_string(layout));
+}
+
+std::vector<TuneTask> tune_tasks(const std::vector<Layer>& layers, const std::vector<std::int64_t>& batches,
+                                 const std::vector<Precision>& classes, const std::vector<Layout>& layouts) {
+    std::vector<TuneTask> out;
+    for (auto N : batches)
+        for (const Layer& l : layers)
+            for (auto cls : classes)
+                for (auto layout : layouts) out.push_back({l, N, cls, layout});
+    return out;
+}
+
+std::vector<TuneTask> shard_tasks(const std::vector<TuneTask>& tasks, int index, int count) {
+    std::vector<TuneTask> out;
+    for (std::size_t i = 0; i < tasks.size(); ++i)
+        if (int(i % std::size_t(count)) == index - 1) out.push_back(tasks[i]);
+    return out;
+}
+
+double task_budget(double remaining_s, double weight, double remaining_weight) {
+    if (remaining_s <= 0 || remaining_weight <= 0) return 0;
+    return remaining_s * std::clamp(weight / remaining_weight, 0.0, 1.0);
+}
+
+std::vector<const Variant*> tune_rows(const TuneTask& t, const cudaDeviceProp& prop) {
+    std::vector<const Variant*> out;
+    const Problem p{t.layer, t.N, t.layout, {}};
+    for (const Variant& v : registry()) {
+        if (v.library || v.precision != t.cls) continue;
+        if (std::find(v.layouts.begin(), v.layouts.end(), t.layout) == v.layouts.end()) continue;
+        if (v.supports(p, prop)) continue;  // a reason: not supported
+        out.push_back(&v);
+    }
+    return out;
+}
+
+namespace {
+
+AxisValues with_axis(AxisValues a, const std::string& axis, int id) {
+    for (auto& [k, v] : a.set)
+        if (k == axis) {
+            v = id;
+            return a;
+        }
+    a.set.emplace_back(axis, id);
+    return a;
+}
+
+struct Measured {
+    TuneCandidate c;
+    Timing time;
+};
+
+}  // namespace
+
+TuneResult tune_task(const TuneTask& t, const std::vector<const Variant*>& rows, const TuneMeasure& measure,
+                     const TuneClock& clock, double budget_s) {
+    TuneResult r;
+    const double deadline = clock() + budget_s;
+    // Measures one candidate; true when it PASSed (then `out` holds it).
+    auto try_one = [&](const TuneCandidate& c, Measured& out) {
+        const TuneMeasurement m = measure(t, c);
+        ++r.tried;
+        if (!m.pass || !std::isfinite(m.kernel.med)) {
+            const std::string set = axis_config(*c.variant, c.axes).str();
+            r.failures.push_back(c.variant->name + (set.empty() ? "" : " [" + set + "]") + ": " +
+                                 (m.reason.empty() ? "no time" : m.reason));
+            return false;
+        }
+        out = {c, m.kernel};
+        if (!r.found || judge(r.time, m.kernel) == Verdict::faster) {
+            r.found = true;
+            r.best = c;
+            r.time = m.kernel;
+        }
+        return true;
+    };
+    // 1. every row at its own rules
+    std::vector<Measured> row_best;
+    for (const Variant* v : rows) {
+        Measured m;
+        if (try_one({v, {}}, m)) row_best.push_back(m);
+    }
+    // 2. fastest row first, each axis one value at a time around the row's best
+    std::stable_sort(row_best.begin(), row_best.end(),
+                     [](const Measured& a, const Measured& b) { return a.time.med < b.time.med; });
+    for (Measured& rb : row_best) {
+        for (const Axis& ax : rb.c.variant->axes)
+            for (std::size_t i = 0; i < ax.values.size(); ++i) {
+                if (rb.c.axes.id(ax.name) == ax.id(i)) continue;
+                if (clock() >= deadline) return r;
+                Measured m;
+                if (try_one({rb.c.variant, with_axis(rb.c.axes, ax.name, ax.id(i))}, m) &&
+                    judge(rb.time, m.time) == Verdict::faster)
+                    rb = m;
+            }
+    }
+    r.complete = true;
+    return r;
+}
+
+}  // namespace cs::gpu

@@ -1,0 +1,83 @@
+// `convstudy tune`'s search, apart from the GPU: what to tune (tasks and their budgets), which rows
+// may answer a task, and the search over them and their axes. The timing is a function the caller
+// gives (cli/tune.cpp: the harness, as sweep times; the CPU tests: made-up measurements), and so is
+// the clock the budget is kept by.
+//
+// A task is one (layer shape, N, precision class, layout). Its answer is the fastest configuration
+// (a registry row of the class and its axis values) that PASSed the sampled check there, kept in
+// the tuning file's "choices" (tuning.hpp). The search:
+//   1. every candidate row at its own rules (no axis set), in registry order: a task always ends
+//      with an answer when any row PASSes;
+//   2. then, fastest row first, each axis of the row one value at a time around the row's best so
+//      far (coordinate descent: a value that beats it becomes the row's best), until the task's
+//      budget is spent.
+// A challenger replaces the incumbent only when it PASSes and is faster beyond noise by
+// compare's rule (core/noise.hpp: its median outside the incumbent's [p10, p90] and the other
+// way round); a tie keeps the incumbent, the earlier and simpler configuration.
+//
+// The budget (seconds of search) is split over the tasks in proportion to their FLOPs x count, as
+// they run: each task gets the remaining budget times its share of the remaining weight, so that
+// a task that overran (step 1 always completes) takes its excess from the later ones.
+#pragma once
+
+#include "noise.hpp"
+#include "variant.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace cs::gpu {
+
+struct TuneTask {
+    Layer layer;  // its count weighs its budget
+    std::int64_t N = 1;
+    Precision cls = Precision::fp16;
+    Layout layout = Layout::nhwc;
+    double weight() const { return layer.flops(N) * double(layer.count); }
+    std::string label() const;  // "conv2 N=128 fp16 nhwc"
+};
+
+// Every (layer, N, class, layout) in that nesting order: N outermost, then the layers, classes and
+// layouts, as given.
+std::vector<TuneTask> tune_tasks(const std::vector<Layer>& layers, const std::vector<std::int64_t>& batches,
+                                 const std::vector<Precision>& classes, const std::vector<Layout>& layouts);
+// Shard K of N (1-based): every N-th task from the K-th, as sweep --shard deals its rows.
+std::vector<TuneTask> shard_tasks(const std::vector<TuneTask>& tasks, int index, int count);
+// The budget of the next task: `remaining_s` times its weight over the weight of it and the tasks
+// after it.
+double task_budget(double remaining_s, double weight, double remaining_weight);
+
+// The rows that may answer a task: ours (not a library's), of the class, declaring the layout,
+// supported on this problem and device; in registry order.
+std::vector<const Variant*> tune_rows(const TuneTask& t, const cudaDeviceProp& prop);
+
+struct TuneCandidate {
+    const Variant* variant = nullptr;
+    AxisValues axes;  // the values set (empty: the variant's own rules)
+};
+
+struct TuneMeasurement {
+    bool pass = false;
+    std::string reason;  // why not, when it did not PASS
+    Timing kernel;       // median and spread of the timed repeats (ms)
+};
+
+using TuneMeasure = std::function<TuneMeasurement(const TuneTask&, const TuneCandidate&)>;
+using TuneClock = std::function<double()>;  // seconds
+
+struct TuneResult {
+    bool found = false;      // a candidate PASSed
+    TuneCandidate best;
+    Timing time;
+    int tried = 0;           // configurations measured
+    bool complete = false;   // every step ran (else the budget ended it)
+    std::vector<std::string> failures;  // "<variant> [axes]: reason" of the candidates that did not PASS
+};
+
+// The search of one task within `budget_s` (step 1 always runs whole).
+TuneResult tune_task(const TuneTask& t, const std::vector<const Variant*>& rows, const TuneMeasure& measure,
+                     const TuneClock& clock, double budget_s);
+
+}  // namespace cs::gpu

@@ -1,0 +1,258 @@
+// `convstudy tune`'s search without a GPU (bench/tuner.hpp): tasks, shards and budgets; the rows
+// that may answer a task; the search on made-up measurements and a made-up clock; and the tuning
+// file's "choices" (bench/tuning.hpp): written, read back, refused when wrong, merged.
+#include "catch.hpp"
+#include "test_util.hpp"
+
+#include "error.hpp"
+#include "tuner.hpp"
+#include "tuning.hpp"
+
+#include <map>
+#include <set>
+
+using namespace cs;
+using namespace cs::gpu;
+using cs::test::error_message;
+using cs::test::hopper_prop;
+
+namespace {
+
+const Layer& conv(int i) { return default_layer_table().layers.at(std::size_t(i - 1)); }
+
+const Variant& variant(const char* name) {
+    const Variant* v = find_variant(name).variant;
+    REQUIRE(v);
+    return *v;
+}
+
+Timing timing(double med) { return Timing{med, med * 0.99, med * 1.01, med * 0.995, med * 1.005}; }
+
+// A made-up GPU: each configuration's time (ms) by its text "<variant>[;axis=value...]"; unknown
+// configurations take `other_ms`; a configuration listed in `fails` does not PASS.
+struct FakeGpu {
+    std::map<std::string, double> ms;
+    double other_ms = 1.0;
+    std::set<std::string> fails;
+    std::vector<std::string> asked;
+    TuneMeasurement operator()(const TuneTask&, const TuneCandidate& c) {
+        const std::string set = axis_config(*c.variant, c.axes).str();
+        const std::string key = c.variant->name + (set.empty() ? "" : ";" + set);
+        asked.push_back(key);
+        if (fails.count(key)) return {false, "FAIL: made up", {}};
+        const auto it = ms.find(key);
+        return {true, "", timing(it == ms.end() ? other_ms : it->second)};
+    }
+};
+
+}  // namespace
+
+TEST_CASE("tune: tasks nest N, layer, class and layout; shards deal them out; the budget follows FLOPs x count",
+          "[tune]") {
+    const std::vector<Layer> layers{conv(2), conv(3)};
+    const auto tasks = tune_tasks(layers, {1, 32}, {Precision::fp16, Precision::tf32}, {Layout::nhwc, Layout::nchw});
+    REQUIRE(tasks.size() == 16);
+    CHECK(tasks[0].label() == "conv2 N=1 fp16 nhwc");
+    CHECK(tasks[1].label() == "conv2 N=1 fp16 nchw");
+    CHECK(tasks[2].label() == "conv2 N=1 tf32 nhwc");
+    CHECK(tasks[4].label() == "conv3 N=1 fp16 nhwc");
+    CHECK(tasks[8].label() == "conv2 N=32 fp16 nhwc");
+    // three shards: disjoint, together every task, sizes within one
+    std::multiset<std::string> seen;
+    for (int k = 1; k <= 3; ++k) {
+        const auto part = shard_tasks(tasks, k, 3);
+        CHECK(part.size() >= 5);
+        CHECK(part.size() <= 6);
+        for (const auto& t : part) seen.insert(t.label());
+    }
+    CHECK(seen.size() == tasks.size());
+    CHECK(std::set<std::string>(seen.begin(), seen.end()).size() == tasks.size());
+    // weight: FLOPs x count
+    Layer twice = conv(3);
+    twice.count = 2;
+    const TuneTask a{conv(3), 32, Precision::fp16, Layout::nhwc}, b{twice, 32, Precision::fp16, Layout::nhwc};
+    CHECK(b.weight() == Approx(2 * a.weight()));
+    CHECK(a.weight() == Approx(conv(3).flops(32)));
+    // the running account: 90 s over weights 1, 2: the first gets 30 s; if it used 40, the second 50
+    CHECK(task_budget(90, 1, 3) == Approx(30));
+    CHECK(task_budget(50, 2, 2) == Approx(50));
+    CHECK(task_budget(-5, 2, 2) == 0);
+}
+
+TEST_CASE("tune: the rows that may answer a task are ours, of the class, in the layout, supported", "[tune]") {
+    const TuneTask t{conv(2), 128, Precision::fp16, Layout::nhwc};
+    const auto rows = tune_rows(t, hopper_prop());
+    REQUIRE_FALSE(rows.empty());
+    std::set<std::string> names;
+    for (const Variant* v : rows) {
+        INFO(v->name);
+        names.insert(v->name);
+        CHECK_FALSE(v->library);
+        CHECK(v->precision == Precision::fp16);
+        CHECK(std::find(v->layouts.begin(), v->layouts.end(), Layout::nhwc) != v->layouts.end());
+        CHECK_FALSE(v->supports(Problem{t.layer, t.N, t.layout, {}}, hopper_prop()));
+    }
+    CHECK(names.count("hopper-ws-fp16") == 1);
+    CHECK(names.count("cudnn-fp16") == 0);         // a library's
+    CHECK(names.count("wmma-fp16") == 0);          // NCHW only
+    CHECK(names.count("hopper-ws-bf16") == 0);     // another class
+    // NCHW brings the NCHW rows in
+    const auto nchw = tune_rows({conv(2), 128, Precision::fp16, Layout::nchw}, hopper_prop());
+    CHECK(std::any_of(nchw.begin(), nchw.end(), [](const Variant* v) { return v->name == "wmma-fp16"; }));
+}
+
+TEST_CASE("tune: every row at its rules, then the fastest row's axes; a challenger must be faster beyond noise",
+          "[tune]") {
+    const TuneTask t{conv(2), 128, Precision::fp16, Layout::nhwc};
+    const Variant& ws = variant("hopper-ws-fp16");
+    const Variant& pp = variant("hopper-pp-fp16");
+    const std::vector<const Variant*> rows{&pp, &ws};
+    REQUIRE_FALSE(ws.axes.empty());
+    const Axis& first = ws.axes.front();
+    REQUIRE(first.values.size() >= 3);
+    FakeGpu gpu;
+    gpu.ms = {{"hopper-pp-fp16", 0.30}, {"hopper-ws-fp16", 0.20}};
+    gpu.other_ms = 0.25;  // every other configuration: slower than hopper-ws-fp16's rules
+    const std::string faster = first.name + "=" + first.values[1];
+    const std::string tie = first.name + "=" + first.values[2];
+    gpu.ms["hopper-ws-fp16;" + faster] = 0.15;
+    gpu.ms["hopper-ws-fp16;" + tie] = 0.1499;  // within the noise of 0.15: keeps the incumbent
+    gpu.fails = {"hopper-ws-fp16;" + first.name + "=" + first.values[0]};
+    double now = 0;
+    const TuneResult r = tune_task(t, rows, std::ref(gpu), [&] { return now; }, 1e9);
+    REQUIRE(r.found);
+    CHECK(r.complete);
+    CHECK(r.best.variant == &ws);
+    CHECK(axis_config(ws, r.best.axes).str() == faster);
+    CHECK(r.time.med == Approx(0.15));
+    // step 1 in registry order as given, then hopper-ws-fp16 (the faster row) before hopper-pp-fp16
+    REQUIRE(gpu.asked.size() >= 3);
+    CHECK(gpu.asked[0] == "hopper-pp-fp16");
+    CHECK(gpu.asked[1] == "hopper-ws-fp16");
+    CHECK(gpu.asked[2].rfind("hopper-ws-fp16;", 0) == 0);
+    CHECK(r.tried == int(gpu.asked.size()));
+    REQUIRE(r.failures.size() == 1);
+    CHECK(r.failures[0] == "hopper-ws-fp16 [" + first.name + "=" + first.values[0] + "]: FAIL: made up");
+    // each row's axes are walked around that row's best: the second axis with the first set
+    if (ws.axes.size() >= 2) {
+        const std::string second = ws.axes[1].name + "=";
+        CHECK(std::any_of(gpu.asked.begin(), gpu.asked.end(), [&](const std::string& k) {
+            return k.rfind("hopper-ws-fp16;" + faster + ";" + second, 0) == 0;
+        }));
+    }
+}
+
+TEST_CASE("tune: the budget ends the axis search, never the rows at their rules", "[tune]") {
+    const TuneTask t{conv(3), 32, Precision::fp16, Layout::nhwc};
+    const std::vector<const Variant*> rows{&variant("hopper-pp-fp16"), &variant("hopper-ws-fp16")};
+    FakeGpu gpu;
+    double now = 0;
+    auto measure = [&](const TuneTask& task, const TuneCandidate& c) {
+        now += 1;  // each measurement takes a second
+        return gpu(task, c);
+    };
+    const TuneResult none = tune_task(t, rows, measure, [&] { return now; }, 0);
+    CHECK(none.tried == 2);  // both rows at their rules, nothing more
+    CHECK(none.found);
+    CHECK_FALSE(none.complete);
+    now = 0;
+    gpu.asked.clear();
+    const TuneResult some = tune_task(t, rows, measure, [&] { return now; }, 5);
+    CHECK(some.tried == 5);
+    CHECK_FALSE(some.complete);
+    // nothing PASSes: no answer, every failure named
+    gpu.fails = {"hopper-pp-fp16", "hopper-ws-fp16"};
+    const TuneResult failed = tune_task(t, rows, measure, [&] { return now; }, 100);
+    CHECK_FALSE(failed.found);
+    CHECK(failed.failures.size() == 2);
+    CHECK(failed.complete);
+}
+
+namespace {
+
+TuningCard card_with_choice() {
+    TuningCard c;
+    c.device = "NVIDIA H200";
+    c.sms = 132;
+    c.cuda_runtime = "13.0";
+    c.driver = "580.159.04";
+    c.source = "test";
+    TunedChoice ch;
+    ch.cls = Precision::fp16;
+    ch.shape = tuned_shape(conv(2));
+    ch.N = 128;
+    ch.layout = Layout::nhwc;
+    ch.variant = &variant("hopper-ws-fp16");
+    const Axis& ax = ch.variant->axes.front();
+    ch.axes.set.emplace_back(ax.name, ax.id(1));
+    ch.kernel_ms = 0.18, ch.p10_ms = 0.179, ch.p90_ms = 0.181;
+    ch.tried = 41;
+    ch.complete = false;
+    c.choices.push_back(ch);
+    return c;
+}
+
+}  // namespace
+
+TEST_CASE("tuning file: choices are written, read back and checked; version 1 files still read", "[tune][tuning]") {
+    const TuningCard c = card_with_choice();
+    const std::string text = tuning_json(c);
+    CHECK(text.find("\"version\": 2") != std::string::npos);
+    const TuningCard back = parse_tuning_card(text, "t.json");
+    REQUIRE(back.choices.size() == 1);
+    const TunedChoice& ch = back.choices[0];
+    CHECK(ch.variant == c.choices[0].variant);
+    CHECK(ch.axes.set == c.choices[0].axes.set);
+    CHECK(ch.shape == c.choices[0].shape);
+    CHECK(ch.kernel_ms == Approx(0.18));
+    CHECK(ch.tried == 41);
+    CHECK_FALSE(ch.complete);
+    CHECK(tuning_json(back) == text);
+    CHECK(back.choice(c.choices[0]) == &back.choices[0]);
+    // a card without choices is written as version 1, as the committed files are
+    TuningCard plain = c;
+    plain.choices.clear();
+    CHECK(tuning_json(plain).find("\"version\": 1") != std::string::npos);
+
+    auto refused = [&](const std::string& from, const std::string& to) {
+        std::string t = text;
+        const auto at = t.find(from);
+        REQUIRE(at != std::string::npos);
+        t.replace(at, from.size(), to);
+        return error_message([&] { parse_tuning_card(t, "t.json"); });
+    };
+    CHECK(refused("\"variant\":\"hopper-ws-fp16\"", "\"variant\":\"hopper-zz-fp16\"")
+              .find("tuning file t.json: choice 0: field 'variant' is 'hopper-zz-fp16'") != std::string::npos);
+    CHECK(refused("\"variant\":\"hopper-ws-fp16\"", "\"variant\":\"hopper-ws-bf16\"")
+              .find("variant 'hopper-ws-bf16' is not one of ours in class fp16") != std::string::npos);
+    CHECK(refused("\"variant\":\"hopper-ws-fp16\"", "\"variant\":\"cudnn-fp16\"")
+              .find("not one of ours in class fp16") != std::string::npos);
+    CHECK(refused("\"class\":\"fp16\"", "\"class\":\"fp8\"").find("field 'class' is 'fp8'") != std::string::npos);
+    CHECK(refused("\"version\": 2", "\"version\": 1").find("field 'choices' needs version 2") != std::string::npos);
+    CHECK(refused("\"tried\":41", "\"tried\":0").find("field 'tried'") != std::string::npos);
+    const Axis& ax = c.choices[0].variant->axes.front();
+    CHECK(refused("\"" + ax.values[1] + "\"", "\"no-such-value\"").find("choice 0: ") != std::string::npos);
+    CHECK(refused("\"p10_ms\":0.179", "\"p10_ms\":0.2").find("p10_ms <= kernel_ms <= p90_ms") != std::string::npos);
+}
+
+TEST_CASE("tune merge: one card's files joined, the faster of two choices kept, another card refused",
+          "[tune][tuning]") {
+    TuningCard a = card_with_choice(), b = card_with_choice();
+    a.origin = "a.json", b.origin = "b.json";
+    b.choices[0].kernel_ms = 0.17, b.choices[0].p10_ms = 0.169, b.choices[0].p90_ms = 0.171;
+    TunedChoice other = b.choices[0];
+    other.N = 32;
+    b.choices.push_back(other);
+    std::vector<std::string> notes;
+    const TuningCard m = merge_tuning_cards({a, b}, notes);
+    REQUIRE(m.choices.size() == 2);
+    CHECK(m.choices[0].kernel_ms == Approx(0.17));
+    CHECK(m.choices[1].N == 32);
+    REQUIRE(notes.size() == 1);
+    CHECK(notes[0].find("in two files: kept the faster, hopper-ws-fp16 of b.json") != std::string::npos);
+    TuningCard h100 = card_with_choice();
+    h100.device = "NVIDIA H100 80GB HBM3", h100.origin = "h100.json";
+    const std::string e = error_message([&] { merge_tuning_cards({a, h100}, notes); });
+    CHECK(e.find("h100.json was tuned on NVIDIA H100 80GB HBM3") != std::string::npos);
+    CHECK(e.find("tuning files of one card only") != std::string::npos);
+}
