@@ -1,8 +1,11 @@
 // `convstudy tune`'s search (tuner.hpp).
 #include "tuner.hpp"
 
+#include "tuning.hpp"
+
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 namespace cs::gpu {
 
@@ -108,6 +111,45 @@ TuneResult tune_task(const TuneTask& t, const std::vector<const Variant*>& rows,
     }
     r.complete = true;
     return r;
+}
+
+int tune_all(const std::vector<TuneTask>& tasks, TuningCard& card, double budget_s, const TuneHooks& h) {
+    double weight_left = 0;
+    for (const auto& t : tasks) weight_left += t.weight();
+    const double start = h.clock();
+    int nothing = 0;
+    for (std::size_t i = 0; i < tasks.size(); ++i) {
+        const TuneTask& t = tasks[i];
+        const std::string head = "[" + std::to_string(i + 1) + "/" + std::to_string(tasks.size()) + "] " + t.label() + ": ";
+        const double budget = task_budget(budget_s - (h.clock() - start), t.weight(), weight_left);
+        weight_left -= t.weight();
+        TunedChoice key;
+        key.cls = t.cls, key.shape = tuned_shape(t.layer), key.N = t.N, key.layout = t.layout;
+        if (card.choice(key)) {
+            h.say(head + "tuned already");
+            continue;
+        }
+        const double t0 = h.clock();
+        const TuneResult r = tune_task(t, h.rows(t), h.measure, h.clock, budget);
+        if (!r.found) {
+            ++nothing;
+            h.say(head + "nothing PASSed of " + std::to_string(r.tried) + " tried (" +
+                  (r.failures.empty() ? std::string("no row supports it") : r.failures.front()) + ")");
+            continue;
+        }
+        TunedChoice ch = key;
+        ch.variant = r.best.variant, ch.axes = r.best.axes;
+        ch.kernel_ms = r.time.med, ch.p10_ms = r.time.lo(), ch.p90_ms = r.time.hi();
+        ch.tried = r.tried, ch.complete = r.complete;
+        card.choices.push_back(ch);
+        h.save(card);
+        const std::string set = axis_config(*ch.variant, ch.axes).str();
+        char times[96];
+        std::snprintf(times, sizeof times, " %.4f ms (%d tried%s, %.1f s of %.1f)", ch.kernel_ms, r.tried,
+                      r.complete ? "" : ", budget spent", h.clock() - t0, budget);
+        h.say(head + ch.variant->name + (set.empty() ? "" : " [" + set + "]") + times);
+    }
+    return nothing;
 }
 
 }  // namespace cs::gpu

@@ -80,4 +80,20 @@ struct TuneResult {
 TuneResult tune_task(const TuneTask& t, const std::vector<const Variant*>& rows, const TuneMeasure& measure,
                      const TuneClock& clock, double budget_s);
 
+struct TuningCard;  // tuning.hpp
+
+// What `tune` does with its tasks, apart from the GPU: each task without a choice in `card` (a
+// resumed file's are skipped: `say` names them) is searched with its share of what is left of
+// `budget_s`, its answer appended to card.choices and `save(card)` called, so that a killed tune
+// keeps every task it finished. `rows` gives a task's candidate rows (tune_rows on a device). Returns
+// the number of tasks where nothing PASSed; `say` gets one line per task.
+struct TuneHooks {
+    std::function<std::vector<const Variant*>(const TuneTask&)> rows;
+    TuneMeasure measure;
+    TuneClock clock;
+    std::function<void(const TuningCard&)> save;
+    std::function<void(const std::string&)> say;
+};
+int tune_all(const std::vector<TuneTask>& tasks, TuningCard& card, double budget_s, const TuneHooks& hooks);
+
 }  // namespace cs::gpu

@@ -22,6 +22,7 @@
 #include "merge.hpp"
 #include "nvtx.hpp"
 #include "plan.hpp"
+#include "tune.hpp"
 #include "problem_data.hpp"
 #include "process.hpp"
 #include "profile.hpp"
@@ -552,6 +553,8 @@ int main(int argc, char** argv) {
     auto* cm = add_compare_command(app, cmp);
     PlanArgs plan_args;
     auto* plc = add_plan_command(app, plan_args);
+    TuneArgs tune_args;
+    auto* tu = add_tune_command(app, tune_args);
 
     if (refuse_unknown_command(app, argc, argv)) return kExitInput;
     try {
@@ -582,6 +585,7 @@ int main(int argc, char** argv) {
         if (*cm) return cmd_compare(cmp);
         if (*mgc) return cmd_merge(mg);
         if (*plc) return cmd_plan(plan_args);
+        if (*tu) return cmd_tune(tune_args);
         return kExitInput;
     });
 }

@@ -256,3 +256,108 @@ TEST_CASE("tune merge: one card's files joined, the faster of two choices kept, 
     CHECK(e.find("h100.json was tuned on NVIDIA H100 80GB HBM3") != std::string::npos);
     CHECK(e.find("tuning files of one card only") != std::string::npos);
 }
+
+TEST_CASE("tune: every task answered and saved as it finishes; a killed tune resumes where it stopped; shards add up",
+          "[tune]") {
+    const std::vector<Layer> layers{conv(3), conv(4)};
+    const auto tasks = tune_tasks(layers, {1, 32}, {Precision::fp16}, {Layout::nhwc});
+    REQUIRE(tasks.size() == 4);
+    FakeGpu gpu;
+    double now = 0;
+    std::vector<std::size_t> saved;  // choices in the card at each save
+    std::vector<std::string> said;
+    TuneHooks h;
+    h.rows = [](const TuneTask&) { return std::vector<const Variant*>{&variant("hopper-ws-fp16")}; };
+    h.measure = [&](const TuneTask& t, const TuneCandidate& c) {
+        now += 1;
+        return gpu(t, c);
+    };
+    h.clock = [&] { return now; };
+    h.save = [&](const TuningCard& c) {
+        saved.push_back(c.choices.size());
+        if (saved.size() == 2) throw Error("killed");  // the process dies after the second task's save
+    };
+    h.say = [&](const std::string& line) { said.push_back(line); };
+    TuningCard card;
+    CHECK_THROWS_AS(tune_all(tasks, card, 1000, h), Error);
+    REQUIRE(card.choices.size() == 2);  // what the file held when it died
+    CHECK(card.choices[0].N == 1);
+    CHECK(card.choices[0].shape == tuned_shape(conv(3)));
+    CHECK(card.choices[1].shape == tuned_shape(conv(4)));
+    // resumed: the two finished tasks are not measured again
+    h.save = [&](const TuningCard& c) { saved.push_back(c.choices.size()); };
+    gpu.asked.clear();
+    said.clear();
+    CHECK(tune_all(tasks, card, 1000, h) == 0);
+    REQUIRE(card.choices.size() == 4);
+    CHECK(saved.back() == 4);
+    REQUIRE(said.size() == 4);
+    CHECK(said[0] == "[1/4] conv3 N=1 fp16 nhwc: tuned already");
+    CHECK(said[1] == "[2/4] conv4 N=1 fp16 nhwc: tuned already");
+    CHECK(said[2].rfind("[3/4] conv3 N=32 fp16 nhwc: hopper-ws-fp16", 0) == 0);
+    const std::size_t asked_for_two = gpu.asked.size();
+    // once more: nothing left to do, nothing measured
+    gpu.asked.clear();
+    CHECK(tune_all(tasks, card, 1000, h) == 0);
+    CHECK(gpu.asked.empty());
+    CHECK(asked_for_two > 0);
+    // two shards tuned apart and merged hold what one tune holds, each task once
+    TuningCard one, two;
+    one.device = two.device = "NVIDIA H200", one.sms = two.sms = 132;
+    tune_all(shard_tasks(tasks, 1, 2), one, 1000, h);
+    tune_all(shard_tasks(tasks, 2, 2), two, 1000, h);
+    CHECK(one.choices.size() == 2);
+    CHECK(two.choices.size() == 2);
+    std::vector<std::string> notes;
+    const TuningCard merged = merge_tuning_cards({one, two}, notes);
+    CHECK(notes.empty());
+    REQUIRE(merged.choices.size() == 4);
+    for (const auto& t : tasks) {
+        TunedChoice key;
+        key.cls = t.cls, key.shape = tuned_shape(t.layer), key.N = t.N, key.layout = t.layout;
+        CHECK(merged.choice(key));
+    }
+    // a task where nothing PASSes is counted and named
+    gpu.fails = {"hopper-ws-fp16"};
+    TuningCard none;
+    said.clear();
+    CHECK(tune_all({tasks[0]}, none, 1000, h) == 1);
+    CHECK(none.choices.empty());
+    REQUIRE(said.size() == 1);
+    CHECK(said[0] == "[1/1] conv3 N=1 fp16 nhwc: nothing PASSed of 1 tried (hopper-ws-fp16: FAIL: made up)");
+}
+
+TEST_CASE("tune and tune merge on the command line: bad input exit 2, merge joins one card's files", "[tune][cli]") {
+    cs::test::TempDir tmp;
+    CHECK(cs::test::cli("tune --classes fp9 -o " + (tmp.path / "t.json").string()).code == 2);
+    CHECK(cs::test::cli("tune --table nosuchtable -o " + (tmp.path / "t.json").string()).code == 2);
+    CHECK(cs::test::cli("tune --layers conv9 -o " + (tmp.path / "t.json").string()).code == 2);
+    CHECK(cs::test::cli("tune --repeats 5 -o " + (tmp.path / "t.json").string()).code == 2);
+    const auto no_out = cs::test::cli("tune");
+    CHECK(no_out.code == 2);
+    CHECK(no_out.out.find("-o/--output FILE is required") != std::string::npos);
+    // a file that is not a tuning file: named before any device is asked for
+    cs::test::spit(tmp.path / "bad.json", "{\"format\": \"x\"}");
+    const auto bad = cs::test::cli("tune -o " + (tmp.path / "bad.json").string());
+    CHECK(bad.code == 2);
+    CHECK(bad.out.find("bad.json") != std::string::npos);
+
+    TuningCard a = card_with_choice(), b = card_with_choice();
+    b.choices[0].N = 32;
+    cs::test::spit(tmp.path / "a.json", tuning_json(a));
+    cs::test::spit(tmp.path / "b.json", tuning_json(b));
+    const auto out = tmp.path / "ab.json";
+    const auto m = cs::test::cli("tune merge " + (tmp.path / "a.json").string() + " " + (tmp.path / "b.json").string() +
+                                 " -o " + out.string());
+    CHECK(m.code == 0);
+    const TuningCard joined = read_tuning(out.string()).cards.front();
+    CHECK(joined.choices.size() == 2);
+    TuningCard h100 = card_with_choice();
+    h100.device = "NVIDIA H100 80GB HBM3";
+    cs::test::spit(tmp.path / "h100.json", tuning_json(h100));
+    const auto refused = cs::test::cli("tune merge " + (tmp.path / "a.json").string() + " " +
+                                       (tmp.path / "h100.json").string() + " -o " + (tmp.path / "x.json").string());
+    CHECK(refused.code == 2);
+    CHECK(refused.out.find("tuning files of one card only") != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(tmp.path / "x.json"));
+}
