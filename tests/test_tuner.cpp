@@ -47,7 +47,7 @@ struct FakeGpu {
 
 }  // namespace
 
-TEST_CASE("tune: tasks nest N, layer, class and layout; shards deal them out; the budget follows FLOPs x count",
+TEST_CASE("tune: tasks nest N, layer, class and layout, shards deal them out, the budget follows FLOPs x count",
           "[tune]") {
     const std::vector<Layer> layers{conv(2), conv(3)};
     const auto tasks = tune_tasks(layers, {1, 32}, {Precision::fp16, Precision::tf32}, {Layout::nhwc, Layout::nchw});
@@ -101,7 +101,7 @@ TEST_CASE("tune: the rows that may answer a task are ours, of the class, in the 
     CHECK(std::any_of(nchw.begin(), nchw.end(), [](const Variant* v) { return v->name == "wmma-fp16"; }));
 }
 
-TEST_CASE("tune: every row at its rules, then the fastest row's axes; a challenger must be faster beyond noise",
+TEST_CASE("tune: every row at its rules, then the fastest row's axes, a challenger must be faster beyond noise",
           "[tune]") {
     const TuneTask t{conv(2), 128, Precision::fp16, Layout::nhwc};
     const Variant& ws = variant("hopper-ws-fp16");
@@ -194,7 +194,7 @@ TuningCard card_with_choice() {
 
 }  // namespace
 
-TEST_CASE("tuning file: choices are written, read back and checked; version 1 files still read", "[tune][tuning]") {
+TEST_CASE("tuning file: choices are written, read back and checked, version 1 files still read", "[tune][tuning]") {
     const TuningCard c = card_with_choice();
     const std::string text = tuning_json(c);
     CHECK(text.find("\"version\": 2") != std::string::npos);
@@ -257,7 +257,7 @@ TEST_CASE("tune merge: one card's files joined, the faster of two choices kept, 
     CHECK(e.find("tuning files of one card only") != std::string::npos);
 }
 
-TEST_CASE("tune: every task answered and saved as it finishes; a killed tune resumes where it stopped; shards add up",
+TEST_CASE("tune: every task answered and saved as it finishes, a killed tune resumes where it stopped, shards add up",
           "[tune]") {
     const std::vector<Layer> layers{conv(3), conv(4)};
     const auto tasks = tune_tasks(layers, {1, 32}, {Precision::fp16}, {Layout::nhwc});
