@@ -251,6 +251,32 @@ TileId Tuning::tile(std::string_view device, int sms, const WsTuningKey& key, DT
     return best;
 }
 
+const TunedChoice* Tuning::choice(std::string_view device, int sms, Precision cls, const TunedShape& shape,
+                                  Layout layout, std::int64_t n) const {
+    const TunedChoice* best = nullptr;
+    double best_d = 0;
+    for (const TuningCard& c : cards) {
+        if (c.device != device || c.sms != sms) continue;
+        for (const TunedChoice& ch : c.choices) {
+            if (ch.cls != cls || !(ch.shape == shape) || ch.layout != layout) continue;
+            const double d = std::abs(std::log(double(ch.N) / double(n)));
+            if (d > std::log(kTunedReach) + 1e-9) continue;
+            if (!best || d < best_d - 1e-12 || (std::abs(d - best_d) <= 1e-12 && ch.N < best->N)) best = &ch, best_d = d;
+        }
+    }
+    return best;
+}
+
+bool Tuning::choices_of_other_cards_only(std::string_view device, int sms) const {
+    bool others = false;
+    for (const TuningCard& c : cards) {
+        if (c.choices.empty()) continue;
+        if (c.device == device && c.sms == sms) return false;
+        others = true;
+    }
+    return others;
+}
+
 std::size_t Tuning::entries() const {
     std::size_t n = 0;
     for (const auto& c : cards) n += c.entries.size();

@@ -99,6 +99,15 @@ struct Tuning {
     variants::hopper::TileId tile(std::string_view device, int sms, const variants::hopper::WsTuningKey& key,
                                   DType dtype, const TunedShape& shape, Layout layout, std::int64_t n) const;
     std::size_t entries() const;
+    // The tuned choice for this problem on this device (what an auto-<class> rung runs): among
+    // the choices of this device name and SM count only (another GPU's say nothing of this one),
+    // those of the class, shape and layout, the nearest N within kTunedReach (a tie: the smaller
+    // N); null where there is none.
+    const TunedChoice* choice(std::string_view device, int sms, Precision cls, const TunedShape& shape, Layout layout,
+                              std::int64_t n) const;
+    // Some card holds choices and none of them is this device's: the caller says the file was
+    // ignored.
+    bool choices_of_other_cards_only(std::string_view device, int sms) const;
 };
 
 // One card's file from its text; throws cs::Error naming `origin` and the entry.

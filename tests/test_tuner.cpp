@@ -361,3 +361,35 @@ TEST_CASE("tune and tune merge on the command line: bad input exit 2, merge join
     CHECK(refused.out.find("tuning files of one card only") != std::string::npos);
     CHECK_FALSE(std::filesystem::exists(tmp.path / "x.json"));
 }
+
+TEST_CASE("tuning file: the choice for a problem is this card's, of its class, shape and layout, at the nearest N "
+          "within a factor of 4",
+          "[tune][tuning]") {
+    TuningCard c = card_with_choice();  // fp16, conv2, N=128, nhwc
+    TunedChoice n32 = c.choices[0];
+    n32.N = 32;
+    n32.kernel_ms = 0.05, n32.p10_ms = 0.049, n32.p90_ms = 0.051;
+    c.choices.push_back(n32);
+    const Tuning t{{c}};
+    const TunedShape conv2 = tuned_shape(conv(2));
+    auto n_of = [&](std::int64_t n) {
+        const TunedChoice* ch = t.choice("NVIDIA H200", 132, Precision::fp16, conv2, Layout::nhwc, n);
+        return ch ? ch->N : std::int64_t(0);
+    };
+    CHECK(n_of(128) == 128);
+    CHECK(n_of(32) == 32);
+    CHECK(n_of(64) == 32);    // 2x either way: the smaller N
+    CHECK(n_of(100) == 128);
+    CHECK(n_of(512) == 128);  // 4x: within reach
+    CHECK(n_of(513) == 0);
+    CHECK(n_of(8) == 32);
+    CHECK(n_of(7) == 0);
+    CHECK_FALSE(t.choice("NVIDIA H200", 132, Precision::bf16, conv2, Layout::nhwc, 128));  // another class
+    CHECK_FALSE(t.choice("NVIDIA H200", 132, Precision::fp16, conv2, Layout::nchw, 128));  // another layout
+    CHECK_FALSE(t.choice("NVIDIA H200", 132, Precision::fp16, tuned_shape(conv(3)), Layout::nhwc, 128));
+    CHECK_FALSE(t.choice("NVIDIA H100 80GB HBM3", 132, Precision::fp16, conv2, Layout::nhwc, 128));  // another GPU
+    CHECK_FALSE(t.choice("NVIDIA H200", 114, Precision::fp16, conv2, Layout::nhwc, 128));  // other SM count
+    CHECK(t.choices_of_other_cards_only("NVIDIA H100 80GB HBM3", 132));
+    CHECK_FALSE(t.choices_of_other_cards_only("NVIDIA H200", 132));
+    CHECK_FALSE(Tuning{}.choices_of_other_cards_only("NVIDIA H200", 132));
+}
