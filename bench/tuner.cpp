@@ -1,6 +1,7 @@
 // `convstudy tune`'s search (tuner.hpp).
 #include "tuner.hpp"
 
+#include "error.hpp"
 #include "tuning.hpp"
 
 #include <algorithm>
@@ -111,6 +112,19 @@ TuneResult tune_task(const TuneTask& t, const std::vector<const Variant*>& rows,
     }
     r.complete = true;
     return r;
+}
+
+TuneMeasure harness_measure(DeviceContext& ctx, const HostData& data, const RunOptions& opt) {
+    return [&ctx, data, opt](const TuneTask& task, const TuneCandidate& c) {
+        const RunResult r = run_variant(ctx, *c.variant, MemoryMode::pageable,
+                                        Problem{task.layer, task.N, task.layout, c.axes}, data, opt);
+        if (r.fatal) throw Error("tune: a CUDA error left the device unusable: " + r.reason);
+        TuneMeasurement m;
+        m.pass = r.status == Status::pass;
+        m.reason = std::string(to_string(r.status)) + (r.reason.empty() ? "" : ": " + r.reason);
+        m.kernel = Timing{r.kernel.median, r.kernel.min, r.kernel.max, r.kernel.p10, r.kernel.p90};
+        return m;
+    };
 }
 
 int tune_all(const std::vector<TuneTask>& tasks, TuningCard& card, double budget_s, const TuneHooks& h) {

@@ -20,6 +20,7 @@
 // a task that overran (step 1 always completes) takes its excess from the later ones.
 #pragma once
 
+#include "harness.hpp"
 #include "noise.hpp"
 #include "variant.hpp"
 
@@ -79,6 +80,11 @@ struct TuneResult {
 // The search of one task within `budget_s` (step 1 always runs whole).
 TuneResult tune_task(const TuneTask& t, const std::vector<const Variant*>& rows, const TuneMeasure& measure,
                      const TuneClock& clock, double budget_s);
+
+// The measurement on a GPU: the harness runs the candidate as `sweep` runs a row (pageable memory,
+// checked against `data`, timed with `opt`), on the task's layer, N and layout. A CUDA error that
+// leaves the device unusable is a cs::Error (the tune cannot go on).
+TuneMeasure harness_measure(DeviceContext& ctx, const HostData& data, const RunOptions& opt);
 
 struct TuningCard;  // tuning.hpp
 

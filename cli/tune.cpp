@@ -126,14 +126,7 @@ int cmd_tune(const TuneArgs& a) {
         return gpu::tune_rows(t, ctx->prop());
     };
     hooks.measure = [&](const gpu::TuneTask& task, const gpu::TuneCandidate& c) {
-        const gpu::RunResult r = gpu::run_variant(*ctx, *c.variant, gpu::MemoryMode::pageable,
-                                                  gpu::Problem{task.layer, task.N, task.layout, c.axes}, d.host(), opt);
-        if (r.fatal) throw Error("tune: a CUDA error left the device unusable: " + r.reason);
-        gpu::TuneMeasurement m;
-        m.pass = r.status == gpu::Status::pass;
-        m.reason = std::string(gpu::to_string(r.status)) + (r.reason.empty() ? "" : ": " + r.reason);
-        m.kernel = Timing{r.kernel.median, r.kernel.min, r.kernel.max, r.kernel.p10, r.kernel.p90};
-        return m;
+        return gpu::harness_measure(*ctx, d.host(), opt)(task, c);  // d: the task's data (hooks.rows)
     };
     hooks.clock = clock;
     hooks.save = [&](const gpu::TuningCard& c) { write_file_atomic(a.output, gpu::tuning_json(c)); };
