@@ -3,6 +3,7 @@
 #include "error.hpp"
 #include "join.hpp"
 #include "plan_fields.hpp"
+#include "plan_readers.hpp"
 #include "profile.hpp"
 #include "variant.hpp"
 
@@ -30,7 +31,7 @@ const char* to_string(CheckMode m) {
 
 }  // namespace plan_detail
 
-namespace {
+namespace plan_detail {
 
 using json = nlohmann::json;
 namespace fs = std::filesystem;
@@ -43,20 +44,13 @@ constexpr KindName kKinds[] = {
     {StepKind::build, "build"},     {StepKind::gpu_tests, "gpu-tests"}, {StepKind::golden, "golden"},
     {StepKind::sweep, "sweep"},     {StepKind::profile, "profile"},     {StepKind::sanitize, "sanitize"},
     {StepKind::python, "python"},   {StepKind::merge, "merge"},         {StepKind::compare, "compare"},
-    {StepKind::ab, "ab"},
+    {StepKind::ab, "ab"},           {StepKind::tune, "tune"},
 };
 
 std::string kind_list() {
     return join(kKinds, ", ", [](const auto& k) { return std::string_view(k.name); });
 }
 
-using plan_detail::join_batches;
-using plan_detail::to_string;
-using plan_detail::Fields;
-using plan_detail::kMaxPlanBatch;
-using plan_detail::out_name;
-using plan_detail::type_name;
-using plan_detail::Where;
 
 std::string join_names(const std::vector<std::string>& v) {
     std::string out;
@@ -219,24 +213,6 @@ bool has_flag(const std::vector<std::string>& flags, const std::string& flag) {
     return std::find(flags.begin(), flags.end(), flag) != flags.end();
 }
 
-// The outputs earlier steps write (file names in the output folder), to check the inputs of
-// merge and compare and that no two steps write one file.
-struct Outputs {
-    std::set<std::string> names;
-    void add(const Fields& f, const std::string& key, const std::string& name) {
-        if (name.empty()) return;
-        if (!names.insert(name).second) f.where().fail(key, "'" + name + "' is written by an earlier step too");
-    }
-};
-
-// Golden sets earlier golden steps make: (table name, scales) -> {(layer, N)}.
-struct GoldenMade {
-    std::map<std::string, std::set<std::pair<std::string, std::int64_t>>> sets;
-    static std::string key(const TableRef& t, const DataScales& s) {
-        return t.table.name + "|" + t.path + "|" + data_scale_string(s.input) + "|" + data_scale_string(s.weights);
-    }
-};
-
 SweepStep read_sweep(const Fields& f, const fs::path& root, const GoldenMade& golden, Outputs& outs) {
     SweepStep s;
     s.csv = out_name(f, "csv", "", true, {".csv"});
@@ -353,138 +329,6 @@ GpuTestsStep read_gpu_tests(const Fields& f) {
     return g;
 }
 
-ProfileStep read_profile(const Fields& f, const fs::path& root, Outputs& outs) {
-    ProfileStep p;
-    const auto mode = f.str("mode", "convstudy");
-    if (mode == "convstudy")
-        p.mode = ProfileMode::convstudy;
-    else if (mode == "ncu")
-        p.mode = ProfileMode::ncu;
-    else
-        f.where().fail("mode", "unknown mode '" + mode + "' (valid: convstudy, ncu)");
-    p.table = read_table(f, root);
-    p.variant = f.str("variant", "", true);
-    std::vector<std::string> names{p.variant};
-    const SweepPlan plan = read_variants(f, "variant", names, {gpu::MemoryMode::pageable}, false);
-    p.layer = f.str("layer", "", true);
-    if (!p.table.table.find(p.layer))
-        f.where().fail("layer", "no layer '" + p.layer + "' in the table '" + p.table.table.name + "' (its layers: " +
-                                    join(p.table.table.names(), ", ") + ")");
-    p.batch = f.integer("batch", p.batch, 1, kMaxPlanBatch);
-    if (f.has("layout")) {
-        const auto s = f.str("layout", "");
-        auto l = gpu::parse_layout(s);
-        if (!l) f.where().fail("layout", "unknown layout '" + s + "' (valid: nchw, nhwc)");
-        p.layout = *l;
-    }
-    if (f.has("memory")) {
-        const auto s = f.str("memory", "");
-        auto m = gpu::parse_memory_mode(s);
-        if (!m) f.where().fail("memory", "unknown memory mode '" + s + "' (valid: " + gpu::memory_mode_names() + ")");
-        p.memory = *m;
-    }
-    gpu::Config config;
-    for (const auto& a : f.strings("axes", {})) {
-        try {
-            auto [name, values] = gpu::parse_axis_arg(a);
-            if (values.size() != 1 || values[0] == "all") throw Error("'" + a + "': one value per axis (one row)");
-            config.set.emplace_back(name, values[0]);
-        } catch (const Error& e) {
-            f.where().fail("axes", e.what());
-        }
-    }
-    if (!plan.empty())
-        if (auto why = gpu::config_error(*plan.front().first, config)) f.where().fail("axes", *why);
-    p.axes = config.set;
-    p.check = read_check(f, p.check);
-    p.warmup = int(f.integer("warmup", p.warmup, 0, 1000));
-    p.repeats = int(f.integer("repeats", p.repeats, 1, 100000));
-    if (p.mode == ProfileMode::convstudy) {
-        if (f.has("ncu_args")) f.where().fail("ncu_args", "only for mode ncu");
-        p.metrics = f.str("metrics", p.metrics);
-        try {
-            metric_set(p.metrics);
-        } catch (const Error& e) {
-            f.where().fail("metrics", e.what());
-        }
-        p.output = out_name(f, "output", "", true, {".csv"});
-        p.kernels_csv = out_name(f, "kernels_csv", "", false, {".csv"});
-    } else {
-        if (f.has("metrics")) f.where().fail("metrics", "only for mode convstudy (give ncu its options in ncu_args)");
-        if (f.has("kernels_csv")) f.where().fail("kernels_csv", "only for mode convstudy");
-        p.ncu_args = f.strings("ncu_args", {}, true);
-        for (const auto& a : p.ncu_args)
-            if (a == "--log-file" || a == "-o" || a == "--export")
-                f.where().fail("ncu_args", "'" + a + "': the step's output field names ncu's log file");
-        p.output = out_name(f, "output", "", true, {".csv", ".txt"});
-    }
-    outs.add(f, "output", p.output);
-    outs.add(f, "kernels_csv", p.kernels_csv);
-    return p;
-}
-
-SanitizeStep read_sanitize(const Fields& f, Outputs& outs) {
-    SanitizeStep s;
-    if (f.has("tools")) {
-        s.tools.clear();
-        for (const auto& t : f.strings("tools", {})) {
-            if (t == "memcheck") s.tools.push_back(SanitizeTool::memcheck);
-            else if (t == "racecheck") s.tools.push_back(SanitizeTool::racecheck);
-            else if (t == "initcheck") s.tools.push_back(SanitizeTool::initcheck);
-            else if (t == "synccheck") s.tools.push_back(SanitizeTool::synccheck);
-            else f.where().fail("tools", "unknown tool '" + t + "' (valid: memcheck, racecheck, initcheck, synccheck)");
-        }
-    }
-    s.memory = read_memory(f, s.memory);
-    s.variants = f.strings("variants", {});
-    SweepPlan plan;
-    if (s.variants.empty()) {  // every hand-written variant: the axes must belong to some of them
-        for (const auto& v : gpu::registry()) plan.push_back({&v, s.memory});
-    } else {
-        // scripts/sanitize.sh's rule: the library anchors are not ours to check.
-        auto library = [](const std::string& family, const std::string& name) {
-            return family == "cudnn" || family == "cudnn-legacy" || family == "cublas" || name.rfind("cudnn", 0) == 0 ||
-                   name.rfind("cublas", 0) == 0;
-        };
-        for (const auto& n : s.variants)
-            if (library("", n))
-                f.where().fail("variants", "'" + n + "' is a library anchor: the sanitizer checks only our kernels");
-        plan = read_variants(f, "variants", s.variants, s.memory, false);
-        for (const auto& [v, modes] : plan)
-            if (library(v->family, v->name))
-                f.where().fail("variants", "'" + v->name + "' is a library anchor: the sanitizer checks only our kernels");
-    }
-    if (f.has("split")) {
-        const auto sp = f.str("split", "");
-        if (sp == "family") s.split = SanitizeSplit::family;
-        else if (sp == "variant") s.split = SanitizeSplit::variant;
-        else f.where().fail("split", "unknown split '" + sp + "' (valid: family, variant)");
-    }
-    if (f.has("targets")) {
-        s.targets.clear();
-        for (const auto& t : f.strings("targets", {})) {
-            if (t == "alexnet") s.targets.push_back(SanitizeTarget::alexnet);
-            else if (t == "odd") s.targets.push_back(SanitizeTarget::odd);
-            else f.where().fail("targets", "unknown target '" + t + "' (valid: alexnet, odd)");
-        }
-    }
-    s.axes = read_axes(f, plan);
-    s.job_seconds = int(f.integer("job_seconds", s.job_seconds, 1, 86400));
-    s.deadline_s = int(f.integer("deadline_s", s.deadline_s, 0, 86400));
-    s.jobs = int(f.integer("jobs", s.jobs, 0, 1024));
-    s.workspace_gib = f.number("workspace_gib", s.workspace_gib, 0.0625, 1024);
-    if (f.has("shard")) {
-        try {
-            s.shard = parse_shard(f.str("shard", ""));
-        } catch (const Error& e) {
-            f.where().fail("shard", e.what());
-        }
-    }
-    s.summary = out_name(f, "summary", s.summary, false, {".log", ".txt"});
-    outs.add(f, "summary", s.summary);
-    return s;
-}
-
 PythonStep read_python(const Fields& f, const fs::path& root) {
     PythonStep p;
     p.script = f.str("script", "", true);
@@ -561,7 +405,11 @@ std::string default_log(std::size_t index, StepKind k) {
     return std::string("step") + buf + "-" + name + ".log";
 }
 
-}  // namespace
+}  // namespace plan_detail
+
+using namespace plan_detail;
+namespace fs = std::filesystem;
+using json = nlohmann::json;
 
 std::string_view to_string(StepKind k) {
     for (const auto& n : kKinds)
@@ -653,6 +501,11 @@ Plan parse_plan(std::string_view text, const std::string& source, const fs::path
         case StepKind::python: step.body = read_python(with({"script", "args"}), root); break;
         case StepKind::merge: step.body = read_merge(with({"inputs", "output"}), outs); break;
         case StepKind::compare: step.body = read_compare(with({"baseline", "csv", "output", "flags"}), root, outs); break;
+        case StepKind::tune:
+            step.body = read_tune(with({"table", "layers", "batches", "classes", "layouts", "budget_s", "warmup",
+                                        "repeats", "shard", "output"}),
+                                  root, outs);
+            break;
         case StepKind::ab:
             step.body = read_ab(with({"before", "csv", "table", "variants", "layers", "batches", "layouts", "memory",
                                       "axes", "check", "samples", "input_scale", "weight_scale", "warmup", "repeats",

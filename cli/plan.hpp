@@ -31,7 +31,7 @@ class App;
 
 namespace cs::cli {
 
-enum class StepKind { build, gpu_tests, golden, sweep, profile, sanitize, python, merge, compare, ab };
+enum class StepKind { build, gpu_tests, golden, sweep, profile, sanitize, python, merge, compare, ab, tune };
 std::string_view to_string(StepKind k);  // "build", "gpu-tests", ... (the JSON spelling)
 std::optional<StepKind> parse_step_kind(std::string_view s);
 
@@ -163,12 +163,27 @@ struct AbStep {
     SweepStep sweep;
 };
 
+// `convstudy tune`: the table's (layer, N, class, layout) tasks searched within the budget, the
+// tuning file `output` (in the output folder) written after every task.
+struct TuneStep {
+    TableRef table;
+    std::vector<std::string> layers;   // empty: every layer of the table
+    std::vector<std::int64_t> batches{1, 32, 128};
+    std::vector<std::string> classes{"fp16", "bf16", "tf32"};  // precision classes as spelled
+    std::vector<gpu::Layout> layouts;  // all when the plan names none
+    double budget_s = 600;
+    int warmup = 3;
+    int repeats = 10;
+    Shard shard;
+    std::string output;
+};
+
 struct Step {
     StepKind kind = StepKind::build;
     std::string log;          // the runner writes the step's output here (a file name)
     int timeout_s = 0;        // 0: none
     std::variant<BuildStep, GpuTestsStep, GoldenStep, SweepStep, ProfileStep, SanitizeStep, PythonStep, MergeStep,
-                 CompareStep, AbStep>
+                 CompareStep, AbStep, TuneStep>
         body;
 };
 

@@ -181,6 +181,22 @@ Commands sanitize_commands(const SanitizeStep& sa, const std::string& B, const s
     return {cmd};
 }
 
+std::vector<std::string> tune_command(const TuneStep& t, const std::string& exe, const std::string& output) {
+    std::vector<std::string> v{exe, "tune"};
+    if (!t.table.path.empty()) v.insert(v.end(), {"--table", t.table.path});
+    if (!t.layers.empty()) v.insert(v.end(), {"--layers", join(t.layers, ",")});
+    const std::string layouts = join(t.layouts, ",", [](gpu::Layout l) { return gpu::to_string(l); });
+    std::ostringstream budget;
+    budget << t.budget_s;
+    v.insert(v.end(), {"--batch", join_batches(t.batches), "--classes", join(t.classes, ","), "--layout", layouts,
+                       "--budget", budget.str(), "--warmup", std::to_string(t.warmup), "--repeats",
+                       std::to_string(t.repeats)});
+    if (t.shard.count > 1)
+        v.insert(v.end(), {"--shard", std::to_string(t.shard.index) + "/" + std::to_string(t.shard.count)});
+    v.insert(v.end(), {"-o", output});
+    return v;
+}
+
 // Before, after, before, after per (layer, N), each a sweep process of its own, their parts in
 // <stem>.parts/; each side's parts merged by its own program; then compare's A/B rule.
 Commands ab_commands(const AbStep& ab, const std::string& exe, const fs::path& out_dir) {
@@ -281,6 +297,8 @@ std::vector<StepCommands> step_commands(const Plan& plan, const fs::path& out_di
             cmd.insert(cmd.end(), cp->flags.begin(), cp->flags.end());
             if (!cp->output.empty()) cmd.insert(cmd.end(), {"--csv", out(cp->output)});
             c.commands = {cmd};
+        } else if (const auto* tu = std::get_if<TuneStep>(&st.body)) {
+            c.commands = {tune_command(*tu, exe, out(tu->output))};
         } else if (const auto* ab = std::get_if<AbStep>(&st.body)) {
             c.commands = ab_commands(*ab, exe, out_dir);
         }

@@ -437,3 +437,31 @@ TEST_CASE("an ab step: before, after, before, after per (layer, N), each side me
     CHECK(error_of(ab + "}, " + R"({"kind": "sweep", "csv": "ab.after2.csv", "check": "sampled"})")
               .find("'ab.after2.csv' is written by an earlier step too") != std::string::npos);
 }
+
+TEST_CASE("a tune step becomes convstudy tune with its table, tasks, budget and file", "[plans]") {
+    const Plan plan = parse(R"({"kind": "tune", "table": "vgg16", "batches": [32, 128], "classes": ["fp16", "tf32"],
+        "layouts": ["nhwc"], "budget_s": 300, "shard": "2/4", "output": "h200_vgg16.json", "timeout_s": 400})");
+    const auto steps = step_commands(plan, "res", "bd");
+    REQUIRE(steps.size() == 2);
+    CHECK(steps[1].log == "step01-tune.log");
+    CHECK(steps[1].timeout_s == 400);
+    using V = std::vector<std::string>;
+    CHECK(steps[1].commands == std::vector<V>{{"bd/convstudy", "tune", "--table", "vgg16", "--batch", "32,128",
+                                               "--classes", "fp16,tf32", "--layout", "nhwc", "--budget", "300",
+                                               "--warmup", "3", "--repeats", "10", "--shard", "2/4", "-o",
+                                               "res/h200_vgg16.json"}});
+    // every layout when the plan names none; one shard: no --shard
+    const auto all = step_commands(parse(R"({"kind": "tune", "output": "t.json"})"), "res", "bd");
+    const V& cmd = all[1].commands.front();
+    CHECK(std::find(cmd.begin(), cmd.end(), "--shard") == cmd.end());
+    const auto layout = std::find(cmd.begin(), cmd.end(), "--layout");
+    REQUIRE(layout != cmd.end());
+    CHECK(*(layout + 1) == "nchw,nhwc");
+    CHECK(error_of(R"({"kind": "tune", "output": "t.json", "classes": ["fp9"]})")
+              .find("step 1 (tune): 'classes': unknown precision class 'fp9'") != std::string::npos);
+    CHECK(error_of(R"({"kind": "tune", "output": "t.csv"})").find("'output': 't.csv' must end in .json") !=
+          std::string::npos);
+    CHECK(error_of(R"({"kind": "tune", "output": "t.json", "repeats": 5})").find("'repeats'") != std::string::npos);
+    CHECK(error_of(R"({"kind": "tune", "output": "t.json", "shard": "3/2"})").find("'shard'") != std::string::npos);
+    CHECK(error_of(R"({"kind": "tune"})").find("'output'") != std::string::npos);
+}
