@@ -383,10 +383,9 @@ TuningCard merge_tuning_cards(const std::vector<TuningCard>& cards, std::vector<
             throw Error("tune merge: " + c.origin + " was tuned on " + c.device + " (" + std::to_string(c.sms) +
                         " SMs), " + cards.front().origin + " on " + out.device + " (" + std::to_string(out.sms) +
                         " SMs): tuning files of one card only");
-        for (const std::string* f : {&c.cuda_runtime, &c.driver})
-            if (*f != (f == &c.cuda_runtime ? out.cuda_runtime : out.driver))
-                notes.push_back(c.origin + " ran CUDA " + c.cuda_runtime + ", driver " + c.driver + "; kept " +
-                                out.cuda_runtime + ", " + out.driver);
+        if (c.cuda_runtime != out.cuda_runtime || c.driver != out.driver)
+            notes.push_back(c.origin + " ran CUDA " + c.cuda_runtime + ", driver " + c.driver + "; kept " +
+                            out.cuda_runtime + ", " + out.driver);
         for (const TunedEntry& e : c.entries) {
             auto same = std::find_if(out.entries.begin(), out.entries.end(), [&](const TunedEntry& o) {
                 return o.policy == e.policy && o.dtype == e.dtype && o.shape == e.shape && o.N == e.N && o.layout == e.layout;

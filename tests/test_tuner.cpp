@@ -250,6 +250,12 @@ TEST_CASE("tune merge: one card's files joined, the faster of two choices kept, 
     CHECK(m.choices[1].N == 32);
     REQUIRE(notes.size() == 1);
     CHECK(notes[0].find("in two files: kept the faster, hopper-ws-fp16 of b.json") != std::string::npos);
+    // another CUDA or driver version only warns, once per file
+    b.cuda_runtime = "13.1", b.driver = "590.1";
+    notes.clear();
+    merge_tuning_cards({a, b}, notes);
+    REQUIRE(notes.size() == 2);
+    CHECK(notes[0] == "b.json ran CUDA 13.1, driver 590.1; kept 13.0, 580.159.04");
     TuningCard h100 = card_with_choice();
     h100.device = "NVIDIA H100 80GB HBM3", h100.origin = "h100.json";
     const std::string e = error_message([&] { merge_tuning_cards({a, h100}, notes); });
