@@ -399,3 +399,24 @@ TEST_CASE("tuning file: the choice for a problem is this card's, of its class, s
     CHECK_FALSE(t.choices_of_other_cards_only("NVIDIA H200", 132));
     CHECK_FALSE(Tuning{}.choices_of_other_cards_only("NVIDIA H200", 132));
 }
+
+TEST_CASE("the committed tuning files name only shapes of the built-in tables", "[tune][tuning]") {
+    // a tuned entry for a shape no built-in table has would be tuned to a shape no one runs by name
+    std::vector<TunedShape> shapes;
+    for (const LayerTable& t : builtin_layer_tables())
+        for (const Layer& l : t.layers) shapes.push_back(tuned_shape(l));
+    auto known = [&](const TunedShape& s) { return std::find(shapes.begin(), shapes.end(), s) != shapes.end(); };
+    std::size_t checked = 0;
+    for (const TuningCard& c : builtin_tuning().cards) {
+        INFO(c.origin);
+        for (const TunedEntry& e : c.entries) {
+            CHECK(known(e.shape));
+            ++checked;
+        }
+        for (const TunedChoice& ch : c.choices) {
+            CHECK(known(ch.shape));
+            ++checked;
+        }
+    }
+    CHECK(checked > 0);
+}
