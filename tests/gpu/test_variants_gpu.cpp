@@ -38,6 +38,20 @@ void require_pass_or_announced_skip(const Variant& v, const Problem& p, MemoryMo
     }
 }
 
+// Runs every registered variant in every layout it declares on rp's problem (pageable memory),
+// each PASS or an announced SKIP; `then` sees each row's problem and result.
+template <class Then>
+void run_every_row(DeviceContext& ctx, const test::RefProblem& rp, Then then) {
+    for (const auto& v : registry())
+        for (Layout layout : v.layouts) {
+            Problem p = rp.problem;
+            p.layout = layout;
+            const auto r = run_checked(ctx, v, MemoryMode::pageable, rp, test::test_options(), layout);
+            require_pass_or_announced_skip(v, p, MemoryMode::pageable, r);
+            then(v, p, r);
+        }
+}
+
 }  // namespace
 
 TEST_CASE("every variant matches the CPU reference on odd shapes", "[gpu][variants]") {
@@ -45,15 +59,9 @@ TEST_CASE("every variant matches the CPU reference on odd shapes", "[gpu][varian
     std::map<std::string, int> passes;
     for (const auto& l : test::odd_layers()) {
         for (std::int64_t N : {1, 3}) {
-            const auto rp = make_ref_problem(l, N);
-            for (const auto& v : registry())
-                for (Layout layout : v.layouts) {
-                    Problem p = rp.problem;
-                    p.layout = layout;
-                    const auto r = run_checked(ctx, v, MemoryMode::pageable, rp, test::test_options(), layout);
-                    require_pass_or_announced_skip(v, p, MemoryMode::pageable, r);
-                    if (r.status == Status::pass) ++passes[v.name + " " + std::string(to_string(layout))];
-                }
+            run_every_row(ctx, make_ref_problem(l, N), [&](const Variant& v, const Problem& p, const RunResult& r) {
+                if (r.status == Status::pass) ++passes[v.name + " " + std::string(to_string(p.layout))];
+            });
         }
     }
     // A variant that skips every odd shape is not tested by them: say so loudly.
@@ -67,20 +75,14 @@ TEST_CASE("every variant matches the CPU reference on odd shapes", "[gpu][varian
 TEST_CASE("every variant matches the CPU reference on the AlexNet layers at N=1", "[gpu][variants][alexnet]") {
     auto& ctx = device();
     for (const auto& l : default_layer_table().layers) {
-        const auto rp = make_ref_problem(l, 1);
-        for (const auto& v : registry())
-            for (Layout layout : v.layouts) {
-                Problem p = rp.problem;
-                p.layout = layout;
-                const auto r = run_checked(ctx, v, MemoryMode::pageable, rp, test::test_options(), layout);
-                require_pass_or_announced_skip(v, p, MemoryMode::pageable, r);
-                // The AlexNet layers are what the study is about: a variant must run them
-                // all, in every layout it declares, unless its supports() explains why not.
-                if (!v.supports(p, ctx.prop())) {
-                    INFO(describe(v, p, MemoryMode::pageable, r));
-                    CHECK(r.status == Status::pass);
-                }
+        run_every_row(ctx, make_ref_problem(l, 1), [&](const Variant& v, const Problem& p, const RunResult& r) {
+            // The AlexNet layers are what the study is about: a variant must run them
+            // all, in every layout it declares, unless its supports() explains why not.
+            if (!v.supports(p, ctx.prop())) {
+                INFO(describe(v, p, MemoryMode::pageable, r));
+                CHECK(r.status == Status::pass);
             }
+        });
     }
 }
 
@@ -215,15 +217,8 @@ TEST_CASE("every variant matches the CPU reference on the vgg16 and resnet50 sha
         const LayerTable* table = find_builtin_layer_table(name);
         REQUIRE(table);
         for (const auto& l : table->layers) {
-            const auto rp = make_ref_problem(l, 1);
-            for (const auto& v : registry())
-                for (Layout layout : v.layouts) {
-                    Problem p = rp.problem;
-                    p.layout = layout;
-                    const auto r = run_checked(ctx, v, MemoryMode::pageable, rp, test::test_options(), layout);
-                    INFO(name << " " << l.name);
-                    require_pass_or_announced_skip(v, p, MemoryMode::pageable, r);
-                }
+            INFO(name << " " << l.name);
+            run_every_row(ctx, make_ref_problem(l, 1), [](const Variant&, const Problem&, const RunResult&) {});
         }
     }
 }
