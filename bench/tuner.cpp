@@ -115,7 +115,7 @@ TuneResult tune_task(const TuneTask& t, const std::vector<const Variant*>& rows,
 }
 
 TuneMeasure harness_measure(DeviceContext& ctx, const HostData& data, const RunOptions& opt) {
-    return [&ctx, data, opt](const TuneTask& task, const TuneCandidate& c) {
+    return [&ctx, &data, opt](const TuneTask& task, const TuneCandidate& c) {
         const RunResult r = run_variant(ctx, *c.variant, MemoryMode::pageable,
                                         Problem{task.layer, task.N, task.layout, c.axes}, data, opt);
         if (r.fatal) throw Error("tune: a CUDA error left the device unusable: " + r.reason);

@@ -82,8 +82,10 @@ TuneResult tune_task(const TuneTask& t, const std::vector<const Variant*>& rows,
                      const TuneClock& clock, double budget_s);
 
 // The measurement on a GPU: the harness runs the candidate as `sweep` runs a row (pageable memory,
-// checked against `data`, timed with `opt`), on the task's layer, N and layout. A CUDA error that
-// leaves the device unusable is a cs::Error (the tune cannot go on).
+// checked against `data`, timed with `opt`), on the task's layer, N and layout. `data` is read at
+// each measurement, so the caller may set it to each task's data as the task starts (TuneHooks::
+// rows); it must outlive the function. A CUDA error that leaves the device unusable is a
+// cs::Error (the tune cannot go on).
 TuneMeasure harness_measure(DeviceContext& ctx, const HostData& data, const RunOptions& opt);
 
 struct TuningCard;  // tuning.hpp
@@ -94,6 +96,8 @@ struct TuningCard;  // tuning.hpp
 // keeps every task it finished. `rows` gives a task's candidate rows (tune_rows on a device). Returns
 // the number of tasks where nothing PASSed; `say` gets one line per task.
 struct TuneHooks {
+    // A task's candidate rows, asked once as the task starts (before its measurements: the place
+    // to ready the task's data)
     std::function<std::vector<const Variant*>(const TuneTask&)> rows;
     TuneMeasure measure;
     TuneClock clock;

@@ -182,8 +182,7 @@ public:
             const TunedEntry e = entry(es[i], "entry " + std::to_string(i) + ": ");
             for (std::size_t j = 0; j < c.entries.size(); ++j) {
                 const TunedEntry& o = c.entries[j];
-                if (o.policy == e.policy && o.dtype == e.dtype && o.shape == e.shape && o.N == e.N &&
-                    o.layout == e.layout)
+                if (o.same_key(e))
                     fail("entry " + std::to_string(i) + ": ", "the same key as entry " + std::to_string(j));
             }
             c.entries.push_back(e);
@@ -387,9 +386,8 @@ TuningCard merge_tuning_cards(const std::vector<TuningCard>& cards, std::vector<
             notes.push_back(c.origin + " ran CUDA " + c.cuda_runtime + ", driver " + c.driver + "; kept " +
                             out.cuda_runtime + ", " + out.driver);
         for (const TunedEntry& e : c.entries) {
-            auto same = std::find_if(out.entries.begin(), out.entries.end(), [&](const TunedEntry& o) {
-                return o.policy == e.policy && o.dtype == e.dtype && o.shape == e.shape && o.N == e.N && o.layout == e.layout;
-            });
+            auto same = std::find_if(out.entries.begin(), out.entries.end(),
+                                     [&](const TunedEntry& o) { return o.same_key(e); });
             if (same == out.entries.end()) out.entries.push_back(e);
             else if (e.kernel_ms < same->kernel_ms) *same = e;
         }

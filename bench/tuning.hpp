@@ -60,6 +60,9 @@ struct TunedEntry {
     Layout layout = Layout::nhwc;
     variants::hopper::TileId tile;
     double kernel_ms = 0;  // what the measurement took (the entry's evidence, not matched)
+    bool same_key(const TunedEntry& o) const {
+        return policy == o.policy && dtype == o.dtype && shape == o.shape && N == o.N && layout == o.layout;
+    }
 };
 
 // The fastest configuration `tune` measured for one (class, shape, N, layout).

@@ -122,15 +122,15 @@ int cmd_tune(const TuneArgs& a) {
         return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
     };
     const double start = clock();
-    ProblemData d;  // the current task's inputs and sampled reference
+    ProblemData d;       // the current task's inputs and sampled reference
+    gpu::HostData host;  // d as the harness reads it
     gpu::TuneHooks hooks;
     hooks.rows = [&](const gpu::TuneTask& t) {
         d = make_sampled(t.layer, t.N, a.seed, a.samples, false);
+        host = d.host();
         return gpu::tune_rows(t, ctx->prop());
     };
-    hooks.measure = [&](const gpu::TuneTask& task, const gpu::TuneCandidate& c) {
-        return gpu::harness_measure(*ctx, d.host(), opt)(task, c);  // d: the task's data (hooks.rows)
-    };
+    hooks.measure = gpu::harness_measure(*ctx, host, opt);
     hooks.clock = clock;
     hooks.save = [&](const gpu::TuningCard& c) { write_file_atomic(a.output, gpu::tuning_json(c)); };
     hooks.say = [](const std::string& line) {
