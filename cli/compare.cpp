@@ -314,12 +314,7 @@ Comparison compare(const Results& a, const Results& b, Metric metric) {
 
 namespace {
 
-std::string fmt(double v, const char* f = "%.4g") {
-    if (!std::isfinite(v)) return "-";
-    char b[64];
-    std::snprintf(b, sizeof b, f, v);
-    return b;
-}
+std::string fmt(double v, const char* f = "%.4g") { return std::isfinite(v) ? format_number(v, f) : "-"; }
 
 std::string timing_cell(const Record* r, bool kernel) {
     if (!r) return "-";

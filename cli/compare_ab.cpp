@@ -18,14 +18,15 @@ namespace {
 
 const Timing& timing_of(const Record& r, Metric m) { return m == Metric::kernel ? r.kernel : r.total; }
 
-std::string num(double v, const char* f = "%.4g") {
-    if (!std::isfinite(v)) return "";
-    char buf[64];
-    std::snprintf(buf, sizeof buf, f, v);
-    return buf;
+
+// |before2 / before1 - 1| of the metric's medians where both before runs PASSed with a time, else NaN.
+double aa_of(const AbEntry& e, Metric m) {
+    if (!e.b1 || !e.b2 || e.b1->status != "PASS" || e.b2->status != "PASS") return NAN;
+    const double x = timing_of(*e.b1, m).med, y = timing_of(*e.b2, m).med;
+    return std::isfinite(x) && std::isfinite(y) && x > 0 ? std::fabs(y / x - 1) : NAN;
 }
 
-// The change of one row across the four runs; sets e.ratio and e.aa.
+// The change of one row across the four runs; sets e.ratio.
 AbChange classify(AbEntry& e, Metric m, double aa_max) {
     const std::array<const Record*, 4> runs{e.b1, e.a1, e.b2, e.a2};
     if (std::any_of(runs.begin(), runs.end(), [](const Record* r) { return !r; })) return AbChange::missing;
@@ -37,7 +38,6 @@ AbChange classify(AbEntry& e, Metric m, double aa_max) {
     if (!std::isfinite(tb1.med) || !std::isfinite(tb2.med) || !std::isfinite(ta1.med) || !std::isfinite(ta2.med) ||
         tb1.med <= 0 || tb2.med <= 0)
         return AbChange::untimed;
-    e.aa = std::fabs(tb2.med / tb1.med - 1);
     auto all = [&](Verdict v) {
         for (const Timing* b : {&tb1, &tb2})
             for (const Timing* a : {&ta1, &ta2})
@@ -107,30 +107,23 @@ AbComparison compare_ab(const Results& b1, const Results& a1, const Results& b2,
     add(a1, &AbEntry::a1);
     add(b2, &AbEntry::b2);
     add(a2, &AbEntry::a2);
+    for (const auto& k : order) {
+        c.entries.push_back(by_key[k]);
+        c.entries.back().aa = aa_of(c.entries.back(), metric);
+    }
     // Each family's A/A largest difference first: the threshold its rows are judged against.
-    std::map<std::string, double> aa;
-    for (const auto& k : order) {
-        AbEntry& e = by_key[k];
-        if (!e.b1 || !e.b2 || e.b1->status != "PASS" || e.b2->status != "PASS") continue;
-        const double x = timing_of(*e.b1, metric).med, y = timing_of(*e.b2, metric).med;
-        if (std::isfinite(x) && std::isfinite(y) && x > 0) aa[e.b1->family] = std::max(aa[e.b1->family], std::fabs(y / x - 1));
+    for (const auto& e : c.entries) {
+        if (!std::isfinite(e.aa)) continue;
+        auto [it, fresh] = c.aa.try_emplace(e.b1->family, e.aa, e.b1);
+        if (!fresh && e.aa > it->second.first) it->second = {e.aa, e.b1};
     }
-    for (const auto& k : order) {
-        AbEntry e = by_key[k];
-        e.change = classify(e, metric, aa[e.any().family]);
-        c.entries.push_back(e);
-    }
+    for (auto& e : c.entries) e.change = classify(e, metric, c.aa_max(e.any().family));
     const auto rank = [](const AbEntry& e) {
         const double r = std::isfinite(e.ratio) && e.ratio > 0 ? std::log(e.ratio) : 0.0;
         return std::make_tuple(int(e.change), e.change == AbChange::faster ? r : -r);
     };
     std::stable_sort(c.entries.begin(), c.entries.end(),
                      [&](const AbEntry& x, const AbEntry& y) { return rank(x) < rank(y); });
-    for (const auto& e : c.entries) {
-        if (!std::isfinite(e.aa)) continue;
-        auto [it, fresh] = c.aa.try_emplace(e.any().family, e.aa, &e);
-        if (!fresh && e.aa > it->second.first) it->second = {e.aa, &e};
-    }
     return c;
 }
 
@@ -150,7 +143,7 @@ std::string statuses(const AbEntry& e) {
 std::string medians(const AbEntry& e, Metric m) {
     std::string s;
     for (const Record* r : {e.b1, e.a1, e.b2, e.a2})
-        s += (s.empty() ? "" : " ") + (r ? num(timing_of(*r, m).med) : std::string("-"));
+        s += (s.empty() ? "" : " ") + (r ? format_number(timing_of(*r, m).med, "%.4g") : std::string("-"));
     return s;
 }
 
@@ -172,8 +165,8 @@ std::string format_ab(const AbComparison& c, const std::vector<const Results*>& 
     if (c.aa.empty()) os << " no row timed in both";
     os << "\n";
     for (const auto& [family, v] : c.aa)
-        os << "  " << (family.empty() ? "(no family)" : family) << ": " << num(100 * v.first, "%.2f") << "% ("
-           << row_name(v.second->any()) << ")\n";
+        os << "  " << (family.empty() ? "(no family)" : family) << ": " << format_number(100 * v.first, "%.2f") << "% ("
+           << row_name(*v.second) << ")\n";
     os << "Rule: slower (faster) only when both after runs are outside the noise of both before runs "
           "([p10, p90] each way) and the nearest after/before ratio is beyond 1 + (1 -) the A/A's largest "
           "difference of the row's family\n";
@@ -186,7 +179,7 @@ std::string format_ab(const AbComparison& c, const std::vector<const Results*>& 
         if (!header) os << "Rows not the same (statuses and medians before1/after1/before2/after2, ms):\n";
         header = true;
         os << "  " << to_string(e.change) << ": " << row_name(e.any()) << "  " << statuses(e) << "  "
-           << medians(e, c.metric) << (std::isfinite(e.ratio) ? "  ratio " + num(e.ratio, "%.3f") : "") << "\n";
+           << medians(e, c.metric) << (std::isfinite(e.ratio) ? "  ratio " + format_number(e.ratio, "%.3f") : "") << "\n";
     }
     os << (c.failed() ? "A/B: FAILED (a row is missing, changed its status, is unstable or slower)\n"
                       : "A/B: PASSED (no status change, no row slower by the rule)\n");
@@ -204,8 +197,8 @@ void write_ab_csv(const std::string& path, const AbComparison& c) {
                << q(r.memory) << ',' << q(r.axes) << ',' << q(to_string(e.change));
             for (const Record* x : {e.b1, e.a1, e.b2, e.a2}) os << ',' << (x ? q(x->status) : "");
             for (const Record* x : {e.b1, e.a1, e.b2, e.a2})
-                os << ',' << (x ? num(timing_of(*x, c.metric).med, "%.6g") : "");
-            os << ',' << num(e.ratio, "%.6g") << ',' << num(e.aa, "%.6g") << '\n';
+                os << ',' << (x ? format_number(timing_of(*x, c.metric).med, "%.6g") : "");
+            os << ',' << format_number(e.ratio, "%.6g") << ',' << format_number(e.aa, "%.6g") << '\n';
         }
     });
 }

@@ -38,15 +38,15 @@ struct AbEntry {
     // min(after medians) / max(before medians) for slower, max(after) / min(before) for faster,
     // the ratio of the medians' means otherwise (NaN where not all four are timed)
     double ratio = NAN;
-    double aa = NAN;  // |before2 / before1 - 1| of this row
+    double aa = NAN;  // |before2 / before1 - 1| of this row (NaN unless both before runs PASSed with a time)
     const Record& any() const;
 };
 
 struct AbComparison {
     Metric metric = Metric::kernel;
     std::vector<AbEntry> entries;  // worst first: missing, status changes, unstable, slower, ...
-    // Per family: the A/A's largest difference and the row it was measured on.
-    std::map<std::string, std::pair<double, const AbEntry*>> aa;
+    // Per family: the A/A's largest difference and the row (its before 1 record) it was measured on.
+    std::map<std::string, std::pair<double, const Record*>> aa;
     double aa_max(const std::string& family) const;  // 0 where no row of the family was timed twice
     std::size_t count(AbChange c) const;
     bool failed() const;  // missing, status change, unstable or slower rows

@@ -101,12 +101,6 @@ std::optional<double> parse_value(const std::string& raw) {
     return v;
 }
 
-std::string num(double v, const char* fmt = "%.6g") {
-    if (!std::isfinite(v)) return "";
-    char b[64];
-    std::snprintf(b, sizeof b, fmt, v);
-    return b;
-}
 
 std::string tail(const std::string& s, std::size_t lines) {
     std::size_t pos = s.size(), n = 0;
@@ -381,21 +375,21 @@ std::vector<std::string> profile_fields(const std::optional<ProfileSummary>& o) 
     return {s.set,
             std::to_string(s.kernels),
             s.main_kernel,
-            num(s.time_ms),
-            num(s.tensor_pct, "%.4g"),
-            num(s.hmma_pct, "%.4g"),
-            num(s.gmma_pct, "%.4g"),
-            num(s.fma_pct, "%.4g"),
-            num(s.sm_pct, "%.4g"),
-            num(s.dram_read_bytes, "%.0f"),
-            num(s.dram_write_bytes, "%.0f"),
-            num(s.l2_hit_pct, "%.4g"),
-            num(s.occupancy_pct, "%.4g"),
-            num(s.registers, "%.0f"),
-            num(s.smem_bytes, "%.0f"),
-            num(s.dram_pct, "%.4g"),
-            num(s.l1_hit_pct, "%.4g"),
-            num(s.waves, "%.4g"),
+            format_number(s.time_ms),
+            format_number(s.tensor_pct, "%.4g"),
+            format_number(s.hmma_pct, "%.4g"),
+            format_number(s.gmma_pct, "%.4g"),
+            format_number(s.fma_pct, "%.4g"),
+            format_number(s.sm_pct, "%.4g"),
+            format_number(s.dram_read_bytes, "%.0f"),
+            format_number(s.dram_write_bytes, "%.0f"),
+            format_number(s.l2_hit_pct, "%.4g"),
+            format_number(s.occupancy_pct, "%.4g"),
+            format_number(s.registers, "%.0f"),
+            format_number(s.smem_bytes, "%.0f"),
+            format_number(s.dram_pct, "%.4g"),
+            format_number(s.l1_hit_pct, "%.4g"),
+            format_number(s.waves, "%.4g"),
             s.note};
 }
 
@@ -489,7 +483,7 @@ void write_kernels_csv(const fs::path& path, const std::vector<std::pair<std::st
         for (const auto& [label, s] : rows)
             for (const auto& k : s.per_kernel) {
                 os << q(label) << ',' << k.id << ',' << q(k.name);
-                for (const auto& m : names) os << ',' << num(k.get(m), "%.9g");
+                for (const auto& m : names) os << ',' << format_number(k.get(m), "%.9g");
                 os << '\n';
             }
     });

@@ -22,12 +22,6 @@ namespace cs::cli {
 
 namespace {
 
-std::string num(double v, int prec = 6) {
-    if (!std::isfinite(v)) return "";
-    char b[64];
-    std::snprintf(b, sizeof b, "%.*g", prec, v);
-    return b;
-}
 
 
 }  // namespace
@@ -45,7 +39,7 @@ struct CsvCell {
 
 namespace {
 
-std::string opt(const std::optional<double>& v) { return v ? num(*v) : ""; }
+std::string opt(const std::optional<double>& v) { return v ? format_number(*v) : ""; }
 std::string pos(long long v) { return v ? std::to_string(v) : ""; }  // 0: not recorded
 
 }  // namespace
@@ -92,60 +86,60 @@ std::vector<CsvColumn> fixed_columns() {
         {"status", "text", "", "PASS, FAIL, SKIP, ERROR or UNCHECKED, and why (SKIP: the variant's own reason; FAIL names the run that differed: the checked run is run 1, every warm-up and timed repeat after it is checked too; UNCHECKED: it ran but no reference checked its output, never PASS)", [](C c) { return std::string(gpu::to_string(c.r.status)); }},
         {"reason", "text", "", nullptr, [](C c) { return c.r.reason; }},
         {"check", "text", "", "what the output was compared with: `golden` (whole tensor) or `sampled(K)`", [](C c) { return c.r.check; }},
-        {"max_abs_err", "real", "", "max\\|out−golden\\| (the study's max epsilon), that over max\\|golden\\|, relative L2; the pass threshold on max_rel_err for this precision class", [](C c) { return c.checked ? num(c.r.err.max_abs_err) : ""; }},
-        {"max_rel_err", "real", "", nullptr, [](C c) { return c.checked ? num(c.r.err.max_rel_err) : ""; }},
-        {"rel_l2_err", "real", "", nullptr, [](C c) { return c.checked ? num(c.r.err.rel_l2_err) : ""; }},
-        {"threshold", "real", "", nullptr, [](C c) { return num(c.r.threshold); }},
-        {"max_bound_ratio", "real", "", "the per-element rule: the largest \\|out−golden\\| / (tau·Σ\\|w·x\\| + u_out·\\|golden\\|) over the output (PASS needs ≤ 1; tau per class, u_out the output type's rounding), and tau", [](C c) { return c.checked && c.r.err.bound_checked ? num(c.r.err.max_bound_ratio) : ""; }},
-        {"bound_tau", "real", "", nullptr, [](C c) { return c.r.err.bound_checked ? num(c.r.err.bound_tau) : ""; }},
-        {"kernel_ms", "real", "ms", "all of the variant's kernels: median, min, max, 10th and 90th percentile (the spread `compare` judges on) over `repeats` timed runs after `warmup`", [](C c) { return num(c.kernel); }},
-        {"kernel_min_ms", "real", "ms", nullptr, [](C c) { return c.pass ? num(c.r.kernel.min) : ""; }},
-        {"kernel_max_ms", "real", "ms", nullptr, [](C c) { return c.pass ? num(c.r.kernel.max) : ""; }},
-        {"kernel_p10_ms", "real", "ms", nullptr, [](C c) { return c.pass ? num(c.r.kernel.p10) : ""; }},
-        {"kernel_p90_ms", "real", "ms", nullptr, [](C c) { return c.pass ? num(c.r.kernel.p90) : ""; }},
-        {"search_ms", "real", "ms", "a library engine search's own median kernel time (L2 flushed) for the configuration the row runs: the cuDNN graph rows (cudnn-<class>), when that configuration runs the whole batch in one call; empty otherwise (no search, the streams mode's chunks, a chunk on another engine, the legacy API's single Find timing, the s2d rows whose time includes the transform). kernel_ms well above it says the row's timing or data differ from the search's, not the engine", [](C c) { return num(c.r.search_ms); }},
+        {"max_abs_err", "real", "", "max\\|out−golden\\| (the study's max epsilon), that over max\\|golden\\|, relative L2; the pass threshold on max_rel_err for this precision class", [](C c) { return c.checked ? format_number(c.r.err.max_abs_err) : ""; }},
+        {"max_rel_err", "real", "", nullptr, [](C c) { return c.checked ? format_number(c.r.err.max_rel_err) : ""; }},
+        {"rel_l2_err", "real", "", nullptr, [](C c) { return c.checked ? format_number(c.r.err.rel_l2_err) : ""; }},
+        {"threshold", "real", "", nullptr, [](C c) { return format_number(c.r.threshold); }},
+        {"max_bound_ratio", "real", "", "the per-element rule: the largest \\|out−golden\\| / (tau·Σ\\|w·x\\| + u_out·\\|golden\\|) over the output (PASS needs ≤ 1; tau per class, u_out the output type's rounding), and tau", [](C c) { return c.checked && c.r.err.bound_checked ? format_number(c.r.err.max_bound_ratio) : ""; }},
+        {"bound_tau", "real", "", nullptr, [](C c) { return c.r.err.bound_checked ? format_number(c.r.err.bound_tau) : ""; }},
+        {"kernel_ms", "real", "ms", "all of the variant's kernels: median, min, max, 10th and 90th percentile (the spread `compare` judges on) over `repeats` timed runs after `warmup`", [](C c) { return format_number(c.kernel); }},
+        {"kernel_min_ms", "real", "ms", nullptr, [](C c) { return c.pass ? format_number(c.r.kernel.min) : ""; }},
+        {"kernel_max_ms", "real", "ms", nullptr, [](C c) { return c.pass ? format_number(c.r.kernel.max) : ""; }},
+        {"kernel_p10_ms", "real", "ms", nullptr, [](C c) { return c.pass ? format_number(c.r.kernel.p10) : ""; }},
+        {"kernel_p90_ms", "real", "ms", nullptr, [](C c) { return c.pass ? format_number(c.r.kernel.p90) : ""; }},
+        {"search_ms", "real", "ms", "a library engine search's own median kernel time (L2 flushed) for the configuration the row runs: the cuDNN graph rows (cudnn-<class>), when that configuration runs the whole batch in one call; empty otherwise (no search, the streams mode's chunks, a chunk on another engine, the legacy API's single Find timing, the s2d rows whose time includes the transform). kernel_ms well above it says the row's timing or data differ from the search's, not the engine", [](C c) { return format_number(c.r.search_ms); }},
         {"repeats", "int", "", "the timed runs behind kernel_ms and the warm-ups before them; whether L2 was flushed before each timed run (1); the generator seed of the inputs; the data scales of the inputs and weights (exact powers of two, 2^-24 to 2^20, written as decimals: `5.9604644775390625e-08` is 2^-24), from `--input-scale` and `--weight-scale`, which the golden manifest must record (docs/cli.md)", [](C c) { return c.pass ? std::to_string(c.r.kernel.count) : ""; }},
         {"warmup", "int", "", nullptr, [](C c) { return std::to_string(c.m.warmup); }},
         {"l2_flush", "flag", "", nullptr, [](C c) { return std::string(c.m.l2_flush ? "1" : "0"); }},
         {"seed", "int", "", nullptr, [](C c) { return c.m.seed ? std::to_string(*c.m.seed) : ""; }},
-        {"input_scale", "real", "", nullptr, [](C c) { return c.m.scales ? num(c.m.scales->input, 17) : ""; }},
-        {"weight_scale", "real", "", nullptr, [](C c) { return c.m.scales ? num(c.m.scales->weights, 17) : ""; }},
-        {"h2d_ms", "real", "ms", "copies as the memory mode makes them (always float data: the host holds float); convert_ms the GPU kernels that turn float into half/bf16 after the copy in and back before the copy out (0 for float variants); total = h2d + convert + kernel + d2h (streams: the overlapped wall time)", [](C c) { return c.pass ? num(c.r.h2d.median) : ""; }},
-        {"convert_ms", "real", "ms", nullptr, [](C c) { return c.pass ? num(c.r.convert.median) : ""; }},
-        {"d2h_ms", "real", "ms", nullptr, [](C c) { return c.pass ? num(c.r.d2h.median) : ""; }},
-        {"total_ms", "real", "ms", nullptr, [](C c) { return num(c.total); }},
-        {"total_min_ms", "real", "ms", nullptr, [](C c) { return c.pass ? num(c.r.total.min) : ""; }},
-        {"total_max_ms", "real", "ms", nullptr, [](C c) { return c.pass ? num(c.r.total.max) : ""; }},
-        {"total_p10_ms", "real", "ms", nullptr, [](C c) { return c.pass ? num(c.r.total.p10) : ""; }},
-        {"total_p90_ms", "real", "ms", nullptr, [](C c) { return c.pass ? num(c.r.total.p90) : ""; }},
-        {"setup_ms", "real", "ms", "allocation and plan set-up, never inside the timings", [](C c) { return num(c.r.setup_ms); }},
+        {"input_scale", "real", "", nullptr, [](C c) { return c.m.scales ? format_number(c.m.scales->input, "%.17g") : ""; }},
+        {"weight_scale", "real", "", nullptr, [](C c) { return c.m.scales ? format_number(c.m.scales->weights, "%.17g") : ""; }},
+        {"h2d_ms", "real", "ms", "copies as the memory mode makes them (always float data: the host holds float); convert_ms the GPU kernels that turn float into half/bf16 after the copy in and back before the copy out (0 for float variants); total = h2d + convert + kernel + d2h (streams: the overlapped wall time)", [](C c) { return c.pass ? format_number(c.r.h2d.median) : ""; }},
+        {"convert_ms", "real", "ms", nullptr, [](C c) { return c.pass ? format_number(c.r.convert.median) : ""; }},
+        {"d2h_ms", "real", "ms", nullptr, [](C c) { return c.pass ? format_number(c.r.d2h.median) : ""; }},
+        {"total_ms", "real", "ms", nullptr, [](C c) { return format_number(c.total); }},
+        {"total_min_ms", "real", "ms", nullptr, [](C c) { return c.pass ? format_number(c.r.total.min) : ""; }},
+        {"total_max_ms", "real", "ms", nullptr, [](C c) { return c.pass ? format_number(c.r.total.max) : ""; }},
+        {"total_p10_ms", "real", "ms", nullptr, [](C c) { return c.pass ? format_number(c.r.total.p10) : ""; }},
+        {"total_p90_ms", "real", "ms", nullptr, [](C c) { return c.pass ? format_number(c.r.total.p90) : ""; }},
+        {"setup_ms", "real", "ms", "allocation and plan set-up, never inside the timings", [](C c) { return format_number(c.r.setup_ms); }},
         {"streams", "int", "", "streams mode: streams, chunks, and (h2d + kernel + d2h) / total", [](C c) { return pos(c.r.streams); }},
         {"chunks", "int", "", nullptr, [](C c) { return pos(c.r.chunks); }},
-        {"overlap", "real", "", nullptr, [](C c) { return num(c.overlap); }},
-        {"cpu_ms", "real", "ms", "the float32 CPU reference time from the manifest (and oneDNN's)", [](C c) { return num(c.row.cpu_ms); }},
+        {"overlap", "real", "", nullptr, [](C c) { return format_number(c.overlap); }},
+        {"cpu_ms", "real", "ms", "the float32 CPU reference time from the manifest (and oneDNN's)", [](C c) { return format_number(c.row.cpu_ms); }},
         {"cpu_threads", "int", "", nullptr, [](C c) { return pos(c.row.cpu_threads); }},
         {"cpu_model", "text", "", nullptr, [](C c) { return c.row.cpu_model; }},
-        {"cpu_onednn_ms", "real", "ms", nullptr, [](C c) { return num(c.row.cpu_onednn_ms); }},
-        {"speedup_kernel", "real", "", "cpu_ms / kernel_ms, cpu_ms / total_ms", [](C c) { return c.pass ? num(c.row.cpu_ms / c.kernel) : ""; }},
-        {"speedup_total", "real", "", nullptr, [](C c) { return c.pass ? num(c.row.cpu_ms / c.total) : ""; }},
+        {"cpu_onednn_ms", "real", "ms", nullptr, [](C c) { return format_number(c.row.cpu_onednn_ms); }},
+        {"speedup_kernel", "real", "", "cpu_ms / kernel_ms, cpu_ms / total_ms", [](C c) { return c.pass ? format_number(c.row.cpu_ms / c.kernel) : ""; }},
+        {"speedup_total", "real", "", nullptr, [](C c) { return c.pass ? format_number(c.row.cpu_ms / c.total) : ""; }},
         {"ours_over_cudnn", "real", "", "the row's kernel_ms over the fastest cuDNN row's (ours / cuDNN: below 1 = faster than cuDNN; cudnn-<class>, or on a strided layer cudnn-<class>-s2d: our space-to-depth transform + cuDNN on the stride-1 problem), same sweep, (layer, N, memory mode) and precision class (fp16acc rows against fp16): in the row's own layout, and in either layout. Before 0.2.0 these columns were `vs_cudnn` and `vs_cudnn_best` and divided the other way (cuDNN / ours)", [](C c) { return c.pass ? opt(c.row.ours_over_cudnn) : ""; }},
         {"ours_over_cudnn_any_layout", "real", "", nullptr, [](C c) { return c.pass ? opt(c.row.ours_over_cudnn_any_layout) : ""; }},
-        {"gflop", "real", "GFLOP", "direct-convolution work, achieved TFLOP/s (for winograd and fft rows an *effective* rate: the direct FLOPs over the time), % of the ceiling of the row's own precision class, and that ceiling (cuBLAS GEMM in fp32, tf32, fp16, bf16, measured at the start of the run; fp32 takes the higher of SGEMM and a register-only FMA kernel)", [](C c) { return num(c.gflop); }},
-        {"tflops", "real", "TFLOP/s", nullptr, [](C c) { return num(c.tflops); }},
-        {"pct_peak", "real", "%", nullptr, [](C c) { return c.pass && c.peak > 0 ? num(100.0 * c.tflops / c.peak) : ""; }},
-        {"peak_tflops", "real", "TFLOP/s", nullptr, [](C c) { return c.peak > 0 ? num(c.peak) : ""; }},
+        {"gflop", "real", "GFLOP", "direct-convolution work, achieved TFLOP/s (for winograd and fft rows an *effective* rate: the direct FLOPs over the time), % of the ceiling of the row's own precision class, and that ceiling (cuBLAS GEMM in fp32, tf32, fp16, bf16, measured at the start of the run; fp32 takes the higher of SGEMM and a register-only FMA kernel)", [](C c) { return format_number(c.gflop); }},
+        {"tflops", "real", "TFLOP/s", nullptr, [](C c) { return format_number(c.tflops); }},
+        {"pct_peak", "real", "%", nullptr, [](C c) { return c.pass && c.peak > 0 ? format_number(100.0 * c.tflops / c.peak) : ""; }},
+        {"peak_tflops", "real", "TFLOP/s", nullptr, [](C c) { return c.peak > 0 ? format_number(c.peak) : ""; }},
         {"im2col_gemm_ms", "real", "ms", "the cuBLAS GEMM of this layer's im2col shape (M x C·R·S by C·R·S x N·E·F) in the row's class, timed in the same run: cuBLAS on the explicit im2col GEMM, a reference and not a ceiling (it streams the im2col matrix, which an implicit GEMM never builds; before 0.2.0 the column was gemm_ceiling_ms); the device-to-device copy bandwidth (GB/s, read + write)", [](C c) { return opt(c.row.im2col_gemm_ms); }},
-        {"copy_gbs", "real", "GB/s", nullptr, [](C c) { return c.m.copy_gbs > 0 ? num(c.m.copy_gbs) : ""; }},
+        {"copy_gbs", "real", "GB/s", nullptr, [](C c) { return c.m.copy_gbs > 0 ? format_number(c.m.copy_gbs) : ""; }},
         {"workspace_bytes", "int", "bytes", "workspace and total device memory used", [](C c) { return std::to_string(c.r.workspace_bytes); }},
         {"device_bytes", "int", "bytes", nullptr, [](C c) { return std::to_string(c.r.device_bytes); }},
         {"checked_runs", "int", "", "runs whose output was checked: the checked run and every warm-up and timed repeat after it (a device-side NaN scan, and the checked run's bits for a deterministic variant or the tile-covering sample for the others; `--no-recheck`: 1)", [](C c) { return pos(c.r.checked_runs); }},
-        {"recheck_ms", "real", "ms", "host wall time the checks of the runs after the checked one took (what every-run checking adds to the sweep)", [](C c) { return c.r.checked_runs > 1 ? num(c.r.recheck_ms) : ""; }},
+        {"recheck_ms", "real", "ms", "host wall time the checks of the runs after the checked one took (what every-run checking adds to the sweep)", [](C c) { return c.r.checked_runs > 1 ? format_number(c.r.recheck_ms) : ""; }},
         {"host_repeats", "int", "", "timed repeats behind h2d_ms, convert_ms, d2h_ms and total_ms (`--host-repeats`; the others time the kernels alone); kernel_ms is over `repeats`", [](C c) { return c.r.kernel.count ? std::to_string(c.r.host_repeats) : ""; }},
         {"timing_order_seed", "int", "", "the seed of the round-robin order of the row's timing group (its layer, N, layout and precision class: every warm-up and timed repeat runs each row of the group once, in an order shuffled per round)", [](C c) { return c.r.order_seed ? std::to_string(c.r.order_seed) : ""; }},
-        {"sm_clock_mhz_start", "real", "MHz", "the SM clock and board power (NVML) before the row's first and after its last timed repeat; empty where NVML is unavailable", [](C c) { return num(c.r.sm_clock_mhz_start); }},
-        {"sm_clock_mhz_end", "real", "MHz", nullptr, [](C c) { return num(c.r.sm_clock_mhz_end); }},
-        {"power_w_start", "real", "W", nullptr, [](C c) { return num(c.r.power_w_start); }},
-        {"power_w_end", "real", "W", nullptr, [](C c) { return num(c.r.power_w_end); }},
+        {"sm_clock_mhz_start", "real", "MHz", "the SM clock and board power (NVML) before the row's first and after its last timed repeat; empty where NVML is unavailable", [](C c) { return format_number(c.r.sm_clock_mhz_start); }},
+        {"sm_clock_mhz_end", "real", "MHz", nullptr, [](C c) { return format_number(c.r.sm_clock_mhz_end); }},
+        {"power_w_start", "real", "W", nullptr, [](C c) { return format_number(c.r.power_w_start); }},
+        {"power_w_end", "real", "W", nullptr, [](C c) { return format_number(c.r.power_w_end); }},
         {"cudnn_version", "text", "", "the cuDNN library the process ran; `compare` refuses to judge two CSVs of different cuDNN versions silently (a header difference)", [](C c) { return c.m.cudnn_version; }},
         {"cudnn_retime_ms", "real", "ms", "cuDNN rows whose median strayed from their own engine search's median by more than a tenth of it (`kStrayFraction` in cli/sweep.cpp): the median of a re-time in a fresh process", [](C c) { return opt(c.row.cudnn_retime_ms); }},
         {"cudnn_processes", "int", "", "cuDNN (family `cudnn`) rows of a sweep run with `--cudnn-processes K` (the reference plan: 3): the row is timed again in K - 1 fresh `convstudy sweep` processes of the cuDNN rows alone; the number of processes in which it PASSed, and the median, min and max of its medians over them (this process's is the faster of kernel_ms and cudnn_retime_ms). The headline's cuDNN cells use cudnn_process_ms", [](C c) { return pos(c.row.cudnn_processes); }},
@@ -237,7 +231,7 @@ std::string schema_markdown() {
     return out;
 }
 
-std::string csv_number(double v) { return num(v); }
+std::string csv_number(double v) { return format_number(v); }
 
 std::string axes_text(const Row& row) { return gpu::axis_config(*row.variant, row.result.axes).str(); }
 

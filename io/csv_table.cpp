@@ -4,6 +4,8 @@
 
 #include <zlib.h>
 
+#include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -160,6 +162,13 @@ std::string csv_quote(const std::string& s) {
         q += (c == '\n' || c == '\r') ? ' ' : c;
     }
     return q + "\"";
+}
+
+std::string format_number(double v, const char* fmt) {
+    if (!std::isfinite(v)) return "";
+    char b[64];
+    std::snprintf(b, sizeof b, fmt, v);
+    return b;
 }
 
 }  // namespace cs::cli

@@ -25,6 +25,9 @@ std::string inflate_if_gzip(std::string bytes, const std::string& where, std::ui
 // quote or a line break, in double quotes with quotes doubled and line breaks as spaces (a
 // record stays one line). The one quoting function of every CSV the tool writes.
 std::string csv_quote(const std::string& s);
+// A number as the CSVs and reports write it: printf format `fmt`, empty when it is not finite (a
+// value not recorded).
+std::string format_number(double v, const char* fmt = "%.6g");
 
 // A record's fields and the line it starts on.
 struct CsvRecord {
