@@ -14,6 +14,8 @@
 #include "layer.hpp"
 #include "npy.hpp"
 #include "results.hpp"
+#include "variant.hpp"
+#include "conv_shape.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -650,4 +652,32 @@ TEST_CASE("regression: a .npy header whose data size overflows 64 bits is refuse
     const auto m = error_message([&] { cs::read_npy_header(p); });
     CHECK_HAS(m, p.string());
     CHECK_HAS(m, "too many");
+}
+
+TEST_CASE("regression: a device description reporting no threads per block is answered, not looped on",
+          "[bad-input][registry]") {
+    // The tuner's CPU test passed a cudaDeviceProp without maxThreadsPerBlock; plane_tiling
+    // searched t past INT_MAX (signed overflow, 9 s) before the multi-kernel rows answered.
+    const cs::gpu::PlaneTiling conv1 = cs::gpu::plane_tiling(55, 55, 1024);
+    CHECK(conv1.t == 2);
+    CHECK(conv1.bx == 28);
+    CHECK(conv1.by == 28);
+    const cs::gpu::PlaneTiling none = cs::gpu::plane_tiling(55, 55, 0);
+    CHECK(none.t == 56);  // more than any plane of 55 needs: every t limit refuses it
+    const cs::gpu::PlaneTiling huge = cs::gpu::plane_tiling(2147483647, 2147483647, 0);
+    CHECK(huge.t == 2147483647);
+    cudaDeviceProp prop = cs::test::hopper_prop();
+    prop.maxThreadsPerBlock = 0;
+    cs::gpu::Problem p;
+    p.layer = cs::default_layer_table().layers.at(0);
+    p.N = 1;
+    int refused = 0;
+    for (const cs::gpu::Variant& v : cs::gpu::registry())
+        if (v.family == "multi-kernel") {
+            INFO(v.name);
+            const auto why = v.supports(p, prop);
+            CHECK(why.has_value());
+            refused += why.has_value();
+        }
+    CHECK(refused > 0);
 }

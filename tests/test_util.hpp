@@ -111,11 +111,15 @@ inline CliResult run_command(const std::string& command) {
 inline CliResult cli(const std::string& args) { return run_command(std::string(CS_CONVSTUDY_EXE) + " " + args); }
 
 // An H100/H200-like device for supports() and the tuner's row choice: compute capability 9.0,
-// 132 SMs, 227 KiB of shared memory per block; what a test needs to differ it sets after.
+// 132 SMs, 1024 threads and 227 KiB of shared memory (opt-in) per block, the usual grid
+// limits; what a test needs to differ it sets after.
 inline cudaDeviceProp hopper_prop() {
     cudaDeviceProp p{};
     p.major = 9, p.minor = 0;
     p.multiProcessorCount = 132;
+    p.maxThreadsPerBlock = 1024;
+    p.maxGridSize[0] = 2147483647, p.maxGridSize[1] = 65535, p.maxGridSize[2] = 65535;
+    p.sharedMemPerBlock = 48 * 1024;
     p.sharedMemPerBlockOptin = 227 * 1024;
     return p;
 }

@@ -33,18 +33,23 @@ struct PlaneTiling {
     int threads() const { return bx * by; }
 };
 
-// Smallest t with ceil(E/t) * ceil(F/t) <= max_threads.
+// Smallest t with ceil(E/t) * ceil(F/t) <= max_threads. A device that reports no threads per
+// block (max_threads < 1) fits no tiling: t comes back as max(E, F) + 1, more than any plane
+// needs, so the callers' t limits reject it instead of this loop running past INT_MAX.
 inline PlaneTiling plane_tiling(int E, int F, int max_threads) {
     PlaneTiling p;
-    for (int t = 1;; ++t) {
-        const int by = (E + t - 1) / t, bx = (F + t - 1) / t;
+    const std::int64_t e = E > 1 ? E : 1, f = F > 1 ? F : 1, limit = e > f ? e : f;
+    for (std::int64_t t = 1; t <= limit; ++t) {
+        const std::int64_t by = (e + t - 1) / t, bx = (f + t - 1) / t;
         if (by * bx <= max_threads) {
-            p.t = t;
-            p.bx = bx;
-            p.by = by;
+            p.t = int(t);
+            p.bx = int(bx);
+            p.by = int(by);
             return p;
         }
     }
+    p.t = int(limit < INT32_MAX ? limit + 1 : limit);
+    return p;
 }
 
 // Grid of the study's single-kernel family: x = N (images), y = M (filters).
