@@ -23,6 +23,7 @@ Family cublas_family();         // cublas_family.cpp
 Family hopper_family();         // kernels/hopper/family.cpp
 Family fp32fast_family();       // fp32fast_family.cpp
 Family multi_kernel_family();   // multi_kernel_family.cpp
+Family auto_family();           // kernels/auto/auto_family.cpp: runs the others' rows
 
 // In registry order (the order of `convstudy list`, the sweep and the plots' legends).
 inline std::vector<Family> families() {
@@ -31,7 +32,7 @@ inline std::vector<Family> families() {
 #ifdef CONVSTUDY_HAVE_CUDNN
         cudnn_family(), cudnn_legacy_family(),
 #endif
-        cublas_family(), hopper_family(), fp32fast_family(), multi_kernel_family(),
+        cublas_family(), hopper_family(), fp32fast_family(), multi_kernel_family(), auto_family(),
     };
 }
 

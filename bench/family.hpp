@@ -39,6 +39,8 @@ PrecisionRow row_bf16();
 
 using RungSupports = std::function<std::optional<std::string>(const PrecisionRow&, const Problem&, const cudaDeviceProp&)>;
 using RungPlan = std::function<std::unique_ptr<Plan>(const PrecisionRow&, const Problem&, const PlanContext&)>;
+using RungEstimate =
+    std::function<std::optional<Estimate>(const PrecisionRow&, const Problem&, const cudaDeviceProp&)>;
 
 // What a rung's rows declare beyond their name and entry points; the rungs of a family often
 // share it whole (cuDNN's: library, both layouts, order-dependent).
@@ -57,6 +59,7 @@ struct Rung : RungTraits {
     std::vector<Alias> aliases;      // only for a rung of one row
     std::vector<Axis> axes;          // beyond the family's
     std::string ladder;              // empty: the family's name (a family of unrelated ladders names each)
+    RungEstimate estimate;           // the family's cost model of the rung (Variant::estimate); empty: none
 };
 
 // The rung builder of the family specs: one Rung from its parts.
@@ -79,6 +82,8 @@ struct Family {
     // A library's rows (cuDNN's and cuBLAS's engines): anchors the study compares against, never
     // ours: `tune` and the auto-* rungs do not choose them.
     bool library = false;
+    // Its rows run another row's plan, chosen per problem (the auto-* rungs): Variant::delegates.
+    bool delegates = false;
 };
 
 // The registry rows of one family, in rung order, precisions in the order given.

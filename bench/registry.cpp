@@ -80,6 +80,11 @@ std::vector<Variant> expand(const Family& f) {
             v.idea = fill(r.idea, row.suffix);
             v.deterministic = r.deterministic;
             v.library = f.library;
+            v.delegates = f.delegates;
+            if (r.estimate)
+                v.estimate = [fn = r.estimate, row](const Problem& p, const cudaDeviceProp& prop) {
+                    return fn(row, p, prop);
+                };
             v.supports = [fn = r.supports, row](const Problem& p, const cudaDeviceProp& prop) { return fn(row, p, prop); };
             if (r.make_plan)
                 v.make_plan = [fn = r.make_plan, row](const Problem& p, const PlanContext& c) { return fn(row, p, c); };

@@ -41,7 +41,7 @@ std::vector<const Variant*> tune_rows(const TuneTask& t, const cudaDeviceProp& p
     std::vector<const Variant*> out;
     const Problem p{t.layer, t.N, t.layout, {}};
     for (const Variant& v : registry()) {
-        if (v.library || v.precision != t.cls) continue;
+        if (v.library || v.delegates || v.precision != t.cls) continue;
         if (std::find(v.layouts.begin(), v.layouts.end(), t.layout) == v.layouts.end()) continue;
         if (v.supports(p, prop)) continue;  // a reason: not supported
         out.push_back(&v);

@@ -50,8 +50,9 @@ std::vector<TuneTask> shard_tasks(const std::vector<TuneTask>& tasks, int index,
 // after it.
 double task_budget(double remaining_s, double weight, double remaining_weight);
 
-// The rows that may answer a task: ours (not a library's), of the class, declaring the layout,
-// supported on this problem and device; in registry order.
+// The rows that may answer a task: ours (not a library's, nor an auto-* row, which runs
+// another's), of the class, declaring the layout, supported on this problem and device; in
+// registry order.
 std::vector<const Variant*> tune_rows(const TuneTask& t, const cudaDeviceProp& prop);
 
 struct TuneCandidate {

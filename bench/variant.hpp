@@ -169,6 +169,14 @@ struct Alias {
     std::string memory;  // empty: no memory mode implied
 };
 
+// A cost model's answer for one configuration (Variant::estimate): the predicted kernel time and
+// how the model got it (the tile count, waves, split and the bound that decides), for the CSV's
+// detail.
+struct Estimate {
+    double ms = 0;
+    std::string how;
+};
+
 struct Variant {
     std::string name;            // canonical name, lower-case with dashes
     std::vector<Alias> aliases;  // the study's abbreviations
@@ -180,6 +188,9 @@ struct Variant {
     std::string idea;            // one line: what it studies
     bool deterministic = true;   // false: result depends on the order of atomics
     bool library = false;        // a library's engine, an anchor (Family::library), not ours
+    // Runs another row's plan, chosen per problem (the auto-* rungs: a tuned choice or the
+    // heuristic's; Family::delegates): tune and the heuristic never choose such a row.
+    bool delegates = false;
     // Empty when the variant can run the problem on this device, else why not.
     std::function<std::optional<std::string>(const Problem&, const cudaDeviceProp&)> supports;
     // Builds the plan (outside timing) for a problem supports() accepted on this device: the
@@ -194,6 +205,12 @@ struct Variant {
     std::vector<Layout> layouts = {Layout::nchw};
     // Axes a sweep can walk (the family's and the rung's); empty for most variants.
     std::vector<Axis> axes;
+    // The family's cost model of this row, where it has one (the persistent Hopper rungs,
+    // kernels/hopper/ws_model.hpp): the predicted time of a problem with its axis values on a
+    // device, or nothing where the model cannot price it (an axis value that cannot run there,
+    // an axis the model needs left unset). Empty: no model. The auto-* rungs' heuristic ranks
+    // configurations by it.
+    std::function<std::optional<Estimate>(const Problem&, const cudaDeviceProp&)> estimate;
 };
 
 // The registry: every family's rows, expanded from the family specs (family.hpp) that

@@ -59,6 +59,8 @@ int cmd_list(const TableOpt& topt, bool json, bool markdown) {
                                      {"io_dtype", gpu::to_string(v.io)},
                                      {"deterministic", v.deterministic},
                                      {"library", v.library},
+                                     {"delegates", v.delegates},
+                                     {"cost_model", static_cast<bool>(v.estimate)},
                                      {"algo", v.algo},
                                      {"layouts", [&] {
                                           nlohmann::json ls = nlohmann::json::array();

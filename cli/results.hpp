@@ -77,7 +77,7 @@ struct Row {
 // docs/csv-columns.md (`convstudy schema`) come from it. kCsvSchemaVersion is written in every
 // row (column schema_version) and goes up when a column is added, removed, renamed or changes
 // meaning: 2 is the first CSV with the column (a CSV without it is version 1).
-inline constexpr int kCsvSchemaVersion = 3;  // 3: rung and ladder
+inline constexpr int kCsvSchemaVersion = 4;  // 3: rung and ladder; 4: axis_path (the auto-* rows)
 struct CsvCell;  // a row's values, computed once (results.cpp)
 struct CsvColumn {
     std::string name;

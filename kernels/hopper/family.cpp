@@ -11,6 +11,7 @@
 #include "halo_shape.hpp"
 #include "rungs.hpp"
 #include "tiles.hpp"
+#include "ws_model.hpp"
 #include "ws_plan.hpp"
 
 
@@ -115,8 +116,13 @@ namespace {
 std::vector<Rung> persistent_rungs(SplitKind split, const std::vector<PrecisionRow>& rows, const RungTraits& gemm) {
     std::vector<Rung> out;
     for (const auto& r : hopper::ws_rungs())
-        if (r.split == split)
+        if (r.split == split) {
             out.push_back(make_rung(r.name, rows, r.idea, ws_sup(r.split), ws(r.policy, r.split), gemm, hopper::ws_axes()));
+            out.back().estimate = [policy = r.policy, split](const PrecisionRow& row, const Problem& p,
+                                                             const cudaDeviceProp& prop) {
+                return hopper::ws_estimate(policy, split, row.io, p, prop);
+            };
+        }
     return out;
 }
 }  // namespace

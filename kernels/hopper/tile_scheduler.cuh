@@ -302,6 +302,7 @@ struct TileSched {
         s.mode = kSplitKFused;
         return s;
     }
+    static constexpr int kMinSlicesPerPart = 4;      // split-K's and split-tail's least k-slices a part
     static constexpr int kPortableClusterParts = 8;  // the cluster split's parts (split-k-cluster)
     static constexpr int kMaxClusterParts = 16;      // a non-portable cluster (split-k-cluster16)
     // Host: the k-parts of split-K with the reduction kernel: the largest divisor d of the

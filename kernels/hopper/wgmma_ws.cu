@@ -43,7 +43,7 @@
 namespace cs::gpu::variants::hopper {
 namespace {
 
-constexpr int kMinSlices = 4;
+constexpr int kMinSlices = TileSched::kMinSlicesPerPart;
 
 // The rule where no sweep measured the problem.
 int pick_ws(int bn, int rowb) { return find_tile(bn, rowb, 1, 8); }

@@ -1,0 +1,116 @@
+// The auto-<class> rungs' choice: auto_choice.hpp says what it chooses and how.
+#include "auto_choice.hpp"
+
+#include <algorithm>
+#include <iomanip>
+#include <sstream>
+
+namespace cs::gpu {
+namespace {
+
+bool declares(const Variant& v, Layout l) { return std::find(v.layouts.begin(), v.layouts.end(), l) != v.layouts.end(); }
+
+// The rows an auto-<class> row may run: ours, of the class, in the layout, supporting the
+// problem (without axes) on this device; in registry order.
+std::vector<const Variant*> candidate_rows(Precision cls, const Problem& base, const cudaDeviceProp& prop) {
+    std::vector<const Variant*> out;
+    for (const Variant& v : registry()) {
+        if (v.library || v.delegates || v.precision != cls || !declares(v, base.layout)) continue;
+        if (v.supports(base, prop)) continue;
+        out.push_back(&v);
+    }
+    return out;
+}
+
+const Axis* tile_axis(const Variant& v) {
+    for (const Axis& a : v.axes)
+        if (a.name == "tile") return &a;
+    return nullptr;
+}
+
+constexpr int kMsDigits = 4;
+std::string ms_text(double ms) {
+    std::ostringstream o;
+    o << std::fixed << std::setprecision(kMsDigits) << ms << " ms";
+    return o.str();
+}
+
+}  // namespace
+
+std::string pick_label(const AutoPick& p) {
+    const std::string c = axis_config(*p.variant, p.axes).str();
+    return p.variant->name + (c.empty() ? "" : " " + c);
+}
+
+std::vector<AutoPick> heuristic_picks(Precision cls, const Problem& p, const cudaDeviceProp& prop) {
+    Problem base = p;
+    base.axes = {};
+    const auto rows = candidate_rows(cls, base, prop);
+    std::vector<AutoPick> priced;
+    for (const Variant* v : rows) {
+        if (!v->estimate) continue;
+        const Axis* tiles = tile_axis(*v);
+        const std::size_t n = tiles ? tiles->values.size() : 1;
+        for (std::size_t i = 0; i < n; ++i) {
+            Problem q = base;
+            if (tiles) q.axes.set.emplace_back(tiles->name, tiles->id(i));
+            const auto e = v->estimate(q, prop);
+            if (!e) continue;
+            priced.push_back({v, q.axes, AutoPath::heuristic, e->ms, "heuristic: predicted " + ms_text(e->ms) + " (" + e->how + ")"});
+        }
+    }
+    std::stable_sort(priced.begin(), priced.end(), [](const AutoPick& a, const AutoPick& b) { return a.ms < b.ms; });
+    if (!priced.empty()) return priced;
+    // no model prices this problem here: the class's supported rows, the last rung first
+    std::vector<AutoPick> ladder;
+    for (auto it = rows.rbegin(); it != rows.rend(); ++it)
+        ladder.push_back({*it, {}, AutoPath::heuristic, std::numeric_limits<double>::quiet_NaN(),
+                          "heuristic: no cost model prices this problem on this device; the class's last supported "
+                          "rung"});
+    return ladder;
+}
+
+AutoDecision auto_decide(Precision cls, const Problem& p, const cudaDeviceProp& prop, const Tuning& tuning,
+                         std::optional<AutoPath> path, const RuntimeVersions& here) {
+    AutoDecision d;
+    const int sms = prop.multiProcessorCount;
+    const TunedShape shape = tuned_shape(p.layer);
+    if (path != AutoPath::heuristic) {
+        if (tuning.choices_of_other_cards_only(prop.name, sms)) {
+            d.notes.push_back(std::string("warning: the tuning file's choices are all of other cards, none of ") +
+                              prop.name + " with " + std::to_string(sms) + " SMs: ignored");
+        } else if (const TunedChoice* ch = tuning.choice(prop.name, sms, cls, shape, p.layout, p.N)) {
+            const TuningCard* card = nullptr;
+            for (const TuningCard& c : tuning.cards)
+                for (const TunedChoice& x : c.choices)
+                    if (&x == ch) card = &c;
+            if (card && (card->cuda_runtime != here.cuda_runtime || card->driver != here.driver))
+                d.notes.push_back("warning: the tuning file " + card->origin + " was made under CUDA " +
+                                  card->cuda_runtime + ", driver " + card->driver + "; this process runs CUDA " +
+                                  here.cuda_runtime + ", driver " + here.driver);
+            Problem q = p;
+            q.axes = ch->axes;
+            AutoPick pick{ch->variant, ch->axes, AutoPath::tuned, ch->kernel_ms,
+                          "tuned at N=" + std::to_string(ch->N) + ": " + ms_text(ch->kernel_ms) + " over " +
+                              std::to_string(ch->tried) + " configurations" + (ch->complete ? "" : " (search cut short)")};
+            if (const auto why = ch->variant ? ch->variant->supports(q, prop) : std::optional<std::string>("no row"))
+                d.notes.push_back("the tuned choice " + pick_label(pick) + " does not run here (" + *why +
+                                  "): the heuristic's instead");
+            else if (auto err = axes_error(*ch->variant, ch->axes))
+                d.notes.push_back("the tuned choice " + ch->variant->name + " has axis values it lacks (" + *err +
+                                  "): the heuristic's instead");
+            else
+                d.picks.push_back(std::move(pick));
+        }
+        if (path == AutoPath::tuned) {
+            if (d.picks.empty())
+                d.notes.push_back("path=tuned: no tuned choice for this class, shape, layout and N within a factor of " +
+                                  std::to_string(int(kTunedReach)) + " on " + prop.name);
+            return d;
+        }
+    }
+    for (auto& h : heuristic_picks(cls, p, prop)) d.picks.push_back(std::move(h));
+    return d;
+}
+
+}  // namespace cs::gpu

@@ -1,0 +1,209 @@
+// The persistent Hopper rungs' cost model: ws_model.hpp says what it prices and how.
+#include "ws_model.hpp"
+
+#include "geometry.hpp"
+#include "tile_scheduler.cuh"
+#include "tiles.hpp"
+#include "ws_plan.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <cmath>
+#include <string>
+
+namespace cs::gpu::variants::hopper {
+namespace {
+
+// sm_90's rates, as the model prices them (architectural: no layer's shape).
+// The SM clock under a sustained MMA load (H100/H200 SXM boost 1.98 GHz, lower under load).
+constexpr double kClockHz = 1.755e9;
+// Dense wgmma FLOPs per SM and clock on 2-byte operands, sustained: cuBLAS's large-GEMM rate as
+// the H200's ceilings measure it (the CSV's peak_tflops), over its SMs at kClockHz; 4-byte (tf32)
+// operands run half.
+constexpr double kMmaFlopsPerClk2B = 3330;
+constexpr int kTwoByte = 2;
+// The fp32-class splits' channel blocks (hi, lo and hi again: geometry.hpp's parts).
+constexpr int kSplitParts = 3;
+// Bytes per SM and clock that TMA brings from L2 into shared memory.
+constexpr double kL2BytesPerClk = 64;
+// The pipeline's handshake per k-slice (the full and empty barriers, the consumers' wait).
+constexpr double kSliceSyncClk = 60;
+// A work unit's start: accumulators cleared, the scheduler's next unit, its first slice's wait.
+constexpr double kUnitClk = 250;
+// The epilogue's writes per SM and clock, from registers (the direct store: each thread's
+// fragments, strided) or as TMA bulk stores from shared memory; and its fixed part (fences, the
+// store's issue).
+constexpr double kDirectStoreBytesPerClk = 12;
+constexpr double kTmaStoreBytesPerClk = 32;
+constexpr double kEpilogueClk = 300;
+// One kernel launch on a stream as event timing sees it (a dependent kernel's gap and tail), and
+// a persistent CTA's prologue (barriers, the tensor maps' fetch, the ring's first loads): fitted
+// to the committed H200 measurements of the persistent rungs at N=1, where they dominate.
+constexpr double kLaunchUs = 4;
+constexpr double kPrologueUs = 4;
+// HBM3 and HBM3e: bytes per second per bit of the memory bus (the H100's and the H200's rated
+// bandwidths over their bus widths, between the two); a device that reports no bus width is
+// taken as the H100's.
+constexpr double kDramBytesPerBusBit = 0.72e9;
+constexpr int kDefaultBusBits = 5120;
+// fp32 partial sums (split-K, cut tiles) and the TMA store's row alignment.
+constexpr int kAccBytes = 4;
+constexpr int kTmaStoreAlign = 16;
+constexpr int kClusterPortable = TileSched::kPortableClusterParts;
+constexpr int kClusterLarge = TileSched::kMaxClusterParts;
+constexpr double kUsPerS = 1e6, kMsPerUs = 1e-3;
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+// The busiest CTA's work under the scheduler the plan resolves: k-slices, units (epilogues) and
+// the partial tiles it adds into a cut tile; nothing where the plan would SKIP.
+struct Load {
+    double slices = 0, units = 0, fixups = 0;
+    int ksplit = 1;
+    TileScheduler scheduler = TileScheduler::data_parallel;
+};
+
+std::optional<Load> busiest(TileScheduler sched, std::int64_t tiles, int tiles_n, int kslices, int sms, int cluster,
+                            bool mc_a, bool coop_alone, bool nchw) {
+    const std::int64_t units = TileSched::cluster_units(tiles, tiles_n, cluster, mc_a ? 1 : 0);
+    const int slots = sms / cluster;
+    Load l;
+    l.scheduler = sched;
+    auto split_units = [&](int parts) {
+        l.ksplit = parts;
+        const double per_slot = double(ceil_div(units * parts, slots));
+        l.units = per_slot;
+        l.slices = per_slot * double(ceil_div(kslices, parts));
+    };
+    switch (sched) {
+        case TileScheduler::automatic: {
+            const int parts = TileSched::split_parts(units, kslices, slots, false, TileSched::kMinSlicesPerPart);
+            l.scheduler = parts > 1 ? TileScheduler::split_k : TileScheduler::data_parallel;
+            if (parts > 1 && coop_alone && TileSched::prefer_cluster_split(units, kslices, parts, slots, nchw)) {
+                l.scheduler = TileScheduler::split_k_cluster;
+                split_units(std::min(kClusterPortable, kslices));
+            } else {
+                split_units(parts);
+            }
+            return l;
+        }
+        case TileScheduler::data_parallel: split_units(1); return l;
+        case TileScheduler::split_k:
+        case TileScheduler::split_k_fused: {
+            const int parts = TileSched::split_parts(units, kslices, slots, true, TileSched::kMinSlicesPerPart);
+            if (parts == 1) return std::nullopt;
+            if (sched == TileScheduler::split_k_fused && (!coop_alone || units * parts > slots)) return std::nullopt;
+            split_units(parts);
+            return l;
+        }
+        case TileScheduler::split_k_cluster:
+        case TileScheduler::split_k_cluster16: {
+            const int parts = std::min(sched == TileScheduler::split_k_cluster16 ? kClusterLarge : kClusterPortable, kslices);
+            if (!coop_alone || parts < 2) return std::nullopt;
+            split_units(parts);
+            return l;
+        }
+        case TileScheduler::stream_k: {
+            const TileSched s = TileSched::stream_k(int(tiles), tiles_n, kslices, sms);
+            const double whole = double(s.tiles_dp) / sms;
+            const double cut = double(ceil_div(s.sk_iters, std::max(1, s.grid)));
+            // a CTA's range crosses tile boundaries: a unit per tile it touches, and at each
+            // boundary a partial tile written by one CTA and added by another; where more CTAs
+            // than tiles share the cut, a tile's finisher adds the partials of all its sharers
+            const double touched = s.sk_iters > 0 ? double(ceil_div(std::int64_t(cut), kslices)) + 1 : 0;
+            const std::int64_t cut_tiles = std::max<std::int64_t>(1, tiles - s.tiles_dp);
+            const double sharers = double(ceil_div(s.grid, cut_tiles));
+            l.units = whole + touched;
+            l.slices = whole * kslices + cut;
+            l.fixups = s.sk_iters > 0 ? std::max(0.0, touched - 1) + std::max(0.0, sharers - 1) : 0;
+            return l;
+        }
+        case TileScheduler::split_tail: {
+            const TileSched s = TileSched::split_tail(int(tiles), tiles_n, kslices, sms, TileSched::kMinSlicesPerPart);
+            const double whole = double(s.tiles_dp) / sms;
+            const std::int64_t tail_units = (tiles - s.tiles_dp) * s.tail_q;
+            const double tail = double(ceil_div(tail_units, std::max(1, s.grid)));
+            l.units = whole + tail;
+            l.slices = whole * kslices + tail * double(ceil_div(kslices, s.tail_q));
+            l.fixups = s.tail_q > 1 ? s.tail_q : 0;  // the last part adds the others'
+            l.ksplit = s.tail_q;
+            return l;
+        }
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<Estimate> ws_estimate(const WsPolicy& rung, SplitKind split, DType io, const Problem& p,
+                                    const cudaDeviceProp& prop) {
+    const WsRequest r = ws_request(rung, split, p.axes);
+    const WsPolicy& w = r.policy;
+    if (!w.tile.chosen() || w.tile.index >= kNumTiles) return std::nullopt;
+    const int ti = w.tile.index;
+    const Tile& t = kTiles[ti];
+    if (!ws_tile_ok_rt(ti, w.schedule)) return std::nullopt;
+    const bool split3 = split != SplitKind::none;
+    const int es = split == SplitKind::x3fp16 ? kTwoByte : split3 || io == DType::f32 ? kAccBytes : kTwoByte;
+    const int out_es = split3 ? kAccBytes : es;
+    const Setup u = make_setup(p, split3 ? kSplitParts : 1);
+    if (t.kb && u.g.C * es > t.kb) return std::nullopt;
+    const int cluster = w.cluster == Cluster::one ? 1 : 2;
+    const bool mc_a = w.cluster == Cluster::one_by_two;
+    if (cluster > 1 && (t.bm != kBM || cuts_tiles(w.scheduler))) return std::nullopt;
+    if (w.launch == Launch::pdl && !u.tin) return std::nullopt;
+    const int sms = std::max(1, prop.multiProcessorCount);
+
+    // the GEMM and its tiles
+    const int bk = t.rowb / es;
+    const std::int64_t P = p.N * std::int64_t(u.g.EF);
+    if (P == 0) return std::nullopt;
+    const int n_tiles = int(ceil_div(u.g.M, t.bn));
+    const int tiles_n = n_tiles + (mc_a ? n_tiles % 2 : 0);
+    const std::int64_t tiles = ceil_div(P, t.bm) * tiles_n;
+    const int kslices = u.g.R * u.g.S * int(ceil_div(u.g.C, bk));
+    const bool coop_alone = w.schedule == Schedule::cooperative && cluster == 1;
+    const auto load = busiest(w.scheduler, tiles, tiles_n, kslices, sms, cluster, mc_a, coop_alone, u.src_nchw);
+    if (!load) return std::nullopt;
+
+    // one k-slice on one SM: MMAs over the slice's covered bytes, loads of A and B from L2
+    const double flops_per_clk = kMmaFlopsPerClk2B * kTwoByte / es;
+    const double mma = double(t.bm) * t.bn * (t.mma_bytes() / es) * 2 / flops_per_clk;
+    const double a_bytes = double(t.bm) * t.rowb / (mc_a ? 2 : 1);
+    const double b_bytes = double(t.bn) * t.rowb / (cluster == 2 && !mc_a ? 2 : 1);
+    const double slice = std::max(mma, (a_bytes + b_bytes) / kL2BytesPerClk) + kSliceSyncClk;
+    // a unit's epilogue: hidden under the next unit's mainloop by the TMA store (NHWC output with
+    // 16-byte rows) and by ping-pong, all but the last
+    const bool tma_store = w.epilogue.store == Epilogue::tma_store && !u.src_nchw &&
+                           (std::int64_t(u.g.M) * out_es) % kTmaStoreAlign == 0;
+    const double epilogue =
+        kEpilogueClk + double(t.bm) * t.bn * out_es / (tma_store ? kTmaStoreBytesPerClk : kDirectStoreBytesPerClk);
+    const bool hidden = tma_store || w.schedule == Schedule::pingpong;
+    const bool split_k = load->scheduler == TileScheduler::split_k || load->scheduler == TileScheduler::split_k_fused;
+    const double epilogues = split_k ? 0 : hidden ? 1 : load->units;
+    // each partial tile a cut tile's finisher adds: written by its CTA, read back through L2
+    const double fixup = load->fixups * 2 * double(t.bm) * t.bn * kAccBytes / kL2BytesPerClk;
+    const double gemm_clk = load->slices * slice + load->units * kUnitClk + epilogues * epilogue + fixup;
+    double us = kPrologueUs + gemm_clk / kClockHz * kUsPerS + kLaunchUs;
+
+    // DRAM: the compulsory traffic, the transforms', split-K's partials and reduction kernel
+    const double bus = double(prop.memoryBusWidth > 0 ? prop.memoryBusWidth : kDefaultBusBits) * kDramBytesPerBusBit;
+    const int src_es = split3 || io == DType::f32 ? kAccBytes : kTwoByte;
+    const double in_bytes = double(p.N) * u.src_img * src_es, out_bytes = double(P) * u.g.M * out_es;
+    const double w_bytes = double(u.w_elems) * es;
+    double extra_us = 0;
+    if (u.tin) extra_us += kLaunchUs + (in_bytes + double(p.N) * u.ws_img * es) / bus * kUsPerS;
+    if (u.tw) extra_us += kLaunchUs + (double(u.s.M) * u.s.C * u.s.R * u.s.S * src_es + w_bytes) / bus * kUsPerS;
+    if (load->scheduler == TileScheduler::split_k)
+        extra_us += kLaunchUs + (double(2 * load->ksplit) * double(P) * u.g.M * kAccBytes + out_bytes) / bus * kUsPerS;
+    const double floor_us = (in_bytes + w_bytes + out_bytes) / bus * kUsPerS;
+    us = std::max(us, floor_us) + extra_us;
+
+    const std::string how = tile_name(ti) + ", " + std::to_string(tiles) + " tiles, " +
+                            std::string(name_of(kTileSchedulerNames, load->scheduler)) + " x" +
+                            std::to_string(load->ksplit) + ", busiest CTA " + std::to_string(std::llround(load->slices)) + " k-slices, " +
+                            (mma >= (a_bytes + b_bytes) / kL2BytesPerClk ? "MMA" : "L2") + "-bound slices";
+    return Estimate{us * kMsPerUs, how};
+}
+
+}  // namespace cs::gpu::variants::hopper
