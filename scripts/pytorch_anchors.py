@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""PyTorch's cuDNN on the AlexNet layers: the timings convstudy's cuDNN rows are held against.
+"""PyTorch's cuDNN on a layer table: the timings convstudy's cuDNN rows are held against.
 
-Times PyTorch's cuDNN convolutions on the AlexNet layers, on the GPU machine:
+Times PyTorch's cuDNN convolutions on a layer table's layers, on the GPU machine:
 
-    python3 scripts/pytorch_anchors.py OUT.csv [--layers conv2,conv3] [--batches 1,32]
+    python3 scripts/pytorch_anchors.py OUT.csv [--table vgg16] [--layers conv2,conv3] [--batches 1,32]
 
-For each layer of layers/alexnet.json, N in 1, 32, 128, precision fp32 (TF32 off), tf32,
+--table takes a built-in table's name (alexnet, the default; vgg16; resnet50: layers/<name>.json,
+the files convstudy embeds) or a layer table's path, as convstudy's --table does. For each layer
+of the table, N in 1, 32, 128, precision fp32 (TF32 off), tf32,
 fp16, bf16 and layout NCHW and channels_last (NHWC input, KRSC weights), it times
 torch.nn.functional.conv2d (no bias) the way convstudy's harness times a row:
   - torch.backends.cudnn.benchmark = True (cuDNN's engines timed on the first call),
@@ -17,8 +19,8 @@ torch.nn.functional.conv2d (no bias) the way convstudy's harness times a row:
 Inputs are uniform in [-1, 1), weights scaled by sqrt(3/K) (the study's data). fp32 sets
 cuDNN's fp32 precision to 'ieee' (allow_tf32 off), tf32 to 'tf32'; fp16 and bf16 tensors
 compute in float inside cuDNN (PyTorch's default for convolutions).
-Extra rows: conv1 rewritten by space-to-depth (48 channels, 57x57, 3x3 stride 1; the same
-55x55 output), fp16 and tf32, NHWC, N=128 (layer "conv1-s2d").
+Extra rows (alexnet only): conv1 rewritten by space-to-depth (48 channels, 57x57, 3x3 stride 1;
+the same 55x55 output), fp16 and tf32, NHWC, N=128 (layer "conv1-s2d").
 
 torch.compile as a second peer (--compile-batches, default 128; --no-compile skips it): the
 same convolution through torch.compile(mode="max-autotune-no-cudagraphs") per layer,
@@ -33,8 +35,9 @@ since the script's start plus the longest configuration so far stay within S; ea
 out gets a row with an empty ms and a note saying so (readers skip rows without ms), as does
 a configuration that fails to compile.
 
-Writes a CSV (layer,N,precision,layout,ms,torch,cudnn,device,impl,note,git_rev,timestamp) and
-prints a table (ms, per layer, and the five layers' total). Runs in well under 3 minutes on
+Writes a CSV (layer,N,precision,layout,ms,torch,cudnn,device,impl,note,git_rev,timestamp,table,
+count: the table's name and the layer's count, how many times the network runs that shape) and
+prints a table (ms, per layer, and the network's total: each layer times its count). Runs in well under 3 minutes on
 an H200; rows are written as they are measured, N=1 first. Every row names where and what
 measured it: the device, the torch and cuDNN versions, the convstudy revision (git_rev:
 $CONVSTUDY_GIT_REV as the device runner sets it, else `git describe` of this checkout, as
@@ -56,10 +59,10 @@ import torch
 import torch.nn.functional as F
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-LAYERS_JSON = os.path.join(HERE, "..", "layers", "alexnet.json")
+LAYERS_DIR = os.path.join(HERE, "..", "layers")
 
 CSV_COLUMNS = ("layer", "N", "precision", "layout", "ms", "torch", "cudnn", "device", "impl", "note", "git_rev",
-               "timestamp")
+               "timestamp", "table", "count")
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
 LAYOUTS = ("nchw", "nhwc")
 WARMUP = 5
@@ -96,16 +99,18 @@ class AnchorCsv:
     """The output CSV: one row per measurement, flushed as written, each row carrying the
     versions, device, revision and its own timestamp."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, table: str, counts: dict) -> None:
         self.file = open(path, "w", newline="")
         self.writer = csv.writer(self.file)
         self.writer.writerow(CSV_COLUMNS)
+        self.counts = counts
         self.fixed = {"torch": torch.__version__, "cudnn": cudnn_version_string(),
-                      "device": torch.cuda.get_device_name(0), "git_rev": git_revision()}
+                      "device": torch.cuda.get_device_name(0), "git_rev": git_revision(), "table": table}
 
     def write(self, layer, n, precision, layout, ms, impl, note) -> None:
         row = dict(self.fixed, layer=layer, N=n, precision=precision, layout=layout,
-                   ms="" if ms is None else f"{ms:.5f}", impl=impl, note=note, timestamp=utc_now())
+                   ms="" if ms is None else f"{ms:.5f}", impl=impl, note=note, timestamp=utc_now(),
+                   count=self.counts.get(layer, 1))
         self.writer.writerow([row[c] for c in CSV_COLUMNS])
         self.file.flush()
 
@@ -187,9 +192,28 @@ def make_compiled(C, H, W, M, R, S, stride, pad, N, precision, layout):
     return (lambda: compiled(x, w)), cache
 
 
+def load_table(arg: str):
+    """(name, layers) of --table: a built-in table's name (layers/<name>.json, the files the program
+    embeds) or a layer table's path, whose "name" field names it."""
+    builtin = os.path.join(LAYERS_DIR, arg + ".json")
+    path = builtin if os.sep not in arg and os.path.isfile(builtin) else arg
+    with open(path) as f:
+        doc = json.load(f)
+    layers = doc["layers"]
+    if not isinstance(layers, list) or not layers:
+        raise ValueError("no layers")
+    for l in layers:
+        for k in ("name", "C", "H", "W", "M", "R", "S", "stride", "pad"):
+            if k not in l:
+                raise ValueError(f"layer {l.get('name', '?')} has no {k}")
+    return doc.get("name", arg), layers
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("csv", help="output CSV path")
+    ap.add_argument("--table", default="alexnet",
+                    help="a built-in table's name (alexnet, vgg16, resnet50) or a layer table's path (default alexnet)")
     ap.add_argument("--layers", default="", help="comma-separated layer names (default: all)")
     ap.add_argument("--batches", default="1,32,128", help="comma-separated N (default 1,32,128)")
     ap.add_argument("--no-s2d", action="store_true", help="skip the space-to-depth conv1 rows")
@@ -205,8 +229,11 @@ def main() -> int:
     if not torch.cuda.is_available():
         print("pytorch_anchors: no CUDA device", file=sys.stderr)
         return 4
-    with open(LAYERS_JSON) as f:
-        layers = json.load(f)["layers"]
+    try:
+        table_name, layers = load_table(args.table)
+    except (OSError, ValueError, KeyError) as e:
+        print(f"pytorch_anchors: --table {args.table}: {e}", file=sys.stderr)
+        return 2
     if args.layers:
         want = set(args.layers.split(","))
         layers = [l for l in layers if l["name"] in want]
@@ -214,7 +241,7 @@ def main() -> int:
 
     torch.backends.cudnn.benchmark = True
     torch.backends.cudnn.deterministic = False
-    out = AnchorCsv(args.csv)
+    out = AnchorCsv(args.csv, table_name, {l["name"]: int(l.get("count", 1)) for l in layers})
     cudnn_s, device = out.fixed["cudnn"], out.fixed["device"]
     print(f"torch {torch.__version__}, cuDNN {cudnn_s}, {device}, convstudy {out.fixed['git_rev']}", flush=True)
     timer = Timer()
@@ -236,7 +263,7 @@ def main() -> int:
                                        precision, layout)
                         record(l["name"], n, precision, layout, timer.time(fn))
                     print(f"  N={n} {precision} {layout} done ({time.time() - t0:.0f} s)", flush=True)
-        if not args.no_s2d and 128 in batches:
+        if not args.no_s2d and 128 in batches and table_name == "alexnet":
             for precision in ("fp16", "tf32"):
                 fn = make_conv(48, 57, 57, 96, 3, 3, 1, 0, 128, precision, "nhwc")
                 record("conv1-s2d", 128, precision, "nhwc", timer.time(fn))
@@ -272,8 +299,10 @@ def main() -> int:
                                   f"{time.time() - t1:.0f} s with compilation", flush=True)
     out.close()
 
-    # The table: one line per (precision, layout, N), ms per layer and the five layers' total.
+    # The table: one line per (precision, layout, N), ms per layer and the network's total (each
+    # layer times its count).
     names = [l["name"] for l in layers]
+    count = {l["name"]: int(l.get("count", 1)) for l in layers}
     printed = set()
     by = {(r[0], r[1], r[2], r[3]): r[4] for r in rows if r[5] == "eager"}
     comp = {(r[0], r[1], r[2], r[3]): r[4] for r in rows if r[5] == "compile"}
@@ -288,7 +317,7 @@ def main() -> int:
                 vals = [by.get((name, n, precision, layout)) for name in names]
                 if all(v is None for v in vals):
                     continue
-                total = sum(v for v in vals if v is not None)
+                total = sum(v * count[name] for name, v in zip(names, vals) if v is not None)
                 cells = " | ".join(f"{v:6.3f}" if v is not None else "     -" for v in vals)
                 print(f"| {precision + ' ' + layout.upper() + ' ' + str(n):<22} | {cells} | {total:6.3f} |")
     for precision in ("fp16", "tf32"):
@@ -303,7 +332,7 @@ def main() -> int:
                     continue
                 printed.add((n, precision, layout))
                 cells = " | ".join(f"{v:6.3f}" if v is not None else "     -" for v in vals)
-                total = sum(v for v in vals if v is not None)
+                total = sum(v * count[name] for name, v in zip(names, vals) if v is not None)
                 print(f"| {'compile ' + precision + ' ' + layout.upper() + ' ' + str(n):<22} | {cells} | {total:6.3f} |")
     print(f"({len(rows)} rows in {time.time() - t0:.0f} s -> {args.csv})")
     return 0
