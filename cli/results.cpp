@@ -70,6 +70,8 @@ std::vector<CsvColumn> fixed_columns() {
         {"E", "int", "", nullptr, [](C c) { return std::to_string(c.l.E()); }},
         {"F", "int", "", nullptr, [](C c) { return std::to_string(c.l.F()); }},
         {"N", "int", "", nullptr, [](C c) { return std::to_string(c.row.N); }},
+        {"table", "text", "", "the layer table the layer is from (`--table`: a built-in's name, or the file's `name` field), and how many times the network runs the layer's shape (the table's `count`: a network's totals weigh each layer by it)", [](C c) { return c.m.table; }},
+        {"count", "int", "", nullptr, [](C c) { return std::to_string(c.l.count); }},
         {"variant", "text", "", "what ran: registry name, family, rung (the name without the precision), ladder (the family, or the one of its ladders the rung stands on), precision class (fp32, tf32, fp16, bf16, fp16acc)", [](C c) { return c.row.variant->name; }},
         {"family", "text", "", nullptr, [](C c) { return c.row.variant->family; }},
         {"rung", "text", "", nullptr, [](C c) { return c.row.variant->rung; }},

@@ -26,6 +26,7 @@ struct RunMeta {
     double peak_fp32 = 0, peak_tf32 = 0, peak_fp16 = 0, peak_bf16 = 0, copy_gbs = 0;
     double peak_for(gpu::Precision precision) const;  // its ceiling class's
     std::string git_rev, tool_version;
+    std::string table;                  // the layer table's name (a built-in's, or the file's "name" field)
     std::string cudnn_version;          // the cuDNN library this process ran ("" without cuDNN)
     bool l2_flush = true;
     int warmup = 0, repeats = 0;
@@ -77,7 +78,7 @@ struct Row {
 // docs/csv-columns.md (`convstudy schema`) come from it. kCsvSchemaVersion is written in every
 // row (column schema_version) and goes up when a column is added, removed, renamed or changes
 // meaning: 2 is the first CSV with the column (a CSV without it is version 1).
-inline constexpr int kCsvSchemaVersion = 4;  // 3: rung and ladder; 4: axis_path (the auto-* rows)
+inline constexpr int kCsvSchemaVersion = 4;  // 3: rung and ladder; 4: table, count, axis_path (the auto-* rows)
 struct CsvCell;  // a row's values, computed once (results.cpp)
 struct CsvColumn {
     std::string name;

@@ -169,7 +169,8 @@ int cmd_run(RunArgs a, bool profiling) {
     const auto opt = a.timing.to_run_options(engines, tuning ? &*tuning : nullptr);
     // The ceilings and the GEMM of the layer's shape appear only in the CSV, beside times.
     const bool ceilings = !a.csv.empty() && opt.repeats > 0;
-    const RunMeta meta = make_meta(*ctx, opt, ceilings, a.check.seed, d.scales);
+    RunMeta meta = make_meta(*ctx, opt, ceilings, a.check.seed, d.scales);
+    meta.table = table.name;
     Row row = run_one(*ctx, *ref.variant, mode, layout, d, opt, config);
     if (!a.profile_target) save_engine_choices(choices, engines);
     if (ceilings && row.result.status == gpu::Status::pass)

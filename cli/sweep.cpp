@@ -537,7 +537,8 @@ int cmd_sweep(const SweepArgs& a) {
     const auto opt = a.timing.to_run_options(engines, tuning ? &*tuning : nullptr);
     // A check-only sweep (--repeats 0) has no times to hold against the ceilings.
     const bool timed = opt.repeats > 0;
-    const RunMeta meta = make_meta(*ctx, opt, timed, a.check.seed, scales);
+    RunMeta meta = make_meta(*ctx, opt, timed, a.check.seed, scales);
+    meta.table = table.name;
     device_scope.reset();
     if (!a.quiet && timed) print_device_line(meta);
     if (shard.count > 1 && !a.quiet)

@@ -10,7 +10,7 @@ from ..io import date_range
 from ..ladders import report_exact_fp32, report_section as ladder_section
 from ..profile_section import report_lines as profile_lines
 from ..roofline import report_section as roofline_section
-from . import accuracy, anchors, copies, failures, figures, header, network, summary_section, tables
+from . import accuracy, anchors, copies, failures, figures, goals, header, network, summary_section, tables
 from .common import Context
 
 
@@ -34,6 +34,7 @@ SECTIONS = [
     tables.section,           # kernel time and speedup (Tables 4-7)
     copies.section,           # copy overhead (Table 3)
     network.section,          # all layers, scaling, coalescing
+    goals.section,            # a network's totals: auto-<class> against cuDNN (network_totals.py)
     accuracy.section,         # error by variant
     anchors.section,          # ratio to cuDNN, best per layer, TFLOP/s
     _roofline,                # ceilings and roofline (roofline.py)

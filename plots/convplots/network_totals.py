@@ -1,0 +1,184 @@
+"""A network's totals and per-layer bounds (issue 51's goals): for one sweep CSV of a layer table
+(schema 4 on: its `table` and `count` columns), per precision class and N:
+
+- ours = the `auto-<class>` rows (what a user runs; `path` picks the tuned or the heuristic ones
+  where the sweep set the axis), never the best of our rungs; cuDNN = the fastest of
+  `cudnn-<class>`, `cudnn-legacy-<class>` and `cudnn-<class>-s2d` per layer;
+- totals are single-layout and weighted by count: each side's best single-layout total (a network
+  cannot change layout per layer for free);
+- each layer's bound from its FLOPs and its compulsory bytes (input, weights, output once, at the
+  row's element size) against the run's measured ceilings (the class's `peak_tflops`, `copy_gbs`):
+  compute or DRAM, and each side's share of it (bound time / kernel time);
+- a DRAM-bound layer is judged at 1.0x, and the total's goal counts such layers at cuDNN's time.
+
+goals_markdown writes them (the docs' `network` blocks, the report's section when a sweep has auto
+rows). `python3 -m convplots.network_totals --self-test` checks the arithmetic on made-up rows (ctest).
+"""
+
+import sys
+
+from .io import fnum, md_table, ok
+from .summary import LAYOUTS, cudnn_ms
+
+ELEM_BYTES = {"f32": 4, "f16": 2, "bf16": 2}
+
+
+def count_of(r):
+    """How many times the network runs the row's shape (CSVs before schema 4: 1)."""
+    try:
+        return max(1, int(float(r.get("count") or 1)))
+    except ValueError:
+        return 1
+
+
+def path_of(r):
+    """The auto row's path as the sweep set it ("" where it left the axis to the row)."""
+    for kv in (r.get("axes") or "").split(";"):
+        k, _, v = kv.partition("=")
+        if k == "path":
+            return v
+    return ""
+
+
+def is_cudnn(r, cls):
+    return r["_variant"] in (f"cudnn-{cls}", f"cudnn-legacy-{cls}", f"cudnn-{cls}-s2d")
+
+
+def bound(r, peak_tflops, copy_gbs):
+    """(verdict, ms): the larger of the layer's FLOPs at the class's ceiling and its compulsory
+    bytes at the copy bandwidth; (None, None) where a ceiling is missing."""
+    if not peak_tflops or not copy_gbs:
+        return None, None
+    n, c, h, w, m = (int(r[k]) for k in ("N", "C", "H", "W", "M"))
+    rr, s, e, f = (int(r[k]) for k in ("R", "S", "E", "F"))
+    flops = 2.0 * n * m * e * f * c * rr * s
+    nbytes = float(n * c * h * w + m * c * rr * s + n * m * e * f) * ELEM_BYTES.get(r.get("io_dtype"), 4)
+    compute_ms, dram_ms = flops / (peak_tflops * 1e9), nbytes / (copy_gbs * 1e6)
+    return ("compute", compute_ms) if compute_ms >= dram_ms else ("DRAM", dram_ms)
+
+
+def layer_rows(rows, cls, n, path=""):
+    """{layer: {"count", "ours": {layout: row}, "cudnn": {layout: row}}} at N, in row order."""
+    out = {}
+    for r in rows:
+        if r["N"] != n or not ok(r):
+            continue
+        side = "ours" if r["_variant"] == f"auto-{cls}" and path_of(r) == path else \
+            "cudnn" if is_cudnn(r, cls) else None
+        if side is None:
+            continue
+        e = out.setdefault(r["layer"], {"count": count_of(r), "ours": {}, "cudnn": {}})
+        t = (lambda x: x["kernel_ms"]) if side == "ours" else cudnn_ms
+        best = e[side].get(r["layout"])
+        if best is None or t(r) < t(best):
+            e[side][r["layout"]] = r
+    return out
+
+
+def best_total(per_layer, side):
+    """(layout, ms): the side's fastest single-layout total weighted by count; None where no layout
+    has every layer."""
+    t = (lambda x: x["kernel_ms"]) if side == "ours" else cudnn_ms
+    best = None
+    for layout in LAYOUTS:
+        rs = [(e["count"], e[side].get(layout)) for e in per_layer.values()]
+        if not rs or any(r is None for _, r in rs):
+            continue
+        ms = sum(c * t(r) for c, r in rs)
+        if best is None or ms < best[1]:
+            best = (layout, ms)
+    return best
+
+
+def judge(per_layer, peak_tflops, copy_gbs, ours_layout, cudnn_layout):
+    """Per layer in the two totals' layouts: (layer, count, ours ms, cuDNN ms, ratio, bound verdict,
+    bound ms, ours share, cuDNN share); and the goal's total: ours over cuDNN with DRAM-bound layers
+    at cuDNN's time."""
+    lines, ours_sum, cudnn_sum = [], 0.0, 0.0
+    for layer, e in per_layer.items():
+        o, c = e["ours"].get(ours_layout), e["cudnn"].get(cudnn_layout)
+        if o is None or c is None:
+            return lines, None
+        om, cm = o["kernel_ms"], cudnn_ms(c)
+        verdict, bms = bound(o, peak_tflops, copy_gbs)
+        lines.append((layer, e["count"], om, cm, om / cm, verdict, bms, bms / om if bms else None,
+                      bms / cm if bms else None))
+        ours_sum += e["count"] * (cm if verdict == "DRAM" else om)
+        cudnn_sum += e["count"] * cm
+    return lines, ours_sum / cudnn_sum if cudnn_sum else None
+
+
+def goals_markdown(d, classes, batches, path=""):
+    """Per class and N: each side's best single-layout total weighted by count, ours (the
+    auto-<class> rows of `path`) over cuDNN, the goal's total (DRAM-bound layers at cuDNN's time)
+    and the layers at most 1.0x (DRAM-bound ones count); then per layer the bound and both sides'
+    share of it. `d`: a convplots.io.Data."""
+    tables = sorted({r.get("table", "") for r in d.rows if r.get("table")}) or ["(no table column)"]
+    body, layers = [], []
+    for cls in classes:
+        for n in batches:
+            per = layer_rows(d.rows, cls, n, path)
+            o, c = best_total(per, "ours"), best_total(per, "cudnn")
+            cells = ["—" if not x else f"{fnum(x[1])} ({x[0]})" for x in (o, c)]
+            if not o or not c:
+                body.append([cls, n] + cells + ["—", "—", "—"])
+                continue
+            lines, goal = judge(per, d.class_peaks.get(cls), d.copy_gbs, o[0], c[0])
+            within = sum(1 for x in lines if x[4] <= 1.0 or x[5] == "DRAM")
+            body.append([cls, n] + cells + [f"{o[1] / c[1]:.3g}", "—" if goal is None else f"{goal:.3g}",
+                                            f"{within} of {len(lines)}"])
+            layers += [[cls, n, x[0], x[1], fnum(x[2]), fnum(x[3]), f"{x[4]:.3g}", x[5] or "—", fnum(x[6]),
+                        "—" if x[7] is None else f"{100 * x[7]:.0f}%", "—" if x[8] is None else f"{100 * x[8]:.0f}%"]
+                       for x in lines]
+    return (md_table(["class", "N", "ours (layout)", "cuDNN (layout)", "ours / cuDNN", "goal total",
+                      "layers <= 1.0x"], body) + "\n\n"
+            + md_table(["class", "N", "layer", "count", "ours ms", "cuDNN ms", "ours / cuDNN", "bound", "bound ms",
+                        "ours' share", "cuDNN's share"], layers)
+            + f"\n\nTable {', '.join(tables)}; ours: the auto-<class> rows{' of path=' + path if path else ''}. ")
+
+
+def generator(data, revs):
+    """The docs' `network` block kind (docs.py's GENERATORS): `network csv=FILE classes=fp16,bf16
+    N=128 path=heuristic`, given docs.py's loader and revision text (this module cannot import it)."""
+    def block(csv, classes="fp16,bf16,tf32", N=None, path=""):
+        d = data(csv)
+        return (goals_markdown(d, [c for c in classes.split(",") if c], [int(N)] if N else d.main_Ns, path)
+                + f"Source: `{d.rows[0]['_src']}`, revision {revs(d)}.\n")
+    return block
+
+
+def self_test():
+    def row(layer, variant, layout, ms, count, axes="", family="auto"):
+        return {"layer": layer, "N": 8, "_variant": variant, "family": family, "layout": layout,
+                "kernel_ms": ms, "status": "PASS", "count": str(count), "axes": axes, "io_dtype": "f16",
+                "C": "64", "H": "56", "W": "56", "M": "64", "R": "3", "S": "3", "E": "56", "F": "56"}
+    rows = [row("a", "auto-fp16", "nhwc", 1.0, 2), row("a", "auto-fp16", "nchw", 0.5, 2),
+            row("b", "auto-fp16", "nhwc", 1.0, 1), row("b", "auto-fp16", "nchw", 3.0, 1),
+            row("a", "auto-fp16", "nhwc", 0.1, 2, "path=heuristic"),
+            row("a", "cudnn-fp16", "nhwc", 2.0, 2, family="cudnn"), row("a", "cudnn-legacy-fp16", "nhwc", 1.5, 2,
+                                                                          family="cudnn-legacy"),
+            row("b", "cudnn-fp16", "nhwc", 1.0, 1, family="cudnn"), row("b", "hopper-ws-fp16", "nhwc", 0.01, 1,
+                                                                        family="hopper")]
+    per = layer_rows(rows, "fp16", 8)
+    assert set(per) == {"a", "b"} and per["a"]["count"] == 2
+    assert per["a"]["cudnn"]["nhwc"]["_variant"] == "cudnn-legacy-fp16"  # the fastest of the three
+    # ours: nhwc 2x1.0 + 1.0 = 3.0, nchw 2x0.5 + 3.0 = 4.0: nhwc; the heuristic row apart
+    assert best_total(per, "ours") == ("nhwc", 3.0), best_total(per, "ours")
+    assert best_total(per, "cudnn") == ("nhwc", 4.0)  # nchw lacks layers
+    assert best_total(layer_rows(rows, "fp16", 8, "heuristic"), "ours") is None  # layer b has none
+    # bound: 2*8*64*56*56*64*9 FLOPs = 0.185 GFLOP against 1e3 TFLOP/s: 0.185 us; bytes
+    # (8*64*56*56*2 + 64*64*9 + 8*64*56*56) x 2 B = 6.5 MB against 1 TB/s: 6.5 us: DRAM-bound
+    verdict, ms = bound(rows[0], 1000.0, 1000.0)
+    assert verdict == "DRAM" and abs(ms - 0.006496) < 1e-6, (verdict, ms)
+    assert bound(rows[0], 1.0, 1e9)[0] == "compute"
+    lines, goal = judge(per, 1000.0, 1000.0, "nhwc", "nhwc")
+    assert len(lines) == 2 and abs(lines[0][4] - 1.0 / 1.5) < 1e-12
+    assert goal == 1.0  # both layers DRAM-bound: counted at cuDNN's time
+    lines, goal = judge(per, 1.0, 1e9, "nhwc", "nhwc")  # compute-bound: (2x1.0 + 1.0) / (2x1.5 + 1.0)
+    assert abs(goal - 3.0 / 4.0) < 1e-12, goal
+    print("network self-test: totals by count and layout, the cuDNN side, bounds and the goal's total hold")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(self_test() if sys.argv[1:] == ["--self-test"] else 2)
