@@ -256,6 +256,11 @@ SweepStep read_sweep(const Fields& f, const fs::path& root, const GoldenMade& go
     };
     check_flags(f, "flags", s.flags, allowed, typed);
     s.kernels_csv = out_name(f, "kernels_csv", "", false, {".csv"});
+    s.gpus = int(f.integer("gpus", 1, 1, kMaxPlanGpus));
+    if (s.gpus > 1)
+        for (const char* flag : {"--shard", "--profile"})
+            if (has_flag(s.flags, flag))
+                f.where().fail("gpus", std::string("deals the rows over the GPUs as shards: leave out ") + flag);
     if (!s.kernels_csv.empty() && !has_flag(s.flags, "--profile"))
         f.where().fail("kernels_csv", "needs \"--profile\" among the flags");
     // A golden check needs its sets: an earlier golden step of this plan must make them (the
@@ -484,7 +489,7 @@ Plan parse_plan(std::string_view text, const std::string& source, const fs::path
         case StepKind::sweep:
             step.body = read_sweep(with({"csv", "table", "variants", "layers", "batches", "layouts", "memory", "axes",
                                          "check", "samples", "input_scale", "weight_scale", "warmup", "repeats",
-                                         "host_repeats", "kernels_csv", "flags"}),
+                                         "host_repeats", "kernels_csv", "flags", "gpus"}),
                                    root, golden, outs);
             break;
         case StepKind::profile:
@@ -503,7 +508,7 @@ Plan parse_plan(std::string_view text, const std::string& source, const fs::path
         case StepKind::compare: step.body = read_compare(with({"baseline", "csv", "output", "flags"}), root, outs); break;
         case StepKind::tune:
             step.body = read_tune(with({"table", "layers", "batches", "classes", "layouts", "budget_s", "warmup",
-                                        "repeats", "shard", "output"}),
+                                        "repeats", "shard", "gpus", "output"}),
                                   root, outs);
             break;
         case StepKind::ab:

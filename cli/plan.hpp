@@ -32,6 +32,14 @@ class App;
 namespace cs::cli {
 
 enum class StepKind { build, gpu_tests, golden, sweep, profile, sanitize, python, merge, compare, ab, tune };
+
+// A sweep's or tune's `gpus`: at most this many shards at once, one per GPU of the machine.
+inline constexpr int kMaxPlanGpus = 8;
+// In `plan steps`, a command whose first word is kGpuParallel runs in the background (the rest
+// of the line is the command) beside the others of its step, and one that is kGpuWait waits for
+// them all and fails when one failed: the runner starts a step's shards at once.
+inline constexpr const char* kGpuParallel = "&";
+inline constexpr const char* kGpuWait = "wait";
 std::string_view to_string(StepKind k);  // "build", "gpu-tests", ... (the JSON spelling)
 std::optional<StepKind> parse_step_kind(std::string_view s);
 
@@ -87,6 +95,9 @@ struct SweepStep {
     std::optional<int> host_repeats;      // --host-repeats: h2d/d2h/total over fewer repeats
     std::string kernels_csv;                   // --kernels-csv (with --profile among the flags); a file name
     std::vector<std::string> flags;            // further sweep options, checked against an allow-list
+    // GPUs of the machine the rows are dealt over: shard k of `gpus` runs on GPU k-1 (CUDA_VISIBLE_DEVICES), all at
+    // once, and their CSVs are merged into `csv` (plan steps: kGpuParallel below).
+    int gpus = 1;
 };
 
 // Nsight Compute on one row: `convstudy profile` (its metric set, CSV and kernels CSV), or ncu
@@ -175,6 +186,7 @@ struct TuneStep {
     int warmup = 3;
     int repeats = 10;
     Shard shard;
+    int gpus = 1;  // as SweepStep::gpus: shard k of the tasks on GPU k-1 at once, the files merged into `output`
     std::string output;
 };
 

@@ -159,6 +159,8 @@ TuneStep read_tune(const Fields& f, const fs::path& root, Outputs& outs) {
             f.where().fail("shard", e.what());
         }
     }
+    t.gpus = int(f.integer("gpus", 1, 1, kMaxPlanGpus));
+    if (t.gpus > 1 && t.shard.count > 1) f.where().fail("gpus", "deals the tasks over the GPUs as shards: leave out shard");
     t.output = out_name(f, "output", "", true, {".json"});
     outs.add(f, "output", t.output);
     return t;

@@ -25,6 +25,10 @@ std::vector<SweepStep> sweep_steps(const Plan& plan, const fs::path& out_dir) {
     std::vector<SweepStep> out;
     for (const auto& s : plan.steps)
         if (const auto* sw = std::get_if<SweepStep>(&s.body)) {
+            if (sw->gpus > 1)
+                throw Error(plan.file.string() + ": sweep step '" + sw->csv + "' deals its rows over " +
+                            std::to_string(sw->gpus) + " GPUs (gpus), which the runner starts as processes of their "
+                            "own: run the plan with scripts/device.sh, not sweep --plan");
             out.push_back(*sw);
             out.back().out_dir = out_dir;
         }
@@ -90,7 +94,10 @@ std::string substitute_out(std::string s, const std::string& out) {
 bool sweeps_in_one_process(const Plan& plan) {
     std::vector<std::size_t> at;
     for (std::size_t i = 0; i < plan.steps.size(); ++i)
-        if (plan.steps[i].kind == StepKind::sweep) at.push_back(i);
+        if (const auto* sw = std::get_if<SweepStep>(&plan.steps[i].body)) {
+            if (sw->gpus > 1) return false;  // its shards are processes of their own
+            at.push_back(i);
+        }
     return at.size() >= 2 && at.back() - at.front() + 1 == at.size();
 }
 
@@ -197,6 +204,73 @@ std::vector<std::string> tune_command(const TuneStep& t, const std::string& exe,
     return v;
 }
 
+// A step's `gpus` shards at once: shard k (1-based) of `gpus` on GPU k-1, in the background
+// (kGpuParallel), each writing its part (`part(k)`); then kGpuWait, then `join` of the parts.
+// `command(k)`: shard k's command line without the GPU.
+template <class Command, class Part, class Join>
+Commands gpu_shards(int gpus, Command command, Part part, Join join) {
+    Commands cmds;
+    std::vector<std::string> parts;
+    for (int k = 1; k <= gpus; ++k) {
+        std::vector<std::string> c{kGpuParallel, "env", "CUDA_VISIBLE_DEVICES=" + std::to_string(k - 1)};
+        const auto args = command(k);
+        c.insert(c.end(), args.begin(), args.end());
+        cmds.push_back(std::move(c));
+        parts.push_back(part(k));
+    }
+    cmds.push_back({kGpuWait});
+    cmds.push_back(join(parts));
+    return cmds;
+}
+
+// "x.csv" -> "x.gpu2.csv": shard 2's part of output x.csv.
+std::string part_name(const std::string& file, int k) {
+    const auto dot = file.rfind('.');
+    return file.substr(0, dot) + ".gpu" + std::to_string(k) + file.substr(dot);
+}
+
+Commands tune_commands(const TuneStep& t, const std::string& exe, const std::string& output) {
+    if (t.gpus <= 1) return {tune_command(t, exe, output)};
+    return gpu_shards(
+        t.gpus,
+        [&](int k) {
+            TuneStep s = t;
+            s.shard = Shard{k, t.gpus};
+            return tune_command(s, exe, part_name(output, k));
+        },
+        [&](int k) { return part_name(output, k); },
+        [&](const std::vector<std::string>& parts) {
+            std::vector<std::string> m{exe, "tune", "merge"};
+            m.insert(m.end(), parts.begin(), parts.end());
+            m.insert(m.end(), {"-o", output});
+            return m;
+        });
+}
+
+Commands sweep_commands(const SweepStep& sw, const std::string& exe) {
+    auto line = [&](const SweepStep& s) {
+        auto args = sweep_command_line(s);
+        args.insert(args.begin(), exe);
+        return args;
+    };
+    if (sw.gpus <= 1) return {line(sw)};
+    return gpu_shards(
+        sw.gpus,
+        [&](int k) {
+            SweepStep s = sw;
+            s.csv = part_name(sw.csv, k);
+            s.flags.insert(s.flags.end(), {"--shard", std::to_string(k) + "/" + std::to_string(sw.gpus)});
+            return line(s);
+        },
+        [&](int k) { return (sw.out_dir / part_name(sw.csv, k)).string(); },
+        [&](const std::vector<std::string>& parts) {
+            std::vector<std::string> m{exe, "merge"};
+            m.insert(m.end(), parts.begin(), parts.end());
+            m.insert(m.end(), {"-o", (sw.out_dir / sw.csv).string()});
+            return m;
+        });
+}
+
 // Before, after, before, after per (layer, N), each a sweep process of its own, their parts in
 // <stem>.parts/; each side's parts merged by its own program; then compare's A/B rule.
 Commands ab_commands(const AbStep& ab, const std::string& exe, const fs::path& out_dir) {
@@ -273,9 +347,7 @@ std::vector<StepCommands> step_commands(const Plan& plan, const fs::path& out_di
             } else {
                 SweepStep sw = *sw0;
                 sw.out_dir = out_dir;
-                auto args = sweep_command_line(sw);
-                args.insert(args.begin(), exe);
-                c.commands = {args};
+                c.commands = sweep_commands(sw, exe);
             }
         } else if (const auto* pr = std::get_if<ProfileStep>(&st.body)) {
             c.commands = profile_commands(*pr, exe, out);
@@ -298,7 +370,7 @@ std::vector<StepCommands> step_commands(const Plan& plan, const fs::path& out_di
             if (!cp->output.empty()) cmd.insert(cmd.end(), {"--csv", out(cp->output)});
             c.commands = {cmd};
         } else if (const auto* tu = std::get_if<TuneStep>(&st.body)) {
-            c.commands = {tune_command(*tu, exe, out(tu->output))};
+            c.commands = tune_commands(*tu, exe, out(tu->output));
         } else if (const auto* ab = std::get_if<AbStep>(&st.body)) {
             c.commands = ab_commands(*ab, exe, out_dir);
         }

@@ -104,6 +104,7 @@ finish_step() {
 
 prev_kind="" prev_log=""
 words=()
+shards=()  # the background shards of the step running (their PIDs)
 for line in "${lines[@]}"; do
     eval "words=($line)"
     idx=${words[0]} kind=${words[1]} log=${words[2]} limit=${words[3]}
@@ -128,15 +129,36 @@ for line in "${lines[@]}"; do
         device_log_head "$OUT/$log" >/dev/null
     fi
     prev_kind=$kind prev_log=$log
+    # "&" first: one of the step's shards, started in the background (one per GPU); "wait": all
+    # of them done, the step failing when one failed (convstudy plan steps: kGpuParallel, kGpuWait)
+    background=0
+    [[ ${cmd[0]} == "&" ]] && background=1 cmd=("${cmd[@]:1}")
     shown=$(printf '%q ' "${cmd[@]}")
-    echo "  \$ $shown"
+    echo "  \$ $shown$( ((background)) && echo "&")"
     echo "\$ $shown" >>"$OUT/$log"
-    if ((limit > 0)); then
+    if [[ ${cmd[*]} == wait ]]; then
+        rc=0
+        for pid in "${shards[@]}"; do
+            wait "$pid" || { r=$?; ((rc == 0)) && rc=$r; }
+        done
+        shards=()
+    elif ((limit > 0)); then
+        if ((background)); then
+            timeout --kill-after=30 "$limit" "${cmd[@]}" >>"$OUT/$log" 2>&1 &
+            shards+=($!)
+            continue
+        fi
         timeout --kill-after=30 "$limit" "${cmd[@]}" >>"$OUT/$log" 2>&1
+        rc=$?
     else
+        if ((background)); then
+            "${cmd[@]}" >>"$OUT/$log" 2>&1 &
+            shards+=($!)
+            continue
+        fi
         "${cmd[@]}" >>"$OUT/$log" 2>&1
+        rc=$?
     fi
-    rc=$?
     if ((rc != 0)); then
         why="exit $rc"
         ((rc == 124 || rc == 137)) && ((limit > 0)) && why="stopped at its time limit of ${limit}s (exit $rc)"

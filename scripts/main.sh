@@ -30,6 +30,10 @@ for line in "${lines[@]}"; do
     eval "words=($line)"
     kind=${words[1]}
     cmd=("${words[@]:4}")
+    if [[ ${cmd[0]} == "&" || ${cmd[0]} == wait ]]; then
+        echo "main: $PLAN deals a step over several GPUs (gpus), which scripts/device.sh runs; here one process" >&2
+        exit 2
+    fi
     case $kind in
     golden) "${cmd[@]}" ;;
     sweep)

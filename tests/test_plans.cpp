@@ -465,3 +465,47 @@ TEST_CASE("a tune step becomes convstudy tune with its table, tasks, budget and 
     CHECK(error_of(R"({"kind": "tune", "output": "t.json", "shard": "3/2"})").find("'shard'") != std::string::npos);
     CHECK(error_of(R"({"kind": "tune"})").find("'output'") != std::string::npos);
 }
+
+TEST_CASE("gpus: a sweep's rows and a tune's tasks as shards at once, one per GPU, then merged", "[plans]") {
+    const Plan plan = parse(R"({"kind": "sweep", "csv": "a.csv", "variants": ["simt-gemm"], "batches": [32],
+        "layouts": ["nchw"], "check": "sampled", "gpus": 2},
+        {"kind": "tune", "batches": [32], "classes": ["fp16"], "layouts": ["nhwc"], "budget_s": 60,
+         "output": "t.json", "gpus": 2})");
+    const auto steps = step_commands(plan, "res", "bd");
+    REQUIRE(steps.size() == 3);
+    using V = std::vector<std::string>;
+    const auto& sw = steps[1].commands;
+    REQUIRE(sw.size() == 4);
+    for (int k = 0; k < 2; ++k) {
+        INFO(k);
+        const V& c = sw[std::size_t(k)];
+        REQUIRE(c.size() > 4);
+        CHECK(c[0] == kGpuParallel);
+        CHECK(V(c.begin() + 1, c.begin() + 4) == V{"env", "CUDA_VISIBLE_DEVICES=" + std::to_string(k), "bd/convstudy"});
+        const auto shard = std::find(c.begin(), c.end(), "--shard");
+        REQUIRE(shard != c.end());
+        CHECK(*(shard + 1) == std::to_string(k + 1) + "/2");
+        const auto csv = std::find(c.begin(), c.end(), "--csv");
+        REQUIRE(csv != c.end());
+        CHECK(*(csv + 1) == "res/a.gpu" + std::to_string(k + 1) + ".csv");
+    }
+    CHECK(sw[2] == V{kGpuWait});
+    CHECK(sw[3] == V{"bd/convstudy", "merge", "res/a.gpu1.csv", "res/a.gpu2.csv", "-o", "res/a.csv"});
+    const auto& tu = steps[2].commands;
+    REQUIRE(tu.size() == 4);
+    CHECK(tu[1] == V{kGpuParallel, "env", "CUDA_VISIBLE_DEVICES=1", "bd/convstudy", "tune", "--batch", "32",
+                     "--classes", "fp16", "--layout", "nhwc", "--budget", "60", "--warmup", "3", "--repeats", "10",
+                     "--shard", "2/2", "-o", "res/t.gpu2.json"});
+    CHECK(tu[2] == V{kGpuWait});
+    CHECK(tu[3] == V{"bd/convstudy", "tune", "merge", "res/t.gpu1.json", "res/t.gpu2.json", "-o", "res/t.json"});
+    // one GPU: the plain command; shards of its own or a profile beside gpus are refused; at most kMaxPlanGpus
+    CHECK(step_commands(parse(R"({"kind": "tune", "output": "t.json", "gpus": 1})"), "res", "bd")[1].commands.size() ==
+          1);
+    CHECK(error_of(R"({"kind": "tune", "output": "t.json", "gpus": 2, "shard": "1/2"})").find("'gpus'") !=
+          std::string::npos);
+    CHECK(error_of(R"({"kind": "sweep", "csv": "a.csv", "check": "sampled", "gpus": 2, "flags": ["--shard", "1/2"]})")
+              .find("'gpus'") != std::string::npos);
+    CHECK(error_of(R"({"kind": "tune", "output": "t.json", "gpus": 9})").find("'gpus'") != std::string::npos);
+    // sweep --plan runs one process: it refuses such a step
+    CHECK_HAS(error_message([&] { sweep_steps(plan, "res"); }), "run the plan with scripts/device.sh");
+}
