@@ -14,6 +14,7 @@
 #include "harness.hpp"
 #include "join.hpp"
 #include "layer.hpp"
+#include "names.hpp"
 #include "problem_data.hpp"
 #include "shard.hpp"
 
@@ -122,7 +123,12 @@ struct ProfileStep {
 
 // scripts/sanitize.sh with its SANITIZE_* settings; the summary is a file in the output folder.
 enum class SanitizeTool { memcheck, racecheck, initcheck, synccheck };
-enum class SanitizeTarget { alexnet, odd };
+// The built-in tables at N=1 (alexnet, vgg16, resnet50) or the GPU tests' odd shapes at N=1 and 3.
+enum class SanitizeTarget { alexnet, odd, vgg16, resnet50 };
+inline constexpr NameTable<SanitizeTarget, 4> kSanitizeTargetNames{{{SanitizeTarget::alexnet, "alexnet"},
+                                                                    {SanitizeTarget::odd, "odd"},
+                                                                    {SanitizeTarget::vgg16, "vgg16"},
+                                                                    {SanitizeTarget::resnet50, "resnet50"}}};
 enum class SanitizeSplit { family, variant };
 struct SanitizeStep {
     std::vector<SanitizeTool> tools{SanitizeTool::memcheck, SanitizeTool::racecheck, SanitizeTool::initcheck,

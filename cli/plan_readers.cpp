@@ -117,9 +117,10 @@ SanitizeStep read_sanitize(const Fields& f, Outputs& outs) {
     if (f.has("targets")) {
         s.targets.clear();
         for (const auto& t : f.strings("targets", {})) {
-            if (t == "alexnet") s.targets.push_back(SanitizeTarget::alexnet);
-            else if (t == "odd") s.targets.push_back(SanitizeTarget::odd);
-            else f.where().fail("targets", "unknown target '" + t + "' (valid: alexnet, odd)");
+            const auto v = value_named(kSanitizeTargetNames, t);
+            if (!v)
+                f.where().fail("targets", "unknown target '" + t + "' (valid: " + join(names_of(kSanitizeTargetNames), ", ") + ")");
+            s.targets.push_back(*v);
         }
     }
     s.axes = read_axes(f, plan);

@@ -167,7 +167,7 @@ Commands sanitize_commands(const SanitizeStep& sa, const std::string& B, const s
                            const std::string& scratch) {
     const std::string tools = join(sa.tools, " ", [](auto t) { return to_string(t); });
     std::string targets;
-    for (auto t : sa.targets) targets += (targets.empty() ? "" : " ") + std::string(t == SanitizeTarget::odd ? "odd" : "alexnet");
+    for (auto t : sa.targets) targets += (targets.empty() ? "" : " ") + std::string(name_of(kSanitizeTargetNames, t));
     std::string memory;
     for (auto m : sa.memory) memory += (memory.empty() ? "" : ",") + std::string(gpu::to_string(m));
     std::string axes;

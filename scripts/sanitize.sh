@@ -13,8 +13,8 @@
 # TOTAL line over all of them. It refuses (exit 2) unless the shards are 1/N to N/N of one
 # list, each once, whose job counts add up to the list's; exit 1 when a shard is not CLEAN.
 #
-# The work is cut into jobs of (tool, family or variant, target) — target = alexnet or
-# odd — run side by side (SANITIZE_JOBS at a time, default: the number of cores; several
+# The work is cut into jobs of (tool, family or variant, target) — target = alexnet, vgg16,
+# resnet50 or odd — run side by side (SANITIZE_JOBS at a time, default: the number of cores; several
 # compute-sanitizer processes share one GPU fine). Each job is one compute-sanitizer
 # process around one `convstudy sweep` (sampled check of every output element, no timed
 # repeat: --repeats 0, so no ceilings either; no CPU timing) and has its own time limit,
@@ -44,7 +44,7 @@
 #   SANITIZE_TOOLS     tools to run (default: "memcheck racecheck initcheck synccheck")
 #   SANITIZE_SPLIT     family (default) or variant: one job per family or per variant
 #   SANITIZE_VARIANTS  comma-separated variant names: only these (default: all hand-written)
-#   SANITIZE_TARGETS   targets (default: "alexnet odd")
+#   SANITIZE_TARGETS   targets (default: "alexnet odd"; also vgg16, resnet50: those tables at N=1)
 #   SANITIZE_MEMORY    memory modes of the sweeps (default: pageable)
 #   SANITIZE_SHARD     K/N: every N-th job of the list below from the K-th (default 1/1: all), so
 #                      that N runs (N calls of a GPU machine) share a list too long for one
@@ -284,12 +284,11 @@ run_job() {
     local job="${tool}__${group}__${target}"
     local log="$LOGDIR/$job.log" csv="$LOGDIR/$job.csv"
     local table_args=() batch
-    if [[ $target == odd ]]; then
-        table_args=(--table "$ODD_TABLE")
-        batch=1,3
-    else
-        batch=1
-    fi
+    case $target in
+    odd) table_args=(--table "$ODD_TABLE") batch=1,3 ;;
+    vgg16 | resnet50) table_args=(--table "$target") batch=1 ;;
+    *) batch=1 ;;
+    esac
     local t0 t1 rc errors finished rows
     t0=$(date +%s)
     local limit=$JOB_SECONDS
@@ -326,7 +325,7 @@ EOF
 job_list=()
 for tool in racecheck initcheck memcheck synccheck; do
     [[ " $TOOLS " == *" $tool "* ]] || continue
-    for target in alexnet odd; do
+    for target in alexnet odd vgg16 resnet50; do
         [[ " $TARGETS " == *" $target "* ]] || continue
         while IFS=$'\t' read -r group variants; do
             job_list+=("$tool $group $variants $target")
