@@ -1,26 +1,14 @@
 // The auto-<class> rungs' choice: auto_choice.hpp says what it chooses and how.
 #include "auto_choice.hpp"
 
+#include "tuner.hpp"
+
 #include <algorithm>
 #include <iomanip>
 #include <sstream>
 
 namespace cs::gpu {
 namespace {
-
-bool declares(const Variant& v, Layout l) { return std::find(v.layouts.begin(), v.layouts.end(), l) != v.layouts.end(); }
-
-// The rows an auto-<class> row may run: ours, of the class, in the layout, supporting the
-// problem (without axes) on this device; in registry order.
-std::vector<const Variant*> candidate_rows(Precision cls, const Problem& base, const cudaDeviceProp& prop) {
-    std::vector<const Variant*> out;
-    for (const Variant& v : registry()) {
-        if (v.library || v.delegates || v.precision != cls || !declares(v, base.layout)) continue;
-        if (v.supports(base, prop)) continue;
-        out.push_back(&v);
-    }
-    return out;
-}
 
 const Axis* tile_axis(const Variant& v) {
     for (const Axis& a : v.axes)
@@ -45,7 +33,8 @@ std::string pick_label(const AutoPick& p) {
 std::vector<AutoPick> heuristic_picks(Precision cls, const Problem& p, const cudaDeviceProp& prop) {
     Problem base = p;
     base.axes = {};
-    const auto rows = candidate_rows(cls, base, prop);
+    // the rows tune may choose are the rows an auto row may run
+    const auto rows = tune_rows(TuneTask{p.layer, p.N, cls, p.layout}, prop);
     std::vector<AutoPick> priced;
     for (const Variant* v : rows) {
         if (!v->estimate) continue;

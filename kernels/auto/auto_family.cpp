@@ -7,6 +7,7 @@
 // detail why (the tuned measurement or the model's prediction) before the chosen plan's own.
 // Host code: it runs other rows' plans and has no kernels of its own.
 #include "auto_choice.hpp"
+#include "device.hpp"
 #include "error.hpp"
 #include "families.hpp"
 #include "tuning.hpp"
@@ -57,9 +58,7 @@ RuntimeVersions this_process() {
     int rt = 0, drv = 0;
     if (cudaRuntimeGetVersion(&rt) != cudaSuccess) rt = 0;
     if (cudaDriverGetVersion(&drv) != cudaSuccess) drv = 0;
-    constexpr int kMajor = 1000, kMinor = 10;  // 13000 -> "13.0" (DeviceInfo::version_string)
-    auto text = [](int v) { return std::to_string(v / kMajor) + "." + std::to_string(v % kMajor / kMinor); };
-    return {text(rt), text(drv)};
+    return {DeviceInfo::version_string(rt), DeviceInfo::version_string(drv)};
 }
 
 // A warning once per process (a sweep plans the row many times).
