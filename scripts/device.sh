@@ -136,27 +136,20 @@ for line in "${lines[@]}"; do
     shown=$(printf '%q ' "${cmd[@]}")
     echo "  \$ $shown$( ((background)) && echo "&")"
     echo "\$ $shown" >>"$OUT/$log"
+    limited=()
+    ((limit > 0)) && limited=(timeout --kill-after=30 "$limit")
     if [[ ${cmd[*]} == wait ]]; then
         rc=0
         for pid in "${shards[@]}"; do
             wait "$pid" || { r=$?; ((rc == 0)) && rc=$r; }
         done
         shards=()
-    elif ((limit > 0)); then
-        if ((background)); then
-            timeout --kill-after=30 "$limit" "${cmd[@]}" >>"$OUT/$log" 2>&1 &
-            shards+=($!)
-            continue
-        fi
-        timeout --kill-after=30 "$limit" "${cmd[@]}" >>"$OUT/$log" 2>&1
-        rc=$?
+    elif ((background)); then
+        "${limited[@]}" "${cmd[@]}" >>"$OUT/$log" 2>&1 &
+        shards+=($!)
+        continue
     else
-        if ((background)); then
-            "${cmd[@]}" >>"$OUT/$log" 2>&1 &
-            shards+=($!)
-            continue
-        fi
-        "${cmd[@]}" >>"$OUT/$log" 2>&1
+        "${limited[@]}" "${cmd[@]}" >>"$OUT/$log" 2>&1
         rc=$?
     fi
     if ((rc != 0)); then
