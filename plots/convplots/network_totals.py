@@ -18,9 +18,8 @@ rows). `python3 -m convplots.network_totals --self-test` checks the arithmetic o
 import sys
 
 from .io import fnum, md_table, ok
+from .roofline import min_bytes
 from .summary import LAYOUTS, cudnn_ms
-
-ELEM_BYTES = {"f32": 4, "f16": 2, "bf16": 2}
 
 
 def count_of(r):
@@ -46,15 +45,19 @@ def is_cudnn(r, cls):
 
 def bound(r, peak_tflops, copy_gbs):
     """(verdict, ms): the larger of the layer's FLOPs at the class's ceiling and its compulsory
-    bytes at the copy bandwidth; (None, None) where a ceiling is missing."""
-    if not peak_tflops or not copy_gbs:
+    bytes (roofline.min_bytes) at the copy bandwidth; (None, None) where a ceiling is missing."""
+    nbytes = min_bytes(r)
+    if not peak_tflops or not copy_gbs or nbytes is None:
         return None, None
-    n, c, h, w, m = (int(r[k]) for k in ("N", "C", "H", "W", "M"))
-    rr, s, e, f = (int(r[k]) for k in ("R", "S", "E", "F"))
+    n, c, m, rr, s, e, f = (int(r[k]) for k in ("N", "C", "M", "R", "S", "E", "F"))
     flops = 2.0 * n * m * e * f * c * rr * s
-    nbytes = float(n * c * h * w + m * c * rr * s + n * m * e * f) * ELEM_BYTES.get(r.get("io_dtype"), 4)
     compute_ms, dram_ms = flops / (peak_tflops * 1e9), nbytes / (copy_gbs * 1e6)
     return ("compute", compute_ms) if compute_ms >= dram_ms else ("DRAM", dram_ms)
+
+
+def side_ms(side, r):
+    """A row's time as its side counts it: ours its kernel_ms, cuDNN's summary.cudnn_ms."""
+    return r["kernel_ms"] if side == "ours" else cudnn_ms(r)
 
 
 def layer_rows(rows, cls, n, path=""):
@@ -68,9 +71,8 @@ def layer_rows(rows, cls, n, path=""):
         if side is None:
             continue
         e = out.setdefault(r["layer"], {"count": count_of(r), "ours": {}, "cudnn": {}})
-        t = (lambda x: x["kernel_ms"]) if side == "ours" else cudnn_ms
         best = e[side].get(r["layout"])
-        if best is None or t(r) < t(best):
+        if best is None or side_ms(side, r) < side_ms(side, best):
             e[side][r["layout"]] = r
     return out
 
@@ -78,13 +80,12 @@ def layer_rows(rows, cls, n, path=""):
 def best_total(per_layer, side):
     """(layout, ms): the side's fastest single-layout total weighted by count; None where no layout
     has every layer."""
-    t = (lambda x: x["kernel_ms"]) if side == "ours" else cudnn_ms
     best = None
     for layout in LAYOUTS:
         rs = [(e["count"], e[side].get(layout)) for e in per_layer.values()]
         if not rs or any(r is None for _, r in rs):
             continue
-        ms = sum(c * t(r) for c, r in rs)
+        ms = sum(c * side_ms(side, r) for c, r in rs)
         if best is None or ms < best[1]:
             best = (layout, ms)
     return best
