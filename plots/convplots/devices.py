@@ -11,7 +11,7 @@ sides):
 - FLOPs: the gflop column (direct-convolution FLOPs; Winograd and FFT rows, and library
   rows whose engine is one, do fewer, so their compute floor is an over-estimate and their
   time / floor can fall below 1);
-- bytes: input, weights and output once, in the row's io_dtype (roofline.min_bytes: f32 4,
+- bytes: input, weights and output once, in the row's io_dtype (io.min_bytes: f32 4,
   f16 and bf16 2 bytes an element, from the layer shape and N);
 - each device's ceilings from its own CSV: the median peak_tflops of the row's precision
   class and the median copy_gbs (device-to-device copy, read + write: the same bytes the
@@ -39,10 +39,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.lines import Line2D
 
-from .io import EFFECTIVE_ALGOS, Data, fnum, md_table
+from .io import EFFECTIVE_ALGOS, Data, fnum, md_table, min_bytes
 from .noise import band
 from .draw import plain_log_ticks, save
-from .roofline import min_bytes, prec_key
+from .roofline import prec_key
 
 SECTION = "Which rows gain from the second device's memory"
 FIGURE = "compare_devices.png"

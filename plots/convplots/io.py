@@ -158,6 +158,20 @@ def load(paths):
     return list(rows.values()), layer_order
 
 
+ELEM_BYTES = {"f32": 4, "f16": 2, "bf16": 2}
+
+
+def min_bytes(r):
+    """Bytes a row must move at least: input, weights and output once, in its io_dtype."""
+    try:
+        n, c, h, w_, m, rr, ss, e, f = (int(r["N"]), int(r["C"]), int(r["H"]), int(r["W"]), int(r["M"]),
+                                        int(r["R"]), int(r["S"]), int(r["E"]), int(r["F"]))
+    except (KeyError, ValueError, TypeError):
+        return None
+    b = ELEM_BYTES.get(r.get("io_dtype", ""), 4)
+    return (n * c * h * w_ + m * c * rr * ss + n * m * e * f) * b
+
+
 def ok(r):
     return r["status"] == "PASS" and r["kernel_ms"] is not None and r["kernel_ms"] > 0
 

@@ -17,8 +17,7 @@ rows). `python3 -m convplots.network_totals --self-test` checks the arithmetic o
 
 import sys
 
-from .io import fnum, md_table, ok
-from .roofline import min_bytes
+from .io import fnum, md_table, min_bytes, ok
 from .summary import LAYOUTS, cudnn_ms
 
 
@@ -45,7 +44,7 @@ def is_cudnn(r, cls):
 
 def bound(r, peak_tflops, copy_gbs):
     """(verdict, ms): the larger of the layer's FLOPs at the class's ceiling and its compulsory
-    bytes (roofline.min_bytes) at the copy bandwidth; (None, None) where a ceiling is missing."""
+    bytes (io.min_bytes) at the copy bandwidth; (None, None) where a ceiling is missing."""
     nbytes = min_bytes(r)
     if not peak_tflops or not copy_gbs or nbytes is None:
         return None, None

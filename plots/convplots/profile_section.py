@@ -7,9 +7,9 @@ report.py calls report_lines(d) once; cli.py hands PyTorch anchor CSVs to attach
 
 import math
 
-from .io import fnum, md_table, read_pytorch
+from .io import fnum, md_table, min_bytes, read_pytorch
 from .ladders import ladder_N, ladders
-from .roofline import measured_bytes, min_bytes
+from .roofline import measured_bytes
 
 
 # (column, label, kind): kind "pct" moves in percentage points, "bytes" by a ratio

@@ -11,13 +11,12 @@ import matplotlib.pyplot as plt
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from .io import EFFECTIVE_ALGOS, PREC_COLOR, PREC_ORDER, fnum, md_table
+from .io import EFFECTIVE_ALGOS, PREC_COLOR, PREC_ORDER, fnum, md_table, min_bytes
 from .draw import family_bands, grouped_barh, layer_colors, plain_log_ticks, save
 
 NO_CLASS_PEAKS = ("the CSV(s) have no `algo` column: an older format whose peak_tflops is the fp32 FMA "
                   "ceiling on every row (tflops.png draws it)")
 ALGO_MARKER = {"direct": "o", "gemm": "s", "winograd": "^", "fft": "D", "library": "*"}
-ELEM_BYTES = {"f32": 4, "f16": 2, "bf16": 2}
 MEASURED_MARKER = "x"  # a row's point at the DRAM bytes Nsight Compute measured (profile CSVs)
 
 
@@ -80,17 +79,6 @@ def ceilings_N(d):
 
 def prec_key(p):
     return (PREC_ORDER.index(p) if p in PREC_ORDER else 99, p)
-
-
-def min_bytes(r):
-    """Bytes a row must move at least: input, weights and output once, in its io_dtype."""
-    try:
-        n, c, h, w_, m, rr, ss, e, f = (int(r["N"]), int(r["C"]), int(r["H"]), int(r["W"]), int(r["M"]),
-                                        int(r["R"]), int(r["S"]), int(r["E"]), int(r["F"]))
-    except (KeyError, ValueError, TypeError):
-        return None
-    b = ELEM_BYTES.get(r.get("io_dtype", ""), 4)
-    return (n * c * h * w_ + m * c * rr * ss + n * m * e * f) * b
 
 
 def measured_bytes(r):
