@@ -10,12 +10,6 @@
 namespace cs::gpu {
 namespace {
 
-const Axis* tile_axis(const Variant& v) {
-    for (const Axis& a : v.axes)
-        if (a.name == "tile") return &a;
-    return nullptr;
-}
-
 constexpr int kMsDigits = 4;
 std::string ms_text(double ms) {
     std::ostringstream o;
@@ -38,7 +32,7 @@ std::vector<AutoPick> heuristic_picks(Precision cls, const Problem& p, const cud
     std::vector<AutoPick> priced;
     for (const Variant* v : rows) {
         if (!v->estimate) continue;
-        const Axis* tiles = tile_axis(*v);
+        const Axis* tiles = v->axis("tile");
         const std::size_t n = tiles ? tiles->values.size() : 1;
         for (std::size_t i = 0; i < n; ++i) {
             Problem q = base;

@@ -11,13 +11,11 @@
 
 namespace cs::gpu {
 
-namespace {
-const Axis* axis_named(const Variant& v, std::string_view name) {
-    for (const auto& a : v.axes)
-        if (a.name == name) return &a;
+const Axis* Variant::axis(std::string_view axis_name) const {
+    for (const auto& a : axes)
+        if (a.name == axis_name) return &a;
     return nullptr;
 }
-}  // namespace
 
 std::string Config::get(std::string_view axis) const {
     for (const auto& [k, v] : set)
@@ -31,11 +29,21 @@ std::string Config::str() const {
     return s;
 }
 
+Config Config::parse(std::string_view text) {
+    Config c;
+    while (!text.empty()) {
+        const auto semi = text.find(';');
+        const std::string_view kv = text.substr(0, semi);
+        if (const auto eq = kv.find('='); eq != std::string_view::npos)
+            c.set.emplace_back(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
+        text = semi == std::string_view::npos ? std::string_view() : text.substr(semi + 1);
+    }
+    return c;
+}
+
 std::optional<std::string> config_error(const Variant& v, const Config& c) {
     for (const auto& [k, val] : c.set) {
-        const Axis* ax = nullptr;
-        for (const auto& a : v.axes)
-            if (a.name == k) ax = &a;
+        const Axis* ax = v.axis(k);
         if (!ax) {
             const std::string names = join(v.axes, ", ", [](const Axis& a) -> const std::string& { return a.name; });
             return v.name + " has no axis '" + k + "'" + (names.empty() ? " (it has none)" : " (its axes: " + names + ")");
@@ -90,7 +98,7 @@ AxisValues axis_values(const Variant& v, const Config& c) {
     if (auto why = config_error(v, c)) throw Error(*why);
     AxisValues out;
     for (const auto& [k, val] : c.set) {
-        const Axis* ax = axis_named(v, k);
+        const Axis* ax = v.axis(k);
         const auto at = std::find(ax->values.begin(), ax->values.end(), val) - ax->values.begin();
         out.set.emplace_back(k, ax->id(std::size_t(at)));
     }
@@ -100,7 +108,7 @@ AxisValues axis_values(const Variant& v, const Config& c) {
 Config axis_config(const Variant& v, const AxisValues& a) {
     Config c;
     for (const auto& [k, id] : a.set) {
-        const Axis* ax = axis_named(v, k);
+        const Axis* ax = v.axis(k);
         std::string spelled = "?";
         for (std::size_t i = 0; ax && i < ax->values.size(); ++i)
             if (ax->id(i) == id) spelled = ax->values[i];
@@ -111,7 +119,7 @@ Config axis_config(const Variant& v, const AxisValues& a) {
 
 std::optional<std::string> axes_error(const Variant& v, const AxisValues& a) {
     for (const auto& [k, id] : a.set) {
-        const Axis* ax = axis_named(v, k);
+        const Axis* ax = v.axis(k);
         if (!ax) return v.name + " has no axis '" + k + "'";
         bool found = false;
         for (std::size_t i = 0; i < ax->values.size(); ++i) found = found || ax->id(i) == id;

@@ -64,6 +64,10 @@ struct Config {
     std::string get(std::string_view axis) const;
     // "tile=m128n256k64B-s4;schedule=pingpong" (in the order set), "" when nothing is set.
     std::string str() const;
+    // The inverse of str(), for a config read back from text (the CSV's `config`): NAME=VALUE
+    // pairs separated by ';', a pair without '=' skipped; the values are not checked here
+    // (config_error, axis_values check them against a variant).
+    static Config parse(std::string_view text);
     bool empty() const { return set.empty(); }
 };
 
@@ -211,6 +215,8 @@ struct Variant {
     // an axis the model needs left unset). Empty: no model. The auto-* rungs' heuristic ranks
     // configurations by it.
     std::function<std::optional<Estimate>(const Problem&, const cudaDeviceProp&)> estimate;
+    // The axis of that name, or null (axis_text.cpp).
+    const Axis* axis(std::string_view axis_name) const;
 };
 
 // The registry: every family's rows, expanded from the family specs (family.hpp) that

@@ -34,7 +34,7 @@ struct CsvCell {
     const Layer& l;
     bool pass, checked;
     double gflop, kernel, total, tflops, overlap, peak;
-    std::map<std::string, std::string> ran;  // the config column's axis values (the plan's choices)
+    gpu::Config ran;  // the config column's axis values (the plan's choices)
 };
 
 namespace {
@@ -167,8 +167,7 @@ std::vector<CsvColumn> with_axis_columns(std::vector<CsvColumn> cols) {
                                                  "where the variant has no such axis"
                                                : nullptr,
                              [a](const CsvCell& c) {
-                                 const auto it = c.ran.find(a);
-                                 return it == c.ran.end() ? std::string() : it->second;
+                                 return c.ran.get(a);
                              }});
     const auto at = std::find_if(cols.begin(), cols.end(), [](const CsvColumn& c) { return c.name == "algo"; });
     cols.insert(at + 1, axis_cols.begin(), axis_cols.end());
@@ -207,13 +206,8 @@ std::vector<std::string> csv_fields(const RunMeta& m, const Row& row) {
     const bool streams = row.memory == gpu::MemoryMode::streams;
     const double overlap =
         pass && streams ? (r.h2d.median + r.convert.median + r.kernel.median + r.d2h.median) / total : NAN;
-    CsvCell cell{m, row, r, l, pass, checked, gflop, kernel, total, tflops, overlap, m.peak_for(row.precision()), {}};
-    for (std::string rest = r.config; !rest.empty();) {  // "tile=...;schedule=..."
-        const auto semi = rest.find(';');
-        const std::string kv = rest.substr(0, semi);
-        if (const auto eq = kv.find('='); eq != std::string::npos) cell.ran[kv.substr(0, eq)] = kv.substr(eq + 1);
-        rest = semi == std::string::npos ? "" : rest.substr(semi + 1);
-    }
+    CsvCell cell{m, row, r, l, pass, checked, gflop, kernel, total, tflops, overlap, m.peak_for(row.precision()),
+                 gpu::Config::parse(r.config)};
     std::vector<std::string> f;
     for (const auto& c : csv_schema()) f.push_back(c.value(cell));
     return f;

@@ -302,13 +302,8 @@ TEST_CASE("auto: the model against the committed H200 measurements of the persis
         const Variant* v = find_variant(r[col("variant")]).variant;
         REQUIRE(v != nullptr);
         REQUIRE(v->estimate);
-        Config cfg;
-        std::stringstream ss(r[col("config")]);
-        for (std::string kv; std::getline(ss, kv, ';');) {
-            const auto eq = kv.find('=');
-            REQUIRE(eq != std::string::npos);
-            cfg.set.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
-        }
+        const Config cfg = Config::parse(r[col("config")]);
+        REQUIRE(cfg.str() == r[col("config")]);  // every pair NAME=VALUE
         auto num = [&](const char* n) { return std::stoi(r[col(n)]); };
         Problem p = problem(make_layer("measured", num("C"), num("H"), num("W"), num("M"), num("R"), num("S"),
                                        num("stride"), num("pad")),

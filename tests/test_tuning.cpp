@@ -229,16 +229,10 @@ TEST_CASE("each built-in table is its card's committed tile sweeps: the fastest 
                 if (name == row[col("variant")] && r.split == SplitKind::none && !r.policy.tile.chosen()) rung = &r;
             }
             if (!rung) continue;
-            std::map<std::string, std::string> axes;
-            for (std::string rest = row[col("axes")]; !rest.empty();) {
-                const auto semi = rest.find(';');
-                const std::string kv = rest.substr(0, semi);
-                axes[kv.substr(0, kv.find('='))] = kv.substr(kv.find('=') + 1);
-                rest = semi == std::string::npos ? "" : rest.substr(semi + 1);
-            }
-            if (!axes.count("tile")) continue;
+            const Config axes = Config::parse(row[col("axes")]);
+            if (axes.get("tile").empty()) continue;
             bool own = true;
-            for (const auto& [k, v] : axes) own = own && (k == "tile" || spelled(*rung, k) == v);
+            for (const auto& [k, v] : axes.set) own = own && (k == "tile" || spelled(*rung, k) == v);
             if (!own) continue;
             const WsTuningKey key{rung->policy.schedule, rung->policy.epilogue.store,
                                   cuts_tiles(rung->policy.scheduler) ? rung->policy.scheduler : TileScheduler::automatic,
@@ -250,7 +244,7 @@ TEST_CASE("each built-in table is its card's committed tile sweeps: the fastest 
             const SweepKey k = sweep_key(key, es, shape, std::stoll(row[col("N")]), row[col("layout")]);
             const double ms = std::stod(row[col("kernel_ms")]);
             auto& card = best[row[col("device")]];
-            if (!card.count(k) || ms < card[k].first) card[k] = {ms, axes["tile"]};
+            if (!card.count(k) || ms < card[k].first) card[k] = {ms, axes.get("tile")};
         }
     }
     REQUIRE(files > 0);
