@@ -21,6 +21,94 @@ static Layer mk(const char* n, int C, int H, int W, int M, int R, int S, int st,
     return l;
 }
 
+// The tap packing (geometry.hpp's PackGeom, the persistent rungs' make_setup(p, 1, true)): which
+// layers it takes, and that the packed input times the packed weights, as the 1x1 GEMM the
+// kernels then run, is the convolution (against a direct sum in double, both source layouts,
+// edges and padding included; integer-valued data, so the sums are exact).
+static int check_tap_packing() {
+    int bad_total = 0;
+    auto setup = [](const Layer& l, Layout lay) {
+        Problem p;
+        p.layer = l, p.N = 2, p.layout = lay;
+        return make_setup(p, 1, true);
+    };
+    // not packed: channels a multiple of 8, a strided layer (space-to-depth), taps beyond
+    // kPackMaxK, and any setup asked without pack_ok
+    const Layer no[] = {mk("c8", 8, 9, 9, 24, 3, 3, 1, 1), mk("s2", 3, 19, 23, 5, 3, 3, 2, 1),
+                        mk("c3k5", 3, 12, 12, 4, 5, 5, 1, 2)};
+    for (const Layer& l : no)
+        if (setup(l, Layout::nhwc).pack) {
+            std::printf("%-10s packed, which it must not be\n", l.name.c_str());
+            ++bad_total;
+        }
+    {
+        Problem p;
+        p.layer = mk("vgg1", 3, 224, 224, 64, 3, 3, 1, 1), p.N = 1, p.layout = Layout::nhwc;
+        const Setup u = make_setup(p);
+        if (u.pack) std::printf("make_setup without pack_ok packed\n"), ++bad_total;
+    }
+    const Layer yes[] = {mk("vgg1", 3, 224, 224, 64, 3, 3, 1, 1), mk("c3_7x9", 3, 7, 9, 5, 3, 3, 1, 1),
+                         mk("c1_k5", 1, 11, 6, 3, 5, 5, 1, 2),    mk("c2_k3p0", 2, 9, 8, 7, 3, 3, 1, 0),
+                         mk("c5_2x3", 5, 6, 7, 4, 2, 3, 1, 1),    mk("c3_1x1", 3, 5, 5, 9, 1, 1, 1, 0)};
+    for (const Layer& l : yes)
+        for (Layout lay : {Layout::nchw, Layout::nhwc}) {
+            const Setup u = setup(l, lay);
+            const bool small = l.H * l.W <= 100;  // the direct check on small layers only
+            if (!u.pack || u.g.R != 1 || u.g.S != 1 || u.g.stride != 1 || u.g.pad != 0 || u.g.C % 8 != 0 ||
+                u.g.C < l.R * l.S * l.C || u.g.H != u.s.E || u.g.W != u.s.F) {
+                std::printf("%-10s %s: not packed as a 1x1 GEMM of K=%d\n", l.name.c_str(),
+                            lay == Layout::nchw ? "nchw" : "nhwc", u.g.C);
+                ++bad_total;
+                continue;
+            }
+            if (!small) continue;
+            const PackGeom& g = u.pk;
+            const int N = 2, E = u.s.E, F = u.s.F, Kp = g.Kp;
+            std::vector<double> in(std::size_t(N) * l.C * l.H * l.W), w(std::size_t(l.M) * l.C * l.R * l.S);
+            for (std::size_t i = 0; i < in.size(); ++i) in[i] = double(int(i * 7 % 13) - 6);
+            for (std::size_t i = 0; i < w.size(); ++i) w[i] = double(int(i * 5 % 11) - 5);
+            std::vector<double> a(std::size_t(N) * E * F * Kp), wp(std::size_t(l.M) * Kp);
+            for (int n = 0; n < N; ++n)
+                for (int e = 0; e < E; ++e)
+                    for (int f = 0; f < F; ++f)
+                        for (int k = 0; k < Kp; ++k) {
+                            const std::int64_t src = pack_source(g, n, e, f, k);
+                            a[((std::size_t(n) * E + e) * F + f) * Kp + k] = src < 0 ? 0.0 : in[std::size_t(src)];
+                        }
+            for (int m = 0; m < l.M; ++m)
+                for (int k = 0; k < Kp; ++k) {
+                    const std::int64_t src = pack_weight_source(g, m, k);
+                    wp[std::size_t(m) * Kp + k] = src < 0 ? 0.0 : w[std::size_t(src)];
+                }
+            long bad = 0;
+            const bool nchw = lay == Layout::nchw;
+            for (int n = 0; n < N; ++n)
+                for (int m = 0; m < l.M; ++m)
+                    for (int e = 0; e < E; ++e)
+                        for (int f = 0; f < F; ++f) {
+                            double gemm = 0, direct = 0;
+                            for (int k = 0; k < Kp; ++k)
+                                gemm += a[((std::size_t(n) * E + e) * F + f) * Kp + k] * wp[std::size_t(m) * Kp + k];
+                            for (int c = 0; c < l.C; ++c)
+                                for (int r = 0; r < l.R; ++r)
+                                    for (int s = 0; s < l.S; ++s) {
+                                        const int y = e - l.pad + r, x = f - l.pad + s;
+                                        if (y < 0 || y >= l.H || x < 0 || x >= l.W) continue;
+                                        const double iv = nchw ? in[((std::size_t(n) * l.C + c) * l.H + y) * l.W + x]
+                                                               : in[((std::size_t(n) * l.H + y) * l.W + x) * l.C + c];
+                                        const double wv = nchw ? w[((std::size_t(m) * l.C + c) * l.R + r) * l.S + s]
+                                                               : w[((std::size_t(m) * l.R + r) * l.S + s) * l.C + c];
+                                        direct += iv * wv;
+                                    }
+                            bad += gemm != direct;
+                        }
+            std::printf("%-10s %s tap packing K=%d -> %d, a 1x1 GEMM on %dx%d: %ld wrong of %d\n", l.name.c_str(),
+                        nchw ? "nchw" : "nhwc", l.R * l.S * l.C, Kp, E, F, bad, N * l.M * E * F);
+            bad_total += bad != 0;
+        }
+    return bad_total;
+}
+
 int main() {
     const Layer ls[] = {mk("c8", 8, 9, 9, 24, 3, 3, 1, 1),          mk("c24s2", 24, 9, 11, 40, 3, 5, 2, 1),
                         mk("odd_c3_s2", 3, 19, 23, 5, 5, 3, 2, 1),   mk("odd_c7", 7, 9, 9, 4, 3, 3, 1, 1),
@@ -115,6 +203,7 @@ int main() {
                         rnd == 3 ? " 3xfp16-split" : rnd == 2 ? " 3xtf32-split" : rnd ? " tf32-rounded" : "", g.b, g.Cp, g.Hp, g.Wp, bad, out.size());
             bad_total += bad != 0;
         }
+    bad_total += check_tap_packing();
     std::printf("%s\n", bad_total ? "EMULATION FAILED" : "emulation: all transforms exact");
     return bad_total != 0;
 }

@@ -79,7 +79,7 @@ WsRequest ws_request(const WsPolicy& rung, SplitKind split, const AxisValues& a)
 
 std::optional<std::string> ws_supports(SplitKind split, const Problem& p, const cudaDeviceProp& prop) {
     if (auto why = supports_common(p, prop)) return why;
-    return tma_geometry_reason(make_setup(p, split == SplitKind::none ? 1 : 3).g);
+    return tma_geometry_reason(make_setup(p, split == SplitKind::none ? 1 : 3, true).g);
 }
 
 std::optional<std::string> halo_supports(const PrecisionRow& row, const Problem& p, const cudaDeviceProp& prop) {

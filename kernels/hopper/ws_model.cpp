@@ -146,7 +146,7 @@ std::optional<Estimate> ws_estimate(const WsPolicy& rung, SplitKind split, DType
     const bool split3 = split != SplitKind::none;
     const int es = split == SplitKind::x3fp16 ? kTwoByte : split3 || io == DType::f32 ? kAccBytes : kTwoByte;
     const int out_es = split3 ? kAccBytes : es;
-    const Setup u = make_setup(p, split3 ? kSplitParts : 1);
+    const Setup u = make_setup(p, split3 ? kSplitParts : 1, true);  // as the plan (wgmma_ws.cu)
     if (t.kb && u.g.C * es > t.kb) return std::nullopt;
     const int cluster = w.cluster == Cluster::one ? 1 : 2;
     const bool mc_a = w.cluster == Cluster::one_by_two;
@@ -196,7 +196,10 @@ std::optional<Estimate> ws_estimate(const WsPolicy& rung, SplitKind split, DType
     if (u.tw) extra_us += kLaunchUs + (double(u.s.M) * u.s.C * u.s.R * u.s.S * src_es + w_bytes) / bus * kUsPerS;
     if (load->scheduler == TileScheduler::split_k)
         extra_us += kLaunchUs + (double(2 * load->ksplit) * double(P) * u.g.M * kAccBytes + out_bytes) / bus * kUsPerS;
-    const double floor_us = (in_bytes + w_bytes + out_bytes) / bus * kUsPerS;
+    // the GEMM reads its transformed input where there is one (the tap packing's is R*S times
+    // the source at stride 1)
+    const double gemm_in = u.tin ? double(p.N) * u.ws_img * es : in_bytes;
+    const double floor_us = (gemm_in + w_bytes + out_bytes) / bus * kUsPerS;
     us = std::max(us, floor_us) + extra_us;
 
     const std::string how = tile_name(ti) + ", " + std::to_string(tiles) + " tiles, " +

@@ -44,6 +44,42 @@ struct PrepWGeom {
     int src_kcrs;     // source layout: KCRS (nchw problems) or KRSC
 };
 
+// The tap packing (make_setup's pack_ok): a layer of few channels at stride 1 whose R x S x C
+// taps fit one k-slice becomes a 1x1 GEMM over its E x F output pixels, each row the pixel's
+// R*S*C input values padded to Kp (a multiple of 8). Without it, C pads to 8 channels and
+// each of the R*S taps loads 128-pixel boxes of 16-byte rows (VGG's 3-channel first layer: a
+// sixth of cuDNN's speed, results/h200's networks sweep); packed, one 64- or 128-byte row
+// per pixel, at the price of writing and reading E*F*Kp elements per image.
+// a'[n][e][f][k] = in[n][c][e*stride - pad + r][f*stride - pad + s] for k = (r*S + s)*C + c < R*S*C
+//                  (zero outside the image and for k >= R*S*C);
+// w'[m][k]       = w[m][c][r][s] (KCRS source) or w[m][r][s][c] (KRSC), zero for k >= R*S*C.
+struct PackGeom {
+    int C, H, W, R, S, stride, pad, E, F;
+    int Kp;        // packed row: R*S*C rounded up to 8
+    int src_nchw;  // source layout (the weights: KCRS where 1)
+};
+// The most packed elements a row may have: one 128-byte k-slice of fp32 operands (64 bytes of
+// 2-byte ones), so that every tile's k-slice holds the whole row.
+constexpr int kPackMaxK = 32;
+
+// Where packed element k of output pixel (e, f) of image n reads the source (-1: zero);
+// constexpr, so that the transform kernels call it (--expt-relaxed-constexpr).
+constexpr std::int64_t pack_source(const PackGeom& g, int n, int e, int f, int k) {
+    if (k >= g.R * g.S * g.C) return -1;
+    const int c = k % g.C, rs = k / g.C, r = rs / g.S, s = rs % g.S;
+    const int y = e * g.stride - g.pad + r, x = f * g.stride - g.pad + s;
+    if (y < 0 || y >= g.H || x < 0 || x >= g.W) return -1;
+    return g.src_nchw ? ((std::int64_t(n) * g.C + c) * g.H + y) * g.W + x
+                      : ((std::int64_t(n) * g.H + y) * g.W + x) * g.C + c;
+}
+// Where packed weight element k of filter m reads the source filters (-1: zero).
+constexpr std::int64_t pack_weight_source(const PackGeom& g, int m, int k) {
+    if (k >= g.R * g.S * g.C) return -1;
+    const int c = k % g.C, rs = k / g.C, r = rs / g.S, s = rs % g.S;
+    return g.src_nchw ? ((std::int64_t(m) * g.C + c) * g.R + r) * g.S + s
+                      : ((std::int64_t(m) * g.R + r) * g.S + s) * g.C + c;
+}
+
 // ---- what a problem needs before the GEMM -------------------------------------------------
 struct Setup {
     ConvShape s{};           // the layer
@@ -52,6 +88,8 @@ struct Setup {
     bool tin = false;        // input transformed into the workspace
     bool tw = false;         // weights transformed into the workspace
     int parts = 1;           // channel blocks per transformed pixel (3: the 3xTF32 split)
+    bool pack = false;       // the taps packed into a 1x1 GEMM (PackGeom)
+    PackGeom pk{};
     ConvGeom g{};            // the GEMM's geometry (N set per call)
     PrepGeom pg{};
     PrepWGeom pw{};
@@ -65,7 +103,12 @@ struct Setup {
         if (parts == 3)
             r = "split into high and low parts: input [hi, hi, lo], weights [hi, lo, hi] as 3x" +
                 std::to_string(g.C / 3) + " channels, ";
-        if (tin) {
+        if (pack) {
+            r += "taps packed: C=" + std::to_string(s.C) + " " + std::to_string(s.R) + "x" + std::to_string(s.S) +
+                 " stride " + std::to_string(s.stride) + " -> K=" + std::to_string(s.R * s.S * s.C) + " padded to " +
+                 std::to_string(pk.Kp) + ", a 1x1 GEMM on " + std::to_string(g.H) + "x" + std::to_string(g.W) +
+                 " (" + (src_nchw ? "NCHW" : "NHWC") + " source, transform kernels in run)";
+        } else if (tin) {
             if (b > 1)
                 r += "space-to-depth " + std::to_string(b) + "x" + std::to_string(b) + ": C=" + std::to_string(s.C) +
                     " " + std::to_string(s.R) + "x" + std::to_string(s.S) + " stride " + std::to_string(s.stride) +
@@ -86,14 +129,32 @@ struct Setup {
 
 inline int round_up(int x, int m) { return (x + m - 1) / m * m; }
 
-// parts = 3: the 3xTF32 split (Split3), which always transforms both operands.
-inline Setup make_setup(const Problem& p, int parts = 1) {
+// parts = 3: the 3xTF32 split (Split3), which always transforms both operands. pack_ok: the
+// rung's plan runs the tap packing (PackGeom) where it applies: a layer whose channels need
+// padding, at stride 1, unsplit, whose R*S*C taps fit kPackMaxK.
+inline Setup make_setup(const Problem& p, int parts = 1, bool pack_ok = false) {
     Setup u;
     u.parts = parts;
     const ConvShape s = conv_shape(p.layer);
     u.s = s;
     u.src_nchw = p.layout == Layout::nchw;
     const bool cpad = s.C % 8 != 0;
+    const std::int64_t taps = std::int64_t(s.R) * s.S * s.C;
+    if (pack_ok && cpad && s.stride == 1 && parts == 1 && taps <= kPackMaxK &&
+        std::int64_t(s.E) * s.F * kPackMaxK <= INT_MAX) {
+        const int Kp = round_up(int(taps), 8);
+        u.pack = u.tin = u.tw = true;
+        u.pk = PackGeom{s.C, s.H, s.W, s.R, s.S, s.stride, s.pad, s.E, s.F, Kp, u.src_nchw ? 1 : 0};
+        ConvGeom& g = u.g;
+        g.N = 0, g.H = s.E, g.W = s.F, g.C = Kp;
+        g.R = g.S = g.stride = 1, g.pad = 0;
+        g.E = s.E, g.F = s.F, g.M = s.M, g.K = Kp, g.P = 0, g.EF = s.E * s.F;
+        u.src_img = std::int64_t(s.C) * s.H * s.W;
+        u.ws_img = std::int64_t(s.E) * s.F * Kp;
+        u.out_img = std::int64_t(s.M) * s.E * s.F;
+        u.w_elems = std::int64_t(s.M) * Kp;
+        return u;
+    }
     u.b = (cpad && s.stride > 1) ? s.stride : 1;
     u.padf = u.b > 1 ? s.pad : 0;
     u.tin = cpad || u.src_nchw || parts > 1;

@@ -244,12 +244,45 @@ CS_HOPPER_UNROLL
     }
 }
 
+// The tap packing (Setup::pack, PackGeom: the map in geometry.hpp): one thread per packed
+// element, consecutive threads along a pixel's row (coalesced writes; the gathered reads of a
+// row's few source values come through L1 and L2). kIn: the input (pixels' rows), else the
+// weights (filters' rows). total: rows x Kp.
+template <class T, class Op, class TW = T, bool kIn = true>
+__global__ void prep_pack_kernel(const T* __restrict__ in, TW* __restrict__ out, const PackGeom g, std::int64_t total,
+                                 const RangeScale* rs) {
+    grid_launch_dependents();  // a GEMM launched as its programmatic dependent may start (HopperPlan)
+    const std::int64_t idx = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (idx >= total) return;
+    const int k = int(idx % g.Kp);
+    const std::int64_t row = idx / g.Kp;
+    std::int64_t src;
+    if constexpr (kIn) {
+        const int f = int(row % g.F);
+        const std::int64_t q = row / g.F;
+        src = pack_source(g, int(q / g.E), int(q % g.E), f, k);
+    } else {
+        src = pack_weight_source(g, int(row), k);
+    }
+    const T v = src < 0 ? Elem<T>::from(0.0f) : in[src];
+    Op::put(out + (idx - k) * Op::kParts, k, g.Kp, v, load_split_scale(Op::kScaled ? rs : nullptr, kIn));
+}
+
+template <class T, class Op, class TW, bool kIn>
+inline void launch_prep_pack(const PackGeom& g, const T* in, TW* out, std::int64_t rows, cudaStream_t stream,
+                             const RangeScale* rs) {
+    const std::int64_t total = rows * g.Kp;
+    prep_pack_kernel<T, Op, TW, kIn><<<unsigned((total + 255) / 256), 256, 0, stream>>>(in, out, g, total, rs);
+    CS_CUDA_CHECK_LAUNCH();
+}
+
 // Op: OperandOf<T> (one block of channels), or Split3<true> / Split3<false> (3 blocks).
 // T: the problem's type (what the transforms read); TW: the operands' (what they write).
 // rs: the split's scale (range_scale.hpp), null for the unsplit operands.
 template <class T, class Op = OperandOf<T>, class TW = T>
 inline void launch_prep_input(const Setup& u, const T* in, TW* out, std::int64_t n, cudaStream_t stream,
                               const RangeScale* rs = nullptr) {
+    if (u.pack) return launch_prep_pack<T, Op, TW, true>(u.pk, in, out, n * u.g.EF, stream, rs);
     const PrepGeom& g = u.pg;
     const std::size_t smem = std::size_t(g.b) * g.C * g.Wp * g.b * sizeof(T);
     // An NHWC source of unsplit operands: the space-to-depth map as a full-width copy (s2d_vec.cuh,
@@ -276,6 +309,7 @@ inline void launch_prep_input(const Setup& u, const T* in, TW* out, std::int64_t
 template <class T, class Op = OperandOf<T>, class TW = T>
 inline void launch_prep_weights(const Setup& u, const T* w, TW* out, cudaStream_t stream,
                                 const RangeScale* rs = nullptr) {
+    if (u.pack) return launch_prep_pack<T, Op, TW, false>(u.pk, w, out, u.s.M, stream, rs);
     const PrepGeom tg = PrepTranspose::weights(u.pw);
     if (PrepTranspose::fits(tg, u.pw.M)) {
         prep_transpose_kernel<T, Op, TW, false>
