@@ -244,10 +244,57 @@ CS_HOPPER_UNROLL
     }
 }
 
-// The tap packing (Setup::pack, PackGeom: the map in geometry.hpp): one thread per packed
-// element, consecutive threads along a pixel's row (coalesced writes; the gathered reads of a
-// row's few source values come through L1 and L2). kIn: the input (pixels' rows), else the
-// weights (filters' rows). total: rows x Kp.
+// The tap packing (Setup::pack, PackGeom: the map in geometry.hpp).
+// The input at stride 1 (prep_pack_input_kernel): one thread per (pixel, 8 packed elements),
+// the pixel decoded once in 32-bit arithmetic, each element's tap (dy, dx) and source offset
+// from a per-block table of the Kp elements, one 16-byte store per 8 (two for fp32). The first
+// cut, one thread per element with 64-bit divisions (prep_pack_kernel below, which the weights
+// and any other Op still take), was the longest kernel of VGG's conv1_1 row, busy with its
+// integer arithmetic rather than DRAM (the profile in results/h200/networks/pack_vgg16_n32.log).
+struct PackTable {
+    int dy[kPackMaxK], dx[kPackMaxK];
+    std::int64_t off[kPackMaxK];  // source offset from the pixel's own (stride 1: (e, f) at tap (0, 0) + pad)
+};
+template <class T, class Op, class TW>
+__global__ void __launch_bounds__(256)
+    prep_pack_input_kernel(const T* __restrict__ in, TW* __restrict__ out, const PackGeom g, std::int64_t total) {
+    grid_launch_dependents();  // a GEMM launched as its programmatic dependent may start (HopperPlan)
+    __shared__ PackTable tab;
+    for (int k = int(threadIdx.x); k < g.Kp; k += int(blockDim.x)) {
+        if (k < g.R * g.S * g.C) {
+            const int c = k % g.C, rs = k / g.C, dy = rs / g.S - g.pad, dx = rs % g.S - g.pad;
+            tab.dy[k] = dy, tab.dx[k] = dx;
+            tab.off[k] = g.src_nchw ? std::int64_t(c) * g.H * g.W + std::int64_t(dy) * g.W + dx
+                                    : (std::int64_t(dy) * g.W + dx) * g.C + c;
+        } else {
+            tab.dy[k] = -(1 << 24), tab.dx[k] = 0, tab.off[k] = 0;  // outside every image: zero
+        }
+    }
+    __syncthreads();
+    const std::int64_t idx = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (idx >= total) return;
+    const int groups = g.Kp / 8, grp = int(idx % groups), pix = int(idx / groups);
+    const int f = pix % g.F, q = pix / g.F, e = q % g.E, n = q / g.E;
+    const std::int64_t base = g.src_nchw ? (std::int64_t(n) * g.C * g.H + e) * g.W + f
+                                         : ((std::int64_t(n) * g.H + e) * g.W + f) * g.C;
+    constexpr int kQ = int(8 * sizeof(TW) / 16);  // 16-byte stores per 8 elements
+    union {
+        TW e[8];
+        uint4 q[kQ];
+    } v;
+CS_HOPPER_UNROLL
+    for (int j = 0; j < 8; ++j) {
+        const int k = grp * 8 + j, y = e + tab.dy[k], x = f + tab.dx[k];
+        v.e[j] = (unsigned(y) < unsigned(g.H) && unsigned(x) < unsigned(g.W)) ? Op::op(in[base + tab.off[k]])
+                                                                                : Elem<TW>::from(0.0f);
+    }
+    uint4* dst = reinterpret_cast<uint4*>(out + idx * 8);
+CS_HOPPER_UNROLL
+    for (int j = 0; j < kQ; ++j) dst[j] = v.q[j];
+}
+
+// The weights, and any Op the input kernel does not take: one thread per packed element.
+// kIn: the input (pixels' rows), else the weights (filters' rows). total: rows x Kp.
 template <class T, class Op, class TW = T, bool kIn = true>
 __global__ void prep_pack_kernel(const T* __restrict__ in, TW* __restrict__ out, const PackGeom g, std::int64_t total,
                                  const RangeScale* rs) {
@@ -271,6 +318,14 @@ __global__ void prep_pack_kernel(const T* __restrict__ in, TW* __restrict__ out,
 template <class T, class Op, class TW, bool kIn>
 inline void launch_prep_pack(const PackGeom& g, const T* in, TW* out, std::int64_t rows, cudaStream_t stream,
                              const RangeScale* rs) {
+    if constexpr (kIn && Op::kParts == 1 && !Op::kScaled && std::is_same_v<T, TW>) {
+        if (g.stride == 1 && g.Kp % 8 == 0) {
+            const std::int64_t total = rows * (g.Kp / 8);
+            prep_pack_input_kernel<T, Op, TW><<<unsigned((total + 255) / 256), 256, 0, stream>>>(in, out, g, total);
+            CS_CUDA_CHECK_LAUNCH();
+            return;
+        }
+    }
     const std::int64_t total = rows * g.Kp;
     prep_pack_kernel<T, Op, TW, kIn><<<unsigned((total + 255) / 256), 256, 0, stream>>>(in, out, g, total, rs);
     CS_CUDA_CHECK_LAUNCH();
