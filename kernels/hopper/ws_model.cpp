@@ -178,12 +178,18 @@ std::optional<Estimate> ws_estimate(const WsPolicy& rung, SplitKind split, DType
                            (std::int64_t(u.g.M) * out_es) % kTmaStoreAlign == 0;
     const double epilogue =
         kEpilogueClk + double(t.bm) * t.bn * out_es / (tma_store ? kTmaStoreBytesPerClk : kDirectStoreBytesPerClk);
+    // (only as far as that mainloop lasts: a unit of one or a few k-slices, as a 1x1 layer of
+    // few channels or the tap packing gives, leaves the rest of each epilogue exposed)
     const bool hidden = tma_store || w.schedule == Schedule::pingpong;
     const bool split_k = load->scheduler == TileScheduler::split_k || load->scheduler == TileScheduler::split_k_fused;
-    const double epilogues = split_k ? 0 : hidden ? 1 : load->units;
+    const double unit_mainloop = load->units > 0 ? load->slices / load->units * slice : 0;
+    const double exposed = std::max(0.0, epilogue - unit_mainloop);
+    const double epilogues_clk = split_k  ? 0
+                                 : hidden ? epilogue + std::max(0.0, load->units - 1) * exposed
+                                          : load->units * epilogue;
     // each partial tile a cut tile's finisher adds: written by its CTA, read back through L2
     const double fixup = load->fixups * 2 * double(t.bm) * t.bn * kAccBytes / kL2BytesPerClk;
-    const double gemm_clk = load->slices * slice + load->units * kUnitClk + epilogues * epilogue + fixup;
+    const double gemm_clk = load->slices * slice + load->units * kUnitClk + epilogues_clk + fixup;
     double us = kPrologueUs + gemm_clk / kClockHz * kUsPerS + kLaunchUs;
 
     // DRAM: the compulsory traffic, the transforms', split-K's partials and reduction kernel
