@@ -321,3 +321,28 @@ TEST_CASE("split-K's part count and auto's choice of the cluster sum on AlexNet 
     CHECK(TileSched::split_parts(129, 54, 132, false, 4) == 1);
     CHECK(TileSched::split_parts(129, 54, 132, true, 4) == 2);
 }
+
+TEST_CASE("scheduler=auto's k-split: the plan's and the cost model's one rule", "[sched]") {
+    // auto_split composes the two rules above as the persistent plan and the cost model both take
+    // them: conv2 fp16 at N=1 sums through the cluster where the plan can run one; a 256-pixel
+    // tile, or another schedule (cluster_ok false), keeps the reduction kernel's 5 parts.
+    const auto a = TileSched::auto_split(12, 75, 132, true, false);
+    CHECK(a.cluster);
+    CHECK(a.parts == TileSched::kPortableClusterParts);
+    const auto b = TileSched::auto_split(12, 75, 132, false, false);
+    CHECK_FALSE(b.cluster);
+    CHECK(b.parts == 5);
+    // conv4 tf32: the reduction kernel in NHWC, the cluster in NCHW
+    CHECK_FALSE(TileSched::auto_split(6, 108, 132, true, false).cluster);
+    CHECK(TileSched::auto_split(6, 108, 132, true, true).cluster);
+    // 2 tiles of 12 k-slices: 3 parts of 4 for the reduction kernel, 8 (at most 2 slices each)
+    // for the cluster
+    CHECK(TileSched::auto_split(2, 12, 132, false, true).parts == 3);
+    const auto c = TileSched::auto_split(2, 12, 132, true, true);
+    CHECK(c.cluster);
+    CHECK(c.parts == 8);
+    // the tiles fill the grid: no split, whatever cluster_ok says
+    const auto d = TileSched::auto_split(129, 54, 132, true, true);
+    CHECK(d.parts == 1);
+    CHECK_FALSE(d.cluster);
+}

@@ -332,6 +332,22 @@ struct TileSched {
         const double extra = double((kslices + parts - 1) / parts) - double(kslices) / ksplit;
         return nchw_out || extra <= kClusterExtraSlices;
     }
+    // Host: scheduler=auto's k-split, the one rule of the persistent plan (wgmma_ws.cu's
+    // choose_split) and of the cost model (ws_model.cpp): the reduction kernel's parts
+    // (split_parts, unforced) where the tiles leave slots idle, summed through distributed shared
+    // memory instead (cluster: min(kPortableClusterParts, k-slices) parts) where
+    // prefer_cluster_split says so and the plan can run it (cluster_ok: the cooperative schedule
+    // without clusters of two, a tile of at most 128 pixels).
+    struct AutoSplit {
+        int parts = 1;
+        bool cluster = false;
+    };
+    static AutoSplit auto_split(long long units, int kslices, int slots, bool cluster_ok, bool nchw_out) {
+        const int parts = split_parts(units, kslices, slots, false, kMinSlicesPerPart);
+        if (parts > 1 && cluster_ok && prefer_cluster_split(units, kslices, parts, slots, nchw_out))
+            return AutoSplit{std::min(kPortableClusterParts, kslices), true};
+        return AutoSplit{parts, false};
+    }
     // Host: split-K over clusters of `ksplit` CTAs (2 .. kMaxClusterParts, at most KT): one
     // cluster per tile, one part per CTA.
     static TileSched split_k_cluster(int ntiles, int tiles_n, int KT, int ksplit) {

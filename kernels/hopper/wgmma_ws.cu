@@ -261,14 +261,15 @@ std::string choose_tile(const WsRequest& r, const PlanContext& ctx, const Setup&
 void choose_split(WsChoice& c, std::int64_t units, int kslices, int slots, bool src_nchw) {
     const bool coop_alone = c.schedule == Schedule::cooperative && c.cluster == 1;
     if (c.scheduler == TileScheduler::automatic) {
-        c.ksplit = TileSched::split_parts(units, kslices, slots, false, kMinSlices);
-        c.scheduler = c.ksplit > 1 ? TileScheduler::split_k : TileScheduler::data_parallel;
         // On a 128- or 64-pixel tile the parts may sum through distributed shared memory
         // instead (TileSched::prefer_cluster_split: the rule and its measurements); 256-pixel
-        // tiles are slower so on every layer (NOTES.md, "Cluster split-K").
-        if (c.ksplit > 1 && coop_alone && kTiles[c.tile].bm <= kBM &&
-            TileSched::prefer_cluster_split(units, kslices, c.ksplit, slots, src_nchw))
-            c.scheduler = TileScheduler::split_k_cluster;  // its part count: below
+        // tiles are slower so on every layer (NOTES.md, "Cluster split-K"). The cost model
+        // takes the same rule (TileSched::auto_split).
+        const auto a = TileSched::auto_split(units, kslices, slots, coop_alone && kTiles[c.tile].bm <= kBM, src_nchw);
+        c.ksplit = a.parts;
+        c.scheduler = a.cluster      ? TileScheduler::split_k_cluster
+                      : a.parts > 1 ? TileScheduler::split_k
+                                    : TileScheduler::data_parallel;
     } else if (c.scheduler == TileScheduler::split_k || c.scheduler == TileScheduler::split_k_fused) {
         c.ksplit = TileSched::split_parts(units, kslices, slots, true, kMinSlices);
         if (c.ksplit == 1)

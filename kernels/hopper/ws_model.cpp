@@ -64,7 +64,7 @@ struct Load {
 };
 
 std::optional<Load> busiest(TileScheduler sched, std::int64_t tiles, int tiles_n, int kslices, int sms, int cluster,
-                            bool mc_a, bool coop_alone, bool nchw) {
+                            bool mc_a, bool coop_alone, bool nchw, int bm) {
     const std::int64_t units = TileSched::cluster_units(tiles, tiles_n, cluster, mc_a ? 1 : 0);
     const int slots = sms / cluster;
     Load l;
@@ -76,15 +76,12 @@ std::optional<Load> busiest(TileScheduler sched, std::int64_t tiles, int tiles_n
         l.slices = per_slot * double(ceil_div(kslices, parts));
     };
     switch (sched) {
-        case TileScheduler::automatic: {
-            const int parts = TileSched::split_parts(units, kslices, slots, false, TileSched::kMinSlicesPerPart);
-            l.scheduler = parts > 1 ? TileScheduler::split_k : TileScheduler::data_parallel;
-            if (parts > 1 && coop_alone && TileSched::prefer_cluster_split(units, kslices, parts, slots, nchw)) {
-                l.scheduler = TileScheduler::split_k_cluster;
-                split_units(std::min(kClusterPortable, kslices));
-            } else {
-                split_units(parts);
-            }
+        case TileScheduler::automatic: {  // the plan's own rule (wgmma_ws.cu's choose_split)
+            const auto a = TileSched::auto_split(units, kslices, slots, coop_alone && bm <= kBM, nchw);
+            l.scheduler = a.cluster      ? TileScheduler::split_k_cluster
+                          : a.parts > 1 ? TileScheduler::split_k
+                                        : TileScheduler::data_parallel;
+            split_units(a.parts);
             return l;
         }
         case TileScheduler::data_parallel: split_units(1); return l;
@@ -163,7 +160,7 @@ std::optional<Estimate> ws_estimate(const WsPolicy& rung, SplitKind split, DType
     const std::int64_t tiles = ceil_div(P, t.bm) * tiles_n;
     const int kslices = u.g.R * u.g.S * int(ceil_div(u.g.C, bk));
     const bool coop_alone = w.schedule == Schedule::cooperative && cluster == 1;
-    const auto load = busiest(w.scheduler, tiles, tiles_n, kslices, sms, cluster, mc_a, coop_alone, u.src_nchw);
+    const auto load = busiest(w.scheduler, tiles, tiles_n, kslices, sms, cluster, mc_a, coop_alone, u.src_nchw, t.bm);
     if (!load) return std::nullopt;
 
     // one k-slice on one SM: MMAs over the slice's covered bytes, loads of A and B from L2
