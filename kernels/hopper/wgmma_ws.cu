@@ -261,15 +261,12 @@ std::string choose_tile(const WsRequest& r, const PlanContext& ctx, const Setup&
 void choose_split(WsChoice& c, std::int64_t units, int kslices, int slots, bool src_nchw) {
     const bool coop_alone = c.schedule == Schedule::cooperative && c.cluster == 1;
     if (c.scheduler == TileScheduler::automatic) {
-        // On a 128- or 64-pixel tile the parts may sum through distributed shared memory
-        // instead (TileSched::prefer_cluster_split: the rule and its measurements); 256-pixel
-        // tiles are slower so on every layer (NOTES.md, "Cluster split-K"). The cost model
-        // takes the same rule (TileSched::auto_split).
-        const auto a = TileSched::auto_split(units, kslices, slots, coop_alone && kTiles[c.tile].bm <= kBM, src_nchw);
+        // the parts may sum through distributed shared memory instead (TileSched::
+        // prefer_cluster_split: the rule and its measurements); the cost model takes the same
+        // rule (auto_schedule, ws_plan.hpp)
+        const AutoSchedule a = auto_schedule(units, kslices, slots, coop_alone, c.tile, src_nchw);
         c.ksplit = a.parts;
-        c.scheduler = a.cluster      ? TileScheduler::split_k_cluster
-                      : a.parts > 1 ? TileScheduler::split_k
-                                    : TileScheduler::data_parallel;
+        c.scheduler = a.scheduler;
     } else if (c.scheduler == TileScheduler::split_k || c.scheduler == TileScheduler::split_k_fused) {
         c.ksplit = TileSched::split_parts(units, kslices, slots, true, kMinSlices);
         if (c.ksplit == 1)

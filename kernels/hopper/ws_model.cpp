@@ -64,7 +64,7 @@ struct Load {
 };
 
 std::optional<Load> busiest(TileScheduler sched, std::int64_t tiles, int tiles_n, int kslices, int sms, int cluster,
-                            bool mc_a, bool coop_alone, bool nchw, int bm) {
+                            bool mc_a, bool coop_alone, bool nchw, int tile) {
     const std::int64_t units = TileSched::cluster_units(tiles, tiles_n, cluster, mc_a ? 1 : 0);
     const int slots = sms / cluster;
     Load l;
@@ -77,10 +77,8 @@ std::optional<Load> busiest(TileScheduler sched, std::int64_t tiles, int tiles_n
     };
     switch (sched) {
         case TileScheduler::automatic: {  // the plan's own rule (wgmma_ws.cu's choose_split)
-            const auto a = TileSched::auto_split(units, kslices, slots, coop_alone && bm <= kBM, nchw);
-            l.scheduler = a.cluster      ? TileScheduler::split_k_cluster
-                          : a.parts > 1 ? TileScheduler::split_k
-                                        : TileScheduler::data_parallel;
+            const AutoSchedule a = auto_schedule(units, kslices, slots, coop_alone, tile, nchw);
+            l.scheduler = a.scheduler;
             split_units(a.parts);
             return l;
         }
@@ -160,7 +158,7 @@ std::optional<Estimate> ws_estimate(const WsPolicy& rung, SplitKind split, DType
     const std::int64_t tiles = ceil_div(P, t.bm) * tiles_n;
     const int kslices = u.g.R * u.g.S * int(ceil_div(u.g.C, bk));
     const bool coop_alone = w.schedule == Schedule::cooperative && cluster == 1;
-    const auto load = busiest(w.scheduler, tiles, tiles_n, kslices, sms, cluster, mc_a, coop_alone, u.src_nchw, t.bm);
+    const auto load = busiest(w.scheduler, tiles, tiles_n, kslices, sms, cluster, mc_a, coop_alone, u.src_nchw, ti);
     if (!load) return std::nullopt;
 
     // one k-slice on one SM: MMAs over the slice's covered bytes, loads of A and B from L2

@@ -7,6 +7,7 @@
 
 #include "family.hpp"
 #include "geometry.hpp"
+#include "tile_scheduler.cuh"
 #include "tiles.hpp"
 #include "ws_policy.hpp"
 
@@ -23,6 +24,22 @@ namespace cs::gpu::variants::hopper {
 inline constexpr bool ws_tile_ok_rt(int i, Schedule s) {
     return kTiles[i].minb == 1 &&
            (s == Schedule::cooperative || (kTiles[i].bn <= 128 && kTiles[i].bm == kBM && !kTiles[i].kb));
+}
+
+// scheduler=auto's k-split on tile i as the plan runs it and the cost model prices it
+// (TileSched::auto_split, with the cluster sum only in the cooperative schedule without
+// clusters of two and on a tile of at most 128 pixels: 256-pixel tiles are slower so on every
+// layer, NOTES.md "Cluster split-K"), resolved to the scheduler it names.
+struct AutoSchedule {
+    TileScheduler scheduler = TileScheduler::data_parallel;
+    int parts = 1;
+};
+inline AutoSchedule auto_schedule(long long units, int kslices, int slots, bool coop_alone, int tile, bool nchw_out) {
+    const auto a = TileSched::auto_split(units, kslices, slots, coop_alone && kTiles[tile].bm <= kBM, nchw_out);
+    return AutoSchedule{a.cluster ? TileScheduler::split_k_cluster
+                        : a.parts > 1 ? TileScheduler::split_k
+                                      : TileScheduler::data_parallel,
+                        a.parts};
 }
 
 // A row's policies: its rung's (a WsPolicy, family.cpp: an unchosen tile lets the plan choose
