@@ -62,22 +62,30 @@ struct PackGeom {
 // 2-byte ones), so that every tile's k-slice holds the whole row.
 constexpr int kPackMaxK = 32;
 
-// Where packed element k of output pixel (e, f) of image n reads the source (-1: zero);
-// constexpr, so that the transform kernels call it (--expt-relaxed-constexpr).
+// Packed element k's channel and tap (k < R*S*C: k = (r*S + s)*C + c). The functions below
+// are constexpr, so that the transform kernels call them (--expt-relaxed-constexpr).
+struct PackTap {
+    int c, r, s;
+};
+constexpr PackTap pack_tap(const PackGeom& g, int k) {
+    const int rs = k / g.C;
+    return PackTap{k % g.C, rs / g.S, rs % g.S};
+}
+// Where packed element k of output pixel (e, f) of image n reads the source (-1: zero).
 constexpr std::int64_t pack_source(const PackGeom& g, int n, int e, int f, int k) {
     if (k >= g.R * g.S * g.C) return -1;
-    const int c = k % g.C, rs = k / g.C, r = rs / g.S, s = rs % g.S;
-    const int y = e * g.stride - g.pad + r, x = f * g.stride - g.pad + s;
+    const PackTap t = pack_tap(g, k);
+    const int y = e * g.stride - g.pad + t.r, x = f * g.stride - g.pad + t.s;
     if (y < 0 || y >= g.H || x < 0 || x >= g.W) return -1;
-    return g.src_nchw ? ((std::int64_t(n) * g.C + c) * g.H + y) * g.W + x
-                      : ((std::int64_t(n) * g.H + y) * g.W + x) * g.C + c;
+    return g.src_nchw ? ((std::int64_t(n) * g.C + t.c) * g.H + y) * g.W + x
+                      : ((std::int64_t(n) * g.H + y) * g.W + x) * g.C + t.c;
 }
 // Where packed weight element k of filter m reads the source filters (-1: zero).
 constexpr std::int64_t pack_weight_source(const PackGeom& g, int m, int k) {
     if (k >= g.R * g.S * g.C) return -1;
-    const int c = k % g.C, rs = k / g.C, r = rs / g.S, s = rs % g.S;
-    return g.src_nchw ? ((std::int64_t(m) * g.C + c) * g.R + r) * g.S + s
-                      : ((std::int64_t(m) * g.R + r) * g.S + s) * g.C + c;
+    const PackTap t = pack_tap(g, k);
+    return g.src_nchw ? ((std::int64_t(m) * g.C + t.c) * g.R + t.r) * g.S + t.s
+                      : ((std::int64_t(m) * g.R + t.r) * g.S + t.s) * g.C + t.c;
 }
 
 // ---- what a problem needs before the GEMM -------------------------------------------------
@@ -138,6 +146,8 @@ inline Setup make_setup(const Problem& p, int parts = 1, bool pack_ok = false) {
     const ConvShape s = conv_shape(p.layer);
     u.s = s;
     u.src_nchw = p.layout == Layout::nchw;
+    u.src_img = std::int64_t(s.C) * s.H * s.W;
+    u.out_img = std::int64_t(s.M) * s.E * s.F;
     const bool cpad = s.C % 8 != 0;
     const std::int64_t taps = std::int64_t(s.R) * s.S * s.C;
     if (pack_ok && cpad && s.stride == 1 && parts == 1 && taps <= kPackMaxK &&
@@ -149,9 +159,7 @@ inline Setup make_setup(const Problem& p, int parts = 1, bool pack_ok = false) {
         g.N = 0, g.H = s.E, g.W = s.F, g.C = Kp;
         g.R = g.S = g.stride = 1, g.pad = 0;
         g.E = s.E, g.F = s.F, g.M = s.M, g.K = Kp, g.P = 0, g.EF = s.E * s.F;
-        u.src_img = std::int64_t(s.C) * s.H * s.W;
         u.ws_img = std::int64_t(s.E) * s.F * Kp;
-        u.out_img = std::int64_t(s.M) * s.E * s.F;
         u.w_elems = std::int64_t(s.M) * Kp;
         return u;
     }
@@ -176,9 +184,7 @@ inline Setup make_setup(const Problem& p, int parts = 1, bool pack_ok = false) {
     g.EF = s.E * s.F;
     u.pg = PrepGeom{s.C, s.H, s.W, u.b, u.padf, Hp, Wp, Cp, u.src_nchw ? 1 : 0};
     u.pw = PrepWGeom{s.M, s.C, s.R, s.S, u.b, Rp, Sp, Cp, u.src_nchw ? 1 : 0};
-    u.src_img = std::int64_t(s.C) * s.H * s.W;
     u.ws_img = std::int64_t(Hp) * Wp * g.C;
-    u.out_img = std::int64_t(s.M) * s.E * s.F;
     u.w_elems = std::int64_t(s.M) * g.K;
     return u;
 }

@@ -262,10 +262,11 @@ __global__ void __launch_bounds__(256)
     __shared__ PackTable tab;
     for (int k = int(threadIdx.x); k < g.Kp; k += int(blockDim.x)) {
         if (k < g.R * g.S * g.C) {
-            const int c = k % g.C, rs = k / g.C, dy = rs / g.S - g.pad, dx = rs % g.S - g.pad;
+            const PackTap t = pack_tap(g, k);
+            const int dy = t.r - g.pad, dx = t.s - g.pad;
             tab.dy[k] = dy, tab.dx[k] = dx;
-            tab.off[k] = g.src_nchw ? std::int64_t(c) * g.H * g.W + std::int64_t(dy) * g.W + dx
-                                    : (std::int64_t(dy) * g.W + dx) * g.C + c;
+            tab.off[k] = g.src_nchw ? std::int64_t(t.c) * g.H * g.W + std::int64_t(dy) * g.W + dx
+                                    : (std::int64_t(dy) * g.W + dx) * g.C + t.c;
         } else {
             tab.dy[k] = -(1 << 24), tab.dx[k] = 0, tab.off[k] = 0;  // outside every image: zero
         }
