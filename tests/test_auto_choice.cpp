@@ -72,6 +72,21 @@ void check_runnable(const AutoPick& a, Precision cls, const Problem& p, const cu
     CHECK_FALSE(axes_error(*a.variant, a.axes));
 }
 
+// A committed sweep's column, required to be there.
+std::size_t column(const cs::cli::CsvTable& t, const char* name) {
+    const int c = t.col(name);
+    REQUIRE(c >= 0);
+    return std::size_t(c);
+}
+
+// The problem a committed sweep's row ran: its shape, N and layout (axes unset).
+Problem measured_problem(const cs::cli::CsvTable& t, const std::vector<std::string>& r) {
+    auto num = [&](const char* n) { return std::stoi(r[column(t, n)]); };
+    return problem(make_layer("measured", num("C"), num("H"), num("W"), num("M"), num("R"), num("S"), num("stride"),
+                              num("pad")),
+                   num("N"), r[column(t, "layout")] == "nhwc" ? Layout::nhwc : Layout::nchw);
+}
+
 }  // namespace
 
 TEST_CASE("auto: the heuristic gives a runnable, supported choice of the class for every generated shape",
@@ -287,11 +302,7 @@ TEST_CASE("auto: the model against the committed H200 measurements of the persis
     prop.memoryBusWidth = 6144;  // the H200's
     const auto t = cs::cli::read_csv_table(std::string(CS_SOURCE_DIR) +
                                            "/results/h200/ab_typed_core/persistent.after1.csv.gz");
-    auto col = [&](const char* n) {
-        const int c = t.col(n);
-        REQUIRE(c >= 0);
-        return std::size_t(c);
-    };
+    auto col = [&](const char* n) { return column(t, n); };
     struct Group {
         double best = INFINITY, predicted = INFINITY, measured_of_predicted = 0;
     };
@@ -304,10 +315,7 @@ TEST_CASE("auto: the model against the committed H200 measurements of the persis
         REQUIRE(v->estimate);
         const Config cfg = Config::parse(r[col("config")]);
         REQUIRE(cfg.str() == r[col("config")]);  // every pair NAME=VALUE
-        auto num = [&](const char* n) { return std::stoi(r[col(n)]); };
-        Problem p = problem(make_layer("measured", num("C"), num("H"), num("W"), num("M"), num("R"), num("S"),
-                                       num("stride"), num("pad")),
-                            num("N"), r[col("layout")] == "nhwc" ? Layout::nhwc : Layout::nchw);
+        Problem p = measured_problem(t, r);
         p.axes = axis_values(*v, cfg);
         const auto e = v->estimate(p, prop);
         INFO(v->name << " " << r[col("layer")] << " N=" << p.N << " " << r[col("config")]);
@@ -344,11 +352,7 @@ TEST_CASE("auto: the model against the committed network sweeps, shapes it was n
     std::vector<double> log_ratio;
     for (const char* file : {"pack2_vgg16_n32.csv.gz", "heuristic_resnet50_n32.csv.gz"}) {
         const auto t = cs::cli::read_csv_table(std::string(CS_SOURCE_DIR) + "/results/h200/networks/" + file);
-        auto col = [&](const char* n) {
-            const int c = t.col(n);
-            REQUIRE(c >= 0);
-            return std::size_t(c);
-        };
+        auto col = [&](const char* n) { return column(t, n); };
         for (const auto& r : t.rows) {
             if (r[col("status")] != "PASS" || r[col("variant")].rfind("auto-", 0) != 0) continue;
             Config cfg = Config::parse(r[col("config")]);
@@ -358,10 +362,7 @@ TEST_CASE("auto: the model against the committed network sweeps, shapes it was n
             REQUIRE(v != nullptr);
             REQUIRE(v->estimate);
             cfg.set.erase(cfg.set.begin(), std::next(row));  // path=...;row=... lead the row's own
-            auto num = [&](const char* n) { return std::stoi(r[col(n)]); };
-            Problem p = problem(make_layer("measured", num("C"), num("H"), num("W"), num("M"), num("R"), num("S"),
-                                           num("stride"), num("pad")),
-                                num("N"), Layout::nhwc);
+            Problem p = measured_problem(t, r);
             p.axes = axis_values(*v, cfg);
             const auto e = v->estimate(p, prop);
             INFO(file << " " << r[col("layer")] << " " << r[col("config")]);
