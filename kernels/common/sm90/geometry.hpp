@@ -58,9 +58,10 @@ struct PackGeom {
     int Kp;        // packed row: R*S*C rounded up to 8
     int src_nchw;  // source layout (the weights: KCRS where 1)
 };
-// The most packed elements a row may have: one 128-byte k-slice of fp32 operands (64 bytes of
-// 2-byte ones), so that every tile's k-slice holds the whole row.
-constexpr int kPackMaxK = 32;
+// The most packed elements a row may have: ResNet's stem (C=3, 7x7, stride 2: 147) packs,
+// AlexNet's conv1 (363, where space-to-depth's 48 channels run 9 taps) does not. Up to 160
+// elements a row is at most 3 k-slices of 128 bytes in the 2-byte classes.
+constexpr int kPackMaxK = 160;
 
 // Packed element k's channel and tap (k < R*S*C: k = (r*S + s)*C + c). The functions below
 // are constexpr, so that the transform kernels call them (--expt-relaxed-constexpr).
@@ -150,7 +151,7 @@ inline Setup make_setup(const Problem& p, int parts = 1, bool pack_ok = false) {
     u.out_img = std::int64_t(s.M) * s.E * s.F;
     const bool cpad = s.C % 8 != 0;
     const std::int64_t taps = std::int64_t(s.R) * s.S * s.C;
-    if (pack_ok && cpad && s.stride == 1 && parts == 1 && taps <= kPackMaxK &&
+    if (pack_ok && cpad && parts == 1 && taps <= kPackMaxK &&
         std::int64_t(s.E) * s.F * kPackMaxK <= INT_MAX) {
         const int Kp = round_up(int(taps), 8);
         u.pack = u.tin = u.tw = true;

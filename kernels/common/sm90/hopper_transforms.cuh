@@ -245,7 +245,7 @@ CS_HOPPER_UNROLL
 }
 
 // The tap packing (Setup::pack, PackGeom: the map in geometry.hpp).
-// The input at stride 1 (prep_pack_input_kernel): one thread per (pixel, 8 packed elements),
+// The input (prep_pack_input_kernel): one thread per (pixel, 8 packed elements),
 // the pixel decoded once in 32-bit arithmetic, each element's tap (dy, dx) and source offset
 // from a per-block table of the Kp elements, one 16-byte store per 8 (two for fp32). The first
 // cut, one thread per element with 64-bit divisions (prep_pack_kernel below, which the weights
@@ -253,7 +253,7 @@ CS_HOPPER_UNROLL
 // integer arithmetic rather than DRAM (the profile in results/h200/networks/pack_vgg16_n32.log).
 struct PackTable {
     int dy[kPackMaxK], dx[kPackMaxK];
-    std::int64_t off[kPackMaxK];  // source offset from the pixel's own (stride 1: (e, f) at tap (0, 0) + pad)
+    std::int64_t off[kPackMaxK];  // source offset from (e * stride, f * stride), tap (pad, pad)'s pixel
 };
 template <class T, class Op, class TW>
 __global__ void __launch_bounds__(256)
@@ -276,8 +276,9 @@ __global__ void __launch_bounds__(256)
     if (idx >= total) return;
     const int groups = g.Kp / 8, grp = int(idx % groups), pix = int(idx / groups);
     const int f = pix % g.F, q = pix / g.F, e = q % g.E, n = q / g.E;
-    const std::int64_t base = g.src_nchw ? (std::int64_t(n) * g.C * g.H + e) * g.W + f
-                                         : ((std::int64_t(n) * g.H + e) * g.W + f) * g.C;
+    const int y0 = e * g.stride, x0 = f * g.stride;  // tap (pad, pad)'s source pixel
+    const std::int64_t base = g.src_nchw ? (std::int64_t(n) * g.C * g.H + y0) * g.W + x0
+                                         : ((std::int64_t(n) * g.H + y0) * g.W + x0) * g.C;
     constexpr int kQ = int(8 * sizeof(TW) / 16);  // 16-byte stores per 8 elements
     union {
         TW e[8];
@@ -285,7 +286,7 @@ __global__ void __launch_bounds__(256)
     } v;
 CS_HOPPER_UNROLL
     for (int j = 0; j < 8; ++j) {
-        const int k = grp * 8 + j, y = e + tab.dy[k], x = f + tab.dx[k];
+        const int k = grp * 8 + j, y = y0 + tab.dy[k], x = x0 + tab.dx[k];
         v.e[j] = (unsigned(y) < unsigned(g.H) && unsigned(x) < unsigned(g.W)) ? Op::op(in[base + tab.off[k]])
                                                                                 : Elem<TW>::from(0.0f);
     }
@@ -320,7 +321,7 @@ template <class T, class Op, class TW, bool kIn>
 inline void launch_prep_pack(const PackGeom& g, const T* in, TW* out, std::int64_t rows, cudaStream_t stream,
                              const RangeScale* rs) {
     if constexpr (kIn && Op::kParts == 1 && !Op::kScaled && std::is_same_v<T, TW>) {
-        if (g.stride == 1 && g.Kp % 8 == 0) {
+        if (g.Kp % 8 == 0) {
             const std::int64_t total = rows * (g.Kp / 8);
             prep_pack_input_kernel<T, Op, TW><<<unsigned((total + 255) / 256), 256, 0, stream>>>(in, out, g, total);
             CS_CUDA_CHECK_LAUNCH();
