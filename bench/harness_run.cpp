@@ -88,11 +88,11 @@ void Run::allocate() {
     const MemKind kind = managed() ? MemKind::managed : MemKind::device;
     x_in_ = Buffer(kind, std::size_t(in_elems_) * 4);
     x_w_ = Buffer(kind, std::size_t(w_elems_) * 4);
-    x_out_ = Buffer(kind, std::size_t(out_elems_) * 4);
+    x_out_ = Buffer(kind, std::size_t(out_elems_) * 4 + (converts() ? 0 : kGuardBytes));
     if (converts()) {
         k_in_ = Buffer(MemKind::device, std::size_t(in_elems_) * eb_);
         k_w_ = Buffer(MemKind::device, std::size_t(w_elems_) * eb_);
-        k_out_ = Buffer(MemKind::device, std::size_t(out_elems_) * eb_);
+        k_out_ = Buffer(MemKind::device, std::size_t(out_elems_) * eb_ + kGuardBytes);
     }
     if (mode_ == MemoryMode::pinned || mode_ == MemoryMode::streams) {
         pin_in_ = Buffer(MemKind::pinned, x_in_.bytes());
@@ -139,7 +139,7 @@ void Run::make_plans() {
     const std::string a = plans_.front()->algo();
     r_.algo = a.empty() ? v_.algo : a;
     r_.device_bytes = x_in_.bytes() + x_w_.bytes() + x_out_.bytes() + k_in_.bytes() + k_w_.bytes() +
-                      k_out_.bytes() + r_.workspace_bytes;
+                      k_out_.bytes() - kGuardBytes + r_.workspace_bytes;
 }
 
 DeviceIO Run::io_chunk(std::int64_t first, std::int64_t count) const {
@@ -268,6 +268,7 @@ void Run::checked_run() {
         }
         CS_CUDA_CHECK(cudaStreamSynchronize(s));
     }
+    check_guard("the checked run");
     const Buffer out_nchw = output_nchw();
     const float* outf = out_nchw.as<float>();
 
@@ -457,12 +458,13 @@ std::string Run::run_label(int it) const {
 // variant the checked run's bits exactly (checksum), for the others the tile-covering sample
 // against the reference at the class threshold.
 void Run::verify_run(int it, const char* what) {
+    const std::string label = run_label(it) + (what ? std::string(" [") + what + "]" : "");
+    check_guard(label);
     if (!verifier_) return;  // the checked run compared nothing: the row is UNCHECKED
     const AddWallTime add{r_.recheck_ms};  // the check's host wall time, however it ends
     const cudaStream_t s = ctx_.stream();
     const OutputDigest d = verifier_->digest(k_out(), s);
     ++r_.checked_runs;
-    const std::string label = run_label(it) + (what ? std::string(" [") + what + "]" : "");
     for (const auto& pl : plans_)
         if (auto why = pl->run_error()) throw cs::Error(label + ": " + *why);
     if (d.nonfinite > 0)
@@ -486,6 +488,24 @@ void Run::verify_run(int it, const char* what) {
     if (!passes(e, v_.precision))
         throw RunMismatch(label + " fails the tile-covering sample (" + std::to_string(smp.size()) +
                           " elements): " + failure_reason(e, v_.precision));
+}
+
+// The guard band after the output (kGuardBytes, NaN-poisoned with it) still all 0xFF bytes
+// after a run: else the run wrote past the output's last element (RunMismatch: the row FAILs,
+// naming the run, before the verifier reads anything the write may have reached).
+void Run::check_guard(const std::string& label) const {
+    const Buffer& out = converts() ? k_out_ : x_out_;
+    const auto* tail = static_cast<const unsigned char*>(out.get()) + (out.bytes() - kGuardBytes);
+    std::vector<unsigned char> h(kGuardBytes);
+    CS_CUDA_CHECK(cudaMemcpyAsync(h.data(), tail, kGuardBytes, cudaMemcpyDefault, ctx_.stream()));
+    CS_CUDA_CHECK(cudaStreamSynchronize(ctx_.stream()));
+    std::size_t changed = 0, first = 0;
+    for (std::size_t i = 0; i < h.size(); ++i)
+        if (h[i] != 0xFF && changed++ == 0) first = i;
+    if (changed)
+        throw RunMismatch(label + " wrote past its output: " + std::to_string(changed) + " of the " +
+                          std::to_string(kGuardBytes) + " bytes after the output's last element changed, the first " +
+                          std::to_string(first) + " bytes past it");
 }
 
 // What later runs are held to: the checked run's digest, and the tile-covering sample's

@@ -74,6 +74,7 @@ private:
     void checked_run();
     void make_verifier();
     void verify_run(int it, const char* what);
+    void check_guard(const std::string& label) const;
     std::string run_label(int it) const;
     Buffer output_nchw() const;
 
@@ -120,6 +121,12 @@ private:
     float* h_out_ = nullptr;
     Buffer x_in_, x_w_, x_out_;                // float tensors: device or managed
     Buffer k_in_, k_w_, k_out_;                // the variant's half / bf16 tensors
+    // The guard band: kGuardBytes after the last element of the buffer the kernels write
+    // (k_out_, or x_out_ when the variant works in float), NaN-poisoned with the output
+    // (every poison covers the Buffer's bytes()) and checked after every checked run, so that
+    // a kernel writing past its output FAILs its row (check_guard) instead of corrupting the
+    // next allocation, the verifier's among them.
+    static constexpr std::size_t kGuardBytes = std::size_t(1) << 20;
     std::vector<std::unique_ptr<Plan>> plans_;
     std::unique_ptr<EngineChoices> own_engines_;  // the row's plans' memory when the caller has none
     std::vector<Stream> streams_;

@@ -2,7 +2,8 @@
 // its third call — after the checked run and one good timed repeat — FAILs, naming the run;
 // for a deterministic variant through the checksum, for a non-deterministic one through the
 // tile-covering sample; NaN through the device scan. A row with nothing to check against is
-// UNCHECKED, never PASS.
+// UNCHECKED, never PASS. A plan that writes past its output's last element FAILs through the
+// guard band after it, in the checked run or a later one, before the verifier reads anything.
 #include "gpu_test_util.hpp"
 
 #include "cuda_check.hpp"
@@ -16,13 +17,14 @@ using namespace cs::test;
 
 namespace {
 
-enum class Mutation { wrong_element, nan_element, wrong_plane };
+enum class Mutation { wrong_element, nan_element, wrong_plane, past_end };
 
 // Runs the inner plan, and on call `bad_call` (1 = the checked run) damages its output.
 class MutatingPlan final : public gpu::Plan {
 public:
-    MutatingPlan(std::unique_ptr<gpu::Plan> inner, const gpu::Problem& p, int bad_call, Mutation m)
-        : inner_(std::move(inner)), p_(p), bad_call_(bad_call), m_(m) {}
+    MutatingPlan(std::unique_ptr<gpu::Plan> inner, const gpu::Problem& p, int bad_call, Mutation m,
+                 std::size_t elem_bytes)
+        : inner_(std::move(inner)), p_(p), bad_call_(bad_call), m_(m), eb_(elem_bytes) {}
     void run(const gpu::DeviceIO& io, cudaStream_t s) override {
         inner_->run(io, s);
         if (++calls_ != bad_call_) return;
@@ -38,6 +40,10 @@ public:
                 CS_CUDA_CHECK(cudaMemsetAsync(static_cast<char*>(io.out) + 4 * (l.output_elems(io.N) - l.E() * l.F()),
                                               0x7f, std::size_t(4) * l.E() * l.F(), s));
                 break;
+            case Mutation::past_end:  // 16 bytes, 4 KiB past the output's last element
+                CS_CUDA_CHECK(cudaMemsetAsync(static_cast<char*>(io.out) + eb_ * std::size_t(l.output_elems(io.N)) + 4096,
+                                              0x00, 16, s));
+                break;
         }
     }
     std::string detail() const override { return inner_->detail(); }
@@ -47,6 +53,7 @@ private:
     gpu::Problem p_;
     int bad_call_;
     Mutation m_;
+    std::size_t eb_;
     int calls_ = 0;
 };
 
@@ -56,8 +63,9 @@ gpu::Variant mutated(const char* base, int bad_call, Mutation m, bool determinis
     gpu::Variant out = *v;
     out.deterministic = deterministic;
     auto inner = v->make_plan;
-    out.make_plan = [inner, bad_call, m](const gpu::Problem& p, const gpu::PlanContext& c) {
-        return std::make_unique<MutatingPlan>(inner(p, c), p, bad_call, m);
+    const std::size_t eb = gpu::dtype_bytes(v->io);
+    out.make_plan = [inner, bad_call, m, eb](const gpu::Problem& p, const gpu::PlanContext& c) {
+        return std::make_unique<MutatingPlan>(inner(p, c), p, bad_call, m, eb);
     };
     return out;
 }
@@ -115,6 +123,41 @@ TEST_CASE("on the GPU, a plan that goes wrong on its third call FAILs, naming th
         const auto r = run_checked(ctx, v, gpu::MemoryMode::pageable, rp, o);
         CHECK(r.status == gpu::Status::pass);
         CHECK(r.checked_runs == 1);
+    }
+}
+
+TEST_CASE("on the GPU, a plan that writes past its output FAILs through the guard band, naming the run",
+          "[gpu][every-run]") {
+    auto& ctx = device();
+    const RefProblem rp = make_ref_problem(odd_layer("odd_c33_5x5"), 3);
+    const auto opt = test_options(5);
+    SECTION("the checked run, a float variant (its output is the float buffer)") {
+        const auto r = run_checked(ctx, mutated("baseline", 1, Mutation::past_end, true), gpu::MemoryMode::pageable,
+                                   rp, opt);
+        INFO(r.reason);
+        CHECK(r.status == gpu::Status::fail);
+        CHECK(has(r.reason, "the checked run wrote past its output: 16 of the"));
+        CHECK(has(r.reason, "the first 4096 bytes past it"));
+    }
+    SECTION("a later run, a half variant (its output is the converted buffer)") {
+        const auto r = run_checked(ctx, mutated("cublas-im2col-fp16", 3, Mutation::past_end, false),
+                                   gpu::MemoryMode::pageable, rp, opt);
+        INFO(r.reason);
+        CHECK(r.status == gpu::Status::fail);
+        CHECK(has(r.reason, "run 3 (timed repeat 2 of 5) wrote past its output"));
+    }
+    SECTION("a later run, a float variant in managed memory (the guard is managed too)") {
+        const auto r = run_checked(ctx, mutated("simt-gemm", 3, Mutation::past_end, false), gpu::MemoryMode::managed,
+                                   rp, opt);
+        INFO(r.reason);
+        CHECK(r.status == gpu::Status::fail);
+        CHECK(has(r.reason, "run 3 (timed repeat 2 of 5) wrote past its output"));
+    }
+    SECTION("no write past the output: PASS, the guard checked after every run") {
+        const auto r = run_checked(ctx, *gpu::find_variant("cublas-im2col-fp16").variant, gpu::MemoryMode::pageable,
+                                   rp, opt);
+        INFO(r.reason);
+        CHECK(r.status == gpu::Status::pass);
     }
 }
 
