@@ -76,6 +76,34 @@ static int check_tap_packing() {
                             const std::int64_t src = pack_source(g, n, e, f, k);
                             a[((std::size_t(n) * E + e) * F + f) * Kp + k] = src < 0 ? 0.0 : in[std::size_t(src)];
                         }
+            // The input kernel's staged rows (pack_stage_*): a block's R source rows per (n, e),
+            // zeros outside the image, then each packed element read from them, the same as
+            // pack_source's element.
+            long stage_bad = 0;
+            for (int n = 0; n < N; ++n)
+                for (int e = 0; e < E; ++e) {
+                    std::vector<double> st(std::size_t(pack_stage_elems(g)), -1.0);
+                    for (int c = 0; c < l.C; ++c)
+                        for (int r = 0; r < l.R; ++r)
+                            for (int x = 0; x < l.W; ++x) {
+                                const int y = e * l.stride - l.pad + r;
+                                const bool in_img = y >= 0 && y < l.H;
+                                const std::size_t src = lay == Layout::nchw
+                                                            ? ((std::size_t(n) * l.C + c) * l.H + y) * l.W + x
+                                                            : ((std::size_t(n) * l.H + y) * l.W + x) * l.C + c;
+                                st[std::size_t(pack_stage_index(g, r, x, c))] = in_img ? in[src] : 0.0;
+                            }
+                    for (int f = 0; f < F; ++f)
+                        for (int k = 0; k < Kp; ++k) {
+                            const int si = pack_stage_source(g, f, k);
+                            const double got = si < 0 ? 0.0 : st.at(std::size_t(si));
+                            stage_bad += got != a[((std::size_t(n) * E + e) * F + f) * Kp + k];
+                        }
+                }
+            if (stage_bad)
+                std::printf("%-10s %s: the staged rows give %ld packed elements wrong\n", l.name.c_str(),
+                            lay == Layout::nchw ? "nchw" : "nhwc", stage_bad);
+            bad_total += stage_bad != 0;
             for (int m = 0; m < l.M; ++m)
                 for (int k = 0; k < Kp; ++k) {
                     const std::int64_t src = pack_weight_source(g, m, k);

@@ -81,6 +81,34 @@ constexpr std::int64_t pack_source(const PackGeom& g, int n, int e, int f, int k
     return g.src_nchw ? ((std::int64_t(n) * g.C + t.c) * g.H + y) * g.W + x
                       : ((std::int64_t(n) * g.H + y) * g.W + x) * g.C + t.c;
 }
+// The input kernel's staging (prep_pack_rows_kernel): a block per output row (n, e) holds the
+// R source rows y = e*stride - pad + r of every channel in shared memory, W elements each,
+// zeros for rows outside the image: NHWC [r][x][c], NCHW [c][r][x]. Its threads then write
+// the row's packed pixels from there, so that the source is read once, coalesced, rather than
+// by scattered 2- or 4-byte loads per packed element.
+constexpr int pack_stage_elems(const PackGeom& g) { return g.R * g.W * g.C; }
+constexpr int pack_stage_index(const PackGeom& g, int r, int x, int c) {
+    return g.src_nchw ? (c * g.R + r) * g.W + x : (r * g.W + x) * g.C + c;
+}
+constexpr int pack_stage_step(const PackGeom& g) { return g.src_nchw ? 1 : g.C; }  // staged elements a column
+// Packed element k < R*S*C: its column offset from f*stride, and its staged index at column
+// f = 0 (the pixel's adds f * stride * pack_stage_step).
+struct PackStageTap {
+    int dx, off;
+};
+constexpr PackStageTap pack_stage_tap(const PackGeom& g, int k) {
+    const PackTap t = pack_tap(g, k);
+    const int dx = t.s - g.pad;
+    return PackStageTap{dx, pack_stage_index(g, t.r, 0, t.c) + dx * pack_stage_step(g)};
+}
+// Where packed element k of output column f reads the staged rows (-1: zero).
+constexpr int pack_stage_source(const PackGeom& g, int f, int k) {
+    if (k >= g.R * g.S * g.C) return -1;
+    const PackStageTap t = pack_stage_tap(g, k);
+    const int x = f * g.stride + t.dx;
+    if (x < 0 || x >= g.W) return -1;
+    return t.off + f * g.stride * pack_stage_step(g);
+}
 // Where packed weight element k of filter m reads the source filters (-1: zero).
 constexpr std::int64_t pack_weight_source(const PackGeom& g, int m, int k) {
     if (k >= g.R * g.S * g.C) return -1;

@@ -295,6 +295,67 @@ CS_HOPPER_UNROLL
     for (int j = 0; j < kQ; ++j) dst[j] = v.q[j];
 }
 
+// The input by staged rows (pack_stage_* in geometry.hpp): one block per output row (n, e).
+// Its R source rows of every channel (R*W*C elements) are read once, coalesced, into shared
+// memory (zeros outside the image), then each thread writes (pixel, 8 packed elements) with
+// one 16-byte store per 8 (two for fp32), the values from shared memory. The kernel above
+// reads the source by one 2- or 4-byte load per packed element: on ResNet's stem (147
+// elements a row) it was the row's longest kernel (results/h200/networks/, the profile).
+template <class T, class Op, class TW>
+__global__ void __launch_bounds__(256)
+    prep_pack_rows_kernel(const T* __restrict__ in, TW* __restrict__ out, const PackGeom g) {
+    grid_launch_dependents();  // a GEMM launched as its programmatic dependent may start (HopperPlan)
+    extern __shared__ __align__(16) unsigned char pack_stage_smem[];
+    TW* st = reinterpret_cast<TW*>(pack_stage_smem);
+    __shared__ int tdx[kPackMaxK], toff[kPackMaxK];
+    const int tid = int(threadIdx.x), nt = int(blockDim.x);
+    const int row = int(blockIdx.x), e = row % g.E, n = row / g.E;
+    for (int k = tid; k < g.Kp; k += nt) {
+        if (k < g.R * g.S * g.C) {
+            const PackStageTap t = pack_stage_tap(g, k);
+            tdx[k] = t.dx, toff[k] = t.off;
+        } else {
+            tdx[k] = -(1 << 24), toff[k] = 0;  // past R*S*C: outside every image, zero
+        }
+    }
+    const int y0 = e * g.stride - g.pad;
+    const int run = g.src_nchw ? g.W : g.W * g.C;  // contiguous source elements of one staged row
+    for (int i = tid; i < pack_stage_elems(g); i += nt) {
+        // NHWC: i = r * W*C + (x*C + c); NCHW: i = (c*R + r) * W + x; both the staged index.
+        const int q = i / run, j = i - q * run;
+        const int r = g.src_nchw ? q % g.R : q, c = g.src_nchw ? q / g.R : 0;
+        const int y = y0 + r;
+        TW v = Elem<TW>::from(0.0f);
+        if (unsigned(y) < unsigned(g.H))
+            v = Op::op(in[g.src_nchw ? ((std::int64_t(n) * g.C + c) * g.H + y) * g.W + j
+                                     : (std::int64_t(n) * g.H + y) * run + j]);
+        st[i] = v;
+    }
+    __syncthreads();
+    const int groups = g.Kp / 8, step = g.stride * pack_stage_step(g);
+    TW* orow = out + std::int64_t(row) * g.F * g.Kp;
+    constexpr int kQ = int(8 * sizeof(TW) / 16);  // 16-byte stores per 8 elements
+    for (int it = tid; it < g.F * groups; it += nt) {
+        const int f = it / groups, k0 = (it - f * groups) * 8, xs = f * g.stride, base = f * step;
+        union {
+            TW e[8];
+            uint4 q[kQ];
+        } v;
+CS_HOPPER_UNROLL
+        for (int j = 0; j < 8; ++j)
+            v.e[j] = unsigned(xs + tdx[k0 + j]) < unsigned(g.W) ? st[toff[k0 + j] + base] : Elem<TW>::from(0.0f);
+        uint4* dst = reinterpret_cast<uint4*>(orow + std::int64_t(it) * 8);  // f * Kp + k0
+CS_HOPPER_UNROLL
+        for (int j = 0; j < kQ; ++j) dst[j] = v.q[j];
+    }
+}
+// Its shared memory: the staged rows (pack_stage_elems), where they fit without an opt-in.
+template <class TW>
+inline std::size_t pack_rows_smem(const PackGeom& g) {
+    return std::size_t(pack_stage_elems(g)) * sizeof(TW);
+}
+constexpr std::size_t kPackRowsSmemMax = 48 * 1024;
+
 // The weights, and any Op the input kernel does not take: one thread per packed element.
 // kIn: the input (pixels' rows), else the weights (filters' rows). total: rows x Kp.
 template <class T, class Op, class TW = T, bool kIn = true>
@@ -321,6 +382,12 @@ template <class T, class Op, class TW, bool kIn>
 inline void launch_prep_pack(const PackGeom& g, const T* in, TW* out, std::int64_t rows, cudaStream_t stream,
                              const RangeScale* rs) {
     if constexpr (kIn && Op::kParts == 1 && !Op::kScaled && std::is_same_v<T, TW>) {
+        if (g.Kp % 8 == 0 && pack_rows_smem<TW>(g) <= kPackRowsSmemMax && rows % g.F == 0) {
+            const std::size_t smem = pack_rows_smem<TW>(g);
+            prep_pack_rows_kernel<T, Op, TW><<<unsigned(rows / g.F), 256, smem, stream>>>(in, out, g);
+            CS_CUDA_CHECK_LAUNCH();
+            return;
+        }
         if (g.Kp % 8 == 0) {
             const std::int64_t total = rows * (g.Kp / 8);
             prep_pack_input_kernel<T, Op, TW><<<unsigned((total + 255) / 256), 256, 0, stream>>>(in, out, g, total);
