@@ -5,6 +5,10 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <stdexcept>
+#include <string>
+#include <vector>
+
 namespace cs::gpu {
 
 namespace {
@@ -56,13 +60,19 @@ __global__ void digest_kernel(const void* out, long long n, unsigned long long* 
     }
 }
 
-// samples[k] = out at NCHW index idx[k], read where `nhwc` puts it.
+// samples[k] = out at NCHW index idx[k], read where `nhwc` puts it. An index outside the
+// output (the device copy of the sample overwritten) reads nothing: acc[2] counts it.
 template <DType D>
-__global__ void gather_kernel(const void* out, const long long* idx, long long count, int M, int E, int F, bool nhwc,
-                              float* samples) {
+__global__ void gather_kernel(const void* out, long long elems, const long long* idx, long long count, int M, int E,
+                              int F, bool nhwc, float* samples, unsigned long long* acc) {
     const long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= count) return;
     long long i = idx[k];
+    if (i < 0 || i >= elems) {
+        atomicAdd(acc + 2, 1ull);
+        samples[k] = __int_as_float(0x7fc00000);
+        return;
+    }
     if (nhwc) {
         const long long f = i % F, e = i / F % E, m = i / ((long long)E * F) % M, n = i / ((long long)E * F * M);
         i = ((n * E + e) * F + f) * M + m;
@@ -76,7 +86,8 @@ void launch(const void* out, long long elems, unsigned long long* acc, const lon
     digest_kernel<D><<<1024, 256, 0, s>>>(out, elems, acc);
     CS_CUDA_CHECK(cudaGetLastError());
     if (count > 0) {
-        gather_kernel<D><<<unsigned((count + 255) / 256), 256, 0, s>>>(out, idx, count, M, E, F, nhwc, samples);
+        gather_kernel<D><<<unsigned((count + 255) / 256), 256, 0, s>>>(out, elems, idx, count, M, E, F, nhwc, samples,
+                                                                         acc);
         CS_CUDA_CHECK(cudaGetLastError());
     }
 }
@@ -86,8 +97,8 @@ void launch(const void* out, long long elems, unsigned long long* acc, const lon
 OutputVerifier::OutputVerifier(const Layer& l, std::int64_t N, Layout layout, DType dtype,
                                const std::vector<std::int64_t>& sample)
     : layer_(l), N_(N), layout_(layout), dtype_(dtype), indices_(sample) {
-    d_acc_ = Buffer(MemKind::device, 2 * sizeof(unsigned long long));
-    h_acc_ = Buffer(MemKind::pinned, 2 * sizeof(unsigned long long));
+    d_acc_ = Buffer(MemKind::device, 3 * sizeof(unsigned long long));
+    h_acc_ = Buffer(MemKind::pinned, 3 * sizeof(unsigned long long));
     if (!indices_.empty()) {
         d_indices_ = Buffer(MemKind::device, indices_.size() * sizeof(long long));
         d_samples_ = Buffer(MemKind::device, indices_.size() * sizeof(float));
@@ -115,6 +126,17 @@ OutputDigest OutputVerifier::digest(const void* out, cudaStream_t s) {
                                       cudaMemcpyDeviceToHost, s));
     CS_CUDA_CHECK(cudaStreamSynchronize(s));
     const auto* h = h_acc_.as<unsigned long long>();
+    if (h[2] != 0) {
+        std::vector<long long> dev(indices_.size());
+        CS_CUDA_CHECK(cudaMemcpy(dev.data(), d_indices_.get(), d_indices_.bytes(), cudaMemcpyDeviceToHost));
+        std::size_t changed = 0, first = 0;
+        for (std::size_t k = 0; k < dev.size(); ++k)
+            if (dev[k] != indices_[k] && changed++ == 0) first = k;
+        throw std::runtime_error("the verifier's device copy of the sample was overwritten: " + std::to_string(h[2]) +
+                                 " of its " + std::to_string(indices_.size()) + " indices fall outside the output, " +
+                                 std::to_string(changed) + " differ from the host's, the first at position " +
+                                 std::to_string(first) + " (a kernel wrote into the verifier's memory)");
+    }
     return OutputDigest{h[0], static_cast<std::int64_t>(h[1])};
 }
 
