@@ -1,5 +1,6 @@
 #include "output_check.hpp"
 
+#include "copy_now.hpp"
 #include "cuda_check.hpp"
 
 #include <cuda_bf16.h>
@@ -102,7 +103,7 @@ OutputVerifier::OutputVerifier(const Layer& l, std::int64_t N, Layout layout, DT
     if (!indices_.empty()) {
         d_indices_ = Buffer(MemKind::device, indices_.size() * sizeof(long long));
         d_samples_ = Buffer(MemKind::device, indices_.size() * sizeof(float));
-        CS_CUDA_CHECK(cudaMemcpy(d_indices_.get(), indices_.data(), d_indices_.bytes(), cudaMemcpyHostToDevice));
+        copy_to_device_now(d_indices_.get(), indices_.data(), d_indices_.bytes());
     }
     host_samples_.resize(indices_.size());
 }

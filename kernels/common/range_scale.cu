@@ -2,6 +2,7 @@
 // guarantee): one reduction kernel whose last block computes the scales.
 #include "range_scale.hpp"
 
+#include "copy_now.hpp"
 #include "cuda_check.hpp"
 #include "error.hpp"
 
@@ -114,7 +115,7 @@ RangeScaleBuffer::RangeScaleBuffer(RangeTargets t, float lo_keep_in, float lo_ke
     h.in_mul[0] = h.in_mul[1] = h.w_mul[0] = h.w_mul[1] = h.out_mul[0] = h.out_mul[1] = 1.0f;
     h.lo_keep_in = lo_keep_in;
     h.lo_keep_w_half = lo_keep_w_half;
-    CS_CUDA_CHECK(cudaMemcpy(d_, &h, sizeof h, cudaMemcpyHostToDevice));
+    copy_to_device_now(d_, &h, sizeof h);
     int dev = 0;
     CS_CUDA_CHECK(cudaGetDevice(&dev));
     CS_CUDA_CHECK(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, dev));

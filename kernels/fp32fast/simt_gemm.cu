@@ -53,6 +53,7 @@
 // 128x64 (8x16): 205 and 211 registers; 0 spills; wt_transpose_kernel 32 registers.
 #include "buffers.hpp"
 #include "conv_shape.hpp"
+#include "copy_now.hpp"
 #include "cuda_check.hpp"
 #include "error.hpp"
 #include "fp32fast_common.cuh"
@@ -344,7 +345,7 @@ public:
         wt_ = Buffer(MemKind::device, wt_bytes);
         tbl_ = Buffer(MemKind::device, tbl_bytes);
         const auto t = fp32fast::im2col_row_table(g_);
-        CS_CUDA_CHECK(cudaMemcpy(tbl_.get(), t.data(), tbl_bytes, cudaMemcpyHostToDevice));
+        copy_to_device_now(tbl_.get(), t.data(), tbl_bytes);
         detail_ = std::string(c.what) + ", 3-stage cp.async, " + std::to_string(tiles) + " tiles for P=" +
                   std::to_string(Pmax) +
                   (split_.parts > 1 ? " x split-K " + std::to_string(split_.parts) + " (" + std::to_string(split_.kt_per) +

@@ -45,6 +45,7 @@
 // unrolled, the 3x kernel spilled 4 bytes); wpack_kernel 14 registers.
 #include "buffers.hpp"
 #include "conv_shape.hpp"
+#include "copy_now.hpp"
 #include "cuda_check.hpp"
 #include "error.hpp"
 #include "fp32fast_common.cuh"
@@ -258,7 +259,7 @@ public:
         wt_ = Buffer(MemKind::device, wt_bytes);
         tbl_ = Buffer(MemKind::device, tbl_bytes);
         const auto t = fp32fast::im2col_row_table(g_);
-        CS_CUDA_CHECK(cudaMemcpy(tbl_.get(), t.data(), tbl_bytes, cudaMemcpyHostToDevice));
+        copy_to_device_now(tbl_.get(), t.data(), tbl_bytes);
         CS_CUDA_CHECK(cudaFuncSetAttribute(fp32fast::split_tf32_kernel<SPLIT>,
                                            cudaFuncAttributeMaxDynamicSharedMemorySize, T::SMEM));
         const std::int64_t Pmax = std::max<std::int64_t>(1, ctx.max_chunk_N) * g_.EF;
