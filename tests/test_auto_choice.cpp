@@ -342,15 +342,18 @@ TEST_CASE("auto: the model against the committed H200 measurements of the persis
 }
 
 TEST_CASE("auto: the model against the committed network sweeps, shapes it was not fitted to", "[auto][model]") {
-    // results/h200/networks/: the auto-<class> rows of vgg16 (the tap packing's second cut) and
-    // resnet50 (up to l4_1x1b) at N=32, NHWC, each at the heuristic's choice (the CSV's config:
+    // results/h200/networks/: the auto-<class> rows of vgg16 and resnet50 at N=32, NHWC (the
+    // sweeps of plans/networks.json), each at the heuristic's choice (the CSV's config:
     // path=...;row=ROW;<ROW's config>), repriced here against its measured kernel_ms. The model
     // was fitted to AlexNet (the test above); these are its error on networks. The bounds are
-    // the model's as committed; a change that makes it worse fails here.
+    // the model's on these files as committed; a change that makes it worse fails here. They
+    // moved with the files (the stem now packed, the 64-filter tile, resnet50's last layers):
+    // the worst row is the stem, whose packing kernel runs far below the DRAM rate the model
+    // prices it at (networks/auto_pack_ncu.log); the 64-filter tile's rows come next.
     cudaDeviceProp prop = hopper_prop();
     prop.memoryBusWidth = 6144;  // the H200's
     std::vector<double> log_ratio;
-    for (const char* file : {"pack2_vgg16_n32.csv.gz", "heuristic_resnet50_n32.csv.gz"}) {
+    for (const char* file : {"auto_vgg16_n32.csv.gz", "auto_resnet50_n32.csv.gz"}) {
         const auto t = cs::cli::read_csv_table(std::string(CS_SOURCE_DIR) + "/results/h200/networks/" + file);
         auto col = [&](const char* n) { return column(t, n); };
         for (const auto& r : t.rows) {
@@ -370,12 +373,12 @@ TEST_CASE("auto: the model against the committed network sweeps, shapes it was n
             log_ratio.push_back(std::abs(std::log(e->ms / std::stod(r[col("kernel_ms")]))));
         }
     }
-    REQUIRE(log_ratio.size() >= 80);
+    REQUIRE(log_ratio.size() >= 96);
     std::sort(log_ratio.begin(), log_ratio.end());
     const double median = std::exp(log_ratio[log_ratio.size() / 2]), p90 = std::exp(log_ratio[log_ratio.size() * 9 / 10]);
     INFO("rows " << log_ratio.size() << "; predicted/measured off by at most x" << median << " for half, x" << p90
                  << " for 90%, x" << std::exp(log_ratio.back()) << " for all");
-    CHECK(median <= 1.11);
-    CHECK(p90 <= 1.41);
-    CHECK(std::exp(log_ratio.back()) <= 2.03);  // VGG's conv1_1: the one-slice tiles' direct store
+    CHECK(median <= 1.14);
+    CHECK(p90 <= 1.49);
+    CHECK(std::exp(log_ratio.back()) <= 3.16);  // ResNet's stem: its packing kernel's rate
 }

@@ -108,12 +108,8 @@ def judge(per_layer, peak_tflops, copy_gbs, ours_layout, cudnn_layout):
     return lines, ours_sum / cudnn_sum if cudnn_sum else None
 
 
-def goals_markdown(d, classes, batches, path=""):
-    """Per class and N: each side's best single-layout total weighted by count, ours (the
-    auto-<class> rows of `path`) over cuDNN, the goal's total (DRAM-bound layers at cuDNN's time)
-    and the layers at most 1.0x (DRAM-bound ones count); then per layer the bound and both sides'
-    share of it. `d`: a convplots.io.Data."""
-    tables = sorted({r.get("table", "") for r in d.rows if r.get("table")}) or ["(no table column)"]
+def _totals(d, classes, batches, path=""):
+    """(totals rows, per-layer rows) of one sweep: see goals_markdown."""
     body, layers = [], []
     for cls in classes:
         for n in batches:
@@ -130,19 +126,52 @@ def goals_markdown(d, classes, batches, path=""):
             layers += [[cls, n, x[0], x[1], fnum(x[2]), fnum(x[3]), f"{x[4]:.3g}", x[5] or "—", fnum(x[6]),
                         "—" if x[7] is None else f"{100 * x[7]:.0f}%", "—" if x[8] is None else f"{100 * x[8]:.0f}%"]
                        for x in lines]
-    return (md_table(["class", "N", "ours (layout)", "cuDNN (layout)", "ours / cuDNN", "goal total",
-                      "layers <= 1.0x"], body) + "\n\n"
-            + md_table(["class", "N", "layer", "count", "ours ms", "cuDNN ms", "ours / cuDNN", "bound", "bound ms",
-                        "ours' share", "cuDNN's share"], layers)
-            + f"\n\nTable {', '.join(tables)}; ours: the auto-<class> rows{' of path=' + path if path else ''}. ")
+    return body, layers
+
+
+TOTALS_HEAD = ["class", "N", "ours (layout)", "cuDNN (layout)", "ours / cuDNN", "goal total", "layers <= 1.0x"]
+
+
+def table_names(d):
+    return sorted({r.get("table", "") for r in d.rows if r.get("table")}) or ["(no table column)"]
+
+
+def goals_markdown(d, classes, batches, path="", layers=True):
+    """Per class and N: each side's best single-layout total weighted by count, ours (the
+    auto-<class> rows of `path`) over cuDNN, the goal's total (DRAM-bound layers at cuDNN's time)
+    and the layers at most 1.0x (DRAM-bound ones count); then (layers) per layer the bound and
+    both sides' share of it. `d`: a convplots.io.Data."""
+    body, per_layer = _totals(d, classes, batches, path)
+    out = md_table(TOTALS_HEAD, body) + "\n\n"
+    if layers:
+        out += md_table(["class", "N", "layer", "count", "ours ms", "cuDNN ms", "ours / cuDNN", "bound", "bound ms",
+                         "ours' share", "cuDNN's share"], per_layer) + "\n\n"
+    return out + f"Table {', '.join(table_names(d))}; ours: the auto-<class> rows{' of path=' + path if path else ''}. "
+
+
+def totals_markdown(ds, classes, path=""):
+    """goals_markdown's totals of several sweeps (each at its own N), one table, a column naming
+    each sweep's layer table."""
+    body = []
+    for d in ds:
+        rows, _ = _totals(d, classes, d.main_Ns, path)
+        body += [[", ".join(table_names(d))] + r for r in rows]
+    return (md_table(["table"] + TOTALS_HEAD, body) + "\n\n"
+            + f"Ours: the auto-<class> rows{' of path=' + path if path else ''}. ")
 
 
 def generator(data, revs):
     """The docs' `network` block kind (docs.py's GENERATORS): `network csv=FILE classes=fp16,bf16
-    N=128 path=heuristic`, given docs.py's loader and revision text (this module cannot import it)."""
+    N=128 path=heuristic`, given docs.py's loader and revision text (this module cannot import it).
+    csv=A+B+...: the totals of several sweeps in one table (no per-layer rows)."""
     def block(csv, classes="fp16,bf16,tf32", N=None, path=""):
+        cls = [c for c in classes.split(",") if c]
+        if "+" in csv:
+            ds = [data(f) for f in csv.split("+")]
+            srcs = ", ".join(f"`{d.rows[0]['_src']}` ({revs(d)})" for d in ds)
+            return totals_markdown(ds, cls, path) + f"Sources (revision): {srcs}.\n"
         d = data(csv)
-        return (goals_markdown(d, [c for c in classes.split(",") if c], [int(N)] if N else d.main_Ns, path)
+        return (goals_markdown(d, cls, [int(N)] if N else d.main_Ns, path)
                 + f"Source: `{d.rows[0]['_src']}`, revision {revs(d)}.\n")
     return block
 
@@ -176,6 +205,14 @@ def self_test():
     assert goal == 1.0  # both layers DRAM-bound: counted at cuDNN's time
     lines, goal = judge(per, 1.0, 1e9, "nhwc", "nhwc")  # compute-bound: (2x1.0 + 1.0) / (2x1.5 + 1.0)
     assert abs(goal - 3.0 / 4.0) < 1e-12, goal
+    # several sweeps in one totals table: a row per (sweep, class), the sweep's table named
+    import types
+    for r in rows:
+        r["table"] = "t1"
+    d = types.SimpleNamespace(rows=rows, class_peaks={"fp16": 1.0}, copy_gbs=1e9, main_Ns=[8])
+    md = totals_markdown([d, d], ["fp16"])
+    body = [ln for ln in md.splitlines() if ln.startswith("| t1 |")]
+    assert len(body) == 2 and "| 0.75 |" in body[0] and "| 3.00 (nhwc) | 4.00 (nhwc) |" in body[0], md
     print("network self-test: totals by count and layout, the cuDNN side, bounds and the goal's total hold")
     return 0
 
