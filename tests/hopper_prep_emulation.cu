@@ -21,7 +21,7 @@ static Layer mk(const char* n, int C, int H, int W, int M, int R, int S, int st,
     return l;
 }
 
-// The tap packing (geometry.hpp's PackGeom, the persistent rungs' make_setup(p, 1, true)): which
+// The tap packing (geometry.hpp's PackGeom, the persistent rungs' make_setup(p, 1, es)): which
 // layers it takes, and that the packed input times the packed weights, as the 1x1 GEMM the
 // kernels then run, is the convolution (against a direct sum in double, both source layouts,
 // edges and padding included; integer-valued data, so the sums are exact).
@@ -30,10 +30,10 @@ static int check_tap_packing() {
     auto setup = [](const Layer& l, Layout lay) {
         Problem p;
         p.layer = l, p.N = 2, p.layout = lay;
-        return make_setup(p, 1, true);
+        return make_setup(p, 1, 2);  // the 2-byte classes
     };
-    // not packed: channels a multiple of 8, a strided layer (space-to-depth), taps beyond
-    // kPackMaxK, and any setup asked without pack_ok
+    // not packed: channels a multiple of 8, taps beyond kPackMaxK, and any setup asked without
+    // an element size
     const Layer no[] = {mk("c8", 8, 9, 9, 24, 3, 3, 1, 1), mk("c3k11s4", 3, 35, 31, 7, 11, 11, 4, 0)};
     for (const Layer& l : no)
         if (setup(l, Layout::nhwc).pack) {
@@ -44,7 +44,13 @@ static int check_tap_packing() {
         Problem p;
         p.layer = mk("vgg1", 3, 224, 224, 64, 3, 3, 1, 1), p.N = 1, p.layout = Layout::nhwc;
         const Setup u = make_setup(p);
-        if (u.pack) std::printf("make_setup without pack_ok packed\n"), ++bad_total;
+        if (u.pack) std::printf("make_setup without an element size packed\n"), ++bad_total;
+        // fp32 rows stop at kPackMaxRowBytes: VGG's first layer (27 -> 32 elements) packs, the
+        // stem's 147 elements (608 bytes) do not, where 2-byte operands (304 bytes) do
+        if (!make_setup(p, 1, 4).pack) std::printf("vgg1 did not pack in fp32\n"), ++bad_total;
+        p.layer = mk("stem", 3, 224, 224, 64, 7, 7, 2, 3);
+        if (make_setup(p, 1, 4).pack) std::printf("the stem packed in fp32\n"), ++bad_total;
+        if (!make_setup(p, 1, 2).pack) std::printf("the stem did not pack in fp16\n"), ++bad_total;
     }
     const Layer yes[] = {mk("vgg1", 3, 224, 224, 64, 3, 3, 1, 1), mk("c3_7x9", 3, 7, 9, 5, 3, 3, 1, 1),
                          mk("c1_k5", 1, 11, 6, 3, 5, 5, 1, 2),    mk("c2_k3p0", 2, 9, 8, 7, 3, 3, 1, 0),

@@ -32,8 +32,8 @@ RungPlan ws([[maybe_unused]] WsPolicy d, [[maybe_unused]] SplitKind split = Spli
     }));
 }
 RungSupports ws_sup(SplitKind split = SplitKind::none) {
-    return [split](const PrecisionRow&, const Problem& p, const cudaDeviceProp& prop) {
-        return hopper::ws_supports(split, p, prop);
+    return [split](const PrecisionRow& row, const Problem& p, const cudaDeviceProp& prop) {
+        return hopper::ws_supports(split, int(dtype_bytes(row.io)), p, prop);
     };
 }
 // A rung's policies: schedule, tile scheduler, the epilogue's store, cluster, and its one tile

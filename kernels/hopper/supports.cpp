@@ -77,9 +77,9 @@ WsRequest ws_request(const WsPolicy& rung, SplitKind split, const AxisValues& a)
     return r;
 }
 
-std::optional<std::string> ws_supports(SplitKind split, const Problem& p, const cudaDeviceProp& prop) {
+std::optional<std::string> ws_supports(SplitKind split, int es, const Problem& p, const cudaDeviceProp& prop) {
     if (auto why = supports_common(p, prop)) return why;
-    return tma_geometry_reason(make_setup(p, split == SplitKind::none ? 1 : 3, true).g);
+    return tma_geometry_reason(make_setup(p, split == SplitKind::none ? 1 : 3, es).g);
 }
 
 std::optional<std::string> halo_supports(const PrecisionRow& row, const Problem& p, const cudaDeviceProp& prop) {

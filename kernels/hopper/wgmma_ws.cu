@@ -371,7 +371,7 @@ std::unique_ptr<Plan> plan_t(const WsRequest& r, const Problem& p, const PlanCon
     constexpr int kDown = kSplit == SplitKind::x3fp16 ? kLoLog2 : 0;
     using Gemm = WsGemm<T, TO, kDown>;
     constexpr int es = int(sizeof(T));
-    Setup u = make_setup(p, parts, true);  // the persistent rungs run the tap packing
+    Setup u = make_setup(p, parts, es);  // the persistent rungs run the tap packing
     const std::int64_t maxn = std::max<std::int64_t>(1, ctx.max_chunk_N);
     const int sms = ctx.prop.multiProcessorCount;
     WsChoice c;

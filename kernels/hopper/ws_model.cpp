@@ -141,7 +141,7 @@ std::optional<Estimate> ws_estimate(const WsPolicy& rung, SplitKind split, DType
     const bool split3 = split != SplitKind::none;
     const int es = split == SplitKind::x3fp16 ? kTwoByte : split3 || io == DType::f32 ? kAccBytes : kTwoByte;
     const int out_es = split3 ? kAccBytes : es;
-    const Setup u = make_setup(p, split3 ? kSplitParts : 1, true);  // as the plan (wgmma_ws.cu)
+    const Setup u = make_setup(p, split3 ? kSplitParts : 1, es);  // as the plan (wgmma_ws.cu)
     if (t.kb && u.g.C * es > t.kb) return std::nullopt;
     const int cluster = w.cluster == Cluster::one ? 1 : 2;
     const bool mc_a = w.cluster == Cluster::one_by_two;

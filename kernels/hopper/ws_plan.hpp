@@ -72,8 +72,9 @@ const std::vector<WsRung>& ws_rungs();
 
 // The axes of the persistent rungs, with every value (supports.cpp).
 std::vector<Axis> ws_axes();
-// Rows: fp16, bf16, tf32 (no split), and the fp32-class splits (3xtf32, 3xfp16) (supports.cpp).
-std::optional<std::string> ws_supports(SplitKind split, const Problem& p, const cudaDeviceProp& prop);
+// Rows: fp16, bf16, tf32 (no split), and the fp32-class splits (3xtf32, 3xfp16) (supports.cpp);
+// es: the row's element bytes (whether a layer's taps pack, geometry.hpp's kPackMaxRowBytes).
+std::optional<std::string> ws_supports(SplitKind split, int es, const Problem& p, const cudaDeviceProp& prop);
 // The plan (wgmma_ws.cu): the rung's defaults, overridden by the row's axis values.
 std::unique_ptr<Plan> ws_plan(const WsPolicy& rung, SplitKind split, const PrecisionRow& row, const Problem& p,
                               const PlanContext& ctx);

@@ -44,8 +44,8 @@ struct PrepWGeom {
     int src_kcrs;     // source layout: KCRS (nchw problems) or KRSC
 };
 
-// The tap packing (make_setup's pack_ok): a layer of few channels at stride 1 whose R x S x C
-// taps fit one k-slice becomes a 1x1 GEMM over its E x F output pixels, each row the pixel's
+// The tap packing (make_setup's pack_es): a layer of few channels whose packed R x S x C taps
+// fit kPackMaxRowBytes becomes a 1x1 GEMM over its E x F output pixels, each row the pixel's
 // R*S*C input values padded to Kp (a multiple of 8). Without it, C pads to 8 channels and
 // each of the R*S taps loads 128-pixel boxes of 16-byte rows (VGG's 3-channel first layer: a
 // sixth of cuDNN's speed, results/h200's networks sweep); packed, one 64- or 128-byte row
@@ -58,10 +58,14 @@ struct PackGeom {
     int Kp;        // packed row: R*S*C rounded up to 8
     int src_nchw;  // source layout (the weights: KCRS where 1)
 };
-// The most packed elements a row may have: ResNet's stem (C=3, 7x7, stride 2: 147) packs,
-// AlexNet's conv1 (363, where space-to-depth's 48 channels run 9 taps) does not. Up to 160
-// elements a row is at most 3 k-slices of 128 bytes in the 2-byte classes.
-constexpr int kPackMaxK = 160;
+// The most bytes a packed row may have. In the 2-byte classes ResNet's stem (C=3, 7x7, stride
+// 2: 147 elements, 304 bytes) packs, and ran as fast as space-to-depth; in fp32 its 608-byte
+// rows ran far slower than space-to-depth (results/h200/networks/auto_resnet50_n32.csv.gz
+// against heuristic_resnet50_n32.csv.gz), so fp32 rows stop at 80 elements. AlexNet's conv1
+// (363, where space-to-depth's 48 channels run 9 taps) does not pack. kPackMaxK: the most
+// elements (the 2-byte classes'), the size of the kernels' per-block tap tables.
+constexpr int kPackMaxRowBytes = 320;
+constexpr int kPackMaxK = kPackMaxRowBytes / 2;
 
 // Packed element k's channel and tap (k < R*S*C: k = (r*S + s)*C + c). The functions below
 // are constexpr, so that the transform kernels call them (--expt-relaxed-constexpr).
@@ -166,10 +170,11 @@ struct Setup {
 
 inline int round_up(int x, int m) { return (x + m - 1) / m * m; }
 
-// parts = 3: the 3xTF32 split (Split3), which always transforms both operands. pack_ok: the
-// rung's plan runs the tap packing (PackGeom) where it applies: a layer whose channels need
-// padding, at stride 1, unsplit, whose R*S*C taps fit kPackMaxK.
-inline Setup make_setup(const Problem& p, int parts = 1, bool pack_ok = false) {
+// parts = 3: the 3xTF32 split (Split3), which always transforms both operands. pack_es: where
+// not 0, the rung's plan runs the tap packing (PackGeom) with operands of pack_es bytes where it
+// applies: a layer whose channels need padding, unsplit, whose packed row (R*S*C taps rounded
+// up to 8) fits kPackMaxRowBytes.
+inline Setup make_setup(const Problem& p, int parts = 1, int pack_es = 0) {
     Setup u;
     u.parts = parts;
     const ConvShape s = conv_shape(p.layer);
@@ -179,7 +184,7 @@ inline Setup make_setup(const Problem& p, int parts = 1, bool pack_ok = false) {
     u.out_img = std::int64_t(s.M) * s.E * s.F;
     const bool cpad = s.C % 8 != 0;
     const std::int64_t taps = std::int64_t(s.R) * s.S * s.C;
-    if (pack_ok && cpad && parts == 1 && taps <= kPackMaxK &&
+    if (pack_es > 0 && cpad && parts == 1 && taps <= kPackMaxK && round_up(int(taps), 8) * pack_es <= kPackMaxRowBytes &&
         std::int64_t(s.E) * s.F * kPackMaxK <= INT_MAX) {
         const int Kp = round_up(int(taps), 8);
         u.pack = u.tin = u.tw = true;
