@@ -458,10 +458,10 @@ std::string Run::run_label(int it) const {
 // variant the checked run's bits exactly (checksum), for the others the tile-covering sample
 // against the reference at the class threshold.
 void Run::verify_run(int it, const char* what) {
+    const AddWallTime add{r_.recheck_ms};  // the checks' host wall time, however they end
     const std::string label = run_label(it) + (what ? std::string(" [") + what + "]" : "");
     check_guard(label);
     if (!verifier_) return;  // the checked run compared nothing: the row is UNCHECKED
-    const AddWallTime add{r_.recheck_ms};  // the check's host wall time, however it ends
     const cudaStream_t s = ctx_.stream();
     const OutputDigest d = verifier_->digest(k_out(), s);
     ++r_.checked_runs;
