@@ -11,6 +11,7 @@
 #include <cuda_runtime_api.h>
 
 #include <memory>
+#include <utility>
 
 using namespace cs;
 using namespace cs::test;
@@ -139,19 +140,15 @@ TEST_CASE("on the GPU, a plan that writes past its output FAILs through the guar
         CHECK(has(r.reason, "the checked run wrote past its output: 16 of the"));
         CHECK(has(r.reason, "the first 4096 bytes past it"));
     }
-    SECTION("a later run, a half variant (its output is the converted buffer)") {
-        const auto r = run_checked(ctx, mutated("cublas-im2col-fp16", 3, Mutation::past_end, false),
-                                   gpu::MemoryMode::pageable, rp, opt);
-        INFO(r.reason);
-        CHECK(r.status == gpu::Status::fail);
-        CHECK(has(r.reason, "run 3 (timed repeat 2 of 5) wrote past its output"));
-    }
-    SECTION("a later run, a float variant in managed memory (the guard is managed too)") {
-        const auto r = run_checked(ctx, mutated("simt-gemm", 3, Mutation::past_end, false), gpu::MemoryMode::managed,
-                                   rp, opt);
-        INFO(r.reason);
-        CHECK(r.status == gpu::Status::fail);
-        CHECK(has(r.reason, "run 3 (timed repeat 2 of 5) wrote past its output"));
+    SECTION("a later run: a half variant (its output is the converted buffer), a float one in managed memory") {
+        const std::pair<const char*, gpu::MemoryMode> cases[] = {{"cublas-im2col-fp16", gpu::MemoryMode::pageable},
+                                                                 {"simt-gemm", gpu::MemoryMode::managed}};
+        for (const auto& [name, mode] : cases) {
+            const auto r = run_checked(ctx, mutated(name, 3, Mutation::past_end, false), mode, rp, opt);
+            INFO(name << ": " << r.reason);
+            CHECK(r.status == gpu::Status::fail);
+            CHECK(has(r.reason, "run 3 (timed repeat 2 of 5) wrote past its output"));
+        }
     }
     SECTION("no write past the output: PASS, the guard checked after every run") {
         const auto r = run_checked(ctx, *gpu::find_variant("cublas-im2col-fp16").variant, gpu::MemoryMode::pageable,
