@@ -68,8 +68,9 @@ struct Measured {
 
 }  // namespace
 
-TuneResult tune_task(const TuneTask& t, const std::vector<const Variant*>& rows, const TuneMeasure& measure,
-                     const TuneClock& clock, double budget_s) {
+TuneResult tune_task(const TuneTask& t, const std::vector<const Variant*>& rows,
+                     const std::vector<TuneCandidate>& seeds, const TuneMeasure& measure, const TuneClock& clock,
+                     double budget_s) {
     TuneResult r;
     const double deadline = clock() + budget_s;
     // Measures one candidate; true when it PASSed (then `out` holds it).
@@ -90,11 +91,24 @@ TuneResult tune_task(const TuneTask& t, const std::vector<const Variant*>& rows,
         }
         return true;
     };
-    // 1. every row at its own rules
+    // each row's best so far: the first PASS of the row, replaced by one faster beyond noise
     std::vector<Measured> row_best;
+    auto keep = [&](const Measured& m) {
+        for (Measured& rb : row_best)
+            if (rb.c.variant == m.c.variant) {
+                if (judge(rb.time, m.time) == Verdict::faster) rb = m;
+                return;
+            }
+        row_best.push_back(m);
+    };
+    // 1. the seeds of candidate rows, then every row at its own rules
+    for (const TuneCandidate& s : seeds) {
+        Measured m;
+        if (std::find(rows.begin(), rows.end(), s.variant) != rows.end() && try_one(s, m)) keep(m);
+    }
     for (const Variant* v : rows) {
         Measured m;
-        if (try_one({v, {}}, m)) row_best.push_back(m);
+        if (try_one({v, {}}, m)) keep(m);
     }
     // 2. fastest row first, each axis one value at a time around the row's best
     std::stable_sort(row_best.begin(), row_best.end(),
@@ -144,7 +158,9 @@ int tune_all(const std::vector<TuneTask>& tasks, TuningCard& card, double budget
             continue;
         }
         const double t0 = h.clock();
-        const TuneResult r = tune_task(t, h.rows(t), h.measure, h.clock, budget);
+        const auto rows = h.rows(t);
+        const TuneResult r = tune_task(t, rows, h.seeds ? h.seeds(t) : std::vector<TuneCandidate>{}, h.measure,
+                                       h.clock, budget);
         if (!r.found) {
             ++nothing;
             h.say(head + "nothing PASSed of " + std::to_string(r.tried) + " tried (" +

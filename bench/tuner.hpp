@@ -6,10 +6,12 @@
 // A task is one (layer shape, N, precision class, layout). Its answer is the fastest configuration
 // (a registry row of the class and its axis values) that PASSed the sampled check there, kept in
 // the tuning file's "choices" (tuning.hpp). The search:
-//   1. every candidate row at its own rules (no axis set), in registry order: a task always ends
-//      with an answer when any row PASSes;
+//   1. the seeds (the caller's: cli/tune.cpp gives the heuristic's cheapest configurations, what
+//      auto-<class> would run without a tuning file), then every candidate row at its own rules
+//      (no axis set), in registry order: a task always ends with an answer when any row PASSes,
+//      and the answer is never slower beyond noise than the seeds;
 //   2. then, fastest row first, each axis of the row one value at a time around the row's best so
-//      far (coordinate descent: a value that beats it becomes the row's best), until the task's
+//      far (a seed where it beat the row's rules) (coordinate descent: a value that beats it becomes the row's best), until the task's
 //      budget is spent.
 // A challenger replaces the incumbent only when it PASSes and is faster beyond noise by
 // compare's rule (core/noise.hpp: its median outside the incumbent's [p10, p90] and the other
@@ -78,9 +80,11 @@ struct TuneResult {
     std::vector<std::string> failures;  // "<variant> [axes]: reason" of the candidates that did not PASS
 };
 
-// The search of one task within `budget_s` (step 1 always runs whole).
-TuneResult tune_task(const TuneTask& t, const std::vector<const Variant*>& rows, const TuneMeasure& measure,
-                     const TuneClock& clock, double budget_s);
+// The search of one task within `budget_s` (step 1 always runs whole). A seed whose row is not
+// among `rows` is not measured.
+TuneResult tune_task(const TuneTask& t, const std::vector<const Variant*>& rows,
+                     const std::vector<TuneCandidate>& seeds, const TuneMeasure& measure, const TuneClock& clock,
+                     double budget_s);
 
 // The measurement on a GPU: the harness runs the candidate as `sweep` runs a row (pageable memory,
 // checked against `data`, timed with `opt`), on the task's layer, N and layout. `data` is read at
@@ -100,6 +104,8 @@ struct TuneHooks {
     // A task's candidate rows, asked once as the task starts (before its measurements: the place
     // to ready the task's data)
     std::function<std::vector<const Variant*>(const TuneTask&)> rows;
+    // The task's seeds, measured first (tune_task's step 1; empty or unset: none), asked after rows
+    std::function<std::vector<TuneCandidate>(const TuneTask&)> seeds;
     TuneMeasure measure;
     TuneClock clock;
     std::function<void(const TuningCard&)> save;

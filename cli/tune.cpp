@@ -2,6 +2,7 @@
 #include "tune.hpp"
 
 #include "atomic_file.hpp"
+#include "auto_choice.hpp"
 #include "error.hpp"
 #include "join.hpp"
 #include "shard.hpp"
@@ -48,6 +49,11 @@ CLI::App* add_tune_command(CLI::App& app, TuneArgs& a) {
 }
 
 namespace {
+
+// How many of the heuristic's configurations seed each task (cheapest first): the model's
+// first choice and the two nearest it, which are often a tile apart; more cost every task a
+// measurement each, whatever its budget.
+constexpr std::size_t kTuneSeeds = 3;
 
 int cmd_tune_merge(const TuneArgs& a) {
     std::vector<gpu::TuningCard> cards;
@@ -129,6 +135,16 @@ int cmd_tune(const TuneArgs& a) {
         d = make_sampled(t.layer, t.N, a.seed, a.samples, false);
         host = d.host();
         return gpu::tune_rows(t, ctx->prop());
+    };
+    // The heuristic's cheapest configurations first: an answer is then never slower beyond noise
+    // than what auto-<class> runs without a tuning file, and the descent starts from them.
+    hooks.seeds = [&](const gpu::TuneTask& t) {
+        std::vector<gpu::TuneCandidate> seeds;
+        for (const gpu::AutoPick& p : gpu::heuristic_picks(t.cls, gpu::Problem{t.layer, t.N, t.layout, {}}, ctx->prop())) {
+            if (seeds.size() == kTuneSeeds) break;
+            seeds.push_back({p.variant, p.axes});
+        }
+        return seeds;
     };
     hooks.measure = gpu::harness_measure(*ctx, host, opt);
     hooks.clock = clock;

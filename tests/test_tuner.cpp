@@ -119,7 +119,7 @@ TEST_CASE("tune: every row at its rules, then the fastest row's axes, a challeng
     gpu.ms["hopper-ws-fp16;" + tie] = 0.1499;  // within the noise of 0.15: keeps the incumbent
     gpu.fails = {"hopper-ws-fp16;" + first.name + "=" + first.values[0]};
     double now = 0;
-    const TuneResult r = tune_task(t, rows, std::ref(gpu), [&] { return now; }, 1e9);
+    const TuneResult r = tune_task(t, rows, {}, std::ref(gpu), [&] { return now; }, 1e9);
     REQUIRE(r.found);
     CHECK(r.complete);
     CHECK(r.best.variant == &ws);
@@ -142,6 +142,50 @@ TEST_CASE("tune: every row at its rules, then the fastest row's axes, a challeng
     }
 }
 
+TEST_CASE("tune: the seeds run first, a seed faster than its row's rules starts that row's descent, a seed of "
+          "another row is not measured",
+          "[tune]") {
+    const TuneTask t{conv(2), 128, Precision::fp16, Layout::nhwc};
+    const Variant& ws = variant("hopper-ws-fp16");
+    const Variant& pp = variant("hopper-pp-fp16");
+    const Variant& other = variant("hopper-sk-fp16");
+    REQUIRE(ws.axes.size() >= 2);
+    const Axis& first = ws.axes.front();
+    REQUIRE(first.values.size() >= 2);
+    const TuneCandidate seed{&ws, AxisValues{{{first.name, first.id(1)}}}};
+    const std::string seed_key = "hopper-ws-fp16;" + first.name + "=" + first.values[1];
+    FakeGpu gpu;
+    gpu.ms = {{"hopper-pp-fp16", 0.30}, {"hopper-ws-fp16", 0.20}, {seed_key, 0.12}};
+    gpu.other_ms = 0.25;
+    double now = 0;
+    const TuneResult r =
+        tune_task(t, {&pp, &ws}, {seed, {&other, {}}}, std::ref(gpu), [&] { return now; }, 1e9);
+    REQUIRE(r.found);
+    CHECK(r.best.variant == &ws);
+    CHECK(axis_config(ws, r.best.axes).str() == first.name + "=" + first.values[1]);
+    CHECK(r.time.med == Approx(0.12));
+    REQUIRE(gpu.asked.size() >= 4);
+    CHECK(gpu.asked[0] == seed_key);
+    CHECK(gpu.asked[1] == "hopper-pp-fp16");
+    CHECK(gpu.asked[2] == "hopper-ws-fp16");
+    CHECK(std::none_of(gpu.asked.begin(), gpu.asked.end(),
+                       [](const std::string& k) { return k.rfind("hopper-sk-fp16", 0) == 0; }));
+    // hopper-ws-fp16's descent walks its second axis with the seed's first axis set
+    const std::string second = ws.axes[1].name + "=";
+    CHECK(std::any_of(gpu.asked.begin(), gpu.asked.end(), [&](const std::string& k) {
+        return k.rfind(seed_key + ";" + second, 0) == 0;
+    }));
+    // a seed that is slower than its row's rules leaves the rules the row's best
+    FakeGpu slow = gpu;
+    slow.asked.clear();
+    slow.ms[seed_key] = 0.40;
+    const TuneResult s = tune_task(t, {&pp, &ws}, {seed}, std::ref(slow), [&] { return now; }, 1e9);
+    REQUIRE(s.found);
+    CHECK(s.best.variant == &ws);
+    CHECK(axis_config(ws, s.best.axes).str().empty());
+    CHECK(s.time.med == Approx(0.20));
+}
+
 TEST_CASE("tune: the budget ends the axis search, never the rows at their rules", "[tune]") {
     const TuneTask t{conv(3), 32, Precision::fp16, Layout::nhwc};
     const std::vector<const Variant*> rows{&variant("hopper-pp-fp16"), &variant("hopper-ws-fp16")};
@@ -151,18 +195,18 @@ TEST_CASE("tune: the budget ends the axis search, never the rows at their rules"
         now += 1;  // each measurement takes a second
         return gpu(task, c);
     };
-    const TuneResult none = tune_task(t, rows, measure, [&] { return now; }, 0);
+    const TuneResult none = tune_task(t, rows, {}, measure, [&] { return now; }, 0);
     CHECK(none.tried == 2);  // both rows at their rules, nothing more
     CHECK(none.found);
     CHECK_FALSE(none.complete);
     now = 0;
     gpu.asked.clear();
-    const TuneResult some = tune_task(t, rows, measure, [&] { return now; }, 5);
+    const TuneResult some = tune_task(t, rows, {}, measure, [&] { return now; }, 5);
     CHECK(some.tried == 5);
     CHECK_FALSE(some.complete);
     // nothing PASSes: no answer, every failure named
     gpu.fails = {"hopper-pp-fp16", "hopper-ws-fp16"};
-    const TuneResult failed = tune_task(t, rows, measure, [&] { return now; }, 100);
+    const TuneResult failed = tune_task(t, rows, {}, measure, [&] { return now; }, 100);
     CHECK_FALSE(failed.found);
     CHECK(failed.failures.size() == 2);
     CHECK(failed.complete);

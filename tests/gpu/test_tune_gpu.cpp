@@ -1,7 +1,9 @@
 // `convstudy tune`'s search on the GPU (bench/tuner.hpp with the harness's measurement): one small
-// task answered by one of our rows of its class that PASSes, saved, and skipped when resumed.
+// task, seeded by the heuristic's choice, answered by one of our rows of its class that PASSes,
+// saved, and skipped when resumed.
 #include "gpu_test_util.hpp"
 
+#include "auto_choice.hpp"
 #include "tuner.hpp"
 #include "tuning.hpp"
 
@@ -27,6 +29,10 @@ TEST_CASE("on the GPU, tune answers a task with a row of ours that PASSes, in it
     std::vector<std::string> said;
     TuneHooks h;
     h.rows = [&](const TuneTask& t) { return tune_rows(t, ctx->prop()); };
+    // the heuristic's first choice seeds the search, as cli/tune.cpp seeds it
+    const auto picks = heuristic_picks(Precision::fp16, Problem{conv3, 1, Layout::nhwc, {}}, ctx->prop());
+    REQUIRE_FALSE(picks.empty());
+    h.seeds = [&](const TuneTask&) { return std::vector<TuneCandidate>{{picks.front().variant, picks.front().axes}}; };
     h.measure = harness_measure(*ctx, data, opt);
     h.clock = clock;
     h.save = [&](const TuningCard&) { ++saves; };
@@ -45,7 +51,7 @@ TEST_CASE("on the GPU, tune answers a task with a row of ours that PASSes, in it
     CHECK(ch.kernel_ms > 0);
     CHECK(ch.p10_ms <= ch.kernel_ms);
     CHECK(ch.kernel_ms <= ch.p90_ms);
-    CHECK(ch.tried >= int(rows.size()));
+    CHECK(ch.tried >= int(rows.size()) + 1);  // the seed and every row at its rules
     // every row at its rules always runs; past that the 4 s budget ends the search
     CHECK(took < 4.0 + 10.0);
     // the answer runs again and PASSes
