@@ -296,8 +296,8 @@ CS_HOPPER_UNROLL
 }
 
 // The input by staged rows (pack_stage_* in geometry.hpp): one block per output row (n, e).
-// Its R source rows of every channel (R*W*C elements) are read once, coalesced, into shared
-// memory (zeros outside the image), then each thread writes (pixel, 8 packed elements) with
+// Its R source rows of every channel (R*W*C elements) are read once, coalesced and with several
+// loads in flight a thread, into shared memory (zeros outside the image), then each thread writes (pixel, 8 packed elements) with
 // one 16-byte store per 8 (two for fp32), the values from shared memory. The kernel above
 // reads the source by one 2- or 4-byte load per packed element: on ResNet's stem (147
 // elements a row) it was the row's longest kernel (results/h200/networks/, the profile).
@@ -318,18 +318,62 @@ __global__ void __launch_bounds__(256)
             tdx[k] = -(1 << 24), toff[k] = 0;  // past R*S*C: outside every image, zero
         }
     }
+    // The staged rows inside the image, [r0, r1), are contiguous pieces of the source: all of
+    // them in NHWC, one per channel in NCHW. They are copied by 16-byte vectors where rows are
+    // whole vectors (else element by element), kBatch loads in flight a thread before any
+    // store; the rows outside the image are zeros.
+    constexpr int kV = 16 / int(sizeof(T)), kBatch = 4;
     const int y0 = e * g.stride - g.pad;
-    const int run = g.src_nchw ? g.W : g.W * g.C;  // contiguous source elements of one staged row
-    for (int i = tid; i < pack_stage_elems(g); i += nt) {
-        // NHWC: i = r * W*C + (x*C + c); NCHW: i = (c*R + r) * W + x; both the staged index.
-        const int q = i / run, j = i - q * run;
-        const int r = g.src_nchw ? q % g.R : q, c = g.src_nchw ? q / g.R : 0;
-        const int y = y0 + r;
-        TW v = Elem<TW>::from(0.0f);
-        if (unsigned(y) < unsigned(g.H))
-            v = Op::op(in[g.src_nchw ? ((std::int64_t(n) * g.C + c) * g.H + y) * g.W + j
-                                     : (std::int64_t(n) * g.H + y) * run + j]);
-        st[i] = v;
+    const int r0 = max(0, -y0), r1 = min(g.R, g.H - y0);
+    const int run = g.src_nchw ? g.W : g.W * g.C;         // elements of one staged row
+    const int segs = g.src_nchw ? g.C : 1, seg = g.R * run;  // pieces, staged elements a piece
+    const int len = max(0, r1 - r0) * run;                  // source elements a piece
+    const auto src_of = [&](int p) {
+        return in + (g.src_nchw ? ((std::int64_t(n) * g.C + p) * g.H + y0 + r0) * g.W
+                                : (std::int64_t(n) * g.H + y0 + r0) * run);
+    };
+    const auto dst_of = [&](int p) { return st + p * seg + r0 * run; };
+    if (r0 > 0 || r1 < g.R)
+        for (int i = tid; i < pack_stage_elems(g); i += nt) {
+            const int r = (i % seg) / run;
+            if (r < r0 || r >= r1) st[i] = Elem<TW>::from(0.0f);
+        }
+    if (run % kV == 0 && (reinterpret_cast<std::uintptr_t>(in) & 15) == 0) {
+        const int nv = len / kV, total = segs * nv;
+        for (int v0 = tid; v0 < total; v0 += kBatch * nt) {
+            union {
+                uint4 q;
+                T e[kV];
+            } b[kBatch];
+CS_HOPPER_UNROLL
+            for (int u = 0; u < kBatch; ++u) {
+                const int v = v0 + u * nt, p = v / max(nv, 1);
+                if (v < total) b[u].q = __ldg(reinterpret_cast<const uint4*>(src_of(p)) + (v - p * nv));
+            }
+CS_HOPPER_UNROLL
+            for (int u = 0; u < kBatch; ++u) {
+                const int v = v0 + u * nt, p = v / max(nv, 1);
+                if (v >= total) continue;
+CS_HOPPER_UNROLL
+                for (int t = 0; t < kV; ++t) b[u].e[t] = Op::op(b[u].e[t]);
+                *reinterpret_cast<uint4*>(dst_of(p) + (v - p * nv) * kV) = b[u].q;
+            }
+        }
+    } else {
+        const int total = segs * len;
+        for (int i0 = tid; i0 < total; i0 += kBatch * nt) {
+            T b[kBatch];
+CS_HOPPER_UNROLL
+            for (int u = 0; u < kBatch; ++u) {
+                const int i = i0 + u * nt, p = i / max(len, 1);
+                if (i < total) b[u] = src_of(p)[i - p * len];
+            }
+CS_HOPPER_UNROLL
+            for (int u = 0; u < kBatch; ++u) {
+                const int i = i0 + u * nt, p = i / max(len, 1);
+                if (i < total) dst_of(p)[i - p * len] = Op::op(b[u]);
+            }
+        }
     }
     __syncthreads();
     const int groups = g.Kp / 8, step = g.stride * pack_stage_step(g);
