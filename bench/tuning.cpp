@@ -382,6 +382,9 @@ TuningCard merge_tuning_cards(const std::vector<TuningCard>& cards, std::vector<
             throw Error("tune merge: " + c.origin + " was tuned on " + c.device + " (" + std::to_string(c.sms) +
                         " SMs), " + cards.front().origin + " on " + out.device + " (" + std::to_string(out.sms) +
                         " SMs): tuning files of one card only");
+        // each file's source stays named (shards of one tune share theirs)
+        if (!c.source.empty() && out.source.find(c.source) == std::string::npos)
+            out.source += (out.source.empty() ? "" : "; ") + c.source;
         if (c.cuda_runtime != out.cuda_runtime || c.driver != out.driver)
             notes.push_back(c.origin + " ran CUDA " + c.cuda_runtime + ", driver " + c.driver + "; kept " +
                             out.cuda_runtime + ", " + out.driver);

@@ -294,6 +294,11 @@ TEST_CASE("tune merge: one card's files joined, the faster of two choices kept, 
     CHECK(m.choices[1].N == 32);
     REQUIRE(notes.size() == 1);
     CHECK(notes[0].find("in two files: kept the faster, hopper-ws-fp16 of b.json") != std::string::npos);
+    // the sources: one named once where the files share it (a tune's shards), else each in order
+    CHECK(m.source == a.source);
+    b.source = "convstudy tune: table resnet50";
+    CHECK(merge_tuning_cards({a, b}, notes).source == a.source + "; convstudy tune: table resnet50");
+    notes.clear();
     // another CUDA or driver version only warns, once per file
     b.cuda_runtime = "13.1", b.driver = "590.1";
     notes.clear();
