@@ -382,3 +382,48 @@ TEST_CASE("auto: the model against the committed network sweeps, shapes it was n
     CHECK(p90 <= 1.49);
     CHECK(std::exp(log_ratio.back()) <= 3.16);  // ResNet's stem: its packing kernel's rate
 }
+
+TEST_CASE("auto: the model against the N=1 scheduler grid, where split-K across a cluster had won the model and "
+          "lost the GPU",
+          "[auto][model]") {
+    // results/h200/networks/n1_schedulers_resnet50.csv.gz (plans/n1-schedulers.json):
+    // hopper-tmastore-fp16 under each tile scheduler at four tiles on seven ResNet 1x1 layers at
+    // N=1, NHWC. For each layer the model's cheapest of the measured configurations against the
+    // measured fastest (its regret). Before the in-kernel split-K's reduction was priced
+    // (ws_model.cpp: kSplitReduceUs, kSplitReduceBytesPerClk, fitted here) the model chose
+    // split-K across a cluster on every layer, at up to 2.2x the fastest's time. The bound is the
+    // model's as committed: the worst is l4_1x1a_b1, fused split-K at 1.16x data-parallel's time.
+    cudaDeviceProp prop = hopper_prop();
+    prop.memoryBusWidth = 6144;  // the H200's
+    const auto t = cs::cli::read_csv_table(std::string(CS_SOURCE_DIR) +
+                                           "/results/h200/networks/n1_schedulers_resnet50.csv.gz");
+    auto col = [&](const char* n) { return column(t, n); };
+    struct Group {
+        double best = INFINITY, predicted = INFINITY, measured_of_predicted = 0;
+        std::string chosen;
+    };
+    std::map<std::string, Group> groups;
+    for (const auto& r : t.rows) {
+        if (r[col("status")] != "PASS") continue;
+        const Variant* v = find_variant(r[col("variant")]).variant;
+        REQUIRE(v != nullptr);
+        const Config cfg = Config::parse(r[col("config")]);
+        Problem p = measured_problem(t, r);
+        p.axes = axis_values(*v, cfg);
+        const auto e = v->estimate(p, prop);
+        INFO(r[col("layer")] << " " << r[col("config")]);
+        REQUIRE(e);
+        const double ms = std::stod(r[col("kernel_ms")]);
+        Group& g = groups[r[col("layer")]];
+        g.best = std::min(g.best, ms);
+        if (e->ms < g.predicted) g.predicted = e->ms, g.measured_of_predicted = ms, g.chosen = r[col("config")];
+    }
+    REQUIRE(groups.size() == 7);
+    double worst = 0;
+    for (const auto& [layer, g] : groups) {
+        INFO(layer << ": the model chose " << g.chosen << ", measured " << g.measured_of_predicted << " ms, the fastest "
+                   << g.best << " ms");
+        worst = std::max(worst, g.measured_of_predicted / g.best);
+    }
+    CHECK(worst <= 1.17);
+}

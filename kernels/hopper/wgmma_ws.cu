@@ -296,17 +296,12 @@ void choose_split(WsChoice& c, std::int64_t units, int kslices, int slots, bool 
 // 16-byte rows), else the direct one; a row that asked for the TMA store SKIPs where it cannot.
 // Returns the detail's note when the rung's TMA store fell back.
 template <class TO>
-std::string choose_epilogue(const WsRequest& r, const Setup& u, WsChoice& c, int wn, bool split_k,
+std::string choose_epilogue(const WsRequest& r, const Setup& u, WsChoice& c, bool split_k,
                             const cudaDeviceProp& prop) {
     c.epilogue = r.policy.epilogue.store;
     if (c.epilogue != Epilogue::tma_store) return "";
-    std::string why;
-    if (u.src_nchw) why = "NCHW output (the TMA store writes the NHWC P x M matrix)";
-    else if ((u.g.M * int(sizeof(TO))) % 16 != 0) why = "M * " + std::to_string(sizeof(TO)) + " bytes not a multiple of 16";
-    else if (split_k || c.cluster_split()) why = "split-K (the parts' reduction writes the output)";
-    else if (wn % (128 / int(sizeof(TO))) != 0)
-        why = "a warpgroup's " + std::to_string(wn) + " filters are not whole 128-byte subtiles";
-    else if (ws_smem_bytes(c.tile, Epilogue::tma_store) > int(prop.sharedMemPerBlockOptin))
+    std::string why = tma_store_blocker(u, int(sizeof(TO)), c.tile, split_k || c.cluster_split());
+    if (why.empty() && ws_smem_bytes(c.tile, Epilogue::tma_store) > int(prop.sharedMemPerBlockOptin))
         why = "tile " + tile_name(c.tile) + " with the staging buffers needs " +
               std::to_string(ws_smem_bytes(c.tile, Epilogue::tma_store)) + " bytes of shared memory, the device " +
               std::to_string(prop.sharedMemPerBlockOptin);
@@ -396,7 +391,7 @@ std::unique_ptr<Plan> plan_t(const WsRequest& r, const Problem& p, const PlanCon
     const int slots = sms / c.cluster;
     choose_split(c, units, kslices, slots, u.src_nchw);
     const bool split_k = c.scheduler == TileScheduler::split_k || c.scheduler == TileScheduler::split_k_fused;
-    const std::string epi_note = choose_epilogue<TO>(r, u, c, kTiles[c.tile].wg_filters(), split_k, ctx.prop);
+    const std::string epi_note = choose_epilogue<TO>(r, u, c, split_k, ctx.prop);
     // launch, only where a transform runs before the GEMM. auto: pdl where the units leave
     // half the SMs or more idle (split-K's case; N=1: faster in every class and rung), plain
     // elsewhere (at N=32 and 128, one wave of tiles included, the ping-pong and 3xTF32 rows

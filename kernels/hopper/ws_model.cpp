@@ -41,6 +41,13 @@ constexpr double kEpilogueClk = 300;
 // to the committed H200 measurements of the persistent rungs at N=1, where they dominate.
 constexpr double kLaunchUs = 4;
 constexpr double kPrologueUs = 4;
+// Split-K summed inside the kernel (across a cluster, or fused: a part per CTA, each summing its
+// share of the tile from the others' partials): the handshake between the parts (two cluster
+// barriers, or the flags) and the accumulator bytes a CTA moves per clock (stored, then read back
+// by its peers through distributed shared memory or L2): fitted to the committed H200 grid of tile
+// schedulers at N=1 (results/h200/networks/n1_schedulers_resnet50.csv.gz).
+constexpr double kSplitReduceUs = 1.0;
+constexpr double kSplitReduceBytesPerClk = 16;
 // HBM3 and HBM3e: bytes per second per bit of the memory bus (the H100's and the H200's rated
 // bandwidths over their bus widths, between the two); a device that reports no bus width is
 // taken as the H100's.
@@ -186,6 +193,12 @@ std::optional<Estimate> ws_estimate(const WsPolicy& rung, SplitKind split, DType
     const double fixup = load->fixups * 2 * double(t.bm) * t.bn * kAccBytes / kL2BytesPerClk;
     const double gemm_clk = load->slices * slice + load->units * kUnitClk + epilogues_clk + fixup;
     double us = kPrologueUs + gemm_clk / kClockHz * kUsPerS + kLaunchUs;
+    // split-K summed inside the kernel: each unit ends with the parts' reduction; across a
+    // cluster a CTA runs one unit, so each wave of them also pays the prologue
+    const bool cluster_split_k = cluster_split(load->scheduler);
+    if (cluster_split_k || load->scheduler == TileScheduler::split_k_fused)
+        us += load->units * (kSplitReduceUs + double(t.bm) * t.bn * kAccBytes / kSplitReduceBytesPerClk / kClockHz * kUsPerS) +
+              (cluster_split_k ? (load->units - 1) * kPrologueUs : 0);
 
     // DRAM: the compulsory traffic, the transforms', split-K's partials and reduction kernel
     const double bus = double(prop.memoryBusWidth > 0 ? prop.memoryBusWidth : kDefaultBusBits) * kDramBytesPerBusBit;

@@ -68,6 +68,21 @@ struct WsRung {
 // The persistent rungs in ladder order (family.cpp): the tensor-core ones (rows fp16, bf16,
 // tf32), then the fp32-class splits (one row each). The tuning table's tests read the policies
 // here, so no other place spells a rung's policies.
+// Why the TMA-store epilogue cannot write this output from this tile (empty: as far as the problem
+// and the tile decide, it can; the plan also checks the tile's shared memory): the plan falls back
+// to the direct store (wgmma_ws.cu's choose_epilogue). It writes the NHWC output as a P x M matrix
+// with 16-byte rows, each warpgroup's filters in whole 128-byte subtiles; split-K's reduction
+// writes the output itself. out_es: the output's bytes. (The cost model still prices the TMA
+// store by the first two conditions: its direct-store rate was fitted beside them.)
+inline std::string tma_store_blocker(const Setup& u, int out_es, int tile, bool split) {
+    if (u.src_nchw) return "NCHW output (the TMA store writes the NHWC P x M matrix)";
+    if ((u.g.M * out_es) % 16 != 0) return "M * " + std::to_string(out_es) + " bytes not a multiple of 16";
+    if (split) return "split-K (the parts' reduction writes the output)";
+    const int wn = kTiles[tile].wg_filters();
+    if (wn % (128 / out_es) != 0) return "a warpgroup's " + std::to_string(wn) + " filters are not whole 128-byte subtiles";
+    return "";
+}
+
 const std::vector<WsRung>& ws_rungs();
 
 // The axes of the persistent rungs, with every value (supports.cpp).
