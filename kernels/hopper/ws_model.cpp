@@ -53,9 +53,8 @@ constexpr double kSplitReduceBytesPerClk = 16;
 // taken as the H100's.
 constexpr double kDramBytesPerBusBit = 0.72e9;
 constexpr int kDefaultBusBits = 5120;
-// fp32 partial sums (split-K, cut tiles) and the TMA store's row alignment.
+// fp32 partial sums (split-K, cut tiles).
 constexpr int kAccBytes = 4;
-constexpr int kTmaStoreAlign = 16;
 constexpr int kClusterPortable = TileSched::kPortableClusterParts;
 constexpr int kClusterLarge = TileSched::kMaxClusterParts;
 constexpr double kUsPerS = 1e6, kMsPerUs = 1e-3;
@@ -174,10 +173,13 @@ std::optional<Estimate> ws_estimate(const WsPolicy& rung, SplitKind split, DType
     const double a_bytes = double(t.bm) * t.rowb / (mc_a ? 2 : 1);
     const double b_bytes = double(t.bn) * t.rowb / (cluster == 2 && !mc_a ? 2 : 1);
     const double slice = std::max(mma, (a_bytes + b_bytes) / kL2BytesPerClk) + kSliceSyncClk;
-    // a unit's epilogue: hidden under the next unit's mainloop by the TMA store (NHWC output with
-    // 16-byte rows) and by ping-pong, all but the last
-    const bool tma_store = w.epilogue.store == Epilogue::tma_store && !u.src_nchw &&
-                           (std::int64_t(u.g.M) * out_es) % kTmaStoreAlign == 0;
+    // a unit's epilogue: hidden under the next unit's mainloop by the TMA store (where the plan can
+    // run it: tma_store_blocker, as the plan asks it) and by ping-pong, all but the last
+    const bool tma_store = w.epilogue.store == Epilogue::tma_store &&
+                           tma_store_blocker(u, out_es, ti, cluster_split(load->scheduler) ||
+                                                                load->scheduler == TileScheduler::split_k ||
+                                                                load->scheduler == TileScheduler::split_k_fused)
+                               .empty();
     const double epilogue =
         kEpilogueClk + double(t.bm) * t.bn * out_es / (tma_store ? kTmaStoreBytesPerClk : kDirectStoreBytesPerClk);
     // (only as far as that mainloop lasts: a unit of one or a few k-slices, as a 1x1 layer of

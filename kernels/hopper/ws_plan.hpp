@@ -72,8 +72,8 @@ struct WsRung {
 // and the tile decide, it can; the plan also checks the tile's shared memory): the plan falls back
 // to the direct store (wgmma_ws.cu's choose_epilogue). It writes the NHWC output as a P x M matrix
 // with 16-byte rows, each warpgroup's filters in whole 128-byte subtiles; split-K's reduction
-// writes the output itself. out_es: the output's bytes. (The cost model still prices the TMA
-// store by the first two conditions: its direct-store rate was fitted beside them.)
+// writes the output itself. out_es: the output's bytes. The cost model prices the store the plan
+// runs by the same conditions.
 inline std::string tma_store_blocker(const Setup& u, int out_es, int tile, bool split) {
     if (u.src_nchw) return "NCHW output (the TMA store writes the NHWC P x M matrix)";
     if ((u.g.M * out_es) % 16 != 0) return "M * " + std::to_string(out_es) + " bytes not a multiple of 16";
