@@ -161,6 +161,10 @@ Family hopper_family() {
                     "NHWC run gathered into the planes by a fourth warpgroup: NHWC input, ping-pong)",
                     ids_of(hopper::kHaloS2dNames)}}),
     };
+    // rung 1 has a cost model too (ws_model.hpp): a CTA a tile, k-slices across the taps
+    f.rungs.front().estimate = [](const PrecisionRow& row, const Problem& p, const cudaDeviceProp& prop) {
+        return hopper::cpasync_estimate(row.io, p, prop);
+    };
     // the persistent rungs (hopper::ws_rungs()) after rung 2, the fp32-class splits last, one row each
     const auto ws_tc = persistent_rungs(SplitKind::none, tc, gemm);
     f.rungs.insert(f.rungs.begin() + 2, ws_tc.begin(), ws_tc.end());

@@ -22,6 +22,8 @@ constexpr double kClockHz = 1.755e9;
 // operands run half.
 constexpr double kMmaFlopsPerClk2B = 3330;
 constexpr int kTwoByte = 2;
+// The cp.async loader's k-slice: 128 bytes of K a row (wgmma_cpasync.cu).
+constexpr int kCpAsyncRowBytes = 128;
 // The fp32-class splits' channel blocks (hi, lo and hi again: geometry.hpp's parts).
 constexpr int kSplitParts = 3;
 // Bytes per SM and clock that TMA brings from L2 into shared memory.
@@ -48,6 +50,13 @@ constexpr double kPrologueUs = 4;
 // schedulers at N=1 (results/h200/networks/n1_schedulers_resnet50.csv.gz).
 constexpr double kSplitReduceUs = 1.0;
 constexpr double kSplitReduceBytesPerClk = 16;
+// The cp.async rung (hopper-wgmma): the bytes per clock its threads' 16-byte copies bring from L2
+// into an SM's shared memory, and the copies' latency, which a CTA alone on its SM waits out over
+// its prefetch distance (stages - 2 slices in flight): fitted to the committed H200 rows of that
+// rung on AlexNet's layers (results/h200/sweep_all_variants.csv.gz).
+constexpr double kCpAsyncBytesPerClk = 30;
+constexpr double kCpAsyncLatencyClk = 1500;
+constexpr int kCpAsyncUnprefetched = 2;  // stages a CTA does not prefetch into (wgmma_cpasync.cu)
 // HBM3 and HBM3e: bytes per second per bit of the memory bus (the H100's and the H200's rated
 // bandwidths over their bus widths, between the two); a device that reports no bus width is
 // taken as the H100's.
@@ -222,6 +231,48 @@ std::optional<Estimate> ws_estimate(const WsPolicy& rung, SplitKind split, DType
                             std::string(name_of(kTileSchedulerNames, load->scheduler)) + " x" +
                             std::to_string(load->ksplit) + ", busiest CTA " + std::to_string(std::llround(load->slices)) + " k-slices, " +
                             (mma >= (a_bytes + b_bytes) / kL2BytesPerClk ? "MMA" : "L2") + "-bound slices";
+    return Estimate{us * kMsPerUs, how};
+}
+
+std::optional<Estimate> cpasync_estimate(DType io, const Problem& p, const cudaDeviceProp& prop) {
+    const auto tile = p.axes.id("tile");
+    if (!tile || *tile < 0 || *tile >= kNumTiles) return std::nullopt;  // the plan's own rule: not priced
+    const Tile& t = kTiles[*tile];
+    if (t.rowb != kCpAsyncRowBytes || t.bm != kBM || t.kb) return std::nullopt;  // the plan SKIPs
+    const int es = io == DType::f32 ? kAccBytes : kTwoByte;
+    const Setup u = make_setup(p);  // as the plan (wgmma_cpasync.cu): channel padding or space-to-depth
+    const int sms = std::max(1, prop.multiProcessorCount);
+    const std::int64_t P = p.N * std::int64_t(u.g.EF);
+    if (P == 0) return std::nullopt;
+    // the implicit GEMM: k-slices run across the taps (K = R*S*C padded at its end), one CTA a
+    // tile, t.minb CTAs an SM sharing its tensor cores and its copies
+    const int bk = t.rowb / es;
+    const std::int64_t tiles = ceil_div(P, t.bm) * ceil_div(u.g.M, t.bn);
+    const double kslices = double(ceil_div(u.g.K, bk));
+    const double per_sm = std::min<double>(t.minb, double(ceil_div(tiles, sms)));  // CTAs at once
+    const double waves = double(ceil_div(tiles, std::int64_t(sms) * t.minb));
+    const double flops_per_clk = kMmaFlopsPerClk2B * kTwoByte / es;
+    const double mma = double(t.bm) * t.bn * bk * 2 / flops_per_clk;
+    const double load = double(t.bm + t.bn) * t.rowb / kCpAsyncBytesPerClk;
+    const double latency = kCpAsyncLatencyClk / std::max(1, t.stages - kCpAsyncUnprefetched);
+    const double slice = std::max(per_sm * std::max(mma, load), latency);
+    const int out_es = es;
+    const double epilogue = kEpilogueClk + double(t.bm) * t.bn * out_es / kDirectStoreBytesPerClk;
+    const double wave_clk = kslices * slice + per_sm * epilogue;
+    double us = waves * wave_clk / kClockHz * kUsPerS + kLaunchUs;
+    // DRAM: the compulsory traffic and the transforms' (as ws_estimate prices them)
+    const double bus = double(prop.memoryBusWidth > 0 ? prop.memoryBusWidth : kDefaultBusBits) * kDramBytesPerBusBit;
+    const double in_bytes = double(p.N) * u.src_img * es, out_bytes = double(P) * u.g.M * out_es;
+    const double w_bytes = double(u.w_elems) * es;
+    double extra_us = 0;
+    if (u.tin) extra_us += kLaunchUs + (in_bytes + double(p.N) * u.ws_img * es) / bus * kUsPerS;
+    if (u.tw) extra_us += kLaunchUs + (double(u.s.M) * u.s.C * u.s.R * u.s.S * es + w_bytes) / bus * kUsPerS;
+    const double gemm_in = u.tin ? double(p.N) * u.ws_img * es : in_bytes;
+    us = std::max(us, (gemm_in + w_bytes + out_bytes) / bus * kUsPerS) + extra_us;
+    const std::string how = tile_name(*tile) + ", " + std::to_string(tiles) + " CTAs in " +
+                            std::to_string(std::llround(waves)) + " wave(s), " + std::to_string(std::llround(kslices)) +
+                            " k-slices each, " + (per_sm * std::max(mma, load) >= latency ? "throughput" : "latency") +
+                            "-bound slices";
     return Estimate{us * kMsPerUs, how};
 }
 

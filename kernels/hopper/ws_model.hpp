@@ -32,4 +32,11 @@ namespace cs::gpu::variants::hopper {
 std::optional<Estimate> ws_estimate(const WsPolicy& rung, SplitKind split, DType io, const Problem& p,
                                     const cudaDeviceProp& prop);
 
+// The cp.async rung (hopper-wgmma-<class>, wgmma_cpasync.cu), a CTA a tile, not persistent: its
+// k-slices run across the taps (a layer of few channels after space-to-depth fills them, where the
+// persistent rungs' slices a tap each do not), each the larger of the SM's MMAs and copies for its
+// resident CTAs and one slice's latency; each CTA ends with its direct-store epilogue; waves of
+// CTAs over the SMs; the transforms and the DRAM floor as above. Nothing where the tile is unset.
+std::optional<Estimate> cpasync_estimate(DType io, const Problem& p, const cudaDeviceProp& prop);
+
 }  // namespace cs::gpu::variants::hopper
