@@ -209,8 +209,8 @@ struct Variant {
     std::vector<Layout> layouts = {Layout::nchw};
     // Axes a sweep can walk (the family's and the rung's); empty for most variants.
     std::vector<Axis> axes;
-    // The family's cost model of this row, where it has one (the persistent Hopper rungs,
-    // kernels/hopper/ws_model.hpp): the predicted time of a problem with its axis values on a
+    // The family's cost model of this row, where it has one (the persistent Hopper rungs and
+    // rung 1, kernels/hopper/ws_model.hpp): the predicted time of a problem with its axis values on a
     // device, or nothing where the model cannot price it (an axis value that cannot run there,
     // an axis the model needs left unset). Empty: no model. The auto-* rungs' heuristic ranks
     // configurations by it.

@@ -113,7 +113,7 @@ Family auto_family() {
     const RungTraits traits{"gemm", {Layout::nhwc, Layout::nchw}, true};
     f.rungs = {make_rung("auto-{p}", {row_fp16(), row_bf16(), row_tf32(), row_fp32()},
                          "what a user runs: the tuned choice of `convstudy tune` for this device and problem, else the "
-                         "heuristic's (a cost model of the persistent Hopper rungs over their tiles: waves, edge tiles, "
+                         "heuristic's (a cost model of the Hopper rungs over their tiles: waves, edge tiles, "
                          "k-slices, split-K for small grids); {p} rows of our own only",
                          auto_supports, CS_PLAN(RungPlan(auto_plan)), traits)};
     return f;

@@ -1,4 +1,5 @@
-// The persistent Hopper rungs' cost model: ws_model.hpp says what it prices and how.
+// The Hopper rungs' cost model (the persistent rungs and rung 1): ws_model.hpp says what it
+// prices and how.
 #include "ws_model.hpp"
 
 #include "geometry.hpp"

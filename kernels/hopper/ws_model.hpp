@@ -1,10 +1,11 @@
-// The persistent Hopper rungs' cost model (host code, every build): the predicted kernel time of
-// one row with its axis values on a problem, from the problem's GEMM (geometry.hpp's Setup, after
+// The Hopper rungs' cost model (host code, every build), the persistent rungs' and rung 1's
+// (cpasync_estimate, below): the predicted kernel time of one row with its axis values on a
+// problem, from the problem's GEMM (geometry.hpp's Setup, after
 // any transform), the tile (tiles.hpp), the tile scheduler's decomposition (tile_scheduler.cuh's
 // host functions, the ones the plan calls) and the device's SM count and memory bus. The auto-*
 // rungs' heuristic (bench/auto_choice.hpp) ranks configurations by it.
 //
-// The model, per configuration:
+// The persistent rungs' model, per configuration:
 //   - the GEMM: P = N*E*F rows, M filters, k-slices of the tile's bytes per tap; tiles of BM x BN;
 //   - the scheduler as the plan resolves it (auto: split-K where the tiles leave more than half
 //     the SMs idle; stream-K and split-tail: the last wave cut), giving the busiest CTA's k-slices
