@@ -71,6 +71,26 @@ constexpr double kUsPerS = 1e6, kMsPerUs = 1e-3;
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
+// The DRAM side of a GEMM of P rows after the problem's transforms (Setup u): the bus's bytes a
+// second, the output's bytes, the transform kernels' time (a launch and their traffic each: the
+// input's, the weights') and the compulsory floor (the GEMM's input, transformed where it is
+// (the tap packing's is R*S times the source at stride 1), the weights and the output). es: the
+// GEMM's operand bytes; src_es: the source tensors'; out_es: the output's.
+struct Dram {
+    double bus = 0, out_bytes = 0, transforms_us = 0, floor_us = 0;
+};
+Dram dram(const Setup& u, const Problem& p, std::int64_t P, int es, int src_es, int out_es, const cudaDeviceProp& prop) {
+    Dram d;
+    d.bus = double(prop.memoryBusWidth > 0 ? prop.memoryBusWidth : kDefaultBusBits) * kDramBytesPerBusBit;
+    const double in_bytes = double(p.N) * u.src_img * src_es, w_bytes = double(u.w_elems) * es;
+    d.out_bytes = double(P) * u.g.M * out_es;
+    if (u.tin) d.transforms_us += kLaunchUs + (in_bytes + double(p.N) * u.ws_img * es) / d.bus * kUsPerS;
+    if (u.tw) d.transforms_us += kLaunchUs + (double(u.s.M) * u.s.C * u.s.R * u.s.S * src_es + w_bytes) / d.bus * kUsPerS;
+    const double gemm_in = u.tin ? double(p.N) * u.ws_img * es : in_bytes;
+    d.floor_us = (gemm_in + w_bytes + d.out_bytes) / d.bus * kUsPerS;
+    return d;
+}
+
 // The busiest CTA's work under the scheduler the plan resolves: k-slices, units (epilogues) and
 // the partial tiles it adds into a cut tile; nothing where the plan would SKIP.
 struct Load {
@@ -213,20 +233,12 @@ std::optional<Estimate> ws_estimate(const WsPolicy& rung, SplitKind split, DType
               (cluster_split_k ? (load->units - 1) * kPrologueUs : 0);
 
     // DRAM: the compulsory traffic, the transforms', split-K's partials and reduction kernel
-    const double bus = double(prop.memoryBusWidth > 0 ? prop.memoryBusWidth : kDefaultBusBits) * kDramBytesPerBusBit;
     const int src_es = split3 || io == DType::f32 ? kAccBytes : kTwoByte;
-    const double in_bytes = double(p.N) * u.src_img * src_es, out_bytes = double(P) * u.g.M * out_es;
-    const double w_bytes = double(u.w_elems) * es;
-    double extra_us = 0;
-    if (u.tin) extra_us += kLaunchUs + (in_bytes + double(p.N) * u.ws_img * es) / bus * kUsPerS;
-    if (u.tw) extra_us += kLaunchUs + (double(u.s.M) * u.s.C * u.s.R * u.s.S * src_es + w_bytes) / bus * kUsPerS;
+    const Dram d = dram(u, p, P, es, src_es, out_es, prop);
+    double extra_us = d.transforms_us;
     if (load->scheduler == TileScheduler::split_k)
-        extra_us += kLaunchUs + (double(2 * load->ksplit) * double(P) * u.g.M * kAccBytes + out_bytes) / bus * kUsPerS;
-    // the GEMM reads its transformed input where there is one (the tap packing's is R*S times
-    // the source at stride 1)
-    const double gemm_in = u.tin ? double(p.N) * u.ws_img * es : in_bytes;
-    const double floor_us = (gemm_in + w_bytes + out_bytes) / bus * kUsPerS;
-    us = std::max(us, floor_us) + extra_us;
+        extra_us += kLaunchUs + (double(2 * load->ksplit) * double(P) * u.g.M * kAccBytes + d.out_bytes) / d.bus * kUsPerS;
+    us = std::max(us, d.floor_us) + extra_us;
 
     const std::string how = tile_name(ti) + ", " + std::to_string(tiles) + " tiles, " +
                             std::string(name_of(kTileSchedulerNames, load->scheduler)) + " x" +
@@ -261,15 +273,9 @@ std::optional<Estimate> cpasync_estimate(DType io, const Problem& p, const cudaD
     const double epilogue = kEpilogueClk + double(t.bm) * t.bn * out_es / kDirectStoreBytesPerClk;
     const double wave_clk = kslices * slice + per_sm * epilogue;
     double us = waves * wave_clk / kClockHz * kUsPerS + kLaunchUs;
-    // DRAM: the compulsory traffic and the transforms' (as ws_estimate prices them)
-    const double bus = double(prop.memoryBusWidth > 0 ? prop.memoryBusWidth : kDefaultBusBits) * kDramBytesPerBusBit;
-    const double in_bytes = double(p.N) * u.src_img * es, out_bytes = double(P) * u.g.M * out_es;
-    const double w_bytes = double(u.w_elems) * es;
-    double extra_us = 0;
-    if (u.tin) extra_us += kLaunchUs + (in_bytes + double(p.N) * u.ws_img * es) / bus * kUsPerS;
-    if (u.tw) extra_us += kLaunchUs + (double(u.s.M) * u.s.C * u.s.R * u.s.S * es + w_bytes) / bus * kUsPerS;
-    const double gemm_in = u.tin ? double(p.N) * u.ws_img * es : in_bytes;
-    us = std::max(us, (gemm_in + w_bytes + out_bytes) / bus * kUsPerS) + extra_us;
+    // DRAM: the compulsory traffic and the transforms'
+    const Dram d = dram(u, p, P, es, es, out_es, prop);
+    us = std::max(us, d.floor_us) + d.transforms_us;
     const std::string how = tile_name(*tile) + ", " + std::to_string(tiles) + " CTAs in " +
                             std::to_string(std::llround(waves)) + " wave(s), " + std::to_string(std::llround(kslices)) +
                             " k-slices each, " + (per_sm * std::max(mma, load) >= latency ? "throughput" : "latency") +
