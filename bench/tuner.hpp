@@ -11,8 +11,8 @@
 //      (no axis set), in registry order: a task always ends with an answer when any row PASSes,
 //      and the answer is never slower beyond noise than the seeds;
 //   2. then, fastest row first, each axis of the row one value at a time around the row's best so
-//      far (a seed where it beat the row's rules) (coordinate descent: a value that beats it becomes the row's best), until the task's
-//      budget is spent.
+//      far, a seed where it beat the row's rules (coordinate descent: a value that beats it
+//      becomes the row's best), until the task's budget is spent.
 // A challenger replaces the incumbent only when it PASSes and is faster beyond noise by
 // compare's rule (core/noise.hpp: its median outside the incumbent's [p10, p90] and the other
 // way round); a tie keeps the incumbent, the earlier and simpler configuration.

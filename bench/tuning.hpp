@@ -124,8 +124,8 @@ std::vector<std::string> builtin_tuning_names();
 std::string tuning_json(const TuningCard& card);
 // Tuning files of one card joined (`tune merge`, the shards of a tune): the device and SM count
 // must agree (cs::Error naming the files otherwise). Of two choices or entries with the same key
-// the faster median stays, and `notes` says which; the first card's versions lead, and each distinct
-// source is kept (joined by "; ").
+// the faster median stays, and `notes` says which; the first card's versions lead, and each
+// distinct source is kept (joined by "; ").
 TuningCard merge_tuning_cards(const std::vector<TuningCard>& cards, std::vector<std::string>& notes);
 
 }  // namespace cs::gpu

@@ -210,9 +210,9 @@ struct Variant {
     // Axes a sweep can walk (the family's and the rung's); empty for most variants.
     std::vector<Axis> axes;
     // The family's cost model of this row, where it has one (the persistent Hopper rungs and
-    // rung 1, kernels/hopper/ws_model.hpp): the predicted time of a problem with its axis values on a
-    // device, or nothing where the model cannot price it (an axis value that cannot run there,
-    // an axis the model needs left unset). Empty: no model. The auto-* rungs' heuristic ranks
+    // rung 1, kernels/hopper/ws_model.hpp): the predicted time of a problem with its axis values
+    // on a device, or nothing where the model cannot price it (an axis value that cannot run
+    // there, an axis the model needs left unset). Empty: no model. The auto-* rungs' heuristic ranks
     // configurations by it.
     std::function<std::optional<Estimate>(const Problem&, const cudaDeviceProp&)> estimate;
     // The axis of that name, or null (axis_text.cpp).

@@ -205,17 +205,15 @@ std::optional<Estimate> ws_estimate(const WsPolicy& rung, SplitKind split, DType
     const double slice = std::max(mma, (a_bytes + b_bytes) / kL2BytesPerClk) + kSliceSyncClk;
     // a unit's epilogue: hidden under the next unit's mainloop by the TMA store (where the plan can
     // run it: tma_store_blocker, as the plan asks it) and by ping-pong, all but the last
+    const bool split_k = load->scheduler == TileScheduler::split_k || load->scheduler == TileScheduler::split_k_fused;
+    const bool cluster_split_k = cluster_split(load->scheduler);
     const bool tma_store = w.epilogue.store == Epilogue::tma_store &&
-                           tma_store_blocker(u, out_es, ti, cluster_split(load->scheduler) ||
-                                                                load->scheduler == TileScheduler::split_k ||
-                                                                load->scheduler == TileScheduler::split_k_fused)
-                               .empty();
+                           tma_store_blocker(u, out_es, ti, split_k || cluster_split_k).empty();
     const double epilogue =
         kEpilogueClk + double(t.bm) * t.bn * out_es / (tma_store ? kTmaStoreBytesPerClk : kDirectStoreBytesPerClk);
     // (only as far as that mainloop lasts: a unit of one or a few k-slices, as a 1x1 layer of
     // few channels or the tap packing gives, leaves the rest of each epilogue exposed)
     const bool hidden = tma_store || w.schedule == Schedule::pingpong;
-    const bool split_k = load->scheduler == TileScheduler::split_k || load->scheduler == TileScheduler::split_k_fused;
     const double unit_mainloop = load->units > 0 ? load->slices / load->units * slice : 0;
     const double exposed = std::max(0.0, epilogue - unit_mainloop);
     const double epilogues_clk = split_k  ? 0
@@ -227,7 +225,6 @@ std::optional<Estimate> ws_estimate(const WsPolicy& rung, SplitKind split, DType
     double us = kPrologueUs + gemm_clk / kClockHz * kUsPerS + kLaunchUs;
     // split-K summed inside the kernel: each unit ends with the parts' reduction; across a
     // cluster a CTA runs one unit, so each wave of them also pays the prologue
-    const bool cluster_split_k = cluster_split(load->scheduler);
     if (cluster_split_k || load->scheduler == TileScheduler::split_k_fused)
         us += load->units * (kSplitReduceUs + double(t.bm) * t.bn * kAccBytes / kSplitReduceBytesPerClk / kClockHz * kUsPerS) +
               (cluster_split_k ? (load->units - 1) * kPrologueUs : 0);

@@ -65,9 +65,7 @@ struct WsRung {
     SplitKind split = SplitKind::none;
     std::string idea;
 };
-// The persistent rungs in ladder order (family.cpp): the tensor-core ones (rows fp16, bf16,
-// tf32), then the fp32-class splits (one row each). The tuning table's tests read the policies
-// here, so no other place spells a rung's policies.
+
 // Why the TMA-store epilogue cannot write this output from this tile (empty: as far as the problem
 // and the tile decide, it can; the plan also checks the tile's shared memory): the plan falls back
 // to the direct store (wgmma_ws.cu's choose_epilogue). It writes the NHWC output as a P x M matrix
@@ -83,6 +81,9 @@ inline std::string tma_store_blocker(const Setup& u, int out_es, int tile, bool 
     return "";
 }
 
+// The persistent rungs in ladder order (family.cpp): the tensor-core ones (rows fp16, bf16,
+// tf32), then the fp32-class splits (one row each). The tuning table's tests read the policies
+// here, so no other place spells a rung's policies.
 const std::vector<WsRung>& ws_rungs();
 
 // The axes of the persistent rungs, with every value (supports.cpp).

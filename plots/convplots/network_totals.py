@@ -136,17 +136,21 @@ def table_names(d):
     return sorted({r.get("table", "") for r in d.rows if r.get("table")}) or ["(no table column)"]
 
 
-def goals_markdown(d, classes, batches, path="", layers=True):
+def ours_caption(path):
+    """What "ours" is in these tables."""
+    return f"the auto-<class> rows{' of path=' + path if path else ''}. "
+
+
+def goals_markdown(d, classes, batches, path=""):
     """Per class and N: each side's best single-layout total weighted by count, ours (the
     auto-<class> rows of `path`) over cuDNN, the goal's total (DRAM-bound layers at cuDNN's time)
-    and the layers at most 1.0x (DRAM-bound ones count); then (layers) per layer the bound and
-    both sides' share of it. `d`: a convplots.io.Data."""
+    and the layers at most 1.0x (DRAM-bound ones count); then per layer the bound and both sides'
+    share of it. `d`: a convplots.io.Data."""
     body, per_layer = _totals(d, classes, batches, path)
-    out = md_table(TOTALS_HEAD, body) + "\n\n"
-    if layers:
-        out += md_table(["class", "N", "layer", "count", "ours ms", "cuDNN ms", "ours / cuDNN", "bound", "bound ms",
-                         "ours' share", "cuDNN's share"], per_layer) + "\n\n"
-    return out + f"Table {', '.join(table_names(d))}; ours: the auto-<class> rows{' of path=' + path if path else ''}. "
+    return (md_table(TOTALS_HEAD, body) + "\n\n"
+            + md_table(["class", "N", "layer", "count", "ours ms", "cuDNN ms", "ours / cuDNN", "bound", "bound ms",
+                        "ours' share", "cuDNN's share"], per_layer) + "\n\n"
+            + f"Table {', '.join(table_names(d))}; ours: " + ours_caption(path))
 
 
 def totals_markdown(ds, classes, path=""):
@@ -156,8 +160,7 @@ def totals_markdown(ds, classes, path=""):
     for d in ds:
         rows, _ = _totals(d, classes, d.main_Ns, path)
         body += [[", ".join(table_names(d))] + r for r in rows]
-    return (md_table(["table"] + TOTALS_HEAD, body) + "\n\n"
-            + f"Ours: the auto-<class> rows{' of path=' + path if path else ''}. ")
+    return md_table(["table"] + TOTALS_HEAD, body) + "\n\nOurs: " + ours_caption(path)
 
 
 def generator(data, revs):

@@ -297,8 +297,9 @@ CS_HOPPER_UNROLL
 
 // The input by staged rows (pack_stage_* in geometry.hpp): one block per output row (n, e).
 // Its R source rows of every channel (R*W*C elements) are read once, coalesced and with several
-// loads in flight a thread, into shared memory (zeros outside the image), then each thread writes (pixel, 8 packed elements) with
-// one 16-byte store per 8 (two for fp32), the values from shared memory. The kernel above
+// loads in flight a thread, into shared memory (zeros outside the image), then each thread
+// writes (pixel, 8 packed elements) with one 16-byte store per 8 (two for fp32), the values
+// from shared memory. The kernel above
 // reads the source by one 2- or 4-byte load per packed element: on ResNet's stem (147
 // elements a row) it was the row's longest kernel (results/h200/networks/, the profile).
 template <class T, class Op, class TW>
