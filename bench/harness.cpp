@@ -67,6 +67,7 @@ Stat Stat::of(std::vector<double> v) {
     };
     s.p10 = quantile(0.1);
     s.p90 = quantile(0.9);
+    s.p99 = quantile(0.99);
     return s;
 }
 

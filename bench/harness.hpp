@@ -115,9 +115,10 @@ std::string_view to_string(Status s);
 
 // median, min, max and the 10th / 90th percentiles (linear interpolation between the
 // sorted repeats, numpy's default): the robust spread `compare` judges on, which one outlier
-// repeat does not move when there are 11 or more repeats (the default is 20).
+// repeat does not move when there are 11 or more repeats (the default is 20). p99: the tail a
+// latency run reports (a chain at N=1 over 200 repeats); with few repeats it is near the max.
 struct Stat {
-    double median = NAN, min = NAN, max = NAN, p10 = NAN, p90 = NAN;
+    double median = NAN, min = NAN, max = NAN, p10 = NAN, p90 = NAN, p99 = NAN;
     int count = 0;
     static Stat of(std::vector<double> v);
 };

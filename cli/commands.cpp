@@ -8,6 +8,7 @@
 #include "command_common.hpp"
 
 #include "ceilings.hpp"
+#include "chain.hpp"
 #include "compare.hpp"
 #include "cpu_anchor.hpp"
 #include "device.hpp"
@@ -555,6 +556,8 @@ int main(int argc, char** argv) {
     auto* plc = add_plan_command(app, plan_args);
     TuneArgs tune_args;
     auto* tu = add_tune_command(app, tune_args);
+    ChainArgs chain_args;
+    auto* ch = add_chain_command(app, chain_args);
 
     if (refuse_unknown_command(app, argc, argv)) return kExitInput;
     try {
@@ -586,6 +589,7 @@ int main(int argc, char** argv) {
         if (*mgc) return cmd_merge(mg);
         if (*plc) return cmd_plan(plan_args);
         if (*tu) return cmd_tune(tune_args);
+        if (*ch) return cmd_chain(chain_args);
         return kExitInput;
     });
 }

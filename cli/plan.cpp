@@ -44,7 +44,7 @@ constexpr KindName kKinds[] = {
     {StepKind::build, "build"},     {StepKind::gpu_tests, "gpu-tests"}, {StepKind::golden, "golden"},
     {StepKind::sweep, "sweep"},     {StepKind::profile, "profile"},     {StepKind::sanitize, "sanitize"},
     {StepKind::python, "python"},   {StepKind::merge, "merge"},         {StepKind::compare, "compare"},
-    {StepKind::ab, "ab"},           {StepKind::tune, "tune"},
+    {StepKind::ab, "ab"},           {StepKind::tune, "tune"},           {StepKind::chain, "chain"},
 };
 
 std::string kind_list() {
@@ -289,6 +289,14 @@ GoldenStep read_golden(const Fields& f, const fs::path& root, GoldenMade& made) 
     g.scales = read_scales(f);
     g.cpu_timing = f.boolean("cpu_timing", true);
     g.onednn = f.boolean("onednn", true);
+    g.chain = f.boolean("chain", false);
+    if (g.chain) {
+        if (auto why = chain_error(g.table.table)) f.where().fail("chain", "table '" + g.table.table.name + "' is not a chain: " + *why);
+        if (!g.layers.empty()) f.where().fail("layers", "a chain's golden set holds every layer: leave out layers");
+        if (g.scales != DataScales{}) f.where().fail("input_scale", "chains have no data scales");
+        for (auto N : g.batches) made.chains[g.table.table.name + "|" + g.table.path].insert(N);
+        return g;
+    }
     auto& set = made.sets[GoldenMade::key(g.table, g.scales)];
     for (auto N : g.batches)
         for (const auto& l : g.layers.empty() ? g.table.table.names() : g.layers) set.insert({l, N});
@@ -483,7 +491,7 @@ Plan parse_plan(std::string_view text, const std::string& source, const fs::path
         case StepKind::gpu_tests: step.body = read_gpu_tests(with({"label", "regex", "filter"})); break;
         case StepKind::golden:
             step.body = read_golden(with({"table", "batches", "layers", "input_scale", "weight_scale", "cpu_timing",
-                                          "onednn"}),
+                                          "onednn", "chain"}),
                                     root, golden);
             break;
         case StepKind::sweep:
@@ -510,6 +518,11 @@ Plan parse_plan(std::string_view text, const std::string& source, const fs::path
             step.body = read_tune(with({"table", "layers", "batches", "classes", "layouts", "budget_s", "warmup",
                                         "repeats", "shard", "gpus", "output"}),
                                   root, outs);
+            break;
+        case StepKind::chain:
+            step.body = read_chain(with({"table", "batches", "classes", "layouts", "choice", "sides", "csv", "warmup",
+                                         "repeats", "tail_repeats", "layer_repeats"}),
+                                   root, golden, outs);
             break;
         case StepKind::ab:
             step.body = read_ab(with({"before", "csv", "table", "variants", "layers", "batches", "layouts", "memory",

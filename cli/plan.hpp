@@ -32,7 +32,7 @@ class App;
 
 namespace cs::cli {
 
-enum class StepKind { build, gpu_tests, golden, sweep, profile, sanitize, python, merge, compare, ab, tune };
+enum class StepKind { build, gpu_tests, golden, sweep, profile, sanitize, python, merge, compare, ab, tune, chain };
 
 // A sweep's or tune's `gpus`: at most this many shards at once, one per GPU of the machine.
 inline constexpr int kMaxPlanGpus = 8;
@@ -74,6 +74,7 @@ struct GoldenStep {
     DataScales scales;
     bool cpu_timing = true;  // false: --no-cpu-timing
     bool onednn = true;      // false: --no-onednn
+    bool chain = false;      // the chain golden files of a chain table (generate --chain; no layers, no scales)
 };
 
 // One `convstudy sweep` command line, typed and validated. `csv` is a file name in the output
@@ -196,12 +197,26 @@ struct TuneStep {
     std::string output;
 };
 
+// `convstudy chain`: a chain table run as a network (cli/chain.hpp), ours and cuDNN's chain; its
+// golden sets come from an earlier golden step with chain true. `csv` a file name in the output folder.
+struct ChainStep {
+    TableRef table;
+    std::vector<std::int64_t> batches{1};
+    std::vector<std::string> classes{"fp16"};
+    std::vector<gpu::Layout> layouts{gpu::Layout::nhwc};
+    std::string choice = "auto";
+    std::vector<std::string> sides{"ours", "cudnn"};
+    std::string csv;
+    int warmup = 3, repeats = 20, layer_repeats = 20;
+    std::optional<int> tail_repeats;  // unset: the command's default (200 at N=1)
+};
+
 struct Step {
     StepKind kind = StepKind::build;
     std::string log;          // the runner writes the step's output here (a file name)
     int timeout_s = 0;        // 0: none
     std::variant<BuildStep, GpuTestsStep, GoldenStep, SweepStep, ProfileStep, SanitizeStep, PythonStep, MergeStep,
-                 CompareStep, AbStep, TuneStep>
+                 CompareStep, AbStep, TuneStep, ChainStep>
         body;
 };
 

@@ -167,4 +167,37 @@ TuneStep read_tune(const Fields& f, const fs::path& root, Outputs& outs) {
     return t;
 }
 
+ChainStep read_chain(const Fields& f, const fs::path& root, const GoldenMade& golden, Outputs& outs) {
+    ChainStep c;
+    c.table = read_table(f, root);
+    if (auto why = chain_error(c.table.table))
+        f.where().fail("table", "'" + c.table.table.name + "' is not a chain: " + *why);
+    c.batches = f.batches("batches", c.batches, false);
+    // The runner starts from a fresh machine: an earlier golden step with chain true makes the sets.
+    const auto it = golden.chains.find(c.table.table.name + "|" + c.table.path);
+    for (auto N : c.batches)
+        if (it == golden.chains.end() || !it->second.count(N))
+            f.where().fail("batches", "no earlier golden step with chain true makes " + c.table.table.name +
+                                          "'s chain at N=" + std::to_string(N));
+    c.classes = f.strings("classes", c.classes);
+    for (const auto& s : c.classes) {
+        const auto p = gpu::parse_precision(s);
+        if (!p || *p == gpu::Precision::fp16acc) f.where().fail("classes", "'" + s + "' is not fp16, bf16, tf32 or fp32");
+    }
+    if (f.has("layouts")) c.layouts = read_layouts(f);
+    c.choice = f.str("choice", c.choice);
+    if (c.choice != "auto" && !gpu::find_variant(c.choice).variant)
+        f.where().fail("choice", "'" + c.choice + "' is neither auto nor a variant");
+    c.sides = f.strings("sides", c.sides);
+    for (const auto& s : c.sides)
+        if (s != "ours" && s != "cudnn") f.where().fail("sides", "'" + s + "' is not ours or cudnn");
+    c.warmup = int(f.integer("warmup", c.warmup, 0, 1000));
+    c.repeats = int(f.integer("repeats", c.repeats, 20, 100000));
+    if (f.has("tail_repeats")) c.tail_repeats = int(f.integer("tail_repeats", 0, 0, 100000));
+    c.layer_repeats = int(f.integer("layer_repeats", c.layer_repeats, 0, 100000));
+    c.csv = out_name(f, "csv", "", true, {".csv"});
+    outs.add(f, "csv", c.csv);
+    return c;
+}
+
 }  // namespace cs::cli::plan_detail

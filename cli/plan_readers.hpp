@@ -27,6 +27,7 @@ struct Outputs {
 // Golden sets earlier golden steps make: (table name, scales) -> {(layer, N)}.
 struct GoldenMade {
     std::map<std::string, std::set<std::pair<std::string, std::int64_t>>> sets;
+    std::map<std::string, std::set<std::int64_t>> chains;  // "<table>|<path>": the chain sets' N
     static std::string key(const TableRef& t, const DataScales& s) {
         return t.table.name + "|" + t.path + "|" + data_scale_string(s.input) + "|" + data_scale_string(s.weights);
     }
@@ -46,5 +47,6 @@ AxisRequests read_axes(const Fields& f, const SweepPlan& plan);
 ProfileStep read_profile(const Fields& f, const std::filesystem::path& root, Outputs& outs);
 SanitizeStep read_sanitize(const Fields& f, Outputs& outs);
 TuneStep read_tune(const Fields& f, const std::filesystem::path& root, Outputs& outs);
+ChainStep read_chain(const Fields& f, const std::filesystem::path& root, const GoldenMade& golden, Outputs& outs);
 
 }  // namespace cs::cli::plan_detail

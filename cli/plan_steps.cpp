@@ -131,6 +131,7 @@ Commands gpu_tests_commands(const GpuTestsStep& gt, int timeout_s, const fs::pat
 
 Commands golden_commands(const GoldenStep& gd, const std::string& exe) {
     std::vector<std::string> cmd{exe, "generate", "--batch", join_batches(gd.batches)};
+    if (gd.chain) cmd.push_back("--chain");
     if (!gd.table.path.empty()) cmd.insert(cmd.end(), {"--table", gd.table.path});
     if (!gd.layers.empty()) cmd.insert(cmd.end(), {"--only", join(gd.layers, ",")});
     cmd.insert(cmd.end(), {"--out", "golden"});
@@ -186,6 +187,18 @@ Commands sanitize_commands(const SanitizeStep& sa, const std::string& B, const s
     cmd.push_back("SANITIZE_WORKSPACE_GIB=" + gib.str());
     cmd.insert(cmd.end(), {"scripts/sanitize.sh", B, summary, scratch});
     return {cmd};
+}
+
+std::vector<std::string> chain_command(const ChainStep& c, const std::string& exe, const std::string& csv) {
+    std::vector<std::string> v{exe, "chain"};
+    if (!c.table.path.empty()) v.insert(v.end(), {"--table", c.table.path});
+    const std::string layouts = join(c.layouts, ",", [](gpu::Layout l) { return gpu::to_string(l); });
+    v.insert(v.end(), {"--batch", join_batches(c.batches), "--classes", join(c.classes, ","), "--layout", layouts,
+                       "--choice", c.choice, "--sides", join(c.sides, ","), "--golden", "golden", "--warmup",
+                       std::to_string(c.warmup), "--repeats", std::to_string(c.repeats), "--layer-repeats",
+                       std::to_string(c.layer_repeats), "--csv", csv});
+    if (c.tail_repeats) v.insert(v.end(), {"--tail-repeats", std::to_string(*c.tail_repeats)});
+    return v;
 }
 
 std::vector<std::string> tune_command(const TuneStep& t, const std::string& exe, const std::string& output) {
@@ -371,6 +384,8 @@ std::vector<StepCommands> step_commands(const Plan& plan, const fs::path& out_di
             c.commands = {cmd};
         } else if (const auto* tu = std::get_if<TuneStep>(&st.body)) {
             c.commands = tune_commands(*tu, exe, out(tu->output));
+        } else if (const auto* ch = std::get_if<ChainStep>(&st.body)) {
+            c.commands = {chain_command(*ch, exe, out(ch->csv))};
         } else if (const auto* ab = std::get_if<AbStep>(&st.body)) {
             c.commands = ab_commands(*ab, exe, out_dir);
         }

@@ -45,6 +45,9 @@ std::string pos(long long v) { return v ? std::to_string(v) : ""; }  // 0: not r
 }  // namespace
 
 namespace {
+// A shape column: empty on a chain row (its layers have shapes of their own).
+std::string shape(const CsvCell& c, long long v) { return c.row.scope == Scope::chain ? "" : std::to_string(v); }
+
 // The schema's fixed columns, in CSV order (csv_schema adds the axis columns).
 std::vector<CsvColumn> fixed_columns() {
     using C = const CsvCell&;
@@ -58,20 +61,21 @@ std::vector<CsvColumn> fixed_columns() {
         {"git_rev", "text", "", nullptr, [](C c) { return c.m.git_rev; }},
         {"tool_version", "text", "", nullptr, [](C c) { return c.m.tool_version; }},
         {"schema_version", "int", "", nullptr, [](C) { return std::to_string(kCsvSchemaVersion); }},
-        {"layer", "text", "", "the problem", [](C c) { return c.l.name; }},
-        {"C", "int", "", nullptr, [](C c) { return std::to_string(c.l.C); }},
-        {"H", "int", "", nullptr, [](C c) { return std::to_string(c.l.H); }},
-        {"W", "int", "", nullptr, [](C c) { return std::to_string(c.l.W); }},
-        {"M", "int", "", nullptr, [](C c) { return std::to_string(c.l.M); }},
-        {"R", "int", "", nullptr, [](C c) { return std::to_string(c.l.R); }},
-        {"S", "int", "", nullptr, [](C c) { return std::to_string(c.l.S); }},
-        {"stride", "int", "", nullptr, [](C c) { return std::to_string(c.l.stride); }},
-        {"pad", "int", "", nullptr, [](C c) { return std::to_string(c.l.pad); }},
-        {"E", "int", "", nullptr, [](C c) { return std::to_string(c.l.E()); }},
-        {"F", "int", "", nullptr, [](C c) { return std::to_string(c.l.F()); }},
+        {"scope", "text", "", "what the row times: `conv` one convolution alone (`sweep`, `run`), `chain` a whole chain table run as a network (`convstudy chain`: convolutions, bias, ReLU and pools in one CUDA graph; its layer is `chain` and the shape columns are empty), `layer` one layer's part of a chain replayed alone (its convolution, epilogue and pool; the layers' sum is not the chain's time); then the problem", [](C c) { return std::string(to_string(c.row.scope)); }},
+        {"layer", "text", "", nullptr, [](C c) { return c.l.name; }},
+        {"C", "int", "", nullptr, [](C c) { return shape(c, c.l.C); }},
+        {"H", "int", "", nullptr, [](C c) { return shape(c, c.l.H); }},
+        {"W", "int", "", nullptr, [](C c) { return shape(c, c.l.W); }},
+        {"M", "int", "", nullptr, [](C c) { return shape(c, c.l.M); }},
+        {"R", "int", "", nullptr, [](C c) { return shape(c, c.l.R); }},
+        {"S", "int", "", nullptr, [](C c) { return shape(c, c.l.S); }},
+        {"stride", "int", "", nullptr, [](C c) { return shape(c, c.l.stride); }},
+        {"pad", "int", "", nullptr, [](C c) { return shape(c, c.l.pad); }},
+        {"E", "int", "", nullptr, [](C c) { return shape(c, c.l.E()); }},
+        {"F", "int", "", nullptr, [](C c) { return shape(c, c.l.F()); }},
         {"N", "int", "", nullptr, [](C c) { return std::to_string(c.row.N); }},
         {"table", "text", "", "the layer table the layer is from (`--table`: a built-in's name, or the file's `name` field), and how many times the network runs the layer's shape (the table's `count`: a network's totals weigh each layer by it)", [](C c) { return c.m.table; }},
-        {"count", "int", "", nullptr, [](C c) { return std::to_string(c.l.count); }},
+        {"count", "int", "", nullptr, [](C c) { return shape(c, c.l.count); }},
         {"variant", "text", "", "what ran: registry name, family, rung (the name without the precision), ladder (the family, or the one of its ladders the rung stands on), precision class (fp32, tf32, fp16, bf16, fp16acc)", [](C c) { return c.row.variant->name; }},
         {"family", "text", "", nullptr, [](C c) { return c.row.variant->family; }},
         {"rung", "text", "", nullptr, [](C c) { return c.row.variant->rung; }},
@@ -80,7 +84,7 @@ std::vector<CsvColumn> fixed_columns() {
         {"anchor_class", "text", "", "what the precision class counts as (bench/tolerance.hpp, the one place): the cuDNN class ours_over_cudnn compares with, and the cuBLAS class pct_peak divides by (fp16acc: fp16; every other class itself)", [](C c) { return std::string(gpu::to_string(gpu::anchor_class(c.row.precision()))); }},
         {"ceiling_class", "text", "", nullptr, [](C c) { return std::string(gpu::to_string(gpu::ceiling_class(c.row.precision()))); }},
         {"io_dtype", "text", "", "the element type of the variant's device tensors (f32, f16, bf16), memory mode, layout (nchw, nhwc), the axis values the row set (`--axis`; empty: the variant's defaults) and every axis value the plan ran with (its tile, schedule, tile scheduler and epilogue for the Hopper family), and how it computes (direct, gemm, winograd, fft, or library where the library chose an engine the detail names)", [](C c) { return std::string(gpu::to_string(c.row.variant->io)); }},
-        {"memory", "text", "", nullptr, [](C c) { return std::string(gpu::to_string(c.row.memory)); }},
+        {"memory", "text", "", nullptr, [](C c) { return c.row.scope == Scope::conv ? std::string(gpu::to_string(c.row.memory)) : std::string("device"); }},
         {"layout", "text", "", nullptr, [](C c) { return std::string(gpu::to_string(c.row.layout)); }},
         {"axes", "text", "", nullptr, [](C c) { return axes_text(c.row); }},
         {"config", "text", "", nullptr, [](C c) { return c.r.config; }},
@@ -99,6 +103,7 @@ std::vector<CsvColumn> fixed_columns() {
         {"kernel_max_ms", "real", "ms", nullptr, [](C c) { return c.pass ? format_number(c.r.kernel.max) : ""; }},
         {"kernel_p10_ms", "real", "ms", nullptr, [](C c) { return c.pass ? format_number(c.r.kernel.p10) : ""; }},
         {"kernel_p90_ms", "real", "ms", nullptr, [](C c) { return c.pass ? format_number(c.r.kernel.p90) : ""; }},
+        {"kernel_p99_ms", "real", "ms", "the 99th percentile of the timed runs, where there are at least 100 (a chain at N=1 runs 200)", [](C c) { return c.pass && c.r.kernel.count >= 100 ? format_number(c.r.kernel.p99) : ""; }},
         {"search_ms", "real", "ms", "a library engine search's own median kernel time (L2 flushed) for the configuration the row runs: the cuDNN graph rows (cudnn-<class>), when that configuration runs the whole batch in one call; empty otherwise (no search, the streams mode's chunks, a chunk on another engine, the legacy API's single Find timing, the s2d rows whose time includes the transform). kernel_ms well above it says the row's timing or data differ from the search's, not the engine", [](C c) { return format_number(c.r.search_ms); }},
         {"repeats", "int", "", "the timed runs behind kernel_ms and the warm-ups before them; whether L2 was flushed before each timed run (1); the generator seed of the inputs; the data scales of the inputs and weights (exact powers of two, 2^-24 to 2^20, written as decimals: `5.9604644775390625e-08` is 2^-24), from `--input-scale` and `--weight-scale`, which the golden manifest must record (docs/cli.md)", [](C c) { return c.pass ? std::to_string(c.r.kernel.count) : ""; }},
         {"warmup", "int", "", nullptr, [](C c) { return std::to_string(c.m.warmup); }},
@@ -199,7 +204,7 @@ std::vector<std::string> csv_fields(const RunMeta& m, const Row& row) {
     const auto& l = row.layer;
     const bool pass = r.status == gpu::Status::pass;
     const bool checked = r.check == "golden" || r.check.rfind("sampled", 0) == 0;
-    const double gflop = l.flops(row.N) * 1e-9;
+    const double gflop = (row.scope == Scope::chain ? row.chain_flops : l.flops(row.N)) * 1e-9;
     const double kernel = pass ? r.kernel.median : NAN;
     const double total = pass ? r.total.median : NAN;
     const double tflops = pass ? gflop / kernel : NAN;  // GFLOP / ms = TFLOP/s
@@ -228,6 +233,15 @@ std::string schema_markdown() {
 }
 
 std::string csv_number(double v) { return format_number(v); }
+
+std::string_view to_string(Scope s) {
+    switch (s) {
+        case Scope::conv: return "conv";
+        case Scope::chain: return "chain";
+        case Scope::layer: return "layer";
+    }
+    return "conv";
+}
 
 std::string axes_text(const Row& row) { return gpu::axis_config(*row.variant, row.result.axes).str(); }
 

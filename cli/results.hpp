@@ -38,6 +38,12 @@ struct RunMeta {
 // fastest PASS row, and sweep re-times and re-runs its rows.
 inline bool is_anchor_family(std::string_view family) { return family == "cudnn"; }
 
+// What a row times: one convolution alone (`sweep`, `run`), a whole chain table run as a network
+// (`chain`), or one layer's part of a chain replayed alone (`chain`'s layer replay: its
+// convolution, epilogue and pool).
+enum class Scope { conv, chain, layer };
+std::string_view to_string(Scope s);
+
 // A row's identity is typed: the registry's variant (its name, family, precision class and element
 // type), the memory mode and the layout. Their spellings are written at the edges only: the CSV
 // (csv_fields), the summary line and the command line of a re-time.
@@ -48,6 +54,9 @@ struct Row {
     gpu::MemoryMode memory = gpu::MemoryMode::pageable;
     gpu::Layout layout = gpu::Layout::nchw;
     gpu::RunResult result;
+    Scope scope = Scope::conv;
+    // scope chain: the chain's convolution FLOPs (its layers' sum); `layer` then names no shape.
+    double chain_flops = 0;
     gpu::Precision precision() const { return variant->precision; }
     bool is_cudnn() const { return is_anchor_family(variant->family); }
     // CPU side of the speedups (from the golden manifest); NaN when unknown.
@@ -78,7 +87,7 @@ struct Row {
 // docs/csv-columns.md (`convstudy schema`) come from it. kCsvSchemaVersion is written in every
 // row (column schema_version) and goes up when a column is added, removed, renamed or changes
 // meaning: 2 is the first CSV with the column (a CSV without it is version 1).
-inline constexpr int kCsvSchemaVersion = 4;  // 3: rung and ladder; 4: table, count, axis_path (the auto-* rows)
+inline constexpr int kCsvSchemaVersion = 5;  // 3: rung and ladder; 4: table, count, axis_path (the auto-* rows); 5: scope, kernel_p99_ms
 struct CsvCell;  // a row's values, computed once (results.cpp)
 struct CsvColumn {
     std::string name;

@@ -1,8 +1,8 @@
-// Part of kernels/cudnn/cudnn_graph.cu, which includes it once inside its anonymous
-// namespace (one translation unit, as before the split: nothing here is visible elsewhere).
-// Engine search's pieces: scratch data and the naive reference, the engine configurations
-// (heuristics, fallback, global list) and their names for detail(); the search itself,
-// select_engine, is in cudnn_graph_select.cuh.
+// Part of kernels/cudnn/cudnn_graph.cu and kernels/cudnn/cudnn_chain.cu, each of which includes
+// it once inside its anonymous namespace (nothing here is visible outside the file that includes
+// it). Engine search's pieces: scratch data and the naive reference (with a chain layer's bias
+// and ReLU), the engine configurations (heuristics, fallback, global list) and their names for
+// detail(); the search itself, select_engine, is in cudnn_graph_select.cuh.
 
 #pragma once
 
@@ -92,6 +92,36 @@ void reference(const void* x, const void* w, float* y, cudnnDataType_t t, const 
         reference_t<__nv_bfloat16>(x, w, y, s, total);
     else
         reference_t<float>(x, w, y, s, total);
+}
+
+// The epilogue on the reference (a graph with one, Epilogue): y = relu?(y + bias[m]) in float,
+// for the output's channel m in its own layout; bias null: ReLU alone.
+template <typename T>
+__global__ void epilogue_reference_kernel(float* __restrict__ y, const T* __restrict__ bias, RefShape s, bool relu,
+                                          std::int64_t total) {
+    for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < total;
+         i += std::int64_t(gridDim.x) * blockDim.x) {
+        const int m = int(s.nhwc ? i % s.M : (i / (std::int64_t(s.E) * s.F)) % s.M);
+        float v = y[i];
+        if (bias) v += to_float(bias[m]);
+        if (relu) v = fmaxf(v, 0.0f);
+        y[i] = v;
+    }
+}
+
+template <typename T>
+void epilogue_reference_t(float* y, const void* bias, const RefShape& s, bool relu, std::int64_t total) {
+    epilogue_reference_kernel<T><<<grid_for(total), 256>>>(y, static_cast<const T*>(bias), s, relu, total);
+    CS_CUDA_CHECK_LAUNCH();
+}
+void epilogue_reference(float* y, const void* bias, cudnnDataType_t t, const RefShape& s, bool relu,
+                        std::int64_t total) {
+    if (t == CUDNN_DATA_HALF)
+        epilogue_reference_t<__half>(y, bias, s, relu, total);
+    else if (t == CUDNN_DATA_BFLOAT16)
+        epilogue_reference_t<__nv_bfloat16>(y, bias, s, relu, total);
+    else
+        epilogue_reference_t<float>(y, bias, s, relu, total);
 }
 
 // max |a - ref| / max |ref| (synchronises: set-up only).

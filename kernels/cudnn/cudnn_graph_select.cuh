@@ -1,8 +1,9 @@
-// Part of kernels/cudnn/cudnn_graph.cu, which includes it once inside its anonymous
-// namespace, after cudnn_graph_engine.cuh (one translation unit: nothing here is visible
-// elsewhere). select_engine, the engine search of one row, in its four steps: the candidates
-// (every engine configuration that runs the graph within the workspace limit, finalized), their
-// trial runs against the naive reference, their timing, and the choice with the row's detail.
+// Part of kernels/cudnn/cudnn_graph.cu and kernels/cudnn/cudnn_chain.cu, each of which includes
+// it once inside its anonymous namespace, after cudnn_graph_engine.cuh (nothing here is visible
+// outside the file that includes it). select_engine, the engine search of one row (or of one
+// chain layer's fused graph: an Epilogue), in its four steps: the candidates (every engine
+// configuration that runs the graph within the workspace limit, finalized), their trial runs
+// against the naive reference, their timing, and the choice with the row's detail.
 
 #pragma once
 
@@ -214,15 +215,21 @@ std::string find_candidates(CandidateSearch& s, const Graph& g, const std::optio
     return "";
 }
 
-// A search's scratch tensors at the selection's shape (random data of the row's type), the
-// naive reference output, workspace for the largest candidate, the L2 flush buffer, and the
-// stream (set on the handle) and variant pack the candidates run with.
+// The bias of a fused graph's search data: uniform in [-0.5, 0.5) times the output scale 1/sqrt(3),
+// the generator's bias (datagen.hpp, bias_scale()).
+constexpr float kSearchBiasScale = 0.28867513459481288225f;  // 0.5 / sqrt(3)
+
+// A search's scratch tensors at the selection's shape (random data of the row's type; with an
+// epilogue's bias, its M values too), the naive reference output (the epilogue applied to it in
+// float), workspace for the largest candidate, the L2 flush buffer, and the stream (set on the
+// handle) and variant pack the candidates run with.
 struct SearchScratch {
     SearchScratch(cudnnHandle_t h, const Problem& p, const RowSpec& sp, std::int64_t nmax, std::size_t ws_max,
-                  const cudaDeviceProp& prop)
+                  const cudaDeviceProp& prop, const Epilogue& ep = {})
         : ny(p.layer.output_elems(nmax)),
           x(MemKind::device, std::size_t(p.layer.input_elems(nmax)) * sp.elem_bytes),
           w(MemKind::device, std::size_t(p.layer.weight_elems()) * sp.elem_bytes),
+          bias(MemKind::device, ep.bias ? std::size_t(p.layer.M) * sp.elem_bytes : 0),
           y(MemKind::device, std::size_t(ny) * sp.elem_bytes),
           ref(MemKind::device, std::size_t(ny) * sizeof(float)),
           ws(MemKind::device, ws_max),
@@ -233,12 +240,14 @@ struct SearchScratch {
         fill_uniform(w.get(), sp.data, l.weight_elems(), float(std::sqrt(3.0 / double(l.K()))), 0x5eed1202ull);
         const RefShape rs{l.C, l.H, l.W, l.M, l.R, l.S, l.stride, l.pad, l.E(), l.F(), p.layout == Layout::nhwc};
         reference(x.get(), w.get(), ref.as<float>(), sp.data, rs, ny);
+        if (ep.bias) fill_uniform(bias.get(), sp.data, l.M, kSearchBiasScale, 0x5eed1203ull);
+        if (ep.any()) epilogue_reference(ref.as<float>(), bias.get(), sp.data, rs, ep.relu, ny);
         CS_CUDA_CHECK(cudaDeviceSynchronize());
         CS_CUDNN_CHECK(cudnnSetStream(h, stream.get()));
-        vp = variant_pack(x.get(), w.get(), y.get(), ws.get());
+        vp = variant_pack(x.get(), w.get(), y.get(), ws.get(), bias.get());
     }
     std::int64_t ny;
-    Buffer x, w, y, ref, ws, diff, flush;
+    Buffer x, w, bias, y, ref, ws, diff, flush;
     Stream stream;
     BDesc vp;
 };
@@ -402,14 +411,16 @@ Selection choose(EngineChoices* memory, const std::string& key, const Timed& t, 
     return sel;
 }
 
-// The engine search of one row: the ranking its plan falls back through, and its detail.
+// The engine search of one row: the ranking its plan falls back through, and its detail. With an
+// epilogue (a chain layer), the search of that fused graph: the same steps, its own engine-choices
+// key, the reference with the epilogue applied.
 Selection select_engine(cudnnHandle_t h, const Problem& p, const RowSpec& sp, std::int64_t nmax,
-                        const PlanContext& ctx) {
+                        const PlanContext& ctx, const Epilogue& ep = {}) {
     const std::size_t ws_limit = ctx.workspace_limit;
     EngineChoices* memory = ctx.engines;  // null: choose afresh, remember nothing
     SearchTimes times{std::chrono::steady_clock::now()};
-    const auto g = build_graph(h, p.layer, p.layout, sp.data, Shape{nmax, 16, 16, 16});
-    const std::string key = choice_key(ctx.prop, p.layer, nmax, p.layout, sp);
+    const auto g = build_graph(h, p.layer, p.layout, sp.data, Shape{nmax, 16, 16, 16}, ep);
+    const std::string key = choice_key(ctx.prop, p.layer, nmax, p.layout, sp) + (ep.any() ? "|" + ep.text() : "");
     const std::optional<RememberedEngine> remembered = memory ? memory->get(key) : std::nullopt;
     const SearchMode mode = memory ? memory->mode() : SearchMode{};
     // Reuse mode (SearchMode::reuse_only): only the remembered engine's configurations.
@@ -421,7 +432,7 @@ Selection select_engine(cudnnHandle_t h, const Problem& p, const RowSpec& sp, st
     (void)cudaGetLastError();
     SearchCounts& n = search.n;
     if (search.cands.empty())
-        throw cs::Skip(std::string("no cuDNN engine configuration runs this convolution (") +
+        throw cs::Skip("no cuDNN engine configuration runs this " + ep.text() + " (" +
                        std::to_string(search.seen()) + " seen: " + std::to_string(n.notes) + " excluded by notes, " +
                        std::to_string(n.rtc) + " need runtime compilation, " + std::to_string(n.refused) +
                        " refused" + (n.first_refusal.empty() ? "" : " e.g. " + n.first_refusal) + ", " +
@@ -435,7 +446,7 @@ Selection select_engine(cudnnHandle_t h, const Problem& p, const RowSpec& sp, st
     const auto t_trials = std::chrono::steady_clock::now();
     std::size_t ws_max = 0;
     for (const auto& c : search.cands) ws_max = std::max(ws_max, c.plan->ws);
-    SearchScratch scratch(h, p, sp, nmax, ws_max, ctx.prop);
+    SearchScratch scratch(h, p, sp, nmax, ws_max, ctx.prop, ep);
     const std::vector<Candidate*> live = trial_runs(h, search.cands, scratch, sp, n);
     times.trials = seconds_since(t_trials);
 

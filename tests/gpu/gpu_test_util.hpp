@@ -4,6 +4,7 @@
 
 #include "conv_ref.hpp"
 #include "datagen.hpp"
+#include "cuda_check.hpp"
 #include "engine_choice.hpp"
 #include "harness.hpp"
 #include "layer.hpp"
@@ -108,6 +109,23 @@ inline std::vector<Layer> odd_layers() {
 }
 
 // Whether `text` (a plan's detail, a SKIP reason) contains `part`.
+// Captures what `enqueue` puts on stream s into a CUDA graph (`mode`: global makes an allocation or
+// a synchronisation inside it fail the capture), launches the graph once and waits for it: what
+// a chain does with every layer's work (bench/chain_run.cpp).
+template <class Enqueue>
+void capture_and_replay(cudaStream_t s, cudaStreamCaptureMode mode, Enqueue&& enqueue) {
+    cudaGraph_t graph = nullptr;
+    CS_CUDA_CHECK(cudaStreamBeginCapture(s, mode));
+    enqueue();
+    CS_CUDA_CHECK(cudaStreamEndCapture(s, &graph));
+    cudaGraphExec_t exec = nullptr;
+    CS_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    CS_CUDA_CHECK(cudaGraphLaunch(exec, s));
+    CS_CUDA_CHECK(cudaStreamSynchronize(s));
+    CS_CUDA_CHECK(cudaGraphExecDestroy(exec));
+    CS_CUDA_CHECK(cudaGraphDestroy(graph));
+}
+
 inline bool has(std::string_view text, std::string_view part) { return text.find(part) != std::string_view::npos; }
 
 // A layer of any shape, for tests that need one the tables do not have.

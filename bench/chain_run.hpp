@@ -1,0 +1,108 @@
+// A chain run (`convstudy chain`, issue 52): a whole chain table run as a network on the GPU,
+// every layer's convolution, bias, ReLU and pooling in the table's order, the activations kept
+// on the device in the run's layout and element type between layers, all of a side's launches
+// captured in one CUDA graph. Two sides, planned in one process and timed round-robin:
+//
+//   ours   per layer the chosen variant's plan (a registry row, e.g. auto-fp16: the tuned or
+//          heuristic choice of each layer), then bias + ReLU and the 3x3 stride-2 max-pool
+//          (chain_ops.hpp: the unfused epilogue, one rounding more than a fused one)
+//   cudnn  per layer one cuDNN graph of convolution + bias + ReLU and cuDNN's pooling
+//          (kernels/cudnn/cudnn_chain.hpp), searched as the per-layer anchors are
+//
+// Weights and biases are converted and laid out once, at plan time, as a network loads its
+// weights; the input is staged in the run's layout and element type before timing, so each
+// side takes its input and returns its output in the row's layout and nothing else runs inside
+// the timed graph.
+//
+// Checked: every layer's post-op output of the checked run, and again of the last timed run,
+// against the chain golden files (goldenio/golden_chain.hpp) by the chain rule
+// (chain_tolerance.hpp: no NaN or Inf, max_rel_err <= chain_threshold(class) per layer). Before
+// the checked run every activation buffer is NaN-poisoned, so a layer that writes nothing FAILs.
+//
+// Timed: per repeat the L2 flushed (the device context's flush buffer, the same for every side),
+// the hold, then events around the graph's launch; warm-ups first. `repeats` timed runs give the
+// median, p10, p90 and min; with `tail_repeats` > repeats (the N=1 latency case) the p99 is over
+// that many. Then the layer replay: each layer's part of the chain (its convolution, epilogue
+// and pool) captured in a graph of its own and timed alone the same way; their sum is not the
+// chain's time (each starts with a flushed L2 and pays its own launch).
+#pragma once
+
+#include "chain_tolerance.hpp"
+#include "device.hpp"
+#include "harness.hpp"
+#include "layer.hpp"
+#include "variant.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cs::gpu {
+
+// The chain's host data, float NCHW, as the chain golden set holds them (ChainData in
+// reference/network_ref.hpp, which cs_gpu does not link): the network input (N x C x H x W of
+// the first layer), each layer's weights (M x C x R x S) and bias (M values; empty without).
+struct ChainHostData {
+    std::int64_t N = 0;
+    const std::vector<float>* input = nullptr;
+    const std::vector<std::vector<float>>* weights = nullptr;
+    const std::vector<std::vector<float>>* bias = nullptr;
+};
+
+enum class ChainSide { ours, cudnn };
+std::string_view to_string(ChainSide s);
+
+struct ChainOptions {
+    int warmup = 3;
+    int repeats = 20;
+    // The timed runs behind the p99 (the chain only): max(repeats, tail_repeats); 0: no p99.
+    int tail_repeats = 0;
+    bool flush_l2 = true;
+    // The layer replay's timed runs per layer (0: no replay).
+    int layer_repeats = 20;
+    PlanState state;  // the plans' engine memory and tuning table
+    // Where the order of the sides is shuffled per round from.
+    std::uint64_t order_seed = RunOptions{}.order_seed;
+};
+
+// One side to run: `ours` with a registry row (its make_plan runs each layer's convolution), or
+// `cudnn` (the row is the class's cudnn-<class> anchor, named in the CSV).
+struct ChainSideSpec {
+    ChainSide side = ChainSide::ours;
+    const Variant* variant = nullptr;
+};
+
+struct ChainLayerResult {
+    std::string layer;
+    ErrorStats err;           // of the checked run's post-op output
+    ErrorStats err_last;      // of the last timed run's
+    std::string config;       // the convolution plan's axis values (ours), "" for cuDNN
+    std::string detail;       // the plan's or the cuDNN graph's description
+    Stat replay;              // the layer replay (ms): conv + epilogue + pool alone
+};
+
+struct ChainResult {
+    ChainSideSpec spec;
+    Status status = Status::error;
+    std::string reason;
+    double threshold = 0;                 // chain_threshold(class)
+    Stat chain;                           // the whole graph (ms)
+    double p99_ms = NAN;                  // with tail_repeats
+    int tail_count = 0;
+    bool graph = true;                    // launched as one CUDA graph (else: stream launches)
+    double setup_ms = NAN;                // plans, weight transforms, allocation, capture
+    std::size_t workspace_bytes = 0, device_bytes = 0;
+    std::vector<ChainLayerResult> layers;
+    std::uint64_t order_seed = 0;
+};
+
+// Runs each side over the chain: planned, checked, then timed round-robin (every warm-up and
+// timed repeat runs each side once, in an order shuffled per round), then each side's layer
+// replay. `golden` holds the chain golden set of `table` at N (its data are the inputs). Never
+// throws for a side's failure: that side's result is SKIP (it could not be planned) or
+// FAIL/ERROR, with the reason. cs::Error when the table is not a chain or the set does not fit.
+std::vector<ChainResult> run_chain(DeviceContext& ctx, const LayerTable& table, const ChainHostData& data,
+                                   const std::vector<std::vector<float>>& golden, Precision p, Layout layout,
+                                   const std::vector<ChainSideSpec>& sides, const ChainOptions& opt);
+
+}  // namespace cs::gpu

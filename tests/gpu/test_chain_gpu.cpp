@@ -1,0 +1,118 @@
+// The chain run on the GPU (bench/chain_run.hpp): the small odd chain of tests/data/chain_small.json
+// (C=3, 37x37, 5, 7 and 9 filters, pools after layers 1 and 3) and AlexNet's five layers at N=1,
+// ours (auto-<class>) and cuDNN's chain in every class, each layer's output PASSing the chain rule
+// against chain_ref<double>; and the check's teeth: a dropped tap in one layer and a wrong bias in
+// another (the data the GPU runs, against the golden outputs of the right data) FAIL the chain,
+// naming the layer.
+#include "gpu_test_util.hpp"
+
+#include "chain_run.hpp"
+#include "network_ref.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <string>
+
+using namespace cs;
+using namespace cs::gpu;
+
+namespace {
+
+// The committed table, from the repository root (where scripts/device.sh runs the tests), else
+// from the source tree the program was built from (ctest runs it in the build folder).
+LayerTable chain_small() {
+    const std::filesystem::path rel = "tests/data/chain_small.json";
+    return load_layer_table(std::filesystem::exists(rel) ? rel : std::filesystem::path(CS_SOURCE_DIR) / rel);
+}
+
+struct ChainCase {
+    LayerTable table;
+    ChainData data;
+    std::vector<std::vector<float>> golden;
+};
+
+ChainCase make_case(const LayerTable& t, std::int64_t N) {
+    ChainCase c{t, make_chain_data(t, N, 20261123), {}};
+    c.golden = chain_ref<double>(c.table, c.data);
+    return c;
+}
+
+std::vector<ChainResult> run(const ChainCase& c, Precision p, Layout layout, const std::vector<ChainSideSpec>& sides,
+                             const ChainData* gpu_data = nullptr) {
+    const ChainData& d = gpu_data ? *gpu_data : c.data;
+    const ChainHostData hd{d.N, &d.input, &d.weights, &d.bias};
+    ChainOptions o;
+    o.warmup = 1;
+    o.repeats = 3;
+    o.layer_repeats = 2;
+    o.state = test::test_options();
+    return run_chain(test::device(), c.table, hd, c.golden, p, layout, sides, o);
+}
+
+std::vector<ChainSideSpec> both_sides(Precision p) {
+    const std::string cls(to_string(p));
+    return {{ChainSide::ours, &test::variant("auto-" + cls)}, {ChainSide::cudnn, &test::variant("cudnn-" + cls)}};
+}
+
+}  // namespace
+
+TEST_CASE("on the GPU, a chain of odd sizes and AlexNet's chain PASS on both sides in every class", "[gpu][chain]") {
+    const ChainCase small = make_case(chain_small(), 2);
+    const ChainCase alex = make_case(default_layer_table(), 1);
+    for (const ChainCase* c : {&small, &alex})
+        for (const Precision p : {Precision::fp16, Precision::bf16, Precision::tf32, Precision::fp32})
+            for (const Layout layout : all_layouts()) {
+                INFO(c->table.name << " " << to_string(p) << " " << to_string(layout));
+                for (const ChainResult& r : run(*c, p, layout, both_sides(p))) {
+                    INFO(to_string(r.spec.side) << ": " << to_string(r.status) << " " << r.reason);
+                    // cuDNN may have no engine for a fused graph of an odd shape: a SKIP says so; ours runs.
+                    if (r.spec.side == ChainSide::cudnn && r.status == Status::skip) {
+                        WARN("cuDNN's chain skipped: " << r.reason);
+                        continue;
+                    }
+                    REQUIRE(r.status == Status::pass);
+                    REQUIRE(r.layers.size() == c->table.layers.size());
+                    for (const auto& l : r.layers) {
+                        CHECK(l.err.nonfinite == 0);
+                        CHECK(l.err.max_rel_err <= chain_threshold(p));
+                        CHECK(l.err_last.max_rel_err <= chain_threshold(p));
+                        CHECK(l.replay.count == 2);
+                    }
+                    CHECK(r.chain.count == 3);
+                    CHECK(r.chain.median > 0);
+                }
+            }
+}
+
+TEST_CASE("on the GPU, a dropped tap or a wrong bias in one layer FAILs the chain, naming the layer", "[gpu][chain]") {
+    const ChainCase alex = make_case(default_layer_table(), 1);
+    const Precision p = Precision::fp16;
+    const std::vector<ChainSideSpec> ours{{ChainSide::ours, &test::variant("auto-fp16")}};
+    // conv3 without one tap: its largest weight zeroed, as a kernel skipping that tap computes.
+    ChainData dropped = alex.data;
+    auto& w3 = dropped.weights.at(2);
+    *std::max_element(w3.begin(), w3.end(), [](float a, float b) { return std::fabs(a) < std::fabs(b); }) = 0.0f;
+    // conv4 with a wrong bias: channel 5's bias off by a quarter.
+    ChainData biased = alex.data;
+    biased.bias.at(3).at(5) += 0.25f;
+    for (const Layout layout : all_layouts()) {
+        INFO(to_string(layout));
+        const auto a = run(alex, p, layout, ours, &dropped);
+        REQUIRE(a.size() == 1);
+        CHECK(a[0].status == Status::fail);
+        CHECK(a[0].reason.find("conv3") != std::string::npos);
+        const auto b = run(alex, p, layout, ours, &biased);
+        REQUIRE(b.size() == 1);
+        CHECK(b[0].status == Status::fail);
+        CHECK(b[0].reason.find("conv4") != std::string::npos);
+    }
+}
+
+TEST_CASE("a chain refuses a table that is not a chain", "[gpu][chain]") {
+    const LayerTable& resnet = *find_builtin_layer_table("resnet50");
+    ChainData none;
+    const ChainHostData hd{1, &none.input, &none.weights, &none.bias};
+    CHECK_THROWS_AS(run_chain(test::device(), resnet, hd, {}, Precision::fp16, Layout::nhwc, {}, ChainOptions{}),
+                    Error);
+}
