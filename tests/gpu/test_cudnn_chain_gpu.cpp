@@ -187,7 +187,10 @@ TEST_CASE("cuDNN's chain layer: conv + bias + ReLU fused, then cuDNN's max-pool,
          {Precision::fp32, Precision::fp16, Precision::bf16}},
         {chain_layer("chain_c3_s2_nopool", 3, 19, 23, 5, 5, 3, 2, 1, true, true, Pool::none),
          {Precision::fp32, Precision::fp16}},
-        {chain_layer("chain_relu_only_pool", 4, 12, 13, 6, 3, 3, 1, 0, false, true, Pool::max3x3s2),
+        // ReLU without bias: cuDNN 9.14 has no precompiled engine for that graph (8 to 13 seen, all
+        // needing runtime compilation, which the search admits only in NHWC with C and M multiples
+        // of 8), so this layer has such channel counts and runs in NHWC.
+        {chain_layer("chain_relu_only_pool", 8, 12, 13, 16, 3, 3, 1, 0, false, true, Pool::max3x3s2),
          {Precision::fp32, Precision::fp16}},
         {chain_layer("chain_c8_m16_pool", 8, 15, 15, 16, 3, 3, 1, 1, true, true, Pool::max3x3s2),
          {Precision::fp32, Precision::fp16}},
