@@ -486,3 +486,28 @@ TEST_CASE("list --json gives the precision table and the ladders, and plots/ rea
     for (const auto& v : doc["variants"]) ladders[v["name"].get<std::string>()] = v["ladder"];
     CHECK(copy["ladders"] == ladders);  // else: copy each variant's "ladder" into that file's "ladders"
 }
+
+TEST_CASE("chain refuses a table that is not a chain and a missing chain set before the device, exit 2", "[cli]") {
+    const auto d = tmpdir("chaincli");
+    const auto t = cli("chain --table resnet50 --golden " + (d / "g").string());
+    INFO(t.out);
+    CHECK(t.code == 2);
+    CHECK(has(t, "is not a chain"));
+    const auto g = cli("chain --batch 2 --golden " + (d / "g").string());
+    INFO(g.out);
+    CHECK(g.code == 2);
+    CHECK(has(g, "convstudy generate --chain --batch 2"));
+    for (const char* bad : {"--classes fp16acc", "--sides ours,pytorch", "--choice no-such-row",
+                            "--choice hopper-ws-fp16 --classes bf16", "--choice cudnn-fp16"}) {
+        const auto b = cli(std::string("chain ") + bad + " --golden " + (d / "g").string());
+        INFO(bad << ": " << b.out);
+        CHECK(b.code == 2);
+    }
+    // with its golden set, a machine without a GPU gets exit 4, and no CSV is left behind
+    REQUIRE(cli("generate --chain --batch 1 --quiet --no-cpu-timing --out " + (d / "g").string()).code == 0);
+    if (cs::gpu::cuda_device_count() > 0) return;
+    const auto n = cli("chain --golden " + (d / "g").string() + " --csv " + (d / "c.csv").string());
+    INFO(n.out);
+    CHECK(n.code == 4);
+    CHECK_FALSE(std::filesystem::exists(d / "c.csv"));
+}

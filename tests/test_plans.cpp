@@ -509,3 +509,42 @@ TEST_CASE("gpus: a sweep's rows and a tune's tasks as shards at once, one per GP
     // sweep --plan runs one process: it refuses such a step
     CHECK_HAS(error_message([&] { sweep_steps(plan, "res"); }), "run the plan with scripts/device.sh");
 }
+
+TEST_CASE("a chain step becomes convstudy chain, its golden sets made by an earlier golden step with chain",
+          "[plans]") {
+    const std::string golden = R"({"kind": "golden", "table": "alexnet", "batches": [1, 32], "chain": true},)";
+    const Plan plan = parse(golden + R"({"kind": "chain", "batches": [1, 32], "classes": ["fp16", "bf16"],
+        "layouts": ["nchw"], "csv": "c.csv", "tail_repeats": 300, "timeout_s": 200})");
+    const auto steps = step_commands(plan, "res", "bd");
+    REQUIRE(steps.size() == 3);
+    using V = std::vector<std::string>;
+    CHECK(steps[1].commands == std::vector<V>{{"bd/convstudy", "generate", "--batch", "1,32", "--chain", "--out",
+                                               "golden", "--quiet"}});
+    CHECK(steps[2].log == "step02-chain.log");
+    CHECK(steps[2].commands == std::vector<V>{{"bd/convstudy", "chain", "--batch", "1,32", "--classes", "fp16,bf16",
+                                               "--layout", "nchw", "--choice", "auto", "--sides", "ours,cudnn",
+                                               "--golden", "golden", "--warmup", "3", "--repeats", "20",
+                                               "--layer-repeats", "20", "--csv", "res/c.csv", "--tail-repeats",
+                                               "300"}});
+    // the sets must be made first, for every N; a table that is not a chain; the check's fields
+    CHECK(error_of(R"({"kind": "chain", "csv": "c.csv"})")
+              .find("'batches': no earlier golden step with chain true makes alexnet's chain at N=1") !=
+          std::string::npos);
+    CHECK(error_of(golden + R"({"kind": "chain", "batches": [128], "csv": "c.csv"})").find("at N=128") !=
+          std::string::npos);
+    CHECK(error_of(R"({"kind": "chain", "table": "resnet50", "csv": "c.csv"})").find("is not a chain") !=
+          std::string::npos);
+    CHECK(error_of(R"({"kind": "golden", "table": "vgg16", "batches": [1], "chain": true})").find("is not a chain") !=
+          std::string::npos);
+    CHECK(error_of(R"({"kind": "golden", "batches": [1], "chain": true, "layers": ["conv1"]})")
+              .find("leave out layers") != std::string::npos);
+    CHECK(error_of(golden + R"({"kind": "chain", "classes": ["fp16acc"], "csv": "c.csv"})").find("'classes'") !=
+          std::string::npos);
+    CHECK(error_of(golden + R"({"kind": "chain", "sides": ["pytorch"], "csv": "c.csv"})").find("'sides'") !=
+          std::string::npos);
+    CHECK(error_of(golden + R"({"kind": "chain", "choice": "no-such-row", "csv": "c.csv"})").find("'choice'") !=
+          std::string::npos);
+    CHECK(error_of(golden + R"({"kind": "chain", "repeats": 5, "csv": "c.csv"})").find("'repeats'") !=
+          std::string::npos);
+    CHECK(error_of(golden + R"({"kind": "chain"})").find("'csv'") != std::string::npos);
+}
