@@ -158,7 +158,9 @@ def totals_markdown(ds, classes, path=""):
     each sweep's layer table."""
     body = []
     for d in ds:
-        rows, _ = _totals(d, classes, d.main_Ns, path)
+        # the classes this sweep ran (a sweep of some classes leaves no empty rows for the others)
+        ran = [c for c in classes if any(r["_variant"] == f"auto-{c}" for r in d.rows)]
+        rows, _ = _totals(d, ran, d.main_Ns, path)
         body += [[", ".join(table_names(d))] + r for r in rows]
     return md_table(["table"] + TOTALS_HEAD, body) + "\n\nOurs: " + ours_caption(path)
 

@@ -1,0 +1,116 @@
+"""The network as a user runs it (issue 52): `convstudy chain`'s rows (schema 5 on, `scope` chain)
+side by side, per N, precision class and layout: ours (the `--choice` row, `auto-<class>` by
+default) and cuDNN's chain (`cudnn-<class>`), both measured round-robin in one process, each a
+CUDA graph of the whole network; the median with its p10-p90 spread, the p99 where the run
+had 100 repeats or more (N=1), ours over cuDNN's, and ours' share of the class's GEMM ceiling.
+
+The docs' `chain` block (docs.py's GENERATORS). `python3 -m convplots.chain_totals --self-test`
+checks the table on made-up rows (ctest).
+"""
+
+import csv
+import os
+import sys
+
+from .io import fnum, md_table
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def chain_rows(rows):
+    """The PASS chain rows, keyed (N, precision, layout, side): side is cudnn for cuDNN's chain."""
+    out = {}
+    for r in rows:
+        if r.get("scope") != "chain" or r.get("status") != "PASS" or r.get("kernel_ms") is None:
+            continue
+        side = "cudnn" if r.get("family") == "cudnn" else "ours"
+        out[(int(r["N"]), r["precision"], r["layout"], side)] = r
+    return out
+
+
+def spread(r):
+    p10, p90 = r.get("kernel_p10_ms"), r.get("kernel_p90_ms")
+    try:
+        return f"{fnum(float(p10))}-{fnum(float(p90))}"
+    except (TypeError, ValueError):
+        return "—"
+
+
+def p99(r):
+    try:
+        return fnum(float(r.get("kernel_p99_ms")))
+    except (TypeError, ValueError):
+        return "—"
+
+
+def pytorch_rows(path):
+    """PyTorch's chain rows (scripts/pytorch_anchors.py --chain) that PASSed, keyed (N, precision,
+    layout, impl): the median of the process medians where several processes ran."""
+    out = {}
+    with open(path, newline="", encoding="utf-8") as f:
+        for r in csv.DictReader(f):
+            if r.get("status") == "PASS" and r.get("ms"):
+                out.setdefault((int(r["N"]), r["precision"], r["layout"], r["impl"]), []).append(float(r["ms"]))
+    return {k: sorted(v)[len(v) // 2] if len(v) % 2 else sum(sorted(v)[len(v) // 2 - 1:len(v) // 2 + 1]) / 2
+            for k, v in out.items()}
+
+
+def table(rows, torch_ms=None, classes=None):
+    """The markdown table of the chain rows (an empty string when there are none); torch_ms:
+    pytorch_rows' medians, for PyTorch's eager and compiled columns."""
+    torch_ms = torch_ms or {}
+    by = chain_rows(rows)
+    keys = sorted({k[:3] for k in by if classes is None or k[1] in classes}, key=lambda k: (k[0], k[1], k[2]))
+    body = []
+    for n, prec, layout in keys:
+        ours, cudnn = by.get((n, prec, layout, "ours")), by.get((n, prec, layout, "cudnn"))
+        cell = lambda r: fnum(r["kernel_ms"]) if r else "—"  # noqa: E731
+        ratio = fnum(ours["kernel_ms"] / cudnn["kernel_ms"]) if ours and cudnn else "—"
+        share = fnum(ours.get("pct_peak")) + "%" if ours and ours.get("pct_peak") is not None else "—"
+        torch = [fnum(torch_ms.get((n, prec, layout, impl))) for impl in ("eager", "graph", "compile")]
+        body.append([str(n), prec, layout, cell(ours), spread(ours) if ours else "—", p99(ours) if ours else "—",
+                     cell(cudnn), spread(cudnn) if cudnn else "—", ratio, share] + torch)
+    if not body:
+        return ""
+    head = ["N", "class", "layout", "ours ms", "p10-p90", "p99", "cuDNN's chain ms", "p10-p90", "ours / cuDNN",
+            "ours' share of the GEMM rate", "PyTorch eager ms", "graph", "compiled"]
+    return md_table(head, body, ["r", "l", "l"] + ["r"] * 10)
+
+
+def generator(data, revs):
+    """`chain csv=A+B pytorch=FILE classes=fp16`: the chain rows of one or more committed CSVs in one table,
+    PyTorch's chain beside them (a committed scripts/pytorch_anchors.py --chain CSV; only its PASS
+    rows: — where it failed its check or did not run)."""
+    def block(csv, pytorch=None, classes=None):
+        ds = [data(f) for f in csv.split("+")]
+        rows = [r for d in ds for r in d.rows]
+        srcs = ", ".join(f"`{d.rows[0]['_src']}` ({revs(d)})" for d in ds)
+        torch_ms = pytorch_rows(os.path.join(ROOT, pytorch)) if pytorch else None
+        src_t = f", PyTorch: `{pytorch}`" if pytorch else ""
+        return (table(rows, torch_ms, classes.split(",") if classes else None) + "\n\nOurs: the chain's `--choice` row a layer, bias, ReLU and pool as kernels of "
+                "their own; cuDNN's chain: a fused convolution + bias + ReLU graph a layer and cuDNN's pooling. "
+                f"Sources (revision): {srcs}{src_t}.\n")
+    return block
+
+
+def self_test():
+    def row(n, fam, ms, layout="nhwc", prec="fp16", pct=None, p99v=""):
+        return {"scope": "chain", "status": "PASS", "N": n, "family": fam, "precision": prec, "layout": layout,
+                "kernel_ms": ms, "kernel_p10_ms": str(ms * 0.9), "kernel_p90_ms": str(ms * 1.1),
+                "kernel_p99_ms": p99v, "pct_peak": pct}
+    rows = [row(1, "auto", 0.05, pct=10.0, p99v="0.07"), row(1, "cudnn", 0.1),
+            row(128, "auto", 0.5, pct=60.0), {"scope": "layer", "status": "PASS", "N": 1, "kernel_ms": 9.0}]
+    t = table(rows)
+    lines = t.strip().split("\n")
+    assert len(lines) == 4, t
+    assert "| 1 | fp16 | nhwc | 0.05 |" in lines[2] and "| 0.5 |" in lines[2] and "| 0.07 |" in lines[2], t
+    assert lines[3].startswith("| 128 |") and "| — |" in lines[3], t
+    assert table([]) == ""
+    print("chain_totals self-test: ok")
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--self-test"]:
+        self_test()
+    else:
+        sys.exit("usage: python3 -m convplots.chain_totals --self-test")
