@@ -89,23 +89,9 @@ using cudnn::throw_cudnn;
 
 // ---- the pooling ----------------------------------------------------------------------
 
-class PoolDesc {
-public:
-    PoolDesc() { CS_CUDNN_CHECK(cudnnCreatePoolingDescriptor(&d_)); }
-    ~PoolDesc() {
-        if (d_) (void)cudnnDestroyPoolingDescriptor(d_);
-    }
-    PoolDesc(const PoolDesc&) = delete;
-    PoolDesc& operator=(const PoolDesc&) = delete;
-    cudnnPoolingDescriptor_t get() const { return d_; }
-
-private:
-    cudnnPoolingDescriptor_t d_ = nullptr;
-};
-
 // The 3x3 stride-2 max-pool of a layer's conv output, in the chain's layout and element type.
 struct Pooling {
-    PoolDesc pool;
+    cudnn_legacy::PoolDesc pool;
     cudnn_legacy::TensorDesc x, y;
 };
 

@@ -18,47 +18,28 @@ namespace cs::gpu::variants::cudnn_legacy {
 
 // ---- RAII owners of cuDNN objects -----------------------------------------------------
 
-class TensorDesc {
+// One owner for every legacy descriptor type: Create makes it, Destroy frees it (never throwing).
+template <class T, cudnnStatus_t (*Create)(T*), cudnnStatus_t (*Destroy)(T)>
+class Desc {
 public:
-    TensorDesc() { CS_CUDNN_CHECK(cudnnCreateTensorDescriptor(&d_)); }
-    ~TensorDesc() {
-        if (d_) (void)cudnnDestroyTensorDescriptor(d_);
+    Desc() { CS_CUDNN_CHECK(Create(&d_)); }
+    ~Desc() {
+        if (d_) (void)Destroy(d_);
     }
-    TensorDesc(const TensorDesc&) = delete;
-    TensorDesc& operator=(const TensorDesc&) = delete;
-    cudnnTensorDescriptor_t get() const { return d_; }
+    Desc(const Desc&) = delete;
+    Desc& operator=(const Desc&) = delete;
+    T get() const { return d_; }
 
 private:
-    cudnnTensorDescriptor_t d_ = nullptr;
+    T d_ = nullptr;
 };
 
-class FilterDesc {
-public:
-    FilterDesc() { CS_CUDNN_CHECK(cudnnCreateFilterDescriptor(&d_)); }
-    ~FilterDesc() {
-        if (d_) (void)cudnnDestroyFilterDescriptor(d_);
-    }
-    FilterDesc(const FilterDesc&) = delete;
-    FilterDesc& operator=(const FilterDesc&) = delete;
-    cudnnFilterDescriptor_t get() const { return d_; }
-
-private:
-    cudnnFilterDescriptor_t d_ = nullptr;
-};
-
-class ConvDesc {
-public:
-    ConvDesc() { CS_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&d_)); }
-    ~ConvDesc() {
-        if (d_) (void)cudnnDestroyConvolutionDescriptor(d_);
-    }
-    ConvDesc(const ConvDesc&) = delete;
-    ConvDesc& operator=(const ConvDesc&) = delete;
-    cudnnConvolutionDescriptor_t get() const { return d_; }
-
-private:
-    cudnnConvolutionDescriptor_t d_ = nullptr;
-};
+using TensorDesc = Desc<cudnnTensorDescriptor_t, cudnnCreateTensorDescriptor, cudnnDestroyTensorDescriptor>;
+using FilterDesc = Desc<cudnnFilterDescriptor_t, cudnnCreateFilterDescriptor, cudnnDestroyFilterDescriptor>;
+using ConvDesc =
+    Desc<cudnnConvolutionDescriptor_t, cudnnCreateConvolutionDescriptor, cudnnDestroyConvolutionDescriptor>;
+// The chain's pooling (cudnn_chain.cu).
+using PoolDesc = Desc<cudnnPoolingDescriptor_t, cudnnCreatePoolingDescriptor, cudnnDestroyPoolingDescriptor>;
 
 // ---- the three rows -----------------------------------------------------------------
 
