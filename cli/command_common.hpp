@@ -198,6 +198,7 @@ struct SweepArgs {
     int engine_build_processes = -1;  // processes that build cuDNN's engines before timing; -1: default
     ProfileOptions prof;
     std::string plan, out = "out";  // --plan: every sweep step of a plan, this process
+    std::vector<std::size_t> plan_steps;  // --steps: only these steps of the plan (indices; empty: all)
 };
 
 // The options of `sweep` (also parsed for each step of `sweep --plan`).

@@ -545,6 +545,10 @@ int main(int argc, char** argv) {
                   "(instead of --csv and the row options)")
         ->excludes("--csv");
     s->add_option("--out", sw.out, "--plan: the folder of the steps' CSVs")->needs("--plan");
+    s->add_option("--steps", sw.plan_steps,
+                  "--plan: only these of its steps (indices, comma separated; the runner's STEPS)")
+        ->delimiter(',')
+        ->needs("--plan");
 
     MergeArgs mg;
     auto* mgc = add_merge_command(app, mg);

@@ -249,8 +249,10 @@ bool sweeps_in_one_process(const Plan& plan);
 // limit. `build_dir` is where the build step builds (convstudy is build_dir/convstudy).
 // Sweep steps: with sweeps_in_one_process, the first is `convstudy sweep --plan FILE --out DIR`
 // (time limit: the sum of theirs, none if one has none) and the others have no command; else
-// each is its own `convstudy sweep` (sweep_command_line). scripts/device.sh runs whatever this
-// returns.
+// each is its own `convstudy sweep` (sweep_command_line). `selected` (the runner's STEPS; empty:
+// every step): the one process is then the first selected sweep step's, `--steps` naming the
+// selected sweeps, so that STEPS can pick sweep steps of such a plan. scripts/device.sh runs
+// whatever this returns.
 struct StepCommands {
     std::size_t index = 0;
     StepKind kind = StepKind::build;
@@ -259,7 +261,8 @@ struct StepCommands {
     std::vector<std::vector<std::string>> commands;
 };
 std::vector<StepCommands> step_commands(const Plan& plan, const std::filesystem::path& out_dir,
-                                        const std::filesystem::path& build_dir);
+                                        const std::filesystem::path& build_dir,
+                                        const std::vector<std::size_t>& selected = {});
 // "reference: 4 steps (build, golden, sweep, python): <purpose>"
 std::string plan_summary(const Plan& plan);
 
@@ -272,6 +275,7 @@ struct PlanArgs {
     std::string build_dir = "build-device";
     CLI::App* check = nullptr;
     CLI::App* steps = nullptr;
+    std::vector<std::size_t> selected;  // steps --steps: the runner's STEPS (empty: every step)
 };
 CLI::App* add_plan_command(CLI::App& app, PlanArgs& a);
 int cmd_plan(const PlanArgs& a);

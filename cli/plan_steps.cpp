@@ -326,7 +326,11 @@ Commands ab_commands(const AbStep& ab, const std::string& exe, const fs::path& o
 
 }  // namespace
 
-std::vector<StepCommands> step_commands(const Plan& plan, const fs::path& out_dir, const fs::path& build_dir) {
+std::vector<StepCommands> step_commands(const Plan& plan, const fs::path& out_dir, const fs::path& build_dir,
+                                        const std::vector<std::size_t>& selected) {
+    auto chosen = [&](std::size_t i) {
+        return selected.empty() || std::find(selected.begin(), selected.end(), i) != selected.end();
+    };
     const std::string exe = (build_dir / "convstudy").string();
     const bool one_process = sweeps_in_one_process(plan);
     bool first_sweep = true;
@@ -348,15 +352,23 @@ std::vector<StepCommands> step_commands(const Plan& plan, const fs::path& out_di
             c.commands = golden_commands(*gd, exe);
         } else if (const auto* sw0 = std::get_if<SweepStep>(&st.body)) {
             if (one_process) {
-                // every sweep step in the first one's `sweep --plan` process; the others have no command
-                if (first_sweep) {
+                // every (selected) sweep step in the first selected one's `sweep --plan` process; the
+                // others have no command
+                if (first_sweep && chosen(i)) {
                     c.commands = {{exe, "sweep", "--plan", plan.file.string(), "--out", out_dir.string()}};
+                    std::vector<std::string> picked;
                     int limit = 0;
-                    for (const Step& other : plan.steps)
-                        if (other.kind == StepKind::sweep) limit = (limit < 0 || !other.timeout_s) ? -1 : limit + other.timeout_s;
+                    for (std::size_t j = 0; j < plan.steps.size(); ++j) {
+                        const Step& other = plan.steps[j];
+                        if (other.kind != StepKind::sweep || !chosen(j)) continue;
+                        picked.push_back(std::to_string(j));
+                        limit = (limit < 0 || !other.timeout_s) ? -1 : limit + other.timeout_s;
+                    }
+                    auto& cmd = c.commands.front();
+                    if (!selected.empty()) cmd.insert(cmd.end(), {"--steps", join(picked, ",")});
                     c.timeout_s = std::max(limit, 0);
+                    first_sweep = false;
                 }
-                first_sweep = false;
             } else {
                 SweepStep sw = *sw0;
                 sw.out_dir = out_dir;
@@ -414,13 +426,17 @@ CLI::App* add_plan_command(CLI::App& app, PlanArgs& a) {
     a.steps->add_option("--out", a.out, "the output folder the steps write to");
     a.steps->add_option("--build-dir", a.build_dir, "the build folder (convstudy is <build-dir>/convstudy)");
     a.steps->add_option("--root", a.root, "as for check");
+    a.steps->add_option("--steps", a.selected,
+                        "the steps the runner will run (its STEPS; default: all): a plan's sweeps that run in one "
+                        "process run the selected ones only")
+        ->delimiter(',');
     return p;
 }
 
 int cmd_plan(const PlanArgs& a) {
     if (a.steps && *a.steps) {
         const Plan plan = load_plan(a.plan_file, a.root);
-        for (const auto& sc : step_commands(plan, a.out, a.build_dir))
+        for (const auto& sc : step_commands(plan, a.out, a.build_dir, a.selected))
             for (const auto& cmd : sc.commands) {
                 std::string line = std::to_string(sc.index) + " " + std::string(to_string(sc.kind)) + " " +
                                    shell_quote(sc.log) + " " + std::to_string(sc.timeout_s);

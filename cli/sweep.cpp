@@ -630,7 +630,18 @@ int cmd_sweep(const SweepArgs& a) {
 int cmd_sweep_plan(const SweepArgs& top, const std::string& table_help, const std::string& golden_help,
                    const char* golden_env) {
     const Plan plan = load_plan(top.plan);
-    const std::vector<SweepStep> steps = sweep_steps(plan, top.out);
+    const std::vector<SweepStep> all = sweep_steps(plan, top.out);
+    std::vector<SweepStep> steps;
+    for (std::size_t i = 0, k = 0; i < plan.steps.size(); ++i) {
+        if (plan.steps[i].kind != StepKind::sweep) continue;
+        const SweepStep& s = all.at(k++);
+        if (top.plan_steps.empty() ||
+            std::find(top.plan_steps.begin(), top.plan_steps.end(), i) != top.plan_steps.end())
+            steps.push_back(s);
+    }
+    for (const std::size_t i : top.plan_steps)
+        if (i >= plan.steps.size() || plan.steps[i].kind != StepKind::sweep)
+            throw Error(top.plan + ": --steps " + std::to_string(i) + " is not a sweep step of the plan");
     if (steps.empty()) throw Error(top.plan + ": the plan has no sweep step");
     std::vector<SweepArgs> args(steps.size());
     for (std::size_t i = 0; i < steps.size(); ++i) {

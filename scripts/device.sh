@@ -22,7 +22,9 @@
 #                      run (a build carried from a machine without a GPU, made from this tree)
 #   STEPS              the steps to run, as indices (e.g. "1,3"); the build step always runs.
 #                      Default: all. For a plan longer than one call of the GPU machine: the
-#                      next call runs the rest on the machine the first one warmed.
+#                      next call runs the rest on the machine the first one warmed. Sweep
+#                      steps that share one process run the selected ones only (plan steps
+#                      --steps).
 #   CONVSTUDY_GIT_REV  the revision CSV rows record (the device tool copies the tree without
 #                      .git); default: git describe here, else "unknown" with a warning
 # Exit status: 0 when every step succeeded, 1 when one failed, 2 for a bad plan or usage.
@@ -81,7 +83,7 @@ fi
 stamp "bootstrap done ($(($(date +%s) - t))s)"
 C=$BUILD_DIR/convstudy
 "$C" plan check "$PLAN" || { stamp "device: the plan is not valid (above)"; exit 2; }
-mapfile -t lines < <("$C" plan steps "$PLAN" --out "$OUT" --build-dir "$BUILD_DIR")
+mapfile -t lines < <("$C" plan steps "$PLAN" --out "$OUT" --build-dir "$BUILD_DIR" ${STEPS:+--steps "$STEPS"})
 ((${#lines[@]})) || { stamp "device: convstudy plan steps printed nothing"; exit 2; }
 
 # ---- the steps ------------------------------------------------------------------------

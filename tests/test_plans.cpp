@@ -548,3 +548,30 @@ TEST_CASE("a chain step becomes convstudy chain, its golden sets made by an earl
           std::string::npos);
     CHECK(error_of(golden + R"({"kind": "chain"})").find("'csv'") != std::string::npos);
 }
+
+TEST_CASE("the runner's STEPS picks sweep steps of a plan whose sweeps run in one process", "[plans]") {
+    const Plan plan = parse(R"({"kind": "sweep", "csv": "a.csv", "variants": ["simt-gemm"], "check": "sampled",
+                                "timeout_s": 10},
+        {"kind": "sweep", "csv": "b.csv", "variants": ["simt-gemm"], "check": "sampled", "timeout_s": 20},
+        {"kind": "sweep", "csv": "c.csv", "variants": ["simt-gemm"], "check": "sampled", "timeout_s": 40})");
+    REQUIRE(sweeps_in_one_process(plan));
+    // all: the first sweep step carries the process
+    const auto all = step_commands(plan, "res", "bd");
+    CHECK(all[1].commands.size() == 1);
+    CHECK(all[2].commands.empty());
+    CHECK(all[1].timeout_s == 70);
+    // STEPS=3: the selected step carries it, naming only itself (before: the skipped step 1 held it)
+    const auto three = step_commands(plan, "res", "bd", {3});
+    CHECK(three[1].commands.empty());
+    REQUIRE(three[3].commands.size() == 1);
+    const auto& cmd = three[3].commands.front();
+    REQUIRE(cmd.size() >= 2);
+    CHECK(cmd[cmd.size() - 2] == "--steps");
+    CHECK(cmd.back() == "3");
+    CHECK(three[3].timeout_s == 40);
+    const auto two = step_commands(plan, "res", "bd", {0, 2, 3});
+    REQUIRE(two[2].commands.size() == 1);
+    CHECK(two[2].commands.front().back() == "2,3");
+    CHECK(two[2].timeout_s == 60);
+    CHECK(two[3].commands.empty());
+}
