@@ -150,15 +150,17 @@ void ChainRunner::stage_shared() {
 void ChainRunner::plan(Side& s) {
     const auto t0 = Clock::now();
     const std::int64_t N = data_.N;
+    auto bytes = [&](const ChainTensor4& t) { return std::size_t(t.elems()) * dtype_bytes(dtype_); };
     for (const Layer& l : t_.layers) {
-        s.conv.emplace_back(MemKind::device, std::size_t(conv_tensor(l, N, dtype_, layout_).elems()) * dtype_bytes(dtype_));
-        s.pooled.emplace_back(l.pool == Pool::none ? Buffer()
-                                                    : Buffer(MemKind::device, std::size_t(post_tensor(l, N, dtype_, layout_).elems()) *
-                                                                                  dtype_bytes(dtype_)));
+        s.conv.emplace_back(MemKind::device, bytes(conv_tensor(l, N, dtype_, layout_)));
+        const std::size_t pooled = l.pool == Pool::none ? 0 : bytes(post_tensor(l, N, dtype_, layout_));
+        s.pooled.emplace_back(pooled ? Buffer(MemKind::device, pooled) : Buffer());
     }
-    const std::size_t limit = std::size_t(double(ctx_.free_bytes()) * 0.5);
-    PlanContext pc{opt_.state, ctx_.prop(), ctx_.info().device, limit, N};
     for (const Layer& l : t_.layers) {
+        // Each layer's plan may take half the memory free when it is planned: the layers' plans
+        // live at once, so a limit fixed before the first would let them overcommit together.
+        const PlanContext pc{opt_.state, ctx_.prop(), ctx_.info().device,
+                             std::size_t(double(ctx_.free_bytes()) * 0.5), N};
         ChainLayerResult lr;
         lr.layer = l.name;
         if (s.spec.side == ChainSide::ours) {

@@ -18,7 +18,8 @@ CLI::App* add_chain_command(CLI::App& app, ChainArgs& a) {
     auto* c = app.add_subcommand(
         "chain", "run a chain table as a network (conv + bias + ReLU + pool, layer after layer, one CUDA graph): "
                  "ours and cuDNN's chain, round-robin, every layer's output checked against the chain golden files");
-    c->add_option("--table", a.table.path, "a chain table: a built-in table's name or a JSON file's path; default alexnet");
+    c->add_option("--table", a.table.path,
+                  "a chain table: a built-in table's name or a JSON file's path; default alexnet");
     c->add_option("--batch", a.batches, "batch sizes, comma separated (each needs its chain golden set)")
         ->delimiter(',')
         ->expected(1, -1);
@@ -31,11 +32,14 @@ CLI::App* add_chain_command(CLI::App& app, ChainArgs& a) {
     c->add_option("--choice", a.choice,
                   "our convolutions: `auto` (auto-<class>: each layer's tuned or heuristic choice) or one variant "
                   "name that runs every layer");
-    c->add_option("--sides", a.sides, "the sides to run, comma separated: ours, cudnn")->delimiter(',')->expected(1, -1);
+    c->add_option("--sides", a.sides, "the sides to run, comma separated: ours, cudnn")
+        ->delimiter(',')
+        ->expected(1, -1);
     c->add_option("--csv", a.csv, "write the rows (scope=chain and scope=layer) to this CSV file");
     c->add_option("--golden", a.golden, "root directory of the golden files (default: $CONVSTUDY_GOLDEN, else golden)")
         ->envname("CONVSTUDY_GOLDEN");
-    c->add_option("--tuning", a.tuning, "the tuning file auto-<class> takes (default: $CONVSTUDY_TUNING, else the built-in)");
+    c->add_option("--tuning", a.tuning,
+                  "the tuning file auto-<class> takes (default: $CONVSTUDY_TUNING, else the built-in)");
     c->add_option("--warmup", a.warmup, "untimed runs of each side first")->check(CLI::Range(0, 1000));
     c->add_option("--repeats", a.repeats, "timed runs of each chain (at least 20 for a committed result)")
         ->check(CLI::Range(1, 100000));
@@ -133,8 +137,10 @@ void print_summary(const LayerTable& t, std::int64_t N, gpu::Precision p, gpu::L
         std::printf(")%s\n", c.graph ? "" : " without a CUDA graph");
     }
     const auto pass = [](const gpu::ChainResult& c) { return c.status == gpu::Status::pass; };
-    const auto ours = std::find_if(res.begin(), res.end(), [&](const auto& c) { return c.spec.side == gpu::ChainSide::ours && pass(c); });
-    const auto cudnn = std::find_if(res.begin(), res.end(), [&](const auto& c) { return c.spec.side == gpu::ChainSide::cudnn && pass(c); });
+    auto passed = [&](gpu::ChainSide side) {
+        return std::find_if(res.begin(), res.end(), [&](const auto& c) { return c.spec.side == side && pass(c); });
+    };
+    const auto ours = passed(gpu::ChainSide::ours), cudnn = passed(gpu::ChainSide::cudnn);
     if (ours != res.end() && cudnn != res.end())
         std::printf("chain %s N=%lld: ours / cuDNN's chain = %.3f\n", t.name.c_str(), static_cast<long long>(N),
                     ours->chain.median / cudnn->chain.median);
