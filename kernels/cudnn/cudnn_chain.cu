@@ -168,8 +168,7 @@ private:
     RowSpec sp_;
     Epilogue ep_;
     Handle handle_;
-    std::unique_ptr<Graph> graph_;
-    ExecPlan exec_;
+    BuiltPlan plan_;  // the graph and its execution plan
     Buffer ws_;
     std::unique_ptr<Pooling> pooling_;  // null: the layer does not pool
     std::map<std::tuple<const void*, const void*, const void*, const void*>, BDesc> packs_;
@@ -184,21 +183,16 @@ Selection ChainLayer::select(const PlanContext& ctx) {
     std::snprintf(key, sizeof key, "cudnn-chain|%d,%d,%d,%d,%d,%d,%d,%d|%lld|%s|%s|%s|%d", l.C, l.H, l.W, l.M, l.R,
                   l.S, l.stride, l.pad, static_cast<long long>(N_), layout_name(layout_).c_str(), sp_.name,
                   ep_.text().c_str(), ctx.device);
-    auto made = ctx.engines ? std::static_pointer_cast<const Selection>(ctx.engines->search(key)) : nullptr;
-    if (made && !made->ranking.empty() && made->ranking.front().ws <= ctx.workspace_limit) {
-        Selection s = *made;
-        s.detail += " (selection reused in this run)";
-        return s;
-    }
     const Problem p{l, N_, layout_, {}};
     try {
-        made = std::make_shared<const Selection>(select_engine(handle_.get(), p, sp_, N_, ctx, ep_));
+        bool reused = false;
+        Selection s = *search_once(handle_.get(), key, p, sp_, N_, ctx, reused, ep_);
+        if (reused) s.detail += " (selection reused in this run)";
+        return s;
     } catch (const cs::Skip& e) {
         throw cs::Skip("cuDNN chain layer '" + l.name + "' (" + ep_.text() + " graph, " + sp_.name + ", " +
                        layout_name(layout_) + ", N=" + std::to_string(N_) + "): " + e.what());
     }
-    if (ctx.engines) ctx.engines->keep_search(key, made);
-    return *made;
 }
 
 ChainLayer::ChainLayer(const Layer& l, std::int64_t N, Precision p, Layout layout, const PlanContext& ctx)
@@ -207,21 +201,14 @@ ChainLayer::ChainLayer(const Layer& l, std::int64_t N, Precision p, Layout layou
     const Selection sel = select(ctx);
     // The execution plan at the layer's shape: the chosen configuration, else the next accurate one
     // that finalizes within the workspace limit.
-    graph_ = build_graph(handle_.get(), l, layout, sp_.data, Shape{N, 16, 16, 16}, ep_);
-    std::size_t rank = sel.ranking.size();
-    for (std::size_t i = 0; i < sel.ranking.size() && rank == sel.ranking.size(); ++i) {
-        BDesc cfg = config_from_recipe(*graph_, sel.ranking[i].recipe);
-        if (!cfg) continue;
-        auto plan = finalize_plan(handle_.get(), cfg);
-        if (!plan || plan->ws > ctx.workspace_limit) continue;
-        exec_ = std::move(*plan);
-        rank = i;
-    }
-    if (rank == sel.ranking.size())
+    auto built = build_plan(handle_.get(), l, layout, sp_, Shape{N, 16, 16, 16}, sel.ranking, ctx.workspace_limit, ep_);
+    if (!built)
         throw cs::Skip("cuDNN chain layer '" + l.name + "': no accurate engine configuration of the " + ep_.text() +
                        " graph finalizes again at N=" + std::to_string(N) + " within the workspace limit " +
                        mb(ctx.workspace_limit));
-    ws_ = Buffer(MemKind::device, exec_.ws);
+    plan_ = std::move(*built);
+    const std::size_t rank = plan_.rank;
+    ws_ = Buffer(MemKind::device, plan_.exec.ws);
     detail_ = ep_.text() + " graph: " + sel.detail;
     if (rank != 0) detail_ += "; runs on " + recipe_text(sel.ranking[rank].recipe) + " (the choice did not finalize)";
     if (l.pool == Pool::max3x3s2) {
@@ -244,7 +231,7 @@ void ChainLayer::run(const void* in, const void* w, const void* bias, void* conv
         if (packs_.size() >= 256) packs_.clear();
         it = packs_.emplace(key, variant_pack(in, w, conv_out, ws_.get(), bias)).first;
     }
-    CS_CUDNN_CHECK(cudnnBackendExecute(handle_.get(), exec_.plan.get(), it->second.get()));
+    CS_CUDNN_CHECK(cudnnBackendExecute(handle_.get(), plan_.exec.plan.get(), it->second.get()));
     if (pooling_) {
         const float alpha = 1.0f, beta = 0.0f;  // float scaling for float, half and bfloat16 data
         CS_CUDNN_CHECK(cudnnPoolingForward(handle_.get(), pooling_->pool.get(), &alpha, pooling_->x.get(), conv_out,

@@ -133,14 +133,12 @@ public:
     double search_ms() const override { return search_ms_; }
 
 private:
-    struct Built {
-        std::unique_ptr<Graph> graph;
-        ExecPlan exec;
-        std::size_t rank = 0;  // index into ranking_
-    };
+    using Built = BuiltPlan;
     // Builds the plan for a shape from the ranking (the chosen first); nullopt if none runs it
     // within `ws_cap` bytes of workspace.
-    std::optional<Built> build(const Shape& s, std::size_t ws_cap);
+    std::optional<Built> build(const Shape& s, std::size_t ws_cap) {
+        return build_plan(handle_.get(), problem_.layer, problem_.layout, sp_, s, ranking_, ws_cap);
+    }
     Built& plan_for(const Shape& s);
 
     Problem problem_;
@@ -155,21 +153,6 @@ private:
     cudaStream_t stream_ = nullptr;
 };
 
-std::optional<GraphPlan::Built> GraphPlan::build(const Shape& s, std::size_t ws_cap) {
-    Built b;
-    b.graph = build_graph(handle_.get(), problem_.layer, problem_.layout, sp_.data, s);
-    for (std::size_t i = 0; i < ranking_.size(); ++i) {
-        BDesc cfg = config_from_recipe(*b.graph, ranking_[i].recipe);
-        if (!cfg) continue;
-        auto ep = finalize_plan(handle_.get(), cfg);
-        if (!ep || ep->ws > ws_cap) continue;
-        b.exec = std::move(*ep);
-        b.rank = i;
-        return b;
-    }
-    return std::nullopt;
-}
-
 GraphPlan::GraphPlan(const Problem& p, const PlanContext& ctx, Precision prec, bool x_at_base)
     : problem_(p), sp_(spec_of(prec)) {
     const Layer& l = p.layer;
@@ -178,15 +161,9 @@ GraphPlan::GraphPlan(const Problem& p, const PlanContext& ctx, Precision prec, b
     std::snprintf(key, sizeof key, "%d,%d,%d,%d,%d,%d,%d,%d|%lld|%s|%s|%d", l.C, l.H, l.W, l.M, l.R, l.S, l.stride,
                   l.pad, static_cast<long long>(nmax), p.layout == Layout::nchw ? "nchw" : "nhwc", sp_.name,
                   ctx.device);
-    // The search this run's memory already made for the row (the plans of one row search once),
-    // reused only when its choice fits this plan's workspace limit (else: select anew).
-    const std::string search_key = std::string("cudnn-graph|") + key;
-    auto made = ctx.engines ? std::static_pointer_cast<const Selection>(ctx.engines->search(search_key)) : nullptr;
-    const bool reused = made && !made->ranking.empty() && made->ranking.front().ws <= ctx.workspace_limit;
-    if (!reused) {
-        made = std::make_shared<const Selection>(select_engine(handle_.get(), p, sp_, nmax, ctx));
-        if (ctx.engines) ctx.engines->keep_search(search_key, made);
-    }
+    // The search this run's memory already made for the row (the plans of one row search once).
+    bool reused = false;
+    const auto made = search_once(handle_.get(), std::string("cudnn-graph|") + key, p, sp_, nmax, ctx, reused);
     ranking_ = made->ranking;
     detail_ = made->detail;
     algo_ = made->algo;

@@ -453,3 +453,41 @@ Selection select_engine(cudnnHandle_t h, const Problem& p, const RowSpec& sp, st
     const Timed t = time_candidates(h, live, scratch, remembered);
     return choose(memory, key, t, live, remembered, n, search.seen(), nmax, reuse_note, times);
 }
+
+// The search this run's engine memory already made under `key` (a row's plans, or a chain layer's,
+// search once), reused only when its choice fits this plan's workspace limit, else select_engine's,
+// kept there under `key`. `reused` says which.
+std::shared_ptr<const Selection> search_once(cudnnHandle_t h, const std::string& key, const Problem& p,
+                                             const RowSpec& sp, std::int64_t nmax, const PlanContext& ctx,
+                                             bool& reused, const Epilogue& ep = {}) {
+    auto made = ctx.engines ? std::static_pointer_cast<const Selection>(ctx.engines->search(key)) : nullptr;
+    reused = made && !made->ranking.empty() && made->ranking.front().ws <= ctx.workspace_limit;
+    if (!reused) {
+        made = std::make_shared<const Selection>(select_engine(h, p, sp, nmax, ctx, ep));
+        if (ctx.engines) ctx.engines->keep_search(key, made);
+    }
+    return made;
+}
+
+// An execution plan at one shape: the graph, and the first configuration of `ranking` (the choice
+// first) that finalizes within `ws_cap` bytes of workspace, with its rank; nullopt when none does.
+struct BuiltPlan {
+    std::unique_ptr<Graph> graph;
+    ExecPlan exec;
+    std::size_t rank = 0;  // index into the ranking
+};
+std::optional<BuiltPlan> build_plan(cudnnHandle_t h, const Layer& l, Layout lay, const RowSpec& sp, const Shape& s,
+                                    const std::vector<Ranked>& ranking, std::size_t ws_cap, const Epilogue& ep = {}) {
+    BuiltPlan b;
+    b.graph = build_graph(h, l, lay, sp.data, s, ep);
+    for (std::size_t i = 0; i < ranking.size(); ++i) {
+        BDesc cfg = config_from_recipe(*b.graph, ranking[i].recipe);
+        if (!cfg) continue;
+        auto e = finalize_plan(h, cfg);
+        if (!e || e->ws > ws_cap) continue;
+        b.exec = std::move(*e);
+        b.rank = i;
+        return b;
+    }
+    return std::nullopt;
+}
