@@ -65,6 +65,32 @@ Buffer stage(const float* host, std::int64_t n, int c, int h, int w, DType t, La
     return out;
 }
 
+// What `enqueue` puts on `st`, captured and instantiated as a CUDA graph (the graph itself freed:
+// the executable graph does not need it), or null with the reason in `why` when the capture fails
+// (a plan that synchronises, say); the stream is out of capture mode either way. An
+// instantiation that fails after a good capture throws (CudaError).
+cudaGraphExec_t capture_graph(cudaStream_t st, const std::function<void()>& enqueue, std::string& why) {
+    CS_CUDA_CHECK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
+    try {
+        enqueue();
+    } catch (const std::exception& e) {
+        why = e.what();
+    }
+    cudaGraph_t g = nullptr;
+    const cudaError_t end = cudaStreamEndCapture(st, &g);
+    cudaGraphExec_t x = nullptr;
+    if (why.empty() && end == cudaSuccess && g) {
+        const cudaError_t inst = cudaGraphInstantiate(&x, g, 0);
+        (void)cudaGraphDestroy(g);
+        if (inst != cudaSuccess) throw_cuda_error(inst, "cudaGraphInstantiate", __FILE__, __LINE__);
+        return x;
+    }
+    if (g) (void)cudaGraphDestroy(g);
+    if (why.empty()) why = cudaGetErrorString(end);
+    (void)cudaGetLastError();  // a failed capture's error is not sticky
+    return nullptr;
+}
+
 // One side's state: its plans, activations and graphs.
 struct Side {
     ChainSideSpec spec;
@@ -74,7 +100,6 @@ struct Side {
     std::vector<std::unique_ptr<CudnnChainLayer>> cudnn;
 #endif
     std::vector<Buffer> conv, pooled;  // per layer; pooled empty for a layer without pool
-    cudaGraph_t graph = nullptr;
     cudaGraphExec_t exec = nullptr;
     bool live = false;  // planned and not failed
     std::vector<double> times;
@@ -83,7 +108,6 @@ struct Side {
     Side& operator=(const Side&) = delete;
     ~Side() {
         if (exec) (void)cudaGraphExecDestroy(exec);
-        if (graph) (void)cudaGraphDestroy(graph);
     }
     const void* output(std::size_t i) const { return pooled[i].get() ? pooled[i].get() : conv[i].get(); }
 };
@@ -212,25 +236,11 @@ void ChainRunner::enqueue_layer(Side& s, std::size_t i, cudaStream_t st) {
 // that synchronises, say) leaves the side on stream launches, which the result says.
 void ChainRunner::capture(Side& s) {
     const cudaStream_t st = stream_.get();
-    CS_CUDA_CHECK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
     std::string why;
-    try {
-        enqueue_chain(s, st);
-    } catch (const std::exception& e) {
-        why = e.what();
-    }
-    cudaGraph_t g = nullptr;
-    const cudaError_t end = cudaStreamEndCapture(st, &g);
-    if (why.empty() && end == cudaSuccess && g) {
-        s.graph = g;
-        CS_CUDA_CHECK(cudaGraphInstantiate(&s.exec, s.graph, 0));
-        return;
-    }
-    if (g) (void)cudaGraphDestroy(g);
-    (void)cudaGetLastError();  // the failed capture's error is not sticky
+    s.exec = capture_graph(st, [&] { enqueue_chain(s, st); }, why);
+    if (s.exec) return;
     s.r->graph = false;
-    s.r->reason = "not captured in a CUDA graph (" + (why.empty() ? std::string(cudaGetErrorString(end)) : why) +
-                  "): stream launches";
+    s.r->reason = "not captured in a CUDA graph (" + why + "): stream launches";
 }
 
 void ChainRunner::poison(Side& s, cudaStream_t st) {
@@ -294,13 +304,11 @@ void ChainRunner::replay(Side& s) {
     if (opt_.layer_repeats <= 0) return;
     const cudaStream_t st = stream_.get();
     for (std::size_t i = 0; i < t_.layers.size(); ++i) {
-        cudaGraph_t g = nullptr;
         cudaGraphExec_t x = nullptr;
-        if (s.r->graph) {
-            CS_CUDA_CHECK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
-            enqueue_layer(s, i, st);
-            CS_CUDA_CHECK(cudaStreamEndCapture(st, &g));
-            CS_CUDA_CHECK(cudaGraphInstantiate(&x, g, 0));
+        if (s.r->graph) {  // the layer's part captured as the whole chain was
+            std::string why;
+            x = capture_graph(st, [&] { enqueue_layer(s, i, st); }, why);
+            if (!x) throw Error("layer " + t_.layers[i].name + " not captured in a CUDA graph: " + why);
         }
         auto work = [&](cudaStream_t w) {
             if (x)
@@ -314,7 +322,6 @@ void ChainRunner::replay(Side& s) {
             if (k >= opt_.warmup) v.push_back(ms);
         }
         if (x) (void)cudaGraphExecDestroy(x);
-        if (g) (void)cudaGraphDestroy(g);
         s.r->layers[i].replay = Stat::of(std::move(v));
     }
 }
