@@ -294,7 +294,7 @@ GoldenStep read_golden(const Fields& f, const fs::path& root, GoldenMade& made) 
         if (auto why = chain_error(g.table.table)) f.where().fail("chain", "table '" + g.table.table.name + "' is not a chain: " + *why);
         if (!g.layers.empty()) f.where().fail("layers", "a chain's golden set holds every layer: leave out layers");
         if (g.scales != DataScales{}) f.where().fail("input_scale", "chains have no data scales");
-        for (auto N : g.batches) made.chains[g.table.table.name + "|" + g.table.path].insert(N);
+        for (auto N : g.batches) made.chains[GoldenMade::chain_key(g.table)].insert(N);
         return g;
     }
     auto& set = made.sets[GoldenMade::key(g.table, g.scales)];

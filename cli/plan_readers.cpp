@@ -174,7 +174,7 @@ ChainStep read_chain(const Fields& f, const fs::path& root, const GoldenMade& go
         f.where().fail("table", "'" + c.table.table.name + "' is not a chain: " + *why);
     c.batches = f.batches("batches", c.batches, false);
     // The runner starts from a fresh machine: an earlier golden step with chain true makes the sets.
-    const auto it = golden.chains.find(c.table.table.name + "|" + c.table.path);
+    const auto it = golden.chains.find(GoldenMade::chain_key(c.table));
     for (auto N : c.batches)
         if (it == golden.chains.end() || !it->second.count(N))
             f.where().fail("batches", "no earlier golden step with chain true makes " + c.table.table.name +

@@ -27,7 +27,8 @@ struct Outputs {
 // Golden sets earlier golden steps make: (table name, scales) -> {(layer, N)}.
 struct GoldenMade {
     std::map<std::string, std::set<std::pair<std::string, std::int64_t>>> sets;
-    std::map<std::string, std::set<std::int64_t>> chains;  // "<table>|<path>": the chain sets' N
+    std::map<std::string, std::set<std::int64_t>> chains;  // chain_key: the chain sets' N
+    static std::string chain_key(const TableRef& t) { return t.table.name + "|" + t.path; }
     static std::string key(const TableRef& t, const DataScales& s) {
         return t.table.name + "|" + t.path + "|" + data_scale_string(s.input) + "|" + data_scale_string(s.weights);
     }

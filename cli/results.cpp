@@ -234,14 +234,6 @@ std::string schema_markdown() {
 
 std::string csv_number(double v) { return format_number(v); }
 
-std::string_view to_string(Scope s) {
-    switch (s) {
-        case Scope::conv: return "conv";
-        case Scope::chain: return "chain";
-        case Scope::layer: return "layer";
-    }
-    return "conv";
-}
 
 std::string axes_text(const Row& row) { return gpu::axis_config(*row.variant, row.result.axes).str(); }
 

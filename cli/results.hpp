@@ -4,6 +4,7 @@
 
 #include "datagen.hpp"
 #include "harness.hpp"
+#include "names.hpp"
 
 #include <cmath>
 #include <cstdint>
@@ -42,7 +43,9 @@ inline bool is_anchor_family(std::string_view family) { return family == "cudnn"
 // (`chain`), or one layer's part of a chain replayed alone (`chain`'s layer replay: its
 // convolution, epilogue and pool).
 enum class Scope { conv, chain, layer };
-std::string_view to_string(Scope s);
+inline constexpr NameTable<Scope, 3> kScopeNames{
+    {{Scope::conv, "conv"}, {Scope::chain, "chain"}, {Scope::layer, "layer"}}};
+inline std::string_view to_string(Scope s) { return name_of(kScopeNames, s); }
 
 // A row's identity is typed: the registry's variant (its name, family, precision class and element
 // type), the memory mode and the layout. Their spellings are written at the edges only: the CSV

@@ -10,6 +10,7 @@ checks the table on made-up rows (ctest).
 
 import csv
 import os
+import statistics
 import sys
 
 from .io import fnum, md_table
@@ -51,8 +52,7 @@ def pytorch_rows(path):
         for r in csv.DictReader(f):
             if r.get("status") == "PASS" and r.get("ms"):
                 out.setdefault((int(r["N"]), r["precision"], r["layout"], r["impl"]), []).append(float(r["ms"]))
-    return {k: sorted(v)[len(v) // 2] if len(v) % 2 else sum(sorted(v)[len(v) // 2 - 1:len(v) // 2 + 1]) / 2
-            for k, v in out.items()}
+    return {k: statistics.median(v) for k, v in out.items()}
 
 
 def table(rows, torch_ms=None, classes=None):
