@@ -66,32 +66,33 @@ __global__ void reference_kernel(const T* __restrict__ x, const T* __restrict__ 
 
 unsigned grid_for(std::int64_t n) { return unsigned(std::clamp<std::int64_t>((n + 255) / 256, 1, 8192)); }
 
-template <typename T>
-void fill_t(void* p, std::int64_t n, float scale, unsigned long long seed) {
-    fill_uniform_kernel<<<grid_for(n), 256>>>(static_cast<T*>(p), n, scale, seed);
-    CS_CUDA_CHECK_LAUNCH();
-}
-void fill_uniform(void* p, cudnnDataType_t t, std::int64_t n, float scale, unsigned long long seed) {
+// Calls f with a value of the element type `t` names (half, bfloat16, else float): the one
+// dispatch of the scratch kernels below.
+template <class F>
+void by_type(cudnnDataType_t t, F&& f) {
     if (t == CUDNN_DATA_HALF)
-        fill_t<__half>(p, n, scale, seed);
+        f(__half{});
     else if (t == CUDNN_DATA_BFLOAT16)
-        fill_t<__nv_bfloat16>(p, n, scale, seed);
+        f(__nv_bfloat16{});
     else
-        fill_t<float>(p, n, scale, seed);
+        f(float{});
 }
 
-template <typename T>
-void reference_t(const void* x, const void* w, float* y, const RefShape& s, std::int64_t total) {
-    reference_kernel<T><<<grid_for(total), 256>>>(static_cast<const T*>(x), static_cast<const T*>(w), y, s, total);
+void fill_uniform(void* p, cudnnDataType_t t, std::int64_t n, float scale, unsigned long long seed) {
+    by_type(t, [&](auto tag) {
+        using T = decltype(tag);
+        fill_uniform_kernel<<<grid_for(n), 256>>>(static_cast<T*>(p), n, scale, seed);
+    });
     CS_CUDA_CHECK_LAUNCH();
 }
+
 void reference(const void* x, const void* w, float* y, cudnnDataType_t t, const RefShape& s, std::int64_t total) {
-    if (t == CUDNN_DATA_HALF)
-        reference_t<__half>(x, w, y, s, total);
-    else if (t == CUDNN_DATA_BFLOAT16)
-        reference_t<__nv_bfloat16>(x, w, y, s, total);
-    else
-        reference_t<float>(x, w, y, s, total);
+    by_type(t, [&](auto tag) {
+        using T = decltype(tag);
+        reference_kernel<T>
+            <<<grid_for(total), 256>>>(static_cast<const T*>(x), static_cast<const T*>(w), y, s, total);
+    });
+    CS_CUDA_CHECK_LAUNCH();
 }
 
 // The epilogue on the reference (a graph with one, Epilogue): y = relu?(y + bias[m]) in float,
@@ -109,30 +110,21 @@ __global__ void epilogue_reference_kernel(float* __restrict__ y, const T* __rest
     }
 }
 
-template <typename T>
-void epilogue_reference_t(float* y, const void* bias, const RefShape& s, bool relu, std::int64_t total) {
-    epilogue_reference_kernel<T><<<grid_for(total), 256>>>(y, static_cast<const T*>(bias), s, relu, total);
-    CS_CUDA_CHECK_LAUNCH();
-}
 void epilogue_reference(float* y, const void* bias, cudnnDataType_t t, const RefShape& s, bool relu,
                         std::int64_t total) {
-    if (t == CUDNN_DATA_HALF)
-        epilogue_reference_t<__half>(y, bias, s, relu, total);
-    else if (t == CUDNN_DATA_BFLOAT16)
-        epilogue_reference_t<__nv_bfloat16>(y, bias, s, relu, total);
-    else
-        epilogue_reference_t<float>(y, bias, s, relu, total);
+    by_type(t, [&](auto tag) {
+        using T = decltype(tag);
+        epilogue_reference_kernel<T><<<grid_for(total), 256>>>(y, static_cast<const T*>(bias), s, relu, total);
+    });
+    CS_CUDA_CHECK_LAUNCH();
 }
 
 // max |a - ref| / max |ref| (synchronises: set-up only).
 double rel_diff(const void* a, const float* ref, cudnnDataType_t t, std::int64_t n, unsigned* scratch) {
     CS_CUDA_CHECK(cudaMemset(scratch, 0, 2 * sizeof(unsigned)));
-    if (t == CUDNN_DATA_HALF)
-        max_diff_kernel<<<grid_for(n), 256>>>(static_cast<const __half*>(a), ref, n, scratch);
-    else if (t == CUDNN_DATA_BFLOAT16)
-        max_diff_kernel<<<grid_for(n), 256>>>(static_cast<const __nv_bfloat16*>(a), ref, n, scratch);
-    else
-        max_diff_kernel<<<grid_for(n), 256>>>(static_cast<const float*>(a), ref, n, scratch);
+    by_type(t, [&](auto tag) {
+        max_diff_kernel<<<grid_for(n), 256>>>(static_cast<const decltype(tag)*>(a), ref, n, scratch);
+    });
     CS_CUDA_CHECK_LAUNCH();
     float v[2] = {0, 0};
     CS_CUDA_CHECK(cudaMemcpy(v, scratch, sizeof v, cudaMemcpyDeviceToHost));
