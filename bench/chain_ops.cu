@@ -144,12 +144,24 @@ __global__ void __launch_bounds__(kThreads)
 // first element starts the maximum and is not compared again (a step with itself changes nothing).
 __device__ __forceinline__ float pool_step(float m, float v) { return v > m || isnan(v) ? v : m; }
 
+// The epilogue a pool may apply to each element it reads (bias_relu_maxpool3x3s2): exactly
+// bias_relu_kernel's arithmetic (the sum in float, `!(v > 0) -> 0`, one rounding to T), so the
+// pool of these values is bit for bit the pool of bias_relu's output. b: the element's channel's
+// bias (0 and has_bias false without one).
+template <typename T>
+__device__ __forceinline__ float post_op(float v, float b, bool has_bias, bool relu) {
+    if (has_bias) v += b;
+    if (relu && !(v > 0.0f)) v = 0.0f;
+    return to_float(from_float<T>(v));
+}
+
 // NCHW: one thread per output element, consecutive threads along the output's w, so a warp
 // reads three input rows of about 64 consecutive elements (the row below is the next output
 // row's top row, from L1/L2).
-template <typename T, typename Idx>
+template <typename T, typename Idx, bool Op>
 __global__ void __launch_bounds__(kThreads)
-    pool_nchw_kernel(const T* __restrict__ in, T* __restrict__ out, Idx total, int H, int W, int E, int F) {
+    pool_nchw_kernel(const T* __restrict__ in, T* __restrict__ out, Idx total, int C, int H, int W, int E, int F,
+                     const T* __restrict__ bias, bool relu) {
     const Idx stride = Idx(gridDim.x) * kThreads;
     for (Idx o = Idx(blockIdx.x) * kThreads + threadIdx.x; o < total; o += stride) {
         const Idx row = o / Idx(F);
@@ -157,12 +169,17 @@ __global__ void __launch_bounds__(kThreads)
         const Idx plane = row / Idx(E);
         const int i = int(row - plane * Idx(E));
         const T* win = in + plane * Idx(H) * Idx(W) + Idx(2 * i) * Idx(W) + Idx(2 * j);
-        float m = to_float(__ldg(win));
+        const float bc = Op && bias ? to_float(__ldg(bias + int(plane % Idx(C)))) : 0.0f;
+        auto at = [&](int a, int b) {
+            const float v = to_float(__ldg(win + a * W + b));
+            return Op ? post_op<T>(v, bc, bias != nullptr, relu) : v;
+        };
+        float m = at(0, 0);
 #pragma unroll
         for (int a = 0; a < 3; ++a)
 #pragma unroll
             for (int b = 0; b < 3; ++b)
-                if (a + b > 0) m = pool_step(m, to_float(__ldg(win + a * W + b)));
+                if (a + b > 0) m = pool_step(m, at(a, b));
         out[o] = from_float<T>(m);
     }
 }
@@ -170,9 +187,10 @@ __global__ void __launch_bounds__(kThreads)
 // NHWC: one thread per V consecutive channels of one output pixel (V = 1 when C is not a
 // multiple of a wider pack), consecutive threads along C: every one of the nine window loads
 // of a warp is contiguous.
-template <typename T, int V, typename Idx>
+template <typename T, int V, typename Idx, bool Op>
 __global__ void __launch_bounds__(kThreads)
-    pool_nhwc_kernel(const T* __restrict__ in, T* __restrict__ out, Idx total, int C, int H, int W, int E, int F) {
+    pool_nhwc_kernel(const T* __restrict__ in, T* __restrict__ out, Idx total, int C, int H, int W, int E, int F,
+                     const T* __restrict__ bias, bool relu) {
     const Idx stride = Idx(gridDim.x) * kThreads;
     const int CV = C / V;
     for (Idx o = Idx(blockIdx.x) * kThreads + threadIdx.x; o < total; o += stride) {
@@ -183,10 +201,18 @@ __global__ void __launch_bounds__(kThreads)
         const Idx n = t / Idx(E);
         const int i = int(t - n * Idx(E));
         const T* win = in + ((n * Idx(H) + Idx(2 * i)) * Idx(W) + Idx(2 * j)) * Idx(C) + Idx(cv * V);
+        float bc[V] = {};
+        if (Op && bias)
+#pragma unroll
+            for (int k = 0; k < V; ++k) bc[k] = to_float(__ldg(bias + cv * V + k));
+        auto val = [&](const Pack<T, V>& x, int k) {
+            const float v = to_float(x.v[k]);
+            return Op ? post_op<T>(v, bc[k], bias != nullptr, relu) : v;
+        };
         const Pack<T, V> first = load_pack<T, V>(win);
         float m[V];
 #pragma unroll
-        for (int k = 0; k < V; ++k) m[k] = to_float(first.v[k]);
+        for (int k = 0; k < V; ++k) m[k] = val(first, k);
 #pragma unroll
         for (int a = 0; a < 3; ++a)
 #pragma unroll
@@ -194,7 +220,7 @@ __global__ void __launch_bounds__(kThreads)
                 if (a + b == 0) continue;
                 const Pack<T, V> x = load_pack<T, V>(win + (Idx(a) * Idx(W) + Idx(b)) * Idx(C));
 #pragma unroll
-                for (int k = 0; k < V; ++k) m[k] = pool_step(m[k], to_float(x.v[k]));
+                for (int k = 0; k < V; ++k) m[k] = pool_step(m[k], val(x, k));
             }
         Pack<T, V> r;
 #pragma unroll
@@ -260,35 +286,56 @@ void bias_relu_as(void* y, const ChainTensor4& t, const void* bias, bool relu, c
         bias_relu_typed<T, std::uint64_t>(static_cast<T*>(y), t, static_cast<const T*>(bias), relu, s);
 }
 
+// The pool's epilogue (bias_relu_maxpool3x3s2): the bias (null: none) and ReLU applied to every
+// element it reads; `on` false: the plain pool.
+template <typename T>
+struct PoolOp {
+    const T* bias = nullptr;
+    bool relu = false;
+    bool on() const { return bias != nullptr || relu; }
+};
+
 template <typename T, int V, typename Idx>
-void launch_pool_nhwc(const T* in, T* out, const ChainTensor4& t, int E, int F, cudaStream_t s) {
+void launch_pool_nhwc(const T* in, T* out, const ChainTensor4& t, int E, int F, PoolOp<T> op, cudaStream_t s) {
     const std::int64_t total = t.N * E * std::int64_t(F) * (t.C / V);
-    pool_nhwc_kernel<T, V, Idx><<<blocks_for(total), kThreads, 0, s>>>(in, out, Idx(total), t.C, t.H, t.W, E, F);
+    if (op.on())
+        pool_nhwc_kernel<T, V, Idx, true>
+            <<<blocks_for(total), kThreads, 0, s>>>(in, out, Idx(total), t.C, t.H, t.W, E, F, op.bias, op.relu);
+    else
+        pool_nhwc_kernel<T, V, Idx, false>
+            <<<blocks_for(total), kThreads, 0, s>>>(in, out, Idx(total), t.C, t.H, t.W, E, F, nullptr, false);
 }
 
 // The widest pack (16 bytes down to one element) that divides C and both pointers' alignment.
 template <typename T, int V, typename Idx>
-void pool_nhwc_widest(const T* in, T* out, const ChainTensor4& t, int E, int F, cudaStream_t s) {
+void pool_nhwc_widest(const T* in, T* out, const ChainTensor4& t, int E, int F, PoolOp<T> op, cudaStream_t s) {
     if constexpr (V > 1) {
         if (t.C % V != 0 || !aligned(in, sizeof(T) * V) || !aligned(out, sizeof(T) * V))
-            return pool_nhwc_widest<T, V / 2, Idx>(in, out, t, E, F, s);
+            return pool_nhwc_widest<T, V / 2, Idx>(in, out, t, E, F, op, s);
     }
-    launch_pool_nhwc<T, V, Idx>(in, out, t, E, F, s);
+    launch_pool_nhwc<T, V, Idx>(in, out, t, E, F, op, s);
 }
 
 template <typename T, typename Idx>
-void pool_typed(const T* in, T* out, const ChainTensor4& t, int E, int F, cudaStream_t s) {
-    if (t.layout == Layout::nhwc) return pool_nhwc_widest<T, 16 / sizeof(T), Idx>(in, out, t, E, F, s);
+void pool_typed(const T* in, T* out, const ChainTensor4& t, int E, int F, PoolOp<T> op, cudaStream_t s) {
+    if (t.layout == Layout::nhwc) return pool_nhwc_widest<T, 16 / sizeof(T), Idx>(in, out, t, E, F, op, s);
     const std::int64_t total = t.N * t.C * std::int64_t(E) * F;
-    pool_nchw_kernel<T, Idx><<<blocks_for(total), kThreads, 0, s>>>(in, out, Idx(total), t.H, t.W, E, F);
+    if (op.on())
+        pool_nchw_kernel<T, Idx, true>
+            <<<blocks_for(total), kThreads, 0, s>>>(in, out, Idx(total), t.C, t.H, t.W, E, F, op.bias, op.relu);
+    else
+        pool_nchw_kernel<T, Idx, false>
+            <<<blocks_for(total), kThreads, 0, s>>>(in, out, Idx(total), t.C, t.H, t.W, E, F, nullptr, false);
 }
 
 template <typename T>
-void pool_as(const void* in, const ChainTensor4& t, void* out, int E, int F, cudaStream_t s) {
+void pool_as(const void* in, const ChainTensor4& t, void* out, int E, int F, const void* bias, bool relu,
+             cudaStream_t s) {
     const T* src = static_cast<const T*>(in);
     T* dst = static_cast<T*>(out);
-    if (fits_u32(t.elems())) pool_typed<T, std::uint32_t>(src, dst, t, E, F, s);
-    else pool_typed<T, std::uint64_t>(src, dst, t, E, F, s);
+    const PoolOp<T> op{static_cast<const T*>(bias), relu};
+    if (fits_u32(t.elems())) pool_typed<T, std::uint32_t>(src, dst, t, E, F, op, s);
+    else pool_typed<T, std::uint64_t>(src, dst, t, E, F, op, s);
 }
 
 }  // namespace
@@ -307,6 +354,11 @@ void bias_relu(void* y, const ChainTensor4& t, const void* bias, bool relu, cuda
 }
 
 void maxpool3x3s2(const void* in, const ChainTensor4& t, void* out, cudaStream_t s) {
+    bias_relu_maxpool3x3s2(in, t, nullptr, false, out, s);
+}
+
+void bias_relu_maxpool3x3s2(const void* in, const ChainTensor4& t, const void* bias, bool relu, void* out,
+                            cudaStream_t s) {
     check_shape(t, "maxpool3x3s2");
     if (t.H < 3 || t.W < 3)
         throw Error("maxpool3x3s2: a 3x3 window does not fit in a " + std::to_string(t.H) + "x" +
@@ -315,9 +367,9 @@ void maxpool3x3s2(const void* in, const ChainTensor4& t, void* out, cudaStream_t
     if (!in || !out) throw Error("maxpool3x3s2: null tensor pointer for shape " + shape_text(t));
     const int E = pooled_size(t.H), F = pooled_size(t.W);
     switch (t.type) {
-        case DType::f32: pool_as<float>(in, t, out, E, F, s); break;
-        case DType::f16: pool_as<__half>(in, t, out, E, F, s); break;
-        case DType::bf16: pool_as<__nv_bfloat16>(in, t, out, E, F, s); break;
+        case DType::f32: pool_as<float>(in, t, out, E, F, bias, relu, s); break;
+        case DType::f16: pool_as<__half>(in, t, out, E, F, bias, relu, s); break;
+        case DType::bf16: pool_as<__nv_bfloat16>(in, t, out, E, F, bias, relu, s); break;
     }
     CS_CUDA_CHECK(cudaGetLastError());
 }

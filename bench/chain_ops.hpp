@@ -36,4 +36,12 @@ void bias_relu(void* y, const ChainTensor4& t, const void* bias, bool relu, cuda
 // is the window's result (as maxpool3x3s2_ref). in.H or in.W < 3: cs::Error.
 void maxpool3x3s2(const void* in, const ChainTensor4& t, void* out, cudaStream_t s);
 
+// The pool of bias_relu's output in one pass: out = maxpool3x3s2(relu?(in + bias)), the bias and
+// ReLU applied to every element the pool reads with bias_relu's arithmetic, so the result is bit
+// for bit bias_relu then maxpool3x3s2 (NaN included), without writing and re-reading the
+// un-pooled tensor: a pooled layer of a chain (conv1, conv2, conv5 of AlexNet) saves a whole
+// read and write of its convolution's output. `in` is left as it was. bias null: ReLU alone.
+void bias_relu_maxpool3x3s2(const void* in, const ChainTensor4& t, const void* bias, bool relu, void* out,
+                            cudaStream_t s);
+
 }  // namespace cs::gpu

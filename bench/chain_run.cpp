@@ -223,8 +223,10 @@ void ChainRunner::enqueue_layer(Side& s, std::size_t i, cudaStream_t st) {
     if (s.spec.side == ChainSide::ours) {
         s.plans[i]->run(DeviceIO{in, shared_.w[i].get(), s.conv[i].get(), data_.N}, st);
         const ChainTensor4 t = conv_tensor(l, data_.N, dtype_, layout_);
-        bias_relu(s.conv[i].get(), t, bias, l.relu, st);
-        if (l.pool != Pool::none) maxpool3x3s2(s.conv[i].get(), t, s.pooled[i].get(), st);
+        if (l.pool != Pool::none)  // the epilogue in the pool's one pass (the conv output stays raw)
+            bias_relu_maxpool3x3s2(s.conv[i].get(), t, bias, l.relu, s.pooled[i].get(), st);
+        else
+            bias_relu(s.conv[i].get(), t, bias, l.relu, st);
         return;
     }
 #if defined(CONVSTUDY_HAVE_KERNELS) && defined(CONVSTUDY_HAVE_CUDNN)

@@ -195,6 +195,38 @@ TEST_CASE("maxpool3x3s2 is maxpool3x3s2_ref in every type and layout", "[gpu][ch
     });
 }
 
+TEST_CASE("bias_relu_maxpool3x3s2 is bias_relu then maxpool3x3s2, bit for bit, NaN included", "[gpu][chain]") {
+    Stream stream;
+    const cudaStream_t s = stream.get();
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    std::uint32_t seed = 3000;
+    for_each_case([&](const ChainTensor4& t, std::size_t offset) {
+        auto y = make_data(std::size_t(t.elems()), 2.0f, t.type, seed++);
+        if (t.H == 27) y[std::size_t(2 * t.W + 2)] = nan;  // a NaN the ReLU maps to zero, as bias_relu does
+        const auto bias = make_data(std::size_t(t.C), 1.0f, t.type, seed++);
+        DeviceTensor b(ChainTensor4{t.type, Layout::nchw, 1, t.C, 1, 1}, offset);
+        upload(bias, b, s);
+        for (const bool with_bias : {true, false})
+            for (const bool relu : {true, false}) {
+                INFO("bias " << with_bias << " relu " << relu);
+                DeviceTensor x(t, offset), p(pooled(t), offset);
+                upload(y, x, s);
+                bias_relu_maxpool3x3s2(x.get(), t, with_bias ? b.get() : nullptr, relu, p.get(), s);
+                // the same through the two passes, on the GPU and on the CPU
+                DeviceTensor x2(t, offset), p2(pooled(t), offset);
+                upload(y, x2, s);
+                bias_relu(x2.get(), t, with_bias ? b.get() : nullptr, relu, s);
+                maxpool3x3s2(x2.get(), t, p2.get(), s);
+                const auto fused = download(p, s);
+                check_equal(fused, download(p2, s));
+                const std::vector<float> none;
+                const auto act = with_bias || relu ? bias_relu_expected(y, t, with_bias ? bias : none, relu) : y;
+                check_equal(fused, maxpool_expected(act, t));
+                check_equal(download(x, s), y);  // the input is left as it was
+            }
+    });
+}
+
 TEST_CASE("a NaN in a max-pool window is the window's result", "[gpu][chain]") {
     Stream stream;
     const float nan = std::numeric_limits<float>::quiet_NaN();
