@@ -195,7 +195,9 @@ void ChainRunner::plan(Side& s) {
             if (auto why = v.supports(pr, ctx_.prop())) throw Skip(l.name + ": " + *why);
             s.plans.push_back(v.make_plan(pr, pc));
             s.r->workspace_bytes += s.plans.back()->workspace_bytes();
-            lr.detail = s.plans.back()->detail();
+            lr.detail = s.plans.back()->detail() + (s.plans.back()->fuses_post_ops()
+                                                         ? "; bias and ReLU fused into the convolution's epilogue"
+                                                         : "; bias and ReLU a pass of their own (or the pool's)");
             lr.config = s.plans.back()->config();
         } else {
 #if defined(CONVSTUDY_HAVE_KERNELS) && defined(CONVSTUDY_HAVE_CUDNN)
@@ -221,8 +223,13 @@ void ChainRunner::enqueue_layer(Side& s, std::size_t i, cudaStream_t st) {
     const void* in = i == 0 ? shared_.input.get() : s.output(i - 1);
     const void* bias = l.bias ? shared_.b[i].get() : nullptr;
     if (s.spec.side == ChainSide::ours) {
-        s.plans[i]->run(DeviceIO{in, shared_.w[i].get(), s.conv[i].get(), data_.N}, st);
         const ChainTensor4 t = conv_tensor(l, data_.N, dtype_, layout_);
+        if (s.plans[i]->fuses_post_ops()) {  // bias and ReLU in the convolution's epilogue
+            s.plans[i]->run(DeviceIO{in, shared_.w[i].get(), s.conv[i].get(), data_.N, bias, l.relu}, st);
+            if (l.pool != Pool::none) maxpool3x3s2(s.conv[i].get(), t, s.pooled[i].get(), st);
+            return;
+        }
+        s.plans[i]->run(DeviceIO{in, shared_.w[i].get(), s.conv[i].get(), data_.N}, st);
         if (l.pool != Pool::none)  // the epilogue in the pool's one pass (the conv output stays raw)
             bias_relu_maxpool3x3s2(s.conv[i].get(), t, bias, l.relu, s.pooled[i].get(), st);
         else

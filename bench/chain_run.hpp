@@ -4,8 +4,11 @@
 // captured in one CUDA graph. Two sides, planned in one process and timed round-robin:
 //
 //   ours   per layer the chosen variant's plan (a registry row, e.g. auto-fp16: the tuned or
-//          heuristic choice of each layer), then bias + ReLU and the 3x3 stride-2 max-pool
-//          (chain_ops.hpp: the unfused epilogue, one rounding more than a fused one)
+//          heuristic choice of each layer). Where the plan fuses them (Plan::fuses_post_ops: the
+//          persistent Hopper rungs and the halo mainloop), bias + ReLU run in its epilogue and
+//          the 3x3 stride-2 max-pool after it; else they run after it (chain_ops.hpp: one pass
+//          of bias + ReLU, or of both with the pool; one rounding more than the fused epilogue).
+//          The layer's detail says which.
 //   cudnn  per layer one cuDNN graph of convolution + bias + ReLU and cuDNN's pooling
 //          (kernels/cudnn/cudnn_chain.hpp), searched as the per-layer anchors are
 //

@@ -105,6 +105,11 @@ struct DeviceIO {
     const void* w = nullptr;    // M*C*R*S elements
     void* out = nullptr;        // N*M*E*F elements
     std::int64_t N = 0;         // images in this call (a chunk of the problem's batch)
+    // The network ops fused into the epilogue (a chain's layer), only for a plan whose
+    // fuses_post_ops() is true: out = relu ? max(conv + bias[m], 0) : conv + bias[m], the bias
+    // (M values of the DType, null: none) added in float before the output's one rounding.
+    const void* bias = nullptr;
+    bool relu = false;
 };
 
 class EngineChoices;  // engine_choice.hpp
@@ -141,6 +146,9 @@ public:
     virtual ~Plan() = default;
     // Enqueue every kernel of the variant on `stream`. No allocation, no host sync.
     virtual void run(const DeviceIO& io, cudaStream_t stream) = 0;
+    // Whether run() applies DeviceIO's bias and ReLU in its epilogue (else it must be given none,
+    // and the caller runs them after it: bench/chain_ops.hpp).
+    virtual bool fuses_post_ops() const { return false; }
     // Device memory the plan holds beside the tensors.
     virtual std::size_t workspace_bytes() const { return 0; }
     // What the plan chose (launch geometry, chunks, algorithm), for the CSV.

@@ -32,6 +32,7 @@ public:
         detail_ = "auto: " + pick_label(pick) + ", " + pick.how + (notes.empty() ? "" : "; " + notes);
     }
     void run(const DeviceIO& io, cudaStream_t s) override { inner_->run(io, s); }
+    bool fuses_post_ops() const override { return inner_->fuses_post_ops(); }
     std::size_t workspace_bytes() const override { return inner_->workspace_bytes(); }
     std::string detail() const override {
         const std::string d = inner_->detail();

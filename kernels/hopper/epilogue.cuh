@@ -25,7 +25,7 @@ struct EpiArgs {
     ConvGeom g;
     bool nchw;
     std::uint32_t stage_smem;   // EpiTmaStore's staging buffers (1024-aligned)
-    const float* out_mul;       // the split variants' 2^(ex+ew) as two floats, else null
+    OutOps<TO> ops;             // the split variants' scale, the fused bias and ReLU (hopper_store.cuh)
 };
 
 struct EpiDirect {
@@ -34,7 +34,7 @@ struct EpiDirect {
     template <class TO, int BN, int kDown>
     __device__ __forceinline__ static void store(float (&acc)[BN / 2], const EpiArgs<TO>& a, int p0, int m0, int,
                                                  int t, int&) {
-        store_tile<TO, BN, kDown>(acc, a.out, a.g, p0, m0, a.nchw, t, a.out_mul);
+        store_tile<TO, BN, kDown>(acc, a.out, a.g, p0, m0, a.nchw, t, a.ops);
     }
     __device__ __forceinline__ static void drain(int) {}
 };
@@ -60,15 +60,11 @@ struct EpiTmaStore {
         if constexpr (BN % CW != 0) {
             // Not whole subtiles (BN = 96 halves): the plan never pairs such a tile with this
             // epilogue (ws_epilogue_reason); the direct store keeps the instantiation sound.
-            store_tile<TO, BN, kDown>(acc, a.out, a.g, p0, m0, a.nchw, t, a.out_mul);
+            store_tile<TO, BN, kDown>(acc, a.out, a.g, p0, m0, a.nchw, t, a.ops);
             return;
         } else {
         constexpr float down = kDown > 0 ? 1.0f / float(1 << kDown) : 1.0f;
-        if (a.out_mul) {  // the split's scale (exact: powers of two)
-            const float m0 = a.out_mul[0], m1 = a.out_mul[1];
-#pragma unroll
-            for (int i = 0; i < BN / 2; ++i) acc[i] = acc[i] * m0 * m1;
-        }
+        a.ops.scale(acc);  // the split's scale (exact: powers of two)
         const int lane = t & 31, warp = t >> 5;
 #pragma unroll
         for (int sub = 0; sub < BN / CW; ++sub) {
@@ -85,7 +81,9 @@ struct EpiTmaStore {
                     const int bytes = (8 * jj + 2 * (lane & 3)) * int(sizeof(TO));
                     const std::uint32_t addr =
                         buf + std::uint32_t(row * 128 + ((((bytes >> 4) ^ (row & 7))) << 4) + (bytes & 15));
-                    st_shared_pair(addr, Elem<TO>::pair(acc[4 * j + 2 * i] * down, acc[4 * j + 2 * i + 1] * down));
+                    const int m = m0 + 8 * j + 2 * (lane & 3);  // the pair's first filter
+                    st_shared_pair(addr, Elem<TO>::pair(a.ops.post(acc[4 * j + 2 * i] * down, m),
+                                                        a.ops.post(acc[4 * j + 2 * i + 1] * down, m + 1)));
                 }
             }
             fence_proxy_async_smem();

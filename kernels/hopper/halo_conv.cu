@@ -80,6 +80,7 @@ struct HaloArgs {
     int rows;     // N Hp Wp
     int nchw;
     RawGeom rg;  // s2d=loader: the raw NHWC input's geometry (halo_raw.hpp)
+    OutOps<T> ops;  // the chain's fused bias and ReLU, applied as the tile is staged
 };
 
 // How the kernel follows the input transform: as its programmatic dependent (the kernel's
@@ -404,8 +405,8 @@ __global__ void __launch_bounds__(kRaw ? 512 : 384, 1)
         // each row's output offset for the storers.
         ConvGeom eg{};
         eg.P = 128, eg.M = kHEpiPitch / 2;
-        store_tile<T, kHBN>(acc0, reinterpret_cast<T*>(ebuf), eg, 0, 0, false, t);
-        store_tile<T, kHBN>(acc1, reinterpret_cast<T*>(ebuf), eg, 64, 0, false, t);
+        store_tile<T, kHBN>(acc0, reinterpret_cast<T*>(ebuf), eg, 0, 0, false, t, a.ops);
+        store_tile<T, kHBN>(acc1, reinterpret_cast<T*>(ebuf), eg, 64, 0, false, t, a.ops);
         reinterpret_cast<std::int64_t*>(ebuf + kHEpiRows)[t] = my_off;
         mbar_arrive(efull0 + 8 * cw);
         r.advance();
@@ -443,6 +444,10 @@ struct HaloGemm {
                                                HaloShape<true, true>::kSmem));
         }
     }
+    // The chain's fused bias (M values of T) and ReLU for the next launch (HopperPlan sets them
+    // from DeviceIO each run), else none.
+    const void* bias = nullptr;
+    bool relu = false;
     bool raw_input() const { return raw; }  // HopperPlan: no transform before the kernel
     void launch(const T* in, const T* w, T* out, const ConvGeom& g, bool nchw, cudaStream_t stream) {
         if (g.P == 0) return;
@@ -451,6 +456,7 @@ struct HaloGemm {
         a.R = g.R, a.S = g.S, a.Wp = g.W, a.HWp = g.H * g.W, a.E = g.E, a.F = g.F, a.M = g.M;
         a.rows = g.N * g.H * g.W;
         a.nchw = nchw ? 1 : 0;
+        a.ops = OutOps<T>{nullptr, static_cast<const T*>(bias), g.M, relu ? 1 : 0};
         a.rg = RawGeom{a.rows, a.HWp, a.Wp, C0, H0, W0, b, pad};
         a.sched = TileSched::data_parallel((a.rows + bm() - 1) / bm(), 1, 1, sms);
         if (in != key_in || w != key_w || g.N != key_n) {

@@ -27,7 +27,7 @@
 // The fp32-class splits (3xtf32, 3xfp16) scale both tensors by powers of two found on the
 // device each run (range_scale.hpp: one reduction kernel inside run(), so inside kernel_ms);
 // the transforms apply them, the epilogue (or the split-K reduction) undoes them exactly from
-// device memory (WsArgs::out_mul), and data outside max|x| max|w| K < 2^127 or not finite is
+// device memory (WsArgs::ops.mul), and data outside max|x| max|w| K < 2^127 or not finite is
 // an ERROR naming that range (Plan::run_error, read after the run).
 // Split-K (scheduler auto) where the tiles leave more than half the SMs idle (N=1): the
 // largest divisor d of the k-slices with tiles x d <= SMs and >= 4 slices a part.
@@ -114,6 +114,10 @@ struct WsGemm {
     const void* key_out = nullptr;
     int key_n = -1;
     const float* out_mul = nullptr;  // the split's 2^(ex+ew) (HopperPlan sets it), else null
+    // The chain's fused bias (M values of TO) and ReLU for the next launch (HopperPlan sets them
+    // from DeviceIO each run), else none.
+    const void* bias = nullptr;
+    bool relu = false;
     // HopperPlan sets it where the input transform runs before the GEMM; with launch=pdl the
     // GEMM is then the transform's programmatic dependent: its prologue (barriers, the tensor
     // maps' fetch, the consumers' registers) under the transform's tail, the producer waiting
@@ -155,6 +159,9 @@ struct WsGemm {
         return TileSched::data_parallel(ntiles, tiles_n, KT, sms, c.ksplit, c.cluster, c.mc_a ? 1 : 0);
     }
 
+    OutOps<TO> ops(const ConvGeom& g) const {
+        return OutOps<TO>{out_mul, static_cast<const TO*>(bias), g.M, relu ? 1 : 0};
+    }
     void launch(const T* in, const T* w, TO* out, const ConvGeom& g, bool nchw, cudaStream_t stream) {
         if (g.P == 0) return;
         const int bk = kTiles[c.tile].rowb / int(sizeof(T));
@@ -172,13 +179,13 @@ struct WsGemm {
             key_out = out;
         }
         WsArgs<TO> args{out, g, sched_for(g), (g.C + bk - 1) / bk, nchw ? 1 : 0, partial.as<float>(),
-                        flags.as<int>(), ++epoch, out_mul};
+                        flags.as<int>(), ++epoch, ops(g)};
         launch_ws<T, TO, kDown>(launch_desc(false), args, stream);
         if (c.ksplit > 1 && c.scheduler == TileScheduler::split_k) {
             const std::int64_t total = std::int64_t(g.P) * g.M;
             splitk_reduce_kernel<TO, kDown>
                 <<<unsigned((total + 255) / 256), 256, 0, stream>>>(partial.as<float>(), out, g, c.ksplit, nchw ? 1 : 0,
-                                                                    out_mul);
+                                                                    ops(g));
             CS_CUDA_CHECK_LAUNCH();
         }
     }

@@ -44,7 +44,7 @@ struct WsArgs {
     int* flags;           // stream-K / split-tail: one per slot, set to `epoch` when it is written; fused
                           // split-K: one per unit
     int epoch;
-    const float* out_mul;  // the split variants' 2^(ex+ew) (range_scale.hpp), else null
+    OutOps<TO> ops;        // the split variants' scale, the chain's fused bias and ReLU (hopper_store.cuh)
 };
 
 __device__ __forceinline__ void st_release(int* p, int v) {
@@ -128,7 +128,7 @@ __device__ __forceinline__ void splitk_fixup(const Work& w, const WsArgs<TO>& a,
             float v[4];
             splitk_sum<4>(a.partial, stride, k, std::int64_t(p) * a.g.M + m, v);
 #pragma unroll
-            for (int i = 0; i < 4; ++i) splitk_store<TO, kDown>(v[i], a.out, a.g, a.nchw != 0, a.out_mul, p, m + i);
+            for (int i = 0; i < 4; ++i) splitk_store<TO, kDown>(v[i], a.out, a.g, a.nchw != 0, a.ops, p, m + i);
         }
     } else {
         for (int e = ct; e < rows * BN; e += 256) {
@@ -136,7 +136,7 @@ __device__ __forceinline__ void splitk_fixup(const Work& w, const WsArgs<TO>& a,
             if (p >= a.g.P || m >= a.g.M) continue;
             float v[1];
             splitk_sum<1>(a.partial, stride, k, std::int64_t(p) * a.g.M + m, v);
-            splitk_store<TO, kDown>(v[0], a.out, a.g, a.nchw != 0, a.out_mul, p, m);
+            splitk_store<TO, kDown>(v[0], a.out, a.g, a.nchw != 0, a.ops, p, m);
         }
     }
 }
@@ -185,7 +185,7 @@ __device__ __forceinline__ void cluster_split_finish(float (&acc)[CS::kAcc][CS::
         if (p < a.g.P)
 #pragma unroll
             for (int i = 0; i < 4; ++i)
-                if (m + i < a.g.M) splitk_store<TO, kDown>(v[i], a.out, a.g, a.nchw != 0, a.out_mul, p, m + i);
+                if (m + i < a.g.M) splitk_store<TO, kDown>(v[i], a.out, a.g, a.nchw != 0, a.ops, p, m + i);
     }
     cluster_sync_all();
 }
@@ -345,7 +345,7 @@ __global__ void __launch_bounds__(kWsThreads, 1)
     setmaxnreg_inc<232>();
     const int ct = tid - 128;  // 0..255
     const int cw = ct >> 7;    // consumer warpgroup
-    const EpiArgs<TO> ea{a.out, &tmO, a.g, a.nchw != 0, epi0, a.out_mul};
+    const EpiArgs<TO> ea{a.out, &tmO, a.g, a.nchw != 0, epi0, a.ops};
     int nsub = 0;
     if constexpr (kPP) {
         pingpong_consume<T, BN, ROWB, STAGES, TO, kDown, Epi, kCL, kCut>(a, ea, sbase, full0, empty0, order0, ct, nsub,

@@ -120,6 +120,15 @@ struct HasDependentLaunch : std::false_type {};
 template <class G>
 struct HasDependentLaunch<G, std::void_t<decltype(std::declval<const G&>().dependent_launch())>> : std::true_type {};
 
+// Whether a GEMM policy applies the chain's bias and ReLU in its epilogue (members bias and
+// relu, set before each launch: the persistent rungs and the halo mainloop; OutOps in
+// hopper_store.cuh). The cp.async and TMA rungs' kernels store the plain convolution.
+template <class G, class = void>
+struct HasPostOps : std::false_type {};
+template <class G>
+struct HasPostOps<G, std::void_t<decltype(std::declval<G&>().bias = nullptr, std::declval<G&>().relu = true)>>
+    : std::true_type {};
+
 // The transformed input lives in a workspace sized for `chunk` images (all of the largest call
 // when the workspace limit allows, else run() loops over chunks of images).
 // T: the GEMM's operand type; TIO: the problem's (input, weights, output; T, or float for the
@@ -144,6 +153,12 @@ public:
     }
 
     void run(const DeviceIO& io, cudaStream_t stream) override {
+        if constexpr (HasPostOps<Gemm>::value) {
+            gemm_.bias = io.bias;
+            gemm_.relu = io.relu;
+        } else if (io.bias || io.relu) {
+            throw cs::Error("hopper: this rung's epilogue stores the plain convolution (no fused bias or ReLU)");
+        }
         const TIO* in = static_cast<const TIO*>(io.in);
         const TIO* w = static_cast<const TIO*>(io.w);
         TIO* out = static_cast<TIO*>(io.out);
@@ -178,6 +193,7 @@ public:
             gemm_.launch(ws_in_.as<T>(), wop, out + first * u_.out_img, geom_for(u_, cnt), nchw_out, stream);
         }
     }
+    bool fuses_post_ops() const override { return HasPostOps<Gemm>::value; }
     std::size_t workspace_bytes() const override {
         return ws_in_.bytes() + ws_w_.bytes() + gemm_.workspace_bytes();
     }

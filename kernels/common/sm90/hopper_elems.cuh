@@ -22,6 +22,7 @@ struct Elem;
 template <>
 struct Elem<__half> {
     __device__ __forceinline__ static __half from(float x) { return __float2half_rn(x); }
+    __device__ __forceinline__ static float to_float(__half x) { return __half2float(x); }
     __device__ __forceinline__ static __half2 pair(float a, float b) { return __floats2half2_rn(a, b); }
     using Pair = __half2;
     static constexpr const char* name = "fp16";
@@ -29,6 +30,7 @@ struct Elem<__half> {
 template <>
 struct Elem<__nv_bfloat16> {
     __device__ __forceinline__ static __nv_bfloat16 from(float x) { return __float2bfloat16_rn(x); }
+    __device__ __forceinline__ static float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
     __device__ __forceinline__ static __nv_bfloat162 pair(float a, float b) { return __floats2bfloat162_rn(a, b); }
     using Pair = __nv_bfloat162;
     static constexpr const char* name = "bf16";
@@ -39,6 +41,7 @@ struct Elem<__nv_bfloat16> {
 template <>
 struct Elem<float> {
     __device__ __forceinline__ static float from(float x) { return x; }
+    __device__ __forceinline__ static float to_float(float x) { return x; }
     __device__ __forceinline__ static float2 pair(float a, float b) { return make_float2(a, b); }
     using Pair = float2;
     static constexpr const char* name = "tf32";

@@ -11,6 +11,34 @@
 
 namespace cs::gpu::variants::hopper {
 
+// What every output value gets in float before its one rounding to T, in this order:
+//   mul   the split variants' 2^(ex+ew) as two floats (range_scale.hpp; exact: powers of two);
+//   bias  the chain's fused bias, nbias (the output's M) values of T (the network-chain issue's
+//         epilogue op): filter m adds bias[m], a column at or past nbias reads none;
+//   relu  then !(v > 0) -> 0, as bench/chain_ops.hpp's bias_relu (a NaN becomes 0 as well).
+// They are run-time arguments, so the fused epilogue adds no kernel instantiation. Fused, the
+// bias is added to the fp32 accumulator: one rounding where the separate pass makes two.
+template <class T>
+struct OutOps {
+    const float* mul = nullptr;
+    const T* bias = nullptr;
+    int nbias = 0;
+    int relu = 0;
+    template <int K>
+    __device__ __forceinline__ void scale(float (&acc)[K]) const {
+        if (!mul) return;
+        const float a = mul[0], b = mul[1];
+#pragma unroll
+        for (int i = 0; i < K; ++i) acc[i] = acc[i] * a * b;
+    }
+    // Filter m's bias, then the ReLU.
+    __device__ __forceinline__ float post(float v, int m) const {
+        if (bias && m < nbias) v += Elem<T>::to_float(bias[m]);
+        if (relu) v = v > 0.0f ? v : 0.0f;
+        return v;
+    }
+};
+
 // ---- epilogue --------------------------------------------------------------------------
 // Warpgroup `wg` of the CTA writes its 64 x BN accumulator tile (rows p0 + 64*wg ..., columns
 // m0 ...) straight from the fragment: NHWC as pairs of adjacent filters (4-byte stores where M
@@ -18,21 +46,17 @@ namespace cs::gpu::variants::hopper {
 // ct: the thread's index among the CTA's 256 consumer threads (warpgroup ct/128).
 // kDownLog2 > 0: every value is multiplied by 2^-kDownLog2 first (exact: the 3xFP16 split
 // scales its weights up by 2^kDownLog2).
-// out_mul (the split variants' 2^(ex+ew) as two floats, range_scale.hpp): every value is then
-// multiplied by out_mul[0] * out_mul[1] as well (exact: powers of two); null for the others.
+// ops (OutOps below): the split variants' scale, then the chain's fused bias and ReLU; all
+// absent for a plain convolution and for the fp32 partial sums of split-K.
 template <class T, int BN, int kDownLog2 = 0>
 __device__ __forceinline__ void store_tile(float (&acc)[BN / 2], T* __restrict__ out, const ConvGeom& g,
-                                           int p0, int m0, bool nchw, int ct, const float* out_mul = nullptr) {
+                                           int p0, int m0, bool nchw, int ct, const OutOps<T>& ops = {}) {
     if constexpr (kDownLog2 > 0) {
         constexpr float down = 1.0f / float(1 << kDownLog2);
 #pragma unroll
         for (int i = 0; i < BN / 2; ++i) acc[i] *= down;
     }
-    if (out_mul) {
-        const float a = out_mul[0], b = out_mul[1];
-#pragma unroll
-        for (int i = 0; i < BN / 2; ++i) acc[i] = acc[i] * a * b;
-    }
+    ops.scale(acc);
     const int t = ct & 127;
     const int wg = ct >> 7;
     const int lane = t & 31, warp = t >> 5;
@@ -48,7 +72,7 @@ __device__ __forceinline__ void store_tile(float (&acc)[BN / 2], T* __restrict__
 #pragma unroll
             for (int j = 0; j < BN / 8; ++j) {
                 const int m = col0 + 8 * j;
-                const float v0 = acc[4 * j + 2 * i], v1 = acc[4 * j + 2 * i + 1];
+                const float v0 = ops.post(acc[4 * j + 2 * i], m), v1 = ops.post(acc[4 * j + 2 * i + 1], m + 1);
                 if (pair_ok && m + 1 < g.M) {
                     *reinterpret_cast<typename Elem<T>::Pair*>(orow + m) = Elem<T>::pair(v0, v1);
                 } else {
@@ -62,8 +86,9 @@ __device__ __forceinline__ void store_tile(float (&acc)[BN / 2], T* __restrict__
 #pragma unroll
             for (int j = 0; j < BN / 8; ++j) {
                 const int m = col0 + 8 * j;
-                if (m < g.M) obase[std::int64_t(m) * g.EF] = Elem<T>::from(acc[4 * j + 2 * i]);
-                if (m + 1 < g.M) obase[std::int64_t(m + 1) * g.EF] = Elem<T>::from(acc[4 * j + 2 * i + 1]);
+                if (m < g.M) obase[std::int64_t(m) * g.EF] = Elem<T>::from(ops.post(acc[4 * j + 2 * i], m));
+                if (m + 1 < g.M)
+                    obase[std::int64_t(m + 1) * g.EF] = Elem<T>::from(ops.post(acc[4 * j + 2 * i + 1], m + 1));
             }
         }
     }
@@ -73,7 +98,7 @@ __device__ __forceinline__ void store_tile(float (&acc)[BN / 2], T* __restrict__
 // A split-K launch (rung 3/4 where one image leaves most SMs idle) writes each K part's fp32
 // 128 x BN tile to partial[part][p][m] (P x M row-major, as store_tile's NHWC path).
 // splitk_sum and splitk_store finish output (p, m): the parts summed in order
-// (deterministic), the epilogue's 2^-kDown and out_mul, the output's type and layout. Their
+// (deterministic), the epilogue's 2^-kDown and OutOps, the output's type and layout. Their
 // two callers: the reduction kernel below (one thread per output element, in the output's
 // order) and the fused split-K's fix-up inside the persistent kernel (ws_kernel.cuh), which
 // thus give the same bits. __ldcg: a fused part reads partials other SMs wrote during the
@@ -108,13 +133,14 @@ __device__ __forceinline__ void splitk_sum(const float* __restrict__ partial, st
     }
 }
 
-// Output (p, m) from its parts' sum v: the epilogue's 2^-kDown and out_mul, the output's
+// Output (p, m) from its parts' sum v: the epilogue's 2^-kDown and OutOps, the output's
 // type and layout.
 template <class TO, int kDown>
 __device__ __forceinline__ void splitk_store(float v, TO* __restrict__ out, const ConvGeom& g, bool nchw,
-                                             const float* __restrict__ out_mul, int p, int m) {
+                                             const OutOps<TO>& ops, int p, int m) {
     if constexpr (kDown > 0) v *= 1.0f / float(1 << kDown);
-    if (out_mul) v = v * out_mul[0] * out_mul[1];
+    if (ops.mul) v = v * ops.mul[0] * ops.mul[1];
+    v = ops.post(v, m);
     std::int64_t idx = std::int64_t(p) * g.M + m;
     if (nchw) {  // out[n][m][ef]
         const int n = p / g.EF, ef = p - n * g.EF;
@@ -125,7 +151,7 @@ __device__ __forceinline__ void splitk_store(float v, TO* __restrict__ out, cons
 
 template <class TO, int kDown>
 __global__ void splitk_reduce_kernel(const float* __restrict__ partial, TO* __restrict__ out, const ConvGeom g,
-                                     int parts, int nchw, const float* __restrict__ out_mul) {
+                                     int parts, int nchw, const OutOps<TO> ops) {
     const std::int64_t total = std::int64_t(g.P) * g.M;
     const std::int64_t idx = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (idx >= total) return;
@@ -140,7 +166,7 @@ __global__ void splitk_reduce_kernel(const float* __restrict__ partial, TO* __re
     }
     float v[1];
     splitk_sum<1>(partial, total, parts, std::int64_t(p) * g.M + m, v);
-    splitk_store<TO, kDown>(v[0], out, g, nchw != 0, out_mul, p, m);
+    splitk_store<TO, kDown>(v[0], out, g, nchw != 0, ops, p, m);
 }
 
 }  // namespace cs::gpu::variants::hopper
