@@ -509,7 +509,7 @@ Plan parse_plan(std::string_view text, const std::string& source, const fs::path
         case StepKind::sanitize:
             step.body = read_sanitize(with({"tools", "variants", "split", "targets", "memory", "axes", "job_seconds",
                                             "deadline_s", "jobs", "workspace_gib", "shard", "summary"}),
-                                      outs);
+                                      golden, outs);
             break;
         case StepKind::python: step.body = read_python(with({"script", "args"}), root); break;
         case StepKind::merge: step.body = read_merge(with({"inputs", "output"}), outs); break;

@@ -125,11 +125,13 @@ struct ProfileStep {
 // scripts/sanitize.sh with its SANITIZE_* settings; the summary is a file in the output folder.
 enum class SanitizeTool { memcheck, racecheck, initcheck, synccheck };
 // The built-in tables at N=1 (alexnet, vgg16, resnet50) or the GPU tests' odd shapes at N=1 and 3.
-enum class SanitizeTarget { alexnet, odd, vgg16, resnet50 };
-inline constexpr NameTable<SanitizeTarget, 4> kSanitizeTargetNames{{{SanitizeTarget::alexnet, "alexnet"},
+// chain: `convstudy chain` on AlexNet at N=1 (scripts/sanitize.sh), which needs its chain golden set.
+enum class SanitizeTarget { alexnet, odd, vgg16, resnet50, chain };
+inline constexpr NameTable<SanitizeTarget, 5> kSanitizeTargetNames{{{SanitizeTarget::alexnet, "alexnet"},
                                                                     {SanitizeTarget::odd, "odd"},
                                                                     {SanitizeTarget::vgg16, "vgg16"},
-                                                                    {SanitizeTarget::resnet50, "resnet50"}}};
+                                                                    {SanitizeTarget::resnet50, "resnet50"},
+                                                                    {SanitizeTarget::chain, "chain"}}};
 enum class SanitizeSplit { family, variant };
 struct SanitizeStep {
     std::vector<SanitizeTool> tools{SanitizeTool::memcheck, SanitizeTool::racecheck, SanitizeTool::initcheck,

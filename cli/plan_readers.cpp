@@ -6,6 +6,8 @@
 #include "profile.hpp"
 #include "variant.hpp"
 
+#include <algorithm>
+
 namespace cs::cli::plan_detail {
 
 namespace fs = std::filesystem;
@@ -80,7 +82,7 @@ ProfileStep read_profile(const Fields& f, const fs::path& root, Outputs& outs) {
     return p;
 }
 
-SanitizeStep read_sanitize(const Fields& f, Outputs& outs) {
+SanitizeStep read_sanitize(const Fields& f, const GoldenMade& golden, Outputs& outs) {
     SanitizeStep s;
     if (f.has("tools")) {
         s.tools.clear();
@@ -122,6 +124,14 @@ SanitizeStep read_sanitize(const Fields& f, Outputs& outs) {
                 f.where().fail("targets", "unknown target '" + t + "' (valid: " + join(names_of(kSanitizeTargetNames), ", ") + ")");
             s.targets.push_back(*v);
         }
+    }
+    // The chain target runs AlexNet's chain at N=1 against its golden set: an earlier step makes it.
+    if (std::find(s.targets.begin(), s.targets.end(), SanitizeTarget::chain) != s.targets.end()) {
+        TableRef alexnet;
+        alexnet.table.name = "alexnet";
+        const auto it = golden.chains.find(GoldenMade::chain_key(alexnet));
+        if (it == golden.chains.end() || !it->second.count(1))
+            f.where().fail("targets", "chain, but no earlier golden step with chain true makes alexnet's chain at N=1");
     }
     s.axes = read_axes(f, plan);
     s.job_seconds = int(f.integer("job_seconds", s.job_seconds, 1, 86400));

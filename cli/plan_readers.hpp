@@ -46,7 +46,7 @@ AxisRequests read_axes(const Fields& f, const SweepPlan& plan);
 
 // The step readers of plan_readers.cpp.
 ProfileStep read_profile(const Fields& f, const std::filesystem::path& root, Outputs& outs);
-SanitizeStep read_sanitize(const Fields& f, Outputs& outs);
+SanitizeStep read_sanitize(const Fields& f, const GoldenMade& golden, Outputs& outs);
 TuneStep read_tune(const Fields& f, const std::filesystem::path& root, Outputs& outs);
 ChainStep read_chain(const Fields& f, const std::filesystem::path& root, const GoldenMade& golden, Outputs& outs);
 

@@ -44,7 +44,12 @@
 #   SANITIZE_TOOLS     tools to run (default: "memcheck racecheck initcheck synccheck")
 #   SANITIZE_SPLIT     family (default) or variant: one job per family or per variant
 #   SANITIZE_VARIANTS  comma-separated variant names: only these (default: all hand-written)
-#   SANITIZE_TARGETS   targets (default: "alexnet odd"; also vgg16, resnet50: those tables at N=1)
+#   SANITIZE_TARGETS   targets (default: "alexnet odd"; also vgg16, resnet50: those tables at N=1;
+#                      chain: `convstudy chain` on AlexNet at N=1, our side, every tensor-core class
+#                      and both layouts, one job a tool whatever the split: each layer's auto-*
+#                      choice, its fused epilogue, the pools, all inside the chain's CUDA graph,
+#                      every layer's output checked against the chain golden files under
+#                      golden/, which must exist: `convstudy golden --chain`)
 #   SANITIZE_MEMORY    memory modes of the sweeps (default: pageable)
 #   SANITIZE_SHARD     K/N: every N-th job of the list below from the K-th (default 1/1: all), so
 #                      that N runs (N calls of a GPU machine) share a list too long for one
@@ -277,6 +282,41 @@ else
 fi
 
 # ---- the jobs ----------------------------------------------------------------------------
+# The chain job: compute-sanitizer around `convstudy chain` (the graph replayed as timed, 20
+# repeats, no layer replay); its rows are the chain rows' statuses.
+run_chain_job() {
+    local tool=$1 group=$2
+    local job="${tool}__${group}__chain"
+    local log="$LOGDIR/$job.log" csv="$LOGDIR/$job.csv" t0 t1 rc errors finished rows limit=$JOB_SECONDS
+    t0=$(date +%s)
+    if ((DEADLINE > 0)); then
+        local left=$((t_start + DEADLINE - t0))
+        ((left < limit)) && limit=$left
+        ((limit < 1)) && limit=1
+    fi
+    # shellcheck disable=SC2046
+    timeout --kill-after=10 "$limit" compute-sanitizer --tool "$tool" $(tool_args "$tool") \
+        --kernel-name "$FILTER" --error-exitcode 99 --print-limit 50 \
+        "$EXE" chain --batch 1 --classes fp16,bf16,tf32 --layout nhwc,nchw --sides ours --golden golden \
+        --warmup 0 --repeats 20 --tail-repeats 20 --layer-repeats 0 --csv "$csv" >"$log" 2>&1
+    rc=$?
+    t1=$(date +%s)
+    errors=$(errors_of "$log" "$tool")
+    finished=yes
+    if ((rc == 124 || rc == 137)) || [[ -z $errors ]]; then finished=no; fi
+    rows=$(python3 - "$csv" <<'EOF' 2>/dev/null || echo "no-csv"
+import csv, sys
+n = {"PASS": 0, "SKIP": 0, "FAIL": 0, "ERROR": 0}
+for r in csv.DictReader(open(sys.argv[1], newline="")):
+    if r.get("scope") == "chain":
+        n[r.get("status", "")] = n.get(r.get("status", ""), 0) + 1
+print("/".join(str(n[k]) for k in ("PASS", "SKIP", "FAIL", "ERROR")))
+EOF
+    )
+    printf '%-10s %-34s %-7s %-8s %-7s %-15s %s\n' "$tool" "$group/chain" "${errors:--}" "$finished" \
+        $((t1 - t0)) "$rows" "$rc" | tee "$LOGDIR/$job.result"
+}
+
 # One job: compute-sanitizer --tool TOOL around one sweep of GROUP's variants on TARGET.
 # Writes $LOGDIR/<job>.result: "tool target errors finished seconds rows exit".
 run_job() {
@@ -284,6 +324,10 @@ run_job() {
     local job="${tool}__${group}__${target}"
     local log="$LOGDIR/$job.log" csv="$LOGDIR/$job.csv"
     local table_args=() batch
+    if [[ $target == chain ]]; then
+        run_chain_job "$tool" "$group"
+        return
+    fi
     case $target in
     odd) table_args=(--table "$ODD_TABLE") batch=1,3 ;;
     vgg16 | resnet50) table_args=(--table "$target") batch=1 ;;
@@ -331,6 +375,7 @@ for tool in racecheck initcheck memcheck synccheck; do
             job_list+=("$tool $group $variants $target")
         done <"$GROUPS_FILE"
     done
+    if [[ " $TARGETS " == *" chain "* ]]; then job_list+=("$tool auto auto-* chain"); fi
 done
 for tool in $TOOLS; do
     case $tool in memcheck | racecheck | initcheck | synccheck) ;; *) die "unknown tool '$tool'" ;; esac

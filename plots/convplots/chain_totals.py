@@ -19,14 +19,40 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 def chain_rows(rows):
-    """The PASS chain rows, keyed (N, precision, layout, side): side is cudnn for cuDNN's chain."""
-    out = {}
+    """The PASS chain rows, keyed (N, precision, layout, side): side is cudnn for cuDNN's chain.
+    Where several processes measured a key (the plan's ours, PyTorch, ours, PyTorch order), one
+    merged row: the median of the process medians, the lowest p10, the highest p90 and p99."""
+    groups = {}
     for r in rows:
         if r.get("scope") != "chain" or r.get("status") != "PASS" or r.get("kernel_ms") is None:
             continue
         side = "cudnn" if r.get("family") == "cudnn" else "ours"
-        out[(int(r["N"]), r["precision"], r["layout"], side)] = r
-    return out
+        groups.setdefault((int(r["N"]), r["precision"], r["layout"], side), []).append(r)
+    return {k: merged(v) for k, v in groups.items()}
+
+
+def merged(rs):
+    """One row standing for the processes' rows rs of one key."""
+    if len(rs) == 1:
+        return rs[0]
+
+    def values(col):
+        out = []
+        for r in rs:
+            try:
+                out.append(float(r.get(col)))
+            except (TypeError, ValueError):
+                pass
+        return out
+    m = dict(rs[0])
+    m["kernel_ms"] = statistics.median(float(r["kernel_ms"]) for r in rs)
+    for col, pick in (("kernel_p10_ms", min), ("kernel_p90_ms", max), ("kernel_p99_ms", max)):
+        v = values(col)
+        m[col] = pick(v) if v else ""
+    pct = values("pct_peak")
+    m["pct_peak"] = statistics.median(pct) if pct else None
+    m["processes"] = len(rs)
+    return m
 
 
 def spread(r):
@@ -44,14 +70,16 @@ def p99(r):
         return "—"
 
 
-def pytorch_rows(path):
-    """PyTorch's chain rows (scripts/pytorch_anchors.py --chain) that PASSed, keyed (N, precision,
-    layout, impl): the median of the process medians where several processes ran."""
+def pytorch_rows(paths):
+    """PyTorch's chain rows (scripts/pytorch_anchors.py --chain) that PASSed, of one or more CSVs,
+    keyed (N, precision, layout, impl): the median of the process medians where several processes
+    ran."""
     out = {}
-    with open(path, newline="", encoding="utf-8") as f:
-        for r in csv.DictReader(f):
-            if r.get("status") == "PASS" and r.get("ms"):
-                out.setdefault((int(r["N"]), r["precision"], r["layout"], r["impl"]), []).append(float(r["ms"]))
+    for path in paths:
+        with open(path, newline="", encoding="utf-8") as f:
+            for r in csv.DictReader(f):
+                if r.get("status") == "PASS" and r.get("ms"):
+                    out.setdefault((int(r["N"]), r["precision"], r["layout"], r["impl"]), []).append(float(r["ms"]))
     return {k: statistics.median(v) for k, v in out.items()}
 
 
@@ -78,18 +106,22 @@ def table(rows, torch_ms=None, classes=None):
 
 
 def generator(data, revs):
-    """`chain csv=A+B pytorch=FILE classes=fp16`: the chain rows of one or more committed CSVs in one table,
-    PyTorch's chain beside them (a committed scripts/pytorch_anchors.py --chain CSV; only its PASS
-    rows: — where it failed its check or did not run)."""
+    """`chain csv=A+B pytorch=C+D classes=fp16`: the chain rows of one or more committed CSVs in one table
+    (a key several processes measured: the median of their medians), PyTorch's chain beside them
+    (committed scripts/pytorch_anchors.py --chain CSVs; only their PASS rows: — where it failed its
+    check or did not run)."""
     def block(csv, pytorch=None, classes=None):
         ds = [data(f) for f in csv.split("+")]
         rows = [r for d in ds for r in d.rows]
         srcs = ", ".join(f"`{d.rows[0]['_src']}` ({revs(d)})" for d in ds)
-        torch_ms = pytorch_rows(os.path.join(ROOT, pytorch)) if pytorch else None
-        src_t = f", PyTorch: `{pytorch}`" if pytorch else ""
-        return (table(rows, torch_ms, classes.split(",") if classes else None) + "\n\nOurs: the chain's `--choice` row a layer, bias, ReLU and pool as kernels of "
-                "their own; cuDNN's chain: a fused convolution + bias + ReLU graph a layer and cuDNN's pooling. "
-                f"Sources (revision): {srcs}{src_t}.\n")
+        torch_ms = pytorch_rows([os.path.join(ROOT, p) for p in pytorch.split("+")]) if pytorch else None
+        src_t = ", PyTorch: " + ", ".join(f"`{p}`" for p in pytorch.split("+")) if pytorch else ""
+        procs = max((r.get("processes", 1) for r in chain_rows(rows).values()), default=1)
+        how = f"the median of {procs} processes' medians" if procs > 1 else "one process"
+        return (table(rows, torch_ms, classes.split(",") if classes else None) + "\n\nOurs: the chain's `--choice` row a layer "
+                "(bias and ReLU in its epilogue where the row fuses them, else a pass of their own or the pool's), then the "
+                "pool; cuDNN's chain: a fused convolution + bias + ReLU graph a layer and cuDNN's pooling; "
+                f"{how}. Sources (revision): {srcs}{src_t}.\n")
     return block
 
 
@@ -106,6 +138,9 @@ def self_test():
     assert "| 1 | fp16 | nhwc | 0.05 |" in lines[2] and "| 0.5 |" in lines[2] and "| 0.07 |" in lines[2], t
     assert lines[3].startswith("| 128 |") and "| — |" in lines[3], t
     assert table([]) == ""
+    two = chain_rows([row(32, "auto", 0.2), row(32, "auto", 0.3), row(32, "auto", 0.1)])
+    assert two[(32, "fp16", "nhwc", "ours")]["kernel_ms"] == 0.2 and two[(32, "fp16", "nhwc", "ours")]["processes"] == 3
+    assert abs(float(two[(32, "fp16", "nhwc", "ours")]["kernel_p90_ms"]) - 0.33) < 1e-12
     print("chain_totals self-test: ok")
 
 
