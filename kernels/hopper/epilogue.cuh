@@ -63,9 +63,14 @@ struct EpiTmaStore {
             store_tile<TO, BN, kDown>(acc, a.out, a.g, p0, m0, a.nchw, t, a.ops);
             return;
         } else {
-        constexpr float down = kDown > 0 ? 1.0f / float(1 << kDown) : 1.0f;
-        a.ops.scale(acc);  // the split's scale (exact: powers of two)
+        if constexpr (kDown > 0) {  // 2^-kDown, then the split's scale (exact: powers of two)
+            constexpr float down = 1.0f / float(1 << kDown);
+#pragma unroll
+            for (int i = 0; i < BN / 2; ++i) acc[i] *= down;
+        }
+        a.ops.scale(acc);
         const int lane = t & 31, warp = t >> 5;
+        a.ops.template apply<BN>(acc, m0 + 2 * (lane & 3));
 #pragma unroll
         for (int sub = 0; sub < BN / CW; ++sub) {
             const std::uint32_t buf =
@@ -81,9 +86,7 @@ struct EpiTmaStore {
                     const int bytes = (8 * jj + 2 * (lane & 3)) * int(sizeof(TO));
                     const std::uint32_t addr =
                         buf + std::uint32_t(row * 128 + ((((bytes >> 4) ^ (row & 7))) << 4) + (bytes & 15));
-                    const int m = m0 + 8 * j + 2 * (lane & 3);  // the pair's first filter
-                    st_shared_pair(addr, Elem<TO>::pair(a.ops.post(acc[4 * j + 2 * i] * down, m),
-                                                        a.ops.post(acc[4 * j + 2 * i + 1] * down, m + 1)));
+                    st_shared_pair(addr, Elem<TO>::pair(acc[4 * j + 2 * i], acc[4 * j + 2 * i + 1]));
                 }
             }
             fence_proxy_async_smem();
