@@ -82,9 +82,9 @@ void fill(void* p, Kind k, std::int64_t n, unsigned long long seed, cudaStream_t
     CS_CUDA_CHECK_LAUNCH();
 }
 
-// One cuBLAS handle per device for the process (never destroyed: it would outlive the
-// CUDA context at exit), with cuBLAS's recommended workspace on Hopper (32 MiB), as
-// cublas_im2col.cu gives it.
+// One cuBLAS handle per device for the command, with cuBLAS's recommended workspace on Hopper
+// (32 MiB), as cublas_im2col.cu gives it; release_ceilings destroys them when the command ends
+// (a static destructor would run after the CUDA context is gone).
 struct Blas {
     cublasHandle_t h = nullptr;
     void* ws = nullptr;
@@ -94,9 +94,13 @@ struct Blas {
 
 std::mutex g_mutex;
 
-Blas& blas_for(int device) {
+std::map<int, Blas>& blas_handles() {
     static std::map<int, Blas> handles;
-    Blas& b = handles[device];
+    return handles;
+}
+
+Blas& blas_for(int device) {
+    Blas& b = blas_handles()[device];
     if (!b.h) {
         CS_CEIL_CUBLAS(cublasCreate(&b.h));
         CS_CUDA_CHECK(cudaMalloc(&b.ws, b.ws_bytes));
@@ -216,6 +220,17 @@ double copy_gbs(DeviceContext& ctx) {
 }
 
 }  // namespace
+
+void release_ceilings() noexcept {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    for (auto& [dev, b] : blas_handles()) {
+        if (cudaSetDevice(dev) != cudaSuccess) continue;
+        if (b.h) (void)cublasDestroy(b.h);
+        if (b.ws) (void)cudaFree(b.ws);
+        b.h = nullptr, b.ws = nullptr;
+    }
+    blas_handles().clear();
+}
 
 Ceilings measure_ceilings(DeviceContext& ctx) {
     static std::map<int, Ceilings> cache;

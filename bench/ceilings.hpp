@@ -34,6 +34,10 @@ struct Ceilings {
 
 // Measures every ceiling once per device (cached).
 Ceilings measure_ceilings(DeviceContext& ctx);
+// Destroys the cuBLAS handles and workspaces the ceilings keep for the process (the command's
+// end: compute-sanitizer's leak check sees no allocation of ours left); a later measurement
+// makes them again.
+void release_ceilings() noexcept;
 
 // Median time (ms) of the cuBLAS GEMM M x K by K x Ncols in the precision class (fp16acc as
 // fp16), on random data; cached per device, shape and class. NaN when it cannot run.

@@ -577,7 +577,7 @@ int main(int argc, char** argv) {
         return kExitInput;
     }
 
-    return exit_code_of([&] {
+    const int rc = exit_code_of([&] {
         if (*list) return cmd_list(list_table, list_json, list_markdown);
         if (*schema) return cmd_schema(schema_json);
         if (*g) return cmd_generate(gen);
@@ -596,6 +596,8 @@ int main(int argc, char** argv) {
         if (*ch) return cmd_chain(chain_args);
         return kExitInput;
     });
+    gpu::release_ceilings();  // the ceilings' cuBLAS handles, before the CUDA context goes
+    return rc;
 }
 
 }  // namespace cs::cli
