@@ -9,6 +9,7 @@
 #include "cuda_check.hpp"
 #include "elements.cuh"
 #include "error.hpp"
+#include "mbarrier.cuh"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -80,6 +81,8 @@ enum class BiasMode { none, nchw, nhwc, nhwc_pack };
 template <typename T, int V, BiasMode M, typename Idx>
 __global__ void __launch_bounds__(kThreads)
     bias_relu_kernel(T* __restrict__ y, const T* __restrict__ bias, Idx n, Idx hw, int C, bool relu) {
+    grid_dependency_wait();    // launched as a dependent: the kernel before it has completed
+    grid_launch_dependents();  // the next kernel may launch (it waits for this one before it reads)
     const Idx stride = Idx(gridDim.x) * kThreads;
     const Idx first = Idx(blockIdx.x) * kThreads + threadIdx.x;
     const Idx nvec = n / V;
@@ -162,6 +165,8 @@ template <typename T, typename Idx, bool Op>
 __global__ void __launch_bounds__(kThreads)
     pool_nchw_kernel(const T* __restrict__ in, T* __restrict__ out, Idx total, int C, int H, int W, int E, int F,
                      const T* __restrict__ bias, bool relu) {
+    grid_dependency_wait();    // launched as a dependent: the kernel before it has completed
+    grid_launch_dependents();  // the next kernel may launch (it waits for this one before it reads)
     const Idx stride = Idx(gridDim.x) * kThreads;
     for (Idx o = Idx(blockIdx.x) * kThreads + threadIdx.x; o < total; o += stride) {
         const Idx row = o / Idx(F);
@@ -191,6 +196,8 @@ template <typename T, int V, typename Idx, bool Op>
 __global__ void __launch_bounds__(kThreads)
     pool_nhwc_kernel(const T* __restrict__ in, T* __restrict__ out, Idx total, int C, int H, int W, int E, int F,
                      const T* __restrict__ bias, bool relu) {
+    grid_dependency_wait();    // launched as a dependent: the kernel before it has completed
+    grid_launch_dependents();  // the next kernel may launch (it waits for this one before it reads)
     const Idx stride = Idx(gridDim.x) * kThreads;
     const int CV = C / V;
     for (Idx o = Idx(blockIdx.x) * kThreads + threadIdx.x; o < total; o += stride) {
@@ -240,6 +247,34 @@ unsigned blocks_for(std::int64_t work) {
     return unsigned(std::clamp<std::int64_t>((work + kThreads - 1) / kThreads, 1, 8192));
 }
 
+// Whether this process's device runs programmatic dependent launch (sm_90 and later).
+bool device_has_pdl() {
+    static const bool has = [] {
+        int dev = 0, major = 0;
+        return cudaGetDevice(&dev) == cudaSuccess &&
+               cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess && major >= 9;
+    }();
+    return has;
+}
+
+// One op's launch: `dependent` (a chain's op after its layer's convolution) as the programmatic
+// dependent of the kernel before it on the stream where the device has it, so that its blocks
+// launch under that kernel's tail; every op kernel waits (grid_dependency_wait, a no-op in a
+// plain launch) before it reads.
+template <typename... KArgs, typename... Args>
+void launch_op(void (*k)(KArgs...), std::int64_t work, bool dependent, cudaStream_t s, Args... args) {
+    cudaLaunchConfig_t cfg{};
+    cfg.gridDim = dim3(blocks_for(work));
+    cfg.blockDim = dim3(kThreads);
+    cfg.stream = s;
+    cudaLaunchAttribute at{};
+    at.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    at.val.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = &at;
+    cfg.numAttrs = dependent && device_has_pdl() ? 1 : 0;
+    CS_CUDA_CHECK(cudaLaunchKernelEx(&cfg, k, KArgs(args)...));
+}
+
 // Whether 32-bit indices reach every element (and an index plus the grid's stride).
 bool fits_u32(std::int64_t n) { return n < (std::int64_t(1) << 32) - std::int64_t(8192) * kThreads; }
 
@@ -253,37 +288,37 @@ void check_shape(const ChainTensor4& t, const char* op) {
 }
 
 template <typename T, int V, BiasMode M, typename Idx>
-void launch_bias(T* y, const T* bias, std::int64_t n, std::int64_t hw, int C, bool relu, cudaStream_t s) {
-    bias_relu_kernel<T, V, M, Idx><<<blocks_for(n / V + 1), kThreads, 0, s>>>(y, bias, Idx(n), Idx(hw), C, relu);
+void launch_bias(T* y, const T* bias, std::int64_t n, std::int64_t hw, int C, bool relu, bool dep, cudaStream_t s) {
+    launch_op(bias_relu_kernel<T, V, M, Idx>, n / V + 1, dep, s, y, bias, Idx(n), Idx(hw), C, relu);
 }
 
 template <typename T, typename Idx>
-void bias_relu_typed(T* y, const ChainTensor4& t, const T* bias, bool relu, cudaStream_t s) {
+void bias_relu_typed(T* y, const ChainTensor4& t, const T* bias, bool relu, bool dep, cudaStream_t s) {
     constexpr int V = 16 / sizeof(T);
     const std::int64_t n = t.elems(), hw = std::int64_t(t.H) * t.W;
     const bool pack = aligned(y, 16);
     const bool nhwc = t.layout == Layout::nhwc;
     if (!bias) {
-        if (pack) launch_bias<T, V, BiasMode::none, Idx>(y, bias, n, hw, t.C, relu, s);
-        else launch_bias<T, 1, BiasMode::none, Idx>(y, bias, n, hw, t.C, relu, s);
+        if (pack) launch_bias<T, V, BiasMode::none, Idx>(y, bias, n, hw, t.C, relu, dep, s);
+        else launch_bias<T, 1, BiasMode::none, Idx>(y, bias, n, hw, t.C, relu, dep, s);
     } else if (!nhwc) {
-        if (pack) launch_bias<T, V, BiasMode::nchw, Idx>(y, bias, n, hw, t.C, relu, s);
-        else launch_bias<T, 1, BiasMode::nchw, Idx>(y, bias, n, hw, t.C, relu, s);
+        if (pack) launch_bias<T, V, BiasMode::nchw, Idx>(y, bias, n, hw, t.C, relu, dep, s);
+        else launch_bias<T, 1, BiasMode::nchw, Idx>(y, bias, n, hw, t.C, relu, dep, s);
     } else if (pack && t.C % V == 0 && aligned(bias, 16)) {
-        launch_bias<T, V, BiasMode::nhwc_pack, Idx>(y, bias, n, hw, t.C, relu, s);
+        launch_bias<T, V, BiasMode::nhwc_pack, Idx>(y, bias, n, hw, t.C, relu, dep, s);
     } else if (pack) {
-        launch_bias<T, V, BiasMode::nhwc, Idx>(y, bias, n, hw, t.C, relu, s);
+        launch_bias<T, V, BiasMode::nhwc, Idx>(y, bias, n, hw, t.C, relu, dep, s);
     } else {
-        launch_bias<T, 1, BiasMode::nhwc, Idx>(y, bias, n, hw, t.C, relu, s);
+        launch_bias<T, 1, BiasMode::nhwc, Idx>(y, bias, n, hw, t.C, relu, dep, s);
     }
 }
 
 template <typename T>
-void bias_relu_as(void* y, const ChainTensor4& t, const void* bias, bool relu, cudaStream_t s) {
+void bias_relu_as(void* y, const ChainTensor4& t, const void* bias, bool relu, bool dep, cudaStream_t s) {
     if (fits_u32(t.elems()))
-        bias_relu_typed<T, std::uint32_t>(static_cast<T*>(y), t, static_cast<const T*>(bias), relu, s);
+        bias_relu_typed<T, std::uint32_t>(static_cast<T*>(y), t, static_cast<const T*>(bias), relu, dep, s);
     else
-        bias_relu_typed<T, std::uint64_t>(static_cast<T*>(y), t, static_cast<const T*>(bias), relu, s);
+        bias_relu_typed<T, std::uint64_t>(static_cast<T*>(y), t, static_cast<const T*>(bias), relu, dep, s);
 }
 
 // The pool's epilogue (bias_relu_maxpool3x3s2): the bias (null: none) and ReLU applied to every
@@ -292,6 +327,7 @@ template <typename T>
 struct PoolOp {
     const T* bias = nullptr;
     bool relu = false;
+    bool dependent = false;  // launch_op's
     bool on() const { return bias != nullptr || relu; }
 };
 
@@ -299,11 +335,11 @@ template <typename T, int V, typename Idx>
 void launch_pool_nhwc(const T* in, T* out, const ChainTensor4& t, int E, int F, PoolOp<T> op, cudaStream_t s) {
     const std::int64_t total = t.N * E * std::int64_t(F) * (t.C / V);
     if (op.on())
-        pool_nhwc_kernel<T, V, Idx, true>
-            <<<blocks_for(total), kThreads, 0, s>>>(in, out, Idx(total), t.C, t.H, t.W, E, F, op.bias, op.relu);
+        launch_op(pool_nhwc_kernel<T, V, Idx, true>, total, op.dependent, s, in, out, Idx(total), t.C, t.H, t.W, E, F,
+                  op.bias, op.relu);
     else
-        pool_nhwc_kernel<T, V, Idx, false>
-            <<<blocks_for(total), kThreads, 0, s>>>(in, out, Idx(total), t.C, t.H, t.W, E, F, nullptr, false);
+        launch_op(pool_nhwc_kernel<T, V, Idx, false>, total, op.dependent, s, in, out, Idx(total), t.C, t.H, t.W, E,
+                  F, static_cast<const T*>(nullptr), false);
 }
 
 // The widest pack (16 bytes down to one element) that divides C and both pointers' alignment.
@@ -321,44 +357,44 @@ void pool_typed(const T* in, T* out, const ChainTensor4& t, int E, int F, PoolOp
     if (t.layout == Layout::nhwc) return pool_nhwc_widest<T, 16 / sizeof(T), Idx>(in, out, t, E, F, op, s);
     const std::int64_t total = t.N * t.C * std::int64_t(E) * F;
     if (op.on())
-        pool_nchw_kernel<T, Idx, true>
-            <<<blocks_for(total), kThreads, 0, s>>>(in, out, Idx(total), t.C, t.H, t.W, E, F, op.bias, op.relu);
+        launch_op(pool_nchw_kernel<T, Idx, true>, total, op.dependent, s, in, out, Idx(total), t.C, t.H, t.W, E, F,
+                  op.bias, op.relu);
     else
-        pool_nchw_kernel<T, Idx, false>
-            <<<blocks_for(total), kThreads, 0, s>>>(in, out, Idx(total), t.C, t.H, t.W, E, F, nullptr, false);
+        launch_op(pool_nchw_kernel<T, Idx, false>, total, op.dependent, s, in, out, Idx(total), t.C, t.H, t.W, E, F,
+                  static_cast<const T*>(nullptr), false);
 }
 
 template <typename T>
-void pool_as(const void* in, const ChainTensor4& t, void* out, int E, int F, const void* bias, bool relu,
+void pool_as(const void* in, const ChainTensor4& t, void* out, int E, int F, const void* bias, bool relu, bool dep,
              cudaStream_t s) {
     const T* src = static_cast<const T*>(in);
     T* dst = static_cast<T*>(out);
-    const PoolOp<T> op{static_cast<const T*>(bias), relu};
+    const PoolOp<T> op{static_cast<const T*>(bias), relu, dep};
     if (fits_u32(t.elems())) pool_typed<T, std::uint32_t>(src, dst, t, E, F, op, s);
     else pool_typed<T, std::uint64_t>(src, dst, t, E, F, op, s);
 }
 
 }  // namespace
 
-void bias_relu(void* y, const ChainTensor4& t, const void* bias, bool relu, cudaStream_t s) {
+void bias_relu(void* y, const ChainTensor4& t, const void* bias, bool relu, cudaStream_t s, bool dependent) {
     if (!relu && !bias) return;
     check_shape(t, "bias_relu");
     if (t.elems() == 0) return;
     if (!y) throw Error("bias_relu: no tensor (null pointer) for shape " + shape_text(t));
     switch (t.type) {
-        case DType::f32: bias_relu_as<float>(y, t, bias, relu, s); break;
-        case DType::f16: bias_relu_as<__half>(y, t, bias, relu, s); break;
-        case DType::bf16: bias_relu_as<__nv_bfloat16>(y, t, bias, relu, s); break;
+        case DType::f32: bias_relu_as<float>(y, t, bias, relu, dependent, s); break;
+        case DType::f16: bias_relu_as<__half>(y, t, bias, relu, dependent, s); break;
+        case DType::bf16: bias_relu_as<__nv_bfloat16>(y, t, bias, relu, dependent, s); break;
     }
     CS_CUDA_CHECK(cudaGetLastError());
 }
 
-void maxpool3x3s2(const void* in, const ChainTensor4& t, void* out, cudaStream_t s) {
-    bias_relu_maxpool3x3s2(in, t, nullptr, false, out, s);
+void maxpool3x3s2(const void* in, const ChainTensor4& t, void* out, cudaStream_t s, bool dependent) {
+    bias_relu_maxpool3x3s2(in, t, nullptr, false, out, s, dependent);
 }
 
 void bias_relu_maxpool3x3s2(const void* in, const ChainTensor4& t, const void* bias, bool relu, void* out,
-                            cudaStream_t s) {
+                            cudaStream_t s, bool dependent) {
     check_shape(t, "maxpool3x3s2");
     if (t.H < 3 || t.W < 3)
         throw Error("maxpool3x3s2: a 3x3 window does not fit in a " + std::to_string(t.H) + "x" +
@@ -367,9 +403,9 @@ void bias_relu_maxpool3x3s2(const void* in, const ChainTensor4& t, const void* b
     if (!in || !out) throw Error("maxpool3x3s2: null tensor pointer for shape " + shape_text(t));
     const int E = pooled_size(t.H), F = pooled_size(t.W);
     switch (t.type) {
-        case DType::f32: pool_as<float>(in, t, out, E, F, bias, relu, s); break;
-        case DType::f16: pool_as<__half>(in, t, out, E, F, bias, relu, s); break;
-        case DType::bf16: pool_as<__nv_bfloat16>(in, t, out, E, F, bias, relu, s); break;
+        case DType::f32: pool_as<float>(in, t, out, E, F, bias, relu, dependent, s); break;
+        case DType::f16: pool_as<__half>(in, t, out, E, F, bias, relu, dependent, s); break;
+        case DType::bf16: pool_as<__nv_bfloat16>(in, t, out, E, F, bias, relu, dependent, s); break;
     }
     CS_CUDA_CHECK(cudaGetLastError());
 }

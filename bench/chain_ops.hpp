@@ -29,12 +29,15 @@ struct ChainTensor4 {
 // y = relu ? max(y + bias[c], 0) : y + bias[c], in place, for every element of channel c.
 // bias holds t.C values of t.type; the sum in float, rounded once to t.type. bias null: ReLU
 // alone (relu false and bias null: nothing is enqueued).
-void bias_relu(void* y, const ChainTensor4& t, const void* bias, bool relu, cudaStream_t s);
+// dependent (every op here): launched as the programmatic dependent of the kernel before it on
+// `s` (a chain's op after its layer's convolution, sm_90 and later; elsewhere ignored); each op
+// kernel waits for that kernel before it reads.
+void bias_relu(void* y, const ChainTensor4& t, const void* bias, bool relu, cudaStream_t s, bool dependent = false);
 
 // out = the 3x3 stride-2 max-pool of `in` (no padding, floor): out is in.N x in.C x
 // maxpool3x3s2_size(in.H) x maxpool3x3s2_size(in.W) in in's type and layout. A NaN in a window
 // is the window's result (as maxpool3x3s2_ref). in.H or in.W < 3: cs::Error.
-void maxpool3x3s2(const void* in, const ChainTensor4& t, void* out, cudaStream_t s);
+void maxpool3x3s2(const void* in, const ChainTensor4& t, void* out, cudaStream_t s, bool dependent = false);
 
 // The pool of bias_relu's output in one pass: out = maxpool3x3s2(relu?(in + bias)), the bias and
 // ReLU applied to every element the pool reads with bias_relu's arithmetic, so the result is bit
@@ -42,6 +45,6 @@ void maxpool3x3s2(const void* in, const ChainTensor4& t, void* out, cudaStream_t
 // un-pooled tensor: a pooled layer of a chain (conv1, conv2, conv5 of AlexNet) saves a whole
 // read and write of its convolution's output. `in` is left as it was. bias null: ReLU alone.
 void bias_relu_maxpool3x3s2(const void* in, const ChainTensor4& t, const void* bias, bool relu, void* out,
-                            cudaStream_t s);
+                            cudaStream_t s, bool dependent = false);
 
 }  // namespace cs::gpu

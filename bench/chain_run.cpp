@@ -195,9 +195,13 @@ void ChainRunner::plan(Side& s) {
             if (auto why = v.supports(pr, ctx_.prop())) throw Skip(l.name + ": " + *why);
             s.plans.push_back(v.make_plan(pr, pc));
             s.r->workspace_bytes += s.plans.back()->workspace_bytes();
-            lr.detail = s.plans.back()->detail() + (s.plans.back()->fuses_post_ops()
-                                                         ? "; bias and ReLU fused into the convolution's epilogue"
-                                                         : "; bias and ReLU a pass of their own (or the pool's)");
+            const Plan& pl = *s.plans.back();
+            lr.detail = pl.detail() +
+                        (pl.fuses_post_ops() ? "; bias and ReLU fused into the convolution's epilogue"
+                                             : "; bias and ReLU a pass of their own (or the pool's)") +
+                        (opt_.pdl && pl.launches_dependent()
+                             ? "; the convolution launched as the previous kernel's programmatic dependent"
+                             : "");
             lr.config = s.plans.back()->config();
         } else {
 #if defined(CONVSTUDY_HAVE_KERNELS) && defined(CONVSTUDY_HAVE_CUDNN)
@@ -224,16 +228,22 @@ void ChainRunner::enqueue_layer(Side& s, std::size_t i, cudaStream_t st) {
     const void* bias = l.bias ? shared_.b[i].get() : nullptr;
     if (s.spec.side == ChainSide::ours) {
         const ChainTensor4 t = conv_tensor(l, data_.N, dtype_, layout_);
-        if (s.plans[i]->fuses_post_ops()) {  // bias and ReLU in the convolution's epilogue
-            s.plans[i]->run(DeviceIO{in, shared_.w[i].get(), s.conv[i].get(), data_.N, bias, l.relu}, st);
-            if (l.pool != Pool::none) maxpool3x3s2(s.conv[i].get(), t, s.pooled[i].get(), st);
+        Plan& plan = *s.plans[i];
+        const bool dep = opt_.pdl;  // the ops always can; the convolution where its plan can
+        DeviceIO io{in, shared_.w[i].get(), s.conv[i].get(), data_.N};
+        io.dependent = dep && plan.launches_dependent();
+        if (plan.fuses_post_ops()) {  // bias and ReLU in the convolution's epilogue
+            io.bias = bias;
+            io.relu = l.relu;
+            plan.run(io, st);
+            if (l.pool != Pool::none) maxpool3x3s2(s.conv[i].get(), t, s.pooled[i].get(), st, dep);
             return;
         }
-        s.plans[i]->run(DeviceIO{in, shared_.w[i].get(), s.conv[i].get(), data_.N}, st);
+        plan.run(io, st);
         if (l.pool != Pool::none)  // the epilogue in the pool's one pass (the conv output stays raw)
-            bias_relu_maxpool3x3s2(s.conv[i].get(), t, bias, l.relu, s.pooled[i].get(), st);
+            bias_relu_maxpool3x3s2(s.conv[i].get(), t, bias, l.relu, s.pooled[i].get(), st, dep);
         else
-            bias_relu(s.conv[i].get(), t, bias, l.relu, st);
+            bias_relu(s.conv[i].get(), t, bias, l.relu, st, dep);
         return;
     }
 #if defined(CONVSTUDY_HAVE_KERNELS) && defined(CONVSTUDY_HAVE_CUDNN)
@@ -342,6 +352,7 @@ std::vector<ChainResult> ChainRunner::run(const std::vector<ChainSideSpec>& spec
         results[k].spec = specs[k];
         results[k].threshold = chain_threshold(p_);
         results[k].order_seed = opt_.order_seed;
+        results[k].pdl = opt_.pdl && specs[k].side == ChainSide::ours;
         auto s = std::make_unique<Side>();
         s->spec = specs[k];
         s->r = &results[k];

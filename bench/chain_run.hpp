@@ -63,6 +63,10 @@ struct ChainOptions {
     bool flush_l2 = true;
     // The layer replay's timed runs per layer (0: no replay).
     int layer_repeats = 20;
+    // Ours: each kernel after the first launched as the programmatic dependent of the one before
+    // it (PDL), where the plan can (Plan::launches_dependent) and the chain ops always; false: every
+    // kernel after the one before has completed (the A/B of what PDL buys).
+    bool pdl = true;
     PlanState state;  // the plans' engine memory and tuning table
     // Where the order of the sides is shuffled per round from.
     std::uint64_t order_seed = RunOptions{}.order_seed;
@@ -93,6 +97,7 @@ struct ChainResult {
     double p99_ms = NAN;                  // with tail_repeats
     int tail_count = 0;
     bool graph = true;                    // launched as one CUDA graph (else: stream launches)
+    bool pdl = false;                     // ours with programmatic dependent launches (ChainOptions::pdl)
     double setup_ms = NAN;                // plans, weight transforms, allocation, capture
     std::size_t workspace_bytes = 0, device_bytes = 0;
     std::vector<ChainLayerResult> layers;

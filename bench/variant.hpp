@@ -110,6 +110,11 @@ struct DeviceIO {
     // (M values of the DType, null: none) added in float before the output's one rounding.
     const void* bias = nullptr;
     bool relu = false;
+    // Launch the plan's first kernel as the programmatic dependent of the work before it on the
+    // stream (PDL: its launch and prologue under that kernel's tail; a chain's layer), only for
+    // a plan whose launches_dependent() is true: that kernel waits (griddepcontrol.wait) for
+    // the work before it to complete before it reads its input or writes anything.
+    bool dependent = false;
 };
 
 class EngineChoices;  // engine_choice.hpp
@@ -149,6 +154,9 @@ public:
     // Whether run() applies DeviceIO's bias and ReLU in its epilogue (else it must be given none,
     // and the caller runs them after it: bench/chain_ops.hpp).
     virtual bool fuses_post_ops() const { return false; }
+    // Whether run() honours DeviceIO::dependent (else it launches as every plan does, after
+    // the work before it has completed).
+    virtual bool launches_dependent() const { return false; }
     // Device memory the plan holds beside the tensors.
     virtual std::size_t workspace_bytes() const { return 0; }
     // What the plan chose (launch geometry, chunks, algorithm), for the CSV.

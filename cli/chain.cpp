@@ -49,6 +49,9 @@ CLI::App* add_chain_command(CLI::App& app, ChainArgs& a) {
     c->add_option("--layer-repeats", a.layer_repeats, "timed runs of each layer's replay (0: no replay rows)")
         ->check(CLI::Range(0, 100000));
     c->add_flag("--no-flush", a.no_flush, "do not flush L2 before each timed run");
+    c->add_flag("--no-pdl", a.no_pdl,
+                "ours without programmatic dependent launches: each kernel after the one before has completed (the "
+                "A/B of what PDL buys)");
     c->add_flag("--quiet", a.quiet, "no summary lines");
     return c;
 }
@@ -93,6 +96,8 @@ std::vector<Row> rows_of(const LayerTable& t, std::int64_t N, gpu::Layout layout
     r.checked_runs = c.status == gpu::Status::pass ? 2 : 1;
     r.order_seed = c.order_seed;
     std::vector<std::string> parts{c.graph ? "one CUDA graph" : "stream launches"};
+    if (c.spec.side == gpu::ChainSide::ours)
+        parts.push_back(c.pdl ? "programmatic dependent launches" : "no programmatic dependent launch");
     for (const auto& l : c.layers) parts.push_back(l.layer + ": " + (l.config.empty() ? l.detail : l.config));
     r.detail = join(parts, " | ");
     rows.push_back(chain);
@@ -220,6 +225,7 @@ int cmd_chain(const ChainArgs& a) {
                 o.tail_repeats = a.tail_repeats >= 0 ? a.tail_repeats : (N == 1 ? 200 : 0);
                 o.layer_repeats = a.layer_repeats;
                 o.flush_l2 = !a.no_flush;
+                o.pdl = !a.no_pdl;
                 o.state = ro;
                 const gpu::ChainHostData hd{g.data.N, &g.data.input, &g.data.weights, &g.data.bias};
                 const auto res = gpu::run_chain(*ctx, table, hd, g.outputs, p, layout, specs, o);

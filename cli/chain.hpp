@@ -27,6 +27,7 @@ struct ChainArgs {
     int warmup = 3, repeats = 20, layer_repeats = 20;
     int tail_repeats = -1;                        // -1: 200 at N=1, else none
     bool no_flush = false, quiet = false;
+    bool no_pdl = false;                          // ours without programmatic dependent launches
 };
 
 CLI::App* add_chain_command(CLI::App& app, ChainArgs& a);

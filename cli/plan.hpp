@@ -211,6 +211,7 @@ struct ChainStep {
     std::string csv;
     int warmup = 3, repeats = 20, layer_repeats = 20;
     std::optional<int> tail_repeats;  // unset: the command's default (200 at N=1)
+    bool pdl = true;                  // false: --no-pdl
 };
 
 struct Step {

@@ -205,6 +205,7 @@ ChainStep read_chain(const Fields& f, const fs::path& root, const GoldenMade& go
     c.repeats = int(f.integer("repeats", c.repeats, 20, 100000));
     if (f.has("tail_repeats")) c.tail_repeats = int(f.integer("tail_repeats", 0, 0, 100000));
     c.layer_repeats = int(f.integer("layer_repeats", c.layer_repeats, 0, 100000));
+    c.pdl = f.boolean("pdl", c.pdl);
     c.csv = out_name(f, "csv", "", true, {".csv"});
     outs.add(f, "csv", c.csv);
     return c;

@@ -198,6 +198,7 @@ std::vector<std::string> chain_command(const ChainStep& c, const std::string& ex
                        std::to_string(c.warmup), "--repeats", std::to_string(c.repeats), "--layer-repeats",
                        std::to_string(c.layer_repeats), "--csv", csv});
     if (c.tail_repeats) v.insert(v.end(), {"--tail-repeats", std::to_string(*c.tail_repeats)});
+    if (!c.pdl) v.push_back("--no-pdl");
     return v;
 }
 

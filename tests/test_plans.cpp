@@ -547,6 +547,20 @@ TEST_CASE("a chain step becomes convstudy chain, its golden sets made by an earl
     CHECK(error_of(golden + R"({"kind": "chain", "repeats": 5, "csv": "c.csv"})").find("'repeats'") !=
           std::string::npos);
     CHECK(error_of(golden + R"({"kind": "chain"})").find("'csv'") != std::string::npos);
+    // pdl false: the A/B run without programmatic dependent launches
+    const auto nopdl = step_commands(parse(golden + R"({"kind": "chain", "csv": "c.csv", "pdl": false})"), "res", "bd");
+    CHECK(nopdl[2].commands[0].back() == "--no-pdl");
+    CHECK(error_of(golden + R"({"kind": "chain", "csv": "c.csv", "pdl": "no"})").find("'pdl'") != std::string::npos);
+    // the sanitizer's chain target runs alexnet's chain at N=1: its golden set must be made first
+    const auto san = step_commands(parse(golden + R"({"kind": "sanitize", "targets": ["chain", "odd"]})"), "res", "bd");
+    CHECK(std::find(san[2].commands[0].begin(), san[2].commands[0].end(), "SANITIZE_TARGETS=chain odd") !=
+          san[2].commands[0].end());
+    CHECK(error_of(R"({"kind": "sanitize", "targets": ["chain"]})")
+              .find("'targets': chain, but no earlier golden step with chain true makes alexnet's chain at N=1") !=
+          std::string::npos);
+    CHECK(error_of(R"({"kind": "golden", "table": "alexnet", "batches": [32], "chain": true},
+                      {"kind": "sanitize", "targets": ["chain"]})")
+              .find("alexnet's chain at N=1") != std::string::npos);
 }
 
 TEST_CASE("the runner's STEPS picks sweep steps of a plan whose sweeps run in one process", "[plans]") {

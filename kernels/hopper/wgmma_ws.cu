@@ -123,7 +123,11 @@ struct WsGemm {
     // maps' fetch, the consumers' registers) under the transform's tail, the producer waiting
     // for the transform's writes before its first load.
     bool after_transform = false;
-    bool dependent_launch() const { return after_transform && c.pdl; }
+    // HopperPlan sets it for a launch the caller asked to be dependent (DeviceIO::dependent, a
+    // chain's layer) where the GEMM is the plan's first kernel: the producer's wait before its
+    // first load (ws_kernel.cuh) is what makes that safe, as after the transform.
+    bool chain_dependent = false;
+    bool dependent_launch() const { return (after_transform && c.pdl) || chain_dependent; }
 
     WsLaunch launch_desc(bool prepare_only) const {
         return WsLaunch{&a, &b, &o, c.tile, c.schedule, c.epilogue, prepare_only, c.cluster, c.mc_a, nullptr, 0,

@@ -116,3 +116,47 @@ TEST_CASE("a chain refuses a table that is not a chain", "[gpu][chain]") {
     CHECK_THROWS_AS(run_chain(test::device(), resnet, hd, {}, Precision::fp16, Layout::nhwc, {}, ChainOptions{}),
                     Error);
 }
+
+TEST_CASE("on the GPU, ours with programmatic dependent launches and without: the same errors, and the rows say which",
+          "[gpu][chain][pdl]") {
+    for (const std::int64_t N : {std::int64_t(1), std::int64_t(8)}) {
+        const ChainCase alex = make_case(default_layer_table(), N);
+        for (const Precision p : {Precision::fp16, Precision::bf16})
+            for (const Layout layout : all_layouts()) {
+                INFO("N=" << N << " " << to_string(p) << " " << to_string(layout));
+                const std::vector<ChainSideSpec> ours{{ChainSide::ours, &test::variant("auto-" + std::string(to_string(p)))}};
+                const ChainHostData hd{alex.data.N, &alex.data.input, &alex.data.weights, &alex.data.bias};
+                std::vector<ChainResult> r[2];
+                for (const bool pdl : {true, false}) {
+                    ChainOptions o;
+                    o.warmup = 2;
+                    o.repeats = 20;
+                    o.layer_repeats = 0;
+                    o.pdl = pdl;
+                    o.state = test::test_options();
+                    r[pdl ? 0 : 1] = run_chain(test::device(), alex.table, hd, alex.golden, p, layout, ours, o);
+                }
+                REQUIRE(r[0].size() == 1);
+                REQUIRE(r[1].size() == 1);
+                REQUIRE(r[0][0].status == Status::pass);
+                REQUIRE(r[1][0].status == Status::pass);
+                CHECK(r[0][0].pdl);
+                CHECK(!r[1][0].pdl);
+                int dependent = 0;
+                for (std::size_t i = 0; i < r[0][0].layers.size(); ++i) {
+                    const auto& a = r[0][0].layers[i];
+                    const auto& b = r[1][0].layers[i];
+                    INFO(a.layer << ": " << a.detail);
+                    // the same kernels and the same bits, checked run and last timed run alike
+                    CHECK(a.err.max_abs_err == b.err.max_abs_err);
+                    CHECK(a.err_last.max_abs_err == b.err_last.max_abs_err);
+                    CHECK(a.err.max_abs_err == a.err_last.max_abs_err);
+                    const bool dep = a.detail.find("programmatic dependent") != std::string::npos;
+                    CHECK(b.detail.find("programmatic dependent") == std::string::npos);
+                    dependent += dep ? 1 : 0;
+                }
+                // NHWC: conv2 to conv5 read their input in place, so each launches as a dependent
+                if (layout == Layout::nhwc) CHECK(dependent >= 4);
+            }
+    }
+}

@@ -159,6 +159,7 @@ public:
         } else if (io.bias || io.relu) {
             throw cs::Error("hopper: this rung's epilogue stores the plain convolution (no fused bias or ReLU)");
         }
+        if constexpr (HasDependentLaunch<Gemm>::value) gemm_.chain_dependent = io.dependent && launches_dependent();
         const TIO* in = static_cast<const TIO*>(io.in);
         const TIO* w = static_cast<const TIO*>(io.w);
         TIO* out = static_cast<TIO*>(io.out);
@@ -194,6 +195,12 @@ public:
         }
     }
     bool fuses_post_ops() const override { return HasPostOps<Gemm>::value; }
+    // The GEMM is the first kernel (no transform before it) and can wait for the work before it.
+    bool launches_dependent() const override {
+        if constexpr (HasDependentLaunch<Gemm>::value && std::is_same_v<T, TIO> && !InOp::kScaled)
+            return !u_.tw && !transforms_input(u_, gemm_);
+        return false;
+    }
     std::size_t workspace_bytes() const override {
         return ws_in_.bytes() + ws_w_.bytes() + gemm_.workspace_bytes();
     }
