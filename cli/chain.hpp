@@ -28,6 +28,7 @@ struct ChainArgs {
     int tail_repeats = -1;                        // -1: 200 at N=1, else none
     bool no_flush = false, quiet = false;
     bool no_pdl = false;                          // ours without programmatic dependent launches
+    bool no_ceilings = false;                     // no cuBLAS ceilings: pct_peak and peak_tflops empty
 };
 
 CLI::App* add_chain_command(CLI::App& app, ChainArgs& a);
