@@ -282,57 +282,33 @@ else
 fi
 
 # ---- the jobs ----------------------------------------------------------------------------
-# The chain job: compute-sanitizer around `convstudy chain` (the graph replayed as timed, 20
-# repeats, no layer replay, no cuBLAS ceilings: racecheck hit a hardware exception inside the
-# ceilings' cuBLAS GEMMs, before any kernel of ours); its rows are the chain rows' statuses.
-run_chain_job() {
-    local tool=$1 group=$2
-    local job="${tool}__${group}__chain"
-    local log="$LOGDIR/$job.log" csv="$LOGDIR/$job.csv" t0 t1 rc errors finished rows limit=$JOB_SECONDS
-    t0=$(date +%s)
-    if ((DEADLINE > 0)); then
-        local left=$((t_start + DEADLINE - t0))
-        ((left < limit)) && limit=$left
-        ((limit < 1)) && limit=1
-    fi
-    # shellcheck disable=SC2046
-    timeout --kill-after=10 "$limit" compute-sanitizer --tool "$tool" $(tool_args "$tool") \
-        --kernel-name "$FILTER" --error-exitcode 99 --print-limit 50 \
-        "$EXE" chain --batch 1 --classes fp16,bf16,tf32 --layout nhwc,nchw --sides ours --golden golden \
-        --warmup 0 --repeats 20 --tail-repeats 20 --layer-repeats 0 --no-ceilings --csv "$csv" >"$log" 2>&1
-    rc=$?
-    t1=$(date +%s)
-    errors=$(errors_of "$log" "$tool")
-    finished=yes
-    if ((rc == 124 || rc == 137)) || [[ -z $errors ]]; then finished=no; fi
-    rows=$(python3 - "$csv" <<'EOF' 2>/dev/null || echo "no-csv"
-import csv, sys
-n = {"PASS": 0, "SKIP": 0, "FAIL": 0, "ERROR": 0}
-for r in csv.DictReader(open(sys.argv[1], newline="")):
-    if r.get("scope") == "chain":
-        n[r.get("status", "")] = n.get(r.get("status", ""), 0) + 1
-print("/".join(str(n[k]) for k in ("PASS", "SKIP", "FAIL", "ERROR")))
-EOF
-    )
-    printf '%-10s %-34s %-7s %-8s %-7s %-15s %s\n' "$tool" "$group/chain" "${errors:--}" "$finished" \
-        $((t1 - t0)) "$rows" "$rc" | tee "$LOGDIR/$job.result"
-}
-
-# One job: compute-sanitizer --tool TOOL around one sweep of GROUP's variants on TARGET.
-# Writes $LOGDIR/<job>.result: "tool target errors finished seconds rows exit".
+# One job: compute-sanitizer --tool TOOL around one sweep of GROUP's variants on TARGET, or for
+# the chain target around `convstudy chain` (AlexNet at N=1, our side, the graph replayed as
+# timed: 20 repeats, no layer replay, no cuBLAS ceilings: racecheck hit a hardware exception
+# inside the ceilings' cuBLAS GEMMs, before any kernel of ours); the rows are the sweep's, or
+# the chain rows' statuses. Writes $LOGDIR/<job>.result: "tool target errors finished seconds
+# rows exit".
 run_job() {
     local tool=$1 group=$2 variants=$3 target=$4
     local job="${tool}__${group}__${target}"
     local log="$LOGDIR/$job.log" csv="$LOGDIR/$job.csv"
-    local table_args=() batch
-    if [[ $target == chain ]]; then
-        run_chain_job "$tool" "$group"
-        return
-    fi
+    local cmd=() scope=""
     case $target in
-    odd) table_args=(--table "$ODD_TABLE") batch=1,3 ;;
-    vgg16 | resnet50) table_args=(--table "$target") batch=1 ;;
-    *) batch=1 ;;
+    chain)
+        cmd=(chain --batch 1 --classes fp16,bf16,tf32 --layout nhwc,nchw --sides ours --golden golden --warmup 0
+            --repeats 20 --tail-repeats 20 --layer-repeats 0 --no-ceilings)
+        scope=chain
+        ;;
+    *)
+        local table_args=() batch=1
+        case $target in
+        odd) table_args=(--table "$ODD_TABLE") batch=1,3 ;;
+        vgg16 | resnet50) table_args=(--table "$target") ;;
+        esac
+        cmd=(sweep --variants "$variants" "${table_args[@]}" --batch "$batch" --layout all --memory "$MEMORY"
+            --check sampled --samples 16777216 --no-cpu-timing --warmup 0 --repeats 0 --no-flush
+            --workspace-limit "$WORKSPACE_GIB" "${AXES[@]}" --quiet)
+        ;;
     esac
     local t0 t1 rc errors finished rows
     t0=$(date +%s)
@@ -345,18 +321,19 @@ run_job() {
     # shellcheck disable=SC2046
     timeout --kill-after=10 "$limit" compute-sanitizer --tool "$tool" $(tool_args "$tool") \
         --kernel-name "$FILTER" --error-exitcode 99 --print-limit 50 \
-        "$EXE" sweep --variants "$variants" "${table_args[@]}" --batch "$batch" --layout all \
-        --memory "$MEMORY" --check sampled --samples 16777216 --no-cpu-timing --warmup 0 --repeats 0 \
-        --no-flush --workspace-limit "$WORKSPACE_GIB" "${AXES[@]}" --quiet --csv "$csv" >"$log" 2>&1
+        "$EXE" "${cmd[@]}" --csv "$csv" >"$log" 2>&1
     rc=$?
     t1=$(date +%s)
     errors=$(errors_of "$log" "$tool")
     finished=yes
     if ((rc == 124 || rc == 137)) || [[ -z $errors ]]; then finished=no; fi
-    rows=$(python3 - "$csv" <<'EOF' 2>/dev/null || echo "no-csv"
-import csv, sys
+    rows=$(SCOPE=$scope python3 - "$csv" <<'EOF' 2>/dev/null || echo "no-csv"
+import csv, os, sys
 n = {"PASS": 0, "SKIP": 0, "FAIL": 0, "ERROR": 0}
+scope = os.environ.get("SCOPE", "")
 for r in csv.DictReader(open(sys.argv[1], newline="")):
+    if scope and r.get("scope") != scope:
+        continue
     s = r.get("status", "")
     n[s] = n.get(s, 0) + 1
 print("/".join(str(n[k]) for k in ("PASS", "SKIP", "FAIL", "ERROR")))

@@ -153,6 +153,18 @@ void for_each_case(F&& f) {
                     }
 }
 
+// The channels' bias on the device, then f(bias or null, relu) for each of the four epilogues.
+template <typename F>
+void for_each_op(const std::vector<float>& bias, const ChainTensor4& t, std::size_t offset, cudaStream_t s, F&& f) {
+    DeviceTensor b(ChainTensor4{t.type, Layout::nchw, 1, t.C, 1, 1}, offset);
+    upload(bias, b, s);
+    for (const bool with_bias : {true, false})
+        for (const bool relu : {true, false}) {
+            INFO("bias " << with_bias << " relu " << relu);
+            f(with_bias ? static_cast<const void*>(b.get()) : nullptr, relu);
+        }
+}
+
 // Runs maxpool3x3s2 on NCHW data `in` of shape t and checks it against the reference.
 void check_pool(const std::vector<float>& in, const ChainTensor4& t, std::size_t offset, cudaStream_t s) {
     DeviceTensor x(t, offset), y(pooled(t), offset);
@@ -171,19 +183,15 @@ TEST_CASE("bias_relu is the float sum rounded once, ReLU as the reference's, in 
     for_each_case([&](const ChainTensor4& t, std::size_t offset) {
         const auto y = make_data(std::size_t(t.elems()), 2.0f, t.type, seed++);
         const auto bias = make_data(std::size_t(t.C), 1.0f, t.type, seed++);
-        DeviceTensor b(ChainTensor4{t.type, Layout::nchw, 1, t.C, 1, 1}, offset);
-        upload(bias, b, s);
-        for (const bool with_bias : {true, false})
-            for (const bool relu : {true, false}) {
-                INFO("bias " << with_bias << " relu " << relu);
-                DeviceTensor d(t, offset);
-                upload(y, d, s);
-                bias_relu(d.get(), t, with_bias ? b.get() : nullptr, relu, s);
-                // No bias and no ReLU: nothing is enqueued, the data is unchanged.
-                const std::vector<float> none;
-                const auto want = with_bias || relu ? bias_relu_expected(y, t, with_bias ? bias : none, relu) : y;
-                check_equal(download(d, s), want);
-            }
+        for_each_op(bias, t, offset, s, [&](const void* b, bool relu) {
+            DeviceTensor d(t, offset);
+            upload(y, d, s);
+            bias_relu(d.get(), t, b, relu, s);
+            // No bias and no ReLU: nothing is enqueued, the data is unchanged.
+            const std::vector<float> none;
+            const auto want = b || relu ? bias_relu_expected(y, t, b ? bias : none, relu) : y;
+            check_equal(download(d, s), want);
+        });
     });
 }
 
@@ -204,26 +212,22 @@ TEST_CASE("bias_relu_maxpool3x3s2 is bias_relu then maxpool3x3s2, bit for bit, N
         auto y = make_data(std::size_t(t.elems()), 2.0f, t.type, seed++);
         if (t.H == 27) y[std::size_t(2 * t.W + 2)] = nan;  // a NaN the ReLU maps to zero, as bias_relu does
         const auto bias = make_data(std::size_t(t.C), 1.0f, t.type, seed++);
-        DeviceTensor b(ChainTensor4{t.type, Layout::nchw, 1, t.C, 1, 1}, offset);
-        upload(bias, b, s);
-        for (const bool with_bias : {true, false})
-            for (const bool relu : {true, false}) {
-                INFO("bias " << with_bias << " relu " << relu);
-                DeviceTensor x(t, offset), p(pooled(t), offset);
-                upload(y, x, s);
-                bias_relu_maxpool3x3s2(x.get(), t, with_bias ? b.get() : nullptr, relu, p.get(), s);
-                // the same through the two passes, on the GPU and on the CPU
-                DeviceTensor x2(t, offset), p2(pooled(t), offset);
-                upload(y, x2, s);
-                bias_relu(x2.get(), t, with_bias ? b.get() : nullptr, relu, s);
-                maxpool3x3s2(x2.get(), t, p2.get(), s);
-                const auto fused = download(p, s);
-                check_equal(fused, download(p2, s));
-                const std::vector<float> none;
-                const auto act = with_bias || relu ? bias_relu_expected(y, t, with_bias ? bias : none, relu) : y;
-                check_equal(fused, maxpool_expected(act, t));
-                check_equal(download(x, s), y);  // the input is left as it was
-            }
+        for_each_op(bias, t, offset, s, [&](const void* b, bool relu) {
+            DeviceTensor x(t, offset), p(pooled(t), offset);
+            upload(y, x, s);
+            bias_relu_maxpool3x3s2(x.get(), t, b, relu, p.get(), s);
+            // the same through the two passes, on the GPU and on the CPU
+            DeviceTensor x2(t, offset), p2(pooled(t), offset);
+            upload(y, x2, s);
+            bias_relu(x2.get(), t, b, relu, s);
+            maxpool3x3s2(x2.get(), t, p2.get(), s);
+            const auto fused = download(p, s);
+            check_equal(fused, download(p2, s));
+            const std::vector<float> none;
+            const auto act = b || relu ? bias_relu_expected(y, t, b ? bias : none, relu) : y;
+            check_equal(fused, maxpool_expected(act, t));
+            check_equal(download(x, s), y);  // the input is left as it was
+        });
     });
 }
 
