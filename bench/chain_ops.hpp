@@ -1,9 +1,10 @@
 // The network ops of a chain run on the GPU, outside the convolution: the per-channel bias with
 // ReLU after a convolution, and AlexNet's 3x3 stride-2 max-pool, on tensors in a chain's element
 // type (f32, f16, bf16) and layout (NCHW or NHWC). What reference/network_ref.hpp computes on the
-// CPU; `convstudy chain` (bench/chain_run.hpp) enqueues them between our convolutions (the
-// unfused epilogue: the convolution's output is rounded to its element type, the bias added in
-// float and the result rounded again, one rounding more than a fused epilogue makes).
+// CPU; `convstudy chain` (bench/chain_run.hpp) enqueues them between our convolutions: the pool
+// after every pooled layer, and the bias and ReLU only after a plan that stores the plain
+// convolution (Plan::fuses_post_ops false: its output is rounded to its element type, the bias
+// added in float and the result rounded again, one rounding more than the fused epilogue makes).
 // Every function only enqueues work on `s` (no allocation, no host sync): it can be captured into
 // a CUDA graph. Compiled in every build (like convert.cu), so a host-only build links.
 #pragma once
