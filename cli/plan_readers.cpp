@@ -82,6 +82,17 @@ ProfileStep read_profile(const Fields& f, const fs::path& root, Outputs& outs) {
     return p;
 }
 
+// The runner starts from a fresh machine: an earlier golden step with chain true must make table
+// t's chain set at every N, else `field` fails (its message after `lead`).
+static void require_chain_sets(const Fields& f, const char* field, const char* lead, const GoldenMade& golden,
+                               const TableRef& t, const std::vector<std::int64_t>& batches) {
+    const auto it = golden.chains.find(GoldenMade::chain_key(t));
+    for (auto N : batches)
+        if (it == golden.chains.end() || !it->second.count(N))
+            f.where().fail(field, std::string(lead) + "no earlier golden step with chain true makes " +
+                                      t.table.name + "'s chain at N=" + std::to_string(N));
+}
+
 SanitizeStep read_sanitize(const Fields& f, const GoldenMade& golden, Outputs& outs) {
     SanitizeStep s;
     if (f.has("tools")) {
@@ -129,9 +140,7 @@ SanitizeStep read_sanitize(const Fields& f, const GoldenMade& golden, Outputs& o
     if (std::find(s.targets.begin(), s.targets.end(), SanitizeTarget::chain) != s.targets.end()) {
         TableRef alexnet;
         alexnet.table.name = "alexnet";
-        const auto it = golden.chains.find(GoldenMade::chain_key(alexnet));
-        if (it == golden.chains.end() || !it->second.count(1))
-            f.where().fail("targets", "chain, but no earlier golden step with chain true makes alexnet's chain at N=1");
+        require_chain_sets(f, "targets", "chain, but ", golden, alexnet, {1});
     }
     s.axes = read_axes(f, plan);
     s.job_seconds = int(f.integer("job_seconds", s.job_seconds, 1, 86400));
@@ -183,12 +192,7 @@ ChainStep read_chain(const Fields& f, const fs::path& root, const GoldenMade& go
     if (auto why = chain_error(c.table.table))
         f.where().fail("table", "'" + c.table.table.name + "' is not a chain: " + *why);
     c.batches = f.batches("batches", c.batches, false);
-    // The runner starts from a fresh machine: an earlier golden step with chain true makes the sets.
-    const auto it = golden.chains.find(GoldenMade::chain_key(c.table));
-    for (auto N : c.batches)
-        if (it == golden.chains.end() || !it->second.count(N))
-            f.where().fail("batches", "no earlier golden step with chain true makes " + c.table.table.name +
-                                          "'s chain at N=" + std::to_string(N));
+    require_chain_sets(f, "batches", "", golden, c.table, c.batches);
     c.classes = f.strings("classes", c.classes);
     for (const auto& s : c.classes) {
         const auto p = gpu::parse_precision(s);
