@@ -230,20 +230,19 @@ void ChainRunner::enqueue_layer(Side& s, std::size_t i, cudaStream_t st) {
         const ChainTensor4 t = conv_tensor(l, data_.N, dtype_, layout_);
         Plan& plan = *s.plans[i];
         const bool dep = opt_.pdl;  // the ops always can; the convolution where its plan can
+        // Bias and ReLU in the convolution's epilogue where the plan fuses them, else in the
+        // pool's one pass or a pass of their own (none left: the plain pool, or nothing).
+        const bool fused = plan.fuses_post_ops();
         DeviceIO io{in, shared_.w[i].get(), s.conv[i].get(), data_.N};
         io.dependent = dep && plan.launches_dependent();
-        if (plan.fuses_post_ops()) {  // bias and ReLU in the convolution's epilogue
-            io.bias = bias;
-            io.relu = l.relu;
-            plan.run(io, st);
-            if (l.pool != Pool::none) maxpool3x3s2(s.conv[i].get(), t, s.pooled[i].get(), st, dep);
-            return;
-        }
+        if (fused) io.bias = bias, io.relu = l.relu;
         plan.run(io, st);
-        if (l.pool != Pool::none)  // the epilogue in the pool's one pass (the conv output stays raw)
-            bias_relu_maxpool3x3s2(s.conv[i].get(), t, bias, l.relu, s.pooled[i].get(), st, dep);
+        const void* rest_bias = fused ? nullptr : bias;
+        const bool rest_relu = !fused && l.relu;
+        if (l.pool != Pool::none)
+            bias_relu_maxpool3x3s2(s.conv[i].get(), t, rest_bias, rest_relu, s.pooled[i].get(), st, dep);
         else
-            bias_relu(s.conv[i].get(), t, bias, l.relu, st, dep);
+            bias_relu(s.conv[i].get(), t, rest_bias, rest_relu, st, dep);
         return;
     }
 #if defined(CONVSTUDY_HAVE_KERNELS) && defined(CONVSTUDY_HAVE_CUDNN)
