@@ -11,6 +11,9 @@
 #if defined(CONVSTUDY_HAVE_KERNELS) && defined(CONVSTUDY_HAVE_CUDNN)
 #include "cudnn_chain.hpp"
 #endif
+#if defined(CONVSTUDY_HAVE_KERNELS)
+#include "megakernel.hpp"
+#endif
 
 #include <algorithm>
 #include <chrono>
@@ -25,7 +28,20 @@
 
 namespace cs::gpu {
 
-std::string_view to_string(ChainSide s) { return s == ChainSide::ours ? "ours" : "cudnn"; }
+std::string_view to_string(ChainSide s) {
+    switch (s) {
+        case ChainSide::ours: return "ours";
+        case ChainSide::megakernel: return "megakernel";
+        case ChainSide::cudnn: break;
+    }
+    return "cudnn";
+}
+
+std::optional<ChainSide> parse_chain_side(std::string_view s) {
+    for (const ChainSide c : {ChainSide::ours, ChainSide::megakernel, ChainSide::cudnn})
+        if (s == to_string(c)) return c;
+    return std::nullopt;
+}
 
 namespace {
 
@@ -96,6 +112,9 @@ struct Side {
     ChainSideSpec spec;
     ChainResult* r = nullptr;
     std::vector<std::unique_ptr<Plan>> plans;  // ours: one convolution plan a layer
+#if defined(CONVSTUDY_HAVE_KERNELS)
+    std::unique_ptr<ChainMegakernel> mega;     // megakernel: the one kernel of the whole chain
+#endif
 #if defined(CONVSTUDY_HAVE_KERNELS) && defined(CONVSTUDY_HAVE_CUDNN)
     std::vector<std::unique_ptr<CudnnChainLayer>> cudnn;
 #endif
@@ -126,8 +145,12 @@ private:
     void plan(Side& s);
     void enqueue_layer(Side& s, std::size_t i, cudaStream_t st);
     void enqueue_chain(Side& s, cudaStream_t st) {
+#if defined(CONVSTUDY_HAVE_KERNELS)
+        if (s.mega) return s.mega->run(st);
+#endif
         for (std::size_t i = 0; i < t_.layers.size(); ++i) enqueue_layer(s, i, st);
     }
+    void plan_megakernel(Side& s);
     void capture(Side& s);
     void launch(Side& s, cudaStream_t st) {
         if (s.exec)
@@ -180,6 +203,12 @@ void ChainRunner::plan(Side& s) {
         const std::size_t pooled = l.pool == Pool::none ? 0 : bytes(post_tensor(l, N, dtype_, layout_));
         s.pooled.emplace_back(pooled ? Buffer(MemKind::device, pooled) : Buffer());
     }
+    if (s.spec.side == ChainSide::megakernel) {
+        plan_megakernel(s);
+        s.r->setup_ms = ms_since(t0);
+        s.live = true;
+        return;
+    }
     for (const Layer& l : t_.layers) {
         // Each layer's plan may take half the memory free when it is planned: the layers' plans
         // live at once, so a limit fixed before the first would let them overcommit together.
@@ -220,6 +249,38 @@ void ChainRunner::plan(Side& s) {
     capture(s);
     s.r->setup_ms = ms_since(t0);
     s.live = true;
+}
+
+// The megakernel on the side's activations (allocated by plan), captured like the others.
+void ChainRunner::plan_megakernel(Side& s) {
+#if defined(CONVSTUDY_HAVE_KERNELS)
+    std::vector<MegaLayer> ml;
+    MegaTensors ten;
+    ten.input = shared_.input.get();
+    for (std::size_t i = 0; i < t_.layers.size(); ++i) {
+        const Layer& l = t_.layers[i];
+        ml.push_back({l.C, l.H, l.W, l.M, l.R, l.S, l.stride, l.pad, l.bias, l.relu, l.pool != Pool::none});
+        ten.w.push_back(shared_.w[i].get());
+        ten.bias.push_back(l.bias ? shared_.b[i].get() : nullptr);
+        ten.conv.push_back(s.conv[i].get());
+        ten.pooled.push_back(s.pooled[i].get());
+    }
+    s.mega = make_chain_megakernel(ml, data_.N, dtype_, layout_, ctx_.prop(), ten, opt_.mega_ctas_per_sm);
+    s.r->workspace_bytes = s.mega->workspace_bytes();
+    for (std::size_t i = 0; i < t_.layers.size(); ++i) {
+        ChainLayerResult lr;
+        lr.layer = t_.layers[i].name;
+        lr.detail = "a phase of the megakernel";
+        s.r->layers.push_back(std::move(lr));
+        s.r->device_bytes += s.conv[i].bytes() + s.pooled[i].bytes();
+    }
+    s.r->device_bytes += s.r->workspace_bytes;
+    s.r->detail = s.mega->detail();
+    capture(s);
+#else
+    (void)s;
+    throw Skip("the megakernel needs a build with the kernels");
+#endif
 }
 
 void ChainRunner::enqueue_layer(Side& s, std::size_t i, cudaStream_t st) {
@@ -319,7 +380,7 @@ double ChainRunner::time_once(const std::function<void(cudaStream_t)>& work) {
 // Each layer's part of the chain alone, in a graph of its own, on the activations the chain
 // left (the input of layer i is layer i-1's output of the last run).
 void ChainRunner::replay(Side& s) {
-    if (opt_.layer_repeats <= 0) return;
+    if (opt_.layer_repeats <= 0 || s.spec.side == ChainSide::megakernel) return;
     const cudaStream_t st = stream_.get();
     for (std::size_t i = 0; i < t_.layers.size(); ++i) {
         cudaGraphExec_t x = nullptr;
@@ -427,7 +488,7 @@ std::vector<ChainResult> run_chain(DeviceContext& ctx, const LayerTable& table, 
                     std::to_string(golden.size()) + " outputs for a table of " + std::to_string(table.layers.size()) +
                     " layers");
     for (const auto& s : sides)
-        if (s.side == ChainSide::ours && !s.variant) throw Error("chain: our side names no variant (a bug)");
+        if (s.side != ChainSide::cudnn && !s.variant) throw Error("chain: our side names no variant (a bug)");
     ChainRunner r(ctx, table, data, golden, p, layout, opt);
     return r.run(sides);
 }

@@ -9,6 +9,10 @@
 //          the 3x3 stride-2 max-pool after it; else they run after it (chain_ops.hpp: one pass
 //          of bias + ReLU, or of both with the pool; one rounding more than the fused epilogue).
 //          The layer's detail says which.
+//   megakernel  ours as ONE persistent kernel (kernels/chain/megakernel.hpp): every layer's
+//          convolution, epilogue and pool in one cooperative launch with a grid barrier between
+//          the phases (the batch-1 latency design; f16 and bf16, NHWC); captured in the graph
+//          like the others. No layer replay (its layers are not kernels of their own).
 //   cudnn  per layer one cuDNN graph of convolution + bias + ReLU and cuDNN's pooling
 //          (kernels/cudnn/cudnn_chain.hpp), searched as the per-layer anchors are
 //
@@ -37,7 +41,9 @@
 #include "variant.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace cs::gpu {
@@ -52,8 +58,9 @@ struct ChainHostData {
     const std::vector<std::vector<float>>* bias = nullptr;
 };
 
-enum class ChainSide { ours, cudnn };
+enum class ChainSide { ours, megakernel, cudnn };
 std::string_view to_string(ChainSide s);
+std::optional<ChainSide> parse_chain_side(std::string_view s);  // as to_string writes it
 
 struct ChainOptions {
     int warmup = 3;
@@ -68,11 +75,14 @@ struct ChainOptions {
     // kernel after the one before has completed (the A/B of what PDL buys).
     bool pdl = true;
     PlanState state;  // the plans' engine memory and tuning table
+    // The megakernel's CTAs per SM (1 to 4; fewer where they do not fit).
+    int mega_ctas_per_sm = 2;
     // Where the order of the sides is shuffled per round from.
     std::uint64_t order_seed = RunOptions{}.order_seed;
 };
 
-// One side to run: `ours` with a registry row (its make_plan runs each layer's convolution), or
+// One side to run: `ours` with a registry row (its make_plan runs each layer's convolution),
+// `megakernel` (the row names the class's auto-<class>: the megakernel is our batch-1 choice), or
 // `cudnn` (the row is the class's cudnn-<class> anchor, named in the CSV).
 struct ChainSideSpec {
     ChainSide side = ChainSide::ours;
@@ -92,6 +102,7 @@ struct ChainResult {
     ChainSideSpec spec;
     Status status = Status::error;
     std::string reason;
+    std::string detail;                   // the side's own description (the megakernel's), or ""
     double threshold = 0;                 // chain_threshold(class)
     Stat chain;                           // the whole graph (ms)
     double p99_ms = NAN;                  // with tail_repeats

@@ -32,7 +32,9 @@ CLI::App* add_chain_command(CLI::App& app, ChainArgs& a) {
     c->add_option("--choice", a.choice,
                   "our convolutions: `auto` (auto-<class>: each layer's tuned or heuristic choice) or one variant "
                   "name that runs every layer");
-    c->add_option("--sides", a.sides, "the sides to run, comma separated: ours, cudnn")
+    c->add_option("--sides", a.sides,
+                  "the sides to run, comma separated: ours (a CUDA graph of our kernels), megakernel (the whole chain "
+                  "as one persistent kernel: f16 and bf16, NHWC), cudnn")
         ->delimiter(',')
         ->expected(1, -1);
     c->add_option("--csv", a.csv, "write the rows (scope=chain and scope=layer) to this CSV file");
@@ -55,6 +57,8 @@ CLI::App* add_chain_command(CLI::App& app, ChainArgs& a) {
     c->add_flag("--no-pdl", a.no_pdl,
                 "ours without programmatic dependent launches: each kernel after the one before has completed (the "
                 "A/B of what PDL buys)");
+    c->add_option("--megakernel-ctas", a.mega_ctas_per_sm, "the megakernel's CTAs per SM (fewer where they do not fit)")
+        ->check(CLI::Range(1, 4));
     c->add_flag("--quiet", a.quiet, "no summary lines");
     return c;
 }
@@ -95,13 +99,15 @@ std::vector<Row> rows_of(const LayerTable& t, std::int64_t N, gpu::Layout layout
     r.setup_ms = c.setup_ms;
     r.workspace_bytes = c.workspace_bytes;
     r.device_bytes = c.device_bytes;
-    r.algo = "chain";
+    r.algo = c.spec.side == gpu::ChainSide::megakernel ? "megakernel" : "chain";
     r.checked_runs = c.status == gpu::Status::pass ? 2 : 1;
     r.order_seed = c.order_seed;
     std::vector<std::string> parts{c.graph ? "one CUDA graph" : "stream launches"};
     if (c.spec.side == gpu::ChainSide::ours)
         parts.push_back(c.pdl ? "programmatic dependent launches" : "no programmatic dependent launch");
-    for (const auto& l : c.layers) parts.push_back(l.layer + ": " + (l.config.empty() ? l.detail : l.config));
+    if (!c.detail.empty()) parts.push_back(c.detail);
+    if (c.spec.side != gpu::ChainSide::megakernel)
+        for (const auto& l : c.layers) parts.push_back(l.layer + ": " + (l.config.empty() ? l.detail : l.config));
     r.detail = join(parts, " | ");
     rows.push_back(chain);
     for (std::size_t i = 0; i < c.layers.size() && i < t.layers.size(); ++i) {
@@ -148,10 +154,13 @@ void print_summary(const LayerTable& t, std::int64_t N, gpu::Precision p, gpu::L
     auto passed = [&](gpu::ChainSide side) {
         return std::find_if(res.begin(), res.end(), [&](const auto& c) { return c.spec.side == side && pass(c); });
     };
-    const auto ours = passed(gpu::ChainSide::ours), cudnn = passed(gpu::ChainSide::cudnn);
-    if (ours != res.end() && cudnn != res.end())
-        std::printf("chain %s N=%lld: ours / cuDNN's chain = %.3f\n", t.name.c_str(), static_cast<long long>(N),
-                    ours->chain.median / cudnn->chain.median);
+    const auto cudnn = passed(gpu::ChainSide::cudnn);
+    for (const auto side : {gpu::ChainSide::ours, gpu::ChainSide::megakernel}) {
+        const auto ours = passed(side);
+        if (ours != res.end() && cudnn != res.end())
+            std::printf("chain %s N=%lld: %s / cuDNN's chain = %.3f\n", t.name.c_str(), static_cast<long long>(N),
+                        std::string(gpu::to_string(side)).c_str(), ours->chain.median / cudnn->chain.median);
+    }
 }
 
 const gpu::Variant& registry_row(const std::string& name) {
@@ -178,12 +187,9 @@ int cmd_chain(const ChainArgs& a) {
     for (const auto& s : a.layouts) layouts.push_back(parse_layout_or_throw(s));
     std::vector<gpu::ChainSide> sides;
     for (const auto& s : a.sides) {
-        if (s == "ours")
-            sides.push_back(gpu::ChainSide::ours);
-        else if (s == "cudnn")
-            sides.push_back(gpu::ChainSide::cudnn);
-        else
-            throw Error("chain: --sides: '" + s + "' is not ours or cudnn");
+        const auto side = gpu::parse_chain_side(s);
+        if (!side) throw Error("chain: --sides: '" + s + "' is not ours, megakernel or cudnn");
+        sides.push_back(*side);
     }
     // Our variant: auto-<class>, or one named row of each class asked for.
     const gpu::Variant* named = nullptr;
@@ -216,9 +222,11 @@ int cmd_chain(const ChainArgs& a) {
         for (const auto p : classes) {
             std::vector<gpu::ChainSideSpec> specs;
             for (const auto side : sides) {
-                const std::string name = side == gpu::ChainSide::cudnn ? "cudnn-" + std::string(gpu::to_string(p))
-                                         : named                       ? named->name
-                                                                       : "auto-" + std::string(gpu::to_string(p));
+                // The megakernel's row is auto-<class>: it is our batch-1 choice, whatever --choice names.
+                const std::string cls(gpu::to_string(p));
+                const std::string name = side == gpu::ChainSide::cudnn                ? "cudnn-" + cls
+                                         : named && side == gpu::ChainSide::ours ? named->name
+                                                                                 : "auto-" + cls;
                 specs.push_back({side, &registry_row(name)});
             }
             for (const auto layout : layouts) {
@@ -229,6 +237,7 @@ int cmd_chain(const ChainArgs& a) {
                 o.layer_repeats = a.layer_repeats;
                 o.flush_l2 = !a.no_flush;
                 o.pdl = !a.no_pdl;
+                o.mega_ctas_per_sm = a.mega_ctas_per_sm;
                 o.state = ro;
                 const gpu::ChainHostData hd{g.data.N, &g.data.input, &g.data.weights, &g.data.bias};
                 const auto res = gpu::run_chain(*ctx, table, hd, g.outputs, p, layout, specs, o);

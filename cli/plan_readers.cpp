@@ -1,6 +1,7 @@
 // Step readers apart from plan.cpp: profile, sanitize and tune (plan_readers.hpp).
 #include "plan_readers.hpp"
 
+#include "chain_run.hpp"
 #include "error.hpp"
 #include "join.hpp"
 #include "profile.hpp"
@@ -204,7 +205,8 @@ ChainStep read_chain(const Fields& f, const fs::path& root, const GoldenMade& go
         f.where().fail("choice", "'" + c.choice + "' is neither auto nor a variant");
     c.sides = f.strings("sides", c.sides);
     for (const auto& s : c.sides)
-        if (s != "ours" && s != "cudnn") f.where().fail("sides", "'" + s + "' is not ours or cudnn");
+        if (!gpu::parse_chain_side(s)) f.where().fail("sides", "'" + s + "' is not ours, megakernel or cudnn");
+    c.mega_ctas = int(f.integer("megakernel_ctas", c.mega_ctas, 1, 4));
     c.warmup = int(f.integer("warmup", c.warmup, 0, 1000));
     c.repeats = int(f.integer("repeats", c.repeats, 20, 100000));
     if (f.has("tail_repeats")) c.tail_repeats = int(f.integer("tail_repeats", 0, 0, 100000));

@@ -199,6 +199,8 @@ std::vector<std::string> chain_command(const ChainStep& c, const std::string& ex
                        std::to_string(c.layer_repeats), "--csv", csv});
     if (c.tail_repeats) v.insert(v.end(), {"--tail-repeats", std::to_string(*c.tail_repeats)});
     if (!c.pdl) v.push_back("--no-pdl");
+    if (std::find(c.sides.begin(), c.sides.end(), "megakernel") != c.sides.end())
+        v.insert(v.end(), {"--megakernel-ctas", std::to_string(c.mega_ctas)});
     return v;
 }
 

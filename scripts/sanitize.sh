@@ -48,6 +48,7 @@
 #                      chain: `convstudy chain` on AlexNet at N=1, our side, every tensor-core class
 #                      and both layouts, one job a tool whatever the split: each layer's auto-*
 #                      choice, its fused epilogue, the pools, all inside the chain's CUDA graph,
+#                      and the megakernel (f16, bf16 NHWC; its grid barriers and split parts),
 #                      every layer's output checked against the chain golden files under
 #                      golden/, which must exist: `convstudy golden --chain`)
 #   SANITIZE_MEMORY    memory modes of the sweeps (default: pageable)
@@ -283,7 +284,8 @@ fi
 
 # ---- the jobs ----------------------------------------------------------------------------
 # One job: compute-sanitizer --tool TOOL around one sweep of GROUP's variants on TARGET, or for
-# the chain target around `convstudy chain` (AlexNet at N=1, our side, the graph replayed as
+# the chain target around `convstudy chain` (AlexNet at N=1, our side and the megakernel (which
+# SKIPs tf32 and NCHW), the graph replayed as
 # timed: 20 repeats, no layer replay, no cuBLAS ceilings: racecheck hit a hardware exception
 # inside the ceilings' cuBLAS GEMMs, before any kernel of ours); the rows are the sweep's, or
 # the chain rows' statuses. Writes $LOGDIR/<job>.result: "tool target errors finished seconds
@@ -295,7 +297,7 @@ run_job() {
     local cmd=() scope=""
     case $target in
     chain)
-        cmd=(chain --batch 1 --classes "fp16,bf16,tf32" --layout "nhwc,nchw" --sides ours --golden golden --warmup 0
+        cmd=(chain --batch 1 --classes "fp16,bf16,tf32" --layout "nhwc,nchw" --sides ours,megakernel --golden golden --warmup 0
             --repeats 20 --tail-repeats 20 --layer-repeats 0 --no-ceilings)
         scope=chain
         ;;

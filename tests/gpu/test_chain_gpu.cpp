@@ -13,6 +13,7 @@
 #include <cmath>
 #include <filesystem>
 #include <string>
+#include <utility>
 
 using namespace cs;
 using namespace cs::gpu;
@@ -161,4 +162,64 @@ TEST_CASE("on the GPU, ours with programmatic dependent launches and without: th
                 if (layout == Layout::nhwc) CHECK(dependent >= 4);
             }
     }
+}
+
+TEST_CASE("on the GPU, the megakernel PASSes the odd chain and AlexNet's, and refuses what it does not run",
+          "[gpu][chain][megakernel]") {
+    const ChainCase small = make_case(chain_small(), 2);
+    const ChainCase alex1 = make_case(default_layer_table(), 1);
+    const ChainCase alex3 = make_case(default_layer_table(), 3);
+    for (const ChainCase* c : {&small, &alex1, &alex3})
+        for (const Precision p : {Precision::fp16, Precision::bf16})
+            for (const int per_sm : {1, 2, 4}) {
+                INFO(c->table.name << " N=" << c->data.N << " " << to_string(p) << " " << per_sm << " CTAs/SM");
+                const std::vector<ChainSideSpec> mk{{ChainSide::megakernel, &test::variant("auto-" + std::string(to_string(p)))}};
+                const ChainHostData hd{c->data.N, &c->data.input, &c->data.weights, &c->data.bias};
+                ChainOptions o;
+                o.warmup = 1;
+                o.repeats = 5;  // the barrier's generation and the parts' counters run on across launches
+                o.layer_repeats = 2;
+                o.mega_ctas_per_sm = per_sm;
+                o.state = test::test_options();
+                const auto r = run_chain(test::device(), c->table, hd, c->golden, p, Layout::nhwc, mk, o);
+                REQUIRE(r.size() == 1);
+                INFO(to_string(r[0].status) << " " << r[0].reason << " | " << r[0].detail);
+                REQUIRE(r[0].status == Status::pass);
+                CHECK(r[0].graph);
+                CHECK(r[0].detail.find("megakernel") != std::string::npos);
+                REQUIRE(r[0].layers.size() == c->table.layers.size());
+                for (const auto& l : r[0].layers) {
+                    CHECK(l.err.nonfinite == 0);
+                    CHECK(l.err.max_rel_err <= chain_threshold(p));
+                    CHECK(l.err_last.max_rel_err <= chain_threshold(p));
+                    CHECK(l.replay.count == 0);  // no layer replay: its layers are not kernels
+                }
+            }
+    // tf32 and NCHW: a SKIP that says why
+    for (const auto& [p, layout] : {std::pair{Precision::tf32, Layout::nhwc}, std::pair{Precision::fp16, Layout::nchw}}) {
+        const std::vector<ChainSideSpec> mk{{ChainSide::megakernel, &test::variant("auto-" + std::string(to_string(p)))}};
+        const auto r = run(alex1, p, layout, mk);
+        REQUIRE(r.size() == 1);
+        CHECK(r[0].status == Status::skip);
+        CHECK(r[0].reason.find("megakernel") != std::string::npos);
+    }
+}
+
+TEST_CASE("on the GPU, a dropped tap or a wrong bias FAILs the megakernel's chain, naming the layer",
+          "[gpu][chain][megakernel]") {
+    const ChainCase alex = make_case(default_layer_table(), 1);
+    const std::vector<ChainSideSpec> mk{{ChainSide::megakernel, &test::variant("auto-fp16")}};
+    ChainData dropped = alex.data;
+    auto& w3 = dropped.weights.at(2);
+    *std::max_element(w3.begin(), w3.end(), [](float a, float b) { return std::fabs(a) < std::fabs(b); }) = 0.0f;
+    ChainData biased = alex.data;
+    biased.bias.at(3).at(5) += 0.25f;
+    const auto a = run(alex, Precision::fp16, Layout::nhwc, mk, &dropped);
+    REQUIRE(a.size() == 1);
+    CHECK(a[0].status == Status::fail);
+    CHECK(a[0].reason.find("conv3") != std::string::npos);
+    const auto b = run(alex, Precision::fp16, Layout::nhwc, mk, &biased);
+    REQUIRE(b.size() == 1);
+    CHECK(b[0].status == Status::fail);
+    CHECK(b[0].reason.find("conv4") != std::string::npos);
 }
