@@ -1,7 +1,8 @@
 """The network as a user runs it (issue 52): `convstudy chain`'s rows (schema 5 on, `scope` chain)
 side by side, per N, precision class and layout: ours (the `--choice` row, `auto-<class>` by
-default) and cuDNN's chain (`cudnn-<class>`), both measured round-robin in one process, each a
-CUDA graph of the whole network; the median with its p10-p90 spread, the p99 where the run
+default, as a CUDA graph of the whole network, and the megakernel: the whole network as one
+persistent kernel; ours is the faster of the two) and cuDNN's chain (`cudnn-<class>`, a CUDA
+graph), all measured round-robin in one process; the median with its p10-p90 spread, the p99 where the run
 had 100 repeats or more (N=1), ours over cuDNN's, and ours' share of the class's GEMM ceiling.
 
 The docs' `chain` block (docs.py's GENERATORS). `python3 -m convplots.chain_totals --self-test`
@@ -19,14 +20,15 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 def chain_rows(rows):
-    """The PASS chain rows, keyed (N, precision, layout, side): side is cudnn for cuDNN's chain.
+    """The PASS chain rows, keyed (N, precision, layout, side): side is cudnn for cuDNN's chain,
+    megakernel for our chain as one kernel (algo megakernel), graph for ours as a graph of kernels.
     Where several processes measured a key (the plan's ours, PyTorch, ours, PyTorch order), one
     merged row: the median of the process medians, the lowest p10, the highest p90 and p99."""
     groups = {}
     for r in rows:
         if r.get("scope") != "chain" or r.get("status") != "PASS" or r.get("kernel_ms") is None:
             continue
-        side = "cudnn" if r.get("family") == "cudnn" else "ours"
+        side = "cudnn" if r.get("family") == "cudnn" else "megakernel" if r.get("algo") == "megakernel" else "graph"
         groups.setdefault((int(r["N"]), r["precision"], r["layout"], side), []).append(r)
     return {k: merged(v) for k, v in groups.items()}
 
@@ -83,6 +85,15 @@ def pytorch_rows(paths):
     return {k: statistics.median(v) for k, v in out.items()}
 
 
+def ours_of(by, key):
+    """Ours for (N, precision, layout): the faster PASS of the graph and the megakernel (the
+    default the findings report), with which it was; (None, "") when neither ran."""
+    cands = [(by[key + (side,)], side) for side in ("graph", "megakernel") if key + (side,) in by]
+    if not cands:
+        return None, ""
+    return min(cands, key=lambda c: float(c[0]["kernel_ms"]))
+
+
 def table(rows, torch_ms=None, classes=None):
     """The markdown table of the chain rows (an empty string when there are none); torch_ms:
     pytorch_rows' medians, for PyTorch's eager and compiled columns."""
@@ -91,18 +102,22 @@ def table(rows, torch_ms=None, classes=None):
     keys = sorted({k[:3] for k in by if classes is None or k[1] in classes}, key=lambda k: (k[0], k[1], k[2]))
     body = []
     for n, prec, layout in keys:
-        ours, cudnn = by.get((n, prec, layout, "ours")), by.get((n, prec, layout, "cudnn"))
+        ours, which = ours_of(by, (n, prec, layout))
+        graph, mega = by.get((n, prec, layout, "graph")), by.get((n, prec, layout, "megakernel"))
+        cudnn = by.get((n, prec, layout, "cudnn"))
         cell = lambda r: fnum(r["kernel_ms"]) if r else "—"  # noqa: E731
         ratio = fnum(ours["kernel_ms"] / cudnn["kernel_ms"]) if ours and cudnn else "—"
         share = fnum(ours.get("pct_peak")) + "%" if ours and ours.get("pct_peak") is not None else "—"
         torch = [fnum(torch_ms.get((n, prec, layout, impl))) for impl in ("eager", "graph", "compile")]
-        body.append([str(n), prec, layout, cell(ours), spread(ours) if ours else "—", p99(ours) if ours else "—",
-                     cell(cudnn), spread(cudnn) if cudnn else "—", ratio, share] + torch)
+        body.append([str(n), prec, layout, cell(ours), which or "—", spread(ours) if ours else "—",
+                     p99(ours) if ours else "—", cell(graph), cell(mega), cell(cudnn),
+                     spread(cudnn) if cudnn else "—", ratio, share] + torch)
     if not body:
         return ""
-    head = ["N", "class", "layout", "ours ms", "p10-p90", "p99", "cuDNN's chain ms", "p10-p90", "ours / cuDNN",
-            "ours' share of the GEMM rate", "PyTorch eager ms", "graph", "compiled"]
-    return md_table(head, body, ["r", "l", "l"] + ["r"] * 10)
+    head = ["N", "class", "layout", "ours ms", "ours is", "p10-p90", "p99", "graph ms", "megakernel ms",
+            "cuDNN's chain ms", "p10-p90", "ours / cuDNN", "ours' share of the GEMM rate", "PyTorch eager ms", "graph",
+            "compiled"]
+    return md_table(head, body, ["r", "l", "l", "r", "l"] + ["r"] * 11)
 
 
 def generator(data, revs):
@@ -120,14 +135,15 @@ def generator(data, revs):
         how = f"the median of {procs} processes' medians" if procs > 1 else "one process"
         return (table(rows, torch_ms, classes.split(",") if classes else None) + "\n\nOurs: the chain's `--choice` row a layer "
                 "(bias and ReLU in its epilogue where the row fuses them, else a pass of their own or the pool's), then the "
-                "pool; cuDNN's chain: a fused convolution + bias + ReLU graph a layer and cuDNN's pooling; "
+                "pool, as a CUDA graph (graph), or the whole chain as one persistent kernel (megakernel, f16 and bf16 NHWC); "
+                "ours is the faster of the two; cuDNN's chain: a fused convolution + bias + ReLU graph a layer and cuDNN's pooling; "
                 f"{how}. Sources (revision): {srcs}{src_t}.\n")
     return block
 
 
 def self_test():
-    def row(n, fam, ms, layout="nhwc", prec="fp16", pct=None, p99v=""):
-        return {"scope": "chain", "status": "PASS", "N": n, "family": fam, "precision": prec, "layout": layout,
+    def row(n, fam, ms, layout="nhwc", prec="fp16", pct=None, p99v="", algo="chain"):
+        return {"scope": "chain", "status": "PASS", "N": n, "family": fam, "precision": prec, "layout": layout, "algo": algo,
                 "kernel_ms": ms, "kernel_p10_ms": str(ms * 0.9), "kernel_p90_ms": str(ms * 1.1),
                 "kernel_p99_ms": p99v, "pct_peak": pct}
     rows = [row(1, "auto", 0.05, pct=10.0, p99v="0.07"), row(1, "cudnn", 0.1),
@@ -135,12 +151,17 @@ def self_test():
     t = table(rows)
     lines = t.strip().split("\n")
     assert len(lines) == 4, t
-    assert "| 1 | fp16 | nhwc | 0.05 |" in lines[2] and "| 0.5 |" in lines[2] and "| 0.07 |" in lines[2], t
+    assert "| 1 | fp16 | nhwc | 0.05 | graph |" in lines[2] and "| 0.5 |" in lines[2] and "| 0.07 |" in lines[2], t
     assert lines[3].startswith("| 128 |") and "| — |" in lines[3], t
     assert table([]) == ""
     two = chain_rows([row(32, "auto", 0.2), row(32, "auto", 0.3), row(32, "auto", 0.1)])
-    assert two[(32, "fp16", "nhwc", "ours")]["kernel_ms"] == 0.2 and two[(32, "fp16", "nhwc", "ours")]["processes"] == 3
-    assert abs(float(two[(32, "fp16", "nhwc", "ours")]["kernel_p90_ms"]) - 0.33) < 1e-12
+    assert two[(32, "fp16", "nhwc", "graph")]["kernel_ms"] == 0.2 and two[(32, "fp16", "nhwc", "graph")]["processes"] == 3
+    assert abs(float(two[(32, "fp16", "nhwc", "graph")]["kernel_p90_ms"]) - 0.33) < 1e-12
+    # the megakernel beside the graph: ours is the faster, and says which
+    mk = table([row(1, "auto", 0.05), row(1, "auto", 0.03, algo="megakernel"), row(1, "cudnn", 0.1)]).strip().split("\n")
+    assert "| 1 | fp16 | nhwc | 0.03 | megakernel |" in mk[2] and "| 0.05 | 0.03 | 0.1 |" in mk[2], mk
+    slow = table([row(128, "auto", 0.5), row(128, "auto", 0.9, algo="megakernel")]).strip().split("\n")
+    assert "| 128 | fp16 | nhwc | 0.5 | graph |" in slow[2] and "| 0.5 | 0.9 | — |" in slow[2], slow
     print("chain_totals self-test: ok")
 
 
