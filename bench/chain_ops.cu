@@ -189,9 +189,39 @@ __global__ void __launch_bounds__(kThreads)
     }
 }
 
-// NHWC: one thread per V consecutive channels of one output pixel (V = 1 when C is not a
-// multiple of a wider pack), consecutive threads along C: every one of the nine window loads
-// of a warp is contiguous.
+// NHWC: one thread per V consecutive channels of a vertical strip of kStrip output pixels
+// (rows i0 .. i0 + kStrip - 1 of column j; V = 1 when C is not a multiple of a wider pack),
+// consecutive threads along C: every window load of a warp is contiguous. The strip walks the
+// input rows once: each row's maximum over the window's three columns is taken once, and the
+// row two output rows share (2i + 2) is loaded once, so 2 kStrip + 1 rows of 3 loads make
+// kStrip outputs (27 loads for 4, against 36 one output a thread). The maximum of a window is
+// the same set's (pool_step: any NaN wins, else the largest; only which NaN, or the sign of a
+// zero, could depend on the order).
+constexpr int kStrip = 4;
+
+template <int V>
+struct Row {
+    float m[V];
+};
+
+// One input row's maximum over a window's three columns (p: the row's first pixel of the
+// window, at its V channels), each value through the pool's epilogue first (Op).
+template <typename T, int V, typename Idx, bool Op>
+__device__ __forceinline__ Row<V> row_max(const T* p, int C, const float (&bc)[V], bool has_bias, bool relu) {
+    Row<V> r;
+#pragma unroll
+    for (int b = 0; b < 3; ++b) {
+        const Pack<T, V> x = load_pack<T, V>(p + Idx(b) * Idx(C));
+#pragma unroll
+        for (int k = 0; k < V; ++k) {
+            float v = to_float(x.v[k]);
+            if (Op) v = post_op<T>(v, bc[k], has_bias, relu);
+            r.m[k] = b == 0 ? v : pool_step(r.m[k], v);
+        }
+    }
+    return r;
+}
+
 template <typename T, int V, typename Idx, bool Op>
 __global__ void __launch_bounds__(kThreads)
     pool_nhwc_kernel(const T* __restrict__ in, T* __restrict__ out, Idx total, int C, int H, int W, int E, int F,
@@ -200,39 +230,34 @@ __global__ void __launch_bounds__(kThreads)
     grid_launch_dependents();  // the next kernel may launch (it waits for this one before it reads)
     const Idx stride = Idx(gridDim.x) * kThreads;
     const int CV = C / V;
+    const int strips = (E + kStrip - 1) / kStrip;
     for (Idx o = Idx(blockIdx.x) * kThreads + threadIdx.x; o < total; o += stride) {
-        const Idx pix = o / Idx(CV);
-        const int cv = int(o - pix * Idx(CV));
-        const Idx t = pix / Idx(F);
-        const int j = int(pix - t * Idx(F));
-        const Idx n = t / Idx(E);
-        const int i = int(t - n * Idx(E));
-        const T* win = in + ((n * Idx(H) + Idx(2 * i)) * Idx(W) + Idx(2 * j)) * Idx(C) + Idx(cv * V);
+        // o = ((n * strips + strip) * F + j) * CV + cv
+        const Idx col = o / Idx(CV);
+        const int cv = int(o - col * Idx(CV));
+        const Idx t = col / Idx(F);
+        const int j = int(col - t * Idx(F));
+        const Idx n = t / Idx(strips);
+        const int i0 = int(t - n * Idx(strips)) * kStrip;
+        const int rows = E - i0 < kStrip ? E - i0 : kStrip;
+        const T* win = in + ((n * Idx(H) + Idx(2 * i0)) * Idx(W) + Idx(2 * j)) * Idx(C) + Idx(cv * V);
         float bc[V] = {};
         if (Op && bias)
 #pragma unroll
             for (int k = 0; k < V; ++k) bc[k] = to_float(__ldg(bias + cv * V + k));
-        auto val = [&](const Pack<T, V>& x, int k) {
-            const float v = to_float(x.v[k]);
-            return Op ? post_op<T>(v, bc[k], bias != nullptr, relu) : v;
-        };
-        const Pack<T, V> first = load_pack<T, V>(win);
-        float m[V];
+        // Input row r (relative to 2 i0): its maximum over the window's three columns.
+        const Idx row_step = Idx(W) * Idx(C);
+        Row<V> top = row_max<T, V, Idx, Op>(win, C, bc, bias != nullptr, relu);
 #pragma unroll
-        for (int k = 0; k < V; ++k) m[k] = val(first, k);
+        for (int q = 0; q < kStrip && q < rows; ++q) {
+            const Row<V> mid = row_max<T, V, Idx, Op>(win + Idx(2 * q + 1) * row_step, C, bc, bias != nullptr, relu);
+            const Row<V> bot = row_max<T, V, Idx, Op>(win + Idx(2 * q + 2) * row_step, C, bc, bias != nullptr, relu);
+            Pack<T, V> r;
 #pragma unroll
-        for (int a = 0; a < 3; ++a)
-#pragma unroll
-            for (int b = 0; b < 3; ++b) {
-                if (a + b == 0) continue;
-                const Pack<T, V> x = load_pack<T, V>(win + (Idx(a) * Idx(W) + Idx(b)) * Idx(C));
-#pragma unroll
-                for (int k = 0; k < V; ++k) m[k] = pool_step(m[k], val(x, k));
-            }
-        Pack<T, V> r;
-#pragma unroll
-        for (int k = 0; k < V; ++k) r.v[k] = from_float<T>(m[k]);
-        store_pack<T, V>(out + o * Idx(V), r);
+            for (int k = 0; k < V; ++k) r.v[k] = from_float<T>(pool_step(pool_step(top.m[k], mid.m[k]), bot.m[k]));
+            store_pack<T, V>(out + ((n * Idx(E) + Idx(i0 + q)) * Idx(F) + Idx(j)) * Idx(C) + Idx(cv * V), r);
+            top = bot;
+        }
     }
 }
 
@@ -333,7 +358,7 @@ struct PoolOp {
 
 template <typename T, int V, typename Idx>
 void launch_pool_nhwc(const T* in, T* out, const ChainTensor4& t, int E, int F, PoolOp<T> op, cudaStream_t s) {
-    const std::int64_t total = t.N * E * std::int64_t(F) * (t.C / V);
+    const std::int64_t total = t.N * ((E + kStrip - 1) / kStrip) * std::int64_t(F) * (t.C / V);
     if (op.on())
         launch_op(pool_nhwc_kernel<T, V, Idx, true>, total, op.dependent, s, in, out, Idx(total), t.C, t.H, t.W, E, F,
                   op.bias, op.relu);
