@@ -297,7 +297,7 @@ run_job() {
     local cmd=() scope=""
     case $target in
     chain)
-        cmd=(chain --batch 1 --classes "fp16,bf16,tf32" --layout "nhwc,nchw" --sides ours,megakernel --golden golden --warmup 0
+        cmd=(chain --batch 1 --classes "fp16,bf16,tf32" --layout "nhwc,nchw" --sides "ours,megakernel" --golden golden --warmup 0
             --repeats 20 --tail-repeats 20 --layer-repeats 0 --no-ceilings)
         scope=chain
         ;;
