@@ -70,6 +70,7 @@ struct EpiTmaStore {
         }
         a.ops.scale(acc);
         const int lane = t & 31, warp = t >> 5;
+        a.ops.template apply<BN>(acc, m0 + 2 * (lane & 3));
 #pragma unroll
         for (int sub = 0; sub < BN / CW; ++sub) {
             const std::uint32_t buf =
@@ -85,9 +86,7 @@ struct EpiTmaStore {
                     const int bytes = (8 * jj + 2 * (lane & 3)) * int(sizeof(TO));
                     const std::uint32_t addr =
                         buf + std::uint32_t(row * 128 + ((((bytes >> 4) ^ (row & 7))) << 4) + (bytes & 15));
-                    float v0 = acc[4 * j + 2 * i], v1 = acc[4 * j + 2 * i + 1];
-                    a.ops.post2(v0, v1, m0 + 8 * j + 2 * (lane & 3));
-                    st_shared_pair(addr, Elem<TO>::pair(v0, v1));
+                    st_shared_pair(addr, Elem<TO>::pair(acc[4 * j + 2 * i], acc[4 * j + 2 * i + 1]));
                 }
             }
             fence_proxy_async_smem();

@@ -41,14 +41,35 @@ struct OutOps {
         if (relu) v = v > 0.0f ? v : 0.0f;
         return v;
     }
-    // Filters m and m + 1 of one row: post() on each, inside the store loops. A fragment-wide
-    // pass before the stores (every bias held in registers at once) spilled in 102 kernels (up
-    // to 488 B); a load per element through the read-only path need not wait for the stores
-    // before it, which a plain load (it may alias the output) had to (27% slower on conv1).
-    __device__ __forceinline__ void post2(float& v0, float& v1, int m) const {
-        if (!bias && !relu) return;
-        v0 = post(v0, m);
-        v1 = post(v1, m + 1);
+    // The bias and ReLU on a warpgroup's 64 x BN fragment (acc[4j + 2i + {0,1}]: rows r and r + 8
+    // of filters col0 + 8j + {0,1}), before any of it is stored: each filter's bias loaded once
+    // for both rows, eight pairs' loads issued before their adds (a load per element between
+    // the stores, which may alias the bias, waited for each: the halo's conv1 ran 27% slower).
+    template <int BN>
+    __device__ __forceinline__ void apply(float (&acc)[BN / 2], int col0) const {
+        if (bias) {
+            constexpr int kPairs = BN / 8, kBatch = kPairs < 8 ? kPairs : 8;
+#pragma unroll
+            for (int j0 = 0; j0 < kPairs; j0 += kBatch) {
+                float b[2 * kBatch];
+#pragma unroll
+                for (int j = 0; j < kBatch; ++j) {
+                    b[2 * j] = bias_of(col0 + 8 * (j0 + j));
+                    b[2 * j + 1] = bias_of(col0 + 8 * (j0 + j) + 1);
+                }
+#pragma unroll
+                for (int j = 0; j < kBatch; ++j)
+#pragma unroll
+                    for (int i = 0; i < 2; ++i) {
+                        acc[4 * (j0 + j) + 2 * i] += b[2 * j];
+                        acc[4 * (j0 + j) + 2 * i + 1] += b[2 * j + 1];
+                    }
+            }
+        }
+        if (relu) {
+#pragma unroll
+            for (int i = 0; i < BN / 2; ++i) acc[i] = acc[i] > 0.0f ? acc[i] : 0.0f;
+        }
     }
 };
 
@@ -75,6 +96,7 @@ __device__ __forceinline__ void store_tile(float (&acc)[BN / 2], T* __restrict__
     const int lane = t & 31, warp = t >> 5;
     const int row0 = p0 + wg * 64 + warp * 16 + (lane >> 2);
     const int col0 = m0 + 2 * (lane & 3);
+    ops.template apply<BN>(acc, col0);
     const bool pair_ok = (g.M & 1) == 0;
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
@@ -85,8 +107,7 @@ __device__ __forceinline__ void store_tile(float (&acc)[BN / 2], T* __restrict__
 #pragma unroll
             for (int j = 0; j < BN / 8; ++j) {
                 const int m = col0 + 8 * j;
-                float v0 = acc[4 * j + 2 * i], v1 = acc[4 * j + 2 * i + 1];
-                ops.post2(v0, v1, m);
+                const float v0 = acc[4 * j + 2 * i], v1 = acc[4 * j + 2 * i + 1];
                 if (pair_ok && m + 1 < g.M) {
                     *reinterpret_cast<typename Elem<T>::Pair*>(orow + m) = Elem<T>::pair(v0, v1);
                 } else {
@@ -100,10 +121,8 @@ __device__ __forceinline__ void store_tile(float (&acc)[BN / 2], T* __restrict__
 #pragma unroll
             for (int j = 0; j < BN / 8; ++j) {
                 const int m = col0 + 8 * j;
-                float v0 = acc[4 * j + 2 * i], v1 = acc[4 * j + 2 * i + 1];
-                ops.post2(v0, v1, m);
-                if (m < g.M) obase[std::int64_t(m) * g.EF] = Elem<T>::from(v0);
-                if (m + 1 < g.M) obase[std::int64_t(m + 1) * g.EF] = Elem<T>::from(v1);
+                if (m < g.M) obase[std::int64_t(m) * g.EF] = Elem<T>::from(acc[4 * j + 2 * i]);
+                if (m + 1 < g.M) obase[std::int64_t(m + 1) * g.EF] = Elem<T>::from(acc[4 * j + 2 * i + 1]);
             }
         }
     }
