@@ -460,6 +460,9 @@ std::vector<ChainResult> ChainRunner::run(const std::vector<ChainSideSpec>& spec
         if (!s->live) continue;
         try {
             if (!check(*s, true)) continue;
+#if defined(CONVSTUDY_HAVE_KERNELS)
+            if (s->mega) s->r->detail += "; " + s->mega->phases(st);
+#endif
             s->r->chain = Stat::of(s->times);
             if (opt_.tail_repeats > 0) {
                 s->r->p99_ms = s->r->chain.p99;

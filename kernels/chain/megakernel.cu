@@ -28,6 +28,7 @@
 #include <cuda_fp16.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <type_traits>
 #include <vector>
@@ -69,6 +70,9 @@ struct Args {
     int N = 0;
     float* ws = nullptr;       // the split parts' fp32 slots (the largest layer's)
     unsigned* bar = nullptr;   // [0] arrivals, [1] generation
+    // The phase profile (ChainMegakernel::phases): CTA 0 writes %globaltimer at the start, after
+    // every grid barrier and at its end; null in a timed launch.
+    unsigned long long* stamps = nullptr;
 };
 
 // ---- PTX pieces ------------------------------------------------------------------------
@@ -331,17 +335,39 @@ __device__ void conv_unit(const LayerArgs& L, const Unit& x, int tile, float* ws
         while (ld_acquire(cnt) < unsigned(splits)) __nanosleep(20);
     }
     __syncthreads();
-    // This part's rows of the tile: the slots summed in part order.
+    // This part's rows of the tile: the slots summed in part order, 4 columns a thread, the
+    // slots' loads issued kBatch at a time before their adds (one load at a time, each waiting
+    // for L2, made a 22-part tile's finish cost tens of microseconds).
     const int r0 = kTileP * x.split / splits, r1 = kTileP * (x.split + 1) / splits;
     const float* base = ws + (long long)tile * kTileElems;
-    for (int e = r0 * kTileM + t; e < r1 * kTileM; e += kThreads) {
+    const long long slot_stride = (long long)tiles * kTileElems;
+    constexpr int kBatch = 8;
+    for (int e = r0 * kTileM + 4 * t; e < r1 * kTileM; e += 4 * kThreads) {
         const int rr = e / kTileM, cc = e - rr * kTileM;
         const long long p = p0 + rr;
-        const int m = m0 + cc;
-        if (p >= L.P || m >= L.M) continue;
-        float v = 0.0f;
-        for (int k = 0; k < splits; ++k) v += __ldcg(base + (long long)k * tiles * kTileElems + e);
-        out[p * L.M + m] = post<T>(v, bias, L.relu, m);
+        if (p >= L.P || m0 + cc >= L.M) continue;
+        float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        for (int k0 = 0; k0 < splits; k0 += kBatch) {
+            float4 part[kBatch];
+#pragma unroll
+            for (int k = 0; k < kBatch; ++k)
+                if (k0 + k < splits)
+                    part[k] = __ldcg(reinterpret_cast<const float4*>(base + (k0 + k) * slot_stride + e));
+#pragma unroll
+            for (int k = 0; k < kBatch; ++k)
+                if (k0 + k < splits) {
+                    v.x += part[k].x;
+                    v.y += part[k].y;
+                    v.z += part[k].z;
+                    v.w += part[k].w;
+                }
+        }
+        const float f[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+            const int m = m0 + cc + i;
+            if (m < L.M) out[p * L.M + m] = post<T>(f[i], bias, L.relu, m);
+        }
     }
     __syncthreads();
     if (t == 0 && atom_add_acq_rel(cnt + 1, 1) == unsigned(splits) - 1) {
@@ -361,22 +387,40 @@ __device__ void conv_layer(const LayerArgs& L, float* ws, unsigned char* smem) {
 }
 
 // ---- the other phases --------------------------------------------------------------------
+// The rewritten input, one (image, Y, X, dy) a thread: its b*C channels (dx, c) are b pixels
+// of one source row, contiguous in NHWC, loaded together (one element a thread and loop
+// iteration waited for each load in turn).
 template <class T>
 __device__ void s2d_phase(const LayerArgs& L, int N) {
     const s2d::Geom& g = L.s2d;
     const T* src = static_cast<const T*>(L.s2d_src);
     T* dst = static_cast<T*>(const_cast<void*>(L.in));
-    const long long total = (long long)N * g.Hp * g.Wp * g.Cp;
+    const int run = g.b * g.C;  // channels of one dy
+    const long long total = (long long)N * g.Hp * g.Wp * g.b;
     for (long long i = blockIdx.x * (long long)kThreads + threadIdx.x; i < total;
          i += (long long)gridDim.x * kThreads) {
-        const int cp = int(i % g.Cp);
-        const long long pix = i / g.Cp;
+        const int dy = int(i % g.b);
+        const long long pix = i / g.b;
         const int X = int(pix % g.Wp);
         const long long rest = pix / g.Wp;
         const int Y = int(rest % g.Hp);
         const long long n = rest / g.Hp;
-        const long long o = s2d::input_source(g, false, n, cp, Y, X);
-        dst[i] = o < 0 ? from_float<T>(0.0f) : src[o];
+        const int y = g.b * Y + dy - g.pad;
+        T* o = dst + pix * g.Cp + dy * run;
+        const bool row_in = y >= 0 && y < g.H;
+        const T* row = src + ((n * g.H + (row_in ? y : 0)) * (long long)g.W) * g.C;
+        for (int q0 = 0; q0 < run; q0 += 16) {  // 16 loads in flight, then their stores
+            T v[16];
+#pragma unroll
+            for (int k = 0; k < 16; ++k) {
+                const int q = q0 + k, dx = q / g.C, c = q - dx * g.C;
+                const int x = g.b * X + dx - g.pad;
+                v[k] = q < run && row_in && x >= 0 && x < g.W ? __ldg(row + (long long)x * g.C + c) : from_float<T>(0.0f);
+            }
+#pragma unroll
+            for (int k = 0; k < 16; ++k)
+                if (q0 + k < run) o[q0 + k] = v[k];
+        }
     }
 }
 
@@ -451,24 +495,43 @@ __device__ void prefetch_weights(const Args& a) {
 #endif
 }
 
+__device__ __forceinline__ void stamp(const Args& a, int& i) {
+    if (a.stamps && blockIdx.x == 0 && threadIdx.x == 0) {
+        unsigned long long t;
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+        a.stamps[i] = t;
+    }
+    ++i;
+}
+
+// The phases, in order (phase_names below lists them the same way): [s2d], conv, [pool] per
+// layer, a grid barrier after each but the last.
 template <class T>
 __global__ void __launch_bounds__(kThreads) chain_megakernel(const __grid_constant__ Args a) {
     extern __shared__ __align__(128) unsigned char smem[];
+    int st = 0;
+    stamp(a, st);
     prefetch_weights(a);
     for (int l = 0; l < a.layers; ++l) {
         const LayerArgs& L = a.l[l];
+        const bool last = l + 1 == a.layers;
         if (L.s2d.b > 0) {
             s2d_phase<T>(L, a.N);
             grid_barrier(a.bar);
+            stamp(a, st);
         }
         conv_layer<T>(L, a.ws, smem);
-        const bool last = l + 1 == a.layers;
         if (L.pooled) {
             grid_barrier(a.bar);
+            stamp(a, st);
             pool_phase<T>(L, a.N);
         }
-        if (!last) grid_barrier(a.bar);
+        if (!last) {
+            grid_barrier(a.bar);
+            stamp(a, st);
+        }
     }
+    stamp(a, st);
 }
 
 }  // namespace mega
@@ -551,7 +614,10 @@ public:
         for (std::size_t i = 0; i < layers.size(); ++i) a_.l[i].counters = counters_.as<unsigned>() + counter_at[i];
     }
 
-    void run(cudaStream_t s) override {  // cudaLaunchKernelEx: cooperative, capturable
+    void run(cudaStream_t s) override { launch(a_, s); }
+
+private:
+    void launch(Args& a, cudaStream_t s) {  // cudaLaunchKernelEx: cooperative, capturable
         cudaLaunchConfig_t cfg{};
         cfg.gridDim = dim3(unsigned(grid_));
         cfg.blockDim = dim3(mega::kThreads);
@@ -562,9 +628,11 @@ public:
         attr[0].val.cooperative = 1;
         cfg.attrs = attr;
         cfg.numAttrs = 1;
-        void* args[] = {&a_};
+        void* args[] = {&a};
         CS_CUDA_CHECK(cudaLaunchKernelExC(&cfg, kernel_, args));
     }
+
+public:
 
     std::string detail() const override {
         std::string d = "megakernel: one cooperative launch of " + std::to_string(grid_) + " CTAs (" +
@@ -579,6 +647,30 @@ public:
                  std::to_string(sp.splits) + " K parts";
         }
         return d;
+    }
+    std::string phases(cudaStream_t s) override {
+        std::vector<std::string> names;
+        for (int i = 0; i < a_.layers; ++i) {
+            const std::string n = std::to_string(i + 1);
+            if (a_.l[i].s2d.b > 0) names.push_back("s2d" + n);
+            names.push_back("conv" + n);
+            if (a_.l[i].pooled) names.push_back("pool" + n);
+        }
+        Buffer st(MemKind::device, (names.size() + 1) * 8);
+        CS_CUDA_CHECK(cudaMemsetAsync(st.get(), 0, st.bytes(), s));
+        Args b = a_;
+        b.stamps = st.as<unsigned long long>();
+        launch(b, s);
+        std::vector<unsigned long long> t(names.size() + 1);
+        CS_CUDA_CHECK(cudaMemcpyAsync(t.data(), st.get(), st.bytes(), cudaMemcpyDeviceToHost, s));
+        CS_CUDA_CHECK(cudaStreamSynchronize(s));
+        std::string out = "phases by CTA 0's %globaltimer (us, each to the grid barrier after it; the last to CTA 0's end):";
+        for (std::size_t i = 0; i < names.size(); ++i) {
+            char buf[64];
+            std::snprintf(buf, sizeof buf, " %s %.2f", names[i].c_str(), double(t[i + 1] - t[i]) * 1e-3);
+            out += buf;
+        }
+        return out;
     }
     std::size_t workspace_bytes() const override {
         return ws_.bytes() + counters_.bytes() + s2d_in_.bytes() + s2d_w_.bytes();

@@ -59,6 +59,9 @@ public:
     // "megakernel: 132 CTAs (1 per SM), ...; conv1 48 tiles x 2 parts, ..." for the CSV's detail.
     virtual std::string detail() const = 0;
     virtual std::size_t workspace_bytes() const = 0;
+    // One launch more (synchronised, not for a graph) with CTA 0 stamping the time at each phase's
+    // end: "phases by CTA 0's %globaltimer (us, ...): conv1 12.30 pool1 1.10 ..." for the detail.
+    virtual std::string phases(cudaStream_t s) = 0;
 };
 
 // Why the megakernel cannot run this chain here (the element type, the layout, the device, a
