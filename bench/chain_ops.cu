@@ -189,15 +189,19 @@ __global__ void __launch_bounds__(kThreads)
     }
 }
 
-// NHWC: one thread per V consecutive channels of a vertical strip of kStrip output pixels
-// (rows i0 .. i0 + kStrip - 1 of column j; V = 1 when C is not a multiple of a wider pack),
+// NHWC: one thread per V consecutive channels of a vertical strip of `strip` output pixels
+// (rows i0 .. i0 + strip - 1 of column j; V = 1 when C is not a multiple of a wider pack),
 // consecutive threads along C: every window load of a warp is contiguous. The strip walks the
 // input rows once: each row's maximum over the window's three columns is taken once, and the
-// row two output rows share (2i + 2) is loaded once, so 2 kStrip + 1 rows of 3 loads make
-// kStrip outputs (27 loads for 4, against 36 one output a thread). The maximum of a window is
+// row two output rows share (2i + 2) is loaded once, so 2 strip + 1 rows of 3 loads make
+// `strip` outputs (27 loads for 4, against 36 one output a thread). The maximum of a window is
 // the same set's (pool_step: any NaN wins, else the largest; only which NaN, or the sign of a
 // zero, could depend on the order).
+// Strips of kStrip where the grid keeps kStripThreadsPerSm threads an SM busy even so, else of one
+// (the N=1 chain: 2,187 threads for conv1's pool in strips of 4, each walking its four in turn,
+// cost more than the loads they save).
 constexpr int kStrip = 4;
+constexpr int kStripThreadsPerSm = 512;
 
 template <int V>
 struct Row {
@@ -207,7 +211,7 @@ struct Row {
 // One input row's maximum over a window's three columns (p: the row's first pixel of the
 // window, at its V channels), each value through the pool's epilogue first (Op).
 template <typename T, int V, typename Idx, bool Op>
-__device__ __forceinline__ Row<V> row_max(const T* p, int C, const float (&bc)[V], bool has_bias, bool relu) {
+__device__ __forceinline__ Row<V> row_max(const T* p, int C, const Row<V>& bc, bool has_bias, bool relu) {
     Row<V> r;
 #pragma unroll
     for (int b = 0; b < 3; ++b) {
@@ -215,7 +219,7 @@ __device__ __forceinline__ Row<V> row_max(const T* p, int C, const float (&bc)[V
 #pragma unroll
         for (int k = 0; k < V; ++k) {
             float v = to_float(x.v[k]);
-            if (Op) v = post_op<T>(v, bc[k], has_bias, relu);
+            if (Op) v = post_op<T>(v, bc.m[k], has_bias, relu);
             r.m[k] = b == 0 ? v : pool_step(r.m[k], v);
         }
     }
@@ -223,14 +227,16 @@ __device__ __forceinline__ Row<V> row_max(const T* p, int C, const float (&bc)[V
 }
 
 template <typename T, int V, typename Idx, bool Op>
-__global__ void __launch_bounds__(kThreads)
+// 80 registers at most (a 256-thread block is 20K): with __launch_bounds__ alone ptxas held the
+// 64-bit-index V=2 kernels to 32 and spilled 4 bytes.
+__global__ void __maxnreg__(80)
     pool_nhwc_kernel(const T* __restrict__ in, T* __restrict__ out, Idx total, int C, int H, int W, int E, int F,
-                     const T* __restrict__ bias, bool relu) {
+                     const T* __restrict__ bias, bool relu, int strip) {
     grid_dependency_wait();    // launched as a dependent: the kernel before it has completed
     grid_launch_dependents();  // the next kernel may launch (it waits for this one before it reads)
     const Idx stride = Idx(gridDim.x) * kThreads;
     const int CV = C / V;
-    const int strips = (E + kStrip - 1) / kStrip;
+    const int strips = (E + strip - 1) / strip;
     for (Idx o = Idx(blockIdx.x) * kThreads + threadIdx.x; o < total; o += stride) {
         // o = ((n * strips + strip) * F + j) * CV + cv
         const Idx col = o / Idx(CV);
@@ -238,13 +244,12 @@ __global__ void __launch_bounds__(kThreads)
         const Idx t = col / Idx(F);
         const int j = int(col - t * Idx(F));
         const Idx n = t / Idx(strips);
-        const int i0 = int(t - n * Idx(strips)) * kStrip;
-        const int rows = E - i0 < kStrip ? E - i0 : kStrip;
+        const int i0 = int(t - n * Idx(strips)) * strip;
+        const int rows = E - i0 < strip ? E - i0 : strip;
         const T* win = in + ((n * Idx(H) + Idx(2 * i0)) * Idx(W) + Idx(2 * j)) * Idx(C) + Idx(cv * V);
-        float bc[V] = {};
-        if (Op && bias)
+        Row<V> bc;
 #pragma unroll
-            for (int k = 0; k < V; ++k) bc[k] = to_float(__ldg(bias + cv * V + k));
+        for (int k = 0; k < V; ++k) bc.m[k] = Op && bias ? to_float(__ldg(bias + cv * V + k)) : 0.0f;
         // Input row r (relative to 2 i0): its maximum over the window's three columns.
         const Idx row_step = Idx(W) * Idx(C);
         Row<V> top = row_max<T, V, Idx, Op>(win, C, bc, bias != nullptr, relu);
@@ -270,6 +275,14 @@ bool aligned(const void* p, std::size_t a) { return reinterpret_cast<std::uintpt
 // Enough blocks to fill the GPU several times over, few enough that each thread loops.
 unsigned blocks_for(std::int64_t work) {
     return unsigned(std::clamp<std::int64_t>((work + kThreads - 1) / kThreads, 1, 8192));
+}
+
+// The current device's SM count (the pool's strip choice).
+int device_sms() {
+    int dev = 0, sms = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+        return 132;
+    return sms;
 }
 
 // Whether this process's device runs programmatic dependent launch (sm_90 and later).
@@ -358,13 +371,15 @@ struct PoolOp {
 
 template <typename T, int V, typename Idx>
 void launch_pool_nhwc(const T* in, T* out, const ChainTensor4& t, int E, int F, PoolOp<T> op, cudaStream_t s) {
-    const std::int64_t total = t.N * ((E + kStrip - 1) / kStrip) * std::int64_t(F) * (t.C / V);
+    const std::int64_t outputs = t.N * E * std::int64_t(F) * (t.C / V);
+    const int strip = outputs / kStrip >= std::int64_t(device_sms()) * kStripThreadsPerSm ? kStrip : 1;
+    const std::int64_t total = t.N * ((E + strip - 1) / strip) * std::int64_t(F) * (t.C / V);
     if (op.on())
         launch_op(pool_nhwc_kernel<T, V, Idx, true>, total, op.dependent, s, in, out, Idx(total), t.C, t.H, t.W, E, F,
-                  op.bias, op.relu);
+                  op.bias, op.relu, strip);
     else
         launch_op(pool_nhwc_kernel<T, V, Idx, false>, total, op.dependent, s, in, out, Idx(total), t.C, t.H, t.W, E,
-                  F, static_cast<const T*>(nullptr), false);
+                  F, static_cast<const T*>(nullptr), false, strip);
 }
 
 // The widest pack (16 bytes down to one element) that divides C and both pointers' alignment.

@@ -285,8 +285,9 @@ fi
 # ---- the jobs ----------------------------------------------------------------------------
 # One job: compute-sanitizer --tool TOOL around one sweep of GROUP's variants on TARGET, or for
 # the chain target around `convstudy chain` (AlexNet at N=1, our side and the megakernel (which
-# SKIPs tf32 and NCHW), the graph replayed as
-# timed: 20 repeats, no layer replay, no cuBLAS ceilings: racecheck hit a hardware exception
+# SKIPs tf32 and NCHW), the graph replayed as timed: 5 repeats (each replays the same
+# launches; racecheck's time grows with them: 177 s for our side alone at 20), no layer
+# replay, no cuBLAS ceilings: racecheck hit a hardware exception
 # inside the ceilings' cuBLAS GEMMs, before any kernel of ours); the rows are the sweep's, or
 # the chain rows' statuses. Writes $LOGDIR/<job>.result: "tool target errors finished seconds
 # rows exit".
@@ -298,7 +299,7 @@ run_job() {
     case $target in
     chain)
         cmd=(chain --batch 1 --classes "fp16,bf16,tf32" --layout "nhwc,nchw" --sides "ours,megakernel" --golden golden --warmup 0
-            --repeats 20 --tail-repeats 20 --layer-repeats 0 --no-ceilings)
+            --repeats 5 --tail-repeats 5 --layer-repeats 0 --no-ceilings)
         scope=chain
         ;;
     *)

@@ -82,14 +82,17 @@ TEST_CASE("the megakernel's split covers every tile's K steps once, in one wave 
 }
 
 TEST_CASE("the megakernel splits AlexNet's small layers at N=1 to fill the grid", "[mega][cpu]") {
-    // conv5 at N=1 on 132 SMs x 2 CTAs: 3 x 4 tiles, 108 K steps -> 22 parts (264 / 12)
+    // conv5 at N=1 on 132 SMs x 2 CTAs: 3 x 4 tiles, 108 K steps -> 13 parts (108 / kMinSplitSteps;
+    // the grid would take 22)
     const GemmSplit conv5 = plan_split(169, 256, 3456, 264);
     CHECK(conv5.tiles() == 12);
-    CHECK(conv5.splits == 22);
+    CHECK(conv5.splits == 108 / kMinSplitSteps);
     CHECK(conv5.units() <= 264);
+    // conv2 at N=1: 48 tiles, 75 K steps -> 5 parts (264 / 48: the grid bounds it)
+    CHECK(plan_split(729, 256, 2400, 264).splits == 5);
     // conv1 at N=128 has far more tiles than CTAs: no split, the CTAs walk the tiles
     CHECK(plan_split(128LL * 55 * 55, 96, 432, 264).splits == 1);
     // a shallow K is never cut below kMinSplitSteps steps a part
-    CHECK(plan_split(64, 64, 7 * kStepK, 264).splits == 1);
-    CHECK(plan_split(64, 64, 8 * kStepK, 264).splits == 2);
+    CHECK(plan_split(64, 64, (2 * kMinSplitSteps - 1) * kStepK, 264).splits == 1);
+    CHECK(plan_split(64, 64, 2 * kMinSplitSteps * kStepK, 264).splits == 2);
 }

@@ -59,7 +59,7 @@ struct LayerArgs {
     long long P = 0;
     GemmSplit split;
     unsigned* counters = nullptr;  // 2 per tile: parts arrived, parts left (zero between launches)
-    // s2d (layer 0 only): the source input and its geometry; s2d.b == 0: none
+    // s2d (layer 0 only): the source input and its geometry; s2d_src null: none
     const void* s2d_src = nullptr;
     s2d::Geom s2d;
 };
@@ -122,21 +122,35 @@ __device__ __forceinline__ unsigned atom_add_acq_rel(unsigned* p, unsigned v) {
     return old;
 }
 
-// The grid barrier: every CTA's writes before it are seen by every CTA after it. Thread 0
-// reads the generation before arriving (it cannot move until this CTA arrives), the last to
-// arrive resets the count and then moves the generation on; the others wait for that. Count
+// The grid barrier: every CTA's writes before it are seen by every CTA after it. Two levels:
+// the CTAs arrive on their group's counter (kBarGroup CTAs a group), the last of a group on the
+// root counter, and the last of all moves the generation on; the others wait for that. (One
+// counter for all took ~2 us at 396 CTAs, its atomics serialised on one address: the phase
+// profile's empty phases.) Thread 0 reads the generation before arriving (it cannot move
+// until this CTA arrives); each last arrival resets its counter before going on, so counters
 // and generation are as they were found, less the generation's steps: no reset per launch.
+constexpr int kBarGroup = 16;
+constexpr int kBarWords = 2 + 64;  // root, generation, the groups' counters (grid <= 64 x kBarGroup)
+
 __device__ __forceinline__ void grid_barrier(unsigned* bar) {
     __syncthreads();
     if (threadIdx.x == 0) {
         const unsigned gen = ld_acquire(bar + 1);
         __threadfence();
-        if (atom_add_acq_rel(bar, 1) == gridDim.x - 1) {
-            atomicExch(bar, 0u);
-            st_release(bar + 1, gen + 1);
-        } else {
-            while (ld_acquire(bar + 1) == gen) __nanosleep(32);
+        const unsigned group = blockIdx.x / kBarGroup;
+        const unsigned groups = (gridDim.x + kBarGroup - 1) / kBarGroup;
+        const unsigned members = min(unsigned(kBarGroup), gridDim.x - group * kBarGroup);
+        bool wait = true;
+        if (atom_add_acq_rel(bar + 2 + group, 1) == members - 1) {
+            atomicExch(bar + 2 + group, 0u);
+            if (atom_add_acq_rel(bar, 1) == groups - 1) {
+                atomicExch(bar, 0u);
+                st_release(bar + 1, gen + 1);
+                wait = false;
+            }
         }
+        if (wait)
+            while (ld_acquire(bar + 1) == gen) __nanosleep(32);
     }
     __syncthreads();
 }
@@ -515,7 +529,7 @@ __global__ void __launch_bounds__(kThreads) chain_megakernel(const __grid_consta
     for (int l = 0; l < a.layers; ++l) {
         const LayerArgs& L = a.l[l];
         const bool last = l + 1 == a.layers;
-        if (L.s2d.b > 0) {
+        if (L.s2d_src) {
             s2d_phase<T>(L, a.N);
             grid_barrier(a.bar);
             stamp(a, st);
@@ -607,7 +621,8 @@ public:
             counters += 2 * std::size_t(L.split.tiles());
         }
         ws_ = Buffer(MemKind::device, std::size_t(std::max(ws_floats, 1ll)) * 4);
-        counters_ = Buffer(MemKind::device, (counters + 2) * sizeof(unsigned));
+        if (grid_ > 64 * mega::kBarGroup) throw Error("megakernel: a grid of " + std::to_string(grid_) + " CTAs is over the barrier's " + std::to_string(64 * mega::kBarGroup));
+        counters_ = Buffer(MemKind::device, (counters + mega::kBarWords) * sizeof(unsigned));
         CS_CUDA_CHECK(cudaMemset(counters_.get(), 0, counters_.bytes()));
         a_.ws = ws_.as<float>();
         a_.bar = counters_.as<unsigned>() + counters;
@@ -652,7 +667,7 @@ public:
         std::vector<std::string> names;
         for (int i = 0; i < a_.layers; ++i) {
             const std::string n = std::to_string(i + 1);
-            if (a_.l[i].s2d.b > 0) names.push_back("s2d" + n);
+            if (a_.l[i].s2d_src) names.push_back("s2d" + n);
             names.push_back("conv" + n);
             if (a_.l[i].pooled) names.push_back("pool" + n);
         }
