@@ -104,8 +104,8 @@ def _scale_text(v):
 
 
 def load(paths):
-    """Rows of all CSVs, later (device, layer, N, variant, memory, layout, axes, data scales)
-    replacing earlier ones.
+    """Rows of all CSVs, later (device, layer, N, variant, memory, layout, axes, data scales; a
+    chain row's algo) replacing earlier ones.
 
     Columns are read by header name; older CSVs lack `layout` (nchw), `algo` and the other
     newer columns (see classes.py for the anchor and ceiling classes of CSVs older than
@@ -152,7 +152,10 @@ def load(paths):
                     r["variant"] += "@" + ",".join(f"{k}{_scale_text(v)}" for k, v in scales)
                 if r["layer"] not in layer_order:
                     layer_order.append(r["layer"])
-                key = (r["device"], r["layer"], r["N"], r["variant"], r["memory"])
+                # A chain's rows (scope chain) of one variant: the graph of kernels and the megakernel
+                # (algo chain, megakernel) are two rows, not a row and its replacement.
+                chain_algo = r.get("algo", "") if r.get("scope") == "chain" else ""
+                key = (r["device"], r["layer"], r["N"], r["variant"], r["memory"], chain_algo)
                 rows.pop(key, None)
                 rows[key] = r
     return list(rows.values()), layer_order
