@@ -6,6 +6,7 @@
 
 #include "mega_schedule.hpp"
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <utility>
@@ -82,11 +83,11 @@ TEST_CASE("the megakernel's split covers every tile's K steps once, in one wave 
 }
 
 TEST_CASE("the megakernel splits AlexNet's small layers at N=1 to fill the grid", "[mega][cpu]") {
-    // conv5 at N=1 on 132 SMs x 2 CTAs: 3 x 4 tiles, 108 K steps -> 13 parts (108 / kMinSplitSteps;
-    // the grid would take 22)
+    // conv5 at N=1 on 132 SMs x 2 CTAs: 3 x 4 tiles, 108 K steps: as many parts as the grid
+    // holds (264 / 12) or the depth allows (108 / kMinSplitSteps), whichever is fewer
     const GemmSplit conv5 = plan_split(169, 256, 3456, 264);
     CHECK(conv5.tiles() == 12);
-    CHECK(conv5.splits == 108 / kMinSplitSteps);
+    CHECK(conv5.splits == std::min(264 / 12, 108 / kMinSplitSteps));
     CHECK(conv5.units() <= 264);
     // conv2 at N=1: 48 tiles, 75 K steps -> 5 parts (264 / 48: the grid bounds it)
     CHECK(plan_split(729, 256, 2400, 264).splits == 5);

@@ -27,7 +27,7 @@ namespace cs::gpu::mega {
 constexpr int kTileP = 64;       // output pixels per tile
 constexpr int kTileM = 64;       // filters per tile
 constexpr int kStepK = 32;       // K per pipeline step
-constexpr int kMinSplitSteps = 8;  // a part runs at least this many K steps (else its fill and finish dominate)
+constexpr int kMinSplitSteps = 4;  // a part runs at least this many K steps (8 ran slower: longer serial mainloops)
 
 struct Unit {
     int tile_p = 0, tile_m = 0;  // the tile's pixel and filter block indices
