@@ -271,12 +271,11 @@ __device__ void conv_unit(const LayerArgs& L, const Unit& x, int tile, float* ws
     __syncthreads();
     // This part's rows of the tile: the slots summed in part order, 4 columns a thread, the
     // slots' loads issued kBatch at a time before their adds (one load at a time, each waiting
-    // for L2, made a 22-part tile's finish the longest part of its phase). 4 (not 8): the
-    // kernel fits 128 registers, so 4 CTAs an SM (16 warps) can be resident.
+    // for L2, made a 22-part tile's finish cost tens of microseconds).
     const int r0 = kTileP * x.split / splits, r1 = kTileP * (x.split + 1) / splits;
     const float* base = ws + (long long)tile * kTileElems;
     const long long slot_stride = (long long)tiles * kTileElems;
-    constexpr int kBatch = 4;
+    constexpr int kBatch = 8;
     for (int e = r0 * kTileM + 4 * t; e < r1 * kTileM; e += 4 * kThreads) {
         const int rr = e / kTileM, cc = e - rr * kTileM;
         const long long p = p0 + rr;
@@ -442,7 +441,7 @@ __device__ __forceinline__ void stamp(const Args& a, int& i) {
 // The phases, in order (phase_names below lists them the same way): [s2d], conv, [pool] per
 // layer, a grid barrier after each but the last.
 template <class T>
-__global__ void __launch_bounds__(kThreads, 4) chain_megakernel(const __grid_constant__ Args a) {
+__global__ void __launch_bounds__(kThreads) chain_megakernel(const __grid_constant__ Args a) {
     extern __shared__ __align__(128) unsigned char smem[];
     int st = 0;
     stamp(a, st);
