@@ -75,8 +75,9 @@ struct ChainOptions {
     // kernel after the one before has completed (the A/B of what PDL buys).
     bool pdl = true;
     PlanState state;  // the plans' engine memory and tuning table
-    // The megakernel's CTAs per SM (1 to 4; fewer where they do not fit).
-    int mega_ctas_per_sm = 2;
+    // The megakernel's CTAs per SM (1 to 4; fewer where they do not fit: 3 at its 155 registers, the
+    // fastest of 1 to 4 measured, mega_alexnet_n1*.csv.gz).
+    int mega_ctas_per_sm = 3;
     // Where the order of the sides is shuffled per round from.
     std::uint64_t order_seed = RunOptions{}.order_seed;
 };

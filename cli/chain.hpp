@@ -23,7 +23,7 @@ struct ChainArgs {
     std::vector<std::string> layouts{"nhwc"};
     std::string choice = "auto";                  // "auto" (auto-<class>) or one variant for every layer
     std::vector<std::string> sides{"ours", "cudnn"};
-    int mega_ctas_per_sm = 2;
+    int mega_ctas_per_sm = 3;
     std::string csv, golden = "golden", tuning;
     int warmup = 3, repeats = 20, layer_repeats = 20;
     int tail_repeats = -1;                        // -1: 200 at N=1, else none

@@ -212,7 +212,7 @@ struct ChainStep {
     int warmup = 3, repeats = 20, layer_repeats = 20;
     std::optional<int> tail_repeats;  // unset: the command's default (200 at N=1)
     bool pdl = true;                  // false: --no-pdl
-    int mega_ctas = 2;                // the megakernel's CTAs per SM (--megakernel-ctas)
+    int mega_ctas = 3;                // the megakernel's CTAs per SM (--megakernel-ctas)
 };
 
 struct Step {
