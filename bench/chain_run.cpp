@@ -56,13 +56,6 @@ ChainTensor4 post_tensor(const Layer& l, std::int64_t N, DType t, Layout layout)
     return {t, layout, N, l.M, l.pooled_E(), l.pooled_F()};
 }
 
-// Whether a layer's bias and ReLU go into its convolution's epilogue: where the plan can, and
-// only for a layer without a pool. A pooled layer's pool reads every output anyway and applies
-// them in its one pass for free, while the fused epilogue's bias loads cost the pooled layers'
-// replays about as much as the pass they save elsewhere (the layer replays of chain_alexnet_*
-// before and after the fused epilogue).
-bool fuse_post_ops(const Plan& plan, const Layer& l) { return plan.fuses_post_ops() && l.pool == Pool::none; }
-
 // The data every side reads, staged once: the network input, each layer's weights and bias in
 // the run's layout and element type (a network's weights, converted as it loads them).
 struct Shared {
@@ -233,9 +226,8 @@ void ChainRunner::plan(Side& s) {
             s.r->workspace_bytes += s.plans.back()->workspace_bytes();
             const Plan& pl = *s.plans.back();
             lr.detail = pl.detail() +
-                        (fuse_post_ops(pl, l) ? "; bias and ReLU fused into the convolution's epilogue"
-                         : l.pool != Pool::none ? "; bias and ReLU in the pool's pass"
-                                                : "; bias and ReLU a pass of their own") +
+                        (pl.fuses_post_ops() ? "; bias and ReLU fused into the convolution's epilogue"
+                                             : "; bias and ReLU a pass of their own (or the pool's)") +
                         (opt_.pdl && pl.launches_dependent()
                              ? "; the convolution launched as the previous kernel's programmatic dependent"
                              : "");
@@ -299,9 +291,9 @@ void ChainRunner::enqueue_layer(Side& s, std::size_t i, cudaStream_t st) {
         const ChainTensor4 t = conv_tensor(l, data_.N, dtype_, layout_);
         Plan& plan = *s.plans[i];
         const bool dep = opt_.pdl;  // the ops always can; the convolution where its plan can
-        // Bias and ReLU in the convolution's epilogue where the plan fuses them and no pool
-        // follows, else in the pool's one pass or a pass of their own.
-        const bool fused = fuse_post_ops(plan, l);
+        // Bias and ReLU in the convolution's epilogue where the plan fuses them, else in the
+        // pool's one pass or a pass of their own (none left: the plain pool, or nothing).
+        const bool fused = plan.fuses_post_ops();
         DeviceIO io{in, shared_.w[i].get(), s.conv[i].get(), data_.N};
         io.dependent = dep && plan.launches_dependent();
         if (fused) io.bias = bias, io.relu = l.relu;

@@ -4,11 +4,11 @@
 // captured in one CUDA graph. Two sides, planned in one process and timed round-robin:
 //
 //   ours   per layer the chosen variant's plan (a registry row, e.g. auto-fp16: the tuned or
-//          heuristic choice of each layer). A layer without a pool whose plan fuses them
-//          (Plan::fuses_post_ops: the persistent Hopper rungs and the halo mainloop) runs bias +
-//          ReLU in its epilogue; else they run after it (chain_ops.hpp: one pass of bias + ReLU,
-//          or, for a pooled layer, inside the 3x3 stride-2 max-pool's one pass; one rounding
-//          more than the fused epilogue). The layer's detail says which.
+//          heuristic choice of each layer). Where the plan fuses them (Plan::fuses_post_ops: the
+//          persistent Hopper rungs and the halo mainloop), bias + ReLU run in its epilogue and
+//          the 3x3 stride-2 max-pool after it; else they run after it (chain_ops.hpp: one pass
+//          of bias + ReLU, or of both with the pool; one rounding more than the fused epilogue).
+//          The layer's detail says which.
 //   megakernel  ours as ONE persistent kernel (kernels/chain/megakernel.hpp): every layer's
 //          convolution, epilogue and pool in one cooperative launch with a grid barrier between
 //          the phases (the batch-1 latency design; f16 and bf16, NHWC); captured in the graph

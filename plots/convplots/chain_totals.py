@@ -134,7 +134,7 @@ def generator(data, revs):
         procs = max((r.get("processes", 1) for r in chain_rows(rows).values()), default=1)
         how = f"the median of {procs} processes' medians" if procs > 1 else "one process"
         return (table(rows, torch_ms, classes.split(",") if classes else None) + "\n\nOurs: the chain's `--choice` row a layer "
-                "(bias and ReLU in its epilogue where the row fuses them and no pool follows, else in the pool's pass or one of their own), then the "
+                "(bias and ReLU in its epilogue where the row fuses them, else a pass of their own or the pool's), then the "
                 "pool, as a CUDA graph (graph), or the whole chain as one persistent kernel (megakernel, f16 and bf16 NHWC); "
                 "ours is the faster of the two; cuDNN's chain: a fused convolution + bias + ReLU graph a layer and cuDNN's pooling; "
                 f"{how}. Sources (revision): {srcs}{src_t}.\n")
