@@ -277,23 +277,19 @@ unsigned blocks_for(std::int64_t work) {
     return unsigned(std::clamp<std::int64_t>((work + kThreads - 1) / kThreads, 1, 8192));
 }
 
-// The current device's SM count (the pool's strip choice).
-int device_sms() {
-    int dev = 0, sms = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
-        return 132;
-    return sms;
+// An attribute of the current device (the one the launch goes to), or `fallback` where the
+// runtime cannot say. Asked at each launch, not cached: a process may move between devices.
+int current_device_attr(cudaDeviceAttr attr, int fallback) {
+    int dev = 0, v = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&v, attr, dev) != cudaSuccess) return fallback;
+    return v;
 }
 
-// Whether this process's device runs programmatic dependent launch (sm_90 and later).
-bool device_has_pdl() {
-    static const bool has = [] {
-        int dev = 0, major = 0;
-        return cudaGetDevice(&dev) == cudaSuccess &&
-               cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess && major >= 9;
-    }();
-    return has;
-}
+// The current device's SM count (the pool's strip choice).
+int device_sms() { return current_device_attr(cudaDevAttrMultiProcessorCount, 132); }
+
+// Whether the current device runs programmatic dependent launch (sm_90 and later).
+bool device_has_pdl() { return current_device_attr(cudaDevAttrComputeCapabilityMajor, 0) >= 9; }
 
 // One op's launch: `dependent` (a chain's op after its layer's convolution) as the programmatic
 // dependent of the kernel before it on the stream where the device has it, so that its blocks
