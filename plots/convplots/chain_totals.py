@@ -162,6 +162,25 @@ def self_test():
     assert "| 1 | fp16 | nhwc | 0.03 | megakernel |" in mk[2] and "| 0.05 | 0.03 | 0.1 |" in mk[2], mk
     slow = table([row(128, "auto", 0.5), row(128, "auto", 0.9, algo="megakernel")]).strip().split("\n")
     assert "| 128 | fp16 | nhwc | 0.5 | graph |" in slow[2] and "| 0.5 | 0.9 | — |" in slow[2], slow
+    # Through the CSV loader: the graph's and the megakernel's chain rows of one variant are two
+    # rows (a chain row's algo is part of its identity), and an NCHW SKIP does not replace a PASS.
+    import tempfile
+    from .io import load
+    head = "device,layer,N,variant,memory,status,scope,algo,family,precision,layout,kernel_ms\n"
+    body = ("H200,chain,1,auto-fp16,device,PASS,chain,chain,auto,fp16,nhwc,0.05\n"
+            "H200,chain,1,auto-fp16,device,PASS,chain,megakernel,auto,fp16,nhwc,0.09\n"
+            "H200,chain,1,auto-fp16,device,PASS,chain,chain,auto,fp16,nchw,0.1\n"
+            "H200,chain,1,auto-fp16,device,SKIP,chain,megakernel,auto,fp16,nchw,\n")
+    with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False) as f:
+        f.write(head + body)
+    try:
+        loaded, _ = load([f.name])
+    finally:
+        os.unlink(f.name)
+    by = chain_rows(loaded)
+    assert by[(1, "fp16", "nhwc", "graph")]["kernel_ms"] == 0.05, by
+    assert by[(1, "fp16", "nhwc", "megakernel")]["kernel_ms"] == 0.09, by
+    assert by[(1, "fp16", "nchw", "graph")]["kernel_ms"] == 0.1, by
     print("chain_totals self-test: ok")
 
 
