@@ -7,18 +7,20 @@
 //             prefetch), so the later layers' weights are on chip when their turn comes
 //   conv      the layer's implicit GEMM (P = N*E*F pixels x M filters x K = R*S*C), tiles of
 //             64 x 64, cp.async pipeline of 4 stages of K 32, mma.sync m16n8k16 (f16 or bf16
-//             operands, fp32 accumulators); the units of mega_schedule.hpp (a tile's K parts
-//             add into an fp32 workspace and the last part to arrive finishes the tile, then
-//             clears its workspace and counter for the next launch); the epilogue adds the
-//             bias and applies the ReLU in fp32 and rounds once (the fused epilogue's rule)
+//             operands, fp32 accumulators), split over K to fill the grid (mega_schedule.hpp):
+//             a tile's K parts write fp32 slots, wait for each other and each finishes a share
+//             of the tile's rows, the slots summed in part order; bias, ReLU in fp32, one
+//             rounding (the fused epilogue's rule); the parts' counters are cleared for the next
+//             launch by the last to leave
 //   pool      after a pooled layer, the 3x3 stride-2 max-pool of its output (chain_ops.hpp's
 //             arithmetic: NaN wins), all CTAs
-//   barrier   between every phase whose output the next reads: one counter and a generation
-//             word, left as they were found (no memset per launch)
+//   barrier   between every phase whose output the next reads: group counters, a root counter
+//             and a generation word, left as they were found (no memset per launch)
 //
-// NHWC only (the loads are 16-byte channel runs where C % 32 == 0, element gathers elsewhere),
-// f16 and bf16. Nothing is allocated per launch; run() only enqueues one kernel, so it can be
-// captured into a CUDA graph.
+// The row's detail carries a phase profile (phases()). NHWC only (the loads are 16-byte channel
+// runs where C % 8 == 0, element gathers elsewhere; a strided first layer with C % 8 != 0 runs
+// as its space-to-depth rewrite), f16 and bf16. Nothing is allocated per launch; run() only
+// enqueues one kernel, so it can be captured into a CUDA graph.
 #pragma once
 
 #include "variant.hpp"
@@ -56,7 +58,8 @@ public:
     virtual ~ChainMegakernel() = default;
     // Enqueues the one launch on `s`, on the tensors named at planning.
     virtual void run(cudaStream_t s) = 0;
-    // "megakernel: 132 CTAs (1 per SM), ...; conv1 48 tiles x 2 parts, ..." for the CSV's detail.
+    // "megakernel: one cooperative launch of 396 CTAs (3 per SM) ...; layer 1: 96 tiles x 3 K
+    // parts; ..." for the CSV's detail.
     virtual std::string detail() const = 0;
     virtual std::size_t workspace_bytes() const = 0;
     // One launch more (synchronised, not for a graph) with CTA 0 stamping the time at each phase's
@@ -72,8 +75,9 @@ std::optional<std::string> mega_refusal(const std::vector<MegaLayer>& layers, DT
 // Plans the megakernel for N images on `tensors` (which must outlive it): allocates its
 // workspace, counters and barrier (zeroed) and, for a space-to-depth first layer, rewrites that
 // layer's filters (a network's weight transform, once).
-// ctas_per_sm: CTAs per SM (1 or 2; fewer where they do not fit). Throws cs::Error when
-// mega_refusal has a reason. (In a build with the kernels: megakernel.cu.)
+// ctas_per_sm: CTAs per SM (fewer where they do not fit). Throws cs::Skip with mega_refusal's
+// reason, cs::Error for tensors that do not match the layers. (In a build with the kernels:
+// megakernel.cu.)
 std::unique_ptr<ChainMegakernel> make_chain_megakernel(const std::vector<MegaLayer>& layers, std::int64_t N, DType t,
                                                        Layout layout, const cudaDeviceProp& prop,
                                                        const MegaTensors& tensors, int ctas_per_sm = 1);
