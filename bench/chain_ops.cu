@@ -123,29 +123,19 @@ __global__ void __launch_bounds__(kThreads)
         }
 #pragma unroll
         for (int k = 0; k < V; ++k) {
-            float v = to_float(x.v[k]);
-            if constexpr (M != BiasMode::none) v += b[k];
-            if (relu && !(v > 0.0f)) v = 0.0f;
-            x.v[k] = from_float<T>(v);
+            x.v[k] = from_float<T>(chain_bias_relu(to_float(x.v[k]), b[k], M != BiasMode::none, relu));
         }
         store_pack<T, V>(y + e, x);
     }
     for (Idx e = nvec * V + first; e < n; e += stride) {
-        float v = to_float(y[e]);
+        float b = 0.0f;
         if constexpr (M != BiasMode::none) {
             const Idx c = M == BiasMode::nchw ? e / hw % Idx(C) : e % Idx(C);
-            v += to_float(__ldg(bias + c));
+            b = to_float(__ldg(bias + c));
         }
-        if (relu && !(v > 0.0f)) v = 0.0f;
-        y[e] = from_float<T>(v);
+        y[e] = from_float<T>(chain_bias_relu(to_float(y[e]), b, M != BiasMode::none, relu));
     }
 }
-
-// The max-pool's step, as maxpool3x3s2_ref: a larger value or a NaN replaces the running
-// maximum, and nothing replaces a NaN (no comparison with it is true). Exact in any format:
-// the values are compared in float, and the winner converts back to T unchanged. The window's
-// first element starts the maximum and is not compared again (a step with itself changes nothing).
-__device__ __forceinline__ float pool_step(float m, float v) { return v > m || isnan(v) ? v : m; }
 
 // The epilogue a pool may apply to each element it reads (bias_relu_maxpool3x3s2): exactly
 // bias_relu_kernel's arithmetic (the sum in float, `!(v > 0) -> 0`, one rounding to T), so the
@@ -153,9 +143,7 @@ __device__ __forceinline__ float pool_step(float m, float v) { return v > m || i
 // bias (0 and has_bias false without one).
 template <typename T>
 __device__ __forceinline__ float post_op(float v, float b, bool has_bias, bool relu) {
-    if (has_bias) v += b;
-    if (relu && !(v > 0.0f)) v = 0.0f;
-    return to_float(from_float<T>(v));
+    return to_float(from_float<T>(chain_bias_relu(v, b, has_bias, relu)));
 }
 
 // NCHW: one thread per output element, consecutive threads along the output's w, so a warp
@@ -226,9 +214,9 @@ __device__ __forceinline__ Row<V> row_max(const T* p, int C, const Row<V>& bc, b
     return r;
 }
 
-template <typename T, int V, typename Idx, bool Op>
 // 80 registers at most (a 256-thread block is 20K): with __launch_bounds__ alone ptxas held the
 // 64-bit-index V=2 kernels to 32 and spilled 4 bytes.
+template <typename T, int V, typename Idx, bool Op>
 __global__ void __maxnreg__(80)
     pool_nhwc_kernel(const T* __restrict__ in, T* __restrict__ out, Idx total, int C, int H, int W, int E, int F,
                      const T* __restrict__ bias, bool relu, int strip) {

@@ -75,13 +75,10 @@ struct Args {
     unsigned long long* stamps = nullptr;
 };
 
-// The chain's epilogue on one fp32 value of filter m: the bias, the ReLU (`!(v > 0) -> 0`: NaN
-// gives 0, as chain_ops.cu and the fused epilogue), one rounding.
+// The chain's epilogue on one fp32 value of filter m: chain_bias_relu (elements.cuh), one rounding.
 template <class T>
 __device__ __forceinline__ T post(float v, const T* bias, int relu, int m) {
-    if (bias) v += to_float(bias[m]);
-    if (relu && !(v > 0.0f)) v = 0.0f;
-    return from_float<T>(v);
+    return from_float<T>(chain_bias_relu(v, bias ? to_float(bias[m]) : 0.0f, bias != nullptr, relu != 0));
 }
 
 // ---- the convolution's loads -----------------------------------------------------------
@@ -357,8 +354,6 @@ __device__ void s2d_phase(const LayerArgs& L, int N) {
         }
     }
 }
-
-__device__ __forceinline__ float pool_step(float m, float v) { return v > m || isnan(v) ? v : m; }
 
 template <class T>
 __device__ void pool_phase(const LayerArgs& L, int N) {

@@ -1,5 +1,6 @@
 // Device-side element helpers shared by the harness's conversions, the ceilings and the
-// library anchors' scratch data: float <-> half / bf16 with round-to-nearest-even, and the
+// library anchors' scratch data: float <-> half / bf16 with round-to-nearest-even, the chain's
+// bias + ReLU and max-pool step on one value, and the
 // counter-based uniform numbers (SplitMix64 of seed + i) that fill scratch tensors on the
 // GPU with the golden generator's distribution (uniform in [-1, 1), reference/datagen.hpp).
 #pragma once
@@ -23,6 +24,20 @@ __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) { re
 __device__ __forceinline__ float to_float(float v) { return v; }
 __device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
 __device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+
+// The chain's post-ops on one fp32 value, as the reference's epilogue: the bias added (where
+// has_bias), then ReLU as `!(v > 0) -> 0` (-0 and NaN give +0). The chain ops
+// (bench/chain_ops.cu) and the chain megakernel (kernels/chain/megakernel.cu) both apply it.
+__device__ __forceinline__ float chain_bias_relu(float v, float b, bool has_bias, bool relu) {
+    if (has_bias) v += b;
+    return relu && !(v > 0.0f) ? 0.0f : v;
+}
+
+// The max-pool's step, as maxpool3x3s2_ref: a larger value or a NaN replaces the running
+// maximum, and nothing replaces a NaN (no comparison with it is true). Exact in any format:
+// the values are compared in float, and the winner converts back to T unchanged. The window's
+// first element starts the maximum and is not compared again (a step with itself changes nothing).
+__device__ __forceinline__ float pool_step(float m, float v) { return v > m || isnan(v) ? v : m; }
 
 // Uniform in [-1, 1) from (seed, i): SplitMix64's finaliser, the top 24 bits.
 __device__ __forceinline__ float uniform_pm1(unsigned long long seed, std::int64_t i) {
