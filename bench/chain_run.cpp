@@ -150,6 +150,7 @@ private:
 #endif
         for (std::size_t i = 0; i < t_.layers.size(); ++i) enqueue_layer(s, i, st);
     }
+    void plan_layers(Side& s);
     void plan_megakernel(Side& s);
     void capture(Side& s);
     void launch(Side& s, cudaStream_t st) {
@@ -203,12 +204,21 @@ void ChainRunner::plan(Side& s) {
         const std::size_t pooled = l.pool == Pool::none ? 0 : bytes(post_tensor(l, N, dtype_, layout_));
         s.pooled.emplace_back(pooled ? Buffer(MemKind::device, pooled) : Buffer());
     }
-    if (s.spec.side == ChainSide::megakernel) {
+    if (s.spec.side == ChainSide::megakernel)
         plan_megakernel(s);
-        s.r->setup_ms = ms_since(t0);
-        s.live = true;
-        return;
-    }
+    else
+        plan_layers(s);
+    for (std::size_t i = 0; i < t_.layers.size(); ++i)
+        s.r->device_bytes += s.conv[i].bytes() + s.pooled[i].bytes();
+    s.r->device_bytes += s.r->workspace_bytes;
+    capture(s);
+    s.r->setup_ms = ms_since(t0);
+    s.live = true;
+}
+
+// Ours or cuDNN's: one plan a layer, on the activations plan() allocated.
+void ChainRunner::plan_layers(Side& s) {
+    const std::int64_t N = data_.N;
     for (const Layer& l : t_.layers) {
         // Each layer's plan may take half the memory free when it is planned: the layers' plans
         // live at once, so a limit fixed before the first would let them overcommit together.
@@ -243,15 +253,9 @@ void ChainRunner::plan(Side& s) {
         }
         s.r->layers.push_back(std::move(lr));
     }
-    for (std::size_t i = 0; i < t_.layers.size(); ++i)
-        s.r->device_bytes += s.conv[i].bytes() + s.pooled[i].bytes();
-    s.r->device_bytes += s.r->workspace_bytes;
-    capture(s);
-    s.r->setup_ms = ms_since(t0);
-    s.live = true;
 }
 
-// The megakernel on the side's activations (allocated by plan), captured like the others.
+// The megakernel on the activations plan() allocated: one kernel for the whole chain.
 void ChainRunner::plan_megakernel(Side& s) {
 #if defined(CONVSTUDY_HAVE_KERNELS)
     std::vector<MegaLayer> ml;
@@ -272,11 +276,8 @@ void ChainRunner::plan_megakernel(Side& s) {
         lr.layer = t_.layers[i].name;
         lr.detail = "a phase of the megakernel";
         s.r->layers.push_back(std::move(lr));
-        s.r->device_bytes += s.conv[i].bytes() + s.pooled[i].bytes();
     }
-    s.r->device_bytes += s.r->workspace_bytes;
     s.r->detail = s.mega->detail();
-    capture(s);
 #else
     (void)s;
     throw Skip("the megakernel needs a build with the kernels");

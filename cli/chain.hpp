@@ -4,6 +4,7 @@
 // with scope=layer.
 #pragma once
 
+#include "chain_run.hpp"
 #include "command_common.hpp"
 
 #include <cstdint>
@@ -23,7 +24,7 @@ struct ChainArgs {
     std::vector<std::string> layouts{"nhwc"};
     std::string choice = "auto";                  // "auto" (auto-<class>) or one variant for every layer
     std::vector<std::string> sides{"ours", "cudnn"};
-    int mega_ctas_per_sm = 3;
+    int mega_ctas_per_sm = gpu::ChainOptions{}.mega_ctas_per_sm;
     std::string csv, golden = "golden", tuning;
     int warmup = 3, repeats = 20, layer_repeats = 20;
     int tail_repeats = -1;                        // -1: 200 at N=1, else none

@@ -10,6 +10,7 @@
 // steps can be started. An error names the file, the step (index and kind) and the field.
 #pragma once
 
+#include "chain_run.hpp"
 #include "datagen.hpp"
 #include "harness.hpp"
 #include "join.hpp"
@@ -212,7 +213,7 @@ struct ChainStep {
     int warmup = 3, repeats = 20, layer_repeats = 20;
     std::optional<int> tail_repeats;  // unset: the command's default (200 at N=1)
     bool pdl = true;                  // false: --no-pdl
-    int mega_ctas = 3;                // the megakernel's CTAs per SM (--megakernel-ctas)
+    int mega_ctas = gpu::ChainOptions{}.mega_ctas_per_sm;  // the megakernel's CTAs per SM (--megakernel-ctas)
 };
 
 struct Step {
