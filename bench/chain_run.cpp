@@ -234,8 +234,11 @@ void ChainRunner::plan_layers(Side& s) {
             if (auto why = v.supports(pr, ctx_.prop())) throw Skip(l.name + ": " + *why);
             s.plans.push_back(v.make_plan(pr, pc));
             s.r->workspace_bytes += s.plans.back()->workspace_bytes();
-            const Plan& pl = *s.plans.back();
-            lr.detail = pl.detail() +
+            Plan& pl = *s.plans.back();
+            const std::size_t i = s.plans.size() - 1;
+            // A plan that transforms its weights does it here, once, as a network loads them.
+            const bool held = pl.hold_weights(shared_.w[i].get(), stream_.get());
+            lr.detail = pl.detail() + (held ? "; its weight transform run once at plan time" : "") +
                         (pl.fuses_post_ops() ? "; bias and ReLU fused into the convolution's epilogue"
                                              : "; bias and ReLU a pass of their own (or the pool's)") +
                         (opt_.pdl && pl.launches_dependent()

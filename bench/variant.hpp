@@ -157,6 +157,14 @@ public:
     // Whether run() honours DeviceIO::dependent (else it launches as every plan does, after
     // the work before it has completed).
     virtual bool launches_dependent() const { return false; }
+    // The caller's promise that `w` holds the layer's weights and will not change while the plan
+    // lives (a network's, loaded once: the chain). A plan that transforms its weights may do it
+    // now, on `stream`, and read its copy in every later run() given the same `w` instead of
+    // transforming them again; true when it did (the transform is then plan time, not run time).
+    virtual bool hold_weights(const void* w, cudaStream_t stream) {
+        (void)w, (void)stream;
+        return false;
+    }
     // Device memory the plan holds beside the tensors.
     virtual std::size_t workspace_bytes() const { return 0; }
     // What the plan chose (launch geometry, chunks, algorithm), for the CSV.

@@ -34,6 +34,7 @@ public:
     void run(const DeviceIO& io, cudaStream_t s) override { inner_->run(io, s); }
     bool fuses_post_ops() const override { return inner_->fuses_post_ops(); }
     bool launches_dependent() const override { return inner_->launches_dependent(); }
+    bool hold_weights(const void* w, cudaStream_t s) override { return inner_->hold_weights(w, s); }
     std::size_t workspace_bytes() const override { return inner_->workspace_bytes(); }
     std::string detail() const override {
         const std::string d = inner_->detail();

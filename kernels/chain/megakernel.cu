@@ -319,8 +319,9 @@ __device__ void conv_layer(const LayerArgs& L, float* ws, unsigned char* smem) {
 
 // ---- the other phases --------------------------------------------------------------------
 // The rewritten input, one (image, Y, X, dy) a thread: its b*C channels (dx, c) are b pixels
-// of one source row, contiguous in NHWC, loaded together (one element a thread and loop
-// iteration waited for each load in turn).
+// of one source row, contiguous in NHWC, loaded 16 at a time before their stores (one element a
+// thread and loop iteration waited for each load in turn). Each element's source is
+// s2d::input_source's (the map the filters' rewrite and the CPU reference share).
 template <class T>
 __device__ void s2d_phase(const LayerArgs& L, int N) {
     const s2d::Geom& g = L.s2d;
@@ -336,17 +337,13 @@ __device__ void s2d_phase(const LayerArgs& L, int N) {
         const long long rest = pix / g.Wp;
         const int Y = int(rest % g.Hp);
         const long long n = rest / g.Hp;
-        const int y = g.b * Y + dy - g.pad;
         T* o = dst + pix * g.Cp + dy * run;
-        const bool row_in = y >= 0 && y < g.H;
-        const T* row = src + ((n * g.H + (row_in ? y : 0)) * (long long)g.W) * g.C;
         for (int q0 = 0; q0 < run; q0 += 16) {  // 16 loads in flight, then their stores
             T v[16];
 #pragma unroll
             for (int k = 0; k < 16; ++k) {
-                const int q = q0 + k, dx = q / g.C, c = q - dx * g.C;
-                const int x = g.b * X + dx - g.pad;
-                v[k] = q < run && row_in && x >= 0 && x < g.W ? __ldg(row + (long long)x * g.C + c) : from_float<T>(0.0f);
+                const long long from = q0 + k < run ? s2d::input_source(g, false, n, dy * run + q0 + k, Y, X) : -1;
+                v[k] = from >= 0 ? __ldg(src + from) : from_float<T>(0.0f);
             }
 #pragma unroll
             for (int k = 0; k < 16; ++k)
@@ -516,7 +513,8 @@ public:
                 const s2d::Geom g = s2d::geom(src);
                 s2d_in_ = Buffer(MemKind::device, std::size_t(N) * g.Hp * g.Wp * g.Cp * 2);
                 s2d_w_ = Buffer(MemKind::device, std::size_t(m.M) * g.Rp * g.Sp * g.Cp * 2);
-                s2d::launch(g, 2, ten.input, false, s2d_in_.get(), false, N, ten.w[0], false, s2d_w_.get(), nullptr);
+                // The filters only (no images): the input's rewrite is the kernel's s2d phase.
+                s2d::launch(g, 2, nullptr, false, nullptr, false, 0, ten.w[0], false, s2d_w_.get(), nullptr);
                 CS_CUDA_CHECK(cudaDeviceSynchronize());
                 L.s2d = g;
                 L.s2d_src = ten.input;

@@ -80,7 +80,7 @@ struct HaloArgs {
     int rows;     // N Hp Wp
     int nchw;
     RawGeom rg;  // s2d=loader: the raw NHWC input's geometry (halo_raw.hpp)
-    OutOps<T> ops;  // the chain's fused bias and ReLU, applied as the tile is staged
+    OutOps<T> ops;  // the chain's fused bias and ReLU (held in registers: HeldOps), applied as the tile is staged
 };
 
 // How the kernel follows the input transform: as its programmatic dependent (the kernel's
@@ -355,6 +355,10 @@ __global__ void __launch_bounds__(kRaw ? 512 : 384, 1)
     constexpr std::uint32_t kLboB = kHTaps * kHBTap;  // the next plane of the weights
     unsigned char* const ebuf = gbase + (sE - sbase) + cw * kHEpi;
     const int row0 = kPP ? 0 : cw * 128;
+    // The chain's bias (every tile holds all the filters) loaded once: no tile's staging waits
+    // on it. Columns 2 (t & 3) + 8j, as store_tile's fragment (m0 = 0).
+    HeldOps<T, kHBN> held;
+    held.load(a.ops, 2 * (t & 3));
     while (a.sched.template next<false>(int(blockIdx.x), cur, w)) {
         if (kPP && (k & 1) != cw) {  // the other warpgroup's tile
             r.advance();
@@ -405,8 +409,10 @@ __global__ void __launch_bounds__(kRaw ? 512 : 384, 1)
         // each row's output offset for the storers.
         ConvGeom eg{};
         eg.P = 128, eg.M = kHEpiPitch / 2;
-        store_tile<T, kHBN>(acc0, reinterpret_cast<T*>(ebuf), eg, 0, 0, false, t, a.ops);
-        store_tile<T, kHBN>(acc1, reinterpret_cast<T*>(ebuf), eg, 64, 0, false, t, a.ops);
+        held.apply(acc0);
+        held.apply(acc1);
+        store_tile<T, kHBN>(acc0, reinterpret_cast<T*>(ebuf), eg, 0, 0, false, t);
+        store_tile<T, kHBN>(acc1, reinterpret_cast<T*>(ebuf), eg, 64, 0, false, t);
         reinterpret_cast<std::int64_t*>(ebuf + kHEpiRows)[t] = my_off;
         mbar_arrive(efull0 + 8 * cw);
         r.advance();

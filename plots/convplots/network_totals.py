@@ -131,6 +131,50 @@ def _totals(d, classes, batches, path=""):
 
 TOTALS_HEAD = ["class", "N", "ours (layout)", "cuDNN (layout)", "ours / cuDNN", "goal total", "layers <= 1.0x"]
 
+LIBRARIES = ("auto", "cudnn", "cudnn-legacy", "cublas")
+
+
+def fastest_rungs(rows, cls, n, layout):
+    """{layer: row}: the fastest PASS row of our hand-written rungs (any family but auto and the
+    libraries) of the class at N in the layout: the oracle that auto-<class> is held to."""
+    out = {}
+    for r in rows:
+        if (r["N"] != n or not ok(r) or r["layout"] != layout or r.get("precision") != cls
+                or r.get("family") in LIBRARIES):
+            continue
+        best = out.get(r["layer"])
+        if best is None or r["kernel_ms"] < best["kernel_ms"]:
+            out[r["layer"]] = r
+    return out
+
+
+def oracle_rows(d, cls, batches, within=0.03):
+    """Per N (issue 51's AlexNet goal): auto-<class>'s best single-layout total, the fastest of our
+    rungs per layer in that layout (summed by count), cuDNN's best single-layout total, auto over
+    cuDNN, and the layers where auto is within `within` of the fastest rung (the rung named where
+    it is not)."""
+    body = []
+    for n in batches:
+        per = layer_rows(d.rows, cls, n)
+        o, c = best_total(per, "ours"), best_total(per, "cudnn")
+        if not o or not c:
+            continue
+        fast = fastest_rungs(d.rows, cls, n, o[0])
+        misses, rung_ms = [], 0.0
+        for layer, e in per.items():
+            a, f = e["ours"][o[0]], fast.get(layer)
+            best = min(a["kernel_ms"], f["kernel_ms"]) if f else a["kernel_ms"]
+            rung_ms += e["count"] * best
+            if f and a["kernel_ms"] > (1 + within) * f["kernel_ms"]:
+                misses.append(f"{layer} {a['kernel_ms'] / f['kernel_ms']:.3g}x {f['_variant']}")
+        body.append([cls, n, f"{fnum(o[1])} ({o[0]})", fnum(rung_ms), f"{fnum(c[1])} ({c[0]})", f"{o[1] / c[1]:.3g}",
+                     f"{len(per) - len(misses)} of {len(per)}", "; ".join(misses) or "—"])
+    return body
+
+
+ORACLE_HEAD = ["class", "N", "auto (layout)", "fastest rungs", "cuDNN (layout)", "auto / cuDNN",
+               "auto within 3% of the fastest rung", "where not"]
+
 
 def table_names(d):
     return sorted({r.get("table", "") for r in d.rows if r.get("table")}) or ["(no table column)"]
@@ -169,8 +213,14 @@ def generator(data, revs):
     """The docs' `network` block kind (docs.py's GENERATORS): `network csv=FILE classes=fp16,bf16
     N=128 path=heuristic`, given docs.py's loader and revision text (this module cannot import it).
     csv=A+B+...: the totals of several sweeps in one table (no per-layer rows)."""
-    def block(csv, classes="fp16,bf16,tf32", N=None, path=""):
+    def block(csv, classes="fp16,bf16,tf32", N=None, path="", oracle=""):
         cls = [c for c in classes.split(",") if c]
+        if oracle:  # auto against the fastest of our rungs and cuDNN, per N (one sweep)
+            d = data(csv)
+            body = [r for c in cls for r in oracle_rows(d, c, [int(N)] if N else d.main_Ns)]
+            return (md_table(ORACLE_HEAD, body) + "\n\nAuto: the auto-<class> rows (the committed tuning file); "
+                    + f"fastest rungs: per layer the fastest of our other rows in auto's layout. Source: "
+                    + f"`{d.rows[0]['_src']}`, revision {revs(d)}.\n")
         if "+" in csv:
             ds = [data(f) for f in csv.split("+")]
             srcs = ", ".join(f"`{d.rows[0]['_src']}` ({revs(d)})" for d in ds)
@@ -218,7 +268,19 @@ def self_test():
     md = totals_markdown([d, d], ["fp16"])
     body = [ln for ln in md.splitlines() if ln.startswith("| t1 |")]
     assert len(body) == 2 and "| 0.75 |" in body[0] and "| 3.00 (nhwc) | 4.00 (nhwc) |" in body[0], md
-    print("network self-test: totals by count and layout, the cuDNN side, bounds and the goal's total hold")
+    # the oracle: per layer the fastest of our rungs in auto's layout; auto within 3% or named
+    rows.append(row("a", "hopper-ws-fp16", "nhwc", 0.9, 2, family="hopper"))
+    rows.append(row("a", "hopper-mc-fp16", "nchw", 0.1, 2, family="hopper"))  # another layout: not the oracle
+    for r in rows:
+        r["precision"] = "fp16"
+    fast = fastest_rungs(rows, "fp16", 8, "nhwc")
+    assert fast["a"]["_variant"] == "hopper-ws-fp16" and fast["b"]["_variant"] == "hopper-ws-fp16"
+    body = oracle_rows(d, "fp16", [8])
+    # auto nhwc 3.0; rungs: a min(1.0, 0.9) x2 + b min(1.0, 0.01) = 1.81; cuDNN 4.0; a 1.11x, b 100x
+    assert body == [["fp16", 8, "3.00 (nhwc)", "1.81", "4.00 (nhwc)", "0.75", "0 of 2",
+                     "a 1.11x hopper-ws-fp16; b 100x hopper-ws-fp16"]], body
+    print("network self-test: totals by count and layout, the cuDNN side, bounds, the goal's total and "
+          "auto against the fastest rung hold")
     return 0
 
 

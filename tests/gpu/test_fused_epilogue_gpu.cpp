@@ -228,3 +228,49 @@ TEST_CASE("a plan that fuses bias and ReLU gives relu(conv + bias) exactly, ever
     CHECK(tally.plain.count("hopper-wgmma-fp16") == 1);
     WARN(fused);
 }
+
+// Plan::hold_weights (the chain's weights, transformed once at plan time): a plan that holds
+// its weights gives, bit for bit, what a plan that transforms them in every run gives; a run
+// given other weights transforms those (and drops the held copy, which they overwrite), so a
+// later run given the held weights again transforms them again rather than reading the others'.
+TEST_CASE("a plan that holds its weights transforms them once, and a run given other weights is not stale",
+          "[gpu][chain][fused]") {
+    auto& dev = test::device();
+    const Layer l = test::make_layer("hw_conv1", 3, 227, 227, 96, 11, 11, 4, 0);  // space-to-depth: weights transformed
+    const std::int64_t N = 1;
+    int held_rows = 0;
+    for (const char* name : {"hopper-halo-fp16", "hopper-ws-fp16", "auto-fp16", "hopper-halo-bf16"}) {
+        const Variant& v = test::variant(name);
+        INFO(name);
+        PlanState st;
+        st.engines = &test::test_engines();
+        const PlanContext pc{st, dev.prop(), dev.info().device, std::size_t(double(dev.free_bytes()) * 0.25), N};
+        const Problem p{l, N, Layout::nhwc, {}};
+        REQUIRE_FALSE(v.supports(p, dev.prop()));
+        std::unique_ptr<Plan> held = v.make_plan(p, pc), fresh = v.make_plan(p, pc);
+        Stream stream;
+        const cudaStream_t s = stream.get();
+        const DType t = v.io;
+        Device4 in(t, l.input_elems(N)), w1(t, l.weight_elems()), w2(t, l.weight_elems()), out(t, l.output_elems(N));
+        upload(ints(std::size_t(in.elems), 3, 101), in, s);
+        upload(ints(std::size_t(w1.elems), 1, 102), w1, s);
+        upload(ints(std::size_t(w2.elems), 1, 103), w2, s);
+        auto run = [&](Plan& plan, const Device4& w) {
+            poison(out, s);
+            plan.run(DeviceIO{in.buf.get(), w.buf.get(), out.buf.get(), N}, s);
+            CS_CUDA_CHECK(cudaStreamSynchronize(s));
+            return download(out, s);
+        };
+        const bool did = held->hold_weights(w1.buf.get(), s);
+        CS_CUDA_CHECK(cudaStreamSynchronize(s));
+        held_rows += did ? 1 : 0;
+        const std::vector<float> want1 = run(*fresh, w1), want2 = run(*fresh, w2);
+        REQUIRE(want1 != want2);  // the premise: the two weight sets give different outputs
+        CHECK(run(*held, w1) == want1);
+        CHECK(run(*held, w1) == want1);
+        CHECK(run(*held, w2) == want2);
+        CHECK(run(*held, w1) == want1);
+    }
+    // conv1's space-to-depth rows transform their weights, so they hold them (auto forwards).
+    CHECK(held_rows == 4);
+}

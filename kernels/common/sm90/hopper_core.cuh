@@ -159,7 +159,9 @@ public:
         } else if (io.bias || io.relu) {
             throw cs::Error("hopper: this rung's epilogue stores the plain convolution (no fused bias or ReLU)");
         }
-        if constexpr (HasDependentLaunch<Gemm>::value) gemm_.chain_dependent = io.dependent && launches_dependent();
+        // Dependent only where the GEMM is the first kernel: no weight transform in this run either.
+        if constexpr (HasDependentLaunch<Gemm>::value)
+            gemm_.chain_dependent = io.dependent && launches_dependent() && (!u_.tw || holds(io.w));
         const TIO* in = static_cast<const TIO*>(io.in);
         const TIO* w = static_cast<const TIO*>(io.w);
         TIO* out = static_cast<TIO*>(io.out);
@@ -179,7 +181,10 @@ public:
         // A plan whose operand type differs from its problem's always transforms both.
         const T* wop = nullptr;
         if (u_.tw) {
-            launch_prep_weights<TIO, WOp, T>(u_, w, ws_w_.as<T>(), stream, rs);
+            if (!holds(w)) {
+                launch_prep_weights<TIO, WOp, T>(u_, w, ws_w_.as<T>(), stream, rs);
+                held_w_ = nullptr;  // the copy now holds these weights, not the held ones
+            }
             wop = ws_w_.as<T>();
         } else if constexpr (std::is_same_v<T, TIO>) {
             wop = w;
@@ -195,10 +200,22 @@ public:
         }
     }
     bool fuses_post_ops() const override { return HasPostOps<Gemm>::value; }
+    // The weights' transform once, here, for every later run given the same weights (the
+    // split variants' transforms scale by each run's data: they transform in every run).
+    bool hold_weights(const void* w, cudaStream_t stream) override {
+        if constexpr (InOp::kScaled) {
+            return false;
+        } else {
+            if (!u_.tw || !w) return false;
+            launch_prep_weights<TIO, WOp, T>(u_, static_cast<const TIO*>(w), ws_w_.as<T>(), stream, nullptr);
+            held_w_ = w;
+            return true;
+        }
+    }
     // The GEMM is the first kernel (no transform before it) and can wait for the work before it.
     bool launches_dependent() const override {
         if constexpr (HasDependentLaunch<Gemm>::value && std::is_same_v<T, TIO> && !InOp::kScaled)
-            return !u_.tw && !transforms_input(u_, gemm_);
+            return (!u_.tw || held_w_) && !transforms_input(u_, gemm_);
         return false;
     }
     std::size_t workspace_bytes() const override {
@@ -223,8 +240,12 @@ public:
     }
 
 private:
+    // Whether run() given weights w reads the copy hold_weights() made of them.
+    bool holds(const void* w) const { return held_w_ && w == held_w_; }
+
     Setup u_;
     Gemm gemm_;
+    const void* held_w_ = nullptr;  // hold_weights(): the weights whose transform ws_w_ holds
     std::int64_t chunk_;
     Buffer ws_in_, ws_w_;
     RangeScaleBuffer scale_;  // the split variants only

@@ -41,6 +41,16 @@ struct OutOps {
         if (relu) v = v > 0.0f ? v : 0.0f;
         return v;
     }
+    // Before a tile's MMAs: L1 asked for the tile's biases (filters m0 .. m0 + BN - 1, one
+    // 128-byte line a thread t, one more line for an unaligned start), so that apply()'s loads
+    // after the MMAs find them there instead of waiting on L2 in an epilogue that nothing hides.
+    template <int BN>
+    __device__ __forceinline__ void prefetch(int m0, int t) const {
+        constexpr int kLine = 128 / int(sizeof(T));
+        const int m = m0 + t * kLine;
+        if (bias && t < BN / kLine + 1 && m < nbias)
+            asm volatile("prefetch.global.L1 [%0];\n" ::"l"(bias + m));
+    }
     // The bias and ReLU on a warpgroup's 64 x BN fragment (acc[4j + 2i + {0,1}]: rows r and r + 8
     // of filters col0 + 8j + {0,1}), before any of it is stored: each filter's bias loaded once
     // for both rows, eight pairs' loads issued before their adds (a load per element between
@@ -57,19 +67,50 @@ struct OutOps {
                     b[2 * j] = bias_of(col0 + 8 * (j0 + j));
                     b[2 * j + 1] = bias_of(col0 + 8 * (j0 + j) + 1);
                 }
-#pragma unroll
-                for (int j = 0; j < kBatch; ++j)
-#pragma unroll
-                    for (int i = 0; i < 2; ++i) {
-                        acc[4 * (j0 + j) + 2 * i] += b[2 * j];
-                        acc[4 * (j0 + j) + 2 * i + 1] += b[2 * j + 1];
-                    }
+                add_pairs<BN, kBatch>(acc, j0, b);
             }
         }
-        if (relu) {
+        if (relu) relu_all<BN>(acc);
+    }
+    // Pairs j0 .. j0 + kBatch - 1 of the fragment get their filters' biases b[2j], b[2j + 1].
+    template <int BN, int kBatch>
+    __device__ __forceinline__ static void add_pairs(float (&acc)[BN / 2], int j0, const float (&b)[2 * kBatch]) {
 #pragma unroll
-            for (int i = 0; i < BN / 2; ++i) acc[i] = acc[i] > 0.0f ? acc[i] : 0.0f;
+        for (int j = 0; j < kBatch; ++j)
+#pragma unroll
+            for (int i = 0; i < 2; ++i) {
+                acc[4 * (j0 + j) + 2 * i] += b[2 * j];
+                acc[4 * (j0 + j) + 2 * i + 1] += b[2 * j + 1];
+            }
+    }
+    template <int BN>
+    __device__ __forceinline__ static void relu_all(float (&acc)[BN / 2]) {
+#pragma unroll
+        for (int i = 0; i < BN / 2; ++i) acc[i] = acc[i] > 0.0f ? acc[i] : 0.0f;
+    }
+};
+
+// OutOps' bias and ReLU with each thread's biases loaded once and held in registers, for a
+// persistent kernel whose every tile covers the same BN filters (the halo mainloop: all of
+// conv1's filters in each tile), so that no tile's epilogue waits on a load: the biases of
+// OutOps::apply, loaded at the kernel's start instead of after each tile's MMAs. The same
+// arithmetic (the bias, then the ReLU, before the one rounding); no split scale (mul).
+template <class T, int BN>
+struct HeldOps {
+    float b[BN / 4];  // filters col0 + 8j + {0, 1}: b[2j], b[2j + 1]
+    bool bias = false, relu = false;
+    __device__ __forceinline__ void load(const OutOps<T>& ops, int col0) {
+        bias = ops.bias != nullptr;
+        relu = ops.relu != 0;
+#pragma unroll
+        for (int j = 0; j < BN / 8; ++j) {
+            b[2 * j] = bias ? ops.bias_of(col0 + 8 * j) : 0.0f;
+            b[2 * j + 1] = bias ? ops.bias_of(col0 + 8 * j + 1) : 0.0f;
         }
+    }
+    __device__ __forceinline__ void apply(float (&acc)[BN / 2]) const {
+        if (bias) OutOps<T>::template add_pairs<BN, BN / 8>(acc, 0, b);
+        if (relu) OutOps<T>::template relu_all<BN>(acc);
     }
 };
 
