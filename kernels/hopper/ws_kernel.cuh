@@ -360,7 +360,6 @@ __global__ void __launch_bounds__(kWsThreads, 1)
         Ring<STAGES> r;
         a.sched.template for_each_unit<kCut, kClK>(int(blockIdx.x), [&](const Work& w) {
             const TileOrigin o = TileOrigin::of(w.tile, a.sched.tiles_n, BN, a.g, BM);
-            a.ops.template prefetch<BN>(o.m0, ct);  // the fused bias, read after the MMAs
             float acc[kAcc][AN / 2];
             zero(acc[0]);
             if constexpr (kAcc == 2) zero(acc[1]);

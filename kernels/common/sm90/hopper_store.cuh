@@ -41,16 +41,6 @@ struct OutOps {
         if (relu) v = v > 0.0f ? v : 0.0f;
         return v;
     }
-    // Before a tile's MMAs: L1 asked for the tile's biases (filters m0 .. m0 + BN - 1, one
-    // 128-byte line a thread t, one more line for an unaligned start), so that apply()'s loads
-    // after the MMAs find them there instead of waiting on L2 in an epilogue that nothing hides.
-    template <int BN>
-    __device__ __forceinline__ void prefetch(int m0, int t) const {
-        constexpr int kLine = 128 / int(sizeof(T));
-        const int m = m0 + t * kLine;
-        if (bias && t < BN / kLine + 1 && m < nbias)
-            asm volatile("prefetch.global.L1 [%0];\n" ::"l"(bias + m));
-    }
     // The bias and ReLU on a warpgroup's 64 x BN fragment (acc[4j + 2i + {0,1}]: rows r and r + 8
     // of filters col0 + 8j + {0,1}), before any of it is stored: each filter's bias loaded once
     // for both rows, eight pairs' loads issued before their adds (a load per element between
