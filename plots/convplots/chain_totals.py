@@ -120,6 +120,16 @@ def table(rows, torch_ms=None, classes=None):
     return md_table(head, body, ["r", "l", "l", "r", "l"] + ["r"] * 11)
 
 
+def processes_text(merged_rows):
+    """How many processes stand behind the table's rows: one count, or its range where keys differ."""
+    counts = sorted({r.get("processes", 1) for r in merged_rows}) or [1]
+    if counts == [1]:
+        return "one process"
+    if len(counts) == 1:
+        return f"the median of {counts[0]} processes' medians"
+    return f"the median of the processes' medians ({counts[0]} to {counts[-1]} processes a row)"
+
+
 def generator(data, revs):
     """`chain csv=A+B pytorch=C+D classes=fp16`: the chain rows of one or more committed CSVs in one table
     (a key several processes measured: the median of their medians), PyTorch's chain beside them
@@ -131,8 +141,7 @@ def generator(data, revs):
         srcs = ", ".join(f"`{d.rows[0]['_src']}` ({revs(d)})" for d in ds)
         torch_ms = pytorch_rows([os.path.join(ROOT, p) for p in pytorch.split("+")]) if pytorch else None
         src_t = ", PyTorch: " + ", ".join(f"`{p}`" for p in pytorch.split("+")) if pytorch else ""
-        procs = max((r.get("processes", 1) for r in chain_rows(rows).values()), default=1)
-        how = f"the median of {procs} processes' medians" if procs > 1 else "one process"
+        how = processes_text(chain_rows(rows).values())
         return (table(rows, torch_ms, classes.split(",") if classes else None) + "\n\nOurs: the chain's `--choice` row a layer "
                 "(bias and ReLU in its epilogue where the row fuses them, else a pass of their own or the pool's), then the "
                 "pool, as a CUDA graph (graph), or the whole chain as one persistent kernel (megakernel, f16 and bf16 NHWC); "
@@ -181,6 +190,10 @@ def self_test():
     assert by[(1, "fp16", "nhwc", "graph")]["kernel_ms"] == 0.05, by
     assert by[(1, "fp16", "nhwc", "megakernel")]["kernel_ms"] == 0.09, by
     assert by[(1, "fp16", "nchw", "graph")]["kernel_ms"] == 0.1, by
+    # the caption's process count: one count, or its range where keys differ
+    assert processes_text([{"processes": 2}, {"processes": 2}]) == "the median of 2 processes' medians"
+    assert processes_text([{}]) == "one process"
+    assert processes_text([{"processes": 2}, {"processes": 4}]).endswith("(2 to 4 processes a row)")
     print("chain_totals self-test: ok")
 
 
