@@ -11,8 +11,7 @@
 //                a buffer's previous store (bulk wait_group.read) can stall, two subtiles
 //                later. Rows >= P and columns >= M are clipped by the tensor map.
 // Both take rows [p0, p0 + 64) and filters [m0, m0 + BN) of thread t (0..127) of the
-// warpgroup that owns staging slot `slot`; add_bias false: the accumulator started from the
-// fused bias (OutOps::fill), the ReLU only.
+// warpgroup that owns staging slot `slot`.
 #pragma once
 
 #include "pipeline.cuh"
@@ -34,8 +33,8 @@ struct EpiDirect {
     static constexpr const char* kName = "direct";
     template <class TO, int BN, int kDown>
     __device__ __forceinline__ static void store(float (&acc)[BN / 2], const EpiArgs<TO>& a, int p0, int m0, int,
-                                                 int t, int&, bool add_bias = true) {
-        store_tile<TO, BN, kDown>(acc, a.out, a.g, p0, m0, a.nchw, t, a.ops, add_bias);
+                                                 int t, int&) {
+        store_tile<TO, BN, kDown>(acc, a.out, a.g, p0, m0, a.nchw, t, a.ops);
     }
     __device__ __forceinline__ static void drain(int) {}
 };
@@ -56,12 +55,12 @@ struct EpiTmaStore {
     static constexpr const char* kName = "tma-store";
     template <class TO, int BN, int kDown>
     __device__ __forceinline__ static void store(float (&acc)[BN / 2], const EpiArgs<TO>& a, int p0, int m0,
-                                                 int slot, int t, int& nsub, bool add_bias = true) {
+                                                 int slot, int t, int& nsub) {
         constexpr int CW = 128 / int(sizeof(TO));  // filters per subtile (64 halves, 32 floats)
         if constexpr (BN % CW != 0) {
             // Not whole subtiles (BN = 96 halves): the plan never pairs such a tile with this
             // epilogue (ws_epilogue_reason); the direct store keeps the instantiation sound.
-            store_tile<TO, BN, kDown>(acc, a.out, a.g, p0, m0, a.nchw, t, a.ops, add_bias);
+            store_tile<TO, BN, kDown>(acc, a.out, a.g, p0, m0, a.nchw, t, a.ops);
             return;
         } else {
         if constexpr (kDown > 0) {  // 2^-kDown, then the split's scale (exact: powers of two)
@@ -71,7 +70,7 @@ struct EpiTmaStore {
         }
         a.ops.scale(acc);
         const int lane = t & 31, warp = t >> 5;
-        a.ops.template apply<BN>(acc, m0 + 2 * (lane & 3), add_bias);
+        a.ops.template apply<BN>(acc, m0 + 2 * (lane & 3));
 #pragma unroll
         for (int sub = 0; sub < BN / CW; ++sub) {
             const std::uint32_t buf =

@@ -355,9 +355,8 @@ __global__ void __launch_bounds__(kRaw ? 512 : 384, 1)
     constexpr std::uint32_t kLboB = kHTaps * kHBTap;  // the next plane of the weights
     unsigned char* const ebuf = gbase + (sE - sbase) + cw * kHEpi;
     const int row0 = kPP ? 0 : cw * 128;
-    // The chain's bias (every tile holds all the filters) loaded once, each tile's accumulators
-    // started from it: no tile waits on a load or adds it. Columns 2 (t & 3) + 8j, as
-    // store_tile's fragment (m0 = 0).
+    // The chain's bias (every tile holds all the filters) loaded once: no tile's staging waits
+    // on it. Columns 2 (t & 3) + 8j, as store_tile's fragment (m0 = 0).
     HeldOps<T, kHBN> held;
     held.load(a.ops, 2 * (t & 3));
     while (a.sched.template next<false>(int(blockIdx.x), cur, w)) {
@@ -370,12 +369,11 @@ __global__ void __launch_bounds__(kRaw ? 512 : 384, 1)
         mbar_wait(full0 + 8 * r.stage, r.phase);
         const std::int64_t my_off = out_offset(a, w.tile * kBM + row0 + t);  // this thread's row (branches: before the MMAs)
         const std::uint32_t sa = sA + std::uint32_t(r.stage) * H::kStage + std::uint32_t(row0 * 16);
-        // Each accumulator starts from the held biases (zeros without one): the MMAs add to it.
         float acc0[kHBN / 2], acc1[kHBN / 2];
-        held.fill(acc0);
-        held.fill(acc1);
-        // the starting values in place before the first wgmma (else ptxas moves acc1's after it
-        // and waits for the first wgmma before the second: C7517, a wgmma latency per tile)
+        zero(acc0);
+        zero(acc1);
+        // the zeros in place before the first wgmma (else ptxas moves acc1's after it and waits
+        // for the first wgmma before the second: C7517, a wgmma latency per tile)
         fence_regs(acc0);
         fence_regs(acc1);
         wgmma_fence();
@@ -411,8 +409,8 @@ __global__ void __launch_bounds__(kRaw ? 512 : 384, 1)
         // each row's output offset for the storers.
         ConvGeom eg{};
         eg.P = 128, eg.M = kHEpiPitch / 2;
-        held.finish(acc0);
-        held.finish(acc1);
+        held.apply(acc0);
+        held.apply(acc1);
         store_tile<T, kHBN>(acc0, reinterpret_cast<T*>(ebuf), eg, 0, 0, false, t);
         store_tile<T, kHBN>(acc1, reinterpret_cast<T*>(ebuf), eg, 64, 0, false, t);
         reinterpret_cast<std::int64_t*>(ebuf + kHEpiRows)[t] = my_off;
@@ -452,7 +450,10 @@ struct HaloGemm {
                                                HaloShape<true, true>::kSmem));
         }
     }
-    PostOps post;  // the chain's fused bias and ReLU for the next launch (HopperPlan sets them)
+    // The chain's fused bias (M values of T) and ReLU for the next launch (HopperPlan sets them
+    // from DeviceIO each run), else none.
+    const void* bias = nullptr;
+    bool relu = false;
     bool raw_input() const { return raw; }  // HopperPlan: no transform before the kernel
     void launch(const T* in, const T* w, T* out, const ConvGeom& g, bool nchw, cudaStream_t stream) {
         if (g.P == 0) return;
@@ -461,7 +462,7 @@ struct HaloGemm {
         a.R = g.R, a.S = g.S, a.Wp = g.W, a.HWp = g.H * g.W, a.E = g.E, a.F = g.F, a.M = g.M;
         a.rows = g.N * g.H * g.W;
         a.nchw = nchw ? 1 : 0;
-        a.ops = post.ops<T>(g.M);
+        a.ops = OutOps<T>{nullptr, static_cast<const T*>(bias), g.M, relu ? 1 : 0};
         a.rg = RawGeom{a.rows, a.HWp, a.Wp, C0, H0, W0, b, pad};
         a.sched = TileSched::data_parallel((a.rows + bm() - 1) / bm(), 1, 1, sms);
         if (in != key_in || w != key_w || g.N != key_n) {

@@ -114,7 +114,10 @@ struct WsGemm {
     const void* key_out = nullptr;
     int key_n = -1;
     const float* out_mul = nullptr;  // the split's 2^(ex+ew) (HopperPlan sets it), else null
-    PostOps post;  // the chain's fused bias and ReLU for the next launch (HopperPlan sets them)
+    // The chain's fused bias (M values of TO) and ReLU for the next launch (HopperPlan sets them
+    // from DeviceIO each run), else none.
+    const void* bias = nullptr;
+    bool relu = false;
     // HopperPlan sets it where the input transform runs before the GEMM; with launch=pdl the
     // GEMM is then the transform's programmatic dependent: its prologue (barriers, the tensor
     // maps' fetch, the consumers' registers) under the transform's tail, the producer waiting
@@ -161,7 +164,7 @@ struct WsGemm {
     }
 
     OutOps<TO> ops(const ConvGeom& g) const {
-        return post.ops<TO>(g.M, out_mul);
+        return OutOps<TO>{out_mul, static_cast<const TO*>(bias), g.M, relu ? 1 : 0};
     }
     void launch(const T* in, const T* w, TO* out, const ConvGeom& g, bool nchw, cudaStream_t stream) {
         if (g.P == 0) return;

@@ -220,8 +220,7 @@ __device__ __forceinline__ void await_contributors(const WsArgs<TO>& a, int firs
 // after the last half is written and waited for before the first is read.
 template <class TO, class CS, int kDown, class Epi, bool kCuts = false>
 __device__ __forceinline__ void finish_unit(float (&acc)[CS::kAN / 2], int i, const Work& w, const WsArgs<TO>& a,
-                                            const EpiArgs<TO>& ea, int pw, int mw, int cw, int ct, int& nsub,
-                                            bool add_bias = true) {
+                                            const EpiArgs<TO>& ea, int pw, int mw, int cw, int ct, int& nsub) {
     constexpr int AN = CS::kAN, kAcc = CS::kAcc;
     const int t = ct & 127;
     if (w.role == Role::split_part || w.role == Role::split_fused) {
@@ -253,7 +252,7 @@ __device__ __forceinline__ void finish_unit(float (&acc)[CS::kAN / 2], int i, co
     }
     // One epilogue instance for whole tiles and finished stream-K tiles (one copy of the long
     // store sequence in the kernel, not two).
-    Epi::template store<TO, AN, kDown>(acc, ea, pw, mw, cw, t, nsub, add_bias);
+    Epi::template store<TO, AN, kDown>(acc, ea, pw, mw, cw, t, nsub);
 }
 
 }  // namespace cs::gpu::variants::hopper
@@ -361,17 +360,9 @@ __global__ void __launch_bounds__(kWsThreads, 1)
         Ring<STAGES> r;
         a.sched.template for_each_unit<kCut, kClK>(int(blockIdx.x), [&](const Work& w) {
             const TileOrigin o = TileOrigin::of(w.tile, a.sched.tiles_n, BN, a.g, BM);
-            const int mw = o.m0 + CS::col0(cw);
-            // A whole tile's accumulators start from the fused bias (no add in the epilogue);
-            // a K part's start from zero, its bias added once by whoever finishes the tile.
-            const bool fold = w.role == Role::whole && a.ops.template folds<kDown>();
             float acc[kAcc][AN / 2];
-            a.ops.template fill<AN>(acc[0], mw + 2 * (ct & 3), fold);
-            if constexpr (kAcc == 2) a.ops.template fill<AN>(acc[1], mw + 2 * (ct & 3), fold);
-            // the starting values in place before the first wgmma (else ptxas serialises the
-            // wgmmas: C7515, non-wgmma definitions of their accumulators inside the pipeline)
-            fence_regs(acc[0]);
-            if constexpr (kAcc == 2) fence_regs(acc[1]);
+            zero(acc[0]);
+            if constexpr (kAcc == 2) zero(acc[1]);
             int prev = -1;
             for (int kt = w.k0; kt < w.k1; ++kt) {
                 mbar_wait(full0 + 8 * r.stage, r.phase);
@@ -398,11 +389,10 @@ __global__ void __launch_bounds__(kWsThreads, 1)
                 return;
             }
             // constant indices only: a loop here is not unrolled and puts acc in local memory
-            finish_unit<TO, CS, kDown, Epi, kCuts>(acc[0], 0, w, a, ea, o.p0 + CS::row0(cw, 0), mw, cw, ct, nsub,
-                                                   !fold);
+            const int mw = o.m0 + CS::col0(cw);
+            finish_unit<TO, CS, kDown, Epi, kCuts>(acc[0], 0, w, a, ea, o.p0 + CS::row0(cw, 0), mw, cw, ct, nsub);
             if constexpr (kAcc == 2)
-                finish_unit<TO, CS, kDown, Epi, kCuts>(acc[1], 1, w, a, ea, o.p0 + CS::row0(cw, 1), mw, cw, ct, nsub,
-                                                       !fold);
+                finish_unit<TO, CS, kDown, Epi, kCuts>(acc[1], 1, w, a, ea, o.p0 + CS::row0(cw, 1), mw, cw, ct, nsub);
         });
     }
     Epi::drain(ct & 127);

@@ -120,13 +120,14 @@ struct HasDependentLaunch : std::false_type {};
 template <class G>
 struct HasDependentLaunch<G, std::void_t<decltype(std::declval<const G&>().dependent_launch())>> : std::true_type {};
 
-// Whether a GEMM policy applies the chain's bias and ReLU in its epilogue (its PostOps `post`,
-// set before each launch: the persistent rungs and the halo mainloop; hopper_store.cuh). The
-// cp.async and TMA rungs' kernels store the plain convolution.
+// Whether a GEMM policy applies the chain's bias and ReLU in its epilogue (members bias and
+// relu, set before each launch: the persistent rungs and the halo mainloop; OutOps in
+// hopper_store.cuh). The cp.async and TMA rungs' kernels store the plain convolution.
 template <class G, class = void>
 struct HasPostOps : std::false_type {};
 template <class G>
-struct HasPostOps<G, std::void_t<decltype(std::declval<G&>().post = PostOps{})>> : std::true_type {};
+struct HasPostOps<G, std::void_t<decltype(std::declval<G&>().bias = nullptr, std::declval<G&>().relu = true)>>
+    : std::true_type {};
 
 // The transformed input lives in a workspace sized for `chunk` images (all of the largest call
 // when the workspace limit allows, else run() loops over chunks of images).
@@ -153,7 +154,8 @@ public:
 
     void run(const DeviceIO& io, cudaStream_t stream) override {
         if constexpr (HasPostOps<Gemm>::value) {
-            gemm_.post = PostOps{io.bias, io.relu};
+            gemm_.bias = io.bias;
+            gemm_.relu = io.relu;
         } else if (io.bias || io.relu) {
             throw cs::Error("hopper: this rung's epilogue stores the plain convolution (no fused bias or ReLU)");
         }

@@ -41,34 +41,13 @@ struct OutOps {
         if (relu) v = v > 0.0f ? v : 0.0f;
         return v;
     }
-    // Whether a whole tile's accumulator may start from its filters' biases (fill): a bias to add
-    // and no scale after the sum (the split's mul, the 3xFP16 2^-kDown) that the bias must not see.
-    template <int kDown>
-    __device__ __forceinline__ bool folds() const { return kDown == 0 && bias && !mul; }
-    // A warpgroup's 64 x BN accumulator set to its filters' biases before the first MMA (the MMAs
-    // add to it: scale-d 1), all the fragment's loads issued together; its epilogue then adds
-    // none (apply with add_bias false). Filters at or past nbias start from 0.
-    // on false: zeros (a K part, or no bias to fold), the same instructions either way. Each value
-    // reaches the accumulator through an add of +0 (exact; a -0 bias becomes +0, which a sum
-    // cannot tell apart): a load written straight into an accumulator register makes ptxas
-    // serialise every wgmma of the kernel (C7515), fence_regs notwithstanding.
-    template <int BN>
-    __device__ __forceinline__ void fill(float (&acc)[BN / 2], int col0, bool on = true) const {
-#pragma unroll
-        for (int j = 0; j < BN / 8; ++j) {
-            const float b0 = on ? bias_of(col0 + 8 * j) : 0.0f, b1 = on ? bias_of(col0 + 8 * j + 1) : 0.0f;
-            acc[4 * j] = acc[4 * j + 2] = __fadd_rn(b0, 0.0f);
-            acc[4 * j + 1] = acc[4 * j + 3] = __fadd_rn(b1, 0.0f);
-        }
-    }
     // The bias and ReLU on a warpgroup's 64 x BN fragment (acc[4j + 2i + {0,1}]: rows r and r + 8
     // of filters col0 + 8j + {0,1}), before any of it is stored: each filter's bias loaded once
     // for both rows, eight pairs' loads issued before their adds (a load per element between
     // the stores, which may alias the bias, waited for each: the halo's conv1 ran 27% slower).
-    // add_bias false: the accumulator started from the biases (fill), the ReLU only.
     template <int BN>
-    __device__ __forceinline__ void apply(float (&acc)[BN / 2], int col0, bool add_bias = true) const {
-        if (bias && add_bias) {
+    __device__ __forceinline__ void apply(float (&acc)[BN / 2], int col0) const {
+        if (bias) {
             constexpr int kPairs = BN / 8, kBatch = kPairs < 8 ? kPairs : 8;
 #pragma unroll
             for (int j0 = 0; j0 < kPairs; j0 += kBatch) {
@@ -104,16 +83,14 @@ struct OutOps {
 // OutOps' bias and ReLU with each thread's biases loaded once and held in registers, for a
 // persistent kernel whose every tile covers the same BN filters (the halo mainloop: all of
 // conv1's filters in each tile), so that no tile's epilogue waits on a load: the biases of
-// OutOps::apply, loaded at the kernel's start instead of after each tile's MMAs. Each tile's
-// accumulators start from them (fill, before the first MMA: the sum's first term, as
-// OutOps::fill) and the epilogue applies the ReLU (finish) before the one rounding; no split
-// scale (mul).
+// OutOps::apply, loaded at the kernel's start instead of after each tile's MMAs. The same
+// arithmetic (the bias, then the ReLU, before the one rounding); no split scale (mul).
 template <class T, int BN>
 struct HeldOps {
-    float b[BN / 4];  // filters col0 + 8j + {0, 1}: b[2j], b[2j + 1]; 0 without a bias
-    bool relu = false;
+    float b[BN / 4];  // filters col0 + 8j + {0, 1}: b[2j], b[2j + 1]
+    bool bias = false, relu = false;
     __device__ __forceinline__ void load(const OutOps<T>& ops, int col0) {
-        const bool bias = ops.bias != nullptr;
+        bias = ops.bias != nullptr;
         relu = ops.relu != 0;
 #pragma unroll
         for (int j = 0; j < BN / 8; ++j) {
@@ -121,26 +98,9 @@ struct HeldOps {
             b[2 * j + 1] = bias ? ops.bias_of(col0 + 8 * j + 1) : 0.0f;
         }
     }
-    __device__ __forceinline__ void fill(float (&acc)[BN / 2]) const {
-#pragma unroll
-        for (int j = 0; j < BN / 8; ++j) {
-            acc[4 * j] = acc[4 * j + 2] = b[2 * j];
-            acc[4 * j + 1] = acc[4 * j + 3] = b[2 * j + 1];
-        }
-    }
-    __device__ __forceinline__ void finish(float (&acc)[BN / 2]) const {
+    __device__ __forceinline__ void apply(float (&acc)[BN / 2]) const {
+        if (bias) OutOps<T>::template add_pairs<BN, BN / 8>(acc, 0, b);
         if (relu) OutOps<T>::template relu_all<BN>(acc);
-    }
-};
-
-// The chain's fused bias (the output's M values of its type) and ReLU as a GEMM policy (WsGemm,
-// HaloGemm) holds them for its next launch: HopperPlan sets them from DeviceIO each run.
-struct PostOps {
-    const void* bias = nullptr;
-    bool relu = false;
-    template <class T>
-    OutOps<T> ops(int nbias, const float* mul = nullptr) const {
-        return OutOps<T>{mul, static_cast<const T*>(bias), nbias, relu ? 1 : 0};
     }
 };
 
@@ -155,8 +115,7 @@ struct PostOps {
 // absent for a plain convolution and for the fp32 partial sums of split-K.
 template <class T, int BN, int kDownLog2 = 0>
 __device__ __forceinline__ void store_tile(float (&acc)[BN / 2], T* __restrict__ out, const ConvGeom& g,
-                                           int p0, int m0, bool nchw, int ct, const OutOps<T>& ops = {},
-                                           bool add_bias = true) {
+                                           int p0, int m0, bool nchw, int ct, const OutOps<T>& ops = {}) {
     if constexpr (kDownLog2 > 0) {
         constexpr float down = 1.0f / float(1 << kDownLog2);
 #pragma unroll
@@ -168,7 +127,7 @@ __device__ __forceinline__ void store_tile(float (&acc)[BN / 2], T* __restrict__
     const int lane = t & 31, warp = t >> 5;
     const int row0 = p0 + wg * 64 + warp * 16 + (lane >> 2);
     const int col0 = m0 + 2 * (lane & 3);
-    ops.template apply<BN>(acc, col0, add_bias);
+    ops.template apply<BN>(acc, col0);
     const bool pair_ok = (g.M & 1) == 0;
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
