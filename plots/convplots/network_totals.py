@@ -149,8 +149,8 @@ def fastest_rungs(rows, cls, n, layout):
 
 
 def oracle_rows(d, cls, batches, within=0.03):
-    """Per N (issue 51's AlexNet goal): auto-<class>'s best single-layout total, the fastest of our
-    rungs per layer in that layout (summed by count), cuDNN's best single-layout total, auto over
+    """Per N (issue 51's AlexNet goal): auto-<class>'s best single-layout total, per layer in that
+    layout the faster of auto and our fastest rung (summed by count), cuDNN's best single-layout total, auto over
     cuDNN, and the layers where auto is within `within` of the fastest rung (the rung named where
     it is not)."""
     body = []
@@ -219,8 +219,8 @@ def generator(data, revs):
             d = data(csv)
             body = [r for c in cls for r in oracle_rows(d, c, [int(N)] if N else d.main_Ns)]
             return (md_table(ORACLE_HEAD, body) + "\n\nAuto: the auto-<class> rows (the committed tuning file); "
-                    + f"fastest rungs: per layer the fastest of our other rows in auto's layout. Source: "
-                    + f"`{d.rows[0]['_src']}`, revision {revs(d)}.\n")
+                    + "fastest rungs: per layer the faster of auto and our fastest other row in auto's layout. "
+                    + f"Source: `{d.rows[0]['_src']}`, revision {revs(d)}.\n")
         if "+" in csv:
             ds = [data(f) for f in csv.split("+")]
             srcs = ", ".join(f"`{d.rows[0]['_src']}` ({revs(d)})" for d in ds)
