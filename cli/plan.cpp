@@ -521,7 +521,7 @@ Plan parse_plan(std::string_view text, const std::string& source, const fs::path
             break;
         case StepKind::chain:
             step.body = read_chain(with({"table", "batches", "classes", "layouts", "choice", "sides", "csv", "warmup",
-                                         "repeats", "tail_repeats", "layer_repeats", "pdl", "megakernel_ctas"}),
+                                         "repeats", "tail_repeats", "layer_repeats", "pdl", "megakernel_ctas", "tuning"}),
                                    root, golden, outs);
             break;
         case StepKind::ab:

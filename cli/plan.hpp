@@ -214,6 +214,10 @@ struct ChainStep {
     std::optional<int> tail_repeats;  // unset: the command's default (200 at N=1)
     bool pdl = true;                  // false: --no-pdl
     int mega_ctas = gpu::ChainOptions{}.mega_ctas_per_sm;  // the megakernel's CTAs per SM (--megakernel-ctas)
+    // The tuning file auto-<class> takes (--tuning): empty, the built-in; else a tune step's output
+    // (`tuning_is_output`: in the output folder) or a file of the tree.
+    std::string tuning;
+    bool tuning_is_output = false;
 };
 
 struct Step {

@@ -212,6 +212,12 @@ ChainStep read_chain(const Fields& f, const fs::path& root, const GoldenMade& go
     if (f.has("tail_repeats")) c.tail_repeats = int(f.integer("tail_repeats", 0, 0, 100000));
     c.layer_repeats = int(f.integer("layer_repeats", c.layer_repeats, 0, 100000));
     c.pdl = f.boolean("pdl", c.pdl);
+    if (f.has("tuning")) {
+        c.tuning = f.str("tuning", "");
+        c.tuning_is_output = outs.names.count(c.tuning) > 0;
+        if (!c.tuning_is_output && !fs::is_regular_file(root / c.tuning))
+            f.where().fail("tuning", "'" + c.tuning + "' is neither an earlier step's output nor a file of the tree");
+    }
     c.csv = out_name(f, "csv", "", true, {".csv"});
     outs.add(f, "csv", c.csv);
     return c;

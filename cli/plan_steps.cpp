@@ -189,7 +189,9 @@ Commands sanitize_commands(const SanitizeStep& sa, const std::string& B, const s
     return {cmd};
 }
 
-std::vector<std::string> chain_command(const ChainStep& c, const std::string& exe, const std::string& csv) {
+// tuning: the tuning file's path as the command sees it (empty: none given).
+std::vector<std::string> chain_command(const ChainStep& c, const std::string& exe, const std::string& csv,
+                                       const std::string& tuning) {
     std::vector<std::string> v{exe, "chain"};
     if (!c.table.path.empty()) v.insert(v.end(), {"--table", c.table.path});
     const std::string layouts = join(c.layouts, ",", [](gpu::Layout l) { return gpu::to_string(l); });
@@ -199,6 +201,7 @@ std::vector<std::string> chain_command(const ChainStep& c, const std::string& ex
                        std::to_string(c.layer_repeats), "--csv", csv});
     if (c.tail_repeats) v.insert(v.end(), {"--tail-repeats", std::to_string(*c.tail_repeats)});
     if (!c.pdl) v.push_back("--no-pdl");
+    if (!tuning.empty()) v.insert(v.end(), {"--tuning", tuning});
     if (std::find(c.sides.begin(), c.sides.end(), "megakernel") != c.sides.end())
         v.insert(v.end(), {"--megakernel-ctas", std::to_string(c.mega_ctas)});
     return v;
@@ -400,7 +403,8 @@ std::vector<StepCommands> step_commands(const Plan& plan, const fs::path& out_di
         } else if (const auto* tu = std::get_if<TuneStep>(&st.body)) {
             c.commands = tune_commands(*tu, exe, out(tu->output));
         } else if (const auto* ch = std::get_if<ChainStep>(&st.body)) {
-            c.commands = {chain_command(*ch, exe, out(ch->csv))};
+            const std::string tuning = ch->tuning.empty() ? "" : ch->tuning_is_output ? out(ch->tuning) : ch->tuning;
+            c.commands = {chain_command(*ch, exe, out(ch->csv), tuning)};
         } else if (const auto* ab = std::get_if<AbStep>(&st.body)) {
             c.commands = ab_commands(*ab, exe, out_dir);
         }

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 using namespace cs;
 using namespace cs::gpu::variants::hopper;
@@ -88,4 +89,81 @@ TEST_CASE("halo s2d=loader: the plan's bound keeps conv1's runs in the 32 KiB bu
     const std::int64_t bound = raw_run_bound(g, 256);
     CHECK(bound <= std::int64_t(kHRawBox) * kHRawBoxes);
     for (int q0 = 0; q0 < g.rows; q0 += 128) REQUIRE(raw_run(g, q0, 256).nbox <= kHRawBoxes);
+}
+
+namespace {
+
+// A raw input whose every element is distinct from its neighbours and never zero.
+std::uint16_t raw_value(std::int64_t e) { return std::uint16_t(1 + (e * 40503) % 65521); }
+
+// The run in shared memory as the kernel reads it (halo_conv.cu's gatherers): 32-bit words and
+// 2-byte elements of one buffer, and the channel table.
+struct HostRun {
+    std::vector<std::uint16_t> h;
+    std::vector<TabEntry> t;
+    std::uint32_t word(int i) const {
+        // the word holding the run's last element and the one after may be read (the high half
+        // of an odd pair's second word): the buffer holds them; past that is a defect
+        return std::uint32_t(h.at(std::size_t(2 * i))) | (std::uint32_t(h.at(std::size_t(2 * i + 1))) << 16);
+    }
+    std::uint16_t half(int e) const { return h.at(std::size_t(e)); }
+    TabEntry tab(int cp) const { return t.at(std::size_t(cp)); }
+};
+
+// Every halo of `halo` rows over 128-row tiles, gathered as the kernel's gatherers do (a thread a
+// plane, the rows G apart by GridWalk, the pair path where it applies), against the
+// space-to-depth map: every piece equals the elements it stands for, zeros where they are.
+// Returns the share of pieces the pair path took.
+double check_gather(const Layer& l, int N, int halo) {
+    const RawGeom g = geom_of(l, N);
+    const int Cp = (g.C0 * g.b * g.b + 15) / 16 * 16;
+    const int planes = Cp / 8;
+    const std::int64_t total = std::int64_t(N) * g.H0 * g.W0 * g.C0;
+    HostRun run;
+    for (int cp = 0; cp < Cp; ++cp) run.t.push_back(tab_entry(g, cp));
+    std::int64_t fast = 0, pieces = 0;
+    for (int q0 = 0; q0 < g.rows; q0 += 128) {
+        const RawRun rr = raw_run(g, q0, 256);
+        // the loader's run: rr.nbox boxes from e0, zero past the tensor (TMA's fill)
+        run.h.assign(std::size_t(kHRawBox) * std::size_t(rr.nbox) + 2, 0);
+        for (std::int64_t i = 0; i < std::int64_t(kHRawBox) * rr.nbox; ++i)
+            if (rr.e0 + i < total) run.h[std::size_t(i)] = raw_value(rr.e0 + i);
+        const int G = 128 / planes;  // a plane's rows in flight (the kernel's 128 gatherers)
+        for (int p = 0; p < planes; ++p) {
+            const PlanePairs pp = plane_pairs(g, p);
+            for (int g0 = 0; g0 < G; ++g0) {
+                GridWalk wk(g, q0 + g0);
+                for (int i = g0; i < halo; i += G, wk.step(g, G)) {
+                    const int q = q0 + i;
+                    const RowOrigin o = row_origin(g, wk.n, wk.Y, wk.X, q < g.rows, rr.e0);
+                    const bool f = pair_path(g) && inner_block(g, o);
+                    const Piece pc = gather_piece(run, g, o, pp, p, f);
+                    fast += f, ++pieces;
+                    for (int j = 0; j < 8; ++j) {
+                        const std::int64_t src = raw_element(g, q, 8 * p + j);
+                        const std::uint16_t want = src < 0 ? 0 : raw_value(src);
+                        const std::uint16_t got = std::uint16_t(pc.w[j / 2] >> (16 * (j % 2)));
+                        INFO(l.name << " N=" << N << " row " << q << " plane " << p << " channel " << 8 * p + j
+                                    << (f ? " (pair path)" : " (table path)"));
+                        REQUIRE(got == want);
+                    }
+                }
+            }
+        }
+    }
+    return double(fast) / double(pieces);
+}
+
+}  // namespace
+
+TEST_CASE("halo s2d=loader: the gatherers' pieces are the space-to-depth rewrite", "[hopper][halo]") {
+    // conv1: C = 3, b = 4 (a 12-element segment a raw row: the pair path on the inner blocks)
+    const double conv1_fast = check_gather(conv1(), 2, 244);
+    CHECK(conv1_fast > 0.9);
+    check_gather(make_layer("odd_s4_c3", 3, 35, 31, 7, 11, 11, 4, 0), 3, 256);
+    const double p1 = check_gather(make_layer("odd_c3_s2", 3, 19, 23, 5, 5, 3, 2, 1), 3, 256);  // padding, zero channels
+    CHECK(p1 > 0.0);
+    check_gather(make_layer("s4_p2_c3", 3, 30, 27, 8, 11, 11, 4, 2), 2, 256);
+    // b C odd (C = 1, stride 3): every piece by the table
+    CHECK(check_gather(make_layer("c1_s3", 1, 29, 31, 4, 6, 6, 3, 0), 2, 256) == 0.0);
 }

@@ -551,6 +551,18 @@ TEST_CASE("a chain step becomes convstudy chain, its golden sets made by an earl
     const auto nopdl = step_commands(parse(golden + R"({"kind": "chain", "csv": "c.csv", "pdl": false})"), "res", "bd");
     CHECK(nopdl[2].commands[0].back() == "--no-pdl");
     CHECK(error_of(golden + R"({"kind": "chain", "csv": "c.csv", "pdl": "no"})").find("'pdl'") != std::string::npos);
+    // tuning: a tune step's output (in the output folder) or a file of the tree, else an error
+    const auto tuned = step_commands(parse(golden + R"({"kind": "tune", "layers": ["conv1"], "output": "t1.json"},
+        {"kind": "chain", "csv": "c.csv", "tuning": "t1.json"})"), "res", "bd");
+    const V& tc = tuned[3].commands[0];
+    CHECK(std::find(tc.begin(), tc.end(), "--tuning") + 1 == std::find(tc.begin(), tc.end(), "res/t1.json"));
+    const auto tree = step_commands(parse(golden + R"({"kind": "chain", "csv": "c.csv", "tuning": "tuning/h200.json"})"),
+                                    "res", "bd");
+    CHECK(std::find(tree[2].commands[0].begin(), tree[2].commands[0].end(), "tuning/h200.json") !=
+          tree[2].commands[0].end());
+    CHECK(error_of(golden + R"({"kind": "chain", "csv": "c.csv", "tuning": "no/such.json"})")
+              .find("'tuning': 'no/such.json' is neither an earlier step's output nor a file of the tree") !=
+          std::string::npos);
     // the sanitizer's chain target runs alexnet's chain at N=1: its golden set must be made first
     const auto san = step_commands(parse(golden + R"({"kind": "sanitize", "targets": ["chain", "odd"]})"), "res", "bd");
     CHECK(std::find(san[2].commands[0].begin(), san[2].commands[0].end(), "SANITIZE_TARGETS=chain odd") !=

@@ -36,15 +36,19 @@
 // The `s2d` axis: copy (the default) reads the transform's output; loader does the rewrite in
 // the kernel — the loader warp brings each 256-row halo's raw NHWC run (its grid rows' input
 // rows: one contiguous run, at most 64 boxes of 256 elements by 1D TMA, zero fill past the
-// tensor) into a 32 KiB buffer, and a fourth warpgroup (the gatherers) writes the halo's
-// 8-channel planes from it (2 ring stages), the space-to-depth map of s2d_vec.cuh per 16-byte
-// piece; no transform pass and no input workspace. NHWC input, the ping-pong schedule, a run
-// of at most 16384 elements (supports() in plan_t says which). Registers: 512 threads at 128,
-// rebalanced to 56 (loader and storers), 56 (gatherers), 200 (consumers). Measured (H200,
-// git show 3ab0d79:gpu/variants/hopper/halo_conv.cu): conv1 fp16 NHWC slower than the copy
-// with this kernel as its dependent at every N: a chain of waits under ncu — one raw buffer
-// puts each tile's load and its gather in series, and the gather runs on one warp per
-// scheduler (docs/findings.md, "The Hopper family"). An axis value, not the default.
+// tensor) into one of two 32 KiB buffers in turn (tile k's run lands while tile k-1's is
+// gathered), and a fourth warpgroup (the gatherers) writes the halo's 8-channel planes from it
+// (2 ring stages): a thread keeps one plane and walks the rows, each 16-byte piece as four
+// unaligned 4-byte pairs of the run where the row's block lies inside the image (halo_raw.hpp's
+// gather_piece, checked on the CPU by tests/test_halo_raw.cpp); no transform pass and no input
+// workspace. The consumer warpgroups share one staging buffer (they stage alternate tiles),
+// which makes room for the second run buffer. NHWC input, the ping-pong schedule, a run of at
+// most 16384 elements (supports() in plan_t says which). Registers: 512 threads at 128,
+// rebalanced to 56 (loader and storers), 56 (gatherers), 200 (consumers).
+// History: the first form (one run buffer, an element-by-element gather through shared
+// tables; git show 30aec14:kernels/hopper/halo_conv.cu) measured 1.9x the copy form at
+// N=128 (H200): one buffer put each tile's load and its gather in series, and the gather's
+// dependent shared loads set the pace.
 //
 // Prediction (conv1, N=128, fp16): 128 x 3249 rows x 96 x 432 x 2 = 34.5 GFLOP (7.4% of the
 // rows are padding positions), L2 traffic ~60 MB in + 74 MB out: tensor-bound, well ahead of
@@ -113,10 +117,11 @@ __global__ void __launch_bounds__(kRaw ? 512 : 384, 1)
     const std::uint32_t raw = smem_u32(smem_raw);
     const std::uint32_t sbase = (raw + 127u) & ~127u;
     unsigned char* const gbase = smem_raw + (sbase - raw);
-    const std::uint32_t sB = sbase, sA = sB + kHB, sR = sA + H::kRing, sT = sR + (kRaw ? kHRaw : 0),
-                        sE = sT + (kRaw ? kHTable : 0), bars = sE + 2 * kHEpi;
+    const std::uint32_t sB = sbase, sA = sB + kHB, sR = sA + H::kRing, sT = sR + (kRaw ? kHRawBufs * kHRaw : 0),
+                        sE = sT + (kRaw ? kHTable : 0), bars = sE + H::kEpiBufs * kHEpi;
     const std::uint32_t bfull = bars, full0 = bars + 8, empty0 = full0 + 8 * kStages, efull0 = empty0 + 8 * kStages,
-                        eempty0 = efull0 + 16, order0 = eempty0 + 16, rfull = order0 + 16, rempty = rfull + 8;
+                        eempty0 = efull0 + 16, order0 = eempty0 + 16, rfull0 = order0 + 16, rempty0 = rfull0 + 16;
+    static_assert(8 + 16 * kStages + 48 + (kRaw ? 32 : 0) <= 16 * 8, "the barriers' 128 bytes");
     const int tid = int(threadIdx.x), wg = tid >> 7, warp = tid >> 5, lane = tid & 31;
     const int taps = a.R * a.S;
     constexpr int kE8 = 16 / int(sizeof(T));  // elements of a plane's 16 bytes
@@ -134,8 +139,11 @@ __global__ void __launch_bounds__(kRaw ? 512 : 384, 1)
             mbar_init(order0 + 8 * s, 1);  // ping-pong's turns
         }
         if constexpr (kRaw) {
-            mbar_init(rfull, 1);   // the loader's expect_tx; the raw run's bytes
-            mbar_init(rempty, 1);  // the gatherers' leader: the run is read
+#pragma unroll
+            for (int s = 0; s < kHRawBufs; ++s) {
+                mbar_init(rfull0 + 8 * s, 1);   // the loader's expect_tx; the raw run's bytes
+                mbar_init(rempty0 + 8 * s, 1);  // the gatherers' leader: the run is read
+            }
         }
         mbar_fence_init();
     }
@@ -160,9 +168,10 @@ __global__ void __launch_bounds__(kRaw ? 512 : 384, 1)
         else
             setmaxnreg_dec<72>();
         if (kRaw && warp == 0) {
-            // ---- loader, s2d=loader (the warp's 32 lanes): the weights once (lane 0); each
-            // tile's raw run as 1D boxes into the raw buffer once the gatherers have read the
-            // last one (rows past the input: zero fill)
+            // ---- loader, s2d=loader (the warp's 32 lanes): the weights once (lane 0); tile k's
+            // raw run as 1D boxes into raw buffer k % 2 once the gatherers have read tile k-2's
+            // from it (rows past the input: zero fill), so that a run lands while the last one is
+            // gathered
             if (lane == 0) {
                 load_weights();
             }
@@ -170,12 +179,14 @@ __global__ void __launch_bounds__(kRaw ? 512 : 384, 1)
             Work w;
             int k = 0;
             while (a.sched.template next<false>(int(blockIdx.x), cur, w)) {
-                if (k > 0) mbar_wait(rempty, std::uint32_t((k - 1) & 1));
+                const int rb = k % kHRawBufs;
+                if (k >= kHRawBufs) mbar_wait(rempty0 + 8 * rb, std::uint32_t((k / kHRawBufs - 1) & 1));
                 const RawRun rr = raw_run(a.rg, w.tile * kBM, H::kBox);
-                if (lane == 0) mbar_arrive_expect_tx(rfull, std::uint32_t(rr.nbox * kHRawBox * 2));
+                if (lane == 0) mbar_arrive_expect_tx(rfull0 + 8 * rb, std::uint32_t(rr.nbox * kHRawBox * 2));
                 __syncwarp();
                 for (int bx = lane; bx < rr.nbox; bx += 32)
-                    tma_load_1d(sR + std::uint32_t(bx * kHRawBox * 2), &tmA, rfull, rr.e0 + bx * kHRawBox);
+                    tma_load_1d(sR + std::uint32_t(rb * kHRaw + bx * kHRawBox * 2), &tmA, rfull0 + 8 * rb,
+                                rr.e0 + bx * kHRawBox);
                 ++k;
             }
         } else if (warp == 0) {
@@ -219,11 +230,13 @@ __global__ void __launch_bounds__(kRaw ? 512 : 384, 1)
             int k = 0;  // the CTA's tiles so far
             const std::int64_t EF = std::int64_t(a.E) * a.F;
             while (a.sched.template next<false>(int(blockIdx.x), cur, w)) {
-                // cooperative: both buffers (rows 128 cw.. of the tile); ping-pong: buffer k & 1
+                // cooperative: both buffers (rows 128 cw.. of the tile); ping-pong: buffer k & 1;
+                // s2d=loader: the one buffer, every tile
                 for (int cw = kPP ? (k & 1) : 0; cw < (kPP ? (k & 1) + 1 : 2); ++cw) {
-                    const unsigned char* buf = gbase + (sE - sbase) + cw * kHEpi;
+                    const int eb = kRaw ? 0 : cw;
+                    const unsigned char* buf = gbase + (sE - sbase) + eb * kHEpi;
                     const std::int64_t* offs = reinterpret_cast<const std::int64_t*>(buf + kHEpiRows);
-                    mbar_wait(efull0 + 8 * cw, std::uint32_t((kPP ? k >> 1 : k) & 1));
+                    mbar_wait(efull0 + 8 * eb, std::uint32_t((kRaw ? k : kPP ? k >> 1 : k) & 1));
                     if (!a.nchw && a.M % 8 == 0) {
                         // Each thread loads kU rows' pieces before it stores any: the compiler
                         // cannot move a shared load above a global store through generic
@@ -263,7 +276,7 @@ __global__ void __launch_bounds__(kRaw ? 512 : 384, 1)
                         }
                     }
                     named_sync(1, kHStorers);
-                    if (s == 0) mbar_arrive(eempty0 + 8 * cw);
+                    if (s == 0) mbar_arrive(eempty0 + 8 * eb);
                 }
                 ++k;
             }
@@ -273,61 +286,56 @@ __global__ void __launch_bounds__(kRaw ? 512 : 384, 1)
     if constexpr (kRaw) {
         if (wg == 3) {
             // ---- gatherers, s2d=loader (warpgroup 3): each tile's halo from its raw run into
-            // the planes of a ring stage, the space-to-depth map of the transform (s2d_vec.cuh):
-            // channel c' = (dy b + dx) C + c of grid row (n, Y, X) is raw element (n, b Y + dy -
-            // pad, b X + dx - pad, c), zero outside the image and past C b b. A thread a halo row
-            // at a time, its 16-byte pieces plane by plane; inner blocks through one flat offset
-            // per channel, edge blocks through (dy, dx C + c) with bounds.
+            // the planes of a ring stage, the space-to-depth map (halo_raw.hpp's gather_piece):
+            // a thread keeps one plane (its pair offsets in registers) and walks the halo's rows
+            // G = 128 / CK apart, so that a warp's stores are consecutive rows of one plane; the
+            // inner blocks by 4-byte pairs, the edges through the channel table.
             setmaxnreg_dec<56>();
             const int gt = tid - 384;
             const RawGeom& rg = a.rg;
-            int2* const tab = reinterpret_cast<int2*>(gbase + (sT - sbase));   // per c': (dy, dx C + c); dy -1: zero
-            int* const flat = reinterpret_cast<int*>(gbase + (sT - sbase) + 48 * 8);  // per c': dy W C + dx C + c
-            const int rowel = rg.W0 * rg.C0;
-            for (int c = gt; c < CK * 8; c += 128) s2d::vec_channel(c, rg.C0, rg.b, rowel, tab, flat);
+            TabEntry* const tab = reinterpret_cast<TabEntry*>(gbase + (sT - sbase));
+            for (int c = gt; c < CK * 8; c += 128) tab[c] = tab_entry(rg, c);
             named_sync(4, 128);
-            const unsigned short* const rawp = reinterpret_cast<const unsigned short*>(gbase + (sR - sbase));
+            constexpr int G = 128 / CK;
+            const int p = gt / G, g0 = gt - p * G;
+            const PlanePairs pp = plane_pairs(rg, p < CK ? p : 0);
+            const bool pairs = pair_path(rg);
+            const int hrows = kBM + (a.R - 1) * a.Wp + a.S - 1;  // the rows the taps read (<= kBox)
+            struct Src {
+                const std::uint32_t* w;
+                const TabEntry* t;
+                __device__ std::uint32_t word(int i) const { return w[i]; }
+                __device__ unsigned short half(int e) const { return reinterpret_cast<const unsigned short*>(w)[e]; }
+                __device__ TabEntry tab(int c) const { return t[c]; }
+            };
             Ring<kStages> r;
             bool first_round = true;
             TileSched::Cursor cur;
             Work w;
             int k = 0;
             while (a.sched.template next<false>(int(blockIdx.x), cur, w)) {
-                mbar_wait(rfull, std::uint32_t(k & 1));
+                const int rb = k % kHRawBufs;
+                mbar_wait(rfull0 + 8 * rb, std::uint32_t((k / kHRawBufs) & 1));
                 if (!first_round) mbar_wait(empty0 + 8 * r.stage, r.phase ^ 1u);
                 const int q0 = w.tile * kBM;
                 const RawRun rr = raw_run(rg, q0, H::kBox);
-                unsigned char* const st = gbase + (sA - sbase) + r.stage * H::kStage;
-                for (int i = gt; i < H::kBox; i += 128) {
-                    const int q = q0 + i;
-                    const bool in = q < a.rows;
-                    int n = 0, Y = 0, X = 0;
-                    if (in) {
-                        n = q / a.HWp;
-                        const int rem = q - n * a.HWp;
-                        Y = rem / a.Wp;
-                        X = rem - Y * a.Wp;
-                    }
-                    const int ys = rg.b * Y - rg.pad, xs = rg.b * X - rg.pad;
-                    const int base = (n * rg.H0 + ys) * rowel + xs * rg.C0 - rr.e0;  // (dy, dx, c) = 0 in the run
-#pragma unroll
-                    for (int p = 0; p < CK; ++p) {
-                        unsigned short h[8];
-                        s2d::vec_gather<s2d::VecCopy>(h, rawp, base, flat + 8 * p, tab, 8 * p, ys, xs, rg.H0, rg.W0, rg.C0,
-                                                      rg.b, in, static_cast<unsigned short>(0));
-                        uint4 v;
-                        v.x = std::uint32_t(h[0]) | (std::uint32_t(h[1]) << 16);
-                        v.y = std::uint32_t(h[2]) | (std::uint32_t(h[3]) << 16);
-                        v.z = std::uint32_t(h[4]) | (std::uint32_t(h[5]) << 16);
-                        v.w = std::uint32_t(h[6]) | (std::uint32_t(h[7]) << 16);
-                        *reinterpret_cast<uint4*>(st + p * H::kPlane + i * 16) = v;
+                const Src src{reinterpret_cast<const std::uint32_t*>(gbase + (sR - sbase) + rb * kHRaw), tab};
+                unsigned char* const st = gbase + (sA - sbase) + r.stage * H::kStage + p * H::kPlane;
+                if (p < CK) {
+                    GridWalk wk(rg, q0 + g0);
+#pragma unroll 2
+                    for (int i = g0; i < hrows; i += G) {
+                        const RowOrigin o = row_origin(rg, wk.n, wk.Y, wk.X, q0 + i < a.rows, rr.e0);
+                        const Piece pc = gather_piece(src, rg, o, pp, p, pairs && inner_block(rg, o));
+                        *reinterpret_cast<uint4*>(st + i * 16) = make_uint4(pc.w[0], pc.w[1], pc.w[2], pc.w[3]);
+                        wk.step(rg, G);
                     }
                 }
                 // the planes for the consumers' wgmma (the async proxy), the run free for the next
                 fence_proxy_async_smem();
                 named_sync(4, 128);
                 if (gt == 0) {
-                    mbar_arrive(rempty);
+                    mbar_arrive(rempty0 + 8 * rb);
                     mbar_arrive(full0 + 8 * r.stage);
                 }
                 r.advance();
@@ -353,7 +361,8 @@ __global__ void __launch_bounds__(kRaw ? 512 : 384, 1)
     Work w;
     int k = 0, n = 0;  // the CTA's tiles so far, this warpgroup's
     constexpr std::uint32_t kLboB = kHTaps * kHBTap;  // the next plane of the weights
-    unsigned char* const ebuf = gbase + (sE - sbase) + cw * kHEpi;
+    // s2d=loader: one staging buffer, the warpgroups' alternate tiles in turn
+    unsigned char* const ebuf = gbase + (sE - sbase) + (kRaw ? 0 : cw) * kHEpi;
     const int row0 = kPP ? 0 : cw * 128;
     // The chain's bias (every tile holds all the filters) loaded once: no tile's staging waits
     // on it. Columns 2 (t & 3) + 8j, as store_tile's fragment (m0 = 0).
@@ -401,8 +410,13 @@ __global__ void __launch_bounds__(kRaw ? 512 : 384, 1)
         // The storers have drained this warpgroup's last staging: one thread waits (a spin-wait
         // by every thread, a divergent loop between the wgmmas and the accumulators' use, makes
         // ptxas serialize the wgmmas), a named barrier releases the warpgroup.
-        if (n > 0) {
-            if (t == 0) mbar_wait(eempty0 + 8 * cw, std::uint32_t((n - 1) & 1));
+        if (kRaw ? k > 0 : n > 0) {
+            if (t == 0) {
+                if constexpr (kRaw)
+                    mbar_wait(eempty0, std::uint32_t((k - 1) & 1));  // tile k-1's, the other warpgroup's
+                else
+                    mbar_wait(eempty0 + 8 * cw, std::uint32_t((n - 1) & 1));
+            }
             named_sync(2 + cw, 128);
         }
         // Stage the 128 x 96 tile (store_tile's NHWC path into a 128 x kHEpiPitch / 2 matrix) and
@@ -414,7 +428,7 @@ __global__ void __launch_bounds__(kRaw ? 512 : 384, 1)
         store_tile<T, kHBN>(acc0, reinterpret_cast<T*>(ebuf), eg, 0, 0, false, t);
         store_tile<T, kHBN>(acc1, reinterpret_cast<T*>(ebuf), eg, 64, 0, false, t);
         reinterpret_cast<std::int64_t*>(ebuf + kHEpiRows)[t] = my_off;
-        mbar_arrive(efull0 + 8 * cw);
+        mbar_arrive(efull0 + 8 * (kRaw ? 0 : cw));
         r.advance();
         ++k;
         ++n;

@@ -21,10 +21,13 @@ constexpr int kHEpiRows = 128 * kHEpiPitch;
 constexpr int kHEpi = kHEpiRows + 128 * 8;       // one consumer warpgroup's staged rows + their output offsets
 constexpr int kHSmem = 128 + kHB + kHRing + 2 * kHEpi + 16 * 8;
 static_assert(kHSmem <= 227 * 1024, "the halo kernel's shared memory");
-// s2d=loader: the halo's raw NHWC run by 1D TMA boxes into one buffer (halo_raw.hpp), gathered
-// into the planes (2 stages) by a fourth warpgroup; the gather's per-channel tables beside it.
+// s2d=loader: the halo's raw NHWC run by 1D TMA boxes into two buffers in turn (halo_raw.hpp:
+// the next tile's run lands while this one's is gathered), gathered into the planes (2 stages)
+// by a fourth warpgroup; the gather's channel table beside them. One staging buffer for both
+// consumer warpgroups (they stage alternate tiles) makes room for the second run buffer.
 constexpr int kHRaw = kHRawBox * kHRawBoxes * 2;  // 32 KiB of 2-byte elements
-constexpr int kHTable = 640;                     // 48 x (int2 + int), 128-byte padded
+constexpr int kHRawBufs = 2;
+constexpr int kHTable = 640;                     // 48 channels' TabEntry (384 bytes), 128-byte padded
 
 // The schedule's geometry. Cooperative: tiles of 256 rows, both consumer warpgroups on each
 // (128 rows apiece), a stage per tile (384 halo rows: two 192-row boxes per plane), 2 stages.
@@ -39,7 +42,8 @@ struct HaloShape {
     static constexpr int kStage = kHChunks * kPlane;
     static constexpr int kStages = kRaw ? 2 : kHRing / kStage;
     static constexpr int kRing = kStages * kStage;
-    static constexpr int kSmem = 128 + kHB + kRing + (kRaw ? kHRaw + kHTable : 0) + 2 * kHEpi + 16 * 8;
+    static constexpr int kEpiBufs = kRaw ? 1 : 2;  // staging buffers: one a consumer warpgroup, or one shared
+    static constexpr int kSmem = 128 + kHB + kRing + (kRaw ? kHRawBufs * kHRaw + kHTable : 0) + kEpiBufs * kHEpi + 16 * 8;
     static_assert(!kRaw || kPP, "the raw loader runs the ping-pong schedule (a 256-row halo's run fits kHRaw)");
     static_assert(kSmem <= 227 * 1024, "the halo kernel's shared memory");
     static_assert(kBox * kBoxes >= kBM + kHExtra, "the halo holds a tile and its extra rows");
