@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -96,74 +97,84 @@ namespace {
 // A raw input whose every element is distinct from its neighbours and never zero.
 std::uint16_t raw_value(std::int64_t e) { return std::uint16_t(1 + (e * 40503) % 65521); }
 
-// The run in shared memory as the kernel reads it (halo_conv.cu's gatherers): 32-bit words and
-// 2-byte elements of one buffer, and the channel table.
+// A run buffer in shared memory as the kernel reads it (halo_conv.cu's gatherers): 32-bit words
+// and 2-byte elements of one 32 KiB buffer, and the channel table. Reads outside the buffer
+// throw (the row path clamps where a block crosses the image's border).
 struct HostRun {
     std::vector<std::uint16_t> h;
     std::vector<TabEntry> t;
     std::uint32_t word(int i) const {
-        // the word holding the run's last element and the one after may be read (the high half
-        // of an odd pair's second word): the buffer holds them; past that is a defect
-        return std::uint32_t(h.at(std::size_t(2 * i))) | (std::uint32_t(h.at(std::size_t(2 * i + 1))) << 16);
+        if (i < 0 || 2 * std::size_t(i) + 1 >= h.size()) throw std::out_of_range("word " + std::to_string(i));
+        return std::uint32_t(h[2 * std::size_t(i)]) | (std::uint32_t(h[2 * std::size_t(i) + 1]) << 16);
     }
     std::uint16_t half(int e) const { return h.at(std::size_t(e)); }
     TabEntry tab(int cp) const { return t.at(std::size_t(cp)); }
 };
 
-// Every halo of `halo` rows over 128-row tiles, gathered as the kernel's gatherers do (a thread a
-// plane, the rows G apart by GridWalk, the pair path where it applies), against the
-// space-to-depth map: every piece equals the elements it stands for, zeros where they are.
-// Returns the share of pieces the pair path took.
-double check_gather(const Layer& l, int N, int halo) {
+// Every halo of `halo` rows over 128-row tiles, gathered as the kernel's gatherers do (a thread
+// a row, rows 128 apart by GridWalk; kRows: RowGather<b, C>'s runs, else the table), against
+// the space-to-depth map: every piece equals the elements it stands for, zeros where they are.
+// Returns how many rows crossed the image's border (the row path's masks).
+template <int kB, int kC, bool kRows>
+int check_gather(const Layer& l, int N, int halo) {
     const RawGeom g = geom_of(l, N);
-    const int Cp = (g.C0 * g.b * g.b + 15) / 16 * 16;
-    const int planes = Cp / 8;
+    REQUIRE((!kRows || (g.b == kB && g.C0 == kC)));
+    constexpr int kCK = (kB * kB * kC + 15) / 16 * 2;  // 16-channel multiples, as the kernel's planes
+    const int planes = (g.C0 * g.b * g.b + 15) / 16 * 2;
+    REQUIRE((!kRows || planes == kCK));
     const std::int64_t total = std::int64_t(N) * g.H0 * g.W0 * g.C0;
+    constexpr int kWords = kHRawBox * kHRawBoxes / 2;
     HostRun run;
-    for (int cp = 0; cp < Cp; ++cp) run.t.push_back(tab_entry(g, cp));
-    std::int64_t fast = 0, pieces = 0;
+    for (int cp = 0; cp < planes * 8; ++cp) run.t.push_back(tab_entry(g, cp));
+    int cut = 0;
     for (int q0 = 0; q0 < g.rows; q0 += 128) {
         const RawRun rr = raw_run(g, q0, 256);
-        // the loader's run: rr.nbox boxes from e0, zero past the tensor (TMA's fill)
-        run.h.assign(std::size_t(kHRawBox) * std::size_t(rr.nbox) + 2, 0);
-        for (std::int64_t i = 0; i < std::int64_t(kHRawBox) * rr.nbox; ++i)
-            if (rr.e0 + i < total) run.h[std::size_t(i)] = raw_value(rr.e0 + i);
-        const int G = 128 / planes;  // a plane's rows in flight (the kernel's 128 gatherers)
-        for (int p = 0; p < planes; ++p) {
-            const PlanePairs pp = plane_pairs(g, p);
-            for (int g0 = 0; g0 < G; ++g0) {
-                GridWalk wk(g, q0 + g0);
-                for (int i = g0; i < halo; i += G, wk.step(g, G)) {
-                    const int q = q0 + i;
-                    const RowOrigin o = row_origin(g, wk.n, wk.Y, wk.X, q < g.rows, rr.e0);
-                    const bool f = pair_path(g) && inner_block(g, o);
-                    const Piece pc = gather_piece(run, g, o, pp, p, f);
-                    fast += f, ++pieces;
-                    for (int j = 0; j < 8; ++j) {
-                        const std::int64_t src = raw_element(g, q, 8 * p + j);
-                        const std::uint16_t want = src < 0 ? 0 : raw_value(src);
-                        const std::uint16_t got = std::uint16_t(pc.w[j / 2] >> (16 * (j % 2)));
-                        INFO(l.name << " N=" << N << " row " << q << " plane " << p << " channel " << 8 * p + j
-                                    << (f ? " (pair path)" : " (table path)"));
-                        REQUIRE(got == want);
+        // the loader's run: its elements in the tensor from e0, the rest of the buffer stale (zeros)
+        run.h.assign(std::size_t(2 * kWords), 0);
+        for (std::int64_t i = 0; i < std::int64_t(kHRawBox) * rr.nbox && rr.e0 + i < total; ++i)
+            run.h[std::size_t(i)] = raw_value(rr.e0 + i);
+        for (int gt = 0; gt < 128; ++gt) {
+            GridWalk wk(g, q0 + gt);
+            for (int i = gt; i < halo; i += 128, wk.step(g, 128)) {
+                const int q = q0 + i;
+                const RowOrigin o = row_origin(g, wk.n, wk.Y, wk.X, q < g.rows, rr.e0);
+                std::vector<std::uint32_t> got(std::size_t(planes) * 4, 0xdeadbeefu);
+                if constexpr (kRows) {
+                    cut += o.xs * kC < 0 || (o.xs + kB) * kC > g.W0 * g.C0;
+                    RowGather<kB, kC>::template row<kCK>(run, g, o, kWords, [&](int p, std::uint32_t w0, std::uint32_t w1,
+                                                                                 std::uint32_t w2, std::uint32_t w3) {
+                        got[std::size_t(4 * p)] = w0, got[std::size_t(4 * p + 1)] = w1;
+                        got[std::size_t(4 * p + 2)] = w2, got[std::size_t(4 * p + 3)] = w3;
+                    });
+                } else {
+                    for (int p = 0; p < planes; ++p) {
+                        const Piece pc = gather_piece(run, g, o, p);
+                        for (int k = 0; k < 4; ++k) got[std::size_t(4 * p + k)] = pc.w[k];
                     }
+                }
+                for (int cp = 0; cp < planes * 8; ++cp) {
+                    const std::int64_t src = raw_element(g, q, cp);
+                    const std::uint16_t want = src < 0 ? 0 : raw_value(src);
+                    const std::uint16_t v = std::uint16_t(got[std::size_t(cp / 2)] >> (16 * (cp % 2)));
+                    INFO(l.name << " N=" << N << " row " << q << " channel " << cp << (kRows ? " (rows)" : " (table)"));
+                    REQUIRE(v == want);
                 }
             }
         }
     }
-    return double(fast) / double(pieces);
+    return cut;
 }
 
 }  // namespace
 
 TEST_CASE("halo s2d=loader: the gatherers' pieces are the space-to-depth rewrite", "[hopper][halo]") {
-    // conv1: C = 3, b = 4 (a 12-element segment a raw row: the pair path on the inner blocks)
-    const double conv1_fast = check_gather(conv1(), 2, 244);
-    CHECK(conv1_fast > 0.9);
-    check_gather(make_layer("odd_s4_c3", 3, 35, 31, 7, 11, 11, 4, 0), 3, 256);
-    const double p1 = check_gather(make_layer("odd_c3_s2", 3, 19, 23, 5, 5, 3, 2, 1), 3, 256);  // padding, zero channels
-    CHECK(p1 > 0.0);
-    check_gather(make_layer("s4_p2_c3", 3, 30, 27, 8, 11, 11, 4, 2), 2, 256);
-    // b C odd (C = 1, stride 3): every piece by the table
-    CHECK(check_gather(make_layer("c1_s3", 1, 29, 31, 4, 6, 6, 3, 0), 2, 256) == 0.0);
+    // conv1's blocks (b = 4, C = 3) by the row path: its right and bottom borders cut blocks
+    CHECK(check_gather<4, 3, true>(conv1(), 2, 244) > 0);
+    check_gather<4, 3, true>(make_layer("odd_s4_c3", 3, 35, 31, 7, 11, 11, 4, 0), 3, 256);
+    CHECK(check_gather<4, 3, true>(make_layer("s4_p2_c3", 3, 30, 27, 8, 11, 11, 4, 2), 2, 256) > 0);  // left too
+    // the table path, on those and on shapes the row path does not take
+    check_gather<4, 3, false>(conv1(), 2, 244);
+    check_gather<4, 3, false>(make_layer("s4_p2_c3", 3, 30, 27, 8, 11, 11, 4, 2), 2, 256);
+    check_gather<2, 3, false>(make_layer("odd_c3_s2", 3, 19, 23, 5, 5, 3, 2, 1), 3, 256);  // padding, zero channels
+    check_gather<3, 1, false>(make_layer("c1_s3", 1, 29, 31, 4, 6, 6, 3, 0), 2, 256);
 }

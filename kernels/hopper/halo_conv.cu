@@ -84,6 +84,8 @@ struct HaloArgs {
     int rows;     // N Hp Wp
     int nchw;
     RawGeom rg;  // s2d=loader: the raw NHWC input's geometry (halo_raw.hpp)
+    const T* raw_in;  // s2d=loader: the raw NHWC input (16-byte aligned) and its elements
+    int raw_total;
     OutOps<T> ops;  // the chain's fused bias and ReLU (held in registers: HeldOps), applied as the tile is staged
 };
 
@@ -181,12 +183,23 @@ __global__ void __launch_bounds__(kRaw ? 512 : 384, 1)
             while (a.sched.template next<false>(int(blockIdx.x), cur, w)) {
                 const int rb = k % kHRawBufs;
                 if (k >= kHRawBufs) mbar_wait(rempty0 + 8 * rb, std::uint32_t((k / kHRawBufs - 1) & 1));
+                // The run's elements [e0, end) in the tensor: its 16-byte-aligned part by bulk
+                // copies of up to 8 KiB (a few copies, not one tensor box per 256 elements), the
+                // last few elements by lane 0 before its arrive (the arrive releases them). Past
+                // the tensor nothing is read: those rows are zeros.
                 const RawRun rr = raw_run(a.rg, w.tile * kBM, H::kBox);
-                if (lane == 0) mbar_arrive_expect_tx(rfull0 + 8 * rb, std::uint32_t(rr.nbox * kHRawBox * 2));
+                const int end = min(rr.e0 + rr.nbox * kHRawBox, a.raw_total), aend = max(rr.e0, end & ~7);
+                const std::uint32_t bytes = std::uint32_t(aend - rr.e0) * 2u, dst = sR + std::uint32_t(rb * kHRaw);
+                constexpr std::uint32_t kPiece = 8192;
+                if (lane == 0) {
+                    T* const rawp = reinterpret_cast<T*>(gbase + (dst - sbase));
+                    for (int e = aend; e < end; ++e) rawp[e - rr.e0] = a.raw_in[e];
+                    mbar_arrive_expect_tx(rfull0 + 8 * rb, bytes);
+                }
                 __syncwarp();
-                for (int bx = lane; bx < rr.nbox; bx += 32)
-                    tma_load_1d(sR + std::uint32_t(rb * kHRaw + bx * kHRawBox * 2), &tmA, rfull0 + 8 * rb,
-                                rr.e0 + bx * kHRawBox);
+                for (std::uint32_t off = std::uint32_t(lane) * kPiece; off < bytes; off += 32 * kPiece)
+                    bulk_copy_g2s(dst + off, reinterpret_cast<const unsigned char*>(a.raw_in + rr.e0) + off,
+                                  min(kPiece, bytes - off), rfull0 + 8 * rb);
                 ++k;
             }
         } else if (warp == 0) {
@@ -286,21 +299,18 @@ __global__ void __launch_bounds__(kRaw ? 512 : 384, 1)
     if constexpr (kRaw) {
         if (wg == 3) {
             // ---- gatherers, s2d=loader (warpgroup 3): each tile's halo from its raw run into
-            // the planes of a ring stage, the space-to-depth map (halo_raw.hpp's gather_piece):
-            // a thread keeps one plane (its pair offsets in registers) and walks the halo's rows
-            // G = 128 / CK apart, so that a warp's stores are consecutive rows of one plane; the
-            // inner blocks by 4-byte pairs, the edges through the channel table.
+            // the planes of a ring stage, the space-to-depth map (halo_raw.hpp): a thread takes
+            // a grid row at a time (rows 128 apart, GridWalk), every plane of it, and a warp's
+            // stores are consecutive rows of one plane. conv1's blocks (b = 4, C = 3: 48
+            // channels, 6 planes) by RowGather's runs of words; any other layer by the table.
             setmaxnreg_dec<56>();
             const int gt = tid - 384;
             const RawGeom& rg = a.rg;
             TabEntry* const tab = reinterpret_cast<TabEntry*>(gbase + (sT - sbase));
             for (int c = gt; c < CK * 8; c += 128) tab[c] = tab_entry(rg, c);
             named_sync(4, 128);
-            constexpr int G = 128 / CK;
-            const int p = gt / G, g0 = gt - p * G;
-            const PlanePairs pp = plane_pairs(rg, p < CK ? p : 0);
-            const bool pairs = pair_path(rg);
             const int hrows = kBM + (a.R - 1) * a.Wp + a.S - 1;  // the rows the taps read (<= kBox)
+            const bool by_rows = CK == 6 && rg.b == 4 && rg.C0 == 3;
             struct Src {
                 const std::uint32_t* w;
                 const TabEntry* t;
@@ -320,16 +330,28 @@ __global__ void __launch_bounds__(kRaw ? 512 : 384, 1)
                 const int q0 = w.tile * kBM;
                 const RawRun rr = raw_run(rg, q0, H::kBox);
                 const Src src{reinterpret_cast<const std::uint32_t*>(gbase + (sR - sbase) + rb * kHRaw), tab};
-                unsigned char* const st = gbase + (sA - sbase) + r.stage * H::kStage + p * H::kPlane;
-                if (p < CK) {
-                    GridWalk wk(rg, q0 + g0);
-#pragma unroll 2
-                    for (int i = g0; i < hrows; i += G) {
-                        const RowOrigin o = row_origin(rg, wk.n, wk.Y, wk.X, q0 + i < a.rows, rr.e0);
-                        const Piece pc = gather_piece(src, rg, o, pp, p, pairs && inner_block(rg, o));
-                        *reinterpret_cast<uint4*>(st + i * 16) = make_uint4(pc.w[0], pc.w[1], pc.w[2], pc.w[3]);
-                        wk.step(rg, G);
+                unsigned char* const st = gbase + (sA - sbase) + r.stage * H::kStage;
+                GridWalk wk(rg, q0 + gt);
+                for (int i = gt; i < hrows; i += 128) {
+                    const RowOrigin o = row_origin(rg, wk.n, wk.Y, wk.X, q0 + i < a.rows, rr.e0);
+                    const auto put = [&](int p, std::uint32_t w0, std::uint32_t w1, std::uint32_t w2, std::uint32_t w3) {
+                        *reinterpret_cast<uint4*>(st + p * H::kPlane + i * 16) = make_uint4(w0, w1, w2, w3);
+                    };
+                    bool done = false;
+                    if constexpr (CK == 6) {
+                        if (by_rows) {
+                            RowGather<4, 3>::row<CK>(src, rg, o, kHRaw / 4, put);
+                            done = true;
+                        }
                     }
+                    if (!done) {
+#pragma unroll
+                        for (int p = 0; p < CK; ++p) {
+                            const Piece pc = gather_piece(src, rg, o, p);
+                            put(p, pc.w[0], pc.w[1], pc.w[2], pc.w[3]);
+                        }
+                    }
+                    wk.step(rg, 128);
                 }
                 // the planes for the consumers' wgmma (the async proxy), the run free for the next
                 fence_proxy_async_smem();
@@ -478,6 +500,8 @@ struct HaloGemm {
         a.nchw = nchw ? 1 : 0;
         a.ops = OutOps<T>{nullptr, static_cast<const T*>(bias), g.M, relu ? 1 : 0};
         a.rg = RawGeom{a.rows, a.HWp, a.Wp, C0, H0, W0, b, pad};
+        a.raw_in = in;
+        a.raw_total = raw ? g.N * H0 * W0 * C0 : 0;
         a.sched = TileSched::data_parallel((a.rows + bm() - 1) / bm(), 1, 1, sms);
         if (in != key_in || w != key_w || g.N != key_n) {
             const int box = pp ? HaloShape<true>::kBox : HaloShape<false>::kBox;
