@@ -289,7 +289,10 @@ __global__ void __launch_bounds__(kRaw ? 512 : 384, 1)
                         }
                     }
                     named_sync(1, kHStorers);
-                    if (s == 0) mbar_arrive(eempty0 + 8 * eb);
+                    // the drained buffer: one barrier a warpgroup (s2d=loader too, whose two share
+                    // the buffer: a barrier for all tiles would let a warpgroup two phases ahead
+                    // pass a parity wait)
+                    if (s == 0) mbar_arrive(eempty0 + 8 * cw);
                 }
                 ++k;
             }
@@ -435,7 +438,8 @@ __global__ void __launch_bounds__(kRaw ? 512 : 384, 1)
         if (kRaw ? k > 0 : n > 0) {
             if (t == 0) {
                 if constexpr (kRaw)
-                    mbar_wait(eempty0, std::uint32_t((k - 1) & 1));  // tile k-1's, the other warpgroup's
+                    // tile k-1 drained: the other warpgroup's barrier, its ((k-1)/2)-th phase
+                    mbar_wait(eempty0 + 8 * (cw ^ 1), std::uint32_t(((k - 1) >> 1) & 1));
                 else
                     mbar_wait(eempty0 + 8 * cw, std::uint32_t((n - 1) & 1));
             }

@@ -5,6 +5,9 @@
 #include "catch.hpp"
 #include "gpu_test_util.hpp"
 
+#include "auto_choice.hpp"
+#include "tuning.hpp"
+
 #include <cstring>
 #include <map>
 #include <vector>
@@ -24,6 +27,31 @@ RunResult run_with(DeviceContext& ctx, const Variant& v, const test::RefProblem&
     return run_checked(ctx, v, MemoryMode::pageable, q, opt, layout);
 }
 
+// A tuning file of this card with a choice for every problem, layout and class of the auto rows
+// (a Hopper rung of the class), so that their path=tuned runs on the odd shapes too.
+Tuning tuning_for(DeviceContext& ctx, const std::vector<test::RefProblem>& problems) {
+    TuningCard card;
+    card.device = ctx.prop().name, card.sms = ctx.prop().multiProcessorCount;
+    card.origin = "test_axes_gpu";
+    card.cuda_runtime = DeviceInfo::version_string(ctx.info().runtime_version);
+    card.driver = DeviceInfo::version_string(ctx.info().driver_version);
+    const std::pair<Precision, const char*> rows[] = {{Precision::fp16, "hopper-pp-fp16"},
+                                                      {Precision::bf16, "hopper-pp-bf16"},
+                                                      {Precision::tf32, "hopper-pp-tf32"},
+                                                      {Precision::fp32, "hopper-ws-3xfp16"}};
+    for (const auto& rp : problems)
+        for (Layout layout : {Layout::nhwc, Layout::nchw})
+            for (const auto& [cls, name] : rows) {
+                TunedChoice ch;
+                ch.cls = cls, ch.shape = tuned_shape(rp.problem.layer), ch.N = rp.problem.N, ch.layout = layout;
+                ch.variant = find_variant(name).variant;
+                REQUIRE(ch.variant != nullptr);
+                ch.kernel_ms = 0.01, ch.tried = 1;
+                card.choices.push_back(ch);
+            }
+    return Tuning{{card}};
+}
+
 std::string describe(const Variant& v, const test::RefProblem& rp, Layout layout, const Config& c, const RunResult& r) {
     return v.name + " [" + c.str() + "] on " + rp.problem.layer.name + " N=" + std::to_string(rp.problem.N) + " " +
            std::string(to_string(layout)) + ": " + std::string(to_string(r.status)) + " " + r.reason +
@@ -39,6 +67,7 @@ TEST_CASE("every axis value of every variant matches the CPU reference", "[gpu][
     for (const char* n : {"odd_c7_p1", "odd_s4_c3", "odd_c33_5x5"}) problems.push_back(make_ref_problem(test::odd_layer(n), 3));
     // 400 tiles of 128x128 on 132 SMs: stream-K runs 264 whole, cuts the other 136's k-slices.
     problems.push_back(make_ref_problem(test::make_layer("sk_mix", 64, 20, 20, 256, 3, 3, 1, 1), 64));
+    const Tuning tuned = tuning_for(ctx, problems);  // the auto rows' path=tuned
     std::map<std::string, int> passes;  // family axis=value -> PASS count (a value may not apply to every rung)
     int dependent = 0;                  // NCHW rows of the persistent rungs (programmatic launch)
     for (const auto& v : registry()) {
@@ -50,7 +79,9 @@ TEST_CASE("every axis value of every variant matches the CPU reference", "[gpu][
                 for (const auto& rp : problems)
                     for (Layout layout : v.layouts) {
                         if (layout == Layout::nchw && rp.problem.layer.name == "sk_mix") continue;  // NHWC is enough
-                        const auto r = run_with(ctx, v, rp, layout, c, test::test_options(2));
+                        RunOptions opt = test::test_options(2);
+                        if (v.family == "auto") opt.tuning = &tuned;
+                        const auto r = run_with(ctx, v, rp, layout, c, opt);
                         INFO(describe(v, rp, layout, c, r));
                         REQUIRE(r.status != Status::fail);
                         REQUIRE(r.status != Status::error);
