@@ -98,16 +98,19 @@ namespace {
 std::uint16_t raw_value(std::int64_t e) { return std::uint16_t(1 + (e * 40503) % 65521); }
 
 // A run buffer in shared memory as the kernel reads it (halo_conv.cu's gatherers): 32-bit words
-// and 2-byte elements of one 32 KiB buffer, and the channel table. Reads outside the buffer
-// throw (the row path clamps where a block crosses the image's border).
+// and 2-byte elements of one 32 KiB buffer, and the channel table. The row path may read a few
+// words beyond the buffer (the shared memory beside it): kGuard words each side hold garbage,
+// which its masks must drop; reads further out throw.
+constexpr int kGuard = 16;
 struct HostRun {
-    std::vector<std::uint16_t> h;
+    std::vector<std::uint16_t> h;  // 2 kGuard elements of garbage, the buffer, 2 kGuard of garbage
     std::vector<TabEntry> t;
     std::uint32_t word(int i) const {
-        if (i < 0 || 2 * std::size_t(i) + 1 >= h.size()) throw std::out_of_range("word " + std::to_string(i));
-        return std::uint32_t(h[2 * std::size_t(i)]) | (std::uint32_t(h[2 * std::size_t(i) + 1]) << 16);
+        const std::int64_t k = std::int64_t(i) + kGuard;
+        if (k < 0 || 2 * k + 1 >= std::int64_t(h.size())) throw std::out_of_range("word " + std::to_string(i));
+        return std::uint32_t(h[std::size_t(2 * k)]) | (std::uint32_t(h[std::size_t(2 * k + 1)]) << 16);
     }
-    std::uint16_t half(int e) const { return h.at(std::size_t(e)); }
+    std::uint16_t half(int e) const { return h.at(std::size_t(e + 2 * kGuard)); }
     TabEntry tab(int cp) const { return t.at(std::size_t(cp)); }
 };
 
@@ -129,10 +132,11 @@ int check_gather(const Layer& l, int N, int halo) {
     int cut = 0;
     for (int q0 = 0; q0 < g.rows; q0 += 128) {
         const RawRun rr = raw_run(g, q0, 256);
-        // the loader's run: its elements in the tensor from e0, the rest of the buffer stale (zeros)
-        run.h.assign(std::size_t(2 * kWords), 0);
+        // the loader's run: its elements in the tensor from e0; the rest of the buffer and the
+        // guards stale (garbage)
+        run.h.assign(std::size_t(2 * kWords + 4 * kGuard), 0xa5a5);
         for (std::int64_t i = 0; i < std::int64_t(kHRawBox) * rr.nbox && rr.e0 + i < total; ++i)
-            run.h[std::size_t(i)] = raw_value(rr.e0 + i);
+            run.h[std::size_t(i + 2 * kGuard)] = raw_value(rr.e0 + i);
         for (int gt = 0; gt < 128; ++gt) {
             GridWalk wk(g, q0 + gt);
             for (int i = gt; i < halo; i += 128, wk.step(g, 128)) {
@@ -141,7 +145,7 @@ int check_gather(const Layer& l, int N, int halo) {
                 std::vector<std::uint32_t> got(std::size_t(planes) * 4, 0xdeadbeefu);
                 if constexpr (kRows) {
                     cut += o.xs * kC < 0 || (o.xs + kB) * kC > g.W0 * g.C0;
-                    RowGather<kB, kC>::template row<kCK>(run, g, o, kWords, [&](int p, std::uint32_t w0, std::uint32_t w1,
+                    RowGather<kB, kC>::template row<kCK>(run, g, o, [&](int p, std::uint32_t w0, std::uint32_t w1,
                                                                                  std::uint32_t w2, std::uint32_t w3) {
                         got[std::size_t(4 * p)] = w0, got[std::size_t(4 * p + 1)] = w1;
                         got[std::size_t(4 * p + 2)] = w2, got[std::size_t(4 * p + 3)] = w3;

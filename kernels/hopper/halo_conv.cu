@@ -343,7 +343,7 @@ __global__ void __launch_bounds__(kRaw ? 512 : 384, 1)
                     bool done = false;
                     if constexpr (CK == 6) {
                         if (by_rows) {
-                            RowGather<4, 3>::row<CK>(src, rg, o, kHRaw / 4, put);
+                            RowGather<4, 3>::row<CK>(src, rg, o, put);
                             done = true;
                         }
                     }

@@ -81,8 +81,8 @@ inline std::int64_t raw_run_bound(const RawGeom& a, int halo) {
 // The row path (RowGather<b, C>, for a block factor and channel count known at compile time,
 // b C even): each of the block's b raw rows is one run of b C elements, read as b C / 2 + 1
 // aligned words and funnel-shifted into b C / 2 pairs (a pair never crosses from one raw row
-// to the next); runs outside the image are zeros and are not read, and where the block crosses
-// the image's left or right border its elements outside are masked. One row's setup serves all
+// to the next); runs outside the image are zeros and are not read, and every pair is masked by
+// the row's columns (all ones inside the image: no divergent path at the borders). One row's setup serves all
 // its planes: under a tenth of the instructions of an element gather. Every other layer takes
 // the table path: its elements one by one through the channel table, with bounds.
 
@@ -147,52 +147,48 @@ CS_HALO_HD std::uint32_t unaligned_pair(std::uint32_t lo, std::uint32_t hi, int 
 #endif
 }
 
-// Src: word(i), the run buffer's i-th 32-bit word (i in [0, words)); half(e), its element e;
-// tab(c'), the channel table. Put: put(plane, w0, w1, w2, w3), a piece's four words (channel
-// 8 plane + j at half j).
+// Src: word(i), the run buffer's i-th 32-bit word; half(e), its element e; tab(c'), the
+// channel table. Put: put(plane, w0, w1, w2, w3), a piece's four words (channel 8 plane + j at
+// half j).
+//
+// The row path reads whole words around each run, so a block crossing the image's border reads
+// up to (pad C) / 2 + 1 words before its run's first in-image element or kPairs after its last:
+// outside the run, and where the run starts or ends its buffer, outside the buffer (the shared
+// memory beside it: the ring before the first buffer, the table after the second). Those
+// elements are masked: every element whose column lies outside the image is zeroed by the
+// row's mask, so the words' contents never matter (tests/test_halo_raw.cpp fills them with
+// garbage).
 template <int kB, int kC>
 struct RowGather {
     static constexpr int kPairs = kB * kC / 2;
     static_assert(kB * kC % 2 == 0, "a raw row's segment holds whole pairs");
-    // One run of the row (raw row ys + dy) into pr[dy kPairs ..]. kCut: the block crosses the
-    // image's left or right border (its word indices clamped to the buffer, its outside
-    // elements masked).
-    template <bool kCut, class Src, std::size_t kN>
-    CS_HALO_HD static void run(const Src& src, const RawGeom& g, const RowOrigin& o, int dy, int words,
-                               std::uint32_t (&pr)[kN]) {
+    // One run of the row (raw row ys + dy) into pr[dy kPairs ..], masked by the row's columns.
+    template <class Src, std::size_t kN>
+    CS_HALO_HD static void run(const Src& src, const RawGeom& g, const RowOrigin& o, int dy,
+                               const std::uint32_t (&mask)[kPairs], std::uint32_t (&pr)[kN]) {
         const int rowel = g.W0 * g.C0, y = o.ys + dy, e = o.a + dy * rowel;
         const bool ok = o.in && y >= 0 && y < g.H0;
         const int w0 = e >> 1;  // floor, negative e too
         std::uint32_t w[kPairs + 1];
         CS_HALO_UNROLL
-        for (int t = 0; t <= kPairs; ++t) {
-            int wi = w0 + t;
-            if (kCut) wi = wi < 0 ? 0 : wi >= words ? words - 1 : wi;
-            w[t] = ok ? src.word(wi) : 0u;
-        }
-        const int xe = o.xs * kC;  // the run's first element in its raw row
+        for (int t = 0; t <= kPairs; ++t) w[t] = ok ? src.word(w0 + t) : 0u;
         CS_HALO_UNROLL
-        for (int j = 0; j < kPairs; ++j) {
-            std::uint32_t v = unaligned_pair(w[j], w[j + 1], e);
-            if (kCut) {
-                const int i0 = xe + 2 * j;
-                v &= (i0 >= 0 && i0 < rowel ? 0xffffu : 0u) | (i0 + 1 >= 0 && i0 + 1 < rowel ? 0xffff0000u : 0u);
-            }
-            pr[dy * kPairs + j] = v;
-        }
+        for (int j = 0; j < kPairs; ++j) pr[dy * kPairs + j] = unaligned_pair(w[j], w[j + 1], e) & mask[j];
     }
     template <int kCK, class Src, class Put>
-    CS_HALO_HD static void row(const Src& src, const RawGeom& g, const RowOrigin& o, int words, Put&& put) {
+    CS_HALO_HD static void row(const Src& src, const RawGeom& g, const RowOrigin& o, Put&& put) {
         static_assert(4 * kCK >= kB * kPairs, "the planes hold the block's channels");
-        std::uint32_t pr[4 * kCK];
+        // The row's mask: pair j's elements are columns xe + 2j, xe + 2j + 1 of the raw row,
+        // kept where inside [0, W C) (one unsigned compare each), the same for every run.
+        const unsigned rowel = unsigned(g.W0 * g.C0);
         const int xe = o.xs * kC;
-        if (xe < 0 || xe + 2 * kPairs > g.W0 * g.C0) {
-            CS_HALO_UNROLL
-            for (int dy = 0; dy < kB; ++dy) run<true>(src, g, o, dy, words, pr);
-        } else {
-            CS_HALO_UNROLL
-            for (int dy = 0; dy < kB; ++dy) run<false>(src, g, o, dy, words, pr);
-        }
+        std::uint32_t mask[kPairs];
+        CS_HALO_UNROLL
+        for (int j = 0; j < kPairs; ++j)
+            mask[j] = (unsigned(xe + 2 * j) < rowel ? 0xffffu : 0u) | (unsigned(xe + 2 * j + 1) < rowel ? 0xffff0000u : 0u);
+        std::uint32_t pr[4 * kCK];
+        CS_HALO_UNROLL
+        for (int dy = 0; dy < kB; ++dy) run(src, g, o, dy, mask, pr);
         CS_HALO_UNROLL
         for (int k = kB * kPairs; k < 4 * kCK; ++k) pr[k] = 0u;
         CS_HALO_UNROLL
