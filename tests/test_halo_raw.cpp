@@ -111,6 +111,7 @@ struct HostRun {
         return std::uint32_t(h[std::size_t(2 * k)]) | (std::uint32_t(h[std::size_t(2 * k + 1)]) << 16);
     }
     std::uint16_t half(int e) const { return h.at(std::size_t(e + 2 * kGuard)); }
+    int zeros() const { return int(h.size() / 2) - kGuard - 8; }  // the last 8 words: zeros
     TabEntry tab(int cp) const { return t.at(std::size_t(cp)); }
 };
 
@@ -134,7 +135,8 @@ int check_gather(const Layer& l, int N, int halo) {
         const RawRun rr = raw_run(g, q0, 256);
         // the loader's run: its elements in the tensor from e0; the rest of the buffer and the
         // guards stale (garbage)
-        run.h.assign(std::size_t(2 * kWords + 4 * kGuard), 0xa5a5);
+        run.h.assign(std::size_t(2 * kWords + 4 * kGuard + 16), 0xa5a5);
+        std::fill(run.h.end() - 16, run.h.end(), std::uint16_t(0));
         for (std::int64_t i = 0; i < std::int64_t(kHRawBox) * rr.nbox && rr.e0 + i < total; ++i)
             run.h[std::size_t(i + 2 * kGuard)] = raw_value(rr.e0 + i);
         for (int gt = 0; gt < 128; ++gt) {

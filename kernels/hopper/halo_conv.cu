@@ -311,13 +311,16 @@ __global__ void __launch_bounds__(kRaw ? 512 : 384, 1)
             const RawGeom& rg = a.rg;
             TabEntry* const tab = reinterpret_cast<TabEntry*>(gbase + (sT - sbase));
             for (int c = gt; c < CK * 8; c += 128) tab[c] = tab_entry(rg, c);
+            if (gt < 8) reinterpret_cast<std::uint32_t*>(gbase + (sT - sbase) + kHZeros)[gt] = 0u;
             named_sync(4, 128);
             const int hrows = kBM + (a.R - 1) * a.Wp + a.S - 1;  // the rows the taps read (<= kBox)
             const bool by_rows = CK == 6 && rg.b == 4 && rg.C0 == 3;
             struct Src {
                 const std::uint32_t* w;
                 const TabEntry* t;
+                int z;  // the table's zero words, from w
                 __device__ std::uint32_t word(int i) const { return w[i]; }
+                __device__ int zeros() const { return z; }
                 __device__ unsigned short half(int e) const { return reinterpret_cast<const unsigned short*>(w)[e]; }
                 __device__ TabEntry tab(int c) const { return t[c]; }
             };
@@ -332,7 +335,8 @@ __global__ void __launch_bounds__(kRaw ? 512 : 384, 1)
                 if (!first_round) mbar_wait(empty0 + 8 * r.stage, r.phase ^ 1u);
                 const int q0 = w.tile * kBM;
                 const RawRun rr = raw_run(rg, q0, H::kBox);
-                const Src src{reinterpret_cast<const std::uint32_t*>(gbase + (sR - sbase) + rb * kHRaw), tab};
+                const Src src{reinterpret_cast<const std::uint32_t*>(gbase + (sR - sbase) + rb * kHRaw), tab,
+                              int(sT + kHZeros - sR - std::uint32_t(rb * kHRaw)) / 4};
                 unsigned char* const st = gbase + (sA - sbase) + r.stage * H::kStage;
                 GridWalk wk(rg, q0 + gt);
                 for (int i = gt; i < hrows; i += 128) {

@@ -148,7 +148,8 @@ CS_HALO_HD std::uint32_t unaligned_pair(std::uint32_t lo, std::uint32_t hi, int 
 }
 
 // Src: word(i), the run buffer's i-th 32-bit word; half(e), its element e; tab(c'), the
-// channel table. Put: put(plane, w0, w1, w2, w3), a piece's four words (channel 8 plane + j at
+// channel table; zeros(), the index of kPairs + 1 zero words (a run outside the image reads
+// them: one select instead of a zero and a predicate a word). Put: put(plane, w0, w1, w2, w3), a piece's four words (channel 8 plane + j at
 // half j).
 //
 // The row path reads whole words around each run, so a block crossing the image's border reads
@@ -168,10 +169,10 @@ struct RowGather {
                                const std::uint32_t (&mask)[kPairs], std::uint32_t (&pr)[kN]) {
         const int rowel = g.W0 * g.C0, y = o.ys + dy, e = o.a + dy * rowel;
         const bool ok = o.in && y >= 0 && y < g.H0;
-        const int w0 = e >> 1;  // floor, negative e too
+        const int w0 = ok ? e >> 1 : src.zeros();  // e >> 1: floor, negative e too
         std::uint32_t w[kPairs + 1];
         CS_HALO_UNROLL
-        for (int t = 0; t <= kPairs; ++t) w[t] = ok ? src.word(w0 + t) : 0u;
+        for (int t = 0; t <= kPairs; ++t) w[t] = src.word(w0 + t);
         CS_HALO_UNROLL
         for (int j = 0; j < kPairs; ++j) pr[dy * kPairs + j] = unaligned_pair(w[j], w[j + 1], e) & mask[j];
     }
