@@ -35,16 +35,19 @@
 //
 // The `s2d` axis: copy (the default) reads the transform's output; loader does the rewrite in
 // the kernel — the loader warp brings each 256-row halo's raw NHWC run (its grid rows' input
-// rows: one contiguous run, at most 64 boxes of 256 elements by 1D TMA, zero fill past the
-// tensor) into one of two 32 KiB buffers in turn (tile k's run lands while tile k-1's is
+// rows: one contiguous run, by bulk copies of its 16-byte-aligned part, its last few elements by
+// one lane) into one of two 32 KiB buffers in turn (tile k's run lands while tile k-1's is
 // gathered), and a fourth warpgroup (the gatherers) writes the halo's 8-channel planes from it
-// (2 ring stages): a thread keeps one plane and walks the rows, each 16-byte piece as four
-// unaligned 4-byte pairs of the run where the row's block lies inside the image (halo_raw.hpp's
-// gather_piece, checked on the CPU by tests/test_halo_raw.cpp); no transform pass and no input
-// workspace. The consumer warpgroups share one staging buffer (they stage alternate tiles),
-// which makes room for the second run buffer. NHWC input, the ping-pong schedule, a run of at
-// most 16384 elements (supports() in plan_t says which). Registers: 512 threads at 128,
-// rebalanced to 56 (loader and storers), 56 (gatherers), 200 (consumers).
+// (2 ring stages): a thread takes a grid row and every plane of it; conv1's blocks (b = 4, C = 3)
+// by runs of aligned words funnel-shifted into pairs and masked by the row's columns
+// (halo_raw.hpp's RowGather), other layers element by element through a channel table (both
+// checked on the CPU by tests/test_halo_raw.cpp); no transform pass and no input workspace. The
+// consumer warpgroups share one staging buffer (they stage alternate tiles; one drained-buffer
+// barrier each), which makes room for the second run buffer. NHWC input, the ping-pong
+// schedule, a run of at most 16384 elements (supports() in plan_t says which). Registers: 512
+// threads at 128, rebalanced to 56 (loader and storers), 56 (gatherers), 200 (consumers).
+// Measured (H200, results/h200/chain/conv1_loader.csv.gz): ahead of the copy form at N=128,
+// level at N=32, behind at N=1; the tuning file takes it where `tune` found it faster.
 // History: the first form (one run buffer, an element-by-element gather through shared
 // tables; git show 30aec14:kernels/hopper/halo_conv.cu) measured 1.9x the copy form at
 // N=128 (H200): one buffer put each tile's load and its gather in series, and the gather's
@@ -592,7 +595,7 @@ std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx) {
     const std::int64_t maxn = std::max<std::int64_t>(1, ctx.max_chunk_N);
     const std::int64_t rows = maxn * g.H * g.W;
     const int bm = gemm.bm();
-    char b[768];
+    char b[1024];
     std::snprintf(b, sizeof b,
                   "wgmma m64n96k16 %s, A read in place from a halo tile per %d rows of the %dx%d grid (%d rows x "
                   "%d channels in 16-byte planes, no swizzle; each of the %dx%d taps a shifted descriptor; %.1f%% "
@@ -603,8 +606,8 @@ std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx) {
                   (long long)((rows + bm - 1) / bm),
                   gemm.pp ? "ping-pong (each consumer warpgroup alternate 128-row tiles)"
                           : "cooperative (both consumer warpgroups on each 256-row tile)",
-                  gemm.raw ? "space-to-depth in the loader (each halo's raw NHWC run by 1D TMA boxes, gathered "
-                             "into the planes by a fourth warpgroup; no transform pass)"
+                  gemm.raw ? "space-to-depth in the loader (each halo's raw NHWC run by bulk copies into two "
+                             "buffers in turn, gathered into the planes by a fourth warpgroup; no transform pass)"
                            : "TMA loads of the transformed input by one thread",
                   gemm.raw ? "launched after the weights' transform"
                   : gemm.how == HaloLaunch::pdl ? "launched as the input transform's programmatic dependent"

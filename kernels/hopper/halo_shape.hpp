@@ -21,7 +21,7 @@ constexpr int kHEpiRows = 128 * kHEpiPitch;
 constexpr int kHEpi = kHEpiRows + 128 * 8;       // one consumer warpgroup's staged rows + their output offsets
 constexpr int kHSmem = 128 + kHB + kHRing + 2 * kHEpi + 16 * 8;
 static_assert(kHSmem <= 227 * 1024, "the halo kernel's shared memory");
-// s2d=loader: the halo's raw NHWC run by 1D TMA boxes into two buffers in turn (halo_raw.hpp:
+// s2d=loader: the halo's raw NHWC run by bulk copies into two buffers in turn (halo_raw.hpp:
 // the next tile's run lands while this one's is gathered), gathered into the planes (2 stages)
 // by a fourth warpgroup; the gather's channel table beside them. One staging buffer for both
 // consumer warpgroups (they stage alternate tiles) makes room for the second run buffer.
