@@ -45,9 +45,7 @@ def data(csv=None):
         if not os.path.isfile(full):
             raise DocError(f"{path}: no such committed file")
         rows, layers = load([full])
-        for r in rows:
-            r["_src"] = path
-        _cache[path] = Data(rows, layers)
+        _cache[path] = Data([dict(r, _src=path) for r in rows], layers)
     return _cache[path]
 
 
@@ -64,8 +62,13 @@ def table(head, body):
                      + ["| " + " | ".join(str(c) for c in row) + " |" for row in body]) + "\n"
 
 
+def is_row(r, v):  # row of variant v; "name[axes]" (hopper-halo-fp16[s2d=loader]): the row that set those axes
+    name, _, axes = v.partition("[")
+    return r["_variant"] == name and (not axes or r.get("axes", "") == axes[:-1])
+
+
 def find(d, layer, n, variant, layout):
-    return next((r for r in d.rows if r["layer"] == layer and r["N"] == n and r["_variant"] == variant
+    return next((r for r in d.rows if r["layer"] == layer and r["N"] == n and is_row(r, variant)
                  and r["layout"] == layout and ok(r)), None)
 
 
@@ -91,10 +94,8 @@ def sweep(csv=None):
 
 def pytorch_rows():
     """The PyTorch anchor CSV committed beside the reference sweep, if any: (rows, path)."""
-    folder = os.path.join(ROOT, RESULTS)
-    for f in sorted(os.listdir(folder)):
-        p = os.path.join(folder, f)
-        if f.endswith((".csv", ".csv.gz")) and is_pytorch_csv(p):
+    for f in sorted(os.listdir(os.path.join(ROOT, RESULTS))):
+        if f.endswith((".csv", ".csv.gz")) and is_pytorch_csv(p := os.path.join(ROOT, RESULTS, f)):
             return read_pytorch([p]), f"{RESULTS}/{f}"
     return [], None
 
@@ -102,8 +103,7 @@ def pytorch_rows():
 def headline(csv=None):
     d = data(csv)
     py, path = pytorch_rows() if csv is None else ([], None)
-    out = summary.table(d, py)
-    out.append("")
+    out = summary.table(d, py) + [""]
     if csv is None:
         if py:
             tv = sorted({p["torch"] for p in py})
@@ -206,7 +206,7 @@ def profile(csv, metric="tensor", layout=None, variants=None, N=None):
     lays = sorted({r["layer"] for r in sel})
 
     def cell(v, l):
-        r = next((r for r in sel if r["_variant"] == v and r["layer"] == l), None)
+        r = next((r for r in sel if is_row(r, v) and r["layer"] == l), None)
         val = None if not r or not r.get("ncu_set") else \
             (float(r["ncu_dram_read_bytes"] or 0) + float(r["ncu_dram_write_bytes"] or 0)) if col == "dram" \
             else float(r[col]) if r.get(col) else None
