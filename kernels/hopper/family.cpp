@@ -154,7 +154,8 @@ Family hopper_family() {
                     ids_of(hopper::kHaloScheduleNames)},
                    {"launch", names_of(hopper::kHaloLaunchNames),
                     "the GEMM launched as the input transform's programmatic dependent (its prologue, the resident "
-                    "weights' loads among it, under the transform's last blocks), or after the transform completes",
+                    "weights' loads among it, under the transform's last blocks), or after the transform completes; "
+                    "with s2d=loader (default plain), as the dependent of the kernel before it",
                     ids_of(hopper::kHaloLaunchNames)},
                    {"s2d", names_of(hopper::kHaloS2dNames),
                     "the space-to-depth rewrite as a copy before the GEMM, or in the GEMM's loader (each halo's raw "

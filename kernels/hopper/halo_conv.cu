@@ -31,7 +31,11 @@
 // The `launch` axis: pdl (the default) launches the kernel as the input transform's
 // programmatic dependent — its prologue (barriers, the resident weights' loads) runs as the
 // transform's last blocks leave the SMs, and the loader waits (griddepcontrol.wait) for the
-// transform's writes before the first halo load; plain launches it after the transform.
+// transform's writes before the first halo load; plain launches it after the transform. With
+// s2d=loader there is no input transform: plain is its default, and pdl makes it the dependent
+// of the kernel before it (the weights' transform in a sweep's run), its loader warp waiting
+// before the kernel's first global read (not yet measured: plans/conv1-loader.json with
+// `launch=pdl,plain`).
 //
 // The `s2d` axis: copy (the default) reads the transform's output; loader does the rewrite in
 // the kernel — the loader warp brings each 256-row halo's raw NHWC run (its grid rows' input
@@ -177,6 +181,11 @@ __global__ void __launch_bounds__(kRaw ? 512 : 384, 1)
             // raw run as 1D boxes into raw buffer k % 2 once the gatherers have read tile k-2's
             // from it (rows past the input: zero fill), so that a run lands while the last one is
             // gathered
+            // launch=pdl: launched as the programmatic dependent of the kernel before it (the
+            // weights' transform where the run has one), the kernel got here under that kernel's
+            // tail; the weights and the raw input are read only once it has completed (a no-op
+            // in a plain launch). Every global read of the kernel is this warp's or after it.
+            grid_dependency_wait();
             if (lane == 0) {
                 load_weights();
             }
@@ -576,8 +585,6 @@ std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx) {
         if (sched == HaloSchedule::cooperative)
             throw Skip("hopper-halo: s2d=loader runs the ping-pong schedule (a 256-row halo's raw run in shared "
                        "memory); schedule=cooperative takes s2d=copy");
-        if (launch == HaloLaunch::pdl)
-            throw Skip("hopper-halo: launch=pdl follows the input transform, and s2d=loader runs none");
         const RawGeom rg{0, g.H * g.W, g.W, u.s.C, u.s.H, u.s.W, u.b, u.padf};
         const std::int64_t run = raw_run_bound(rg, HaloShape<true>::kBox);
         if (run > std::int64_t(kHRawBox) * kHRawBoxes)
@@ -588,7 +595,9 @@ std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx) {
                        n(std::int64_t(p.N) * u.s.H * u.s.W * u.s.C));
         gemm.raw = true;
         gemm.pp = true;
-        gemm.how = HaloLaunch::plain;
+        // no input transform to follow: plain unless asked (pdl: the dependent of the kernel before
+        // it, the weights' transform in a run that has one)
+        gemm.how = launch.value_or(HaloLaunch::plain);
         gemm.C0 = u.s.C, gemm.H0 = u.s.H, gemm.W0 = u.s.W, gemm.b = u.b, gemm.pad = u.padf;
     }
     gemm.prepare();
@@ -609,7 +618,9 @@ std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx) {
                   gemm.raw ? "space-to-depth in the loader (each halo's raw NHWC run by bulk copies into two "
                              "buffers in turn, gathered into the planes by a fourth warpgroup; no transform pass)"
                            : "TMA loads of the transformed input by one thread",
-                  gemm.raw ? "launched after the weights' transform"
+                  gemm.raw ? (gemm.how == HaloLaunch::pdl ? "launched as the programmatic dependent of the kernel "
+                                                            "before it (the weights' transform)"
+                                                          : "launched after the weights' transform")
                   : gemm.how == HaloLaunch::pdl ? "launched as the input transform's programmatic dependent"
                                                 : "launched after the input transform");
     gemm.info = b;
