@@ -115,6 +115,7 @@ __device__ __forceinline__ std::int64_t out_offset(const HaloArgs<T>& a, int q) 
     return a.nchw ? std::int64_t(n) * a.M * EF + yx : (std::int64_t(n) * EF + yx) * a.M;
 }
 
+// tmA: the transformed input's map (unused by the loader form, kRaw); tmB: the weights' map.
 template <class T, int CK, bool kPP, bool kRaw>
 __global__ void __launch_bounds__(kRaw ? 512 : 384, 1)
     halo_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB, const HaloArgs<T> a) {
@@ -526,7 +527,7 @@ struct HaloGemm {
         if (in != key_in || w != key_w || g.N != key_n) {
             const int box = pp ? HaloShape<true>::kBox : HaloShape<false>::kBox;
             const std::string err =
-                raw ? encode_halo_raw_maps<T>(ma, mb, g, in, (long long)g.N * H0 * W0 * C0, kHRawBox, w, kHBN)
+                raw ? encode_halo_raw_weights<T>(mb, g, in, w, kHBN)  // ma: unused by the loader form
                     : encode_halo_maps<T>(ma, mb, g, in, w, a.rows, box, kHBN);
             if (!err.empty()) throw cs::Error("hopper-halo: " + err);
             key_in = in, key_w = w, key_n = g.N;

@@ -131,13 +131,6 @@ __device__ __forceinline__ void tma_load_im2col_4d(std::uint32_t dst, const void
         : "memory");
 #endif
 }
-__device__ __forceinline__ void tma_load_1d(std::uint32_t dst, const void* tmap, std::uint32_t bar, int c0) {
-    CS_HOPPER_ASM(
-        "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-        " [%0], [%1, {%2}], [%3];\n" ::"r"(dst),
-        "l"(reinterpret_cast<std::uint64_t>(tmap)), "r"(c0), "r"(bar)
-        : "memory");
-}
 __device__ __forceinline__ void tma_load_2d(std::uint32_t dst, const void* tmap, std::uint32_t bar, int c0, int c1) {
     CS_HOPPER_ASM(
         "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"

@@ -105,25 +105,13 @@ inline std::string encode_halo_maps(CUtensorMap& a, CUtensorMap& b, const ConvGe
     return encode_weight_map<T>(b, g, w, e8, bn, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_128B);
 }
 
-// The halo mainloop's raw input (s2d=loader): the NHWC tensor as one dimension of `elems`
-// elements, boxes of `box` elements (past the end: zero fill); the weights as encode_halo_maps.
+// The halo mainloop's s2d=loader form: its raw input is read by bulk copies of 16-byte-aligned
+// runs (no tensor map; the input must be 16-byte aligned), its weights as encode_halo_maps.
 template <class T>
-inline std::string encode_halo_raw_maps(CUtensorMap& a, CUtensorMap& b, const ConvGeom& g, const void* in,
-                                        long long elems, int box, const void* w, int bn) {
+inline std::string encode_halo_raw_weights(CUtensorMap& b, const ConvGeom& g, const void* in, const void* w, int bn) {
     const DriverFns& fns = driver_fns();
     if (!fns.error.empty()) return fns.error;
     if (reinterpret_cast<std::uintptr_t>(in) % 16 != 0) return "the raw input is not 16-byte aligned";
-    {
-        const cuuint64_t dims[1] = {cuuint64_t(elems)};
-        const cuuint64_t strides[1] = {cuuint64_t(elems) * sizeof(T)};  // rank 1: none is read
-        const cuuint32_t boxd[1] = {cuuint32_t(box)};
-        const cuuint32_t estr[1] = {1};
-        const CUresult r = fns.tiled(&a, tma_dtype<T>(), 1, const_cast<void*>(in), dims, strides, boxd, estr,
-                                     CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
-                                     CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-        if (r != CUDA_SUCCESS)
-            return "cuTensorMapEncodeTiled refused the halo's raw input map (CUresult " + std::to_string(int(r)) + ")";
-    }
     return encode_weight_map<T>(b, g, w, cuuint32_t(16 / sizeof(T)), bn, CU_TENSOR_MAP_SWIZZLE_NONE,
                                 CU_TENSOR_MAP_L2_PROMOTION_L2_128B);
 }
