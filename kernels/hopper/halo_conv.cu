@@ -179,9 +179,8 @@ __global__ void __launch_bounds__(kRaw ? 512 : 384, 1)
             setmaxnreg_dec<72>();
         if (kRaw && warp == 0) {
             // ---- loader, s2d=loader (the warp's 32 lanes): the weights once (lane 0); tile k's
-            // raw run as 1D boxes into raw buffer k % 2 once the gatherers have read tile k-2's
-            // from it (rows past the input: zero fill), so that a run lands while the last one is
-            // gathered
+            // raw run into raw buffer k % 2 once the gatherers have read tile k-2's from it, so
+            // that a run lands while the last one is gathered.
             // launch=pdl: launched as the programmatic dependent of the kernel before it (the
             // weights' transform where the run has one), the kernel got here under that kernel's
             // tail; the weights and the raw input are read only once it has completed (a no-op
@@ -327,7 +326,7 @@ __global__ void __launch_bounds__(kRaw ? 512 : 384, 1)
             if (gt < 8) reinterpret_cast<std::uint32_t*>(gbase + (sT - sbase) + kHZeros)[gt] = 0u;
             named_sync(4, 128);
             const int hrows = kBM + (a.R - 1) * a.Wp + a.S - 1;  // the rows the taps read (<= kBox)
-            const bool by_rows = CK == 6 && rg.b == 4 && rg.C0 == 3;
+            const bool by_rows = rg.b == 4 && rg.C0 == 3;  // conv1's blocks (so CK == 6)
             struct Src {
                 const std::uint32_t* w;
                 const TabEntry* t;

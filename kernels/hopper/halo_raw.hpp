@@ -11,6 +11,8 @@
 // halo's first to last grid row are one contiguous run of the input.
 #pragma once
 
+#include "space_to_depth.hpp"
+
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -61,10 +63,10 @@ CS_HALO_HD RawRun raw_run(const RawGeom& a, int q0, int halo) {
 CS_HALO_HD std::int64_t raw_element(const RawGeom& a, int q, int cprime) {
     if (q < 0 || q >= a.rows || cprime >= a.C0 * a.b * a.b) return -1;
     const int n = q / a.HWp, rem = q - n * a.HWp, Y = rem / a.Wp, X = rem - Y * a.Wp;
-    const int blk = cprime / a.C0, c = cprime - blk * a.C0, dy = blk / a.b, dx = blk - dy * a.b;
-    const int y = a.b * Y + dy - a.pad, x = a.b * X + dx - a.pad;
+    const s2d::Channel ch = s2d::channel(cprime, a.C0, a.b);
+    const int y = a.b * Y + ch.dy - a.pad, x = a.b * X + ch.dx - a.pad;
     if (y < 0 || y >= a.H0 || x < 0 || x >= a.W0) return -1;
-    return ((std::int64_t(n) * a.H0 + y) * a.W0 + x) * a.C0 + c;
+    return ((std::int64_t(n) * a.H0 + y) * a.W0 + x) * a.C0 + ch.c;
 }
 
 // An upper bound of e_end - e0 over every halo of `halo` rows: the grid rows a halo touches at
@@ -82,21 +84,22 @@ inline std::int64_t raw_run_bound(const RawGeom& a, int halo) {
 // b C even): each of the block's b raw rows is one run of b C elements, read as b C / 2 + 1
 // aligned words and funnel-shifted into b C / 2 pairs (a pair never crosses from one raw row
 // to the next); runs outside the image are zeros and are not read, and every pair is masked by
-// the row's columns (all ones inside the image: no divergent path at the borders). One row's setup serves all
-// its planes: under a tenth of the instructions of an element gather. Every other layer takes
-// the table path: its elements one by one through the channel table, with bounds.
+// the row's columns (all ones inside the image: no divergent path at the borders). One row's
+// setup serves all its planes: under a tenth of the instructions of an element gather. Every
+// other layer takes the table path: its elements one by one through the channel table, with
+// bounds.
 
-// Channel c' of a grid row's block: its raw row dy and its element dxc = dx C + c in that row
-// (dy = -1: a padding channel, zero). The gatherers hold the table in shared memory.
+// Channel c' of a grid row's block (s2d::channel): its raw row dy and its element dxc = dx C + c
+// in that row (dy = -1: a padding channel, zero). The gatherers hold the table in shared memory.
 struct TabEntry {
     int dy = -1, dxc = 0;
 };
 CS_HALO_HD TabEntry tab_entry(const RawGeom& a, int cprime) {
     TabEntry t;
     if (cprime < a.C0 * a.b * a.b) {
-        const int blk = cprime / a.C0, dy = blk / a.b;
-        t.dy = dy;
-        t.dxc = (blk - dy * a.b) * a.C0 + (cprime - blk * a.C0);
+        const s2d::Channel ch = s2d::channel(cprime, a.C0, a.b);
+        t.dy = ch.dy;
+        t.dxc = ch.dx * a.C0 + ch.c;
     }
     return t;
 }
@@ -149,8 +152,8 @@ CS_HALO_HD std::uint32_t unaligned_pair(std::uint32_t lo, std::uint32_t hi, int 
 
 // Src: word(i), the run buffer's i-th 32-bit word; half(e), its element e; tab(c'), the
 // channel table; zeros(), the index of kPairs + 1 zero words (a run outside the image reads
-// them: one select instead of a zero and a predicate a word). Put: put(plane, w0, w1, w2, w3), a piece's four words (channel 8 plane + j at
-// half j).
+// them: one select instead of a zero and a predicate a word). Put: put(plane, w0, w1, w2, w3),
+// a piece's four words (channel 8 plane + j at half j).
 //
 // The row path reads whole words around each run, so a block crossing the image's border reads
 // up to (pad C) / 2 + 1 words before its run's first in-image element or kPairs after its last:
