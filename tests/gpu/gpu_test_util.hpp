@@ -8,6 +8,7 @@
 #include "engine_choice.hpp"
 #include "harness.hpp"
 #include "layer.hpp"
+#include "tuning.hpp"
 
 #include "catch.hpp"
 
@@ -81,6 +82,17 @@ inline std::vector<const gpu::Variant*> family_variants(std::string_view family)
     for (const auto& v : gpu::registry())
         if (v.family == family) out.push_back(&v);
     return out;
+}
+
+// An empty tuning card of the context's device (its name, SM count, CUDA and driver versions), as
+// `convstudy tune` writes one; `origin` says where it came from.
+inline gpu::TuningCard device_card(gpu::DeviceContext& ctx, const std::string& origin) {
+    gpu::TuningCard card;
+    card.device = ctx.prop().name, card.sms = ctx.prop().multiProcessorCount;
+    card.origin = origin;
+    card.cuda_runtime = gpu::DeviceInfo::version_string(ctx.info().runtime_version);
+    card.driver = gpu::DeviceInfo::version_string(ctx.info().driver_version);
+    return card;
 }
 
 inline gpu::DeviceContext& device() {

@@ -41,11 +41,7 @@ TEST_CASE("on the GPU, auto-* runs the heuristic's choice, or this card's tuned 
     // this card's tuned choice runs first; path=heuristic ignores it
     const Variant* pp = find_variant("hopper-pp-fp16").variant;
     REQUIRE(pp != nullptr);
-    TuningCard card;
-    card.device = ctx.prop().name, card.sms = ctx.prop().multiProcessorCount;
-    card.origin = "test card";
-    const auto here = DeviceInfo::version_string(ctx.info().runtime_version);
-    card.cuda_runtime = here, card.driver = DeviceInfo::version_string(ctx.info().driver_version);
+    TuningCard card = test::device_card(ctx, "test card");
     TunedChoice ch;
     ch.cls = Precision::fp16, ch.shape = tuned_shape(conv3), ch.N = 2, ch.layout = Layout::nhwc, ch.variant = pp;
     ch.kernel_ms = 0.01, ch.tried = 1;

@@ -30,11 +30,7 @@ RunResult run_with(DeviceContext& ctx, const Variant& v, const test::RefProblem&
 // A tuning file of this card with a choice for every problem, layout and class of the auto rows
 // (a Hopper rung of the class), so that their path=tuned runs on the odd shapes too.
 Tuning tuning_for(DeviceContext& ctx, const std::vector<test::RefProblem>& problems) {
-    TuningCard card;
-    card.device = ctx.prop().name, card.sms = ctx.prop().multiProcessorCount;
-    card.origin = "test_axes_gpu";
-    card.cuda_runtime = DeviceInfo::version_string(ctx.info().runtime_version);
-    card.driver = DeviceInfo::version_string(ctx.info().driver_version);
+    TuningCard card = test::device_card(ctx, "test_axes_gpu");
     const std::pair<Precision, const char*> rows[] = {{Precision::fp16, "hopper-pp-fp16"},
                                                       {Precision::bf16, "hopper-pp-bf16"},
                                                       {Precision::tf32, "hopper-pp-tf32"},
