@@ -27,8 +27,9 @@ static_assert(kHSmem <= 227 * 1024, "the halo kernel's shared memory");
 // consumer warpgroups (they stage alternate tiles) makes room for the second run buffer.
 constexpr int kHRaw = kHRawBox * kHRawBoxes * 2;  // 32 KiB of 2-byte elements
 constexpr int kHRawBufs = 2;
-constexpr int kHTable = 640;  // 48 channels' TabEntry (384 bytes), 32 bytes of zeros, 128-byte padded
-constexpr int kHZeros = 384;  // the table's zero words: where a run outside the image reads
+constexpr int kHTable = 640;  // the channels' TabEntry, 32 bytes of zeros, 128-byte padded
+constexpr int kHZeros = kHChunks * 8 * int(sizeof(TabEntry));  // the zero words: where a run outside the image reads
+static_assert(kHZeros + 32 <= kHTable, "the table and its zero words");
 
 // The schedule's geometry. Cooperative: tiles of 256 rows, both consumer warpgroups on each
 // (128 rows apiece), a stage per tile (384 halo rows: two 192-row boxes per plane), 2 stages.
