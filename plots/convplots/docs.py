@@ -12,6 +12,7 @@ every block whose text differs from what the committed files give. The prose-num
 (lint.py) checks what lies outside the blocks.
 """
 
+import itertools
 import os
 import re
 import statistics
@@ -125,15 +126,16 @@ def git(*args):
 
 
 def since(csv=None):
-    """The commits since the sweep's revision that changed kernels or the harness."""
-    rev = revs(data(csv))
+    """The commits since the sweep's revision that changed kernels or the harness; full hashes cut
+    to 12, as %h grows with a clone's object count and a block must read alike in every clone."""
+    rev, paths = revs(data(csv)), "`bench/`, `kernels/` or the host code"
     if "," in rev:
         raise DocError(f"the sweep holds several revisions ({rev})")
-    hs, paths = git("log", "--format=%h", f"{rev}..HEAD", "--", *CODE_PATHS), "`bench/`, `kernels/` or the host code"
-    if not hs:
-        return f"Measured at revision {rev}; no commit since has changed {paths}.\n"
-    return (f"Measured at revision {rev}; {len(hs)} commit{'s' * (len(hs) != 1)} since changed {paths} "
-            f"(kernels, the harness, the command line): {', '.join(reversed(hs))}.\n")
+    hs = [h[:12] for h in git("log", "--format=%H", f"{rev}..HEAD", "--", *CODE_PATHS)]
+    return (f"Measured at revision {rev}; no commit since has changed {paths}.\n" if not hs else
+            f"Measured at revision {rev}; {len(hs)} commit{'s' * (len(hs) != 1)} since changed {paths} (kernels, the "
+            f"harness, the command line), the newest {hs[0]}: `git log --oneline {rev}..{hs[0]} -- "
+            f"{' '.join(CODE_PATHS)}` lists them.\n")
 
 
 # ---- the findings: ladders, profiles, winners, misses --------------------------------------
@@ -158,10 +160,9 @@ def ladder(family=None, precision=None, layout="nchw", N="128", csv=None, varian
     column the layers' total."""
     d, n = data(csv), int(N)
     vs = rungs_of(d, family, precision, layout, as_list(variants))
-    lays = [x for x in as_list(layout)] if "," in layout else [layout] * len(vs)
+    lays = as_list(layout) if "," in layout else [layout] * len(vs)
     if len(lays) != len(vs):
         raise DocError("give one layout, or one per variant")
-    tot_head = f"{len(d.layers)} layers"
     body, prev = [], None
     if cpu:
         cms = [d.cpu_ms(l, n) for l in d.layers]
@@ -184,7 +185,7 @@ def ladder(family=None, precision=None, layout="nchw", N="128", csv=None, varian
             row.append("—" if tot is None else f"{sum(cms) / tot:.3g}")
         body.append(row)
         prev = {l: r for l, r in zip(d.layers, rs)}
-    head = ["rung"] + d.layers + [tot_head] + (["CPU / rung, layers' total"] if cpu else [])
+    head = ["rung"] + d.layers + [f"{len(d.layers)} layers"] + (["CPU / rung, layers' total"] if cpu else [])
     against = f"`{base}`" if base else "the rung above"
     return (table(head, body) + f"\nKernel ms at N={n}, median; in brackets the ratio to {against} on the same layer "
             f"(below 1 = faster). Source: `{d.rows[0]['_src']}`, revision {revs(d)}.\n")
@@ -219,11 +220,8 @@ def profile(csv, metric="tensor", layout=None, variants=None, N=None):
 def winners(csv=None, classes=",".join(summary.CLASSES)):
     """Which of our rows is the fastest per class, N and layer (each in its fastest layout)."""
     d = data(csv)
-    body = []
-    for cls in as_list(classes):
-        for n in d.main_Ns:
-            cs = [summary.cell(d, cls, l, n) for l in d.layers]
-            body.append([cls, n] + [summary.name(c.ours) for c in cs])
+    body = [[cls, n] + [summary.name(summary.cell(d, cls, l, n).ours) for l in d.layers]
+            for cls in as_list(classes) for n in d.main_Ns]
     return table(["class", "N"] + d.layers, body) + f"\nSource: `{d.rows[0]['_src']}`, revision {revs(d)}.\n"
 
 
@@ -361,13 +359,17 @@ GENERATORS = {"sweep": sweep, "headline": headline, "since": since, "ladder": la
 
 
 def parse_args(text):
-    args = {}
-    for tok in text.split():
-        k, eq, v = tok.partition("=")
-        if not eq:
-            raise DocError(f"argument {tok!r} is not key=value")
-        args[k] = v
-    return args
+    bad = [tok for tok in text.split() if "=" not in tok]
+    if bad:
+        raise DocError(f"argument {bad[0]!r} is not key=value")
+    return dict(tok.split("=", 1) for tok in text.split())
+
+
+def first_difference(old, new):
+    """The first line where a block differs, so that a CI log shows why, not only which."""
+    pairs = itertools.zip_longest(old.splitlines(), new.splitlines(), fillvalue="")
+    return next((f" (line {i + 1}: committed {a[:160]!r}, the results give {b[:160]!r})"
+                 for i, (a, b) in enumerate(pairs) if a != b), "")
 
 
 def process(update, docs=DOCS):
@@ -389,7 +391,7 @@ def process(update, docs=DOCS):
                 errors.append(f"{where}: {e}")
                 return m.group(0)
             if body != m.group("body"):
-                stale.append(where)
+                stale.append((where, first_difference(m.group("body"), body)))
             return m.group("open") + body + m.group("close")
 
         new = BLOCK.sub(repl, text)
@@ -405,15 +407,13 @@ def main(argv=None):
     if argv not in (["--check"], ["--update"]):
         print("usage: docs.py --check | --update | --lint | --lint-self-test", file=sys.stderr)
         return 2
-    stale, errors = process(update=argv == ["--update"])
+    check = argv == ["--check"]
+    stale, errors = process(update=not check)
     for e in errors:
         print(f"docs.py: {e}", file=sys.stderr)
-    if errors:
-        return 2
-    check = argv == ["--check"]
-    for s in stale:
-        print(f"docs.py: stale: {s} differs from what the committed results give; run plots/plot.sh --update-docs"
-              if check else f"docs.py: updated {s}", file=sys.stderr if check else sys.stdout)
-    if check and not stale:
+    for where, why in [] if errors else stale:
+        print(f"docs.py: stale: {where} differs from what the committed results give{why}; run plots/plot.sh "
+              "--update-docs" if check else f"docs.py: updated {where}", file=sys.stderr if check else sys.stdout)
+    if check and not stale and not errors:
         print(f"docs.py: every generated block of {', '.join(DOCS)} matches the committed results")
-    return 1 if check and stale else 0
+    return 2 if errors else 1 if check and stale else 0
