@@ -58,6 +58,22 @@ constexpr double kSplitReduceBytesPerClk = 16;
 constexpr double kCpAsyncBytesPerClk = 30;
 constexpr double kCpAsyncLatencyClk = 1500;
 constexpr int kCpAsyncUnprefetched = 2;  // stages a CTA does not prefetch into (wgmma_cpasync.cu)
+// Between waves, an SM's CTA hands over to the next (its exit, the next one's launch and
+// prologue), which a co-resident CTA (minb > 1) half hides: fitted to the committed rows of the
+// rung on ResNet's stem, whose CTAs run 4 k-slices (results/h200/networks/packprice_resnet50,
+// cpasync_stem_n32 and tuned_resnet50_*: m128n64k128B-s8 at 24 and 96 waves, priced a fifth under
+// its time without it, within a few percent with it; m128n96k128B-s3-x2 within 10% either way),
+// and no worse on AlexNet's rows (tests/test_auto_choice.cpp).
+constexpr double kCpAsyncTurnClk = 1800;
+// The tap-packing kernel (wgmma_ws.cu's prep_pack_rows_kernel): the elements it writes per SM and
+// clock. It gathers R*S*C elements a packed row from short source rows, element by element where
+// a row is not whole vectors, at well under the DRAM rate: its written elements over its duration
+// on ResNet's stem at N=32 under Nsight Compute (results/h200/networks/packvec_stem_ncu.csv.gz:
+// dram__bytes_write / 2 over gpu__time_duration), over 132 SMs at kClockHz. Counted in elements,
+// not bytes: 4-byte rows cost what 2-byte ones do (VGG's first layer in tf32 was priced at twice
+// its measured time in bytes). Measured at this price on the GPU (wip/pack-price,
+// results/h200/networks/packprice_*.csv.gz): the stem left the packed path at half its time.
+constexpr double kPackElemsPerClk = 1.87;
 // HBM3 and HBM3e: bytes per second per bit of the memory bus (the H100's and the H200's rated
 // bandwidths over their bus widths, between the two); a device that reports no bus width is
 // taken as the H100's.
@@ -84,7 +100,11 @@ Dram dram(const Setup& u, const Problem& p, std::int64_t P, int es, int src_es, 
     d.bus = double(prop.memoryBusWidth > 0 ? prop.memoryBusWidth : kDefaultBusBits) * kDramBytesPerBusBit;
     const double in_bytes = double(p.N) * u.src_img * src_es, w_bytes = double(u.w_elems) * es;
     d.out_bytes = double(P) * u.g.M * out_es;
-    if (u.tin) d.transforms_us += kLaunchUs + (in_bytes + double(p.N) * u.ws_img * es) / d.bus * kUsPerS;
+    // the packing kernel at its own rate where that is below the bus's (u.pack), else the DRAM's
+    const double ws_bytes = double(p.N) * u.ws_img * es;
+    const double pack_rate = kPackElemsPerClk * es * std::max(1, prop.multiProcessorCount) * kClockHz;
+    if (u.tin)
+        d.transforms_us += kLaunchUs + std::max((in_bytes + ws_bytes) / d.bus, u.pack ? ws_bytes / pack_rate : 0) * kUsPerS;
     if (u.tw) d.transforms_us += kLaunchUs + (double(u.s.M) * u.s.C * u.s.R * u.s.S * src_es + w_bytes) / d.bus * kUsPerS;
     const double gemm_in = u.tin ? double(p.N) * u.ws_img * es : in_bytes;
     d.floor_us = (gemm_in + w_bytes + d.out_bytes) / d.bus * kUsPerS;
@@ -268,8 +288,11 @@ std::optional<Estimate> cpasync_estimate(DType io, const Problem& p, const cudaD
     const double slice = std::max(per_sm * std::max(mma, load), latency);
     const int out_es = es;
     const double epilogue = kEpilogueClk + double(t.bm) * t.bn * out_es / kDirectStoreBytesPerClk;
-    const double wave_clk = kslices * slice + per_sm * epilogue;
-    double us = waves * wave_clk / kClockHz * kUsPerS + kLaunchUs;
+    // a wave's CTAs start cold: their first slice's copies wait out the whole latency (nothing
+    // before them to hide under), which a CTA of few k-slices (a layer of few channels) pays in
+    // full at every wave; and between waves each SM's CTA hands over to the next
+    const double wave_clk = kCpAsyncLatencyClk + kslices * slice + per_sm * epilogue;
+    double us = (waves * wave_clk + (waves - 1) * kCpAsyncTurnClk / per_sm) / kClockHz * kUsPerS + kLaunchUs;
     // DRAM: the compulsory traffic and the transforms'
     const Dram d = dram(u, p, P, es, es, out_es, prop);
     us = std::max(us, d.floor_us) + d.transforms_us;

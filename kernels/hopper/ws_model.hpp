@@ -15,7 +15,8 @@
 //   - each unit adds its setup and epilogue (hidden under the next unit's mainloop by the TMA
 //     store and the ping-pong schedule, all but the last), split-K its reduction kernel, a cut
 //     tile its fix-up;
-//   - transforms (NCHW, channel padding, space-to-depth, the fp32 splits) their DRAM traffic;
+//   - transforms (NCHW, channel padding, space-to-depth, the fp32 splits) their DRAM traffic,
+//     the tap packing its kernel's own (lower) rate;
 //   - the whole at least the compulsory DRAM traffic at the bus's rate.
 // Its rates are sm_90's (ws_model.cpp names each and where it comes from); it holds no layer's
 // shape (a CPU test checks the source). Nothing where the configuration cannot run (a tile the
@@ -37,7 +38,8 @@ std::optional<Estimate> ws_estimate(const WsPolicy& rung, SplitKind split, DType
 // k-slices run across the taps (a layer of few channels after space-to-depth fills them, where the
 // persistent rungs' slices a tap each do not), each the larger of the SM's MMAs and copies for its
 // resident CTAs and one slice's latency; each CTA ends with its direct-store epilogue; waves of
-// CTAs over the SMs; the transforms and the DRAM floor as above. Nothing where the tile is unset.
+// CTAs over the SMs, each wave's first slice waiting out the copies' whole latency, and a hand-over
+// between waves; the transforms and the DRAM floor as above. Nothing where the tile is unset.
 std::optional<Estimate> cpasync_estimate(DType io, const Problem& p, const cudaDeviceProp& prop);
 
 }  // namespace cs::gpu::variants::hopper
