@@ -31,6 +31,12 @@ constexpr int kSplitParts = 3;
 constexpr double kL2BytesPerClk = 64;
 // The pipeline's handshake per k-slice (the full and empty barriers, the consumers' wait).
 constexpr double kSliceSyncClk = 60;
+// A cluster's k-slice: a multicast load refills a stage only once both CTAs' consumers have freed
+// it (the empty barrier counts the peer's through a remote arrive), which couples the pair at
+// every slice. Fitted to the same-process pairs of tuned and heuristic rows on the networks
+// (tests/test_auto_choice.cpp), where the multicast rungs were the model's most frequent wrong
+// choice: the smallest value where the pairs' loss stops falling; AlexNet's regret unchanged.
+constexpr double kClusterSliceClk = 120;
 // A work unit's start: accumulators cleared, the scheduler's next unit, its first slice's wait.
 constexpr double kUnitClk = 250;
 // The epilogue's writes per SM and clock, from registers (the direct store: each thread's
@@ -222,7 +228,7 @@ std::optional<Estimate> ws_estimate(const WsPolicy& rung, SplitKind split, DType
     const double mma = double(t.bm) * t.bn * (t.mma_bytes() / es) * 2 / flops_per_clk;
     const double a_bytes = double(t.bm) * t.rowb / (mc_a ? 2 : 1);
     const double b_bytes = double(t.bn) * t.rowb / (cluster == 2 && !mc_a ? 2 : 1);
-    const double slice = std::max(mma, (a_bytes + b_bytes) / kL2BytesPerClk) + kSliceSyncClk;
+    const double slice = std::max(mma, (a_bytes + b_bytes) / kL2BytesPerClk) + kSliceSyncClk + (cluster > 1 ? kClusterSliceClk : 0);
     // a unit's epilogue: hidden under the next unit's mainloop by the TMA store (where the plan can
     // run it: tma_store_blocker, as the plan asks it) and by ping-pong, all but the last
     const bool split_k = load->scheduler == TileScheduler::split_k || load->scheduler == TileScheduler::split_k_fused;

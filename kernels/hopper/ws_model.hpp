@@ -11,7 +11,8 @@
 //     the SMs idle; stream-K and split-tail: the last wave cut), giving the busiest CTA's k-slices
 //     and work units;
 //   - a k-slice costs the larger of its MMAs at the class's sustained rate and its loads from L2
-//     (the A and B tiles; a multicast cluster halves one of them), plus the pipeline's handshake;
+//     (the A and B tiles; a multicast cluster halves one of them), plus the pipeline's handshake
+//     (a cluster's the larger: both CTAs free a stage before it refills);
 //   - each unit adds its setup and epilogue (hidden under the next unit's mainloop by the TMA
 //     store and the ping-pong schedule, all but the last), split-K its reduction kernel, a cut
 //     tile its fix-up;
