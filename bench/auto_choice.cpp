@@ -39,10 +39,13 @@ std::vector<AutoPick> heuristic_picks(Precision cls, const Problem& p, const cud
             if (tiles) q.axes.set.emplace_back(tiles->name, tiles->id(i));
             const auto e = v->estimate(q, prop);
             if (!e) continue;
-            priced.push_back({v, q.axes, AutoPath::heuristic, e->ms, "heuristic: predicted " + ms_text(e->ms) + " (" + e->how + ")"});
+            priced.push_back({v, q.axes, AutoPath::heuristic, e->ms,
+                              "heuristic: predicted " + ms_text(e->ms) + " (" + e->how + ")", e->compute_ms});
         }
     }
-    std::stable_sort(priced.begin(), priced.end(), [](const AutoPick& a, const AutoPick& b) { return a.ms < b.ms; });
+    std::stable_sort(priced.begin(), priced.end(), [](const AutoPick& a, const AutoPick& b) {
+        return a.ms < b.ms || (a.ms == b.ms && a.compute_ms < b.compute_ms);
+    });
     if (!priced.empty()) return priced;
     // no model prices this problem here: the class's supported rows, the last rung first
     std::vector<AutoPick> ladder;

@@ -11,10 +11,10 @@
 // The heuristic: every row of the class that is ours (not a library's, not an auto-* row),
 // declares the layout, supports the problem and has a cost model (Variant::estimate: the
 // persistent Hopper rungs and rung 1, kernels/hopper/ws_model.hpp) is priced at each value of
-// its tile axis; the configurations run cheapest first (a plan may still SKIP on what only
-// planning knows: the next one is tried). Where no model prices any (another GPU than sm_90, a
-// layout or shape the modelled rows refuse), the class's supported rows in reverse ladder
-// order, the last rung first. Its inputs are the problem (C, H, W, M, R, S, stride, pad, N,
+// its tile axis; the configurations run cheapest first, those the DRAM floor ties by their time
+// under it (a plan may still SKIP on what only planning knows: the next one is tried). Where no
+// model prices any (another GPU than sm_90, a layout or shape the modelled rows refuse), the
+// class's supported rows in reverse ladder order, the last rung first. Its inputs are the problem (C, H, W, M, R, S, stride, pad, N,
 // layout, element type) and the device's properties; it holds no layer's name or shape.
 #pragma once
 
@@ -42,6 +42,7 @@ struct AutoPick {
     AutoPath path = AutoPath::heuristic;
     double ms = std::numeric_limits<double>::quiet_NaN();  // the tuned measurement, or the model's prediction
     std::string how;                                          // where it came from, for the CSV's detail
+    double compute_ms = 0;  // the model's time before the DRAM floor: the order of the configurations it ties
 };
 
 // The heuristic's configurations for the problem (its layer, N and layout; its axes ignored),

@@ -199,10 +199,12 @@ struct Alias {
 
 // A cost model's answer for one configuration (Variant::estimate): the predicted kernel time and
 // how the model got it (the tile count, waves, split and the bound that decides), for the CSV's
-// detail.
+// detail. compute_ms: the time before the DRAM floor is applied (ms where none binds), which
+// orders configurations the floor ties: the one furthest under it is likelier to reach it.
 struct Estimate {
     double ms = 0;
     std::string how;
+    double compute_ms = 0;
 };
 
 struct Variant {

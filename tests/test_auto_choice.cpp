@@ -159,7 +159,7 @@ TEST_CASE("auto: the heuristic gives a runnable, supported choice of the class f
           "[auto][heuristic]") {
     const cudaDeviceProp prop = hopper_prop();
     const auto shapes = generated_shapes(120, 20261129u);
-    int priced = 0, total = 0;
+    int priced = 0, total = 0, tied = 0;
     for (const Layer& l : shapes)
         for (const std::int64_t N : {1, 8, 32, 128})
             for (const Layout layout : all_layouts())
@@ -173,12 +173,21 @@ TEST_CASE("auto: the heuristic gives a runnable, supported choice of the class f
                     if (std::isfinite(picks.front().ms)) {
                         ++priced;
                         CHECK(picks.front().ms > 0);
-                        for (std::size_t i = 1; i < picks.size(); ++i)
-                            if (std::isfinite(picks[i].ms)) CHECK(picks[i - 1].ms <= picks[i].ms);
+                        for (std::size_t i = 1; i < picks.size(); ++i) {
+                            if (!std::isfinite(picks[i].ms)) continue;
+                            CHECK(picks[i - 1].ms <= picks[i].ms);
+                            // configurations the DRAM floor ties: the one furthest under it first
+                            if (picks[i - 1].ms == picks[i].ms) {
+                                ++tied;
+                                CHECK(picks[i - 1].compute_ms <= picks[i].compute_ms);
+                                CHECK(picks[i].compute_ms <= picks[i].ms);
+                            }
+                        }
                     }
                 }
     // On sm_90 the persistent rungs price nearly every shape (the rest: their TMA limits).
     CHECK(priced * 10 >= total * 9);
+    CHECK(tied > 0);  // the grid has DRAM-bound shapes whose configurations the floor ties
 }
 
 TEST_CASE("auto: on a GPU without a cost model the heuristic takes the class's last supported rung",
@@ -480,8 +489,11 @@ TEST_CASE("auto: the model's choice between the tuned and the heuristic configur
     cudaDeviceProp prop = hopper_prop();
     prop.memoryBusWidth = 6144;  // the H200's
     struct Side {
-        double ms = 0, predicted = 0;
+        double ms = 0, predicted = 0, compute = 0;
         int count = 1;
+        bool before(const Side& o) const {  // the heuristic's order: the price, then the time under the floor
+            return predicted < o.predicted || (predicted == o.predicted && compute <= o.compute);
+        }
     };
     std::map<std::string, std::map<std::string, Side>> pairs;  // table layer N class -> path -> side
     for (const auto& entry : std::filesystem::directory_iterator(std::string(CS_SOURCE_DIR) + "/results/h200/networks")) {
@@ -496,7 +508,7 @@ TEST_CASE("auto: the model's choice between the tuned and the heuristic configur
             INFO(name << " " << r[col("layer")] << " " << r[col("config")]);
             REQUIRE(a.e);
             pairs[r[col("table")] + " " + r[col("layer")] + " N=" + r[col("N")] + " " + r[col("anchor_class")]][a.path] =
-                Side{std::stod(r[col("kernel_ms")]), a.e->ms, std::stoi(r[col("count")])};
+                Side{std::stod(r[col("kernel_ms")]), a.e->ms, a.e->compute_ms, std::stoi(r[col("count")])};
         }
     }
     double lost = 0, faster = 0;
@@ -505,7 +517,7 @@ TEST_CASE("auto: the model's choice between the tuned and the heuristic configur
         if (sides.size() != 2) continue;
         const Side &a = sides.at("tuned"), &b = sides.at("heuristic");
         ++both;
-        const Side& chosen = a.predicted <= b.predicted ? a : b;
+        const Side& chosen = a.before(b) ? a : b;
         const double best = std::min(a.ms, b.ms);
         faster += best * a.count;
         lost += (chosen.ms - best) * a.count;

@@ -261,13 +261,14 @@ std::optional<Estimate> ws_estimate(const WsPolicy& rung, SplitKind split, DType
     double extra_us = d.transforms_us;
     if (load->scheduler == TileScheduler::split_k)
         extra_us += kLaunchUs + (double(2 * load->ksplit) * double(P) * u.g.M * kAccBytes + d.out_bytes) / d.bus * kUsPerS;
+    const double compute_us = us + extra_us;
     us = std::max(us, d.floor_us) + extra_us;
 
     const std::string how = tile_name(ti) + ", " + std::to_string(tiles) + " tiles, " +
                             std::string(name_of(kTileSchedulerNames, load->scheduler)) + " x" +
                             std::to_string(load->ksplit) + ", busiest CTA " + std::to_string(std::llround(load->slices)) + " k-slices, " +
                             (mma >= (a_bytes + b_bytes) / kL2BytesPerClk ? "MMA" : "L2") + "-bound slices";
-    return Estimate{us * kMsPerUs, how};
+    return Estimate{us * kMsPerUs, how, compute_us * kMsPerUs};
 }
 
 std::optional<Estimate> cpasync_estimate(DType io, const Problem& p, const cudaDeviceProp& prop) {
@@ -301,12 +302,13 @@ std::optional<Estimate> cpasync_estimate(DType io, const Problem& p, const cudaD
     double us = (waves * wave_clk + (waves - 1) * kCpAsyncTurnClk / per_sm) / kClockHz * kUsPerS + kLaunchUs;
     // DRAM: the compulsory traffic and the transforms'
     const Dram d = dram(u, p, P, es, es, out_es, prop);
+    const double compute_us = us + d.transforms_us;
     us = std::max(us, d.floor_us) + d.transforms_us;
     const std::string how = tile_name(*tile) + ", " + std::to_string(tiles) + " CTAs in " +
                             std::to_string(std::llround(waves)) + " wave(s), " + std::to_string(std::llround(kslices)) +
                             " k-slices each, " + (per_sm * std::max(mma, load) >= latency ? "throughput" : "latency") +
                             "-bound slices";
-    return Estimate{us * kMsPerUs, how};
+    return Estimate{us * kMsPerUs, how, compute_us * kMsPerUs};
 }
 
 }  // namespace cs::gpu::variants::hopper
