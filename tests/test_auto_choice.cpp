@@ -424,7 +424,7 @@ TEST_CASE("auto: the model against the committed network sweeps, shapes it was n
     const double median = std::exp(log_ratio[log_ratio.size() / 2]), p90 = std::exp(log_ratio[log_ratio.size() * 9 / 10]);
     INFO("rows " << log_ratio.size() << "; predicted/measured off by at most x" << median << " for half, x" << p90
                  << " for 90%, x" << std::exp(log_ratio.back()) << " for all");
-    CHECK(median <= 1.111);
+    CHECK(median <= 1.102);
     CHECK(p90 <= 1.409);
     CHECK(std::exp(log_ratio.back()) <= 1.74);
 }
@@ -484,8 +484,9 @@ TEST_CASE("auto: the model's choice between the tuned and the heuristic configur
     // kernel was priced at its own rate and rung 1's turnover between waves (ws_model.cpp), the model
     // kept ResNet's stem on the packed path, 2.0-2.2x the measured faster, and lost 2.40 ms of 45.5
     // (62 pairs more than 3% slower); since, 1.32 ms (58 pairs); with a cluster's coupling at each
-    // k-slice priced (kClusterSliceClk), 0.80 ms (30 pairs). The bounds are the model's on these
-    // files as committed, so that a change that makes it worse fails here.
+    // k-slice priced (kClusterSliceClk), 0.80 ms (30 pairs); with stream-K's fix-up handshake
+    // (kStreamKFixupClk), 0.43 ms (12 pairs). The bounds are the model's on these files as
+    // committed, so that a change that makes it worse fails here.
     cudaDeviceProp prop = hopper_prop();
     prop.memoryBusWidth = 6144;  // the H200's
     struct Side {
@@ -529,6 +530,6 @@ TEST_CASE("auto: the model's choice between the tuned and the heuristic configur
     INFO(both << " pairs; the model's choice loses " << lost << " ms of " << faster << " (the faster's sum), " << wrong
               << " pairs more than 3% slower than the faster");
     REQUIRE(both >= 100);
-    CHECK(lost / faster <= 0.018);
-    CHECK(wrong <= 30);
+    CHECK(lost / faster <= 0.0095);
+    CHECK(wrong <= 12);
 }
