@@ -27,7 +27,8 @@ __device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162f
 
 // The chain's post-ops on one fp32 value, as the reference's epilogue: the bias added (where
 // has_bias), then ReLU as `!(v > 0) -> 0` (-0 and NaN give +0). The chain ops
-// (bench/chain_ops.cu) and the chain megakernel (kernels/chain/megakernel.cu) both apply it.
+// (bench/chain_ops.cu), the chain megakernel (kernels/chain/megakernel.cu) and the Hopper
+// epilogues' fused ops (sm90/hopper_store.cuh's OutOps) all apply it.
 __device__ __forceinline__ float chain_bias_relu(float v, float b, bool has_bias, bool relu) {
     if (has_bias) v += b;
     return relu && !(v > 0.0f) ? 0.0f : v;

@@ -73,5 +73,15 @@ __device__ __forceinline__ void bulk_copy_g2s(std::uint32_t dst, const void* src
                  "l"(src), "r"(bytes), "r"(bar)
                  : "memory");
 }
+// A run of `bytes` (as bulk_copy_g2s asks) by bulk copies of at most 8 KiB, issued by kLanes
+// threads in turn (this one is `lane`), all completing on `bar`: the space-to-depth kernel's run
+// (one thread) and the halo loader's (a warp).
+template <int kLanes>
+__device__ __forceinline__ void bulk_copy_run(std::uint32_t dst, const unsigned char* src, std::uint32_t bytes,
+                                              std::uint32_t bar, int lane) {
+    constexpr std::uint32_t kPiece = 8192;
+    for (std::uint32_t off = std::uint32_t(lane) * kPiece; off < bytes; off += kLanes * kPiece)
+        bulk_copy_g2s(dst + off, src + off, min(kPiece, bytes - off), bar);
+}
 
 }  // namespace cs::gpu

@@ -119,10 +119,8 @@ __global__ void __launch_bounds__(kVecThreads) vec_kernel(const T* __restrict__ 
     __syncthreads();
     if (tid == 0 && bytes > 0) {
         mbar_arrive_expect_tx(bar, bytes);
-        const std::uint32_t dst = std::uint32_t(__cvta_generic_to_shared(run + (a0 - base)));
-        constexpr std::uint32_t kPiece = 8192;  // bytes a copy
-        for (std::uint32_t off = 0; off < bytes; off += kPiece)
-            bulk_copy_g2s(dst + off, reinterpret_cast<const unsigned char*>(in + a0) + off, min(kPiece, bytes - off), bar);
+        bulk_copy_run<1>(std::uint32_t(__cvta_generic_to_shared(run + (a0 - base))),
+                      reinterpret_cast<const unsigned char*>(in + a0), bytes, bar, 0);
     }
     for (std::int64_t e = first + tid; e < a0; e += kVecThreads) run[e - base] = in[e];
     for (std::int64_t e = a1 + tid; e < last; e += kVecThreads) run[e - base] = in[e];

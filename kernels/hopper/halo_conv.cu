@@ -202,16 +202,14 @@ __global__ void __launch_bounds__(kRaw ? 512 : 384, 1)
                 const RawRun rr = raw_run(a.rg, w.tile * kBM, H::kBox);
                 const int end = min(rr.e0 + rr.nbox * kHRawBox, a.raw_total), aend = max(rr.e0, end & ~7);
                 const std::uint32_t bytes = std::uint32_t(aend - rr.e0) * 2u, dst = sR + std::uint32_t(rb * kHRaw);
-                constexpr std::uint32_t kPiece = 8192;
                 if (lane == 0) {
                     T* const rawp = reinterpret_cast<T*>(gbase + (dst - sbase));
                     for (int e = aend; e < end; ++e) rawp[e - rr.e0] = a.raw_in[e];
                     mbar_arrive_expect_tx(rfull0 + 8 * rb, bytes);
                 }
                 __syncwarp();
-                for (std::uint32_t off = std::uint32_t(lane) * kPiece; off < bytes; off += 32 * kPiece)
-                    bulk_copy_g2s(dst + off, reinterpret_cast<const unsigned char*>(a.raw_in + rr.e0) + off,
-                                  min(kPiece, bytes - off), rfull0 + 8 * rb);
+                bulk_copy_run<32>(dst, reinterpret_cast<const unsigned char*>(a.raw_in + rr.e0), bytes, rfull0 + 8 * rb,
+                                  lane);
                 ++k;
             }
         } else if (warp == 0) {

@@ -2,6 +2,7 @@
 // straight to global memory, NHWC or NCHW) and split-K's reduction of the partial sums.
 #pragma once
 
+#include "elements.cuh"
 #include "geometry.hpp"
 #include "hopper_elems.cuh"
 
@@ -15,7 +16,8 @@ namespace cs::gpu::variants::hopper {
 //   mul   the split variants' 2^(ex+ew) as two floats (range_scale.hpp; exact: powers of two);
 //   bias  the chain's fused bias, nbias (the output's M) values of T (the network-chain issue's
 //         epilogue op): filter m adds bias[m], a column at or past nbias reads none;
-//   relu  then !(v > 0) -> 0, as bench/chain_ops.hpp's bias_relu (a NaN becomes 0 as well).
+//   relu  then !(v > 0) -> 0 (a NaN becomes 0 as well): elements.cuh's chain_bias_relu, the one
+//         the chain's own ops and the megakernel apply.
 // They are run-time arguments, so the fused epilogue adds no kernel instantiation. Fused, the
 // bias is added to the fp32 accumulator: one rounding where the separate pass makes two.
 template <class T>
@@ -37,9 +39,7 @@ struct OutOps {
     }
     // Filter m's bias, then the ReLU, on one value (the split-K fix-ups).
     __device__ __forceinline__ float post(float v, int m) const {
-        if (bias) v += bias_of(m);
-        if (relu) v = v > 0.0f ? v : 0.0f;
-        return v;
+        return chain_bias_relu(v, bias ? bias_of(m) : 0.0f, bias != nullptr, relu != 0);
     }
     // The bias and ReLU on a warpgroup's 64 x BN fragment (acc[4j + 2i + {0,1}]: rows r and r + 8
     // of filters col0 + 8j + {0,1}), before any of it is stored: each filter's bias loaded once
@@ -76,7 +76,7 @@ struct OutOps {
     template <int BN>
     __device__ __forceinline__ static void relu_all(float (&acc)[BN / 2]) {
 #pragma unroll
-        for (int i = 0; i < BN / 2; ++i) acc[i] = acc[i] > 0.0f ? acc[i] : 0.0f;
+        for (int i = 0; i < BN / 2; ++i) acc[i] = chain_bias_relu(acc[i], 0.0f, false, true);
     }
 };
 
