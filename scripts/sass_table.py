@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """The SASS table of two builds: for every kernel instantiation of BEFORE and AFTER (cubins in the
 programs, `cuobjdump`), its registers, local memory (spill) bytes, stack, static shared memory and
-counts of HGMMA, UTMALDG, UTMASTG, BAR, CALL, STL/LDL and all SASS instructions, side by side.
+counts of HGMMA, UTMALDG, UTMASTG, BAR, CALL, STL/LDL, WARPSYNC (a persistent kernel's walk can
+put one before every wgmma batch: tile_scheduler.cuh's for_each_unit) and all SASS instructions,
+side by side.
 
     scripts/sass_table.py BEFORE AFTER OUT.csv [--rename OLD=NEW ...]
 
@@ -25,7 +27,7 @@ import subprocess
 import sys
 import tempfile
 
-COUNTED = ["HGMMA", "UTMALDG", "UTMASTG", "BAR", "CALL", "STL", "LDL"]
+COUNTED = ["HGMMA", "UTMALDG", "UTMASTG", "BAR", "CALL", "STL", "LDL", "WARPSYNC"]
 FIELDS = ["regs", "local", "stack", "smem"] + [c.lower() for c in COUNTED] + ["instructions"]
 
 
@@ -210,7 +212,7 @@ KERNELS = {  # program -> cubin -> [(mangled, REG, SHARED, SASS opcodes)]
                     ("_ZN12_GLOBAL__N_2a1gEv", 40, 0, ["CALL.REL.NOINC", "RET.REL.NODEC"])],
               "b": [("_ZN12_GLOBAL__N_2b1gEv", 40, 0, ["CALL.REL.NOINC", "RET.REL.NODEC"]),
                     ("_Z1hN3new1TE", 64, 0, ["UTMALDG.2D", "UTMASTG.2D", "EXIT"]),
-                    ("_Z4slowv", 16, 0, ["STL", "LDL", "NOP", "EXIT"])]}}
+                    ("_Z4slowv", 16, 0, ["STL", "LDL", "WARPSYNC 0xffffffff", "EXIT"])]}}
 NAMES = {"_Z1kv": "k()", "_Z1hN3old1TE": "h(old::T)", "_Z1hN3new1TE": "h(new::T)", "_Z4slowv": "slow()"}
 if os.path.basename(sys.argv[0]) == "cu++filt":
     for line in sys.stdin:
@@ -264,8 +266,9 @@ def self_test():
         assert rows[("h(old::T)", "")]["match"] == "before only"
         assert rows[("", "h(new::T)")]["match"] == "after only"
         slow = rows[("slow()", "slow()")]
-        assert slow["verdict"] == "differs: instructions", slow["verdict"]
+        assert slow["verdict"] == "differs: warpsync instructions", slow["verdict"]
         assert (slow["stl_before"], slow["ldl_after"], slow["instructions_after"]) == ("1", "1", "4")
+        assert (slow["warpsync_before"], slow["warpsync_after"]) == ("0", "1")
         code, listed, rows = table(base + ["--rename", "old::T=new::T"])
         assert rows[("h(old::T)", "h(new::T)")]["verdict"] == "equal"
         assert rows[("h(old::T)", "h(new::T)")]["utmaldg_after"] == "1"
