@@ -118,7 +118,8 @@ Dram dram(const Setup& u, const Problem& p, std::int64_t P, int es, int src_es, 
     const double ws_bytes = double(p.N) * u.ws_img * es;
     const double pack_rate = kPackElemsPerClk * es * std::max(1, prop.multiProcessorCount) * kClockHz;
     if (u.tin)
-        d.transforms_us += kLaunchUs + std::max((in_bytes + ws_bytes) / d.bus, u.pack ? ws_bytes / pack_rate : 0) * kUsPerS;
+        d.transforms_us +=
+            kLaunchUs + std::max((in_bytes + ws_bytes) / d.bus, u.pack ? ws_bytes / pack_rate : 0) * kUsPerS;
     if (u.tw) d.transforms_us += kLaunchUs + (double(u.s.M) * u.s.C * u.s.R * u.s.S * src_es + w_bytes) / d.bus * kUsPerS;
     const double gemm_in = u.tin ? double(p.N) * u.ws_img * es : in_bytes;
     d.floor_us = (gemm_in + w_bytes + d.out_bytes) / d.bus * kUsPerS;
@@ -236,7 +237,8 @@ std::optional<Estimate> ws_estimate(const WsPolicy& rung, SplitKind split, DType
     const double mma = double(t.bm) * t.bn * (t.mma_bytes() / es) * 2 / flops_per_clk;
     const double a_bytes = double(t.bm) * t.rowb / (mc_a ? 2 : 1);
     const double b_bytes = double(t.bn) * t.rowb / (cluster == 2 && !mc_a ? 2 : 1);
-    const double slice = std::max(mma, (a_bytes + b_bytes) / kL2BytesPerClk) + kSliceSyncClk + (cluster > 1 ? kClusterSliceClk : 0);
+    const double slice =
+        std::max(mma, (a_bytes + b_bytes) / kL2BytesPerClk) + kSliceSyncClk + (cluster > 1 ? kClusterSliceClk : 0);
     // a unit's epilogue: hidden under the next unit's mainloop by the TMA store (where the plan can
     // run it: tma_store_blocker, as the plan asks it) and by ping-pong, all but the last
     const bool split_k = load->scheduler == TileScheduler::split_k || load->scheduler == TileScheduler::split_k_fused;
