@@ -44,7 +44,7 @@ std::vector<AutoPick> heuristic_picks(Precision cls, const Problem& p, const cud
         }
     }
     std::stable_sort(priced.begin(), priced.end(), [](const AutoPick& a, const AutoPick& b) {
-        return a.ms < b.ms || (a.ms == b.ms && a.compute_ms < b.compute_ms);
+        return cheaper(a.ms, a.compute_ms, b.ms, b.compute_ms);
     });
     if (!priced.empty()) return priced;
     // no model prices this problem here: the class's supported rows, the last rung first

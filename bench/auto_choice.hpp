@@ -45,6 +45,12 @@ struct AutoPick {
     double compute_ms = 0;  // the model's time before the DRAM floor: the order of the configurations it ties
 };
 
+// The heuristic's order of two priced configurations: the lower price first, and of prices the
+// DRAM floor ties, the lower time under the floor (compute_ms) first.
+inline bool cheaper(double ms_a, double compute_a, double ms_b, double compute_b) {
+    return ms_a < ms_b || (ms_a == ms_b && compute_a < compute_b);
+}
+
 // The heuristic's configurations for the problem (its layer, N and layout; its axes ignored),
 // cheapest first; empty where no row of the class runs it on this device.
 std::vector<AutoPick> heuristic_picks(Precision cls, const Problem& p, const cudaDeviceProp& prop);

@@ -50,6 +50,13 @@ std::vector<Layer> generated_shapes(int count, unsigned seed) {
     return out;
 }
 
+// The sm_90 description with the H200's memory bus: the committed H200 measurements' device.
+cudaDeviceProp h200_prop() {
+    cudaDeviceProp prop = hopper_prop();
+    prop.memoryBusWidth = 6144;
+    return prop;
+}
+
 Problem problem(const Layer& l, std::int64_t N, Layout layout) {
     Problem p;
     p.layer = l;
@@ -126,8 +133,7 @@ struct Repriced {
 using RowKey = std::function<std::string(const cs::cli::CsvTable&, const std::vector<std::string>&, const Variant&)>;
 Repriced reprice(const std::string& file, const RowKey& key,
                  const std::function<bool(const Variant&)>& which = [](const Variant&) { return true; }) {
-    cudaDeviceProp prop = hopper_prop();
-    prop.memoryBusWidth = 6144;  // the H200's
+    const cudaDeviceProp prop = h200_prop();
     const auto t = cs::cli::read_csv_table(std::string(CS_SOURCE_DIR) + "/" + file);
     auto col = [&](const char* n) { return column(t, n); };
     Repriced out;
@@ -403,8 +409,7 @@ TEST_CASE("auto: the model against the committed network sweeps, shapes it was n
     // with the model: since the packing kernel is priced at its own rate (it was the worst row,
     // the stem at 3.15x), the worst are the multicast rung on a 1x1 layer of few k-slices and the
     // stem packed in tf32.
-    cudaDeviceProp prop = hopper_prop();
-    prop.memoryBusWidth = 6144;  // the H200's
+    const cudaDeviceProp prop = h200_prop();
     std::vector<double> log_ratio;
     for (const char* file : {"auto_vgg16_n32.csv.gz", "auto_resnet50_n32.csv.gz"}) {
         const auto t = cs::cli::read_csv_table(std::string(CS_SOURCE_DIR) + "/results/h200/networks/" + file);
@@ -415,8 +420,7 @@ TEST_CASE("auto: the model against the committed network sweeps, shapes it was n
             INFO(file << " " << r[col("layer")] << " " << r[col("config")]);
             REQUIRE(a.row->estimate);
             REQUIRE(a.e);
-            const auto& e = a.e;
-            log_ratio.push_back(std::abs(std::log(e->ms / std::stod(r[col("kernel_ms")]))));
+            log_ratio.push_back(std::abs(std::log(a.e->ms / std::stod(r[col("kernel_ms")]))));
         }
     }
     REQUIRE(log_ratio.size() >= 96);
@@ -487,13 +491,12 @@ TEST_CASE("auto: the model's choice between the tuned and the heuristic configur
     // k-slice priced (kClusterSliceClk), 0.80 ms (30 pairs); with stream-K's fix-up handshake
     // (kStreamKFixupClk), 0.43 ms (12 pairs). The bounds are the model's on these files as
     // committed, so that a change that makes it worse fails here.
-    cudaDeviceProp prop = hopper_prop();
-    prop.memoryBusWidth = 6144;  // the H200's
+    const cudaDeviceProp prop = h200_prop();
     struct Side {
         double ms = 0, predicted = 0, compute = 0;
         int count = 1;
-        bool before(const Side& o) const {  // the heuristic's order: the price, then the time under the floor
-            return predicted < o.predicted || (predicted == o.predicted && compute <= o.compute);
+        bool before(const Side& o) const {  // in the heuristic's order (a tie: this one)
+            return !cheaper(o.predicted, o.compute, predicted, compute);
         }
     };
     std::map<std::string, std::map<std::string, Side>> pairs;  // table layer N class -> path -> side
