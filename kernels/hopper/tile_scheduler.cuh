@@ -326,9 +326,20 @@ struct TileSched {
     // slower from 7.5 on; NCHW, faster or level on every row. kClusterExtraSlices sits between
     // the two (the times: git show 3ab0d79:gpu/variants/hopper/tile_scheduler.cuh).
     static constexpr double kClusterExtraSlices = 6.0;
+    // Host: the clusters of `parts` CTAs, one an SM, that run at once on `sms` SMs. A cluster
+    // lies within one GPC; a pair fits any GPC's TPCs, but a larger cluster leaves each GPC's
+    // remainder idle, and the product's harvest makes GPCs uneven (an H100's or H200's 132 SMs
+    // in 8 GPCs of 14 to 18): one cluster fewer than the SMs divide into, 15 of 8 and 7 of 16
+    // there (cudaOccupancyMaxActiveClusters; tests/gpu/test_tile_scheduler_gpu checks it on the
+    // device). Measured, H200 N=1: split-K over 16 clusters of 8 ran at about twice the time of
+    // 14 (results/h200/networks/n1_schedulers_resnet50, the resnet50 auto and heuristic sweeps).
+    static int cluster_fit(int sms, int parts) {
+        if (parts <= 2) return sms / std::max(1, parts);
+        return std::max(1, (sms - parts) / parts);
+    }
     static bool prefer_cluster_split(long long units, int kslices, int ksplit, int slots, bool nchw_out) {
         const int parts = std::min(kPortableClusterParts, kslices);
-        if (ksplit < 2 || parts < 2 || units * parts > slots) return false;
+        if (ksplit < 2 || parts < 2 || units > cluster_fit(slots, parts)) return false;
         const double extra = double((kslices + parts - 1) / parts) - double(kslices) / ksplit;
         return nchw_out || extra <= kClusterExtraSlices;
     }

@@ -146,11 +146,18 @@ std::optional<Load> busiest(TileScheduler sched, std::int64_t tiles, int tiles_n
         l.units = per_slot;
         l.slices = per_slot * double(ceil_div(kslices, parts));
     };
+    // split-K across clusters: a cluster a unit, as many at once as fit (TileSched::cluster_fit)
+    auto cluster_units = [&](int parts) {
+        l.ksplit = parts;
+        l.units = double(ceil_div(units, TileSched::cluster_fit(slots, parts)));
+        l.slices = l.units * double(ceil_div(kslices, parts));
+    };
     switch (sched) {
         case TileScheduler::automatic: {  // the plan's own rule (wgmma_ws.cu's choose_split)
             const AutoSchedule a = auto_schedule(units, kslices, slots, coop_alone, tile, nchw);
             l.scheduler = a.scheduler;
-            split_units(a.parts);
+            if (cluster_split(a.scheduler)) cluster_units(a.parts);
+            else split_units(a.parts);
             return l;
         }
         case TileScheduler::data_parallel: split_units(1); return l;
@@ -166,7 +173,7 @@ std::optional<Load> busiest(TileScheduler sched, std::int64_t tiles, int tiles_n
         case TileScheduler::split_k_cluster16: {
             const int parts = std::min(sched == TileScheduler::split_k_cluster16 ? kClusterLarge : kClusterPortable, kslices);
             if (!coop_alone || parts < 2) return std::nullopt;
-            split_units(parts);
+            cluster_units(parts);
             return l;
         }
         case TileScheduler::stream_k: {
