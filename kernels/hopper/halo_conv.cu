@@ -32,11 +32,12 @@
 // programmatic dependent — its prologue (barriers, the resident weights' loads) runs as the
 // transform's last blocks leave the SMs, and the loader waits (griddepcontrol.wait) for the
 // transform's writes before the first halo load; plain launches it after the transform. With
-// s2d=loader there is no input transform: pdl (the default there too) makes it the dependent of
-// the kernel before it (the weights' transform in a sweep's run, the layer before in a chain),
-// its loader warp waiting before the kernel's first global read. Measured, H200 fp16 and bf16
-// NHWC, N=1, 32 and 128 (results/h200/chain/conv1_loader_launch.csv.gz, plans/chain-loader-ab):
-// pdl faster than plain on every row.
+// s2d=loader there is no input transform: plain is its default, and pdl makes it the dependent
+// of the kernel before it (the weights' transform in a sweep's run), its loader warp waiting
+// before the kernel's first global read. Measured, H200 fp16 NHWC: pdl faster on every row of
+// its own sweep (results/h200/chain/conv1_loader_launch.csv.gz), slower as auto-fp16's conv1
+// in plans/alexnet-goal.json's process (results/h200/networks/alexnet_goal_loader_pdl.csv.gz
+// against alexnet_goal.csv.gz): no default that holds in both, so plain stays.
 //
 // The `s2d` axis: copy (the default) reads the transform's output; loader does the rewrite in
 // the kernel — the loader warp brings each 256-row halo's raw NHWC run (its grid rows' input
@@ -594,8 +595,9 @@ std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx) {
                        n(std::int64_t(p.N) * u.s.H * u.s.W * u.s.C));
         gemm.raw = true;
         gemm.pp = true;
-        // no input transform to follow: the dependent of the kernel before it unless asked
-        gemm.how = launch.value_or(HaloLaunch::pdl);
+        // no input transform to follow: plain unless asked (pdl: the dependent of the kernel before
+        // it, the weights' transform in a run that has one)
+        gemm.how = launch.value_or(HaloLaunch::plain);
         gemm.C0 = u.s.C, gemm.H0 = u.s.H, gemm.W0 = u.s.W, gemm.b = u.b, gemm.pad = u.padf;
     }
     gemm.prepare();
