@@ -408,7 +408,9 @@ TEST_CASE("auto: the model against the committed network sweeps, shapes it was n
     // moved with the files (the stem now packed, the 64-filter tile, resnet50's last layers) and
     // with the model: since the packing kernel is priced at its own rate (it was the worst row,
     // the stem at 3.15x), the worst are the multicast rung on a 1x1 layer of few k-slices and the
-    // stem packed in tf32.
+    // stem packed in tf32. Since the launch and the prologue are paid on top of the DRAM floor
+    // (ws_model.cpp), 90% of the rows are within 1.23x (they were within 1.41x: ResNet's 1x1
+    // layers at the floor, priced without them).
     const cudaDeviceProp prop = h200_prop();
     std::vector<double> log_ratio;
     for (const char* file : {"auto_vgg16_n32.csv.gz", "auto_resnet50_n32.csv.gz"}) {
@@ -428,8 +430,8 @@ TEST_CASE("auto: the model against the committed network sweeps, shapes it was n
     const double median = std::exp(log_ratio[log_ratio.size() / 2]), p90 = std::exp(log_ratio[log_ratio.size() * 9 / 10]);
     INFO("rows " << log_ratio.size() << "; predicted/measured off by at most x" << median << " for half, x" << p90
                  << " for 90%, x" << std::exp(log_ratio.back()) << " for all");
-    CHECK(median <= 1.102);
-    CHECK(p90 <= 1.409);
+    CHECK(median <= 1.089);
+    CHECK(p90 <= 1.227);
     CHECK(std::exp(log_ratio.back()) <= 1.74);
 }
 

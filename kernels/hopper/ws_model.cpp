@@ -280,7 +280,11 @@ std::optional<Estimate> ws_estimate(const WsPolicy& rung, SplitKind split, DType
     if (load->scheduler == TileScheduler::split_k)
         extra_us += kLaunchUs + (double(2 * load->ksplit) * double(P) * u.g.M * kAccBytes + d.out_bytes) / d.bus * kUsPerS;
     const double compute_us = us + extra_us;
-    us = std::max(us, d.floor_us) + extra_us;
+    // the launch and the prologue come before any of the traffic the floor counts: a GEMM at the
+    // DRAM floor still pays them (the N=32 network rows at the floor were priced at 0.6-0.9 of
+    // their time without them)
+    const double fixed_us = kPrologueUs + kLaunchUs;
+    us = fixed_us + std::max(us - fixed_us, d.floor_us) + extra_us;
 
     const std::string how = tile_name(ti) + ", " + std::to_string(tiles) + " tiles, " +
                             std::string(name_of(kTileSchedulerNames, load->scheduler)) + " x" +
@@ -321,7 +325,7 @@ std::optional<Estimate> cpasync_estimate(DType io, const Problem& p, const cudaD
     // DRAM: the compulsory traffic and the transforms'
     const Dram d = dram(u, p, P, es, es, out_es, prop);
     const double compute_us = us + d.transforms_us;
-    us = std::max(us, d.floor_us) + d.transforms_us;
+    us = kLaunchUs + std::max(us - kLaunchUs, d.floor_us) + d.transforms_us;  // the launch before the floor's traffic
     const std::string how = tile_name(*tile) + ", " + std::to_string(tiles) + " CTAs in " +
                             std::to_string(std::llround(waves)) + " wave(s), " + std::to_string(std::llround(kslices)) +
                             " k-slices each, " + (per_sm * std::max(mma, load) >= latency ? "throughput" : "latency") +
