@@ -14,8 +14,9 @@
 // its tile axis; the configurations run cheapest first, those the DRAM floor ties by their time
 // under it (a plan may still SKIP on what only planning knows: the next one is tried). Where no
 // model prices any (another GPU than sm_90, a layout or shape the modelled rows refuse), the
-// class's supported rows in reverse ladder order, the last rung first. Its inputs are the problem (C, H, W, M, R, S, stride, pad, N,
-// layout, element type) and the device's properties; it holds no layer's name or shape.
+// class's supported rows in reverse ladder order, the last rung first. Its inputs are the
+// problem (C, H, W, M, R, S, stride, pad, N, layout, element type) and the device's properties;
+// it holds no layer's name or shape.
 #pragma once
 
 #include "names.hpp"

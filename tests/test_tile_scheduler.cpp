@@ -316,6 +316,7 @@ TEST_CASE("split-K's part count and auto's choice of the cluster sum on AlexNet 
     CHECK_FALSE(TileSched::prefer_cluster_split(4, 162, 27, 132, false));
     // clusters past one wave (24 tiles x 8 parts > 132 SMs), or no split at all: never.
     CHECK_FALSE(TileSched::prefer_cluster_split(24, 18, 3, 132, true));
+    CHECK_FALSE(TileSched::prefer_cluster_split(6, 36, 1, 132, true));
     // 16 clusters of 8 divide into 132 SMs, but only 15 fit at once (cluster_fit: the GPCs'
     // remainders): ResNet's l4_1x1a_b1 at N=1 (16 tiles of 64 x 128, 16 k-slices) takes the
     // reduction kernel; 15 tiles would take the cluster.
@@ -325,7 +326,6 @@ TEST_CASE("split-K's part count and auto's choice of the cluster sum on AlexNet 
     CHECK(TileSched::cluster_fit(8, 8) == 1);  // at least one
     CHECK_FALSE(TileSched::prefer_cluster_split(16, 16, 4, 132, false));
     CHECK(TileSched::prefer_cluster_split(15, 16, 4, 132, false));
-    CHECK_FALSE(TileSched::prefer_cluster_split(6, 36, 1, 132, true));
     // the tiles alone fill the grid: no split unforced; forced, the smallest divisor past 1.
     CHECK(TileSched::split_parts(129, 54, 132, false, 4) == 1);
     CHECK(TileSched::split_parts(129, 54, 132, true, 4) == 2);

@@ -330,7 +330,7 @@ struct TileSched {
     // lies within one GPC; a pair fits any GPC's TPCs, but a larger cluster leaves each GPC's
     // remainder idle, and the product's harvest makes GPCs uneven (an H100's or H200's 132 SMs
     // in 8 GPCs of 14 to 18): one cluster fewer than the SMs divide into, 15 of 8 and 7 of 16
-    // there (cudaOccupancyMaxActiveClusters; tests/gpu/test_tile_scheduler_gpu checks it on the
+    // there (cudaOccupancyMaxActiveClusters; tests/gpu/test_cluster_fit_gpu.cu checks it on the
     // device). Measured, H200 N=1: split-K over 16 clusters of 8 ran at about twice the time of
     // 14 (results/h200/networks/n1_schedulers_resnet50, the resnet50 auto and heuristic sweeps).
     static int cluster_fit(int sms, int parts) {

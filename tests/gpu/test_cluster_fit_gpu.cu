@@ -10,6 +10,8 @@
 
 namespace {
 
+using cs::gpu::variants::hopper::TileSched;
+
 __global__ void whole_sm_kernel() {}
 
 }  // namespace
@@ -25,8 +27,7 @@ TEST_CASE("on the GPU, TileSched::cluster_fit is the device's count of clusters 
     REQUIRE(cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) == cudaSuccess);
     REQUIRE(cudaFuncSetAttribute(whole_sm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) == cudaSuccess);
     REQUIRE(cudaFuncSetAttribute(whole_sm_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) == cudaSuccess);
-    for (int parts : {2, cs::gpu::variants::hopper::TileSched::kPortableClusterParts,
-                      cs::gpu::variants::hopper::TileSched::kMaxClusterParts}) {
+    for (int parts : {2, TileSched::kPortableClusterParts, TileSched::kMaxClusterParts}) {
         cudaLaunchAttribute attr{};
         attr.id = cudaLaunchAttributeClusterDimension;
         attr.val.clusterDim.x = unsigned(parts);
@@ -40,7 +41,7 @@ TEST_CASE("on the GPU, TileSched::cluster_fit is the device's count of clusters 
         int clusters = 0;
         REQUIRE(cudaOccupancyMaxActiveClusters(&clusters, whole_sm_kernel, &cfg) == cudaSuccess);
         INFO(sms << " SMs, clusters of " << parts << ": the device fits " << clusters << ", cluster_fit says "
-                 << cs::gpu::variants::hopper::TileSched::cluster_fit(sms, parts));
-        CHECK(clusters == cs::gpu::variants::hopper::TileSched::cluster_fit(sms, parts));
+                 << TileSched::cluster_fit(sms, parts));
+        CHECK(clusters == TileSched::cluster_fit(sms, parts));
     }
 }
