@@ -1,5 +1,5 @@
 // The Hopper family's rungs with kernels of their own (rung 1: wgmma_cpasync.cu, rung 2:
-// wgmma_tma.cu, the halo mainloop: halo_conv.cu) as the family spec (family.cpp) calls them:
+// wgmma_tma.cu, the halo mainloops: halo_conv.cu, rowhalo_conv.cu) as the family spec (family.cpp) calls them:
 // their supports() are host code (supports.cpp, in every build), their plans are in the .cu
 // files (built with the kernels) and re-check supports() through these declarations; the
 // persistent skeleton's rungs are in ws_plan.hpp.
@@ -23,6 +23,9 @@ std::unique_ptr<Plan> tma_plan(const PrecisionRow& row, const Problem& p, const 
 // The halo mainloop (halo_conv.cu): fp16 / bf16 rows.
 std::optional<std::string> halo_supports(const PrecisionRow& row, const Problem& p, const cudaDeviceProp& prop);
 std::unique_ptr<Plan> halo_plan(const PrecisionRow& row, const Problem& p, const PlanContext& ctx);
+// The row-halo mainloop (rowhalo_conv.cu): fp16 / bf16 rows.
+std::optional<std::string> rowhalo_supports(const PrecisionRow& row, const Problem& p, const cudaDeviceProp& prop);
+std::unique_ptr<Plan> rowhalo_plan(const PrecisionRow& row, const Problem& p, const PlanContext& ctx);
 
 // The tile of a rung that runs kBM-pixel tiles with MMAs over the whole slice (rungs 1 and 2:
 // `rung`): the row's `tile` axis value (a kTiles index), else `dflt`; a cs::Skip says why the

@@ -1,10 +1,11 @@
 // The Hopper family's supports() and the persistent rungs' axes: host code, compiled in every
 // build (the plans and their kernels are the .cu files, built with the kernels). Rung 1
 // (wgmma_cpasync.cu), rung 2 (wgmma_tma.cu), the persistent rungs (wgmma_ws.cu) and the halo
-// mainloop (halo_conv.cu) refuse what their kernels cannot address; the geometry they check
-// is geometry.hpp's, the halo's limits halo_shape.hpp's.
+// mainloops (halo_conv.cu, rowhalo_conv.cu) refuse what their kernels cannot address; the
+// geometry they check is geometry.hpp's, the halos' limits halo_shape.hpp's and rowhalo_shape.hpp's.
 #include "geometry.hpp"
 #include "halo_shape.hpp"
+#include "rowhalo_shape.hpp"
 #include "rungs.hpp"
 #include "tiles.hpp"
 #include "ws_plan.hpp"
@@ -103,6 +104,25 @@ std::optional<std::string> halo_supports(const PrecisionRow& row, const Problem&
     if (g.M > kHBN) return "the halo mainloop keeps all filters in one tile: M <= 96, not " + n(g.M);
     if (std::int64_t(p.N) * g.H * g.W > std::int64_t(INT_MAX) - HaloShape<false>::kBM)  // the larger tile
         return "N*H'*W' = " + n(std::int64_t(p.N) * g.H * g.W) + " rows exceed 32-bit indices";
+    return std::nullopt;
+}
+
+std::optional<std::string> rowhalo_supports(const PrecisionRow& row, const Problem& p, const cudaDeviceProp& prop) {
+    if (auto why = supports_common(p, prop)) return why;
+    if (row.io == DType::f32) return std::string("the row-halo mainloop runs 2-byte operands (fp16, bf16)");
+    const auto n = [](long long v) { return std::to_string(v); };
+    const ConvShape s = conv_shape(p.layer);
+    if (p.layout != Layout::nhwc)
+        return std::string("the row-halo mainloop reads its NHWC input in place and stores NHWC rows");
+    if (s.C != kRhPlanes * 8 || s.M != kRhFilters)
+        return "the row-halo mainloop runs C = " + n(kRhPlanes * 8) + " channels and M = " + n(kRhFilters) +
+               " filters (its unrolled k-steps, the resident weights); this layer: C=" + n(s.C) + " M=" + n(s.M);
+    if (s.R != kRhR || s.S != kRhS || s.stride != 1)
+        return "the row-halo mainloop runs 3x3 stride-1 filters; this layer: " + n(s.R) + "x" + n(s.S) + " stride " +
+               n(s.stride);
+    if (s.pad > kRhMaxPad) return "the row-halo mainloop pads by at most " + n(kRhMaxPad) + "; pad " + n(s.pad);
+    if (rh_width(s.F) == 0)
+        return "the row-halo mainloop's MMA takes a whole output row of at most 224 pixels; F=" + n(s.F);
     return std::nullopt;
 }
 

@@ -1,0 +1,354 @@
+// hopper-rowhalo-{fp16,bf16} — the row-halo mainloop: a 3x3 stride-1 layer of 64 channels and
+// 64 filters (VGG-16's conv1_2, ResNet-50's layer-1 3x3) with every input row loaded once per
+// band of output rows and each tap's operand read in place from it.
+//
+// Why: with 64 filters the im2col GEMM (hopper-tmastore) loads every input pixel once per tap
+// (9 times) for a tile only 64 filters wide, so its k-slices are bound by the A operand's L2
+// traffic: VGG's conv1_2 ran at 53% of its compute bound there against cuDNN's 66%
+// (docs/findings.md, "Other networks"). Here the MMA is transposed: its M is the 64 filters
+// (the weights, all resident: 72 KiB) and its N a whole output row of pixels (56, 112 or 224:
+// wgmma's N), so output row y of image n is, over the 9 taps (r, s) and 4 k-steps,
+// m64nNk16 with B = input row y + r - pad from pixel s - pad on: one shifted descriptor into a
+// slot of the input-row ring. The slots hold 8-channel planes of one row (16 bytes a pixel,
+// no swizzle), so 8 consecutive pixels of a plane are one core matrix at any pixel offset (LBO
+// the next plane, SBO 8 pixels), as in the halo mainloop (halo_conv.cu).
+// Per output row: one new input row from L2 (29 KiB at 224 pixels) instead of 9 im2col
+// copies of it, and no weight traffic.
+//
+// Kernel: persistent over bands of consecutive output rows of one image (row_bands,
+// rowhalo_shape.hpp), 384 threads. Warp 0, one thread: the weights once (TMA, (plane, tap)
+// blocks of 64 filters x 16 bytes), then each band's input rows in order into a ring of
+// kRhSlots rows (a 4D box a plane: 8 channels x kPix pixels from x = -pad; the padding and the
+// row's tail are TMA's zero fill). Warpgroups 1-2, ping-pong: alternate output rows (one
+// stages its row while the other multiplies; CUTLASS's order barrier, PingPongOrder), 36
+// wgmmas a row; a row done releases its first input row, a band's last row all three. The
+// accumulator (filters x pixels) is staged transposed as the NHWC row (128B swizzle, bias and
+// ReLU applied) in one buffer the warpgroups take in turn; warp 1, one thread, stores it by a
+// TMA box (filters x pixels x 1 row: pixels past the row's F are clipped) and frees it.
+//
+// Prediction (VGG conv1_2, N=128, fp16): 474 GFLOP; at the tensor pipe's ~85% a row's 36 MMAs
+// take ~4.7k clocks against ~0.5k for its staging, which the other warpgroup's MMAs hide: about
+// 0.6 of cuDNN's time in results/h200/networks/heuristic_vgg16_n128.csv.gz.
+//
+// Range (rowhalo_supports, supports.cpp): fp16 and bf16, NHWC, C = M = 64, 3x3, stride 1, pad
+// <= 2, F <= 224.
+#include "hopper_core.cuh"
+#include "hopper_tma.cuh"
+#include "pipeline.cuh"
+#include "rowhalo_shape.hpp"
+#include "rungs.hpp"
+#include "wgmma_ops_rows.cuh"
+
+#include <cstdio>
+
+namespace cs::gpu::variants::hopper {
+namespace {
+
+// TMA: a tiled 4D load (the input row's plane) and a tiled 3D store (the staged output row);
+// hopper_ptx.cuh and pipeline.cuh have the 2D / 3D loads and the 2D store.
+__device__ __forceinline__ void tma_load_4d(std::uint32_t dst, const void* tmap, std::uint32_t bar, int c0, int c1,
+                                            int c2, int c3) {
+    CS_HOPPER_ASM(
+        "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+        " [%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::"r"(dst),
+        "l"(reinterpret_cast<std::uint64_t>(tmap)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(bar)
+        : "memory");
+}
+__device__ __forceinline__ void tma_store_3d(const void* tmap, std::uint32_t src, int c0, int c1, int c2) {
+    CS_HOPPER_ASM("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%2, %3, %4}], [%1];\n" ::"l"(
+                      reinterpret_cast<std::uint64_t>(tmap)),
+                  "r"(src), "r"(c0), "r"(c1), "r"(c2)
+                  : "memory");
+}
+
+template <class T>
+struct RowHaloArgs {
+    int E, F, pad;
+    RowBands bands;
+    OutOps<T> ops;  // the chain's fused bias and ReLU
+};
+
+// Unit u's band: image n, output rows y0 .. y0 + rows - 1.
+struct Band {
+    int n, y0, rows;
+    __device__ __forceinline__ static Band of(int u, const RowBands& b, int E) {
+        Band r;
+        r.n = u / b.bands;
+        r.y0 = (u - r.n * b.bands) * b.per_band;
+        r.rows = min(b.per_band, E - r.y0);
+        return r;
+    }
+};
+
+template <class T, int kN>
+__global__ void __launch_bounds__(384, 1)
+    rowhalo_kernel(const __grid_constant__ CUtensorMap tmIn, const __grid_constant__ CUtensorMap tmW,
+                   const __grid_constant__ CUtensorMap tmOut, const RowHaloArgs<T> a) {
+#ifdef CS_HOPPER_DEVICE
+    using H = RowHaloShape<kN>;
+    constexpr int kTaps = kRhR * kRhS;
+    constexpr std::uint32_t kWBlock = kRhFilters * 16;  // one (plane, tap) block of the weights
+    extern __shared__ unsigned char smem_raw[];
+    const std::uint32_t raw = smem_u32(smem_raw);
+    const std::uint32_t sbase = (raw + 1023u) & ~1023u;  // the staging's swizzle atoms
+    unsigned char* const gbase = smem_raw + (sbase - raw);
+    const std::uint32_t sStage = sbase, sW = sStage + H::kStage, sSlot = sW + H::kWeights,
+                        bars = sSlot + kRhSlots * H::kSlot;
+    const std::uint32_t wfull = bars, full0 = bars + 8, empty0 = full0 + 8 * kRhSlots, staged = empty0 + 8 * kRhSlots,
+                        drained0 = staged + 8, order0 = drained0 + 16;
+    static_assert(8 + 16 * kRhSlots + 8 + 16 + 16 <= H::kBars, "the barriers");
+    const int tid = int(threadIdx.x), wg = tid >> 7, warp = tid >> 5, lane = tid & 31;
+    if (tid == 0) {
+        mbar_init(wfull, 1);
+#pragma unroll
+        for (int s = 0; s < kRhSlots; ++s) {
+            mbar_init(full0 + 8 * s, 1);
+            mbar_init(empty0 + 8 * s, 1);  // the warpgroup of the row that last reads it
+        }
+        mbar_init(staged, 1);
+#pragma unroll
+        for (int s = 0; s < 2; ++s) {
+            mbar_init(drained0 + 8 * s, 1);  // a warpgroup's rows: the staging stored
+            mbar_init(order0 + 8 * s, 1);    // ping-pong's turns
+        }
+        mbar_fence_init();
+    }
+    __syncthreads();
+    if (wg == 0) {
+        setmaxnreg_dec<40>();  // 128 x 40 + 256 x 232 <= 64 Ki
+        if (warp == 0 && lane == 0) {
+            // ---- loader: the weights once, then every band's input rows in order
+            mbar_arrive_expect_tx(wfull, std::uint32_t(H::kWeights));
+            for (int c = 0; c < kRhPlanes; ++c)
+                for (int t = 0; t < kTaps; ++t)
+                    tma_load_3d(sW + std::uint32_t(c * kTaps + t) * kWBlock, &tmW, wfull, c * 8, t, 0);
+            long long gi = 0;  // the CTA's input rows so far
+            for (int u = int(blockIdx.x); u < a.bands.units; u += int(gridDim.x)) {
+                const Band b = Band::of(u, a.bands, a.E);
+                for (int i = 0; i < b.rows + kRhR - 1; ++i, ++gi) {
+                    const int st = int(gi % kRhSlots);
+                    if (gi >= kRhSlots) mbar_wait(empty0 + 8 * st, std::uint32_t((gi / kRhSlots - 1) & 1));
+                    const std::uint32_t bar = full0 + 8 * st, dst = sSlot + std::uint32_t(st) * H::kSlot;
+                    mbar_arrive_expect_tx(bar, std::uint32_t(H::kSlot));
+#pragma unroll
+                    for (int c = 0; c < kRhPlanes; ++c)
+                        tma_load_4d(dst + std::uint32_t(c * H::kPlane), &tmIn, bar, c * 8, -a.pad, b.y0 - a.pad + i,
+                                    b.n);
+                }
+            }
+        } else if (warp == 1 && lane == 0) {
+            // ---- storer: each staged row by one TMA box, then the staging is free again
+            int k = 0;
+            for (int u = int(blockIdx.x); u < a.bands.units; u += int(gridDim.x)) {
+                const Band b = Band::of(u, a.bands, a.E);
+                for (int j = 0; j < b.rows; ++j, ++k) {
+                    mbar_wait(staged, std::uint32_t(k & 1));
+                    tma_store_3d(&tmOut, sStage, 0, 0, b.n * a.E + b.y0 + j);
+                    bulk_commit();
+                    bulk_wait_read<0>();
+                    mbar_arrive(drained0 + 8 * (k & 1));
+                }
+            }
+            bulk_wait<0>();
+        }
+        return;
+    }
+    // ---- consumers: warpgroup cw takes the CTA's rows k with k % 2 == cw
+    setmaxnreg_inc<232>();
+    const int ct = tid - 128, t = ct & 127;
+    const int cw = __shfl_sync(0xffffffffu, ct >> 7, 0);  // warp-uniform for the compiler
+    const int g = (t & 31) >> 2, q = t & 3;
+    const int m0 = 16 * (t >> 5) + g;  // this thread's filters: m0 and m0 + 8
+    const float b0 = a.ops.bias ? a.ops.bias_of(m0) : 0.0f, b1 = a.ops.bias ? a.ops.bias_of(m0 + 8) : 0.0f;
+    const bool has_bias = a.ops.bias != nullptr, relu = a.ops.relu != 0;
+    const PingPongOrder order{order0};
+    mbar_wait(wfull, 0);
+    long long gbase_row = 0;  // the CTA's input rows before this band
+    int k = 0;                // the CTA's output rows so far
+    for (int u = int(blockIdx.x); u < a.bands.units; u += int(gridDim.x)) {
+        const Band b = Band::of(u, a.bands, a.E);
+        for (int j = 0; j < b.rows; ++j, ++k) {
+            if ((k & 1) != cw) continue;  // the other warpgroup's row
+            order.wait(cw, k);
+            const long long g0 = gbase_row + j;  // output row j reads input rows g0 .. g0 + 2
+            std::uint32_t slot[kRhR];
+#pragma unroll
+            for (int r = 0; r < kRhR; ++r) {
+                const long long gr = g0 + r;
+                const int st = int(gr % kRhSlots);
+                mbar_wait(full0 + 8 * st, std::uint32_t((gr / kRhSlots) & 1));
+                slot[r] = sSlot + std::uint32_t(st) * H::kSlot;
+            }
+            float acc[kN / 2];
+            zero(acc);
+            fence_regs(acc);
+            wgmma_fence();
+#pragma unroll
+            for (int r = 0; r < kRhR; ++r)
+#pragma unroll
+                for (int s = 0; s < kRhS; ++s)
+#pragma unroll
+                    for (int kk = 0; kk < kRhPlanes / 2; ++kk) {
+                        const std::uint64_t da = smem_desc_plain(
+                            sW + std::uint32_t(2 * kk * kTaps + r * kRhS + s) * kWBlock, kTaps * kWBlock, 128);
+                        const std::uint64_t db =
+                            smem_desc_plain(slot[r] + std::uint32_t(2 * kk * H::kPlane + s * 16), H::kPlane, 128);
+                        WgmmaSS<T, kN>::mma(acc, da, db);
+                    }
+            wgmma_commit();
+            order.arrive(cw, t);  // the other warpgroup may issue its row
+            wgmma_wait<0>();
+            fence_regs(acc);
+            if (t == 0) {
+                mbar_arrive(empty0 + 8 * int(g0 % kRhSlots));
+                if (j == b.rows - 1)  // the band's last row: its other input rows too
+                    for (int r = 1; r < kRhR; ++r) mbar_arrive(empty0 + 8 * int((g0 + r) % kRhSlots));
+            }
+            // The staging holds row k-1 until the storer has read it: that row's warpgroup's
+            // barrier, its ((k-1)/2)-th phase (one thread waits, a named barrier releases the rest).
+            if (k > 0) {
+                if (t == 0) mbar_wait(drained0 + 8 * ((k - 1) & 1), std::uint32_t(((k - 1) >> 1) & 1));
+                named_sync(2 + cw, 128);
+            }
+            // acc[4i + e]: filter m0 + 8 (e >> 1), pixel 8i + 2q + (e & 1); staged as NHWC rows of
+            // 128 bytes, 16-byte chunk c of pixel p at chunk c ^ (p & 7) (the store map's 128B swizzle).
+#pragma unroll
+            for (int i = 0; i < kN / 8; ++i)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    const int m = m0 + 8 * (e >> 1), p = 8 * i + 2 * q + (e & 1);
+                    const float v = chain_bias_relu(acc[4 * i + e], (e >> 1) ? b1 : b0, has_bias, relu);
+                    const int off = p * 128 + (((m >> 3) ^ (p & 7)) << 4) + (m & 7) * 2;
+                    *reinterpret_cast<T*>(gbase + off) = Elem<T>::from(v);
+                }
+            fence_proxy_async_smem();
+            named_sync(2 + cw, 128);
+            if (t == 0) mbar_arrive(staged);
+        }
+        gbase_row += b.rows + kRhR - 1;
+    }
+#else
+    (void)tmIn, (void)tmW, (void)tmOut, (void)a;
+#endif
+}
+
+// The input's map: NHWC {C, W, H, N}, box {8 channels, kPix pixels, 1 row, 1 image}, no
+// swizzle (the slots' planes); the weights' as the halo mainloop's (KRSC, box {8, 1, 64}); the
+// output's: {M, F, N E}, box {64 filters, kN pixels, 1 row}, 128B swizzle.
+template <class T>
+std::string encode_rowhalo_maps(CUtensorMap& mi, CUtensorMap& mw, CUtensorMap& mo, const ConvGeom& g, const void* in,
+                                const void* w, void* out, int pix, int kn) {
+    const DriverFns& fns = driver_fns();
+    if (!fns.error.empty()) return fns.error;
+    for (const void* ptr : {in, w, static_cast<const void*>(out)})
+        if (reinterpret_cast<std::uintptr_t>(ptr) % 16 != 0) return "a tensor is not 16-byte aligned";
+    const CUtensorMapDataType dt = tma_dtype<T>();
+    const cuuint64_t es = sizeof(T);
+    const cuuint32_t estr[4] = {1, 1, 1, 1};
+    {
+        const cuuint64_t dims[4] = {cuuint64_t(g.C), cuuint64_t(g.W), cuuint64_t(g.H), cuuint64_t(g.N)};
+        const cuuint64_t strides[3] = {es * g.C, es * g.C * g.W, es * g.C * g.W * g.H};
+        const cuuint32_t box[4] = {cuuint32_t(16 / es), cuuint32_t(pix), 1, 1};
+        const CUresult r = fns.tiled(&mi, dt, 4, const_cast<void*>(in), dims, strides, box, estr,
+                                     CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                                     CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+        if (r != CUDA_SUCCESS)
+            return "cuTensorMapEncodeTiled refused the input rows' map (CUresult " + std::to_string(int(r)) + ")";
+    }
+    {
+        const cuuint64_t dims[3] = {cuuint64_t(g.M), cuuint64_t(g.F), cuuint64_t(g.N) * g.E};
+        const cuuint64_t strides[2] = {es * g.M, es * g.M * g.F};
+        const cuuint32_t box[3] = {cuuint32_t(kRhFilters), cuuint32_t(kn), 1};
+        const CUresult r = fns.tiled(&mo, dt, 3, out, dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                     CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+                                     CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+        if (r != CUDA_SUCCESS)
+            return "cuTensorMapEncodeTiled refused the output rows' map (CUresult " + std::to_string(int(r)) + ")";
+    }
+    return encode_weight_map<T>(mw, g, w, cuuint32_t(16 / es), kRhFilters, CU_TENSOR_MAP_SWIZZLE_NONE,
+                                CU_TENSOR_MAP_L2_PROMOTION_L2_128B);
+}
+
+template <class T>
+struct RowHaloGemm {
+    int sms = 0;
+    int kn = 0;  // the MMA's N: rh_width(F)
+    std::string info;
+    // The chain's fused bias (M values of T) and ReLU for the next launch (HopperPlan sets them).
+    const void* bias = nullptr;
+    bool relu = false;
+    CUtensorMap mi{}, mw{}, mo{};
+    const void* key_in = nullptr;
+    const void* key_w = nullptr;
+    const void* key_out = nullptr;
+    int key_n = -1;
+    template <int kN>
+    static void set_smem() {
+        CS_CUDA_CHECK(cudaFuncSetAttribute(rowhalo_kernel<T, kN>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           RowHaloShape<kN>::kSmem));
+    }
+    void prepare() const {
+        set_smem<56>();
+        set_smem<112>();
+        set_smem<224>();
+    }
+    template <int kN>
+    void launch_n(const RowHaloArgs<T>& a, cudaStream_t stream) const {
+        rowhalo_kernel<T, kN><<<a.bands.grid, 384, RowHaloShape<kN>::kSmem, stream>>>(mi, mw, mo, a);
+        CS_CUDA_CHECK(cudaGetLastError());
+    }
+    void launch(const T* in, const T* w, T* out, const ConvGeom& g, bool nchw, cudaStream_t stream) {
+        if (g.P == 0) return;
+        if (nchw) throw cs::Error("hopper-rowhalo: NHWC only (supports() refuses NCHW)");
+        RowHaloArgs<T> a{};
+        a.E = g.E, a.F = g.F, a.pad = g.pad;
+        a.bands = row_bands(g.N, g.E, sms);
+        a.ops = OutOps<T>{nullptr, static_cast<const T*>(bias), g.M, relu ? 1 : 0};
+        const int pix = kn == 56 ? RowHaloShape<56>::kPix : kn == 112 ? RowHaloShape<112>::kPix : RowHaloShape<224>::kPix;
+        if (in != key_in || w != key_w || out != key_out || g.N != key_n) {
+            const std::string err = encode_rowhalo_maps<T>(mi, mw, mo, g, in, w, out, pix, kn);
+            if (!err.empty()) throw cs::Error("hopper-rowhalo: " + err);
+            key_in = in, key_w = w, key_out = out, key_n = g.N;
+        }
+        if (kn == 56)
+            launch_n<56>(a, stream);
+        else if (kn == 112)
+            launch_n<112>(a, stream);
+        else
+            launch_n<224>(a, stream);
+    }
+    std::string detail() const { return info; }
+    std::string config() const { return "width=" + std::to_string(kn); }
+    std::size_t workspace_bytes() const { return 0; }
+};
+
+template <class T>
+std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx) {
+    Setup u = make_setup(p);
+    RowHaloGemm<T> gemm;
+    gemm.sms = ctx.prop.multiProcessorCount;
+    const ConvGeom& g = u.g;
+    gemm.kn = rh_width(g.F);
+    gemm.prepare();
+    const RowBands b = row_bands(int(std::max<std::int64_t>(1, ctx.max_chunk_N)), g.E, gemm.sms);
+    char s[768];
+    std::snprintf(s, sizeof s,
+                  "wgmma m64n%dk16 %s transposed (M: the 64 filters, resident, 72 KiB; N: an output row of %d "
+                  "pixels, %.1f%% of them past F), B read in place from a ring of %d input rows (8-channel planes, "
+                  "no swizzle; each of the 3x3 taps a shifted descriptor), every input row loaded once per band; "
+                  "bands of %d rows, %d CTAs on a persistent grid (at N=%lld); ping-pong consumer warpgroups on "
+                  "alternate rows, each row staged as NHWC (128B swizzle) and stored by a TMA box",
+                  gemm.kn, Elem<T>::name, gemm.kn, 100.0 * (1.0 - double(g.F) / gemm.kn), kRhSlots, b.per_band, b.grid,
+                  (long long)std::max<std::int64_t>(1, ctx.max_chunk_N));
+    gemm.info = s;
+    return make_hopper_plan<T>(p, ctx, std::move(u), std::move(gemm));
+}
+
+}  // namespace
+
+std::unique_ptr<Plan> rowhalo_plan(const PrecisionRow& row, const Problem& p, const PlanContext& ctx) {
+    if (row.io == DType::bf16) return plan_t<__nv_bfloat16>(p, ctx);
+    return plan_t<__half>(p, ctx);
+}
+
+}  // namespace cs::gpu::variants::hopper

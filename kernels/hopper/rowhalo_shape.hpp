@@ -1,0 +1,66 @@
+// The row-halo mainloop's shape (rowhalo_conv.cu, hopper-rowhalo-{fp16,bf16}): its limits, its
+// shared-memory budget per row width, and how a layer's output rows are cut into bands over
+// the SMs. Plain C++: the rung's supports() (supports.cpp) checks a layer against these limits
+// in every build, tests/test_rowhalo.cpp checks the bands, and the kernel is laid out by them.
+#pragma once
+
+#include <cstdint>
+
+namespace cs::gpu::variants::hopper {
+
+constexpr int kRhFilters = 64;  // M: the MMA's 64 rows are the filters (the weights resident)
+constexpr int kRhPlanes = 8;    // 16-byte channel planes per pixel: C = 64
+constexpr int kRhR = 3, kRhS = 3;  // the taps, unrolled
+constexpr int kRhSlots = kRhR + 1;  // input rows in the ring: R in use, one loading
+constexpr int kRhMaxPad = 2;        // padding past it would leave a whole tap in the zero fill
+
+// The MMA's N: one output row rounded up to the widths with a kernel (wgmma_ops_rows.cuh),
+// 0 past the widest.
+constexpr int rh_width(int F) { return F <= 56 ? 56 : F <= 112 ? 112 : F <= 224 ? 224 : 0; }
+
+template <int kN>
+struct RowHaloShape {
+    static constexpr int kPix = kN + 8;  // a slot's pixels: the row's kN + S - 1, 128-byte rounded
+    static constexpr int kPlane = kPix * 16;
+    static constexpr int kSlot = kRhPlanes * kPlane;                      // one input row, every plane
+    static constexpr int kWeights = kRhPlanes * kRhR * kRhS * kRhFilters * 16;  // 72 KiB, (plane, tap) blocks
+    static constexpr int kStage = kN * kRhFilters * 2;                    // one output row, 128B swizzle
+    static constexpr int kBars = 128;
+    static constexpr int kSmem = 1024 + kStage + kWeights + kRhSlots * kSlot + kBars;
+    static_assert(kSmem <= 227 * 1024, "the row-halo kernel's shared memory");
+    static_assert(kStage % 1024 == 0 && kWeights % 1024 == 0 && kPlane % 128 == 0,
+                  "the staging's swizzle atoms and the TMA destinations stay aligned");
+    static_assert(kPix - kN >= kRhS - 1 && kPix <= 256, "a slot holds the row's taps and is one TMA box wide");
+};
+
+// A layer's N x E output rows as bands of consecutive rows of one image, one band a CTA at a
+// time (a band loads its R - 1 extra input rows once): the band count per image that gives the
+// shortest last wave over `sms` CTAs, a band's fill (its first R rows' loads before its first
+// MMA) counted as half a row; ties go to fewer, longer bands.
+struct RowBands {
+    int per_band = 0;  // output rows per band (the last band of an image may have fewer)
+    int bands = 0;     // bands per image
+    int units = 0;     // N x bands
+    int grid = 0;      // CTAs: min(units, sms)
+};
+constexpr RowBands row_bands(int N, int E, int sms) {
+    RowBands best{};
+    double best_cost = 0;
+    for (int b = 1; b <= E; ++b) {
+        const int per = (E + b - 1) / b;
+        const int bands = (E + per - 1) / per;  // b, or fewer where b does not divide evenly
+        const std::int64_t units = std::int64_t(N) * bands;
+        const std::int64_t waves = (units + sms - 1) / sms;
+        const double cost = double(waves) * (per + 0.5);
+        if (best.bands == 0 || cost < best_cost) {
+            best_cost = cost;
+            best.per_band = per;
+            best.bands = bands;
+            best.units = int(units);
+            best.grid = int(units < sms ? units : sms);
+        }
+    }
+    return best;
+}
+
+}  // namespace cs::gpu::variants::hopper

@@ -1,0 +1,96 @@
+// The row-halo mainloop (kernels/hopper/rowhalo_conv.cu, hopper-rowhalo-{fp16,bf16}) without a
+// GPU: its range through the registry rows' supports() on an sm_90 device description (the
+// 64-channel 64-filter 3x3 layers of VGG-16 and ResNet-50 run, every shape past a limit is
+// refused with a reason that names it), and its bands (rowhalo_shape.hpp's row_bands: every
+// output row in exactly one band, the last wave as short as a band count makes it).
+#include "catch.hpp"
+#include "layer.hpp"
+#include "rowhalo_shape.hpp"
+#include "test_util.hpp"
+#include "variant.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+using namespace cs;
+using namespace cs::gpu;
+using cs::test::hopper_prop;
+using cs::test::make_layer;
+namespace hw = cs::gpu::variants::hopper;
+
+namespace {
+
+std::optional<std::string> why(const char* variant, const Layer& l, Layout layout = Layout::nhwc) {
+    const Variant* v = find_variant(variant).variant;
+    REQUIRE(v != nullptr);
+    Problem p;
+    p.layer = l;
+    p.N = 32;
+    p.layout = layout;
+    return v->supports(p, hopper_prop());
+}
+
+bool says(const std::optional<std::string>& r, const std::string& part) {
+    return r && r->find(part) != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("hopper-rowhalo runs 64-channel 64-filter 3x3 stride-1 layers in NHWC and names every other limit",
+          "[hopper][rowhalo]") {
+    for (const char* v : {"hopper-rowhalo-fp16", "hopper-rowhalo-bf16"}) {
+        INFO(v);
+        CHECK(!why(v, make_layer("vgg_conv1_2", 64, 224, 224, 64, 3, 3, 1, 1)));
+        CHECK(!why(v, make_layer("resnet_l1_3x3", 64, 56, 56, 64, 3, 3, 1, 1)));
+        CHECK(!why(v, make_layer("odd_unpadded", 64, 37, 61, 64, 3, 3, 1, 0)));  // F = 59: a 112-pixel row
+        CHECK(!why(v, make_layer("odd_pad2", 64, 9, 5, 64, 3, 3, 1, 2)));       // F = 7: mostly zero fill
+        CHECK(says(why(v, make_layer("vgg_conv1_2", 64, 224, 224, 64, 3, 3, 1, 1), Layout::nchw), "NHWC"));
+        CHECK(says(why(v, make_layer("vgg_conv1_1", 3, 224, 224, 64, 3, 3, 1, 1)), "C=3 M=64"));
+        CHECK(says(why(v, make_layer("vgg_conv2_1", 64, 112, 112, 128, 3, 3, 1, 1)), "C=64 M=128"));
+        CHECK(says(why(v, make_layer("l1_1x1", 64, 56, 56, 64, 1, 1, 1, 0)), "1x1 stride 1"));
+        CHECK(says(why(v, make_layer("strided", 64, 56, 56, 64, 3, 3, 2, 1)), "3x3 stride 2"));
+        CHECK(says(why(v, make_layer("pad3", 64, 56, 56, 64, 3, 3, 1, 3)), "pad 3"));
+        CHECK(says(why(v, make_layer("wide", 64, 230, 230, 64, 3, 3, 1, 1)), "F=230"));
+    }
+    CHECK(find_variant("hopper-rowhalo-tf32").variant == nullptr);
+    cudaDeviceProp ampere = hopper_prop();
+    ampere.major = 8;
+    Problem p;
+    p.layer = make_layer("vgg_conv1_2", 64, 224, 224, 64, 3, 3, 1, 1);
+    p.N = 1;
+    p.layout = Layout::nhwc;
+    CHECK(says(find_variant("hopper-rowhalo-fp16").variant->supports(p, ampere), "sm_90"));
+}
+
+TEST_CASE("row_bands cuts every image's rows into bands that cover each row once, for the shortest last wave",
+          "[hopper][rowhalo]") {
+    CHECK(hw::rh_width(7) == 56);
+    CHECK(hw::rh_width(56) == 56);
+    CHECK(hw::rh_width(57) == 112);
+    CHECK(hw::rh_width(224) == 224);
+    CHECK(hw::rh_width(225) == 0);
+    for (int sms : {132, 114, 7})
+        for (int N : {1, 2, 8, 31, 32, 128})
+            for (int E : {1, 7, 28, 56, 112, 224}) {
+                INFO("sms " << sms << " N " << N << " E " << E);
+                const hw::RowBands b = hw::row_bands(N, E, sms);
+                REQUIRE(b.per_band >= 1);
+                // every row in one band: the bands of an image tile [0, E) with no empty band
+                CHECK(b.bands * b.per_band >= E);
+                CHECK((b.bands - 1) * b.per_band < E);
+                CHECK(b.units == N * b.bands);
+                CHECK(b.grid == std::min(b.units, sms));
+                // no band count gives a shorter last wave (in rows, a band's fill as half a row)
+                const auto cost = [&](int bands) {
+                    const int per = (E + bands - 1) / bands;
+                    return double((std::int64_t(N) * bands + sms - 1) / sms) * (per + 0.5);
+                };
+                for (int other = 1; other <= E; ++other) CHECK(cost(b.bands) <= cost(other));
+            }
+    // H200 (132 SMs), VGG's conv1_2 (E = 224): one band an image at N = 128 (128 CTAs, a wave),
+    // four at N = 32, two rows a band at N = 1.
+    CHECK(hw::row_bands(128, 224, 132).per_band == 224);
+    CHECK(hw::row_bands(32, 224, 132).per_band == 56);
+    CHECK(hw::row_bands(1, 224, 132).per_band == 2);
+}
