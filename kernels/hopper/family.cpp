@@ -132,6 +132,16 @@ Family hopper_family() {
     const std::vector<PrecisionRow> split = {{Precision::fp32, DType::f32, "3xtf32"},
                                              {Precision::fp32, DType::f32, "3xfp16"}};
     const RungTraits gemm{"gemm", {Layout::nhwc, Layout::nchw}, true};
+    // the row-halo mainloop, with its cost model (ws_model.hpp)
+    Rung rowhalo = make_rung(
+        "hopper-rowhalo-{p}", {row_fp16(), row_bf16()},
+        "a 64-channel 64-filter 3x3 layer as a transposed GEMM a row: the filters are the MMA's M (the weights "
+        "resident), a whole output row its N, read in place from a ring of input rows loaded once per band of output "
+        "rows (each tap a shifted descriptor); ping-pong consumer warpgroups, rows stored by TMA",
+        hopper::rowhalo_supports, CS_PLAN(hopper::rowhalo_plan), RungTraits{"gemm", {Layout::nhwc}, true});
+    rowhalo.estimate = [](const PrecisionRow& row, const Problem& p, const cudaDeviceProp& prop) {
+        return hopper::rowhalo_estimate(row.io, p, prop);
+    };
     Family f;
     f.name = "hopper";
     f.rungs = {
@@ -161,12 +171,7 @@ Family hopper_family() {
                     "the space-to-depth rewrite as a copy before the GEMM, or in the GEMM's loader (each halo's raw "
                     "NHWC run gathered into the planes by a fourth warpgroup: NHWC input, ping-pong)",
                     ids_of(hopper::kHaloS2dNames)}}),
-        make_rung("hopper-rowhalo-{p}", {row_fp16(), row_bf16()},
-                  "a 64-channel 64-filter 3x3 layer as a transposed GEMM a row: the filters are the MMA's M (the "
-                  "weights resident), a whole output row its N, read in place from a ring of input rows loaded "
-                  "once per band of output rows (each tap a shifted descriptor); ping-pong consumer warpgroups, "
-                  "rows stored by TMA",
-                  hopper::rowhalo_supports, CS_PLAN(hopper::rowhalo_plan), RungTraits{"gemm", {Layout::nhwc}, true}),
+        rowhalo,
     };
     // rung 1 has a cost model too (ws_model.hpp): a CTA a tile, k-slices across the taps
     f.rungs.front().estimate = [](const PrecisionRow& row, const Problem& p, const cudaDeviceProp& prop) {

@@ -18,12 +18,18 @@ constexpr int kRhMaxPad = 2;        // padding past it would leave a whole tap i
 // 0 past the widest.
 constexpr int rh_width(int F) { return F <= 56 ? 56 : F <= 112 ? 112 : F <= 224 ? 224 : 0; }
 
+constexpr int kRhPlaneBytes = 16;  // a pixel's 8 channels of one plane
+// An input row's slot: the row's kn + S - 1 pixels, rounded to 128-byte planes, every plane.
+constexpr int rh_slot_pixels(int kn) { return kn + 8; }
+constexpr int rh_slot_bytes(int kn) { return kRhPlanes * rh_slot_pixels(kn) * kRhPlaneBytes; }
+constexpr int kRhWeightBytes = kRhPlanes * kRhR * kRhS * kRhFilters * kRhPlaneBytes;  // 72 KiB, (plane, tap) blocks
+
 template <int kN>
 struct RowHaloShape {
-    static constexpr int kPix = kN + 8;  // a slot's pixels: the row's kN + S - 1, 128-byte rounded
-    static constexpr int kPlane = kPix * 16;
-    static constexpr int kSlot = kRhPlanes * kPlane;                      // one input row, every plane
-    static constexpr int kWeights = kRhPlanes * kRhR * kRhS * kRhFilters * 16;  // 72 KiB, (plane, tap) blocks
+    static constexpr int kPix = rh_slot_pixels(kN);
+    static constexpr int kPlane = kPix * kRhPlaneBytes;
+    static constexpr int kSlot = rh_slot_bytes(kN);  // one input row, every plane
+    static constexpr int kWeights = kRhWeightBytes;
     static constexpr int kStage = kN * kRhFilters * 2;                    // one output row, 128B swizzle
     static constexpr int kBars = 128;
     static constexpr int kSmem = 1024 + kStage + kWeights + kRhSlots * kSlot + kBars;

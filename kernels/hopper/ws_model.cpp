@@ -3,6 +3,7 @@
 #include "ws_model.hpp"
 
 #include "geometry.hpp"
+#include "rowhalo_shape.hpp"
 #include "tile_scheduler.cuh"
 #include "tiles.hpp"
 #include "ws_plan.hpp"
@@ -88,6 +89,12 @@ constexpr double kCpAsyncTurnClk = 1800;
 // its measured time in bytes). Measured at this price on the GPU (wip/pack-price,
 // results/h200/networks/packprice_*.csv.gz): the stem left the packed path at half its time.
 constexpr double kPackElemsPerClk = 1.87;
+// The 16-byte-wide TMA boxes of the row-halo mainloop (rowhalo_conv.cu: an input row's planes,
+// the weights' (plane, tap) blocks) arrive at about a box row (16 bytes) per SM and clock: its
+// fill before the first MMA (the weights, R input rows) is the whole of what the H200 rows at N=1
+// and 32 (results/h200/networks/rowhalo_vgg16.csv.gz) take beyond their rows' MMAs, a launch and
+// a prologue.
+constexpr double kTmaBoxBytesPerClk = 16;
 // HBM3 and HBM3e: bytes per second per bit of the memory bus (the H100's and the H200's rated
 // bandwidths over their bus widths, between the two); a device that reports no bus width is
 // taken as the H100's.
@@ -330,6 +337,31 @@ std::optional<Estimate> cpasync_estimate(DType io, const Problem& p, const cudaD
                             std::to_string(std::llround(waves)) + " wave(s), " + std::to_string(std::llround(kslices)) +
                             " k-slices each, " + (per_sm * std::max(mma, load) >= latency ? "throughput" : "latency") +
                             "-bound slices";
+    return Estimate{us * kMsPerUs, how, compute_us * kMsPerUs};
+}
+
+std::optional<Estimate> rowhalo_estimate(DType io, const Problem& p, const cudaDeviceProp& prop) {
+    if (io == DType::f32) return std::nullopt;
+    const Setup u = make_setup(p);
+    const int kn = rh_width(u.g.F);
+    const std::int64_t P = p.N * std::int64_t(u.g.EF);
+    if (kn == 0 || P == 0) return std::nullopt;
+    const int sms = std::max(1, prop.multiProcessorCount);
+    // bands of output rows as the plan cuts them, a CTA's bands one after another; each row is
+    // 64 filters x kn pixels x K at the sustained MMA rate (the ping-pong's staging under the
+    // other warpgroup's MMAs), and only the first band's fill is exposed (the ring runs on)
+    const RowBands b = row_bands(int(p.N), u.g.E, sms);
+    const double row_clk = 2.0 * kRhFilters * kn * double(u.g.K) / kMmaFlopsPerClk2B;
+    const double waves = double(ceil_div(b.units, sms));
+    const double fill_clk = (double(kRhWeightBytes) + double(kRhR) * rh_slot_bytes(kn)) / kTmaBoxBytesPerClk;
+    const double fixed_us = kLaunchUs + kPrologueUs;
+    double us = fixed_us + (fill_clk + waves * b.per_band * row_clk) / kClockHz * kUsPerS;
+    const Dram d = dram(u, p, P, kTwoByte, kTwoByte, kTwoByte, prop);
+    const double compute_us = us;
+    us = fixed_us + std::max(us - fixed_us, d.floor_us);
+    const std::string how = "rows of " + std::to_string(kn) + " pixels, bands of " + std::to_string(b.per_band) +
+                            " rows on " + std::to_string(b.grid) + " CTAs in " + std::to_string(std::llround(waves)) +
+                            " wave(s)";
     return Estimate{us * kMsPerUs, how, compute_us * kMsPerUs};
 }
 
