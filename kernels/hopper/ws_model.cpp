@@ -28,8 +28,16 @@ constexpr int kTwoByte = 2;
 constexpr int kCpAsyncRowBytes = 128;
 // The fp32-class splits' channel blocks (hi, lo and hi again: geometry.hpp's parts).
 constexpr int kSplitParts = 3;
-// Bytes per SM and clock that TMA brings from L2 into shared memory.
+// Bytes per SM and clock that TMA brings from L2 into shared memory: by tiled loads (the weights'
+// B tiles, partial tiles), and by the im2col loads of the A operand, which walk the input a
+// pixel at a time and run slower. The im2col rate is fitted to the committed network rows
+// (tests/test_auto_choice.cpp): swept from 64 (the tiled rate) down, the network rows' error
+// falls (median 1.088 to 1.077, p90 1.227 to 1.204, max 1.737 to 1.624) with the same-process
+// pairs and the N=1 grid no worse, down to 50, below which AlexNet's regret grows. The rows it
+// moves are the 64-filter tiles of a layer of 64 channels (VGG's conv1_2, ResNet's l1_3x3),
+// L2-bound on A and priced a fifth under their time at the tiled rate.
 constexpr double kL2BytesPerClk = 64;
+constexpr double kIm2colBytesPerClk = 50;
 // The pipeline's handshake per k-slice (the full and empty barriers, the consumers' wait).
 constexpr double kSliceSyncClk = 60;
 // A cluster's k-slice: a multicast load refills a stage only once both CTAs' consumers have freed
@@ -95,6 +103,12 @@ constexpr double kPackElemsPerClk = 1.87;
 // and 32 (results/h200/networks/rowhalo_vgg16.csv.gz) take beyond their rows' MMAs, a launch and
 // a prologue.
 constexpr double kTmaBoxBytesPerClk = 16;
+// What its wgmmas read from shared memory a clock (both operands no-swizzle core matrices: the 64
+// filters' 2 KiB and the row's 32 bytes a pixel a k-step): it sets the pace of a narrow row,
+// where the MMA alone would not (ResNet's l1_3x3, 56-pixel rows, at N=32 and 128 in
+// results/h200/networks/rowhalo_resnet50.csv.gz: about 80 bytes a clock; VGG's 224-pixel rows
+// stay MMA-bound).
+constexpr double kPlainSmemBytesPerClk = 80;
 // HBM3 and HBM3e: bytes per second per bit of the memory bus (the H100's and the H200's rated
 // bandwidths over their bus widths, between the two); a device that reports no bus width is
 // taken as the H100's.
@@ -251,8 +265,8 @@ std::optional<Estimate> ws_estimate(const WsPolicy& rung, SplitKind split, DType
     const double mma = double(t.bm) * t.bn * (t.mma_bytes() / es) * 2 / flops_per_clk;
     const double a_bytes = double(t.bm) * t.rowb / (mc_a ? 2 : 1);
     const double b_bytes = double(t.bn) * t.rowb / (cluster == 2 && !mc_a ? 2 : 1);
-    const double slice =
-        std::max(mma, (a_bytes + b_bytes) / kL2BytesPerClk) + kSliceSyncClk + (cluster > 1 ? kClusterSliceClk : 0);
+    const double slice = std::max(mma, a_bytes / kIm2colBytesPerClk + b_bytes / kL2BytesPerClk) + kSliceSyncClk +
+                         (cluster > 1 ? kClusterSliceClk : 0);
     // a unit's epilogue: hidden under the next unit's mainloop by the TMA store (where the plan can
     // run it: tma_store_blocker, as the plan asks it) and by ping-pong, all but the last
     const bool split_k = load->scheduler == TileScheduler::split_k || load->scheduler == TileScheduler::split_k_fused;
@@ -347,11 +361,15 @@ std::optional<Estimate> rowhalo_estimate(DType io, const Problem& p, const cudaD
     const std::int64_t P = p.N * std::int64_t(u.g.EF);
     if (kn == 0 || P == 0) return std::nullopt;
     const int sms = std::max(1, prop.multiProcessorCount);
-    // bands of output rows as the plan cuts them, a CTA's bands one after another; each row is
-    // 64 filters x kn pixels x K at the sustained MMA rate (the ping-pong's staging under the
-    // other warpgroup's MMAs), and only the first band's fill is exposed (the ring runs on)
+    // bands of output rows as the plan cuts them, a CTA's bands one after another; each row's
+    // k-steps are 64 filters x kn pixels at the sustained MMA rate or their operands' reads from
+    // shared memory, the slower (the ping-pong's staging under the other warpgroup's MMAs), and
+    // only the first band's fill is exposed (the ring runs on)
     const RowBands b = row_bands(int(p.N), u.g.E, sms);
-    const double row_clk = 2.0 * kRhFilters * kn * double(u.g.K) / kMmaFlopsPerClk2B;
+    const double ksteps = double(u.g.K) * kTwoByte / kRhPlaneBytes / kTwoByte;  // 32 bytes of K a wgmma
+    const double step_bytes = double(kRhFilters + kn) * kRhPlaneBytes * kTwoByte;
+    const double row_clk = ksteps * std::max(2.0 * kRhFilters * kn * (double(u.g.K) / ksteps) / kMmaFlopsPerClk2B,
+                                             step_bytes / kPlainSmemBytesPerClk);
     const double waves = double(ceil_div(b.units, sms));
     const double fill_clk = (double(kRhWeightBytes) + double(kRhR) * rh_slot_bytes(kn)) / kTmaBoxBytesPerClk;
     const double fixed_us = kLaunchUs + kPrologueUs;
