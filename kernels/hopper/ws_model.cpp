@@ -32,12 +32,15 @@ constexpr int kSplitParts = 3;
 // B tiles, partial tiles), and by the im2col loads of the A operand, which walk the input a
 // pixel at a time and run slower. The im2col rate is fitted to the committed network rows
 // (tests/test_auto_choice.cpp): swept from 64 (the tiled rate) down, the network rows' error
-// falls (median 1.088 to 1.077, p90 1.227 to 1.204, max 1.737 to 1.624) with the same-process
-// pairs and the N=1 grid no worse, down to 50, below which AlexNet's regret grows. The rows it
-// moves are the 64-filter tiles of a layer of 64 channels (VGG's conv1_2, ResNet's l1_3x3),
-// L2-bound on A and priced a fifth under their time at the tiled rate.
+// falls (median 1.088 to 1.079, p90 1.227 to 1.221, max 1.737 to 1.706) with the same-process
+// pairs no worse and the N=1 grid better. At 50 the error falls further, but the H200 then
+// measured VGG's conv1_2 in tf32 on the m256n96 tile the model took there 1.2x slower than on
+// m128n64 (results/h200/networks/heuristic_vgg16_n32.csv.gz, d4cd286): n96 tiles are priced
+// under their time (a fifth, on the committed rows), so 56, where it keeps m128n64. The rows it
+// moves are 64-filter tiles L2-bound on A (ResNet's l1_3x3: the row-halo mainloop is then
+// priced ahead at N=128) and the stream-K rows of ResNet's last 3x3 layers at N=32.
 constexpr double kL2BytesPerClk = 64;
-constexpr double kIm2colBytesPerClk = 50;
+constexpr double kIm2colBytesPerClk = 56;
 // The pipeline's handshake per k-slice (the full and empty barriers, the consumers' wait).
 constexpr double kSliceSyncClk = 60;
 // A cluster's k-slice: a multicast load refills a stage only once both CTAs' consumers have freed
