@@ -164,24 +164,19 @@ std::optional<Load> busiest(TileScheduler sched, std::int64_t tiles, int tiles_n
     const int slots = sms / cluster;
     Load l;
     l.scheduler = sched;
-    auto split_units = [&](int parts) {
+    // K in `parts` parts: the busiest slot's units (a part each; split-K across clusters: a
+    // cluster a unit, as many at once as fit, TileSched::cluster_fit) and their k-slices
+    auto split_units = [&](int parts, bool across_cluster = false) {
         l.ksplit = parts;
-        const double per_slot = double(ceil_div(units * parts, slots));
-        l.units = per_slot;
-        l.slices = per_slot * double(ceil_div(kslices, parts));
-    };
-    // split-K across clusters: a cluster a unit, as many at once as fit (TileSched::cluster_fit)
-    auto cluster_units = [&](int parts) {
-        l.ksplit = parts;
-        l.units = double(ceil_div(units, TileSched::cluster_fit(slots, parts)));
+        l.units = double(across_cluster ? ceil_div(units, TileSched::cluster_fit(slots, parts))
+                                        : ceil_div(units * parts, slots));
         l.slices = l.units * double(ceil_div(kslices, parts));
     };
     switch (sched) {
         case TileScheduler::automatic: {  // the plan's own rule (wgmma_ws.cu's choose_split)
             const AutoSchedule a = auto_schedule(units, kslices, slots, coop_alone, tile, nchw);
             l.scheduler = a.scheduler;
-            if (cluster_split(a.scheduler)) cluster_units(a.parts);
-            else split_units(a.parts);
+            split_units(a.parts, cluster_split(a.scheduler));
             return l;
         }
         case TileScheduler::data_parallel: split_units(1); return l;
@@ -197,7 +192,7 @@ std::optional<Load> busiest(TileScheduler sched, std::int64_t tiles, int tiles_n
         case TileScheduler::split_k_cluster16: {
             const int parts = std::min(sched == TileScheduler::split_k_cluster16 ? kClusterLarge : kClusterPortable, kslices);
             if (!coop_alone || parts < 2) return std::nullopt;
-            cluster_units(parts);
+            split_units(parts, true);
             return l;
         }
         case TileScheduler::stream_k: {
