@@ -28,7 +28,13 @@
 //
 // Prediction (VGG conv1_2, N=128, fp16): 474 GFLOP; at the tensor pipe's ~85% a row's 36 MMAs
 // take ~4.7k clocks against ~0.5k for its staging, which the other warpgroup's MMAs hide: about
-// 0.6 of cuDNN's time in results/h200/networks/heuristic_vgg16_n128.csv.gz.
+// 0.6 of cuDNN's time in results/h200/networks/heuristic_vgg16_n128.csv.gz. Measured (H200,
+// results/h200/networks/rowhalo_*.csv.gz, docs/findings.md "Other networks"): as predicted at
+// N=32 and 128, the tensor pipe near cuBLAS's large-GEMM rate under Nsight Compute; behind the
+// im2col GEMM at N=1, where the fill before the first MMA (the weights and three input rows,
+// 16-byte TMA box rows: ws_model.cpp's kTmaBoxBytesPerClk) is most of the time. Next there:
+// the slots and weights in the 128B-swizzled layout (a 128-byte box row a pixel; the shifted
+// operand then needs the descriptor's base offset), pending a measurement.
 //
 // Range (rowhalo_supports, supports.cpp): fp16 and bf16, NHWC, C = M = 64, 3x3, stride 1, pad
 // <= 2, F <= 224.
