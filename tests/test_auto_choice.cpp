@@ -6,6 +6,7 @@
 // tuned path takes this card's choice, warns about other cards and versions, falls back where the
 // choice cannot run; and the heuristic's and the model's sources hold no layer's name or shape.
 #include "catch.hpp"
+#include "measured_rows.hpp"
 #include "test_util.hpp"
 
 #include "auto_choice.hpp"
@@ -29,7 +30,10 @@
 using namespace cs;
 using namespace cs::gpu;
 using cs::test::hopper_prop;
+using cs::test::column;
 using cs::test::make_layer;
+using cs::test::measured_problem;
+using cs::test::problem;
 
 namespace {
 
@@ -57,14 +61,6 @@ cudaDeviceProp h200_prop() {
     return prop;
 }
 
-Problem problem(const Layer& l, std::int64_t N, Layout layout) {
-    Problem p;
-    p.layer = l;
-    p.N = N;
-    p.layout = layout;
-    return p;
-}
-
 const std::vector<Precision> kClasses = {Precision::fp16, Precision::bf16, Precision::tf32, Precision::fp32};
 
 // The first pick is a row of the class that is ours, declares the layout and supports the
@@ -80,21 +76,6 @@ void check_runnable(const AutoPick& a, Precision cls, const Problem& p, const cu
     q.axes = a.axes;
     CHECK_FALSE(a.variant->supports(q, prop));
     CHECK_FALSE(axes_error(*a.variant, a.axes));
-}
-
-// A committed sweep's column, required to be there.
-std::size_t column(const cs::cli::CsvTable& t, const char* name) {
-    const int c = t.col(name);
-    REQUIRE(c >= 0);
-    return std::size_t(c);
-}
-
-// The problem a committed sweep's row ran: its shape, N and layout (axes unset).
-Problem measured_problem(const cs::cli::CsvTable& t, const std::vector<std::string>& r) {
-    auto num = [&](const char* n) { return std::stoi(r[column(t, n)]); };
-    return problem(make_layer("measured", num("C"), num("H"), num("W"), num("M"), num("R"), num("S"), num("stride"),
-                              num("pad")),
-                   num("N"), r[column(t, "layout")] == "nhwc" ? Layout::nhwc : Layout::nchw);
 }
 
 // An auto-* row of a committed sweep (its config: path=...;row=ROW;<ROW's config>) repriced by

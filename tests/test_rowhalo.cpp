@@ -6,8 +6,8 @@
 // (ws_model.cpp's rowhalo_estimate) against the committed H200 rows and in the heuristic's choice.
 #include "auto_choice.hpp"
 #include "catch.hpp"
-#include "csv_table.hpp"
 #include "layer.hpp"
+#include "measured_rows.hpp"
 #include "rowhalo_shape.hpp"
 #include "test_util.hpp"
 #include "variant.hpp"
@@ -111,23 +111,13 @@ TEST_CASE("the row-halo's price against the committed H200 rows, and the heurist
     int rows = 0;
     for (const char* file : {"rowhalo_vgg16.csv.gz", "rowhalo_resnet50.csv.gz"}) {
         const auto t = cs::cli::read_csv_table(std::string(CS_SOURCE_DIR) + "/results/h200/networks/" + file);
-        const auto col = [&](const char* n) {
-            for (std::size_t i = 0; i < t.header.size(); ++i)
-                if (t.header[i] == n) return i;
-            FAIL("no column " << n);
-            return std::size_t(0);
-        };
+        const auto col = [&](const char* n) { return cs::test::column(t, n); };
         for (const auto& r : t.rows) {
             if (r[col("variant")].rfind("hopper-rowhalo-", 0) != 0) continue;
             const Variant* v = find_variant(r[col("variant")]).variant;
             REQUIRE(v != nullptr);
             REQUIRE(v->estimate);
-            Problem p;
-            p.layer = make_layer(r[col("layer")].c_str(), std::stoi(r[col("C")]), std::stoi(r[col("H")]),
-                                 std::stoi(r[col("W")]), std::stoi(r[col("M")]), std::stoi(r[col("R")]),
-                                 std::stoi(r[col("S")]), std::stoi(r[col("stride")]), std::stoi(r[col("pad")]));
-            p.N = std::stoll(r[col("N")]);
-            p.layout = Layout::nhwc;
+            const Problem p = cs::test::measured_problem(t, r);
             const auto e = v->estimate(p, prop);
             REQUIRE(e);
             const double ratio = e->ms / std::stod(r[col("kernel_ms")]);

@@ -254,7 +254,7 @@ std::string encode_rowhalo_maps(CUtensorMap& mi, CUtensorMap& mw, CUtensorMap& m
     {
         const cuuint64_t dims[4] = {cuuint64_t(g.C), cuuint64_t(g.W), cuuint64_t(g.H), cuuint64_t(g.N)};
         const cuuint64_t strides[3] = {es * g.C, es * g.C * g.W, es * g.C * g.W * g.H};
-        const cuuint32_t box[4] = {cuuint32_t(16 / es), cuuint32_t(pix), 1, 1};
+        const cuuint32_t box[4] = {cuuint32_t(kRhPlaneBytes / es), cuuint32_t(pix), 1, 1};
         const CUresult r = fns.tiled(&mi, dt, 4, const_cast<void*>(in), dims, strides, box, estr,
                                      CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
                                      CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
@@ -271,7 +271,7 @@ std::string encode_rowhalo_maps(CUtensorMap& mi, CUtensorMap& mw, CUtensorMap& m
         if (r != CUDA_SUCCESS)
             return "cuTensorMapEncodeTiled refused the output rows' map (CUresult " + std::to_string(int(r)) + ")";
     }
-    return encode_weight_map<T>(mw, g, w, cuuint32_t(16 / es), kRhFilters, CU_TENSOR_MAP_SWIZZLE_NONE,
+    return encode_weight_map<T>(mw, g, w, cuuint32_t(kRhPlaneBytes / es), kRhFilters, CU_TENSOR_MAP_SWIZZLE_NONE,
                                 CU_TENSOR_MAP_L2_PROMOTION_L2_128B);
 }
 
@@ -310,9 +310,8 @@ struct RowHaloGemm {
         a.E = g.E, a.F = g.F, a.pad = g.pad;
         a.bands = row_bands(g.N, g.E, sms);
         a.ops = OutOps<T>{nullptr, static_cast<const T*>(bias), g.M, relu ? 1 : 0};
-        const int pix = kn == 56 ? RowHaloShape<56>::kPix : kn == 112 ? RowHaloShape<112>::kPix : RowHaloShape<224>::kPix;
         if (in != key_in || w != key_w || out != key_out || g.N != key_n) {
-            const std::string err = encode_rowhalo_maps<T>(mi, mw, mo, g, in, w, out, pix, kn);
+            const std::string err = encode_rowhalo_maps<T>(mi, mw, mo, g, in, w, out, rh_slot_pixels(kn), kn);
             if (!err.empty()) throw cs::Error("hopper-rowhalo: " + err);
             key_in = in, key_w = w, key_out = out, key_n = g.N;
         }

@@ -16,7 +16,8 @@ constexpr int kRhMaxPad = 2;        // padding past it would leave a whole tap i
 
 // The MMA's N: one output row rounded up to the widths with a kernel (wgmma_ops_rows.cuh),
 // 0 past the widest.
-constexpr int rh_width(int F) { return F <= 56 ? 56 : F <= 112 ? 112 : F <= 224 ? 224 : 0; }
+constexpr int kRhMaxWidth = 224;
+constexpr int rh_width(int F) { return F <= 56 ? 56 : F <= 112 ? 112 : F <= kRhMaxWidth ? kRhMaxWidth : 0; }
 
 constexpr int kRhPlaneBytes = 16;  // a pixel's 8 channels of one plane
 // An input row's slot: the row's kn + S - 1 pixels, rounded to 128-byte planes, every plane.

@@ -122,7 +122,8 @@ std::optional<std::string> rowhalo_supports(const PrecisionRow& row, const Probl
                n(s.stride);
     if (s.pad > kRhMaxPad) return "the row-halo mainloop pads by at most " + n(kRhMaxPad) + "; pad " + n(s.pad);
     if (rh_width(s.F) == 0)
-        return "the row-halo mainloop's MMA takes a whole output row of at most 224 pixels; F=" + n(s.F);
+        return "the row-halo mainloop's MMA takes a whole output row of at most " + n(kRhMaxWidth) +
+               " pixels; F=" + n(s.F);
     return std::nullopt;
 }
 

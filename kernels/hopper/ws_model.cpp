@@ -125,6 +125,13 @@ constexpr double kUsPerS = 1e6, kMsPerUs = 1e-3;
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
+// A kernel's time us against the DRAM floor: its fixed part (the launch, a persistent CTA's
+// prologue) comes before any of the traffic the floor counts, so a GEMM at the floor still pays
+// it (the N=32 network rows at the floor were priced at 0.6-0.9 of their time without it).
+double above_floor(double us, double fixed_us, double floor_us) {
+    return fixed_us + std::max(us - fixed_us, floor_us);
+}
+
 // The DRAM side of a GEMM of P rows after the problem's transforms (Setup u): the bus's bytes a
 // second, the output's bytes, the transform kernels' time (a launch and their traffic each: the
 // input's, the weights') and the compulsory floor (the GEMM's input, transformed where it is
@@ -299,11 +306,7 @@ std::optional<Estimate> ws_estimate(const WsPolicy& rung, SplitKind split, DType
     if (load->scheduler == TileScheduler::split_k)
         extra_us += kLaunchUs + (double(2 * load->ksplit) * double(P) * u.g.M * kAccBytes + d.out_bytes) / d.bus * kUsPerS;
     const double compute_us = us + extra_us;
-    // the launch and the prologue come before any of the traffic the floor counts: a GEMM at the
-    // DRAM floor still pays them (the N=32 network rows at the floor were priced at 0.6-0.9 of
-    // their time without them)
-    const double fixed_us = kPrologueUs + kLaunchUs;
-    us = fixed_us + std::max(us - fixed_us, d.floor_us) + extra_us;
+    us = above_floor(us, kPrologueUs + kLaunchUs, d.floor_us) + extra_us;
 
     const std::string how = tile_name(ti) + ", " + std::to_string(tiles) + " tiles, " +
                             std::string(name_of(kTileSchedulerNames, load->scheduler)) + " x" +
@@ -344,7 +347,7 @@ std::optional<Estimate> cpasync_estimate(DType io, const Problem& p, const cudaD
     // DRAM: the compulsory traffic and the transforms'
     const Dram d = dram(u, p, P, es, es, out_es, prop);
     const double compute_us = us + d.transforms_us;
-    us = kLaunchUs + std::max(us - kLaunchUs, d.floor_us) + d.transforms_us;  // the launch before the floor's traffic
+    us = above_floor(us, kLaunchUs, d.floor_us) + d.transforms_us;
     const std::string how = tile_name(*tile) + ", " + std::to_string(tiles) + " CTAs in " +
                             std::to_string(std::llround(waves)) + " wave(s), " + std::to_string(std::llround(kslices)) +
                             " k-slices each, " + (per_sm * std::max(mma, load) >= latency ? "throughput" : "latency") +
@@ -364,17 +367,17 @@ std::optional<Estimate> rowhalo_estimate(DType io, const Problem& p, const cudaD
     // shared memory, the slower (the ping-pong's staging under the other warpgroup's MMAs), and
     // only the first band's fill is exposed (the ring runs on)
     const RowBands b = row_bands(int(p.N), u.g.E, sms);
-    const double ksteps = double(u.g.K) * kTwoByte / kRhPlaneBytes / kTwoByte;  // 32 bytes of K a wgmma
-    const double step_bytes = double(kRhFilters + kn) * kRhPlaneBytes * kTwoByte;
-    const double row_clk = ksteps * std::max(2.0 * kRhFilters * kn * (double(u.g.K) / ksteps) / kMmaFlopsPerClk2B,
-                                             step_bytes / kPlainSmemBytesPerClk);
+    const int step_k = 2 * kRhPlaneBytes / kTwoByte;  // a wgmma's K: two 16-byte planes of 2-byte channels
+    const double step_mma = 2.0 * kRhFilters * kn * step_k / kMmaFlopsPerClk2B;
+    const double step_smem = double(kRhFilters + kn) * step_k * kTwoByte / kPlainSmemBytesPerClk;
+    const double row_clk = double(u.g.K) / step_k * std::max(step_mma, step_smem);
     const double waves = double(ceil_div(b.units, sms));
     const double fill_clk = (double(kRhWeightBytes) + double(kRhR) * rh_slot_bytes(kn)) / kTmaBoxBytesPerClk;
     const double fixed_us = kLaunchUs + kPrologueUs;
     double us = fixed_us + (fill_clk + waves * b.per_band * row_clk) / kClockHz * kUsPerS;
     const Dram d = dram(u, p, P, kTwoByte, kTwoByte, kTwoByte, prop);
     const double compute_us = us;
-    us = fixed_us + std::max(us - fixed_us, d.floor_us);
+    us = above_floor(us, fixed_us, d.floor_us);
     const std::string how = "rows of " + std::to_string(kn) + " pixels, bands of " + std::to_string(b.per_band) +
                             " rows on " + std::to_string(b.grid) + " CTAs in " + std::to_string(std::llround(waves)) +
                             " wave(s)";
