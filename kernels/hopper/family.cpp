@@ -9,6 +9,7 @@
 // named only through CS_PLAN (family.hpp).
 #include "families.hpp"
 #include "halo_shape.hpp"
+#include "rowhalo_shape.hpp"
 #include "rungs.hpp"
 #include "tiles.hpp"
 #include "ws_model.hpp"
@@ -138,7 +139,12 @@ Family hopper_family() {
         "a 64-channel 64-filter 3x3 layer as a transposed GEMM a row: the filters are the MMA's M (the weights "
         "resident), a whole output row its N, read in place from a ring of input rows loaded once per band of output "
         "rows (each tap a shifted descriptor); ping-pong consumer warpgroups, rows stored by TMA",
-        hopper::rowhalo_supports, CS_PLAN(hopper::rowhalo_plan), RungTraits{"gemm", {Layout::nhwc}, true});
+        hopper::rowhalo_supports, CS_PLAN(hopper::rowhalo_plan), RungTraits{"gemm", {Layout::nhwc}, true},
+        {{"operands", names_of(hopper::kRowHaloOperandNames),
+          "the input rows and the weights in shared memory as 8-channel planes (16-byte TMA box rows, no swizzle), "
+          "or as 128-byte pixel rows in the 128B-swizzled layout (a box row a pixel; the shifted operand starts "
+          "inside a swizzle atom: the descriptor's base offset)",
+          ids_of(hopper::kRowHaloOperandNames)}});
     rowhalo.estimate = [](const PrecisionRow& row, const Problem& p, const cudaDeviceProp& prop) {
         return hopper::rowhalo_estimate(row.io, p, prop);
     };

@@ -86,7 +86,8 @@ struct Band {
     }
 };
 
-template <class T, int kN>
+// kSw: the operands in the 128B-swizzled layout (the `operands` axis, rowhalo_shape.hpp).
+template <class T, int kN, bool kSw>
 __global__ void __launch_bounds__(384, 1)
     rowhalo_kernel(const __grid_constant__ CUtensorMap tmIn, const __grid_constant__ CUtensorMap tmW,
                    const __grid_constant__ CUtensorMap tmOut, const RowHaloArgs<T> a) {
@@ -125,9 +126,14 @@ __global__ void __launch_bounds__(384, 1)
         if (warp == 0 && lane == 0) {
             // ---- loader: the weights once, then every band's input rows in order
             mbar_arrive_expect_tx(wfull, std::uint32_t(H::kWeights));
-            for (int c = 0; c < kRhPlanes; ++c)
-                for (int t = 0; t < kTaps; ++t)
-                    tma_load_3d(sW + std::uint32_t(c * kTaps + t) * kWBlock, &tmW, wfull, c * 8, t, 0);
+            if constexpr (kSw) {
+                for (int t = 0; t < kTaps; ++t)  // a tap's 64 filters x 128 bytes, swizzled
+                    tma_load_3d(sW + std::uint32_t(t) * kRhPlanes * kWBlock, &tmW, wfull, 0, t, 0);
+            } else {
+                for (int c = 0; c < kRhPlanes; ++c)
+                    for (int t = 0; t < kTaps; ++t)
+                        tma_load_3d(sW + std::uint32_t(c * kTaps + t) * kWBlock, &tmW, wfull, c * 8, t, 0);
+            }
             long long gi = 0;  // the CTA's input rows so far
             for (int u = int(blockIdx.x); u < a.bands.units; u += int(gridDim.x)) {
                 const Band b = Band::of(u, a.bands, a.E);
@@ -136,10 +142,14 @@ __global__ void __launch_bounds__(384, 1)
                     if (gi >= kRhSlots) mbar_wait(empty0 + 8 * st, std::uint32_t((gi / kRhSlots - 1) & 1));
                     const std::uint32_t bar = full0 + 8 * st, dst = sSlot + std::uint32_t(st) * H::kSlot;
                     mbar_arrive_expect_tx(bar, std::uint32_t(H::kSlot));
+                    if constexpr (kSw) {
+                        tma_load_4d(dst, &tmIn, bar, 0, -a.pad, b.y0 - a.pad + i, b.n);  // kPix rows of 128 bytes
+                    } else {
 #pragma unroll
-                    for (int c = 0; c < kRhPlanes; ++c)
-                        tma_load_4d(dst + std::uint32_t(c * H::kPlane), &tmIn, bar, c * 8, -a.pad, b.y0 - a.pad + i,
-                                    b.n);
+                        for (int c = 0; c < kRhPlanes; ++c)
+                            tma_load_4d(dst + std::uint32_t(c * H::kPlane), &tmIn, bar, c * 8, -a.pad,
+                                        b.y0 - a.pad + i, b.n);
+                    }
                 }
             }
         } else if (warp == 1 && lane == 0) {
@@ -195,10 +205,20 @@ __global__ void __launch_bounds__(384, 1)
                 for (int s = 0; s < kRhS; ++s)
 #pragma unroll
                     for (int kk = 0; kk < kRhPlanes / 2; ++kk) {
-                        const std::uint64_t da = smem_desc_plain(
-                            sW + std::uint32_t(2 * kk * kTaps + r * kRhS + s) * kWBlock, kTaps * kWBlock, 128);
-                        const std::uint64_t db =
-                            smem_desc_plain(slot[r] + std::uint32_t(2 * kk * H::kPlane + s * 16), H::kPlane, 128);
+                        std::uint64_t da, db;
+                        if constexpr (kSw) {
+                            // 128-byte rows, 8-row swizzle atoms (SBO 1024), 32 bytes of K a step; the
+                            // pixel shift s starts B s rows into an atom: the base offset (bits 49-51)
+                            constexpr std::uint32_t kAtom = 1024, kRow = 128, kStep = 32;
+                            da = smem_desc(sW + std::uint32_t((r * kRhS + s) * kRhPlanes) * kWBlock + kk * kStep,
+                                           kAtom, 1);
+                            db = smem_desc(slot[r] + std::uint32_t(s) * kRow + kk * kStep, kAtom, 1) |
+                                 (std::uint64_t(s) << 49);
+                        } else {
+                            da = smem_desc_plain(sW + std::uint32_t(2 * kk * kTaps + r * kRhS + s) * kWBlock,
+                                                 kTaps * kWBlock, 128);
+                            db = smem_desc_plain(slot[r] + std::uint32_t(2 * kk * H::kPlane + s * 16), H::kPlane, 128);
+                        }
                         WgmmaSS<T, kN>::mma(acc, da, db);
                     }
             wgmma_commit();
@@ -243,7 +263,7 @@ __global__ void __launch_bounds__(384, 1)
 // output's: {M, F, N E}, box {64 filters, kN pixels, 1 row}, 128B swizzle.
 template <class T>
 std::string encode_rowhalo_maps(CUtensorMap& mi, CUtensorMap& mw, CUtensorMap& mo, const ConvGeom& g, const void* in,
-                                const void* w, void* out, int pix, int kn) {
+                                const void* w, void* out, int pix, int kn, bool sw) {
     const DriverFns& fns = driver_fns();
     if (!fns.error.empty()) return fns.error;
     for (const void* ptr : {in, w, static_cast<const void*>(out)})
@@ -254,9 +274,9 @@ std::string encode_rowhalo_maps(CUtensorMap& mi, CUtensorMap& mw, CUtensorMap& m
     {
         const cuuint64_t dims[4] = {cuuint64_t(g.C), cuuint64_t(g.W), cuuint64_t(g.H), cuuint64_t(g.N)};
         const cuuint64_t strides[3] = {es * g.C, es * g.C * g.W, es * g.C * g.W * g.H};
-        const cuuint32_t box[4] = {cuuint32_t(kRhPlaneBytes / es), cuuint32_t(pix), 1, 1};
+        const cuuint32_t box[4] = {cuuint32_t(sw ? g.C : kRhPlaneBytes / es), cuuint32_t(pix), 1, 1};
         const CUresult r = fns.tiled(&mi, dt, 4, const_cast<void*>(in), dims, strides, box, estr,
-                                     CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                                     CU_TENSOR_MAP_INTERLEAVE_NONE, sw ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE,
                                      CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
         if (r != CUDA_SUCCESS)
             return "cuTensorMapEncodeTiled refused the input rows' map (CUresult " + std::to_string(int(r)) + ")";
@@ -271,7 +291,8 @@ std::string encode_rowhalo_maps(CUtensorMap& mi, CUtensorMap& mw, CUtensorMap& m
         if (r != CUDA_SUCCESS)
             return "cuTensorMapEncodeTiled refused the output rows' map (CUresult " + std::to_string(int(r)) + ")";
     }
-    return encode_weight_map<T>(mw, g, w, cuuint32_t(kRhPlaneBytes / es), kRhFilters, CU_TENSOR_MAP_SWIZZLE_NONE,
+    return encode_weight_map<T>(mw, g, w, cuuint32_t(sw ? g.C : kRhPlaneBytes / es), kRhFilters,
+                                sw ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE,
                                 CU_TENSOR_MAP_L2_PROMOTION_L2_128B);
 }
 
@@ -279,6 +300,7 @@ template <class T>
 struct RowHaloGemm {
     int sms = 0;
     int kn = 0;  // the MMA's N: rh_width(F)
+    bool sw = false;  // the `operands` axis: swizzled, else planes
     std::string info;
     // The chain's fused bias (M values of T) and ReLU for the next launch (HopperPlan sets them).
     const void* bias = nullptr;
@@ -290,8 +312,8 @@ struct RowHaloGemm {
     int key_n = -1;
     template <int kN>
     static void set_smem() {
-        CS_CUDA_CHECK(cudaFuncSetAttribute(rowhalo_kernel<T, kN>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           RowHaloShape<kN>::kSmem));
+        for (auto* k : {rowhalo_kernel<T, kN, false>, rowhalo_kernel<T, kN, true>})
+            CS_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, RowHaloShape<kN>::kSmem));
     }
     void prepare() const {
         set_smem<56>();
@@ -300,7 +322,8 @@ struct RowHaloGemm {
     }
     template <int kN>
     void launch_n(const RowHaloArgs<T>& a, cudaStream_t stream) const {
-        rowhalo_kernel<T, kN><<<a.bands.grid, 384, RowHaloShape<kN>::kSmem, stream>>>(mi, mw, mo, a);
+        auto* k = sw ? rowhalo_kernel<T, kN, true> : rowhalo_kernel<T, kN, false>;
+        k<<<a.bands.grid, 384, RowHaloShape<kN>::kSmem, stream>>>(mi, mw, mo, a);
         CS_CUDA_CHECK(cudaGetLastError());
     }
     void launch(const T* in, const T* w, T* out, const ConvGeom& g, bool nchw, cudaStream_t stream) {
@@ -311,7 +334,7 @@ struct RowHaloGemm {
         a.bands = row_bands(g.N, g.E, sms);
         a.ops = OutOps<T>{nullptr, static_cast<const T*>(bias), g.M, relu ? 1 : 0};
         if (in != key_in || w != key_w || out != key_out || g.N != key_n) {
-            const std::string err = encode_rowhalo_maps<T>(mi, mw, mo, g, in, w, out, rh_slot_pixels(kn), kn);
+            const std::string err = encode_rowhalo_maps<T>(mi, mw, mo, g, in, w, out, rh_slot_pixels(kn), kn, sw);
             if (!err.empty()) throw cs::Error("hopper-rowhalo: " + err);
             key_in = in, key_w = w, key_out = out, key_n = g.N;
         }
@@ -323,7 +346,10 @@ struct RowHaloGemm {
             launch_n<224>(a, stream);
     }
     std::string detail() const { return info; }
-    std::string config() const { return "width=" + std::to_string(kn); }
+    std::string config() const {
+        return "width=" + std::to_string(kn) + ";operands=" +
+               std::string(name_of(kRowHaloOperandNames, sw ? RowHaloOperands::swizzled : RowHaloOperands::planes));
+    }
     std::size_t workspace_bytes() const { return 0; }
 };
 
@@ -334,6 +360,7 @@ std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx) {
     gemm.sms = ctx.prop.multiProcessorCount;
     const ConvGeom& g = u.g;
     gemm.kn = rh_width(g.F);
+    gemm.sw = p.axes.as<RowHaloOperands>("operands") == RowHaloOperands::swizzled;
     gemm.prepare();
     const RowBands b = row_bands(int(std::max<std::int64_t>(1, ctx.max_chunk_N)), g.E, gemm.sms);
     char s[768];

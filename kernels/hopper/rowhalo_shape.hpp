@@ -4,6 +4,8 @@
 // in every build, tests/test_rowhalo.cpp checks the bands, and the kernel is laid out by them.
 #pragma once
 
+#include "names.hpp"
+
 #include <cstdint>
 
 namespace cs::gpu::variants::hopper {
@@ -69,5 +71,13 @@ constexpr RowBands row_bands(int N, int E, int sms) {
     }
     return best;
 }
+
+// The `operands` axis: the slots and the weights as 8-channel planes of 16-byte rows (no swizzle;
+// each TMA box row 16 bytes), or as 128-byte pixel rows in the 128B-swizzled layout (a box row a
+// pixel, an eighth of the box rows; the shifted B operand then starts inside a swizzle atom, which
+// the descriptor's base offset says).
+enum class RowHaloOperands { planes, swizzled };
+inline constexpr NameTable<RowHaloOperands, 2> kRowHaloOperandNames{
+    {{RowHaloOperands::planes, "planes"}, {RowHaloOperands::swizzled, "swizzled"}}};
 
 }  // namespace cs::gpu::variants::hopper
