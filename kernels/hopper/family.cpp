@@ -141,9 +141,9 @@ Family hopper_family() {
         "rows (each tap a shifted descriptor); ping-pong consumer warpgroups, rows stored by TMA",
         hopper::rowhalo_supports, CS_PLAN(hopper::rowhalo_plan), RungTraits{"gemm", {Layout::nhwc}, true},
         {{"operands", names_of(hopper::kRowHaloOperandNames),
-          "the input rows and the weights in shared memory as 8-channel planes (16-byte TMA box rows, no swizzle), "
-          "or as 128-byte pixel rows in the 128B-swizzled layout (a box row a pixel; the shifted operand starts "
-          "inside a swizzle atom: the descriptor's base offset)",
+          "the input rows and the weights in shared memory as 128-byte pixel rows in the 128B-swizzled layout "
+          "(a TMA box row a pixel; the shifted operand starts inside a swizzle atom), or as 8-channel planes "
+          "(16-byte box rows, no swizzle)",
           ids_of(hopper::kRowHaloOperandNames)}});
     rowhalo.estimate = [](const PrecisionRow& row, const Problem& p, const cudaDeviceProp& prop) {
         return hopper::rowhalo_estimate(row.io, p, prop);

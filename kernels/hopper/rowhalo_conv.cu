@@ -9,17 +9,23 @@
 // (the weights, all resident: 72 KiB) and its N a whole output row of pixels (56, 112 or 224:
 // wgmma's N), so output row y of image n is, over the 9 taps (r, s) and 4 k-steps,
 // m64nNk16 with B = input row y + r - pad from pixel s - pad on: one shifted descriptor into a
-// slot of the input-row ring. The slots hold 8-channel planes of one row (16 bytes a pixel,
-// no swizzle), so 8 consecutive pixels of a plane are one core matrix at any pixel offset (LBO
-// the next plane, SBO 8 pixels), as in the halo mainloop (halo_conv.cu).
+// slot of the input-row ring. The `operands` axis lays out the slots and the weights:
+// - swizzled (the default): a pixel's 64 channels a 128-byte row in the 128B-swizzled layout,
+//   as TMA writes it (a box row a pixel). Shifted by s pixels, B starts s rows into a swizzle
+//   atom: the hardware swizzles on the address bits (the slots are 1024-byte aligned), so the
+//   descriptor is the plain start address with base offset 0. A base offset of s was tried and
+//   FAILs the check.
+// - planes: 8-channel planes of one row (16 bytes a pixel, no swizzle), so 8 consecutive pixels
+//   of a plane are one core matrix at any pixel offset (LBO the next plane, SBO 8 pixels), as in
+//   the halo mainloop (halo_conv.cu); each TMA box row is 16 bytes.
 // Per output row: one new input row from L2 (29 KiB at 224 pixels) instead of 9 im2col
 // copies of it, and no weight traffic.
 //
 // Kernel: persistent over bands of consecutive output rows of one image (row_bands,
-// rowhalo_shape.hpp), 384 threads. Warp 0, one thread: the weights once (TMA, (plane, tap)
-// blocks of 64 filters x 16 bytes), then each band's input rows in order into a ring of
-// kRhSlots rows (a 4D box a plane: 8 channels x kPix pixels from x = -pad; the padding and the
-// row's tail are TMA's zero fill). Warpgroups 1-2, ping-pong: alternate output rows (one
+// rowhalo_shape.hpp), 384 threads. Warp 0, one thread: the weights once (TMA: a box a tap of
+// 64 filters x 128 bytes, or (plane, tap) blocks of 64 filters x 16 bytes), then each band's
+// input rows in order into a ring of kRhSlots rows (a 4D box: 64 or 8 channels x kPix pixels
+// from x = -pad; the padding and the row's tail are TMA's zero fill). Warpgroups 1-2, ping-pong: alternate output rows (one
 // stages its row while the other multiplies; CUTLASS's order barrier, PingPongOrder), 36
 // wgmmas a row; a row done releases its first input row, a band's last row all three. The
 // accumulator (filters x pixels) is staged transposed as the NHWC row (128B swizzle, bias and
@@ -30,11 +36,10 @@
 // take ~4.7k clocks against ~0.5k for its staging, which the other warpgroup's MMAs hide: about
 // 0.6 of cuDNN's time in results/h200/networks/heuristic_vgg16_n128.csv.gz. Measured (H200,
 // results/h200/networks/rowhalo_*.csv.gz, docs/findings.md "Other networks"): as predicted at
-// N=32 and 128, the tensor pipe near cuBLAS's large-GEMM rate under Nsight Compute; behind the
-// im2col GEMM at N=1, where the fill before the first MMA (the weights and three input rows,
-// 16-byte TMA box rows: ws_model.cpp's kTmaBoxBytesPerClk) is most of the time. Next there:
-// the slots and weights in the 128B-swizzled layout (a 128-byte box row a pixel; the shifted
-// operand then needs the descriptor's base offset), pending a measurement.
+// N=32 and 128, the tensor pipe near cuBLAS's large-GEMM rate under Nsight Compute. With the
+// planes the fill before the first MMA (the weights and three input rows as 16-byte TMA box
+// rows) was most of the time at N=1, behind the im2col GEMM; the swizzled operands (128-byte
+// box rows) were predicted to cut it by a third (rowhalo_operands.csv.gz).
 //
 // Range (rowhalo_supports, supports.cpp): fp16 and bf16, NHWC, C = M = 64, 3x3, stride 1, pad
 // <= 2, F <= 224.
@@ -208,12 +213,11 @@ __global__ void __launch_bounds__(384, 1)
                         std::uint64_t da, db;
                         if constexpr (kSw) {
                             // 128-byte rows, 8-row swizzle atoms (SBO 1024), 32 bytes of K a step; the
-                            // pixel shift s starts B s rows into an atom: the base offset (bits 49-51)
+                            // pixel shift s starts B s rows into an atom (base offset 0: see the top)
                             constexpr std::uint32_t kAtom = 1024, kRow = 128, kStep = 32;
                             da = smem_desc(sW + std::uint32_t((r * kRhS + s) * kRhPlanes) * kWBlock + kk * kStep,
                                            kAtom, 1);
-                            db = smem_desc(slot[r] + std::uint32_t(s) * kRow + kk * kStep, kAtom, 1) |
-                                 (std::uint64_t(s) << 49);
+                            db = smem_desc(slot[r] + std::uint32_t(s) * kRow + kk * kStep, kAtom, 1);
                         } else {
                             da = smem_desc_plain(sW + std::uint32_t(2 * kk * kTaps + r * kRhS + s) * kWBlock,
                                                  kTaps * kWBlock, 128);
@@ -258,9 +262,9 @@ __global__ void __launch_bounds__(384, 1)
 #endif
 }
 
-// The input's map: NHWC {C, W, H, N}, box {8 channels, kPix pixels, 1 row, 1 image}, no
-// swizzle (the slots' planes); the weights' as the halo mainloop's (KRSC, box {8, 1, 64}); the
-// output's: {M, F, N E}, box {64 filters, kN pixels, 1 row}, 128B swizzle.
+// The input's map: NHWC {C, W, H, N}, box {64 channels, kPix pixels, 1 row, 1 image} with 128B
+// swizzle, or {8 channels, ...} without (the slots' planes); the weights' as the halo mainloop's
+// (KRSC, box {64 or 8, 1, 64}, the same swizzle); the output's: {M, F, N E}, box {64 filters, kN pixels, 1 row}, 128B swizzle.
 template <class T>
 std::string encode_rowhalo_maps(CUtensorMap& mi, CUtensorMap& mw, CUtensorMap& mo, const ConvGeom& g, const void* in,
                                 const void* w, void* out, int pix, int kn, bool sw) {
@@ -300,7 +304,7 @@ template <class T>
 struct RowHaloGemm {
     int sms = 0;
     int kn = 0;  // the MMA's N: rh_width(F)
-    bool sw = false;  // the `operands` axis: swizzled, else planes
+    bool sw = true;  // the `operands` axis: swizzled, else planes
     std::string info;
     // The chain's fused bias (M values of T) and ReLU for the next launch (HopperPlan sets them).
     const void* bias = nullptr;
@@ -360,17 +364,18 @@ std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx) {
     gemm.sms = ctx.prop.multiProcessorCount;
     const ConvGeom& g = u.g;
     gemm.kn = rh_width(g.F);
-    gemm.sw = p.axes.as<RowHaloOperands>("operands") == RowHaloOperands::swizzled;
+    gemm.sw = p.axes.as<RowHaloOperands>("operands").value_or(RowHaloOperands::swizzled) == RowHaloOperands::swizzled;
     gemm.prepare();
     const RowBands b = row_bands(int(std::max<std::int64_t>(1, ctx.max_chunk_N)), g.E, gemm.sms);
     char s[768];
     std::snprintf(s, sizeof s,
                   "wgmma m64n%dk16 %s transposed (M: the 64 filters, resident, 72 KiB; N: an output row of %d "
-                  "pixels, %.1f%% of them past F), B read in place from a ring of %d input rows (8-channel planes, "
-                  "no swizzle; each of the 3x3 taps a shifted descriptor), every input row loaded once per band; "
+                  "pixels, %.1f%% of them past F), B read in place from a ring of %d input rows (%s; each of the 3x3 "
+                  "taps a shifted descriptor), every input row loaded once per band; "
                   "bands of %d rows, %d CTAs on a persistent grid (at N=%lld); ping-pong consumer warpgroups on "
                   "alternate rows, each row staged as NHWC (128B swizzle) and stored by a TMA box",
-                  gemm.kn, Elem<T>::name, gemm.kn, 100.0 * (1.0 - double(g.F) / gemm.kn), kRhSlots, b.per_band, b.grid,
+                  gemm.kn, Elem<T>::name, gemm.kn, 100.0 * (1.0 - double(g.F) / gemm.kn), kRhSlots,
+                  gemm.sw ? "128-byte pixel rows, 128B swizzle" : "8-channel planes, no swizzle", b.per_band, b.grid,
                   (long long)std::max<std::int64_t>(1, ctx.max_chunk_N));
     gemm.info = s;
     return make_hopper_plan<T>(p, ctx, std::move(u), std::move(gemm));

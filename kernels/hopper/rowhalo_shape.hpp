@@ -72,12 +72,11 @@ constexpr RowBands row_bands(int N, int E, int sms) {
     return best;
 }
 
-// The `operands` axis: the slots and the weights as 8-channel planes of 16-byte rows (no swizzle;
-// each TMA box row 16 bytes), or as 128-byte pixel rows in the 128B-swizzled layout (a box row a
-// pixel, an eighth of the box rows; the shifted B operand then starts inside a swizzle atom, which
-// the descriptor's base offset says).
-enum class RowHaloOperands { planes, swizzled };
+// The `operands` axis: the slots and the weights as 128-byte pixel rows in the 128B-swizzled
+// layout (the default: a TMA box row a pixel; the shifted B operand starts inside a swizzle
+// atom), or as 8-channel planes of 16-byte rows (no swizzle; eight times the box rows).
+enum class RowHaloOperands { swizzled, planes };
 inline constexpr NameTable<RowHaloOperands, 2> kRowHaloOperandNames{
-    {{RowHaloOperands::planes, "planes"}, {RowHaloOperands::swizzled, "swizzled"}}};
+    {{RowHaloOperands::swizzled, "swizzled"}, {RowHaloOperands::planes, "planes"}}};
 
 }  // namespace cs::gpu::variants::hopper
