@@ -104,10 +104,10 @@ TEST_CASE("the row-halo's price against the committed H200 rows, and the heurist
     cudaDeviceProp prop = hopper_prop();
     prop.memoryBusWidth = 6144;  // the H200's, as the committed rows' device
     // results/h200/networks/rowhalo_{vgg16,resnet50}.csv.gz: the rung at N=1, 32 and 128 in fp16
-    // and bf16. The model's fill and shared-memory rates were fitted to them: every row at N=32 and
-    // 128 within 15%. At N=1 the fill is most of the time and its one rate does not fit both
-    // widths: l1_3x3's 56-pixel rows are priced 1.46x their time (a smaller fill than conv1_2's,
-    // which is within 6%); the bound is that, until the fill is understood (rowhalo_conv.cu's next step).
+    // and bf16, its operands swizzled and in planes. The model's fill and shared-memory rates were
+    // fitted to them: every row at N=32 and 128 within 15%. At N=1 l1_3x3's 56-pixel rows are
+    // priced up to 1.44x their time (conv1_2's within 10%): its launch and prologue, priced as the
+    // persistent rungs' (ws_model.cpp), take less here; the bound is that until they are refitted.
     int rows = 0;
     for (const char* file : {"rowhalo_vgg16.csv.gz", "rowhalo_resnet50.csv.gz"}) {
         const auto t = cs::cli::read_csv_table(std::string(CS_SOURCE_DIR) + "/results/h200/networks/" + file);
@@ -117,7 +117,8 @@ TEST_CASE("the row-halo's price against the committed H200 rows, and the heurist
             const Variant* v = find_variant(r[col("variant")]).variant;
             REQUIRE(v != nullptr);
             REQUIRE(v->estimate);
-            const Problem p = cs::test::measured_problem(t, r);
+            Problem p = cs::test::measured_problem(t, r);
+            p.axes = axis_values(*v, Config::parse(r[col("axes")]));  // the operands axis
             const auto e = v->estimate(p, prop);
             REQUIRE(e);
             const double ratio = e->ms / std::stod(r[col("kernel_ms")]);
@@ -126,9 +127,10 @@ TEST_CASE("the row-halo's price against the committed H200 rows, and the heurist
             ++rows;
         }
     }
-    CHECK(rows == 12);
-    // VGG's conv1_2: the rung measured 0.65-0.69x cuDNN at N=32 and 128 and behind the im2col GEMM
-    // at N=1; the heuristic takes it at N=32 and 128 only.
+    CHECK(rows == 24);
+    // VGG's conv1_2: the rung (swizzled) measured 0.64-0.66x cuDNN at N=32 and 128 and ahead of the
+    // im2col GEMM that the heuristic took before it at N=1 (the same files); the heuristic takes it
+    // at every N.
     const Layer conv1_2 = make_layer("conv1_2", 64, 224, 224, 64, 3, 3, 1, 1);
     for (std::int64_t N : {1, 32, 128})
         for (Precision cls : {Precision::fp16, Precision::bf16}) {
@@ -136,6 +138,6 @@ TEST_CASE("the row-halo's price against the committed H200 rows, and the heurist
             const auto picks = heuristic_picks(cls, p, prop);
             REQUIRE(!picks.empty());
             INFO("N=" << N << " " << to_string(cls) << ": " << pick_label(picks.front()));
-            CHECK((picks.front().variant->rung == "hopper-rowhalo") == (N > 1));
+            CHECK(picks.front().variant->rung == "hopper-rowhalo");
         }
 }

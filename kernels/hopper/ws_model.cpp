@@ -100,18 +100,18 @@ constexpr double kCpAsyncTurnClk = 1800;
 // its measured time in bytes). Measured at this price on the GPU (wip/pack-price,
 // results/h200/networks/packprice_*.csv.gz): the stem left the packed path at half its time.
 constexpr double kPackElemsPerClk = 1.87;
-// The 16-byte-wide TMA boxes of the row-halo mainloop (rowhalo_conv.cu: an input row's planes,
-// the weights' (plane, tap) blocks) arrive at about a box row (16 bytes) per SM and clock: its
-// fill before the first MMA (the weights, R input rows) is the whole of what the H200 rows at N=1
-// and 32 (results/h200/networks/rowhalo_vgg16.csv.gz) take beyond their rows' MMAs, a launch and
-// a prologue.
+// The row-halo mainloop (rowhalo_conv.cu), fitted to its committed H200 rows
+// (results/h200/networks/rowhalo_{vgg16,resnet50}.csv.gz, both values of its `operands` axis):
+// - its fill before the first MMA (the weights, R input rows), the whole of what the rows at N=1
+//   take beyond their MMAs, a launch and a prologue: as 128-byte swizzled box rows it arrives at
+//   the tiled rate (kL2BytesPerClk); as 16-byte planes at about a box row per SM and clock;
+// - what its wgmmas read from shared memory a clock (the 64 filters' 2 KiB and the row's 32
+//   bytes a pixel a k-step) sets the pace of a narrow row, where the MMA alone would not
+//   (ResNet's l1_3x3, 56-pixel rows, at N=32 and 128: about 80 bytes a clock from no-swizzle
+//   core matrices, 90 from swizzled rows); VGG's 224-pixel rows stay MMA-bound.
 constexpr double kTmaBoxBytesPerClk = 16;
-// What its wgmmas read from shared memory a clock (both operands no-swizzle core matrices: the 64
-// filters' 2 KiB and the row's 32 bytes a pixel a k-step): it sets the pace of a narrow row,
-// where the MMA alone would not (ResNet's l1_3x3, 56-pixel rows, at N=32 and 128 in
-// results/h200/networks/rowhalo_resnet50.csv.gz: about 80 bytes a clock; VGG's 224-pixel rows
-// stay MMA-bound).
 constexpr double kPlainSmemBytesPerClk = 80;
+constexpr double kSwizzledSmemBytesPerClk = 90;
 // HBM3 and HBM3e: bytes per second per bit of the memory bus (the H100's and the H200's rated
 // bandwidths over their bus widths, between the two); a device that reports no bus width is
 // taken as the H100's.
@@ -369,10 +369,14 @@ std::optional<Estimate> rowhalo_estimate(DType io, const Problem& p, const cudaD
     const RowBands b = row_bands(int(p.N), u.g.E, sms);
     const int step_k = 2 * kRhPlaneBytes / kTwoByte;  // a wgmma's K: two 16-byte planes of 2-byte channels
     const double step_mma = 2.0 * kRhFilters * kn * step_k / kMmaFlopsPerClk2B;
-    const double step_smem = double(kRhFilters + kn) * step_k * kTwoByte / kPlainSmemBytesPerClk;
+    const bool swizzled =
+        p.axes.as<RowHaloOperands>("operands").value_or(RowHaloOperands::swizzled) == RowHaloOperands::swizzled;
+    const double step_smem = double(kRhFilters + kn) * step_k * kTwoByte /
+                             (swizzled ? kSwizzledSmemBytesPerClk : kPlainSmemBytesPerClk);
     const double row_clk = double(u.g.K) / step_k * std::max(step_mma, step_smem);
     const double waves = double(ceil_div(b.units, sms));
-    const double fill_clk = (double(kRhWeightBytes) + double(kRhR) * rh_slot_bytes(kn)) / kTmaBoxBytesPerClk;
+    const double fill_clk = (double(kRhWeightBytes) + double(kRhR) * rh_slot_bytes(kn)) /
+                            (swizzled ? kL2BytesPerClk : kTmaBoxBytesPerClk);
     const double fixed_us = kLaunchUs + kPrologueUs;
     double us = fixed_us + (fill_clk + waves * b.per_band * row_clk) / kClockHz * kUsPerS;
     const Dram d = dram(u, p, P, kTwoByte, kTwoByte, kTwoByte, prop);
