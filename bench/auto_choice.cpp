@@ -24,6 +24,9 @@ std::string pick_label(const AutoPick& p) {
     return p.variant->name + (c.empty() ? "" : " " + c);
 }
 
+// The axes the heuristic walks value by value (the rest stay at each plan's own choice).
+constexpr const char* kSearchedAxes[] = {"tile", "launch"};
+
 std::vector<AutoPick> heuristic_picks(Precision cls, const Problem& p, const cudaDeviceProp& prop) {
     Problem base = p;
     base.axes = {};
@@ -32,15 +35,24 @@ std::vector<AutoPick> heuristic_picks(Precision cls, const Problem& p, const cud
     std::vector<AutoPick> priced;
     for (const Variant* v : rows) {
         if (!v->estimate) continue;
-        const Axis* tiles = v->axis("tile");
-        const std::size_t n = tiles ? tiles->values.size() : 1;
-        for (std::size_t i = 0; i < n; ++i) {
+        // the axes the model prices by value: the tile, and the launch (a GEMM after an input
+        // transform as its programmatic dependent); every other axis at the plan's own choice
+        std::vector<const Axis*> searched;
+        for (const char* name : kSearchedAxes)
+            if (const Axis* a = v->axis(name)) searched.push_back(a);
+        std::vector<std::size_t> at(searched.size(), 0);  // one value of each, odometer order
+        for (bool more = true; more;) {
             Problem q = base;
-            if (tiles) q.axes.set.emplace_back(tiles->name, tiles->id(i));
-            const auto e = v->estimate(q, prop);
-            if (!e) continue;
-            priced.push_back({v, q.axes, AutoPath::heuristic, e->ms,
-                              "heuristic: predicted " + ms_text(e->ms) + " (" + e->how + ")", e->compute_ms});
+            for (std::size_t k = 0; k < searched.size(); ++k)
+                q.axes.set.emplace_back(searched[k]->name, searched[k]->id(at[k]));
+            if (const auto e = v->estimate(q, prop))
+                priced.push_back({v, q.axes, AutoPath::heuristic, e->ms,
+                                  "heuristic: predicted " + ms_text(e->ms) + " (" + e->how + ")", e->compute_ms});
+            more = false;
+            for (std::size_t k = 0; k < searched.size() && !more; ++k) {
+                more = ++at[k] < searched[k]->values.size();
+                if (!more) at[k] = 0;
+            }
         }
     }
     std::stable_sort(priced.begin(), priced.end(), [](const AutoPick& a, const AutoPick& b) {

@@ -70,6 +70,12 @@ constexpr double kEpilogueClk = 300;
 // to the committed H200 measurements of the persistent rungs at N=1, where they dominate.
 constexpr double kLaunchUs = 4;
 constexpr double kPrologueUs = 4;
+// A GEMM launched as its input transform's programmatic dependent (launch=pdl) starts its launch
+// and prologue under the transform's tail: what that saved on the committed H200 rows of the
+// packed 3-channel layers at N=1 (results/h200/networks/pdl_pack_*.csv.gz: VGG's conv1_1 and
+// ResNet's stem, fp16, bf16 and tf32, the median of the six plain - pdl differences). At N=32 it
+// saved more on 16-bit rows and lost on the stem in tf32; not priced.
+constexpr double kDependentOverlapUs = 1.8;
 // Split-K summed inside the kernel (across a cluster, or fused: a part per CTA, each summing its
 // share of the tile from the others' partials): the handshake between the parts (two cluster
 // barriers, or the flags) and the accumulator bytes a CTA moves per clock (stored, then read back
@@ -302,7 +308,7 @@ std::optional<Estimate> ws_estimate(const WsPolicy& rung, SplitKind split, DType
     // DRAM: the compulsory traffic, the transforms', split-K's partials and reduction kernel
     const int src_es = split3 || io == DType::f32 ? kAccBytes : kTwoByte;
     const Dram d = dram(u, p, P, es, src_es, out_es, prop);
-    double extra_us = d.transforms_us;
+    double extra_us = d.transforms_us - (w.launch == Launch::pdl ? std::min(kDependentOverlapUs, d.transforms_us) : 0);
     if (load->scheduler == TileScheduler::split_k)
         extra_us += kLaunchUs + (double(2 * load->ksplit) * double(P) * u.g.M * kAccBytes + d.out_bytes) / d.bus * kUsPerS;
     const double compute_us = us + extra_us;
