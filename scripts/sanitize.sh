@@ -166,7 +166,8 @@ cat >"$ODD_TABLE" <<'EOF'
   {"name": "odd_tile3",   "C": 1,  "H": 70, "W": 70, "M": 2, "R": 3,  "S": 3,  "stride": 1, "pad": 1},
   {"name": "odd_s4_c3",   "C": 3,  "H": 35, "W": 31, "M": 7, "R": 11, "S": 11, "stride": 4, "pad": 0},
   {"name": "odd_c33_5x5", "C": 33, "H": 11, "W": 13, "M": 9, "R": 5,  "S": 5,  "stride": 1, "pad": 2},
-  {"name": "odd_c64_rows", "C": 64, "H": 11, "W": 61, "M": 64, "R": 3, "S": 3,  "stride": 1, "pad": 1}
+  {"name": "odd_c64_rows", "C": 64, "H": 11, "W": 61, "M": 64, "R": 3, "S": 3,  "stride": 1, "pad": 1},
+  {"name": "odd_1x1_c24", "C": 24, "H": 9,  "W": 11, "M": 20, "R": 1, "S": 1,  "stride": 2, "pad": 0}
 ]}
 EOF
 

@@ -118,6 +118,7 @@ inline std::vector<Layer> odd_layers() {
         L("odd_s4_c3", 3, 35, 31, 7, 11, 11, 4, 0), // conv1-like: C=3, 11x11, stride 4
         L("odd_c33_5x5", 33, 11, 13, 9, 5, 5, 1, 2),
         L("odd_c64_rows", 64, 11, 61, 64, 3, 3, 1, 1),  // the row-halo mainloop's: 61-pixel rows in 112
+        L("odd_1x1_c24", 24, 9, 11, 20, 1, 1, 2, 0),    // whole 16-byte channel runs: NCHW's 1x1 filters read in place
     };
 }
 
