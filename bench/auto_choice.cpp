@@ -24,8 +24,9 @@ std::string pick_label(const AutoPick& p) {
     return p.variant->name + (c.empty() ? "" : " " + c);
 }
 
-// The axes the heuristic walks value by value (the rest stay at each plan's own choice).
-constexpr const char* kSearchedAxes[] = {"tile", "launch"};
+// Beyond the tile, the axes the heuristic also walks (the rest stay at each plan's own choice):
+// the launch, a GEMM after an input transform as its programmatic dependent.
+constexpr const char* kPricedAxes[] = {"launch"};
 
 std::vector<AutoPick> heuristic_picks(Precision cls, const Problem& p, const cudaDeviceProp& prop) {
     Problem base = p;
@@ -33,25 +34,30 @@ std::vector<AutoPick> heuristic_picks(Precision cls, const Problem& p, const cud
     // the rows tune may choose are the rows an auto row may run
     const auto rows = tune_rows(TuneTask{p.layer, p.N, cls, p.layout}, prop);
     std::vector<AutoPick> priced;
+    const auto keep = [&](const Variant* v, const Problem& q, const Estimate& e) {
+        priced.push_back({v, q.axes, AutoPath::heuristic, e.ms,
+                          "heuristic: predicted " + ms_text(e.ms) + " (" + e.how + ")", e.compute_ms});
+    };
     for (const Variant* v : rows) {
         if (!v->estimate) continue;
-        // the axes the model prices by value: the tile, and the launch (a GEMM after an input
-        // transform as its programmatic dependent); every other axis at the plan's own choice
-        std::vector<const Axis*> searched;
-        for (const char* name : kSearchedAxes)
-            if (const Axis* a = v->axis(name)) searched.push_back(a);
-        std::vector<std::size_t> at(searched.size(), 0);  // one value of each, odometer order
-        for (bool more = true; more;) {
+        const Axis* tiles = v->axis("tile");
+        const std::size_t n = tiles ? tiles->values.size() : 1;
+        for (std::size_t i = 0; i < n; ++i) {
             Problem q = base;
-            for (std::size_t k = 0; k < searched.size(); ++k)
-                q.axes.set.emplace_back(searched[k]->name, searched[k]->id(at[k]));
-            if (const auto e = v->estimate(q, prop))
-                priced.push_back({v, q.axes, AutoPath::heuristic, e->ms,
-                                  "heuristic: predicted " + ms_text(e->ms) + " (" + e->how + ")", e->compute_ms});
-            more = false;
-            for (std::size_t k = 0; k < searched.size() && !more; ++k) {
-                more = ++at[k] < searched[k]->values.size();
-                if (!more) at[k] = 0;
+            if (tiles) q.axes.set.emplace_back(tiles->name, tiles->id(i));
+            const auto plan_choice = v->estimate(q, prop);
+            if (!plan_choice) continue;
+            keep(v, q, *plan_choice);
+            // each further axis one value at a time beside the plan's own choice, kept only where
+            // the model prices it differently (else it is the same configuration to the model)
+            for (const char* name : kPricedAxes) {
+                const Axis* a = v->axis(name);
+                for (std::size_t k = 0; a && k < a->values.size(); ++k) {
+                    Problem r = q;
+                    r.axes.set.emplace_back(a->name, a->id(k));
+                    const auto e = v->estimate(r, prop);
+                    if (e && e->ms != plan_choice->ms) keep(v, r, *e);
+                }
             }
         }
     }
