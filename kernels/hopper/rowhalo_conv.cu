@@ -25,9 +25,9 @@
 // rowhalo_shape.hpp), 384 threads. Warp 0, one thread: the weights once (TMA: a box a tap of
 // 64 filters x 128 bytes, or (plane, tap) blocks of 64 filters x 16 bytes), then each band's
 // input rows in order into a ring of kRhSlots rows (a 4D box: 64 or 8 channels x kPix pixels
-// from x = -pad; the padding and the row's tail are TMA's zero fill). Warpgroups 1-2, ping-pong: alternate output rows (one
-// stages its row while the other multiplies; CUTLASS's order barrier, PingPongOrder), 36
-// wgmmas a row; a row done releases its first input row, a band's last row all three. The
+// from x = -pad; the padding and the row's tail are TMA's zero fill). Warpgroups 1-2,
+// ping-pong: alternate output rows (one stages its row while the other multiplies; CUTLASS's
+// order barrier, PingPongOrder), 36 wgmmas a row; a row done releases its first input row, a band's last row all three. The
 // accumulator (filters x pixels) is staged transposed as the NHWC row (128B swizzle, bias and
 // ReLU applied) in one buffer the warpgroups take in turn; warp 1, one thread, stores it by a
 // TMA box (filters x pixels x 1 row: pixels past the row's F are clipped) and frees it.
@@ -264,7 +264,8 @@ __global__ void __launch_bounds__(384, 1)
 
 // The input's map: NHWC {C, W, H, N}, box {64 channels, kPix pixels, 1 row, 1 image} with 128B
 // swizzle, or {8 channels, ...} without (the slots' planes); the weights' as the halo mainloop's
-// (KRSC, box {64 or 8, 1, 64}, the same swizzle); the output's: {M, F, N E}, box {64 filters, kN pixels, 1 row}, 128B swizzle.
+// (KRSC, box {64 or 8, 1, 64}, the same swizzle); the output's: {M, F, N E}, box {64 filters,
+// kN pixels, 1 row}, 128B swizzle.
 template <class T>
 std::string encode_rowhalo_maps(CUtensorMap& mi, CUtensorMap& mw, CUtensorMap& mo, const ConvGeom& g, const void* in,
                                 const void* w, void* out, int pix, int kn, bool sw) {
@@ -280,7 +281,8 @@ std::string encode_rowhalo_maps(CUtensorMap& mi, CUtensorMap& mw, CUtensorMap& m
         const cuuint64_t strides[3] = {es * g.C, es * g.C * g.W, es * g.C * g.W * g.H};
         const cuuint32_t box[4] = {cuuint32_t(sw ? g.C : kRhPlaneBytes / es), cuuint32_t(pix), 1, 1};
         const CUresult r = fns.tiled(&mi, dt, 4, const_cast<void*>(in), dims, strides, box, estr,
-                                     CU_TENSOR_MAP_INTERLEAVE_NONE, sw ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE,
+                                     CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                     sw ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE,
                                      CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
         if (r != CUDA_SUCCESS)
             return "cuTensorMapEncodeTiled refused the input rows' map (CUresult " + std::to_string(int(r)) + ")";
@@ -317,7 +319,8 @@ struct RowHaloGemm {
     template <int kN>
     static void set_smem() {
         for (auto* k : {rowhalo_kernel<T, kN, false>, rowhalo_kernel<T, kN, true>})
-            CS_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, RowHaloShape<kN>::kSmem));
+            CS_CUDA_CHECK(
+                cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, RowHaloShape<kN>::kSmem));
     }
     void prepare() const {
         set_smem<56>();

@@ -308,7 +308,8 @@ std::optional<Estimate> ws_estimate(const WsPolicy& rung, SplitKind split, DType
     // DRAM: the compulsory traffic, the transforms', split-K's partials and reduction kernel
     const int src_es = split3 || io == DType::f32 ? kAccBytes : kTwoByte;
     const Dram d = dram(u, p, P, es, src_es, out_es, prop);
-    double extra_us = d.transforms_us - (w.launch == Launch::pdl ? std::min(kDependentOverlapUs, d.transforms_us) : 0);
+    double extra_us =
+        d.transforms_us - (w.launch == Launch::pdl ? std::min(kDependentOverlapUs, d.transforms_us) : 0);
     if (load->scheduler == TileScheduler::split_k)
         extra_us += kLaunchUs + (double(2 * load->ksplit) * double(P) * u.g.M * kAccBytes + d.out_bytes) / d.bus * kUsPerS;
     const double compute_us = us + extra_us;
