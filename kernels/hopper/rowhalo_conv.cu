@@ -276,14 +276,16 @@ std::string encode_rowhalo_maps(CUtensorMap& mi, CUtensorMap& mw, CUtensorMap& m
     const CUtensorMapDataType dt = tma_dtype<T>();
     const cuuint64_t es = sizeof(T);
     const cuuint32_t estr[4] = {1, 1, 1, 1};
+    // the input rows' and the weights' boxes alike: a pixel's channels a box row, or one plane's
+    const cuuint32_t inner = cuuint32_t(sw ? g.C : kRhPlaneBytes / es);
+    const CUtensorMapSwizzle swizzle = sw ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE;
     {
         const cuuint64_t dims[4] = {cuuint64_t(g.C), cuuint64_t(g.W), cuuint64_t(g.H), cuuint64_t(g.N)};
         const cuuint64_t strides[3] = {es * g.C, es * g.C * g.W, es * g.C * g.W * g.H};
-        const cuuint32_t box[4] = {cuuint32_t(sw ? g.C : kRhPlaneBytes / es), cuuint32_t(pix), 1, 1};
+        const cuuint32_t box[4] = {inner, cuuint32_t(pix), 1, 1};
         const CUresult r = fns.tiled(&mi, dt, 4, const_cast<void*>(in), dims, strides, box, estr,
-                                     CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                     sw ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE,
-                                     CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+                                     CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+                                     CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
         if (r != CUDA_SUCCESS)
             return "cuTensorMapEncodeTiled refused the input rows' map (CUresult " + std::to_string(int(r)) + ")";
     }
@@ -297,16 +299,15 @@ std::string encode_rowhalo_maps(CUtensorMap& mi, CUtensorMap& mw, CUtensorMap& m
         if (r != CUDA_SUCCESS)
             return "cuTensorMapEncodeTiled refused the output rows' map (CUresult " + std::to_string(int(r)) + ")";
     }
-    return encode_weight_map<T>(mw, g, w, cuuint32_t(sw ? g.C : kRhPlaneBytes / es), kRhFilters,
-                                sw ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE,
-                                CU_TENSOR_MAP_L2_PROMOTION_L2_128B);
+    return encode_weight_map<T>(mw, g, w, inner, kRhFilters, swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_128B);
 }
 
 template <class T>
 struct RowHaloGemm {
     int sms = 0;
     int kn = 0;  // the MMA's N: rh_width(F)
-    bool sw = true;  // the `operands` axis: swizzled, else planes
+    RowHaloOperands operands = RowHaloOperands::swizzled;  // the `operands` axis (rh_operands)
+    bool swizzled() const { return operands == RowHaloOperands::swizzled; }
     std::string info;
     // The chain's fused bias (M values of T) and ReLU for the next launch (HopperPlan sets them).
     const void* bias = nullptr;
@@ -329,7 +330,7 @@ struct RowHaloGemm {
     }
     template <int kN>
     void launch_n(const RowHaloArgs<T>& a, cudaStream_t stream) const {
-        auto* k = sw ? rowhalo_kernel<T, kN, true> : rowhalo_kernel<T, kN, false>;
+        auto* k = swizzled() ? rowhalo_kernel<T, kN, true> : rowhalo_kernel<T, kN, false>;
         k<<<a.bands.grid, 384, RowHaloShape<kN>::kSmem, stream>>>(mi, mw, mo, a);
         CS_CUDA_CHECK(cudaGetLastError());
     }
@@ -341,7 +342,8 @@ struct RowHaloGemm {
         a.bands = row_bands(g.N, g.E, sms);
         a.ops = OutOps<T>{nullptr, static_cast<const T*>(bias), g.M, relu ? 1 : 0};
         if (in != key_in || w != key_w || out != key_out || g.N != key_n) {
-            const std::string err = encode_rowhalo_maps<T>(mi, mw, mo, g, in, w, out, rh_slot_pixels(kn), kn, sw);
+            const std::string err = encode_rowhalo_maps<T>(mi, mw, mo, g, in, w, out, rh_slot_pixels(kn), kn,
+                                                                swizzled());
             if (!err.empty()) throw cs::Error("hopper-rowhalo: " + err);
             key_in = in, key_w = w, key_out = out, key_n = g.N;
         }
@@ -354,8 +356,7 @@ struct RowHaloGemm {
     }
     std::string detail() const { return info; }
     std::string config() const {
-        return "width=" + std::to_string(kn) + ";operands=" +
-               std::string(name_of(kRowHaloOperandNames, sw ? RowHaloOperands::swizzled : RowHaloOperands::planes));
+        return "width=" + std::to_string(kn) + ";operands=" + std::string(name_of(kRowHaloOperandNames, operands));
     }
     std::size_t workspace_bytes() const { return 0; }
 };
@@ -367,7 +368,7 @@ std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx) {
     gemm.sms = ctx.prop.multiProcessorCount;
     const ConvGeom& g = u.g;
     gemm.kn = rh_width(g.F);
-    gemm.sw = p.axes.as<RowHaloOperands>("operands").value_or(RowHaloOperands::swizzled) == RowHaloOperands::swizzled;
+    gemm.operands = rh_operands(p.axes.as<RowHaloOperands>("operands"));
     gemm.prepare();
     const RowBands b = row_bands(int(std::max<std::int64_t>(1, ctx.max_chunk_N)), g.E, gemm.sms);
     char s[768];
@@ -378,7 +379,7 @@ std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx) {
                   "bands of %d rows, %d CTAs on a persistent grid (at N=%lld); ping-pong consumer warpgroups on "
                   "alternate rows, each row staged as NHWC (128B swizzle) and stored by a TMA box",
                   gemm.kn, Elem<T>::name, gemm.kn, 100.0 * (1.0 - double(g.F) / gemm.kn), kRhSlots,
-                  gemm.sw ? "128-byte pixel rows, 128B swizzle" : "8-channel planes, no swizzle", b.per_band, b.grid,
+                  gemm.swizzled() ? "128-byte pixel rows, 128B swizzle" : "8-channel planes, no swizzle", b.per_band, b.grid,
                   (long long)std::max<std::int64_t>(1, ctx.max_chunk_N));
     gemm.info = s;
     return make_hopper_plan<T>(p, ctx, std::move(u), std::move(gemm));

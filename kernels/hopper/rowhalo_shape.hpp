@@ -7,6 +7,7 @@
 #include "names.hpp"
 
 #include <cstdint>
+#include <optional>
 
 namespace cs::gpu::variants::hopper {
 
@@ -78,5 +79,10 @@ constexpr RowBands row_bands(int N, int E, int sms) {
 enum class RowHaloOperands { swizzled, planes };
 inline constexpr NameTable<RowHaloOperands, 2> kRowHaloOperandNames{
     {{RowHaloOperands::swizzled, "swizzled"}, {RowHaloOperands::planes, "planes"}}};
+// What a row runs for the axis value it set (the plan and the cost model alike): the default
+// where it set none.
+constexpr RowHaloOperands rh_operands(std::optional<RowHaloOperands> set) {
+    return set.value_or(RowHaloOperands::swizzled);
+}
 
 }  // namespace cs::gpu::variants::hopper

@@ -376,8 +376,7 @@ std::optional<Estimate> rowhalo_estimate(DType io, const Problem& p, const cudaD
     const RowBands b = row_bands(int(p.N), u.g.E, sms);
     const int step_k = 2 * kRhPlaneBytes / kTwoByte;  // a wgmma's K: two 16-byte planes of 2-byte channels
     const double step_mma = 2.0 * kRhFilters * kn * step_k / kMmaFlopsPerClk2B;
-    const bool swizzled =
-        p.axes.as<RowHaloOperands>("operands").value_or(RowHaloOperands::swizzled) == RowHaloOperands::swizzled;
+    const bool swizzled = rh_operands(p.axes.as<RowHaloOperands>("operands")) == RowHaloOperands::swizzled;
     const double step_smem = double(kRhFilters + kn) * step_k * kTwoByte /
                              (swizzled ? kSwizzledSmemBytesPerClk : kPlainSmemBytesPerClk);
     const double row_clk = double(u.g.K) / step_k * std::max(step_mma, step_smem);
