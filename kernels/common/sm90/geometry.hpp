@@ -200,11 +200,11 @@ inline Setup make_setup(const Problem& p, int parts = 1, int pack_es = 0) {
     u.b = (cpad && s.stride > 1) ? s.stride : 1;
     u.padf = u.b > 1 ? s.pad : 0;
     u.tin = cpad || u.src_nchw || parts > 1;
-    // KCRS -> KRSC, or the channel padding / space-to-depth of the filters; none where the input
-    // is transformed only for its layout and the filters are 1x1, whose KCRS is their KRSC (a
-    // copy of every filter each run had made ResNet's NCHW 1x1 layers at N=1 several times
-    // cuDNN's time: results/h200/networks/pdl_nchw.csv.gz)
-    u.tw = u.tin && !(u.src_nchw && !cpad && parts == 1 && s.R == 1 && s.S == 1);
+    // The filters' copy where their bytes change: the channel padding / space-to-depth, the
+    // split, or NCHW's KCRS -> KRSC, which for 1x1 filters is the same bytes (a copy of every
+    // filter each run had made ResNet's NCHW 1x1 layers at N=1 several times cuDNN's time:
+    // results/h200/networks/pdl_nchw.csv.gz)
+    u.tw = cpad || parts > 1 || (u.src_nchw && (s.R > 1 || s.S > 1));
     const int Cp = u.tin ? round_up(s.C * u.b * u.b, 8) : s.C;
     const int Hp = u.b > 1 ? (s.H + 2 * s.pad + u.b - 1) / u.b : s.H;
     const int Wp = u.b > 1 ? (s.W + 2 * s.pad + u.b - 1) / u.b : s.W;
