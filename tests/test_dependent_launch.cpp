@@ -9,7 +9,9 @@
 #include "measured_rows.hpp"
 #include "test_util.hpp"
 #include "variant.hpp"
+#include "ws_policy.hpp"
 
+#include <algorithm>
 #include <set>
 #include <string>
 
@@ -25,10 +27,8 @@ cudaDeviceProp h200() {
     prop.memoryBusWidth = 6144;  // the H200's, as the committed rows' device
     return prop;
 }
-std::string launch_of(const AutoPick& p) {
-    const std::string c = axis_config(*p.variant, p.axes).str();
-    const auto at = c.find("launch=");
-    return at == std::string::npos ? "" : c.substr(at + 7, c.find(';', at) - at - 7);
+bool pdl(const AutoPick& p) {
+    return p.axes.as<cs::gpu::variants::hopper::Launch>("launch") == cs::gpu::variants::hopper::Launch::pdl;
 }
 }  // namespace
 
@@ -82,7 +82,7 @@ TEST_CASE("launch=pdl: the heuristic takes it after a transform only, and walks 
         const auto picks = heuristic_picks(cls, Problem{conv1_1, 1, Layout::nhwc, {}}, prop);
         REQUIRE(!picks.empty());
         INFO(to_string(cls) << ": " << pick_label(picks.front()));
-        CHECK(launch_of(picks.front()) == "pdl");
+        CHECK(pdl(picks.front()));
     }
     // A layer read in place (NHWC, whole 16-byte channel runs): no transform, so no pdl anywhere
     // among the picks; and in any problem no two picks are the same configuration of one row.
@@ -96,7 +96,7 @@ TEST_CASE("launch=pdl: the heuristic takes it after a transform only, and walks 
             for (const auto& p : picks) {
                 INFO(pick_label(p));
                 CHECK(seen.insert(pick_label(p)).second);
-                any_pdl = any_pdl || launch_of(p) == "pdl";
+                any_pdl = any_pdl || pdl(p);
             }
             // NCHW transposes the input first: pdl is then priced, and cheaper
             CHECK(any_pdl == (layout == Layout::nchw));
