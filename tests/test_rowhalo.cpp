@@ -1,4 +1,4 @@
-// The row-halo mainloop (kernels/hopper/rowhalo_conv.cu, hopper-rowhalo-{fp16,bf16}) without a
+// The row-halo mainloop (kernels/hopper/rowhalo_conv.cu, hopper-rowhalo-{fp16,bf16,tf32}) without a
 // GPU: its range through the registry rows' supports() on an sm_90 device description (the
 // 64-channel 64-filter 3x3 layers of VGG-16 and ResNet-50 run, every shape past a limit is
 // refused with a reason that names it), its bands (rowhalo_shape.hpp's row_bands: every output
@@ -43,7 +43,7 @@ bool says(const std::optional<std::string>& r, const std::string& part) {
 
 TEST_CASE("hopper-rowhalo runs 64-channel 64-filter 3x3 stride-1 layers in NHWC and names every other limit",
           "[hopper][rowhalo]") {
-    for (const char* v : {"hopper-rowhalo-fp16", "hopper-rowhalo-bf16"}) {
+    for (const char* v : {"hopper-rowhalo-fp16", "hopper-rowhalo-bf16", "hopper-rowhalo-tf32"}) {
         INFO(v);
         CHECK(!why(v, make_layer("vgg_conv1_2", 64, 224, 224, 64, 3, 3, 1, 1)));
         CHECK(!why(v, make_layer("resnet_l1_3x3", 64, 56, 56, 64, 3, 3, 1, 1)));
@@ -57,7 +57,19 @@ TEST_CASE("hopper-rowhalo runs 64-channel 64-filter 3x3 stride-1 layers in NHWC 
         CHECK(says(why(v, make_layer("pad3", 64, 56, 56, 64, 3, 3, 1, 3)), "pad 3"));
         CHECK(says(why(v, make_layer("wide", 64, 230, 230, 64, 3, 3, 1, 1)), "F=230"));
     }
-    CHECK(find_variant("hopper-rowhalo-tf32").variant == nullptr);
+    // tf32: swizzled operands only (the planes are 16-byte runs of 2-byte channels)
+    {
+        const Variant* v = find_variant("hopper-rowhalo-tf32").variant;
+        REQUIRE(v != nullptr);
+        Problem p;
+        p.layer = make_layer("vgg_conv1_2", 64, 224, 224, 64, 3, 3, 1, 1);
+        p.N = 32;
+        p.layout = Layout::nhwc;
+        p.axes = axis_values(*v, Config::parse("operands=planes"));
+        CHECK(says(v->supports(p, hopper_prop()), "swizzled only"));
+        p.axes = axis_values(*v, Config::parse("operands=swizzled"));
+        CHECK(!v->supports(p, hopper_prop()));
+    }
     cudaDeviceProp ampere = hopper_prop();
     ampere.major = 8;
     Problem p;
@@ -74,24 +86,34 @@ TEST_CASE("row_bands cuts every image's rows into bands that cover each row once
     CHECK(hw::rh_width(57) == 112);
     CHECK(hw::rh_width(224) == 224);
     CHECK(hw::rh_width(225) == 0);
+    // tf32: 56-pixel segments, as many as the row needs (the resident weights take 144 KiB)
+    CHECK(hw::rh_width(7, 4) == 56);
+    CHECK(hw::rh_width(224, 4) == 56);
+    CHECK(hw::rh_width(225, 4) == 0);
+    CHECK(hw::rh_segments(56, 4) == 1);
+    CHECK(hw::rh_segments(57, 4) == 2);
+    CHECK(hw::rh_segments(224, 4) == 4);
+    CHECK(hw::rh_segments(224) == 1);
+    CHECK(hw::RowHaloShape<56, 4>::kSmem <= 227 * 1024);
     for (int sms : {132, 114, 7})
         for (int N : {1, 2, 8, 31, 32, 128})
-            for (int E : {1, 7, 28, 56, 112, 224}) {
-                INFO("sms " << sms << " N " << N << " E " << E);
-                const hw::RowBands b = hw::row_bands(N, E, sms);
-                REQUIRE(b.per_band >= 1);
-                // every row in one band: the bands of an image tile [0, E) with no empty band
-                CHECK(b.bands * b.per_band >= E);
-                CHECK((b.bands - 1) * b.per_band < E);
-                CHECK(b.units == N * b.bands);
-                CHECK(b.grid == std::min(b.units, sms));
-                // no band count gives a shorter last wave (in rows, a band's fill as half a row)
-                const auto cost = [&](int bands) {
-                    const int per = (E + bands - 1) / bands;
-                    return double((std::int64_t(N) * bands + sms - 1) / sms) * (per + 0.5);
-                };
-                for (int other = 1; other <= E; ++other) CHECK(cost(b.bands) <= cost(other));
-            }
+            for (int E : {1, 7, 28, 56, 112, 224})
+                for (int segs : {1, 4}) {
+                    INFO("sms " << sms << " N " << N << " E " << E << " segs " << segs);
+                    const hw::RowBands b = hw::row_bands(N, E, sms, segs);
+                    REQUIRE(b.per_band >= 1);
+                    // every row in one band: the bands of an image tile [0, E) with no empty band
+                    CHECK(b.bands * b.per_band >= E);
+                    CHECK((b.bands - 1) * b.per_band < E);
+                    CHECK(b.units == N * b.bands * segs);
+                    CHECK(b.grid == std::min(b.units, sms));
+                    // no band count gives a shorter last wave (in rows, a band's fill as half a row)
+                    const auto cost = [&](int bands) {
+                        const int per = (E + bands - 1) / bands;
+                        return double((std::int64_t(N) * bands * segs + sms - 1) / sms) * (per + 0.5);
+                    };
+                    for (int other = 1; other <= E; ++other) CHECK(cost(b.bands) <= cost(other));
+                }
     // H200 (132 SMs), VGG's conv1_2 (E = 224): one band an image at N = 128 (128 CTAs, a wave),
     // four at N = 32, two rows a band at N = 1.
     CHECK(hw::row_bands(128, 224, 132).per_band == 224);

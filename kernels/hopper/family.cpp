@@ -135,7 +135,7 @@ Family hopper_family() {
     const RungTraits gemm{"gemm", {Layout::nhwc, Layout::nchw}, true};
     // the row-halo mainloop, with its cost model (ws_model.hpp)
     Rung rowhalo = make_rung(
-        "hopper-rowhalo-{p}", {row_fp16(), row_bf16()},
+        "hopper-rowhalo-{p}", tc,
         "a 64-channel 64-filter 3x3 layer as a transposed GEMM a row: the filters are the MMA's M (the weights "
         "resident), a whole output row its N, read in place from a ring of input rows loaded once per band of output "
         "rows (each tap a shifted descriptor); ping-pong consumer warpgroups, rows stored by TMA",
@@ -143,7 +143,7 @@ Family hopper_family() {
         {{"operands", names_of(hopper::kRowHaloOperandNames),
           "the input rows and the weights in shared memory as 128-byte pixel rows in the 128B-swizzled layout "
           "(a TMA box row a pixel; the shifted operand starts inside a swizzle atom), or as 8-channel planes "
-          "(16-byte box rows, no swizzle)",
+          "(16-byte box rows, no swizzle; 2-byte channels only)",
           ids_of(hopper::kRowHaloOperandNames)}});
     rowhalo.estimate = [](const PrecisionRow& row, const Problem& p, const cudaDeviceProp& prop) {
         return hopper::rowhalo_estimate(row.io, p, prop);

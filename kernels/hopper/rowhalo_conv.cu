@@ -1,4 +1,4 @@
-// hopper-rowhalo-{fp16,bf16} — the row-halo mainloop: a 3x3 stride-1 layer of 64 channels and
+// hopper-rowhalo-{fp16,bf16,tf32} — the row-halo mainloop: a 3x3 stride-1 layer of 64 channels and
 // 64 filters (VGG-16's conv1_2, ResNet-50's layer-1 3x3) with every input row loaded once per
 // band of output rows and each tap's operand read in place from it.
 //
@@ -41,8 +41,17 @@
 // rows) was most of the time at N=1, behind the im2col GEMM; the swizzled operands (128-byte
 // box rows) were predicted to cut it by a third (rowhalo_operands.csv.gz).
 //
-// Range (rowhalo_supports, supports.cpp): fp16 and bf16, NHWC, C = M = 64, 3x3, stride 1, pad
-// <= 2, F <= 224.
+// tf32 (4-byte channels): a pixel's 64 channels are two 128-byte atom rows, so the slots, the
+// weights and the staged row each hold two atoms' blocks, the k-steps walk one atom's 4 steps
+// (8 channels a step), then the other's, and a row is stored as two boxes of 32 filters. The
+// resident weights take 144 KiB, which leaves room for a ring of 64-pixel slots only: a row is
+// cut into segments of 56 pixels (m64n56k8), a unit one band of one segment (rh_segments).
+// Predicted (VGG conv1_2, N=128, tf32): the narrow rows bound by the MMAs' shared-memory reads,
+// as ResNet's l1_3x3 in fp16 (kSwizzledSmemBytesPerClk), about 1.5 ms against cuDNN's 1.86 and
+// the im2col GEMM's 2.1-2.6.
+//
+// Range (rowhalo_supports, supports.cpp): fp16, bf16 and tf32 (swizzled operands only), NHWC,
+// C = M = 64, 3x3, stride 1, pad <= 2, F <= 224.
 #include "hopper_core.cuh"
 #include "hopper_tma.cuh"
 #include "pipeline.cuh"
@@ -75,17 +84,21 @@ __device__ __forceinline__ void tma_store_3d(const void* tmap, std::uint32_t src
 template <class T>
 struct RowHaloArgs {
     int E, F, pad;
+    int segs;  // row segments of kN pixels (rh_segments)
     RowBands bands;
     OutOps<T> ops;  // the chain's fused bias and ReLU
 };
 
-// Unit u's band: image n, output rows y0 .. y0 + rows - 1.
+// Unit u's band: image n, output rows y0 .. y0 + rows - 1, the row segment from pixel x0 (the
+// segments of one band are consecutive units, so neighbouring CTAs read the same input rows).
 struct Band {
-    int n, y0, rows;
-    __device__ __forceinline__ static Band of(int u, const RowBands& b, int E) {
+    int n, y0, rows, x0;
+    __device__ __forceinline__ static Band of(int u, const RowBands& b, int E, int segs, int kn) {
         Band r;
-        r.n = u / b.bands;
-        r.y0 = (u - r.n * b.bands) * b.per_band;
+        const int v = u / segs;
+        r.x0 = (u - v * segs) * kn;
+        r.n = v / b.bands;
+        r.y0 = (v - r.n * b.bands) * b.per_band;
         r.rows = min(b.per_band, E - r.y0);
         return r;
     }
@@ -97,9 +110,14 @@ __global__ void __launch_bounds__(384, 1)
     rowhalo_kernel(const __grid_constant__ CUtensorMap tmIn, const __grid_constant__ CUtensorMap tmW,
                    const __grid_constant__ CUtensorMap tmOut, const RowHaloArgs<T> a) {
 #ifdef CS_HOPPER_DEVICE
-    using H = RowHaloShape<kN>;
+    constexpr int kEs = int(sizeof(T));
+    using H = RowHaloShape<kN, kEs>;
+    static_assert(kSw || kEs == 2, "tf32 operands run swizzled");
     constexpr int kTaps = kRhR * kRhS;
-    constexpr std::uint32_t kWBlock = kRhFilters * 16;  // one (plane, tap) block of the weights
+    constexpr int kAtoms = H::kAtoms;
+    constexpr int kAtomCh = kRhAtomBytes / kEs;                // channels (filters) in an atom's row
+    constexpr std::uint32_t kWBlock = kRhFilters * 16;         // planes: one (plane, tap) block of the weights
+    constexpr std::uint32_t kWAtom = kRhFilters * kRhAtomBytes;  // swizzled: one (tap, atom) block
     extern __shared__ unsigned char smem_raw[];
     const std::uint32_t raw = smem_u32(smem_raw);
     const std::uint32_t sbase = (raw + 1023u) & ~1023u;  // the staging's swizzle atoms
@@ -132,8 +150,9 @@ __global__ void __launch_bounds__(384, 1)
             // ---- loader: the weights once, then every band's input rows in order
             mbar_arrive_expect_tx(wfull, std::uint32_t(H::kWeights));
             if constexpr (kSw) {
-                for (int t = 0; t < kTaps; ++t)  // a tap's 64 filters x 128 bytes, swizzled
-                    tma_load_3d(sW + std::uint32_t(t) * kRhPlanes * kWBlock, &tmW, wfull, 0, t, 0);
+                for (int t = 0; t < kTaps; ++t)  // a tap's 64 filters x 128 bytes an atom, swizzled
+                    for (int at = 0; at < kAtoms; ++at)
+                        tma_load_3d(sW + std::uint32_t(t * kAtoms + at) * kWAtom, &tmW, wfull, at * kAtomCh, t, 0);
             } else {
                 for (int c = 0; c < kRhPlanes; ++c)
                     for (int t = 0; t < kTaps; ++t)
@@ -141,18 +160,21 @@ __global__ void __launch_bounds__(384, 1)
             }
             long long gi = 0;  // the CTA's input rows so far
             for (int u = int(blockIdx.x); u < a.bands.units; u += int(gridDim.x)) {
-                const Band b = Band::of(u, a.bands, a.E);
+                const Band b = Band::of(u, a.bands, a.E, a.segs, kN);
                 for (int i = 0; i < b.rows + kRhR - 1; ++i, ++gi) {
                     const int st = int(gi % kRhSlots);
                     if (gi >= kRhSlots) mbar_wait(empty0 + 8 * st, std::uint32_t((gi / kRhSlots - 1) & 1));
                     const std::uint32_t bar = full0 + 8 * st, dst = sSlot + std::uint32_t(st) * H::kSlot;
                     mbar_arrive_expect_tx(bar, std::uint32_t(H::kSlot));
                     if constexpr (kSw) {
-                        tma_load_4d(dst, &tmIn, bar, 0, -a.pad, b.y0 - a.pad + i, b.n);  // kPix rows of 128 bytes
+#pragma unroll
+                        for (int at = 0; at < kAtoms; ++at)  // kPix rows of 128 bytes an atom
+                            tma_load_4d(dst + std::uint32_t(at * H::kAtomSlot), &tmIn, bar, at * kAtomCh,
+                                        b.x0 - a.pad, b.y0 - a.pad + i, b.n);
                     } else {
 #pragma unroll
                         for (int c = 0; c < kRhPlanes; ++c)
-                            tma_load_4d(dst + std::uint32_t(c * H::kPlane), &tmIn, bar, c * 8, -a.pad,
+                            tma_load_4d(dst + std::uint32_t(c * H::kPlane), &tmIn, bar, c * 8, b.x0 - a.pad,
                                         b.y0 - a.pad + i, b.n);
                     }
                 }
@@ -161,10 +183,13 @@ __global__ void __launch_bounds__(384, 1)
             // ---- storer: each staged row by one TMA box, then the staging is free again
             int k = 0;
             for (int u = int(blockIdx.x); u < a.bands.units; u += int(gridDim.x)) {
-                const Band b = Band::of(u, a.bands, a.E);
+                const Band b = Band::of(u, a.bands, a.E, a.segs, kN);
                 for (int j = 0; j < b.rows; ++j, ++k) {
                     mbar_wait(staged, std::uint32_t(k & 1));
-                    tma_store_3d(&tmOut, sStage, 0, 0, b.n * a.E + b.y0 + j);
+#pragma unroll
+                    for (int at = 0; at < kAtoms; ++at)  // an atom's filters of the row segment a box
+                        tma_store_3d(&tmOut, sStage + std::uint32_t(at * H::kStageAtom), at * kAtomCh, b.x0,
+                                     b.n * a.E + b.y0 + j);
                     bulk_commit();
                     bulk_wait_read<0>();
                     mbar_arrive(drained0 + 8 * (k & 1));
@@ -187,7 +212,7 @@ __global__ void __launch_bounds__(384, 1)
     long long gbase_row = 0;  // the CTA's input rows before this band
     int k = 0;                // the CTA's output rows so far
     for (int u = int(blockIdx.x); u < a.bands.units; u += int(gridDim.x)) {
-        const Band b = Band::of(u, a.bands, a.E);
+        const Band b = Band::of(u, a.bands, a.E, a.segs, kN);
         for (int j = 0; j < b.rows; ++j, ++k) {
             if ((k & 1) != cw) continue;  // the other warpgroup's row
             order.wait(cw, k);
@@ -209,15 +234,18 @@ __global__ void __launch_bounds__(384, 1)
 #pragma unroll
                 for (int s = 0; s < kRhS; ++s)
 #pragma unroll
-                    for (int kk = 0; kk < kRhPlanes / 2; ++kk) {
+                    for (int kk = 0; kk < kAtoms * kRhAtomBytes / 32; ++kk) {
                         std::uint64_t da, db;
                         if constexpr (kSw) {
-                            // 128-byte rows, 8-row swizzle atoms (SBO 1024), 32 bytes of K a step; the
+                            // 128-byte rows, 8-row swizzle atoms (SBO 1024), 32 bytes of K a step (16
+                            // 2-byte channels or 8 tf32), an atom's 4 steps, then the next atom's; the
                             // pixel shift s starts B s rows into an atom (base offset 0: see the top)
                             constexpr std::uint32_t kAtom = 1024, kRow = 128, kStep = 32;
-                            da = smem_desc(sW + std::uint32_t((r * kRhS + s) * kRhPlanes) * kWBlock + kk * kStep,
+                            const int at = kk / 4, st = kk % 4;
+                            da = smem_desc(sW + std::uint32_t((r * kRhS + s) * kAtoms + at) * kWAtom + st * kStep,
                                            kAtom, 1);
-                            db = smem_desc(slot[r] + std::uint32_t(s) * kRow + kk * kStep, kAtom, 1);
+                            db = smem_desc(slot[r] + std::uint32_t(at * H::kAtomSlot + s * kRow + st * kStep),
+                                           kAtom, 1);
                         } else {
                             da = smem_desc_plain(sW + std::uint32_t(2 * kk * kTaps + r * kRhS + s) * kWBlock,
                                                  kTaps * kWBlock, 128);
@@ -241,14 +269,18 @@ __global__ void __launch_bounds__(384, 1)
                 named_sync(2 + cw, 128);
             }
             // acc[4i + e]: filter m0 + 8 (e >> 1), pixel 8i + 2q + (e & 1); staged as NHWC rows of
-            // 128 bytes, 16-byte chunk c of pixel p at chunk c ^ (p & 7) (the store map's 128B swizzle).
+            // 128 bytes an atom of filters (an atom's rows, then the next atom's), 16-byte chunk c of
+            // pixel p at chunk c ^ (p & 7) (the store map's 128B swizzle).
 #pragma unroll
             for (int i = 0; i < kN / 8; ++i)
 #pragma unroll
                 for (int e = 0; e < 4; ++e) {
                     const int m = m0 + 8 * (e >> 1), p = 8 * i + 2 * q + (e & 1);
                     const float v = chain_bias_relu(acc[4 * i + e], (e >> 1) ? b1 : b0, has_bias, relu);
-                    const int off = p * 128 + (((m >> 3) ^ (p & 7)) << 4) + (m & 7) * 2;
+                    constexpr int kPerChunk = 16 / kEs;
+                    const int at = m / kAtomCh, mm = m % kAtomCh;
+                    const int off = at * H::kStageAtom + p * 128 + (((mm / kPerChunk) ^ (p & 7)) << 4) +
+                                    (mm % kPerChunk) * kEs;
                     *reinterpret_cast<T*>(gbase + off) = Elem<T>::from(v);
                 }
             fence_proxy_async_smem();
@@ -262,10 +294,10 @@ __global__ void __launch_bounds__(384, 1)
 #endif
 }
 
-// The input's map: NHWC {C, W, H, N}, box {64 channels, kPix pixels, 1 row, 1 image} with 128B
-// swizzle, or {8 channels, ...} without (the slots' planes); the weights' as the halo mainloop's
-// (KRSC, box {64 or 8, 1, 64}, the same swizzle); the output's: {M, F, N E}, box {64 filters,
-// kN pixels, 1 row}, 128B swizzle.
+// The input's map: NHWC {C, W, H, N}, box {an atom's channels (128 bytes), kPix pixels, 1 row,
+// 1 image} with 128B swizzle, or {8 channels, ...} without (the slots' planes); the weights' as
+// the halo mainloop's (KRSC, box {an atom's or 8 channels, 1, 64}, the same swizzle); the
+// output's: {M, F, N E}, box {an atom's filters, kN pixels, 1 row}, 128B swizzle.
 template <class T>
 std::string encode_rowhalo_maps(CUtensorMap& mi, CUtensorMap& mw, CUtensorMap& mo, const ConvGeom& g, const void* in,
                                 const void* w, void* out, int pix, int kn, bool sw) {
@@ -277,7 +309,7 @@ std::string encode_rowhalo_maps(CUtensorMap& mi, CUtensorMap& mw, CUtensorMap& m
     const cuuint64_t es = sizeof(T);
     const cuuint32_t estr[4] = {1, 1, 1, 1};
     // the input rows' and the weights' boxes alike: a pixel's channels a box row, or one plane's
-    const cuuint32_t inner = cuuint32_t(sw ? g.C : kRhPlaneBytes / es);
+    const cuuint32_t inner = cuuint32_t((sw ? kRhAtomBytes : kRhPlaneBytes) / es);
     const CUtensorMapSwizzle swizzle = sw ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE;
     {
         const cuuint64_t dims[4] = {cuuint64_t(g.C), cuuint64_t(g.W), cuuint64_t(g.H), cuuint64_t(g.N)};
@@ -292,7 +324,7 @@ std::string encode_rowhalo_maps(CUtensorMap& mi, CUtensorMap& mw, CUtensorMap& m
     {
         const cuuint64_t dims[3] = {cuuint64_t(g.M), cuuint64_t(g.F), cuuint64_t(g.N) * g.E};
         const cuuint64_t strides[2] = {es * g.M, es * g.M * g.F};
-        const cuuint32_t box[3] = {cuuint32_t(kRhFilters), cuuint32_t(kn), 1};
+        const cuuint32_t box[3] = {cuuint32_t(kRhAtomBytes / es), cuuint32_t(kn), 1};
         const CUresult r = fns.tiled(&mo, dt, 3, out, dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
                                      CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE,
                                      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
@@ -317,21 +349,28 @@ struct RowHaloGemm {
     const void* key_w = nullptr;
     const void* key_out = nullptr;
     int key_n = -1;
-    template <int kN>
-    static void set_smem() {
-        for (auto* k : {rowhalo_kernel<T, kN, false>, rowhalo_kernel<T, kN, true>})
-            CS_CUDA_CHECK(
-                cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, RowHaloShape<kN>::kSmem));
+    static constexpr int kEs = int(sizeof(T));
+    static constexpr bool kTf32 = kEs == 4;  // one width (kRhTf32Width), swizzled operands only
+    template <int kN, bool kSw>
+    static void set_smem_one() {
+        CS_CUDA_CHECK(cudaFuncSetAttribute(rowhalo_kernel<T, kN, kSw>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           RowHaloShape<kN, kEs>::kSmem));
     }
     void prepare() const {
-        set_smem<56>();
-        set_smem<112>();
-        set_smem<224>();
+        if constexpr (kTf32) {
+            set_smem_one<kRhTf32Width, true>();
+        } else {
+            set_smem_one<56, false>(), set_smem_one<56, true>();
+            set_smem_one<112, false>(), set_smem_one<112, true>();
+            set_smem_one<224, false>(), set_smem_one<224, true>();
+        }
     }
     template <int kN>
     void launch_n(const RowHaloArgs<T>& a, cudaStream_t stream) const {
-        auto* k = swizzled() ? rowhalo_kernel<T, kN, true> : rowhalo_kernel<T, kN, false>;
-        k<<<a.bands.grid, 384, RowHaloShape<kN>::kSmem, stream>>>(mi, mw, mo, a);
+        auto* k = rowhalo_kernel<T, kN, true>;
+        if constexpr (!kTf32)
+            if (!swizzled()) k = rowhalo_kernel<T, kN, false>;
+        k<<<a.bands.grid, 384, RowHaloShape<kN, kEs>::kSmem, stream>>>(mi, mw, mo, a);
         CS_CUDA_CHECK(cudaGetLastError());
     }
     void launch(const T* in, const T* w, T* out, const ConvGeom& g, bool nchw, cudaStream_t stream) {
@@ -339,7 +378,8 @@ struct RowHaloGemm {
         if (nchw) throw cs::Error("hopper-rowhalo: NHWC only (supports() refuses NCHW)");
         RowHaloArgs<T> a{};
         a.E = g.E, a.F = g.F, a.pad = g.pad;
-        a.bands = row_bands(g.N, g.E, sms);
+        a.segs = rh_segments(g.F, kEs);
+        a.bands = row_bands(g.N, g.E, sms, a.segs);
         a.ops = OutOps<T>{nullptr, static_cast<const T*>(bias), g.M, relu ? 1 : 0};
         if (in != key_in || w != key_w || out != key_out || g.N != key_n) {
             const std::string err = encode_rowhalo_maps<T>(mi, mw, mo, g, in, w, out, rh_slot_pixels(kn), kn,
@@ -347,12 +387,16 @@ struct RowHaloGemm {
             if (!err.empty()) throw cs::Error("hopper-rowhalo: " + err);
             key_in = in, key_w = w, key_out = out, key_n = g.N;
         }
-        if (kn == 56)
-            launch_n<56>(a, stream);
-        else if (kn == 112)
-            launch_n<112>(a, stream);
-        else
-            launch_n<224>(a, stream);
+        if constexpr (kTf32) {
+            launch_n<kRhTf32Width>(a, stream);
+        } else {
+            if (kn == 56)
+                launch_n<56>(a, stream);
+            else if (kn == 112)
+                launch_n<112>(a, stream);
+            else
+                launch_n<224>(a, stream);
+        }
     }
     std::string detail() const { return info; }
     std::string config() const {
@@ -367,18 +411,21 @@ std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx) {
     RowHaloGemm<T> gemm;
     gemm.sms = ctx.prop.multiProcessorCount;
     const ConvGeom& g = u.g;
-    gemm.kn = rh_width(g.F);
+    constexpr int es = int(sizeof(T));
+    gemm.kn = rh_width(g.F, es);
     gemm.operands = rh_operands(p.axes.as<RowHaloOperands>("operands"));
     gemm.prepare();
-    const RowBands b = row_bands(int(std::max<std::int64_t>(1, ctx.max_chunk_N)), g.E, gemm.sms);
+    const int segs = rh_segments(g.F, es);
+    const RowBands b = row_bands(int(std::max<std::int64_t>(1, ctx.max_chunk_N)), g.E, gemm.sms, segs);
     char s[768];
     std::snprintf(s, sizeof s,
-                  "wgmma m64n%dk16 %s transposed (M: the 64 filters, resident, 72 KiB; N: an output row of %d "
-                  "pixels, %.1f%% of them past F), B read in place from a ring of %d input rows (%s; each of the 3x3 "
-                  "taps a shifted descriptor), every input row loaded once per band; "
+                  "wgmma m64n%dk%d %s transposed (M: the 64 filters, resident, %d KiB; N: %d output row segment(s) "
+                  "of %d pixels, %.1f%% of them past F), B read in place from a ring of %d input rows (%s; each of "
+                  "the 3x3 taps a shifted descriptor), every input row loaded once per band; "
                   "bands of %d rows, %d CTAs on a persistent grid (at N=%lld); ping-pong consumer warpgroups on "
-                  "alternate rows, each row staged as NHWC (128B swizzle) and stored by a TMA box",
-                  gemm.kn, Elem<T>::name, gemm.kn, 100.0 * (1.0 - double(g.F) / gemm.kn), kRhSlots,
+                  "alternate rows, each row staged as NHWC (128B swizzle) and stored by TMA boxes",
+                  gemm.kn, 32 / es, Elem<T>::name, rh_weight_bytes(es) / 1024, segs, gemm.kn,
+                  100.0 * (1.0 - double(g.F) / (segs * gemm.kn)), kRhSlots,
                   gemm.swizzled() ? "128-byte pixel rows, 128B swizzle" : "8-channel planes, no swizzle", b.per_band, b.grid,
                   (long long)std::max<std::int64_t>(1, ctx.max_chunk_N));
     gemm.info = s;
@@ -389,6 +436,7 @@ std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx) {
 
 std::unique_ptr<Plan> rowhalo_plan(const PrecisionRow& row, const Problem& p, const PlanContext& ctx) {
     if (row.io == DType::bf16) return plan_t<__nv_bfloat16>(p, ctx);
+    if (row.io == DType::f32) return plan_t<float>(p, ctx);
     return plan_t<__half>(p, ctx);
 }
 

@@ -23,7 +23,7 @@ std::unique_ptr<Plan> tma_plan(const PrecisionRow& row, const Problem& p, const 
 // The halo mainloop (halo_conv.cu): fp16 / bf16 rows.
 std::optional<std::string> halo_supports(const PrecisionRow& row, const Problem& p, const cudaDeviceProp& prop);
 std::unique_ptr<Plan> halo_plan(const PrecisionRow& row, const Problem& p, const PlanContext& ctx);
-// The row-halo mainloop (rowhalo_conv.cu): fp16 / bf16 rows.
+// The row-halo mainloop (rowhalo_conv.cu): fp16, bf16 and tf32 rows.
 std::optional<std::string> rowhalo_supports(const PrecisionRow& row, const Problem& p, const cudaDeviceProp& prop);
 std::unique_ptr<Plan> rowhalo_plan(const PrecisionRow& row, const Problem& p, const PlanContext& ctx);
 

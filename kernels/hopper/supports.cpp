@@ -109,19 +109,22 @@ std::optional<std::string> halo_supports(const PrecisionRow& row, const Problem&
 
 std::optional<std::string> rowhalo_supports(const PrecisionRow& row, const Problem& p, const cudaDeviceProp& prop) {
     if (auto why = supports_common(p, prop)) return why;
-    if (row.io == DType::f32) return std::string("the row-halo mainloop runs 2-byte operands (fp16, bf16)");
+    const bool tf32 = row.io == DType::f32;
+    if (tf32 && rh_operands(p.axes.as<RowHaloOperands>("operands")) != RowHaloOperands::swizzled)
+        return std::string("the row-halo mainloop runs tf32 operands swizzled only (operands=planes: 2-byte "
+                           "channels, 16-byte planes)");
     const auto n = [](long long v) { return std::to_string(v); };
     const ConvShape s = conv_shape(p.layer);
     if (p.layout != Layout::nhwc)
         return std::string("the row-halo mainloop reads its NHWC input in place and stores NHWC rows");
-    if (s.C != kRhPlanes * 8 || s.M != kRhFilters)
-        return "the row-halo mainloop runs C = " + n(kRhPlanes * 8) + " channels and M = " + n(kRhFilters) +
+    if (s.C != kRhChannels || s.M != kRhFilters)
+        return "the row-halo mainloop runs C = " + n(kRhChannels) + " channels and M = " + n(kRhFilters) +
                " filters (its unrolled k-steps, the resident weights); this layer: C=" + n(s.C) + " M=" + n(s.M);
     if (s.R != kRhR || s.S != kRhS || s.stride != 1)
         return "the row-halo mainloop runs 3x3 stride-1 filters; this layer: " + n(s.R) + "x" + n(s.S) + " stride " +
                n(s.stride);
     if (s.pad > kRhMaxPad) return "the row-halo mainloop pads by at most " + n(kRhMaxPad) + "; pad " + n(s.pad);
-    if (rh_width(s.F) == 0)
+    if (rh_width(s.F, tf32 ? 4 : 2) == 0)
         return "the row-halo mainloop's MMA takes a whole output row of at most " + n(kRhMaxWidth) +
                " pixels; F=" + n(s.F);
     return std::nullopt;

@@ -363,34 +363,34 @@ std::optional<Estimate> cpasync_estimate(DType io, const Problem& p, const cudaD
 }
 
 std::optional<Estimate> rowhalo_estimate(DType io, const Problem& p, const cudaDeviceProp& prop) {
-    if (io == DType::f32) return std::nullopt;
+    const int es = io == DType::f32 ? kAccBytes : kTwoByte;
     const Setup u = make_setup(p);
-    const int kn = rh_width(u.g.F);
+    const int kn = rh_width(u.g.F, es), segs = rh_segments(u.g.F, es);
     const std::int64_t P = p.N * std::int64_t(u.g.EF);
     if (kn == 0 || P == 0) return std::nullopt;
     const int sms = std::max(1, prop.multiProcessorCount);
-    // bands of output rows as the plan cuts them, a CTA's bands one after another; each row's
-    // k-steps are 64 filters x kn pixels at the sustained MMA rate or their operands' reads from
-    // shared memory, the slower (the ping-pong's staging under the other warpgroup's MMAs), and
-    // only the first band's fill is exposed (the ring runs on)
-    const RowBands b = row_bands(int(p.N), u.g.E, sms);
-    const int step_k = 2 * kRhPlaneBytes / kTwoByte;  // a wgmma's K: two 16-byte planes of 2-byte channels
-    const double step_mma = 2.0 * kRhFilters * kn * step_k / kMmaFlopsPerClk2B;
+    // bands of output rows (of row segments) as the plan cuts them, a CTA's bands one after
+    // another; each row's k-steps are 64 filters x kn pixels at the sustained MMA rate or their
+    // operands' reads from shared memory, the slower (the ping-pong's staging under the other
+    // warpgroup's MMAs), and only the first band's fill is exposed (the ring runs on)
+    const RowBands b = row_bands(int(p.N), u.g.E, sms, segs);
+    const int step_k = 2 * kRhPlaneBytes / es;  // a wgmma's K: 32 bytes of channels
+    const double step_mma = 2.0 * kRhFilters * kn * step_k / (kMmaFlopsPerClk2B * kTwoByte / es);
     const bool swizzled = rh_operands(p.axes.as<RowHaloOperands>("operands")) == RowHaloOperands::swizzled;
-    const double step_smem = double(kRhFilters + kn) * step_k * kTwoByte /
+    const double step_smem = double(kRhFilters + kn) * step_k * es /
                              (swizzled ? kSwizzledSmemBytesPerClk : kPlainSmemBytesPerClk);
     const double row_clk = double(u.g.K) / step_k * std::max(step_mma, step_smem);
     const double waves = double(ceil_div(b.units, sms));
-    const double fill_clk = (double(kRhWeightBytes) + double(kRhR) * rh_slot_bytes(kn)) /
+    const double fill_clk = (double(rh_weight_bytes(es)) + double(kRhR) * rh_slot_bytes(kn, es)) /
                             (swizzled ? kL2BytesPerClk : kTmaBoxBytesPerClk);
     const double fixed_us = kLaunchUs + kPrologueUs;
     double us = fixed_us + (fill_clk + waves * b.per_band * row_clk) / kClockHz * kUsPerS;
-    const Dram d = dram(u, p, P, kTwoByte, kTwoByte, kTwoByte, prop);
+    const Dram d = dram(u, p, P, es, es, es, prop);
     const double compute_us = us;
     us = above_floor(us, fixed_us, d.floor_us);
-    const std::string how = "rows of " + std::to_string(kn) + " pixels, bands of " + std::to_string(b.per_band) +
-                            " rows on " + std::to_string(b.grid) + " CTAs in " + std::to_string(std::llround(waves)) +
-                            " wave(s)";
+    const std::string how = "rows of " + std::to_string(segs) + " x " + std::to_string(kn) + " pixels, bands of " +
+                            std::to_string(b.per_band) + " rows on " + std::to_string(b.grid) + " CTAs in " +
+                            std::to_string(std::llround(waves)) + " wave(s)";
     return Estimate{us * kMsPerUs, how, compute_us * kMsPerUs};
 }
 

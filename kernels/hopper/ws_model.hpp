@@ -44,7 +44,8 @@ std::optional<Estimate> ws_estimate(const WsPolicy& rung, SplitKind split, DType
 std::optional<Estimate> cpasync_estimate(DType io, const Problem& p, const cudaDeviceProp& prop);
 // The row-halo mainloop (hopper-rowhalo-<class>, rowhalo_conv.cu): its bands of output rows in
 // waves over the SMs (row_bands, rowhalo_shape.hpp), a row the 64 filters times a whole row's
-// pixels at the sustained MMA rate, plus the fill before the first MMA (the resident weights and
+// pixels (tf32: its 56-pixel segments) at the sustained MMA rate or the rate shared memory feeds
+// the MMAs, plus the fill before the first MMA (the resident weights and
 // the first input rows, at the rate of the `operands` axis's TMA boxes), a launch and a prologue;
 // at least the DRAM floor.
 std::optional<Estimate> rowhalo_estimate(DType io, const Problem& p, const cudaDeviceProp& prop);
