@@ -126,12 +126,13 @@ TEST_CASE("the row-halo's price against the committed H200 rows, and the heurist
     cudaDeviceProp prop = hopper_prop();
     prop.memoryBusWidth = 6144;  // the H200's, as the committed rows' device
     // results/h200/networks/rowhalo_{vgg16,resnet50}.csv.gz: the rung at N=1, 32 and 128 in fp16
-    // and bf16, its operands swizzled and in planes. The model's fill and shared-memory rates were
-    // fitted to them: every row at N=32 and 128 within 15%. At N=1 l1_3x3's 56-pixel rows are
-    // priced up to 1.44x their time (conv1_2's within 10%): its launch and prologue, priced as the
-    // persistent rungs' (ws_model.cpp), take less here; the bound is that until they are refitted.
+    // and bf16, its operands swizzled and in planes; rowhalo_tf32_*.csv.gz: in tf32. The model's
+    // fill, prologue and shared-memory rates were fitted to them (ws_model.cpp): every row at N=32
+    // and 128 within 15%, at N=1 within 20% (the persistent rungs' prologue had priced l1_3x3's
+    // 56-pixel rows at N=1 at 1.44-1.55x their time).
     int rows = 0;
-    for (const char* file : {"rowhalo_vgg16.csv.gz", "rowhalo_resnet50.csv.gz"}) {
+    for (const char* file : {"rowhalo_vgg16.csv.gz", "rowhalo_resnet50.csv.gz", "rowhalo_tf32_vgg16.csv.gz",
+                             "rowhalo_tf32_resnet50.csv.gz"}) {
         const auto t = cs::cli::read_csv_table(std::string(CS_SOURCE_DIR) + "/results/h200/networks/" + file);
         const auto col = [&](const char* n) { return cs::test::column(t, n); };
         for (const auto& r : t.rows) {
@@ -145,17 +146,17 @@ TEST_CASE("the row-halo's price against the committed H200 rows, and the heurist
             REQUIRE(e);
             const double ratio = e->ms / std::stod(r[col("kernel_ms")]);
             INFO(file << " " << r[col("layer")] << " N=" << p.N << " " << v->name << ": predicted/measured " << ratio);
-            CHECK(std::abs(std::log(ratio)) <= std::log(p.N == 1 ? 1.47 : 1.15));
+            CHECK(std::abs(std::log(ratio)) <= std::log(p.N == 1 ? 1.2 : 1.15));
             ++rows;
         }
     }
-    CHECK(rows == 24);
+    CHECK(rows == 30);
     // VGG's conv1_2: the rung (swizzled) measured 0.64-0.66x cuDNN at N=32 and 128 and ahead of the
-    // im2col GEMM that the heuristic took before it at N=1 (the same files); the heuristic takes it
-    // at every N.
+    // im2col GEMM that the heuristic took before it at N=1 (the same files), and in tf32 about 0.75x
+    // cuDNN at every N; the heuristic takes it at every N in every tensor-core class.
     const Layer conv1_2 = make_layer("conv1_2", 64, 224, 224, 64, 3, 3, 1, 1);
     for (std::int64_t N : {1, 32, 128})
-        for (Precision cls : {Precision::fp16, Precision::bf16}) {
+        for (Precision cls : {Precision::fp16, Precision::bf16, Precision::tf32}) {
             Problem p{conv1_2, N, Layout::nhwc, {}};
             const auto picks = heuristic_picks(cls, p, prop);
             REQUIRE(!picks.empty());

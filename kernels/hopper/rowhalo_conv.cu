@@ -47,8 +47,10 @@
 // resident weights take 144 KiB, which leaves room for a ring of 64-pixel slots only: a row is
 // cut into segments of 56 pixels (m64n56k8), a unit one band of one segment (rh_segments).
 // Predicted (VGG conv1_2, N=128, tf32): the narrow rows bound by the MMAs' shared-memory reads,
-// as ResNet's l1_3x3 in fp16 (kSwizzledSmemBytesPerClk), about 1.5 ms against cuDNN's 1.86 and
-// the im2col GEMM's 2.1-2.6.
+// as ResNet's l1_3x3 in fp16 (kSwizzledSmemBytesPerClk), about 0.8 of cuDNN's time, where the
+// im2col GEMM took 1.1-1.4 of it. Measured (results/h200/networks/rowhalo_tf32_*.csv.gz): about
+// 0.75 of cuDNN's time on both layers at N=1, 32 and 128; on conv1_2 at N=128, 0.78 of cuBLAS's
+// large-GEMM tf32 rate (pct_peak) (docs/findings.md, "Other networks").
 //
 // Range (rowhalo_supports, supports.cpp): fp16, bf16 and tf32 (swizzled operands only), NHWC,
 // C = M = 64, 3x3, stride 1, pad <= 2, F <= 224.

@@ -107,17 +107,26 @@ constexpr double kCpAsyncTurnClk = 1800;
 // results/h200/networks/packprice_*.csv.gz): the stem left the packed path at half its time.
 constexpr double kPackElemsPerClk = 1.87;
 // The row-halo mainloop (rowhalo_conv.cu), fitted to its committed H200 rows
-// (results/h200/networks/rowhalo_{vgg16,resnet50}.csv.gz, both values of its `operands` axis):
+// (results/h200/networks/rowhalo_{vgg16,resnet50}.csv.gz, both values of its `operands` axis, and
+// rowhalo_tf32_{vgg16,resnet50}.csv.gz):
 // - its fill before the first MMA (the weights, R input rows), the whole of what the rows at N=1
-//   take beyond their MMAs, a launch and a prologue: as 128-byte swizzled box rows it arrives at
+//   take beyond their MMAs, a launch and its prologue: as 128-byte swizzled box rows it arrives at
 //   the tiled rate (kL2BytesPerClk); as 16-byte planes at about a box row per SM and clock;
+// - its prologue (the barriers' set-up, the tensor maps' fetch; its first loads are the fill,
+//   priced apart, unlike a persistent GEMM's kPrologueUs, which holds its ring's first loads);
 // - what its wgmmas read from shared memory a clock (the 64 filters' 2 KiB and the row's 32
-//   bytes a pixel a k-step) sets the pace of a narrow row, where the MMA alone would not
-//   (ResNet's l1_3x3, 56-pixel rows, at N=32 and 128: about 80 bytes a clock from no-swizzle
-//   core matrices, 90 from swizzled rows); VGG's 224-pixel rows stay MMA-bound.
+//   bytes a pixel a k-step, in either element size) sets the pace of a narrow row, where the MMA
+//   alone would not (ResNet's l1_3x3, 56-pixel rows, and tf32's 56-pixel segments: about 80
+//   bytes a clock from no-swizzle core matrices, 84 from swizzled rows); VGG's 224-pixel rows of
+//   2-byte channels stay MMA-bound.
+// The prologue and the swizzled rate were fitted together to the 30 rows (24 of 2-byte channels,
+// 6 of tf32): with the persistent prologue and 90 bytes a clock, l1_3x3 at N=1 was priced at
+// 1.44x (fp16) and 1.55x (tf32) its time; now every row at N=1 within 1.17x and at N=32 and 128
+// within 1.15x (tests/test_rowhalo.cpp).
 constexpr double kTmaBoxBytesPerClk = 16;
 constexpr double kPlainSmemBytesPerClk = 80;
-constexpr double kSwizzledSmemBytesPerClk = 90;
+constexpr double kSwizzledSmemBytesPerClk = 84;
+constexpr double kRowHaloPrologueUs = 1;
 // HBM3 and HBM3e: bytes per second per bit of the memory bus (the H100's and the H200's rated
 // bandwidths over their bus widths, between the two); a device that reports no bus width is
 // taken as the H100's.
@@ -383,7 +392,7 @@ std::optional<Estimate> rowhalo_estimate(DType io, const Problem& p, const cudaD
     const double waves = double(ceil_div(b.units, sms));
     const double fill_clk = (double(rh_weight_bytes(es)) + double(kRhR) * rh_slot_bytes(kn, es)) /
                             (swizzled ? kL2BytesPerClk : kTmaBoxBytesPerClk);
-    const double fixed_us = kLaunchUs + kPrologueUs;
+    const double fixed_us = kLaunchUs + kRowHaloPrologueUs;
     double us = fixed_us + (fill_clk + waves * b.per_band * row_clk) / kClockHz * kUsPerS;
     const Dram d = dram(u, p, P, es, es, es, prop);
     const double compute_us = us;
