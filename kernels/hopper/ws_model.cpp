@@ -19,6 +19,14 @@ namespace {
 // sm_90's rates, as the model prices them (architectural: no layer's shape).
 // The SM clock under a sustained MMA load (H100/H200 SXM boost 1.98 GHz, lower under load).
 constexpr double kClockHz = 1.755e9;
+// A grid of fewer CTAs than SMs (one partial wave) leaves SMs idle all its time, so the timed
+// loop's power stays under the cap and the clock rises: dynamic power goes as the clock cubed,
+// so the busy SMs' MMAs run (SMs / CTAs)^(1/3) faster, up to the tensor core's rate per clock
+// (4096 dense 2-byte FLOPs an SM) over the sustained one above. On ResNet's one-wave layers at
+// N=32 (results/h200/networks/sk_l2_profile.csv.gz: 52 and 98 CTAs of m128n128, tf32 and fp16)
+// data-parallel's k-slices took 470-540 clocks at kClockHz against 630 for their MMAs as priced.
+constexpr double kMmaPeakFlopsPerClk2B = 4096;
+constexpr double kPowerLawExponent = 1.0 / 3.0;
 // Dense wgmma FLOPs per SM and clock on 2-byte operands, sustained: cuBLAS's large-GEMM rate as
 // the H200's ceilings measure it (the CSV's peak_tflops), over its SMs at kClockHz; 4-byte (tf32)
 // operands run half.
@@ -41,6 +49,16 @@ constexpr int kSplitParts = 3;
 // priced ahead at N=128) and the stream-K rows of ResNet's last 3x3 layers at N=32.
 constexpr double kL2BytesPerClk = 64;
 constexpr double kIm2colBytesPerClk = 56;
+// The same loads where the SMs at the same moment fetch unrelated A rows and B slices: stream-K's
+// cut tiles, whose CTAs start at any k-slice. Under Nsight Compute (results/h200/networks/
+// sk_l2_profile.csv.gz: ResNet's l4_proj, l4_1x1a and l3_3x3 at N=32 on one tile, tf32 and fp16)
+// stream-K's L2 sectors were 1.5-1.75x data-parallel's for the same k-slices at about the same L2
+// throughput, its tensor pipe busy 40-53% against 70-83%: data-parallel's neighbours, walking k
+// together, share their fetches, which the rates above were fitted on. Fitted with the clock
+// above to those six groups (the model now takes each group's fastest scheduler; it took
+// stream-K, up to 1.38x the fastest, on two) and to the committed checks (tests/
+// test_auto_choice.cpp: the network rows' error falls, median 1.079 to 1.070, p90 1.221 to 1.198).
+constexpr double kScatteredL2BytesPerClk = 48;
 // The pipeline's handshake per k-slice (the full and empty barriers, the consumers' wait).
 constexpr double kSliceSyncClk = 60;
 // A cluster's k-slice: a multicast load refills a stage only once both CTAs' consumers have freed
@@ -176,6 +194,7 @@ Dram dram(const Setup& u, const Problem& p, std::int64_t P, int es, int src_es, 
 // the partial tiles it adds into a cut tile; nothing where the plan would SKIP.
 struct Load {
     double slices = 0, units = 0, fixups = 0;
+    double scattered = 0;  // of the slices, stream-K's cut ones (their CTAs at unrelated k offsets)
     int ksplit = 1;
     TileScheduler scheduler = TileScheduler::data_parallel;
 };
@@ -229,6 +248,7 @@ std::optional<Load> busiest(TileScheduler sched, std::int64_t tiles, int tiles_n
             const double sharers = double(ceil_div(s.grid, cut_tiles));
             l.units = whole + touched;
             l.slices = whole * kslices + cut;
+            l.scattered = cut;
             l.fixups = s.sk_iters > 0 ? std::max(0.0, touched - 1) + std::max(0.0, sharers - 1) : 0;
             return l;
         }
@@ -282,11 +302,20 @@ std::optional<Estimate> ws_estimate(const WsPolicy& rung, SplitKind split, DType
 
     // one k-slice on one SM: MMAs over the slice's covered bytes, loads of A and B from L2
     const double flops_per_clk = kMmaFlopsPerClk2B * kTwoByte / es;
-    const double mma = double(t.bm) * t.bn * (t.mma_bytes() / es) * 2 / flops_per_clk;
+    // data-parallel in one partial wave: the clock's headroom (kPowerLawExponent)
+    const bool one_wave = load->scheduler == TileScheduler::data_parallel && load->ksplit == 1 && cluster == 1 &&
+                          tiles < sms;
+    const double headroom =
+        one_wave ? std::min(kMmaPeakFlopsPerClk2B / kMmaFlopsPerClk2B,
+                            std::pow(double(sms) / double(tiles), kPowerLawExponent))
+                 : 1.0;
+    const double mma = double(t.bm) * t.bn * (t.mma_bytes() / es) * 2 / flops_per_clk / headroom;
     const double a_bytes = double(t.bm) * t.rowb / (mc_a ? 2 : 1);
     const double b_bytes = double(t.bn) * t.rowb / (cluster == 2 && !mc_a ? 2 : 1);
     const double slice = std::max(mma, a_bytes / kIm2colBytesPerClk + b_bytes / kL2BytesPerClk) + kSliceSyncClk +
                          (cluster > 1 ? kClusterSliceClk : 0);
+    // stream-K's cut slices: no neighbour loads the same A rows or B slice at the same time
+    const double scattered_slice = std::max(mma, (a_bytes + b_bytes) / kScatteredL2BytesPerClk) + kSliceSyncClk;
     // a unit's epilogue: hidden under the next unit's mainloop by the TMA store (where the plan can
     // run it: tma_store_blocker, as the plan asks it) and by ping-pong, all but the last
     const bool split_k = load->scheduler == TileScheduler::split_k || load->scheduler == TileScheduler::split_k_fused;
@@ -306,7 +335,8 @@ std::optional<Estimate> ws_estimate(const WsPolicy& rung, SplitKind split, DType
     // each partial tile a cut tile's finisher adds: written by its CTA, read back through L2
     const double fixup = load->fixups * (2 * double(t.bm) * t.bn * kAccBytes / kL2BytesPerClk +
                                          (load->scheduler == TileScheduler::stream_k ? kStreamKFixupClk : 0));
-    const double gemm_clk = load->slices * slice + load->units * kUnitClk + epilogues_clk + fixup;
+    const double gemm_clk = (load->slices - load->scattered) * slice + load->scattered * scattered_slice +
+                            load->units * kUnitClk + epilogues_clk + fixup;
     double us = kPrologueUs + gemm_clk / kClockHz * kUsPerS + kLaunchUs;
     // split-K summed inside the kernel: each unit ends with the parts' reduction; across a
     // cluster a CTA runs one unit, so each wave of them also pays the prologue
