@@ -29,6 +29,7 @@
 
 using namespace cs;
 using namespace cs::gpu;
+using cs::test::h200_prop;
 using cs::test::hopper_prop;
 using cs::test::column;
 using cs::test::make_layer;
@@ -52,13 +53,6 @@ std::vector<Layer> generated_shapes(int count, unsigned seed) {
         out.push_back(l);
     }
     return out;
-}
-
-// The sm_90 description with the H200's memory bus: the committed H200 measurements' device.
-cudaDeviceProp h200_prop() {
-    cudaDeviceProp prop = hopper_prop();
-    prop.memoryBusWidth = 6144;
-    return prop;
 }
 
 const std::vector<Precision> kClasses = {Precision::fp16, Precision::bf16, Precision::tf32, Precision::fp32};

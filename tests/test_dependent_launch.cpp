@@ -18,15 +18,10 @@
 using namespace cs;
 using namespace cs::gpu;
 using cs::test::column;
-using cs::test::hopper_prop;
+using cs::test::h200_prop;
 using cs::test::make_layer;
 
 namespace {
-cudaDeviceProp h200() {
-    cudaDeviceProp prop = hopper_prop();
-    prop.memoryBusWidth = 6144;  // the H200's, as the committed rows' device
-    return prop;
-}
 bool pdl(const AutoPick& p) {
     return p.axes.as<cs::gpu::variants::hopper::Launch>("launch") == cs::gpu::variants::hopper::Launch::pdl;
 }
@@ -34,7 +29,7 @@ bool pdl(const AutoPick& p) {
 
 TEST_CASE("launch=pdl: priced a launch gap below plain after a transform, as the committed N=1 rows measured",
           "[auto][model][pdl]") {
-    const cudaDeviceProp prop = h200();
+    const cudaDeviceProp prop = h200_prop();
     // results/h200/networks/pdl_pack_{vgg16,resnet50}.csv.gz: the TMA store at m128n64 on the
     // packed 3-channel layers, plain and pdl in one process. At N=1 pdl measured faster in every
     // class on both layers, and the model's difference is the median of those six.
@@ -74,7 +69,7 @@ TEST_CASE("launch=pdl: priced a launch gap below plain after a transform, as the
 
 TEST_CASE("launch=pdl: the heuristic takes it after a transform only, and walks no copies of a configuration",
           "[auto][heuristic][pdl]") {
-    const cudaDeviceProp prop = h200();
+    const cudaDeviceProp prop = h200_prop();
     // VGG's conv1_1 (3 channels: the taps packed by a kernel of their own) at N=1: the TMA store
     // with pdl, as measured faster (above).
     const Layer conv1_1 = make_layer("conv1_1", 3, 224, 224, 64, 3, 3, 1, 1);

@@ -123,8 +123,7 @@ TEST_CASE("row_bands cuts every image's rows into bands that cover each row once
 
 TEST_CASE("the row-halo's price against the committed H200 rows, and the heuristic takes it where it won",
           "[hopper][rowhalo][auto]") {
-    cudaDeviceProp prop = hopper_prop();
-    prop.memoryBusWidth = 6144;  // the H200's, as the committed rows' device
+    const cudaDeviceProp prop = cs::test::h200_prop();  // the committed rows' device
     // results/h200/networks/rowhalo_{vgg16,resnet50}.csv.gz: the rung at N=1, 32 and 128 in fp16
     // and bf16, its operands swizzled and in planes; rowhalo_tf32_*.csv.gz: in tf32. The model's
     // fill, prologue and shared-memory rates were fitted to them (ws_model.cpp): every row at N=32

@@ -123,6 +123,13 @@ inline cudaDeviceProp hopper_prop() {
     p.sharedMemPerBlockOptin = 227 * 1024;
     return p;
 }
+// hopper_prop with the H200's memory bus: the device of the committed H200 measurements that
+// the cost model's tests price against.
+inline cudaDeviceProp h200_prop() {
+    cudaDeviceProp p = hopper_prop();
+    p.memoryBusWidth = 6144;
+    return p;
+}
 #endif
 
 }  // namespace cs::test
