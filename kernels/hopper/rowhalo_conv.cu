@@ -236,14 +236,15 @@ __global__ void __launch_bounds__(384, 1)
 #pragma unroll
                 for (int s = 0; s < kRhS; ++s)
 #pragma unroll
-                    for (int kk = 0; kk < kAtoms * kRhAtomBytes / 32; ++kk) {
+                    for (int kk = 0; kk < kAtoms * kRhAtomBytes / kRhStepBytes; ++kk) {
                         std::uint64_t da, db;
                         if constexpr (kSw) {
-                            // 128-byte rows, 8-row swizzle atoms (SBO 1024), 32 bytes of K a step (16
-                            // 2-byte channels or 8 tf32), an atom's 4 steps, then the next atom's; the
-                            // pixel shift s starts B s rows into an atom (base offset 0: see the top)
-                            constexpr std::uint32_t kAtom = 1024, kRow = 128, kStep = 32;
-                            const int at = kk / 4, st = kk % 4;
+                            // 128-byte rows, 8-row swizzle atoms (SBO 1024), kRhStepBytes of K a step,
+                            // an atom's 4 steps, then the next atom's; the pixel shift s starts B s
+                            // rows into an atom (base offset 0: see the top)
+                            constexpr std::uint32_t kAtom = 1024, kRow = 128, kStep = kRhStepBytes;
+                            constexpr int kSteps = kRhAtomBytes / kRhStepBytes;  // an atom's
+                            const int at = kk / kSteps, st = kk % kSteps;
                             da = smem_desc(sW + std::uint32_t((r * kRhS + s) * kAtoms + at) * kWAtom + st * kStep,
                                            kAtom, 1);
                             db = smem_desc(slot[r] + std::uint32_t(at * H::kAtomSlot + s * kRow + st * kStep),

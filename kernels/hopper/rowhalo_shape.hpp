@@ -18,6 +18,7 @@ constexpr int kRhR = 3, kRhS = 3;  // the taps, unrolled
 constexpr int kRhSlots = kRhR + 1;  // input rows in the ring: R in use, one loading
 constexpr int kRhMaxPad = 2;        // padding past it would leave a whole tap in the zero fill
 constexpr int kRhAtomBytes = 128;   // a 128B-swizzle atom's row: a pixel's channels, or a part of them
+constexpr int kRhStepBytes = 32;    // a wgmma's K: 32 bytes of channels (16 of 2 bytes, 8 of tf32)
 // A pixel's channels in 128-byte atom rows: one of 2-byte channels, two of tf32's 4-byte ones.
 constexpr int rh_atoms(int es) { return kRhChannels * es / kRhAtomBytes; }
 

@@ -124,7 +124,7 @@ std::optional<std::string> rowhalo_supports(const PrecisionRow& row, const Probl
         return "the row-halo mainloop runs 3x3 stride-1 filters; this layer: " + n(s.R) + "x" + n(s.S) + " stride " +
                n(s.stride);
     if (s.pad > kRhMaxPad) return "the row-halo mainloop pads by at most " + n(kRhMaxPad) + "; pad " + n(s.pad);
-    if (rh_width(s.F, tf32 ? 4 : 2) == 0)
+    if (rh_width(s.F, int(dtype_bytes(row.io))) == 0)
         return "the row-halo mainloop's MMA takes a whole output row of at most " + n(kRhMaxWidth) +
                " pixels; F=" + n(s.F);
     return std::nullopt;

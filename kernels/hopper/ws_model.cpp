@@ -413,7 +413,7 @@ std::optional<Estimate> rowhalo_estimate(DType io, const Problem& p, const cudaD
     // operands' reads from shared memory, the slower (the ping-pong's staging under the other
     // warpgroup's MMAs), and only the first band's fill is exposed (the ring runs on)
     const RowBands b = row_bands(int(p.N), u.g.E, sms, segs);
-    const int step_k = 2 * kRhPlaneBytes / es;  // a wgmma's K: 32 bytes of channels
+    const int step_k = kRhStepBytes / es;  // a wgmma's K in channels
     const double step_mma = 2.0 * kRhFilters * kn * step_k / (kMmaFlopsPerClk2B * kTwoByte / es);
     const bool swizzled = rh_operands(p.axes.as<RowHaloOperands>("operands")) == RowHaloOperands::swizzled;
     const double step_smem = double(kRhFilters + kn) * step_k * es /
