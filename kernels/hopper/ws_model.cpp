@@ -322,8 +322,10 @@ std::optional<Estimate> ws_estimate(const WsPolicy& rung, SplitKind split, DType
     const bool cluster_split_k = cluster_split(load->scheduler);
     const bool tma_store = w.epilogue.store == Epilogue::tma_store &&
                            tma_store_blocker(u, out_es, ti, split_k || cluster_split_k).empty();
-    const double epilogue =
-        kEpilogueClk + double(t.bm) * t.bn * out_es / (tma_store ? kTmaStoreBytesPerClk : kDirectStoreBytesPerClk);
+    // (split-K across a cluster: each part stores its share of the summed tile's rows)
+    const double epilogue = kEpilogueClk + double(t.bm) * t.bn * out_es /
+                                               (cluster_split_k ? load->ksplit : 1) /
+                                               (tma_store ? kTmaStoreBytesPerClk : kDirectStoreBytesPerClk);
     // (only as far as that mainloop lasts: a unit of one or a few k-slices, as a 1x1 layer of
     // few channels or the tap packing gives, leaves the rest of each epilogue exposed)
     const bool hidden = tma_store || w.schedule == Schedule::pingpong;
