@@ -288,6 +288,9 @@ __global__ void __launch_bounds__(kWsThreads, 1)
     const int tid = int(threadIdx.x);
     const int wg = tid >> 7;
     if (tid == 0) {
+        tma_prefetch_desc(&tmA);  // under the barriers' set-up, not before the first load
+        tma_prefetch_desc(&tmB);
+        if constexpr (std::is_same_v<Epi, EpiTmaStore>) tma_prefetch_desc(&tmO);
 #pragma unroll
         for (int s = 0; s < STAGES; ++s) {
             mbar_init(full0 + 8 * s, 1);

@@ -118,6 +118,13 @@ using cs::gpu::mbar_init;
 using cs::gpu::mbar_try_wait;
 using cs::gpu::mbar_wait;
 
+// A tensor map's descriptor fetched ahead of its first TMA: a kernel's first load (or store)
+// otherwise waits out that fetch from the kernel's parameters (as CUTLASS's collectives
+// prefetch theirs at the kernel's start).
+__device__ __forceinline__ void tma_prefetch_desc(const void* tmap) {
+    CS_HOPPER_ASM("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<std::uint64_t>(tmap)) : "memory");
+}
+
 // TMA: im2col load of a 4D NHWC tensor (coordinates c, w, h, n of the first pixel; offsets
 // of the filter tap s, r), and tiled 2D / 3D loads; all complete on the mbarrier.
 __device__ __forceinline__ void tma_load_im2col_4d(std::uint32_t dst, const void* tmap, std::uint32_t bar, int c,
