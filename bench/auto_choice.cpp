@@ -25,8 +25,10 @@ std::string pick_label(const AutoPick& p) {
 }
 
 // Beyond the tile, the axes the heuristic also walks (the rest stay at each plan's own choice):
-// the launch, a GEMM after an input transform as its programmatic dependent.
-constexpr const char* kPricedAxes[] = {"launch"};
+// the launch, a GEMM after an input transform as its programmatic dependent; the tile
+// scheduler, where the plan's own rule would split K over few tiles that data-parallel runs
+// faster (ResNet's 1x1 layers at N=1, results/h200/networks/n1_small_tiles.csv.gz).
+constexpr const char* kPricedAxes[] = {"launch", "scheduler"};
 
 std::vector<AutoPick> heuristic_picks(Precision cls, const Problem& p, const cudaDeviceProp& prop) {
     Problem base = p;
@@ -38,6 +40,16 @@ std::vector<AutoPick> heuristic_picks(Precision cls, const Problem& p, const cud
         priced.push_back({v, q.axes, AutoPath::heuristic, e.ms,
                           "heuristic: predicted " + ms_text(e.ms) + " (" + e.how + ")", e.compute_ms});
     };
+    // Each row's plans, one a tile, first; then each further axis one value at a time beside a
+    // plan's own choice, kept only where the model prices it differently (else it is the same
+    // configuration to the model). A price tie keeps the earlier: a rung's own configuration
+    // (hopper-sk's stream-K) before the same one reached through another rung's axis.
+    struct Base {
+        const Variant* v;
+        Problem q;
+        double ms;
+    };
+    std::vector<Base> bases;
     for (const Variant* v : rows) {
         if (!v->estimate) continue;
         const Axis* tiles = v->axis("tile");
@@ -48,19 +60,19 @@ std::vector<AutoPick> heuristic_picks(Precision cls, const Problem& p, const cud
             const auto plan_choice = v->estimate(q, prop);
             if (!plan_choice) continue;
             keep(v, q, *plan_choice);
-            // each further axis one value at a time beside the plan's own choice, kept only where
-            // the model prices it differently (else it is the same configuration to the model)
-            for (const char* name : kPricedAxes) {
-                const Axis* a = v->axis(name);
-                for (std::size_t k = 0; a && k < a->values.size(); ++k) {
-                    Problem r = q;
-                    r.axes.set.emplace_back(a->name, a->id(k));
-                    const auto e = v->estimate(r, prop);
-                    if (e && e->ms != plan_choice->ms) keep(v, r, *e);
-                }
-            }
+            bases.push_back({v, q, plan_choice->ms});
         }
     }
+    for (const Base& b : bases)
+        for (const char* name : kPricedAxes) {
+            const Axis* a = b.v->axis(name);
+            for (std::size_t k = 0; a && k < a->values.size(); ++k) {
+                Problem r = b.q;
+                r.axes.set.emplace_back(a->name, a->id(k));
+                const auto e = b.v->estimate(r, prop);
+                if (e && e->ms != b.ms) keep(b.v, r, *e);
+            }
+        }
     std::stable_sort(priced.begin(), priced.end(), [](const AutoPick& a, const AutoPick& b) {
         return cheaper(a.ms, a.compute_ms, b.ms, b.compute_ms);
     });

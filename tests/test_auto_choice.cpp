@@ -388,7 +388,8 @@ TEST_CASE("auto: the model against the committed network sweeps, shapes it was n
     // layers at the floor, priced without them). Since the im2col loads of A are priced at their
     // own rate (kIm2colBytesPerClk), the worst row is 1.71x (it was 1.74x). Since stream-K's cut
     // slices load at the scattered rate and a one-wave grid's MMAs at the clock's headroom, half
-    // the rows are within 1.070x (1.079x) and 90% within 1.198x (1.222x).
+    // the rows are within 1.070x (1.079x) and 90% within 1.198x (1.222x). Since the ring's first
+    // loads are paid by the grid's share of the SMs (kPrologueFillUs), 90% within 1.167x.
     const cudaDeviceProp prop = h200_prop();
     std::vector<double> log_ratio;
     for (const char* file : {"auto_vgg16_n32.csv.gz", "auto_resnet50_n32.csv.gz"}) {
@@ -409,7 +410,7 @@ TEST_CASE("auto: the model against the committed network sweeps, shapes it was n
     INFO("rows " << log_ratio.size() << "; predicted/measured off by at most x" << median << " for half, x" << p90
                  << " for 90%, x" << std::exp(log_ratio.back()) << " for all");
     CHECK(median <= 1.070);
-    CHECK(p90 <= 1.198);
+    CHECK(p90 <= 1.167);
     CHECK(std::exp(log_ratio.back()) <= 1.71);
 }
 
@@ -464,7 +465,8 @@ TEST_CASE("auto: the model of hopper-wgmma (cp.async, a CTA a tile) against its 
     // results/h200/sweep_all_variants.csv.gz: hopper-wgmma-fp16/bf16/tf32 on AlexNet's layers at
     // N=1, 32 and 128 in both layouts, each at its default tile (the CSV's config), which the
     // model's two constants of that rung were fitted to (ws_model.cpp: kCpAsyncBytesPerClk,
-    // kCpAsyncLatencyClk). The bounds are the model's as committed; a change that makes it worse
+    // kCpAsyncLatencyClk; with the first wave's start and the idle SMs' faster copies fitted at
+    // N=1, the geometric mean 1.158 -> 1.141). The bounds are the model's as committed; a change that makes it worse
     // fails here.
     const auto rows = reprice("results/h200/sweep_all_variants.csv.gz",
                               [](const cs::cli::CsvTable& t, const std::vector<std::string>& r, const Variant&) {
@@ -477,7 +479,7 @@ TEST_CASE("auto: the model of hopper-wgmma (cp.async, a CTA a tile) against its 
     for (double x : rows) sum += x, worst = std::max(worst, x);
     INFO("predicted/measured off by x" << std::exp(sum / double(rows.size())) << " (geometric mean), x"
                                        << std::exp(worst) << " at worst");
-    CHECK(std::exp(sum / double(rows.size())) <= 1.16);
+    CHECK(std::exp(sum / double(rows.size())) <= 1.142);
     CHECK(std::exp(worst) <= 1.73);
 }
 
@@ -492,7 +494,8 @@ TEST_CASE("auto: the model's choice between the tuned and the heuristic configur
     // kept ResNet's stem on the packed path, 2.0-2.2x the measured faster, and lost 2.40 ms of 45.5
     // (62 pairs more than 3% slower); since, 1.32 ms (58 pairs); with a cluster's coupling at each
     // k-slice priced (kClusterSliceClk), 0.80 ms (30 pairs); with stream-K's fix-up handshake
-    // (kStreamKFixupClk), 0.43 ms (12 pairs). The bounds are the model's on these files as
+    // (kStreamKFixupClk), 0.43 ms (12 pairs); with the N=1 refit of the persistent prologue and of
+    // rung 1's start (n1_small_tiles.csv.gz), 0.33 ms. The bounds are the model's on these files as
     // committed, so that a change that makes it worse fails here.
     const cudaDeviceProp prop = h200_prop();
     struct Side {
@@ -536,6 +539,46 @@ TEST_CASE("auto: the model's choice between the tuned and the heuristic configur
     INFO(both << " pairs; the model's choice loses " << lost << " ms of " << faster << " (the faster's sum), " << wrong
               << " pairs more than 3% slower than the faster");
     REQUIRE(both >= 100);
-    CHECK(lost / faster <= 0.0095);
+    CHECK(lost / faster <= 0.0074);
     CHECK(wrong <= 12);
+}
+
+TEST_CASE("auto: the model against the small-tile grids at N=1 and 32, persistent and rung 1 side by side",
+          "[auto][model]") {
+    // results/h200/networks/n1_small_tiles.csv.gz (plans/n1-small-tiles.json): ResNet's thirteen
+    // 1x1 layers at N=1, NHWC, fp16: hopper-tmastore under data-parallel, split-tail and split-K
+    // across a cluster at m128n64, m64n128 and m64n64, and rung 1 (hopper-wgmma, m128n64), in one
+    // process. Per layer the model's cheapest of the measured configurations against the measured
+    // fastest. With the persistent prologue all fixed (4 us) the model took rung 1 or split-tail
+    // on nine layers, the sum of its choices 1.094x the fastest's, at worst 1.21x; since the
+    // ring's first loads are paid by the grid's share of the SMs (kPrologueFillUs) and rung 1's
+    // first wave its start (kCpAsyncStartClk, kCpAsyncIdleGain), 1.022x, at worst 1.18x (rung 1 on
+    // l1_1x1b, 1 k-slice on 100 CTAs, still priced under its time). The bounds are the model's as
+    // committed.
+    auto layer_key = [](const cs::cli::CsvTable& t, const std::vector<std::string>& r, const Variant&) {
+        return r[column(t, "layer")];
+    };
+    auto ours = [](const Variant& v) { return v.family == "hopper"; };
+    const auto n1 = reprice("results/h200/networks/n1_small_tiles.csv.gz", layer_key, ours).groups;
+    REQUIRE(n1.size() == 13);
+    double worst = 0, chosen = 0, best = 0;
+    for (const auto& [layer, g] : n1) {
+        INFO(layer << ": the model chose " << g.chosen << ", measured " << g.measured_of_predicted << " ms, the fastest "
+                   << g.best << " ms");
+        worst = std::max(worst, g.measured_of_predicted / g.best);
+        chosen += g.measured_of_predicted, best += g.best;
+    }
+    INFO("N=1: the model's choices sum to " << chosen / best << "x the fastest's, at worst " << worst << "x");
+    CHECK(chosen / best <= 1.023);
+    CHECK(worst <= 1.182);
+    // results/h200/networks/n32_small_tiles.csv.gz: four of the layers at N=32 on m128n128, m64n128
+    // and m64n64 (data-parallel), where the 64 x 64 tile ran 1.3-2.1x the fastest: the model
+    // takes the fastest on every layer.
+    const auto n32 = reprice("results/h200/networks/n32_small_tiles.csv.gz", layer_key, ours).groups;
+    REQUIRE(n32.size() == 4);
+    for (const auto& [layer, g] : n32) {
+        INFO(layer << " N=32: the model chose " << g.chosen << ", measured " << g.measured_of_predicted
+                   << " ms, the fastest " << g.best << " ms");
+        CHECK(g.measured_of_predicted == g.best);
+    }
 }

@@ -84,10 +84,17 @@ constexpr double kDirectStoreBytesPerClk = 12;
 constexpr double kTmaStoreBytesPerClk = 32;
 constexpr double kEpilogueClk = 300;
 // One kernel launch on a stream as event timing sees it (a dependent kernel's gap and tail), and
-// a persistent CTA's prologue (barriers, the tensor maps' fetch, the ring's first loads): fitted
-// to the committed H200 measurements of the persistent rungs at N=1, where they dominate.
+// a persistent CTA's prologue: its fixed part (barriers, the tensor maps' fetch) and the ring's
+// first loads, which all the grid's CTAs issue at once, paid in full by a grid on every SM and
+// by a share of the SMs' (the grid's CTAs over them) where it leaves SMs idle. The launch and
+// the sum of the two were fitted to the committed H200 measurements of the persistent rungs at
+// N=1 and 32; the split to ResNet's 1x1 layers at N=1 (results/h200/networks/
+// n1_small_tiles.csv.gz), where a grid of 8-100 CTAs had been priced 1.2-1.47x its time and
+// rung 1 taken over a persistent grid 0.5-1.5 us faster: 2 + 2 (from 4 + 0) leaves every other
+// check of the model within its bound (tests/test_auto_choice.cpp), 1.5 + 2.5 and 2 + 1.5 not.
 constexpr double kLaunchUs = 4;
-constexpr double kPrologueUs = 4;
+constexpr double kPrologueUs = 2;
+constexpr double kPrologueFillUs = 2;
 // A GEMM launched as its input transform's programmatic dependent (launch=pdl) starts its launch
 // and prologue under the transform's tail: what that saved on the committed H200 rows of the
 // packed 3-channel layers at N=1 (results/h200/networks/pdl_pack_*.csv.gz: VGG's conv1_1 and
@@ -108,6 +115,14 @@ constexpr double kSplitReduceBytesPerClk = 16;
 constexpr double kCpAsyncBytesPerClk = 30;
 constexpr double kCpAsyncLatencyClk = 1500;
 constexpr int kCpAsyncUnprefetched = 2;  // stages a CTA does not prefetch into (wgmma_cpasync.cu)
+// The first wave's CTAs' start (their launch on the SMs, the shared memory's set-up: later waves'
+// starts are in kCpAsyncTurnClk), and how much faster the copies run where the grid leaves SMs
+// idle (the rate above times 1 + gain x the idle share): fitted to ResNet's 1x1 layers at N=1
+// (results/h200/networks/n1_small_tiles.csv.gz), where 1-2-slice grids of 25-100 CTAs were priced
+// at 0.81-0.84x their time and 8-16-slice grids of 8-14 at 1.1-1.2x; the AlexNet rows' error
+// fell with them (geometric mean 1.158 -> 1.141, worst 1.55 -> 1.54).
+constexpr double kCpAsyncStartClk = 2000;
+constexpr double kCpAsyncIdleGain = 0.5;
 // Between waves, an SM's CTA hands over to the next (its exit, the next one's launch and
 // prologue), which a co-resident CTA (minb > 1) half hides: fitted to the committed rows of the
 // rung on ResNet's stem, whose CTAs run 4 k-slices (results/h200/networks/packprice_resnet50,
@@ -131,7 +146,7 @@ constexpr double kPackElemsPerClk = 1.87;
 //   take beyond their MMAs, a launch and its prologue: as 128-byte swizzled box rows it arrives at
 //   the tiled rate (kL2BytesPerClk); as 16-byte planes at about a box row per SM and clock;
 // - its prologue (the barriers' set-up, the tensor maps' fetch; its first loads are the fill,
-//   priced apart, unlike a persistent GEMM's kPrologueUs, which holds its ring's first loads);
+//   priced apart, as a persistent GEMM's kPrologueFillUs prices its ring's first loads);
 // - what its wgmmas read from shared memory a clock (the 64 filters' 2 KiB and the row's 32
 //   bytes a pixel a k-step, in either element size) sets the pace of a narrow row, where the MMA
 //   alone would not (ResNet's l1_3x3, 56-pixel rows, and tf32's 56-pixel segments: about 80
@@ -162,7 +177,7 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; 
 // prologue) comes before any of the traffic the floor counts, so a GEMM at the floor still pays
 // it (the N=32 network rows at the floor were priced at 0.6-0.9 of their time without it).
 double above_floor(double us, double fixed_us, double floor_us) {
-    return fixed_us + std::max(us - fixed_us, floor_us);
+    return std::max(us, fixed_us + floor_us);
 }
 
 // The DRAM side of a GEMM of P rows after the problem's transforms (Setup u): the bus's bytes a
@@ -197,6 +212,7 @@ struct Load {
     double scattered = 0;  // of the slices, stream-K's cut ones (their CTAs at unrelated k offsets)
     int ksplit = 1;
     TileScheduler scheduler = TileScheduler::data_parallel;
+    double ctas = 0;  // the CTAs the grid runs at once (its first loads start together)
 };
 
 std::optional<Load> busiest(TileScheduler sched, std::int64_t tiles, int tiles_n, int kslices, int sms, int cluster,
@@ -212,6 +228,9 @@ std::optional<Load> busiest(TileScheduler sched, std::int64_t tiles, int tiles_n
         l.units = double(across_cluster ? ceil_div(units, TileSched::cluster_fit(slots, parts))
                                         : ceil_div(units * parts, slots));
         l.slices = l.units * double(ceil_div(kslices, parts));
+        const std::int64_t at_once = across_cluster ? std::int64_t(TileSched::cluster_fit(slots, parts)) * parts
+                                                    : std::int64_t(slots);
+        l.ctas = double(std::min<std::int64_t>(at_once, units * parts) * cluster);
     };
     switch (sched) {
         case TileScheduler::automatic: {  // the plan's own rule (wgmma_ws.cu's choose_split)
@@ -249,6 +268,7 @@ std::optional<Load> busiest(TileScheduler sched, std::int64_t tiles, int tiles_n
             l.units = whole + touched;
             l.slices = whole * kslices + cut;
             l.scattered = cut;
+            l.ctas = s.grid;
             l.fixups = s.sk_iters > 0 ? std::max(0.0, touched - 1) + std::max(0.0, sharers - 1) : 0;
             return l;
         }
@@ -261,6 +281,7 @@ std::optional<Load> busiest(TileScheduler sched, std::int64_t tiles, int tiles_n
             l.slices = whole * kslices + tail * double(ceil_div(kslices, s.tail_q));
             l.fixups = s.tail_q > 1 ? s.tail_q : 0;  // the last part adds the others'
             l.ksplit = s.tail_q;
+            l.ctas = s.grid;
             return l;
         }
     }
@@ -310,6 +331,9 @@ std::optional<Estimate> ws_estimate(const WsPolicy& rung, SplitKind split, DType
                             std::pow(double(sms) / double(tiles), kPowerLawExponent))
                  : 1.0;
     const double mma = double(t.bm) * t.bn * (t.mma_bytes() / es) * 2 / flops_per_clk / headroom;
+    // the prologue: its fixed part, and the ring's first loads, which every CTA of the grid
+    // issues at the same moment (a share of the whole's where the grid leaves SMs idle)
+    const double prologue_us = kPrologueUs + kPrologueFillUs * std::min(1.0, load->ctas / sms);
     const double a_bytes = double(t.bm) * t.rowb / (mc_a ? 2 : 1);
     const double b_bytes = double(t.bn) * t.rowb / (cluster == 2 && !mc_a ? 2 : 1);
     const double slice = std::max(mma, a_bytes / kIm2colBytesPerClk + b_bytes / kL2BytesPerClk) + kSliceSyncClk +
@@ -331,7 +355,9 @@ std::optional<Estimate> ws_estimate(const WsPolicy& rung, SplitKind split, DType
     const bool hidden = tma_store || w.schedule == Schedule::pingpong;
     const double unit_mainloop = load->units > 0 ? load->slices / load->units * slice : 0;
     const double exposed = std::max(0.0, epilogue - unit_mainloop);
-    const double epilogues_clk = split_k  ? 0
+    // (split-K: each unit's fp32 partial tile leaves by the direct store, none hidden)
+    const double partial_store = kEpilogueClk + double(t.bm) * t.bn * kAccBytes / kDirectStoreBytesPerClk;
+    const double epilogues_clk = split_k  ? load->units * partial_store
                                  : hidden ? epilogue + std::max(0.0, load->units - 1) * exposed
                                           : load->units * epilogue;
     // each partial tile a cut tile's finisher adds: written by its CTA, read back through L2
@@ -339,12 +365,12 @@ std::optional<Estimate> ws_estimate(const WsPolicy& rung, SplitKind split, DType
                                          (load->scheduler == TileScheduler::stream_k ? kStreamKFixupClk : 0));
     const double gemm_clk = (load->slices - load->scattered) * slice + load->scattered * scattered_slice +
                             load->units * kUnitClk + epilogues_clk + fixup;
-    double us = kPrologueUs + gemm_clk / kClockHz * kUsPerS + kLaunchUs;
+    double us = prologue_us + gemm_clk / kClockHz * kUsPerS + kLaunchUs;
     // split-K summed inside the kernel: each unit ends with the parts' reduction; across a
     // cluster a CTA runs one unit, so each wave of them also pays the prologue
     if (cluster_split_k || load->scheduler == TileScheduler::split_k_fused)
         us += load->units * (kSplitReduceUs + double(t.bm) * t.bn * kAccBytes / kSplitReduceBytesPerClk / kClockHz * kUsPerS) +
-              (cluster_split_k ? (load->units - 1) * kPrologueUs : 0);
+              (cluster_split_k ? (load->units - 1) * prologue_us : 0);
 
     // DRAM: the compulsory traffic, the transforms', split-K's partials and reduction kernel
     const int src_es = split3 || io == DType::f32 ? kAccBytes : kTwoByte;
@@ -354,7 +380,7 @@ std::optional<Estimate> ws_estimate(const WsPolicy& rung, SplitKind split, DType
     if (load->scheduler == TileScheduler::split_k)
         extra_us += kLaunchUs + (double(2 * load->ksplit) * double(P) * u.g.M * kAccBytes + d.out_bytes) / d.bus * kUsPerS;
     const double compute_us = us + extra_us;
-    us = above_floor(us, kPrologueUs + kLaunchUs, d.floor_us) + extra_us;
+    us = above_floor(us, prologue_us + kLaunchUs, d.floor_us) + extra_us;
 
     const std::string how = tile_name(ti) + ", " + std::to_string(tiles) + " tiles, " +
                             std::string(name_of(kTileSchedulerNames, load->scheduler)) + " x" +
@@ -382,7 +408,9 @@ std::optional<Estimate> cpasync_estimate(DType io, const Problem& p, const cudaD
     const double waves = double(ceil_div(tiles, std::int64_t(sms) * t.minb));
     const double flops_per_clk = kMmaFlopsPerClk2B * kTwoByte / es;
     const double mma = double(t.bm) * t.bn * bk * 2 / flops_per_clk;
-    const double load = double(t.bm + t.bn) * t.rowb / kCpAsyncBytesPerClk;
+    // (a grid that leaves SMs idle copies faster: less contention for L2)
+    const double share = std::min(1.0, double(tiles) / (double(sms) * t.minb));
+    const double load = double(t.bm + t.bn) * t.rowb / (kCpAsyncBytesPerClk * (1 + kCpAsyncIdleGain * (1 - share)));
     const double latency = kCpAsyncLatencyClk / std::max(1, t.stages - kCpAsyncUnprefetched);
     const double slice = std::max(per_sm * std::max(mma, load), latency);
     const int out_es = es;
@@ -391,7 +419,7 @@ std::optional<Estimate> cpasync_estimate(DType io, const Problem& p, const cudaD
     // before them to hide under), which a CTA of few k-slices (a layer of few channels) pays in
     // full at every wave; and between waves each SM's CTA hands over to the next
     const double wave_clk = kCpAsyncLatencyClk + kslices * slice + per_sm * epilogue;
-    double us = (waves * wave_clk + (waves - 1) * kCpAsyncTurnClk / per_sm) / kClockHz * kUsPerS + kLaunchUs;
+    double us = (kCpAsyncStartClk + waves * wave_clk + (waves - 1) * kCpAsyncTurnClk / per_sm) / kClockHz * kUsPerS + kLaunchUs;
     // DRAM: the compulsory traffic and the transforms'
     const Dram d = dram(u, p, P, es, es, out_es, prop);
     const double compute_us = us + d.transforms_us;
