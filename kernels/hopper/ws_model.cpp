@@ -90,8 +90,8 @@ constexpr double kEpilogueClk = 300;
 // the sum of the two were fitted to the committed H200 measurements of the persistent rungs at
 // N=1 and 32; the split to ResNet's 1x1 layers at N=1 (results/h200/networks/
 // n1_small_tiles.csv.gz), where a grid of 8-100 CTAs had been priced 1.2-1.47x its time and
-// rung 1 taken over a persistent grid 0.5-1.5 us faster: 2 + 2 (from 4 + 0) leaves every other
-// check of the model within its bound (tests/test_auto_choice.cpp), 1.5 + 2.5 and 2 + 1.5 not.
+// rung 1 taken over faster persistent grids: of the splits that keep every other check of the
+// model within its bound (tests/test_auto_choice.cpp), the even one fits that grid best.
 constexpr double kLaunchUs = 4;
 constexpr double kPrologueUs = 2;
 constexpr double kPrologueFillUs = 2;
