@@ -66,23 +66,6 @@
 namespace cs::gpu::variants::hopper {
 namespace {
 
-// TMA: a tiled 4D load (the input row's plane) and a tiled 3D store (the staged output row);
-// hopper_ptx.cuh and pipeline.cuh have the 2D / 3D loads and the 2D store.
-__device__ __forceinline__ void tma_load_4d(std::uint32_t dst, const void* tmap, std::uint32_t bar, int c0, int c1,
-                                            int c2, int c3) {
-    CS_HOPPER_ASM(
-        "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-        " [%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::"r"(dst),
-        "l"(reinterpret_cast<std::uint64_t>(tmap)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(bar)
-        : "memory");
-}
-__device__ __forceinline__ void tma_store_3d(const void* tmap, std::uint32_t src, int c0, int c1, int c2) {
-    CS_HOPPER_ASM("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%2, %3, %4}], [%1];\n" ::"l"(
-                      reinterpret_cast<std::uint64_t>(tmap)),
-                  "r"(src), "r"(c0), "r"(c1), "r"(c2)
-                  : "memory");
-}
-
 template <class T>
 struct RowHaloArgs {
     int E, F, pad;

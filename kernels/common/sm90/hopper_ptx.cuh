@@ -153,6 +153,15 @@ __device__ __forceinline__ void tma_load_3d(std::uint32_t dst, const void* tmap,
         "l"(reinterpret_cast<std::uint64_t>(tmap)), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
         : "memory");
 }
+// A tiled 4D load (the row-halo mainloop's plane of an input row).
+__device__ __forceinline__ void tma_load_4d(std::uint32_t dst, const void* tmap, std::uint32_t bar, int c0, int c1,
+                                            int c2, int c3) {
+    CS_HOPPER_ASM(
+        "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+        " [%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::"r"(dst),
+        "l"(reinterpret_cast<std::uint64_t>(tmap)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(bar)
+        : "memory");
+}
 
 // Clusters (the `cluster` axis): this CTA's rank in its cluster, a shared-memory address of
 // the same variable in CTA `rank` of the cluster, an arrive on a peer's mbarrier, the

@@ -188,6 +188,13 @@ __device__ __forceinline__ void tma_store_2d(const void* tmap, std::uint32_t src
                  "r"(src), "r"(c0), "r"(c1)
                  : "memory");
 }
+// The tiled 3D store (the row-halo mainloop's staged output row).
+__device__ __forceinline__ void tma_store_3d(const void* tmap, std::uint32_t src, int c0, int c1, int c2) {
+    CS_HOPPER_ASM("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%2, %3, %4}], [%1];\n" ::"l"(
+                      reinterpret_cast<std::uint64_t>(tmap)),
+                  "r"(src), "r"(c0), "r"(c1), "r"(c2)
+                  : "memory");
+}
 __device__ __forceinline__ void bulk_commit() {
     CS_HOPPER_ASM("cp.async.bulk.commit_group;\n" ::: "memory");
 }
