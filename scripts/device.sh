@@ -19,7 +19,8 @@
 #   OUT                where everything goes (default out/)
 #   BUILD_DIR          the build folder (default build-device)
 #   PREBUILT           set: the build steps are skipped and the programs already in BUILD_DIR
-#                      run (a build carried from a machine without a GPU, made from this tree)
+#                      run (a build carried from a machine without a GPU, made from this tree,
+#                      configured with CONVSTUDY_GIT_REV set as here: another revision is refused)
 #   STEPS              the steps to run, as indices (e.g. "1,3"); the build step always runs.
 #                      Default: all. For a plan longer than one call of the GPU machine: the
 #                      next call runs the rest on the machine the first one warmed. Sweep
@@ -73,7 +74,16 @@ if [[ -n ${PREBUILT:-} ]]; then
     # A build made elsewhere from this same tree (e.g. on a machine without a GPU, with the
     # plan's preset) and carried here: its programs run as they are; the build steps are skipped.
     [[ -x $BUILD_DIR/convstudy ]] || { stamp "device: PREBUILT is set but $BUILD_DIR/convstudy is missing"; exit 2; }
-    stamp "bootstrap: PREBUILT: the programs in $BUILD_DIR as carried ($("$BUILD_DIR/convstudy" --version))"
+    version=$("$BUILD_DIR/convstudy" --version)
+    stamp "bootstrap: PREBUILT: the programs in $BUILD_DIR as carried ($version)"
+    # The rows record the revision the carried build was configured with, not CONVSTUDY_GIT_REV:
+    # a build configured before its tree's commit would name another tree in every row.
+    built=$(sed -n 's/.*(\(.*\))$/\1/p' <<<"$version")
+    if [[ -n $built && $CONVSTUDY_GIT_REV != unknown && $built != "$CONVSTUDY_GIT_REV" ]]; then
+        stamp "device: PREBUILT: the carried convstudy records revision $built, CONVSTUDY_GIT_REV is $CONVSTUDY_GIT_REV;"
+        stamp "  its rows would name another tree: configure the carried build with CONVSTUDY_GIT_REV=$CONVSTUDY_GIT_REV"
+        exit 2
+    fi
 elif ! { stamp "bootstrap: ${configure[*]}; build convstudy"
          "${configure[@]}" && cmake --build "$BUILD_DIR" --parallel --target convstudy; } >>"$OUT/build.log" 2>&1; then
     tail_indented "$OUT/build.log" 30

@@ -45,3 +45,18 @@ merged=$(grep -n '^merged$' <<<"$s1" | cut -d: -f1)
 grep -q 'step 2 (tune) FAILED: exit 3' <<<"$out" || fail "no FAILED line naming step 2 and exit 3"
 ! grep -q 'after-the-failed-wait' "$tmp/out/s2.log" || fail "a command after the failed wait ran"
 echo "device_runner: shards at once, the wait, a failing shard's step and exit code: as expected"
+
+# A carried build that records another revision than CONVSTUDY_GIT_REV (configured before its
+# tree's commit) is refused before any step: its rows would name another tree.
+cat > "$tmp/build/convstudy" <<'X'
+#!/usr/bin/env bash
+[[ $1 == --version ]] && echo "convstudy 0.2.0 (abc-dirty)"
+X
+set +e
+out=$(cd "$root" && OUT="$tmp/out2" PREBUILT=1 BUILD_DIR="$tmp/build" CONVSTUDY_GIT_REV=def \
+    timeout 60 bash scripts/device.sh "$tmp/plan.json" 2>&1)
+rc=$?
+set -e
+((rc == 2)) || fail "exit $rc for a carried build of another revision, expected 2"
+grep -q 'records revision abc-dirty, CONVSTUDY_GIT_REV is def' <<<"$out" || fail "no line naming both revisions"
+echo "device_runner: a carried build of another revision is refused"
