@@ -192,15 +192,17 @@ def ladder(family=None, precision=None, layout="nchw", N="128", csv=None, varian
 
 
 PROFILE_COLS = {"tensor": ("ncu_tensor_pct", "tensor pipe %", 1), "fma": ("ncu_fma_pct", "FMA pipe %", 1),
-                "dram": ("dram", "DRAM read+write MB", 1e-6), "l2": ("ncu_l2_hit_pct", "L2 hit %", 1), "occupancy":
-                ("ncu_occupancy_pct", "occupancy %", 1), "gap": ("gap", "µs from the event-timed median less the kernel's time", 1e3)}
+                "l2": ("ncu_l2_hit_pct", "L2 hit %", 1), "occupancy": ("ncu_occupancy_pct", "occupancy %", 1),
+                "dram": (lambda r: float(r["ncu_dram_read_bytes"] or 0) + float(r["ncu_dram_write_bytes"] or 0), "DRAM read+write MB", 1e-6),
+                "gap": (lambda r: r["kernel_ms"] - float(r["ncu_time_ms"]) if r.get("ncu_time_ms") else None, "µs from the event-timed median less the kernel's time", 1e3)}
 
 
 def profile(csv, metric="tensor", layout=None, variants=None, N=None):
-    """One Nsight Compute counter (PROFILE_COLS) per rung and layer from a `convstudy profile`
-    CSV (at one N if given), rungs in the file's order."""
+    """One Nsight Compute counter (PROFILE_COLS: a column, or a function of the row giving the value; its label and
+    scale) per rung and layer from a `convstudy profile` CSV (at one N if given), rungs in the file's order."""
     d = data(csv)
     col, label, scale = PROFILE_COLS[metric]
+    value = col if callable(col) else lambda r: float(r[col]) if r.get(col) else None
     sel = [r for r in sorted(d.rows, key=lambda r: r["_seq"])
            if (not layout or r["layout"] == layout) and (N is None or r["N"] == int(N))]
     vs = as_list(variants) or list(dict.fromkeys(r["_variant"] for r in sel))
@@ -208,9 +210,7 @@ def profile(csv, metric="tensor", layout=None, variants=None, N=None):
 
     def cell(v, l):
         r = next((r for r in sel if is_row(r, v) and r["layer"] == l), None)
-        val = None if not r or not r.get("ncu_set") else (float(r["ncu_dram_read_bytes"] or 0) + float(
-            r["ncu_dram_write_bytes"] or 0)) if col == "dram" else r["kernel_ms"] - float(r["ncu_time_ms"]) if col == \
-            "gap" and r.get("ncu_time_ms") else float(r[col]) if r.get(col) else None
+        val = value(r) if r and r.get("ncu_set") else None
         return "—" if val is None else g3(val * scale)
     return (table(["rung"] + lays, [[v] + [cell(v, l) for l in lays] for v in vs]) + f"\n{label} under Nsight "
             f"Compute (one timed repeat per row), N={', '.join(map(str, sorted({r['N'] for r in sel})))}. Source: "
