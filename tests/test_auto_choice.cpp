@@ -421,7 +421,9 @@ TEST_CASE("auto: the model takes the measured schedulers' fastest where every ti
     // l3_3x3 at N=32 in tf32 and fp16 (52 to 208 tiles on 132 SMs). Data-parallel was fastest on
     // l4_proj and l3_3x3 and split-tail on l4_1x1a in both classes; the model had taken stream-K
     // on two groups, at up to 1.38x the fastest. The model's cheapest configuration of each group
-    // is now the fastest on five and within 1.13x on the sixth (l4_proj in tf32: split-tail).
+    // is now the fastest on five and within 1.13x on the sixth. Measured again at b03eae4, where
+    // split-tail no longer cuts l4_proj and l3_3x3 over several rounds (tile_scheduler.cuh,
+    // tail_parts): split-tail within 1.06x data-parallel there, and 1% ahead on l4_proj in tf32.
     auto [groups, log_ratio] = reprice("results/h200/networks/sk_l2_profile.csv.gz",
                                        [](const cs::cli::CsvTable& t, const std::vector<std::string>& r,
                                           const Variant& v) { return r[column(t, "layer")] + " " + v.name; },
