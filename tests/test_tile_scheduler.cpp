@@ -239,35 +239,43 @@ TEST_CASE("tile schedulers: every k-slice of every tile once, slots matched, no 
             for (int k : {2, 5, 8})
                 if (k <= kt && nt * k <= 4 * sms) check(TileSched::split_k_cluster(nt, tn, kt, k));
             check(TileSched::stream_k(nt, tn, kt, sms));
-            check(TileSched::split_tail(nt, tn, kt, sms, 4, 128));
+            check(TileSched::split_tail(nt, tn, kt, sms, 4));
         }
     }
 }
 
 TEST_CASE("split-tail: the parts per tile of the last wave", "[sched]") {
-    // conv5 fp16 N=128 (338 tiles of 128x128, 54 k-slices) on 132 SMs: 2 whole waves, the
-    // last 74 tiles in 3 parts (222 units: 2 rounds of a third of a tile instead of one whole)
-    auto s = TileSched::split_tail(338, 2, 54, 132, 4, 128);
+    // The parts take one round of the grid: ResNet's l4_3x3 fp16 at N=128 (196 tiles of 128x128,
+    // 72 k-slices) on 132 SMs: one whole wave, the last 64 tiles in 2 parts (128 units)
+    auto s = TileSched::split_tail(196, 4, 72, 132, 4);
+    CHECK(s.tiles_dp == 132);
+    CHECK(s.tail_q == 2);
+    CHECK(s.grid == 132);
+    CHECK(s.slots() == 128);
+    // conv5 fp16 N=128 (338 tiles, 54 k-slices): 2 whole waves, then 74 tiles, which two parts
+    // each would spread over two rounds: whole (3 parts over 2 rounds measured 1.11x, results/
+    // h200/networks/split_tail_rounds_alexnet.csv.gz); so conv5 at N=32 (86 tiles)
+    s = TileSched::split_tail(338, 2, 54, 132, 4);
     CHECK(s.tiles_dp == 264);
-    CHECK(s.tail_q == 3);
-    CHECK(s.grid == 132);
-    CHECK(s.slots() == 222);
-    // conv5 N=32 (86 tiles): no whole wave; 3 parts, 258 units on 132 CTAs
-    s = TileSched::split_tail(86, 2, 54, 132, 4, 128);
-    CHECK(s.tiles_dp == 0);
-    CHECK(s.tail_q == 3);
-    CHECK(s.grid == 132);
-    // whole waves only: nothing cut, no slots
-    s = TileSched::split_tail(264, 2, 54, 132, 4, 128);
     CHECK(s.tail_q == 1);
     CHECK(s.slots() == 0);
-    // few k-slices: parts of at least min_slices slices (20 slices, at least 8 a part: 2 parts,
-    // where 3 would finish sooner)
-    s = TileSched::split_tail(10, 1, 20, 132, 8, 128);
+    s = TileSched::split_tail(86, 2, 54, 132, 4);
+    CHECK(s.tiles_dp == 0);
+    CHECK(s.tail_q == 1);
+    // ResNet's l4_1x1a at N=32 (52 tiles, 16 k-slices): 2 parts, 104 units in one round
+    s = TileSched::split_tail(52, 4, 16, 132, 4);
+    CHECK(s.tail_q == 2);
+    CHECK(s.grid == 104);
+    // whole waves only: nothing cut, no slots
+    s = TileSched::split_tail(264, 2, 54, 132, 4);
+    CHECK(s.tail_q == 1);
+    CHECK(s.slots() == 0);
+    // few k-slices: parts of at least 4 slices
+    s = TileSched::split_tail(10, 1, 9, 132, 4);
     CHECK(s.tail_q == 2);
     CHECK(s.grid == 20);
     // at most kMaxTailParts parts
-    s = TileSched::split_tail(1, 1, 1000, 132, 4, 128);
+    s = TileSched::split_tail(1, 1, 1000, 132, 4);
     CHECK(s.tail_q == TileSched::kMaxTailParts);
     CHECK(s.describe().find("in 8 k-parts each") != std::string::npos);
 }
@@ -355,30 +363,4 @@ TEST_CASE("scheduler=auto's k-split: the plan's and the cost model's one rule", 
     const auto d = TileSched::auto_split(129, 54, 132, true, true);
     CHECK(d.parts == 1);
     CHECK_FALSE(d.cluster);
-}
-
-TEST_CASE("split-tail: the finisher turns with the round, and the parts' count prices its fix-ups", "[sched]") {
-    // conv5 fp16 N=32 (86 tiles of 128x128, 54 k-slices): 3 parts in 2 rounds on 132 CTAs;
-    // each CTA finishes a tile in at most one of its rounds (dealt by position, the CTAs of
-    // part 0 finished in both)
-    const auto s = TileSched::split_tail(86, 2, 54, 132, 4, 128);
-    REQUIRE(s.tail_q == 3);
-    check(s);
-    const auto per = walk(s);
-    int most = 0;
-    for (const auto& units : per) {
-        int fin = 0;
-        for (const Unit& u : units) fin += u.w.role == Role::sk_finish;
-        most = std::max(most, fin);
-    }
-    CHECK(most == 1);
-    // ResNet's l3_3x3 at N=32 (98 tiles, 36 k-slices): 4 parts in 3 rounds measured 1.7x
-    // data-parallel's time (results/h200/networks/sk_l2_profile.csv.gz); with three slot reads a
-    // finishing round the parts no longer pay: whole tiles
-    CHECK(TileSched::split_tail(98, 4, 36, 132, 4, 128).tail_q == 1);
-    // the deep layers' one round of two parts stays (l4_3x3 at N=128: 196 tiles, 72 k-slices,
-    // split-tail the fastest of ours, results/h200/networks/deep_layers_resnet50.csv.gz)
-    CHECK(TileSched::split_tail(196, 4, 72, 132, 4, 128).tail_q == 2);
-    // 64-byte slices: a slot costs twice the slices
-    CHECK(TileSched::tail_slot_slices(64) == 2 * TileSched::tail_slot_slices(128));
 }

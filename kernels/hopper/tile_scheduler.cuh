@@ -29,9 +29,7 @@
 //                  run side by side on neighbouring CTAs at the same time, so they read the
 //                  same A rows and B slices together (stream-K's free ranges do not: its CTAs
 //                  start at unrelated k offsets). Part 0's CTA finishes the tile as stream-K's
-//                  finisher does (which neighbour holds part 0 turns with the round, so that over
-//                  several rounds no CTA finishes in each); parts 1.. write fp32 slots, one per
-//                  tail unit. No wait cycle:
+//                  finisher does; parts 1.. write fp32 slots, one per tail unit. No wait cycle:
 //                  a finisher waits only on later units of the same tile, fewer than grid
 //                  apart, which are contributors.
 //   cluster = 2    (data-parallel and split-K only) the grid is clusters of two CTAs; a
@@ -170,23 +168,15 @@ struct TileSched {
         w.tile = t, w.part = 0, w.k0 = 0, w.k1 = KT, w.role = Role::whole;
         return true;
     }
-    // split-tail, phase 1: the last wave's tiles in tail_q parts each, dealt out like tiles.
-    // A tile's tail_q units lie in one round of `grid` units (tail_parts), taken by neighbouring
-    // CTAs; which of them holds part 0 (the finisher: it waits, adds the others' slots and runs
-    // the epilogue) turns with the round, so that no CTA finishes in every round: dealt as
-    // position = part, CTA c of a grid that tail_q divides held part c % tail_q in every round,
-    // and the CTAs of part 0 paid every round's fix-up (H200: ResNet's l3_3x3 at N=32, 3 rounds
-    // of 4 parts, 1.7x data-parallel's time, results/h200/networks/sk_l2_profile.csv.gz). The
-    // slot is the part's (tile * tail_q + part): a finisher's contributors are the next slots.
+    // split-tail, phase 1: the last wave's tiles in tail_q parts each, dealt out like tiles
     CS_SCHED_HD bool next_tail_part(int cta, Cursor& cur, Work& w) const {
-        const int v = cta + cur.i * grid - tiles_dp;  // tail unit (tiles_dp is whole rounds)
+        const int v = cta + cur.i * grid - tiles_dp;  // tail unit
         if (v >= (ntiles - tiles_dp) * tail_q) return false;
         ++cur.i;
-        const int q = v / tail_q, pos = v - q * tail_q, round = v / grid;
-        const int turned = pos + round % tail_q, part = turned < tail_q ? turned : turned - tail_q;
+        const int q = v / tail_q, part = v - q * tail_q;
         w.tile = tiles_dp + q;
         w.part = 0;
-        w.slot = q * tail_q + part;
+        w.slot = v;
         w.k0 = part * KT / tail_q;  // part < kMaxTailParts: no overflow
         w.k1 = (part + 1) * KT / tail_q;
         w.role = tail_q == 1 ? Role::whole : (part == 0 ? Role::sk_finish : Role::sk_contrib);
@@ -399,61 +389,36 @@ struct TileSched {
         return s;
     }
     static constexpr int kMaxTailParts = 8;  // bounds the slots: < SMs x 8 tiles' fp32 accumulators
-    // Host: the k-parts per tile of the last, partial wave: the q whose busiest CTA finishes
-    // soonest (ties: the fewest parts, the fewest fp32 slots), each part at least min_slices
-    // k-slices; 1 when the waves are whole, and the parts of a tile always in the same round.
-    // In slice-times: rounds(q) = ceil(tail q / grid) units of KT / q slices plus kUnitCost each
-    // (the epilogue or slot store, the ring's refill: without it conv5 N=128, 74 tail tiles of 54
-    // slices, would take 7 parts of 7-8 slices); where the parts take more than one round, also
-    // q slot-times in each of the busiest CTA's finishing rounds (ceil(rounds / q),
-    // next_tail_part turning the finisher): the wait for its contributors' slots, then its reads
-    // of the q - 1 others, while every SM loads its operands through L2. slot_slices: one tile's
-    // fp32 slot through L2 in slice-times (tail_slot_slices). One round is priced as before: on
-    // the H200 one-round splits ran fastest of ours (ResNet's 1x1 layers at N=1, results/h200/
-    // networks/n1_schedulers_resnet50.csv.gz; the deep layers' two parts, deep_layers_*.csv.gz),
-    // splits over 2-3 rounds at 1.4-2x data-parallel's time (sk_l2_profile.csv.gz: l4_proj 3
-    // parts, l3_3x3 4; deep_layers_*.csv.gz: m128n256 in 4).
-    static constexpr int kUnitCost = 3;
-    static int tail_parts(int tail, int KT, int grid, int min_slices, double slot_slices) {
+    // Host: the k-parts per tile of the last, partial wave: as many as fit in one round of the
+    // grid (tail q <= grid), each part at least min_slices k-slices, at most kMaxTailParts; 1 when
+    // the waves are whole. One round: parts over two or three rounds (a finisher waiting, then
+    // adding its contributors' slots, in each) ran slower than whole tiles on every layer the
+    // H200 measured, eight: AlexNet's conv5 at N=32 and 128 in fp16 and tf32 (1.01-1.25x), VGG's
+    // conv3_2-3 at N=128 in tf32, ResNet's l3_3x3 and l4_proj at N=32 (1.4-1.7x), l4_3x3's
+    // m128n256 in tf32 (1.5x) (results/h200/networks/split_tail_rounds_*, split_tail_turn_*,
+    // deep_layers_*, and sk_l2_profile as of 7998879), also with the finisher's role turned each
+    // round (b03eae4): a grid of every SM runs each slice slower than the partial wave it
+    // replaces (the operands' L2 traffic), which the parts' fewer slices did not make up.
+    static int tail_parts(int tail, int KT, int grid, int min_slices) {
         if (tail == 0) return 1;
-        auto cost = [&](int q) {
-            const long long rounds = (static_cast<long long>(tail) * q + grid - 1) / grid;
-            const double fix = q > 1 && rounds > 1 ? double((rounds + q - 1) / q) * q * slot_slices : 0.0;
-            return double(rounds) * (double(KT) / q + kUnitCost) + fix;
-        };
-        int best = 1;
-        for (int q = 2; q <= KT / min_slices && q <= grid && q <= kMaxTailParts; ++q) {
-            // A tile's parts in one round: q divides the grid, or all units fit in one round
-            // (else a finisher would wait a whole round for a part dealt to the next one).
-            if (grid % q != 0 && static_cast<long long>(tail) * q > grid) continue;
-            if (cost(q) < cost(best) - 1e-9) best = q;
-        }
-        return best;
+        return std::max(1, std::min({KT / min_slices, kMaxTailParts, grid / tail}));
     }
     // Host: data-parallel whole waves, then the last wave's tiles cut into tail_parts() parts
     // (with fewer tiles than SMs, all of them are the "last wave").
-    // A tile's fp32 slot (bm x bn x 4 bytes) against one k-slice's MMAs (bm x bn x K-bytes /
-    // element size x 2 FLOPs): the ratio is 8 x the MMA rate in 2-byte FLOPs a clock over the L2
-    // bytes a clock x the slice's K bytes, the same for every tile height, width and element
-    // size. kSlotSlices128B is it for 128-byte slices, measured (H200, results/h200/networks/
-    // sk_l2_profile.csv.gz): l3_3x3 at N=32, m128n128, fp16, 4 parts in 3 rounds, each round
-    // about 15 slice-times over its 9 slices (wait, three slot reads, epilogue): 3 a slot.
-    static constexpr double kSlotSlices128B = 3.0;
-    static double tail_slot_slices(int row_bytes) { return kSlotSlices128B * 128.0 / double(row_bytes); }
-    static TileSched split_tail(int ntiles, int tiles_n, int KT, int sms, int min_slices, int row_bytes) {
+    static TileSched split_tail(int ntiles, int tiles_n, int KT, int sms, int min_slices) {
         TileSched s;
         s.mode = kSplitTail;
         s.ntiles = ntiles, s.tiles_n = tiles_n, s.KT = KT;
         s.tiles_dp = ntiles / sms * sms;
         const int tail = ntiles - s.tiles_dp;
-        s.tail_q = tail_parts(tail, KT, sms, min_slices, tail_slot_slices(row_bytes));
+        s.tail_q = tail_parts(tail, KT, sms, min_slices);
         // whole waves: every SM; else one CTA per tail unit, at most one per SM
         s.grid = s.tiles_dp > 0 ? sms : std::min(sms, tail * s.tail_q);
         return s;
     }
     // Host: the fp32 slots (and flags) a launch needs.
     long long slots() const {
-        if (mode == kSplitTail) return (long long)(ntiles - tiles_dp) * tail_q;
+        if (mode == kSplitTail) return tail_q > 1 ? (long long)(ntiles - tiles_dp) * tail_q : 0;  // one part: whole tiles
         return mode == kStreamK ? grid : 0;
     }
     std::string describe() const {

@@ -156,8 +156,7 @@ struct WsGemm {
         const int ntiles = (g.P + bm - 1) / bm * tiles_n;
         const int KT = g.R * g.S * ((g.C + bk - 1) / bk);
         if (c.scheduler == TileScheduler::stream_k) return TileSched::stream_k(ntiles, tiles_n, KT, sms);
-        if (c.scheduler == TileScheduler::split_tail)
-            return TileSched::split_tail(ntiles, tiles_n, KT, sms, kMinSlices, kTiles[c.tile].rowb);
+        if (c.scheduler == TileScheduler::split_tail) return TileSched::split_tail(ntiles, tiles_n, KT, sms, kMinSlices);
         if (c.scheduler == TileScheduler::split_k_fused)
             return TileSched::split_k_fused(ntiles, tiles_n, KT, sms, c.ksplit);
         if (c.cluster_split()) return TileSched::split_k_cluster(ntiles, tiles_n, KT, c.ksplit);

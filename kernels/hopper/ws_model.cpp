@@ -273,16 +273,13 @@ std::optional<Load> busiest(TileScheduler sched, std::int64_t tiles, int tiles_n
             return l;
         }
         case TileScheduler::split_tail: {
-            const TileSched s =
-                TileSched::split_tail(int(tiles), tiles_n, kslices, sms, TileSched::kMinSlicesPerPart, kTiles[tile].rowb);
+            const TileSched s = TileSched::split_tail(int(tiles), tiles_n, kslices, sms, TileSched::kMinSlicesPerPart);
             const double whole = double(s.tiles_dp) / sms;
             const std::int64_t tail_units = (tiles - s.tiles_dp) * s.tail_q;
             const double tail = double(ceil_div(tail_units, std::max(1, s.grid)));
             l.units = whole + tail;
             l.slices = whole * kslices + tail * double(ceil_div(kslices, s.tail_q));
-            // in each of its finishing rounds (the role turns each round: at most one in tail_q)
-            // the busiest CTA adds its tile's other parts
-            l.fixups = s.tail_q > 1 ? double(ceil_div(std::int64_t(tail), s.tail_q)) * s.tail_q : 0;
+            l.fixups = s.tail_q > 1 ? s.tail_q : 0;  // the last part adds the others'
             l.ksplit = s.tail_q;
             l.ctas = s.grid;
             return l;

@@ -191,38 +191,6 @@ TEST_CASE("stream-K and split-tail give the same bits on every launch, in both s
     }
 }
 
-TEST_CASE("split-tail over two rounds: the finisher turns with the round, every tile checked, the same bits",
-          "[gpu][axes][streamk]") {
-    auto& ctx = device();
-    // conv5's shape at N=32: 86 tiles of 128x128 on 132 SMs, 54 k-slices in fp16 and 108 in
-    // tf32, so split-tail cuts each tile in 3 parts, 258 units in two rounds (the finisher of a
-    // tile holds part 0 of its round's turn: tile_scheduler.cuh, next_tail_part)
-    const auto rp = make_ref_problem(test::make_layer("st_rounds", 384, 13, 13, 256, 3, 3, 1, 1), 32);
-    for (const char* name : {"hopper-tail-fp16", "hopper-tail-tf32"}) {
-        const Variant& v = test::variant(name);
-        for (const char* schedule : {"cooperative", "pingpong"}) {
-            Config c;
-            c.set.emplace_back("schedule", schedule);
-            c.set.emplace_back("tile", "m128n128k128B-s6");
-            std::vector<float> first;
-            for (int run = 0; run < 2; ++run) {
-                const auto r = run_with(ctx, v, rp, Layout::nhwc, c, test::test_options(3, true));
-                INFO(describe(v, rp, Layout::nhwc, c, r));
-                if (r.status == Status::skip && ctx.prop().major != 9) {
-                    WARN("the Hopper rungs need sm_90: " << r.reason);
-                    return;
-                }
-                REQUIRE(r.status == Status::pass);
-                REQUIRE(test::has(r.detail, "86 tiles in 3 k-parts each"));
-                if (run == 0)
-                    first = r.output;
-                else
-                    REQUIRE(std::memcmp(first.data(), r.output.data(), first.size() * sizeof(float)) == 0);
-            }
-        }
-    }
-}
-
 TEST_CASE("split-K summed in the kernel: fused gives the reduction kernel's bits, cluster the same bits on every "
           "launch, in both layouts and tile heights",
           "[gpu][axes][splitk]") {
