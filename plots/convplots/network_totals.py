@@ -92,20 +92,25 @@ def best_total(per_layer, side):
 
 def judge(per_layer, peak_tflops, copy_gbs, ours_layout, cudnn_layout):
     """Per layer in the two totals' layouts: (layer, count, ours ms, cuDNN ms, ratio, bound verdict,
-    bound ms, ours share, cuDNN share); and the goal's total: ours over cuDNN with DRAM-bound layers
-    at cuDNN's time."""
-    lines, ours_sum, cudnn_sum = [], 0.0, 0.0
+    bound ms, ours share, cuDNN share); the goal's total: ours over cuDNN with DRAM-bound layers
+    at cuDNN's time; and that total were every compute-bound layer at its bound (the class's
+    ceiling), the least it reaches unless a layer runs past the ceiling (None without bounds)."""
+    lines, ours_sum, cudnn_sum, ceiling_sum = [], 0.0, 0.0, 0.0
     for layer, e in per_layer.items():
         o, c = e["ours"].get(ours_layout), e["cudnn"].get(cudnn_layout)
         if o is None or c is None:
-            return lines, None
+            return lines, None, None
         om, cm = o["kernel_ms"], cudnn_ms(c)
         verdict, bms = bound(o, peak_tflops, copy_gbs)
         lines.append((layer, e["count"], om, cm, om / cm, verdict, bms, bms / om if bms else None,
                       bms / cm if bms else None))
         ours_sum += e["count"] * (cm if verdict == "DRAM" else om)
+        ceiling_sum = None if ceiling_sum is None or bms is None else ceiling_sum + e["count"] * (
+            cm if verdict == "DRAM" else bms)
         cudnn_sum += e["count"] * cm
-    return lines, ours_sum / cudnn_sum if cudnn_sum else None
+    if not cudnn_sum:
+        return lines, None, None
+    return lines, ours_sum / cudnn_sum, None if ceiling_sum is None else ceiling_sum / cudnn_sum
 
 
 def _totals(d, classes, batches, path=""):
@@ -117,19 +122,20 @@ def _totals(d, classes, batches, path=""):
             o, c = best_total(per, "ours"), best_total(per, "cudnn")
             cells = ["—" if not x else f"{fnum(x[1])} ({x[0]})" for x in (o, c)]
             if not o or not c:
-                body.append([cls, n] + cells + ["—", "—", "—"])
+                body.append([cls, n] + cells + ["—", "—", "—", "—"])
                 continue
-            lines, goal = judge(per, d.class_peaks.get(cls), d.copy_gbs, o[0], c[0])
+            lines, goal, floor = judge(per, d.class_peaks.get(cls), d.copy_gbs, o[0], c[0])
             within = sum(1 for x in lines if x[4] <= 1.0 or x[5] == "DRAM")
             body.append([cls, n] + cells + [f"{o[1] / c[1]:.3g}", "—" if goal is None else f"{goal:.3g}",
-                                            f"{within} of {len(lines)}"])
+                                            "—" if floor is None else f"{floor:.3g}", f"{within} of {len(lines)}"])
             layers += [[cls, n, x[0], x[1], fnum(x[2]), fnum(x[3]), f"{x[4]:.3g}", x[5] or "—", fnum(x[6]),
                         "—" if x[7] is None else f"{100 * x[7]:.0f}%", "—" if x[8] is None else f"{100 * x[8]:.0f}%"]
                        for x in lines]
     return body, layers
 
 
-TOTALS_HEAD = ["class", "N", "ours (layout)", "cuDNN (layout)", "ours / cuDNN", "goal total", "layers <= 1.0x"]
+TOTALS_HEAD = ["class", "N", "ours (layout)", "cuDNN (layout)", "ours / cuDNN", "goal total", "at the ceiling",
+               "layers <= 1.0x"]
 
 LIBRARIES = ("auto", "cudnn", "cudnn-legacy", "cublas")
 
@@ -181,8 +187,9 @@ def table_names(d):
 
 
 def ours_caption(path):
-    """What "ours" is in these tables."""
-    return f"the auto-<class> rows{' of path=' + path if path else ''}. "
+    """What "ours" is in these tables, and the ceiling column."""
+    return (f"the auto-<class> rows{' of path=' + path if path else ''}; at the ceiling: the goal total were every "
+            "compute-bound layer at the class's ceiling (its FLOPs at the sweep's peak_tflops). ")
 
 
 def goals_markdown(d, classes, batches, path=""):
@@ -255,11 +262,13 @@ def self_test():
     verdict, ms = bound(rows[0], 1000.0, 1000.0)
     assert verdict == "DRAM" and abs(ms - 0.006496) < 1e-6, (verdict, ms)
     assert bound(rows[0], 1.0, 1e9)[0] == "compute"
-    lines, goal = judge(per, 1000.0, 1000.0, "nhwc", "nhwc")
+    lines, goal, floor = judge(per, 1000.0, 1000.0, "nhwc", "nhwc")
     assert len(lines) == 2 and abs(lines[0][4] - 1.0 / 1.5) < 1e-12
-    assert goal == 1.0  # both layers DRAM-bound: counted at cuDNN's time
-    lines, goal = judge(per, 1.0, 1e9, "nhwc", "nhwc")  # compute-bound: (2x1.0 + 1.0) / (2x1.5 + 1.0)
-    assert abs(goal - 3.0 / 4.0) < 1e-12, goal
+    assert goal == 1.0 and floor == 1.0  # both layers DRAM-bound: counted at cuDNN's time
+    # compute-bound: (2x1.0 + 1.0) / (2x1.5 + 1.0); at the ceiling each layer at its bound, 1.85
+    # GFLOP at 1 TFLOP/s = 1.85 ms: (2 + 1) x 1.85 / 4.0, past 1 (a ceiling under both sides' times)
+    lines, goal, floor = judge(per, 1.0, 1e9, "nhwc", "nhwc")
+    assert abs(goal - 3.0 / 4.0) < 1e-12 and abs(floor - 3 * 1.849688 / 4.0) < 1e-5, (goal, floor)
     # several sweeps in one totals table: a row per (sweep, class), the sweep's table named
     import types
     for r in rows:
