@@ -85,7 +85,8 @@ const std::vector<WsRung>& ws_rungs() {
     {"hopper-tail-{p}", policy(kCoop, TileScheduler::split_tail, kTma), SplitKind::none,
                   "hopper-tmastore-{p} with the split-tail tile scheduler: whole waves data-parallel, each tile of the "
                   "last, partial wave cut into equal k-parts run side by side on neighbouring SMs (reading the same "
-                  "A rows and B slices together), fixed up in part order (deterministic)"},
+                  "A rows and B slices together; as many parts as fit in one round of the grid), fixed up in part "
+                  "order (deterministic)"},
     {"hopper-mc-{p}", policy(kCoop, kAuto, kTma, Cluster::two), SplitKind::none,
                   "hopper-tmastore-{p} on clusters of two CTAs (adjacent pixel rows, the same filters): each loads "
                   "half of the shared B tile by TMA and multicasts it to both, halving the weights' L2-to-SM traffic"},
