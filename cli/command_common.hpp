@@ -176,6 +176,7 @@ struct RunArgs {
     CheckOpts check;
     bool profile_target = false;  // run under ncu by `profile`: the engine choices stay as they are
     ProfileOptions prof;          // `profile` only
+    std::string timeline;         // `run` only: the device's timeline of the run's timed intervals (CSV)
 };
 
 // `run`, or with profiling `profile` (run under Nsight Compute).

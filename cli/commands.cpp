@@ -529,6 +529,10 @@ int main(int argc, char** argv) {
     add_run_options(r, run);
     // `profile` runs `run` under ncu with this flag: the engine choices file is only read
     r->add_flag("--profile-target", run.profile_target)->group("");
+    r->add_option("--timeline", run.timeline,
+                  "write the device's own timeline of each timed interval to this CSV (CUPTI: the time from the "
+                  "interval's start event to its first kernel, the kernels' span, the last kernel's end to the end "
+                  "event) and print their medians");
 
     RunArgs prof;
     auto* pr = app.add_subcommand("profile",

@@ -104,8 +104,9 @@ struct SweepStep {
 };
 
 // Nsight Compute on one row: `convstudy profile` (its metric set, CSV and kernels CSV), or ncu
-// itself (ncu_args, its log file) around `convstudy run --profile-target` of the row.
-enum class ProfileMode { convstudy, ncu };
+// itself (ncu_args, its log file) around `convstudy run --profile-target` of the row; or the
+// device's own timeline of the row's timed intervals, `convstudy run --timeline` (its CSV).
+enum class ProfileMode { convstudy, ncu, timeline };
 struct ProfileStep {
     ProfileMode mode = ProfileMode::convstudy;
     TableRef table;
@@ -118,7 +119,8 @@ struct ProfileStep {
     int warmup = 2;
     int repeats = 1;
     std::string metrics = "default";      // convstudy mode
-    std::string output;                   // file name: the row's CSV (convstudy) or ncu's --log-file (ncu)
+    std::string output;                   // file name: the row's CSV (convstudy), ncu's --log-file (ncu) or the
+                                          // timeline's CSV (timeline)
     std::string kernels_csv;              // convstudy mode: --kernels-csv file name
     std::vector<std::string> ncu_args;    // ncu mode
 };

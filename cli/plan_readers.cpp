@@ -20,8 +20,10 @@ ProfileStep read_profile(const Fields& f, const fs::path& root, Outputs& outs) {
         p.mode = ProfileMode::convstudy;
     else if (mode == "ncu")
         p.mode = ProfileMode::ncu;
+    else if (mode == "timeline")
+        p.mode = ProfileMode::timeline;
     else
-        f.where().fail("mode", "unknown mode '" + mode + "' (valid: convstudy, ncu)");
+        f.where().fail("mode", "unknown mode '" + mode + "' (valid: convstudy, ncu, timeline)");
     p.table = read_table(f, root);
     p.variant = f.str("variant", "", true);
     std::vector<std::string> names{p.variant};
@@ -69,6 +71,10 @@ ProfileStep read_profile(const Fields& f, const fs::path& root, Outputs& outs) {
         }
         p.output = out_name(f, "output", "", true, {".csv"});
         p.kernels_csv = out_name(f, "kernels_csv", "", false, {".csv"});
+    } else if (p.mode == ProfileMode::timeline) {
+        for (const char* k : {"ncu_args", "metrics", "kernels_csv"})
+            if (f.has(k)) f.where().fail(k, "not for mode timeline (its output is the timeline's CSV)");
+        p.output = out_name(f, "output", "", true, {".csv"});
     } else {
         if (f.has("metrics")) f.where().fail("metrics", "only for mode convstudy (give ncu its options in ncu_args)");
         if (f.has("kernels_csv")) f.where().fail("kernels_csv", "only for mode convstudy");

@@ -154,6 +154,13 @@ Commands profile_commands(const ProfileStep& pr, const std::string& exe, const O
         if (!pr.kernels_csv.empty()) cmd.insert(cmd.end(), {"--kernels-csv", out(pr.kernels_csv)});
         return {cmd};
     }
+    if (pr.mode == ProfileMode::timeline) {
+        std::vector<std::string> cmd{exe, "run"};
+        const auto row = run_row_args(pr);
+        cmd.insert(cmd.end(), row.begin(), row.end());
+        cmd.insert(cmd.end(), {"--timeline", out(pr.output)});
+        return {cmd};
+    }
     std::vector<std::string> cmd{"ncu"};
     cmd.insert(cmd.end(), pr.ncu_args.begin(), pr.ncu_args.end());
     cmd.insert(cmd.end(), {"--log-file", out(pr.output), exe, "run"});

@@ -9,7 +9,10 @@
 #include "join.hpp"
 #include "nvtx.hpp"
 #include "results.hpp"
+#include "timeline.hpp"
 #include "version.hpp"
+
+#include "atomic_file.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -130,6 +133,29 @@ void print_profile(const ProfileSummary& s) {
     if (!s.note.empty()) std::printf("  ncu note: %s\n", s.note.c_str());
 }
 
+// `run --timeline`: the intervals of the device's timeline (bench/timeline.hpp), a CSV row each,
+// and their medians on stdout.
+void write_timeline(const std::string& path, std::vector<gpu::TimelineRecord> records, const Row& row) {
+    const auto intervals = gpu::timeline_intervals(std::move(records), "hold_kernel");
+    const auto s = gpu::summarize(intervals);
+    char post[32] = "unknown";
+    if (s.post_us >= 0) std::snprintf(post, sizeof post, "%.2f us", s.post_us);
+    std::printf("  timeline: %d interval(s), %d on their events: medians pre %.2f us, kernels %.2f us, post %s\n",
+                s.intervals, s.event_anchored, s.pre_us, s.body_us, post);
+    const std::string label = row.variant->name + " " + row.layer.name + " N=" + std::to_string(row.N);
+    write_file_atomic(path, [&](std::ostream& o) {
+        o << "row,interval,anchor,pre_us,body_us,post_us,kernels,first_kernel,smem_config,hold_smem_config\n";
+        for (std::size_t i = 0; i < intervals.size(); ++i) {
+            const auto& t = intervals[i];
+            o << '"' << label << "\"," << i << ',' << (t.event_anchored ? "events" : "hold") << ',' << t.pre_us << ','
+              << t.body_us << ',';
+            if (t.post_us >= 0) o << t.post_us;
+            o << ',' << t.kernels << ",\"" << t.first_kernel << "\"," << t.smem_config << ',' << t.hold_smem_config
+              << '\n';
+        }
+    });
+}
+
 // `profile` (profiling = true) is `run` plus Nsight Compute's counters of one timed repeat.
 int cmd_run(RunArgs a, bool profiling) {
     check_batches({a.batch});
@@ -146,6 +172,7 @@ int cmd_run(RunArgs a, bool profiling) {
     const DataScales scales = a.check.scales();
     const gpu::Config config = parse_run_axes(a.axes, *ref.variant);
     if (!a.csv.empty()) check_writable(a.csv);
+    if (!a.timeline.empty()) check_writable(a.timeline, "--timeline");
     std::string ncu;
     if (profiling) {
         metric_set(a.prof.metrics);
@@ -171,7 +198,10 @@ int cmd_run(RunArgs a, bool profiling) {
     const bool ceilings = !a.csv.empty() && opt.repeats > 0;
     RunMeta meta = make_meta(*ctx, opt, ceilings, a.check.seed, d.scales);
     meta.table = table.name;
+    std::optional<gpu::TimelineCapture> timeline;
+    if (!a.timeline.empty()) timeline.emplace();
     Row row = run_one(*ctx, *ref.variant, mode, layout, d, opt, config);
+    if (timeline) write_timeline(a.timeline, timeline->finish(), row);
     if (!a.profile_target) save_engine_choices(choices, engines);
     if (ceilings && row.result.status == gpu::Status::pass)
         row.im2col_gemm_ms = im2col_gemm_reference(*ctx, row.precision(), layer, a.batch);

@@ -601,3 +601,33 @@ TEST_CASE("the runner's STEPS picks sweep steps of a plan whose sweeps run in on
     CHECK(two[2].timeout_s == 60);
     CHECK(two[3].commands.empty());
 }
+
+TEST_CASE("a profile step of mode timeline runs the row with --timeline into the output folder", "[plans]") {
+    const Plan plan = parse(R"({"kind": "profile", "mode": "timeline", "variant": "simt-gemm", "layer": "conv2",
+        "batch": 1, "layout": "nchw", "repeats": 200, "output": "t.csv"})");
+    const auto steps = step_commands(plan, "res", "bd");
+    REQUIRE(steps.size() == 2);
+    using V = std::vector<std::string>;
+    CHECK(steps[1].commands ==
+          std::vector<V>{{"bd/convstudy", "run", "--variant", "simt-gemm", "--layer", "conv2", "--batch", "1", "--layout",
+                          "nchw", "--memory", "pageable", "--check", "sampled", "--no-cpu-timing", "--warmup", "2",
+                          "--repeats", "200", "--timeline", "res/t.csv"}});
+    // its output is the timeline's CSV: no ncu options, metrics or kernels CSV, a .csv name
+    for (const char* extra : {R"("ncu_args": ["--csv"])", R"("metrics": "default")", R"("kernels_csv": "k.csv")"})
+        CHECK_HAS(error_message([&] {
+                      parse(std::string(R"({"kind": "profile", "mode": "timeline", "variant": "simt-gemm", )"
+                                        R"("layer": "conv2", "output": "t.csv", )") +
+                            extra + "}");
+                  }),
+                  "not for mode timeline");
+    CHECK_HAS(error_message([] {
+                  parse(R"({"kind": "profile", "mode": "timeline", "variant": "simt-gemm", "layer": "conv2",
+                      "output": "t.txt"})");
+              }),
+              "output");
+    CHECK_HAS(error_message([] {
+                  parse(R"({"kind": "profile", "mode": "trace", "variant": "simt-gemm", "layer": "conv2",
+                      "output": "t.csv"})");
+              }),
+              "valid: convstudy, ncu, timeline");
+}
