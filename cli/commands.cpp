@@ -532,7 +532,7 @@ int main(int argc, char** argv) {
     r->add_option("--timeline", run.timeline,
                   "write the device's own timeline of each timed interval to this CSV (CUPTI: the time from the "
                   "interval's start event to its first kernel, the kernels' span, the last kernel's end to the end "
-                  "event) and print their medians");
+                  "event) and print their medians; the host copies are not timed (--host-repeats 0)");
 
     RunArgs prof;
     auto* pr = app.add_subcommand("profile",

@@ -172,7 +172,12 @@ int cmd_run(RunArgs a, bool profiling) {
     const DataScales scales = a.check.scales();
     const gpu::Config config = parse_run_axes(a.axes, *ref.variant);
     if (!a.csv.empty()) check_writable(a.csv);
-    if (!a.timeline.empty()) check_writable(a.timeline, "--timeline");
+    // --timeline: every iteration the row's kernels alone (a host-timed one also converts the input
+    // between two holds, an interval that is not the row's)
+    if (!a.timeline.empty()) {
+        check_writable(a.timeline, "--timeline");
+        a.timing.host_repeats = 0;
+    }
     std::string ncu;
     if (profiling) {
         metric_set(a.prof.metrics);
