@@ -13,6 +13,12 @@
 
 namespace cs::gpu {
 
+namespace {
+// Without the events: the longest gap between two kernels of one interval (launched together,
+// queued behind the hold), well under a host round trip.
+constexpr std::uint64_t kQueuedGapNs = 5000;
+}  // namespace
+
 std::vector<TimelineInterval> timeline_intervals(std::vector<TimelineRecord> records, std::string_view hold) {
     const auto by_start = [](const TimelineRecord& a, const TimelineRecord& b) { return a.start_ns < b.start_ns; };
     std::vector<TimelineRecord> kernels, events;
@@ -49,8 +55,11 @@ std::vector<TimelineInterval> timeline_intervals(std::vector<TimelineRecord> rec
         TimelineInterval t;
         t.event_anchored = e0 && e1 && e1->start_ns >= end;
         if (!t.event_anchored) {
-            last = k;
-            for (std::size_t j = i + 1; j < k; ++j) end = std::max(end, kernels[j].end_ns);
+            // the kernels queued behind the hold run back to back; the every-run check's kernels
+            // come after the host has synchronized, a gap later
+            end = kernels[i + 1].end_ns;
+            for (last = i + 2; last < k && kernels[last].start_ns < end + kQueuedGapNs; ++last)
+                end = std::max(end, kernels[last].end_ns);
         }
         t.kernels = int(last - i - 1);
         t.first_kernel = k0.name;

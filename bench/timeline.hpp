@@ -11,7 +11,7 @@
 // event, the row's kernels, the end event. timeline_intervals() takes the kernels after each hold
 // and anchors the interval on its events' device timestamps where CUPTI gives them in the kernels'
 // time base (the start event between the hold's end and the first kernel's start), else on the
-// hold's end, with the kernels up to the next hold and post unknown.
+// hold's end, with the kernels that ran back to back after it and post unknown.
 #pragma once
 
 #include <cstdint>
@@ -37,7 +37,7 @@ struct TimelineInterval {
 };
 
 // The timed intervals in `records` (any order): the kernels after each kernel whose name holds
-// `hold`, between the events around them where their timestamps fit, else up to the next hold.
+// `hold`, between the events around them where their timestamps fit, else those back to back.
 std::vector<TimelineInterval> timeline_intervals(std::vector<TimelineRecord> records, std::string_view hold);
 
 // The median of each part over `intervals` (post over those that know it; -1 where none does).

@@ -83,6 +83,15 @@ TEST_CASE("timeline: events in another time base leave the interval anchored on 
     CHECK(s.event_anchored == 0);
     CHECK(s.pre_us == Approx(1.0));
     CHECK(s.post_us < 0);
+    // without the events, a kernel a host round trip later (the every-run check's) is not the
+    // interval's: the kernels back to back after the hold are
+    const auto u = cs::gpu::timeline_intervals(
+        {kernel("hold_kernel", 0, 10'000), kernel("prep", 11'000, 12'000), kernel("gemm", 12'500, 16'500),
+         kernel("digest_kernel", 40'000, 45'000)},
+        "hold_kernel");
+    REQUIRE(u.size() == 1);
+    CHECK(u[0].kernels == 2);
+    CHECK(u[0].body_us == Approx(5.5));
     // no hold, or a hold with nothing after it: no interval
     CHECK(cs::gpu::timeline_intervals({kernel("conv", 1, 2), event(3)}, "hold_kernel").empty());
     CHECK(cs::gpu::timeline_intervals({kernel("hold_kernel", 1, 2)}, "hold_kernel").empty());
