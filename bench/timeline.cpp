@@ -38,7 +38,7 @@ std::vector<TimelineInterval> timeline_intervals(std::vector<TimelineRecord> rec
         // the events in the kernels' time base: the start event the last one from the hold's end to
         // the first kernel's start, the end event the first one after that start; the interval's
         // kernels those before it (a host-timed iteration converts its output after the end event).
-        // Without them the interval is the kernels up to the next hold, anchored on the hold's end.
+        // Without them the interval is anchored on the hold's end (below).
         const std::uint64_t next = k < kernels.size() ? kernels[k].start_ns : UINT64_MAX;
         const TimelineRecord* e0 = nullptr;
         const TimelineRecord* e1 = nullptr;
