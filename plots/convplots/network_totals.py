@@ -122,12 +122,13 @@ def _totals(d, classes, batches, path=""):
             o, c = best_total(per, "ours"), best_total(per, "cudnn")
             cells = ["—" if not x else f"{fnum(x[1])} ({x[0]})" for x in (o, c)]
             if not o or not c:
-                body.append([cls, n] + cells + ["—", "—", "—", "—"])
+                body.append([cls, n] + cells + ["—", "—", "—", "—", "—"])
                 continue
             lines, goal, floor = judge(per, d.class_peaks.get(cls), d.copy_gbs, o[0], c[0])
             within = sum(1 for x in lines if x[4] <= 1.0 or x[5] == "DRAM")
             body.append([cls, n] + cells + [f"{o[1] / c[1]:.3g}", "—" if goal is None else f"{goal:.3g}",
-                                            "—" if floor is None else f"{floor:.3g}", f"{within} of {len(lines)}"])
+                                            "—" if floor is None else f"{floor:.3g}", f"{within} of {len(lines)}",
+                                            worst_layer(lines)])
             layers += [[cls, n, x[0], x[1], fnum(x[2]), fnum(x[3]), f"{x[4]:.3g}", x[5] or "—", fnum(x[6]),
                         "—" if x[7] is None else f"{100 * x[7]:.0f}%", "—" if x[8] is None else f"{100 * x[8]:.0f}%"]
                        for x in lines]
@@ -135,7 +136,17 @@ def _totals(d, classes, batches, path=""):
 
 
 TOTALS_HEAD = ["class", "N", "ours (layout)", "cuDNN (layout)", "ours / cuDNN", "goal total", "at the ceiling",
-               "layers <= 1.0x"]
+               "layers <= 1.0x", "worst layer"]
+
+
+def worst_layer(lines):
+    """The compute-bound layer with the highest ours / cuDNN (the no-disaster goal's measure: a
+    DRAM-bound layer is judged at 1.0x), as 'name ratio'; '—' where every layer is DRAM-bound."""
+    judged = [x for x in lines if x[5] != "DRAM"]
+    if not judged:
+        return "—"
+    w = max(judged, key=lambda x: x[4])
+    return f"{w[0]} {w[4]:.3g}"
 
 LIBRARIES = ("auto", "cudnn", "cudnn-legacy", "cublas")
 
@@ -187,9 +198,10 @@ def table_names(d):
 
 
 def ours_caption(path):
-    """What "ours" is in these tables, and the ceiling column."""
+    """What "ours" is in these tables, and the ceiling and worst-layer columns."""
     return (f"the auto-<class> rows{' of path=' + path if path else ''}; at the ceiling: the goal total were every "
-            "compute-bound layer at the class's ceiling (its FLOPs at the sweep's peak_tflops). ")
+            "compute-bound layer at the class's ceiling (its FLOPs at the sweep's peak_tflops); worst layer: the "
+            "compute-bound layer of the highest ours / cuDNN (a DRAM-bound one is judged at 1.0x). ")
 
 
 def goals_markdown(d, classes, batches, path=""):
@@ -277,6 +289,10 @@ def self_test():
     md = totals_markdown([d, d], ["fp16"])
     body = [ln for ln in md.splitlines() if ln.startswith("| t1 |")]
     assert len(body) == 2 and "| 0.75 |" in body[0] and "| 3.00 (nhwc) | 4.00 (nhwc) |" in body[0], md
+    # the worst compute-bound layer: a at 1.0 / 1.5, b at 1.0 / 1.0
+    assert body[0].endswith("| b 1 |"), body[0]
+    assert worst_layer([("x", 1, 0, 0, 2.0, "DRAM"), ("y", 1, 0, 0, 1.2, "compute")]) == "y 1.2"
+    assert worst_layer([("x", 1, 0, 0, 2.0, "DRAM")]) == "—"
     # the oracle: per layer the fastest of our rungs in auto's layout; auto within 3% or named
     rows.append(row("a", "hopper-ws-fp16", "nhwc", 0.9, 2, family="hopper"))
     rows.append(row("a", "hopper-mc-fp16", "nchw", 0.1, 2, family="hopper"))  # another layout: not the oracle
