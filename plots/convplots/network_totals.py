@@ -126,7 +126,7 @@ def _totals(d, classes, batches, path=""):
                 continue
             lines, goal, floor = judge(per, d.class_peaks.get(cls), d.copy_gbs, o[0], c[0])
             within = sum(1 for x in lines if x[4] <= 1.0 or x[5] == "DRAM")
-            body.append([cls, n] + cells + [f"{o[1] / c[1]:.3g}", "—" if goal is None else f"{goal:.3g}",
+            body.append([cls, n] + cells + [f"{o[1] / c[1]:.3g}", "—" if goal is None else f"{goal:.4f}",
                                             "—" if floor is None else f"{floor:.3g}", f"{within} of {len(lines)}",
                                             worst_layer(lines)])
             layers += [[cls, n, x[0], x[1], fnum(x[2]), fnum(x[3]), f"{x[4]:.3g}", x[5] or "—", fnum(x[6]),
