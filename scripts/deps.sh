@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian/Ubuntu packages convstudy needs when they are missing (apt-get, as
-# root or through sudo). A CUDA toolkit (nvcc, cudart, cuBLAS; cuDNN optional) is a
+# root or through sudo). A CUDA toolkit (nvcc, cudart, cuBLAS, CUPTI; cuDNN optional) is a
 # prerequisite this script does not install. On a machine with no package registry
 # (the GPU machine) missing optional packages are reported and the build goes on.
 set -uo pipefail
