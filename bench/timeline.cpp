@@ -4,7 +4,9 @@
 
 #include "error.hpp"
 
+#ifdef CONVSTUDY_HAVE_CUPTI
 #include <cupti.h>
+#endif
 
 #include <algorithm>
 #include <cstdint>
@@ -100,6 +102,7 @@ TimelineSummary summarize(const std::vector<TimelineInterval>& intervals) {
     return s;
 }
 
+#ifdef CONVSTUDY_HAVE_CUPTI
 namespace {
 
 // The collection's state: CUPTI's buffer callbacks have no user pointer.
@@ -184,5 +187,13 @@ std::vector<TimelineRecord> TimelineCapture::finish() {
     const std::lock_guard<std::mutex> lock(c.m);
     return std::move(c.records);
 }
+#else
+TimelineCapture::TimelineCapture() {
+    throw Error("timeline: this convstudy was built without CUPTI (the CUDA toolkit's CUPTI was not found at "
+                "configure time)");
+}
+TimelineCapture::~TimelineCapture() = default;
+std::vector<TimelineRecord> TimelineCapture::finish() { return {}; }
+#endif
 
 }  // namespace cs::gpu
