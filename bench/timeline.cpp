@@ -3,6 +3,7 @@
 #include "timeline.hpp"
 
 #include "error.hpp"
+#include "harness.hpp"
 
 #ifdef CONVSTUDY_HAVE_CUPTI
 #include <cupti.h>
@@ -78,12 +79,8 @@ std::vector<TimelineInterval> timeline_intervals(std::vector<TimelineRecord> rec
 }
 
 namespace {
-double median(std::vector<double> v) {
-    if (v.empty()) return -1;
-    std::sort(v.begin(), v.end());
-    const std::size_t m = v.size() / 2;
-    return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
-}
+// The harness's median (Stat::of); -1 where there is none.
+double median(std::vector<double> v) { return v.empty() ? -1 : Stat::of(std::move(v)).median; }
 }  // namespace
 
 TimelineSummary summarize(const std::vector<TimelineInterval>& intervals) {

@@ -13,6 +13,7 @@
 #include "version.hpp"
 
 #include "atomic_file.hpp"
+#include "csv_table.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -147,11 +148,11 @@ void write_timeline(const std::string& path, std::vector<gpu::TimelineRecord> re
         o << "row,interval,anchor,pre_us,body_us,post_us,kernels,first_kernel,smem_config,hold_smem_config\n";
         for (std::size_t i = 0; i < intervals.size(); ++i) {
             const auto& t = intervals[i];
-            o << '"' << label << "\"," << i << ',' << (t.event_anchored ? "events" : "hold") << ',' << t.pre_us << ','
-              << t.body_us << ',';
+            o << csv_quote(label) << ',' << i << ',' << (t.event_anchored ? "events" : "hold") << ',' << t.pre_us
+              << ',' << t.body_us << ',';
             if (t.post_us >= 0) o << t.post_us;
-            o << ',' << t.kernels << ",\"" << t.first_kernel << "\"," << t.smem_config << ',' << t.hold_smem_config
-              << '\n';
+            o << ',' << t.kernels << ',' << csv_quote(t.first_kernel) << ',' << t.smem_config << ','
+              << t.hold_smem_config << '\n';
         }
     });
 }
