@@ -105,9 +105,11 @@ constexpr double kDependentOverlapUs = 1.8;
 // share of the tile from the others' partials): the handshake between the parts (two cluster
 // barriers, or the flags) and the accumulator bytes a CTA moves per clock (stored, then read back
 // by its peers through distributed shared memory or L2): fitted to the committed H200 grid of tile
-// schedulers at N=1 (results/h200/networks/n1_schedulers_resnet50.csv.gz).
+// schedulers at N=1 (results/h200/networks/n1_schedulers_resnet50.csv.gz), the rate raised to
+// where VGG's tf32 grid at N=1 ranks the cluster split first on conv4_2-3
+// (results/h200/networks/n1_vgg_tf32.csv.gz) with the regret over the committed grids unchanged.
 constexpr double kSplitReduceUs = 1.0;
-constexpr double kSplitReduceBytesPerClk = 16;
+constexpr double kSplitReduceBytesPerClk = 24;
 // The cp.async rung (hopper-wgmma): the bytes per clock its threads' 16-byte copies bring from L2
 // into an SM's shared memory, and the copies' latency, which a CTA alone on its SM waits out over
 // its prefetch distance (stages - 2 slices in flight): fitted to the committed H200 rows of that
