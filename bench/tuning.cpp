@@ -372,7 +372,7 @@ const TunedChoice* TuningCard::choice(const TunedChoice& key) const {
     return nullptr;
 }
 
-TuningCard merge_tuning_cards(const std::vector<TuningCard>& cards, std::vector<std::string>& notes) {
+TuningCard merge_tuning_cards(const std::vector<TuningCard>& cards, std::vector<std::string>& notes, bool later_wins) {
     if (cards.empty()) throw Error("tune merge: no tuning file to merge");
     TuningCard out = cards.front();
     out.origin.clear();
@@ -392,7 +392,7 @@ TuningCard merge_tuning_cards(const std::vector<TuningCard>& cards, std::vector<
             auto same = std::find_if(out.entries.begin(), out.entries.end(),
                                      [&](const TunedEntry& o) { return o.same_key(e); });
             if (same == out.entries.end()) out.entries.push_back(e);
-            else if (e.kernel_ms < same->kernel_ms) *same = e;
+            else if (later_wins || e.kernel_ms < same->kernel_ms) *same = e;
         }
         for (const TunedChoice& ch : c.choices) {
             auto same = std::find_if(out.choices.begin(), out.choices.end(), [&](const TunedChoice& o) { return o.same_key(ch); });
@@ -400,11 +400,13 @@ TuningCard merge_tuning_cards(const std::vector<TuningCard>& cards, std::vector<
                 out.choices.push_back(ch);
                 continue;
             }
+            const bool take = later_wins || ch.kernel_ms < same->kernel_ms;
             notes.push_back(std::string(to_string(ch.cls)) + " N=" + std::to_string(ch.N) + " " +
                             std::string(to_string(ch.layout)) + " C=" + std::to_string(ch.shape.C) + " M=" +
-                            std::to_string(ch.shape.M) + " in two files: kept the faster, " +
-                            (ch.kernel_ms < same->kernel_ms ? ch.variant->name + " of " + c.origin : same->variant->name));
-            if (ch.kernel_ms < same->kernel_ms) *same = ch;
+                            std::to_string(ch.shape.M) + " in two files: kept " +
+                            (later_wins ? "the later, " : "the faster, ") +
+                            (take ? ch.variant->name + " of " + c.origin : same->variant->name));
+            if (take) *same = ch;
         }
     }
     return out;

@@ -124,8 +124,11 @@ std::vector<std::string> builtin_tuning_names();
 std::string tuning_json(const TuningCard& card);
 // Tuning files of one card joined (`tune merge`, the shards of a tune): the device and SM count
 // must agree (cs::Error naming the files otherwise). Of two choices or entries with the same key
-// the faster median stays, and `notes` says which; the first card's versions lead, and each
-// distinct source is kept (joined by "; ").
-TuningCard merge_tuning_cards(const std::vector<TuningCard>& cards, std::vector<std::string>& notes);
+// the faster median stays (shards of one tune, timed by one build), or, with `later_wins`, the
+// later file's (a re-tune after the kernels or the heuristic changed: the earlier median was
+// timed by another build, so it says nothing about this one); `notes` says which. The first
+// card's versions lead, and each distinct source is kept (joined by "; ").
+TuningCard merge_tuning_cards(const std::vector<TuningCard>& cards, std::vector<std::string>& notes,
+                              bool later_wins = false);
 
 }  // namespace cs::gpu

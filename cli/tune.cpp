@@ -45,6 +45,9 @@ CLI::App* add_tune_command(CLI::App& app, TuneArgs& a) {
                                          "choices of one key stays");
     a.merge->add_option("inputs", a.inputs, "tuning files")->required()->expected(2, -1);
     a.merge->add_option("-o,--output", a.output, "the joined file")->required();
+    a.merge->add_flag("--later-wins", a.later_wins,
+                      "of two choices of one key the later file's stays, whatever their medians (a re-tune "
+                      "replacing choices timed by an older build)");
     return t;
 }
 
@@ -59,7 +62,7 @@ int cmd_tune_merge(const TuneArgs& a) {
     std::vector<gpu::TuningCard> cards;
     for (const auto& in : a.inputs) cards.push_back(gpu::read_tuning(in).cards.front());
     std::vector<std::string> notes;
-    const gpu::TuningCard m = gpu::merge_tuning_cards(cards, notes);
+    const gpu::TuningCard m = gpu::merge_tuning_cards(cards, notes, a.later_wins);
     for (const auto& n : notes) std::fprintf(stderr, "tune merge: %s\n", n.c_str());
     write_file_atomic(a.output, gpu::tuning_json(m));
     std::printf("tune merge: %zu choices and %zu tile entries of %s into %s\n", m.choices.size(), m.entries.size(),

@@ -34,6 +34,7 @@ struct TuneArgs {
     std::string source;                    // the file's "source" text
     // tune merge
     std::vector<std::string> inputs;
+    bool later_wins = false;
     CLI::App* merge = nullptr;
 };
 

@@ -279,7 +279,7 @@ TEST_CASE("tuning file: choices are written, read back and checked, version 1 fi
     CHECK(refused("\"p10_ms\":0.179", "\"p10_ms\":0.2").find("p10_ms <= kernel_ms <= p90_ms") != std::string::npos);
 }
 
-TEST_CASE("tune merge: one card's files joined, the faster of two choices kept, another card refused",
+TEST_CASE("tune merge: one card's files joined, the faster of two choices kept (or the later), another card refused",
           "[tune][tuning]") {
     TuningCard a = card_with_choice(), b = card_with_choice();
     a.origin = "a.json", b.origin = "b.json";
@@ -305,6 +305,20 @@ TEST_CASE("tune merge: one card's files joined, the faster of two choices kept, 
     merge_tuning_cards({a, b}, notes);
     REQUIRE(notes.size() == 2);
     CHECK(notes[0] == "b.json ran CUDA 13.1, driver 590.1; kept 13.0, 580.159.04");
+    // a re-tune replaces: the later file's choice stays though the earlier one's median was lower
+    b.cuda_runtime = a.cuda_runtime, b.driver = a.driver;
+    b.choices[0].kernel_ms = 0.19, b.choices[0].p10_ms = 0.189, b.choices[0].p90_ms = 0.191;
+    b.choices[0].variant = &variant("hopper-tail-fp16");
+    notes.clear();
+    const TuningCard kept = merge_tuning_cards({a, b}, notes);
+    CHECK(kept.choices[0].variant == a.choices[0].variant);  // the faster, by default
+    notes.clear();
+    const TuningCard later = merge_tuning_cards({a, b}, notes, true);
+    REQUIRE(later.choices.size() == 2);
+    CHECK(later.choices[0].variant == b.choices[0].variant);
+    CHECK(later.choices[0].kernel_ms == Approx(0.19));
+    REQUIRE(notes.size() == 1);
+    CHECK(notes[0].find("in two files: kept the later, hopper-tail-fp16 of b.json") != std::string::npos);
     TuningCard h100 = card_with_choice();
     h100.device = "NVIDIA H100 80GB HBM3", h100.origin = "h100.json";
     const std::string e = error_message([&] { merge_tuning_cards({a, h100}, notes); });
