@@ -218,13 +218,21 @@ def goals_markdown(d, classes, batches, path=""):
 
 def totals_markdown(ds, classes, path=""):
     """goals_markdown's totals of several sweeps (each at its own N), one table, a column naming
-    each sweep's layer table."""
-    body = []
+    each sweep's layer table. A later sweep's (table, class, N) replaces an earlier one's in its
+    place (a re-measurement: each total stays one process's)."""
+    body, at = [], {}
     for d in ds:
         # the classes this sweep ran (a sweep of some classes leaves no empty rows for the others)
         ran = [c for c in classes if any(r["_variant"] == f"auto-{c}" for r in d.rows)]
         rows, _ = _totals(d, ran, d.main_Ns, path)
-        body += [[", ".join(table_names(d))] + r for r in rows]
+        for r in rows:
+            row = [", ".join(table_names(d))] + r
+            key = (row[0], row[1], row[2])  # table, class, N
+            if key in at:
+                body[at[key]] = row
+            else:
+                at[key] = len(body)
+                body.append(row)
     return md_table(["table"] + TOTALS_HEAD, body) + "\n\nOurs: " + ours_caption(path)
 
 
@@ -281,14 +289,22 @@ def self_test():
     # GFLOP at 1 TFLOP/s = 1.85 ms: (2 + 1) x 1.85 / 4.0, past 1 (a ceiling under both sides' times)
     lines, goal, floor = judge(per, 1.0, 1e9, "nhwc", "nhwc")
     assert abs(goal - 3.0 / 4.0) < 1e-12 and abs(floor - 3 * 1.849688 / 4.0) < 1e-5, (goal, floor)
-    # several sweeps in one totals table: a row per (sweep, class), the sweep's table named
+    # several sweeps in one totals table: a row per (sweep, class), the sweep's table named; a
+    # later sweep of the same (table, class, N) replaces the earlier's row in its place
     import types
     for r in rows:
         r["table"] = "t1"
     d = types.SimpleNamespace(rows=rows, class_peaks={"fp16": 1.0}, copy_gbs=1e9, main_Ns=[8])
-    md = totals_markdown([d, d], ["fp16"])
-    body = [ln for ln in md.splitlines() if ln.startswith("| t1 |")]
+    rows2 = [dict(r, table="t2") for r in rows]
+    d2 = types.SimpleNamespace(rows=rows2, class_peaks={"fp16": 1.0}, copy_gbs=1e9, main_Ns=[8])
+    md = totals_markdown([d, d2], ["fp16"])
+    body = [ln for ln in md.splitlines() if ln.startswith("| t1 |") or ln.startswith("| t2 |")]
     assert len(body) == 2 and "| 0.75 |" in body[0] and "| 3.00 (nhwc) | 4.00 (nhwc) |" in body[0], md
+    faster = [dict(r, kernel_ms=r["kernel_ms"] / 2) if r["_variant"] == "auto-fp16" else r for r in rows]
+    d3 = types.SimpleNamespace(rows=faster, class_peaks={"fp16": 1.0}, copy_gbs=1e9, main_Ns=[8])
+    md3 = totals_markdown([d, d2, d3], ["fp16"])
+    body3 = [ln for ln in md3.splitlines() if ln.startswith(("| t1 |", "| t2 |"))]
+    assert len(body3) == 2 and body3[0].startswith("| t1 |") and "| 1.50 (nhwc) | 4.00 (nhwc) |" in body3[0], md3
     # the worst compute-bound layer: a at 1.0 / 1.5, b at 1.0 / 1.0
     assert body[0].endswith("| b 1 |"), body[0]
     assert worst_layer([("x", 1, 0, 0, 2.0, "DRAM"), ("y", 1, 0, 0, 1.2, "compute")]) == "y 1.2"
