@@ -10,6 +10,7 @@
 #endif
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <mutex>
@@ -97,6 +98,11 @@ TimelineSummary summarize(const std::vector<TimelineInterval>& intervals) {
     s.body_us = median(body);
     s.post_us = median(post);
     return s;
+}
+
+double post_from_event_median(const TimelineSummary& s, double event_median_us) {
+    if (s.intervals == 0 || s.post_us >= 0 || !(event_median_us >= 0)) return std::nan("");
+    return event_median_us - s.pre_us - s.body_us;
 }
 
 #ifdef CONVSTUDY_HAVE_CUPTI

@@ -47,6 +47,13 @@ struct TimelineSummary {
 };
 TimelineSummary summarize(const std::vector<TimelineInterval>& intervals);
 
+// Where no interval is on its events (post unknown): post estimated as the events' median interval
+// less the medians of pre and kernels, the start event fired as the hold ended. A difference of
+// medians, not a median of differences: near zero, the events measure pre and kernels and nothing
+// after (it can come out a little under zero). NaN where the summary knows post from the events,
+// or has no interval.
+double post_from_event_median(const TimelineSummary& s, double event_median_us);
+
 // CUPTI's activity collection, from construction to finish(): kernels (concurrent kernel records)
 // and CUDA events with device timestamps. One at a time in a process. Throws cs::Error where CUPTI
 // cannot collect (no device, a profiler already attached).

@@ -139,8 +139,10 @@ void print_profile(const ProfileSummary& s) {
 void write_timeline(const std::string& path, std::vector<gpu::TimelineRecord> records, const Row& row) {
     const auto intervals = gpu::timeline_intervals(std::move(records), "hold_kernel");
     const auto s = gpu::summarize(intervals);
-    char post[32] = "unknown";
+    char post[96] = "unknown";
+    const double est = gpu::post_from_event_median(s, row.result.kernel.median * 1e3);
     if (s.post_us >= 0) std::snprintf(post, sizeof post, "%.2f us", s.post_us);
+    else if (std::isfinite(est)) std::snprintf(post, sizeof post, "about %.2f us (the events' median less pre and kernels)", est);
     std::printf("  timeline: %d interval(s), %d on their events: medians pre %.2f us, kernels %.2f us, post %s\n",
                 s.intervals, s.event_anchored, s.pre_us, s.body_us, post);
     const std::string label = row.variant->name + " " + row.layer.name + " N=" + std::to_string(row.N);

@@ -6,6 +6,7 @@
 
 #include "timeline.hpp"
 
+#include <cmath>
 #include <vector>
 
 using cs::gpu::TimelineRecord;
@@ -64,6 +65,7 @@ TEST_CASE("timeline: the timed intervals between the events after each hold", "[
     CHECK(s.pre_us == Approx(1.65));
     CHECK(s.body_us == Approx(5.25));
     CHECK(s.post_us == Approx(1.0));
+    CHECK(std::isnan(cs::gpu::post_from_event_median(s, 9.0)));  // known from the events: no estimate
 }
 
 TEST_CASE("timeline: events in another time base leave the interval anchored on the hold", "[timeline]") {
@@ -83,6 +85,10 @@ TEST_CASE("timeline: events in another time base leave the interval anchored on 
     CHECK(s.event_anchored == 0);
     CHECK(s.pre_us == Approx(1.0));
     CHECK(s.post_us < 0);
+    // post estimated from the events' median (ms -> us by the caller): what the two medians leave
+    CHECK(cs::gpu::post_from_event_median(s, 5.5) == Approx(5.5 - 1.0 - 4.0));
+    CHECK(std::isnan(cs::gpu::post_from_event_median(s, NAN)));
+    CHECK(std::isnan(cs::gpu::post_from_event_median(cs::gpu::summarize({}), 5.5)));
     // without the events, a kernel a host round trip later (the every-run check's) is not the
     // interval's: the kernels back to back after the hold are
     const auto u = cs::gpu::timeline_intervals(
