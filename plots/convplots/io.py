@@ -77,7 +77,7 @@ def read_pytorch(paths):
                 rows.append({"layer": r["layer"], "N": n, "precision": r["precision"], "layout": r["layout"],
                              "impl": r.get("impl") or "eager", "ms": ms, "torch": r.get("torch", ""),
                              "cudnn": r.get("cudnn", ""), "git_rev": r.get("git_rev", ""),
-                             "device": r.get("device", ""), "_src": p})
+                             "device": r.get("device", ""), "table": r.get("table", ""), "_src": p})
     return rows
 
 

@@ -113,9 +113,20 @@ def judge(per_layer, peak_tflops, copy_gbs, ours_layout, cudnn_layout):
     return lines, ours_sum / cudnn_sum, None if ceiling_sum is None else ceiling_sum / cudnn_sum
 
 
-def _totals(d, classes, batches, path=""):
+def pytorch_ms(pytorch, table, layer, n, cls, layout):
+    """PyTorch's eager (cuDNN) time of a layer (scripts/pytorch_anchors.py rows, io.read_pytorch)
+    in that class, N and layout, or None; rows without a table are AlexNet's (older CSVs)."""
+    for r in pytorch or ():
+        if (r["layer"] == layer and r["N"] == n and r["precision"] == cls and r["layout"] == layout
+                and r["impl"] == "eager" and (r.get("table") or "alexnet") == table):
+            return r["ms"]
+    return None
+
+
+def _totals(d, classes, batches, path="", pytorch=None):
     """(totals rows, per-layer rows) of one sweep: see goals_markdown."""
     body, layers = [], []
+    table = ", ".join(table_names(d))
     for cls in classes:
         for n in batches:
             per = layer_rows(d.rows, cls, n, path)
@@ -129,9 +140,13 @@ def _totals(d, classes, batches, path=""):
             body.append([cls, n] + cells + [f"{o[1] / c[1]:.3g}", "—" if goal is None else f"{goal:.4f}",
                                             "—" if floor is None else f"{floor:.3g}", f"{within} of {len(lines)}",
                                             worst_layer(lines)])
-            layers += [[cls, n, x[0], x[1], fnum(x[2]), fnum(x[3]), f"{x[4]:.3g}", x[5] or "—", fnum(x[6]),
-                        "—" if x[7] is None else f"{100 * x[7]:.0f}%", "—" if x[8] is None else f"{100 * x[8]:.0f}%"]
-                       for x in lines]
+            for x in lines:
+                row = [cls, n, x[0], x[1], fnum(x[2]), fnum(x[3]), f"{x[4]:.3g}", x[5] or "—", fnum(x[6]),
+                       "—" if x[7] is None else f"{100 * x[7]:.0f}%", "—" if x[8] is None else f"{100 * x[8]:.0f}%"]
+                if pytorch:  # PyTorch's eager cuDNN in ours' layout
+                    t = pytorch_ms(pytorch, table, x[0], n, cls, o[0])
+                    row += ["—", "—"] if t is None else [fnum(t), f"{x[2] / t:.3g}"]
+                layers.append(row)
     return body, layers
 
 
@@ -204,16 +219,20 @@ def ours_caption(path):
             "compute-bound layer of the highest ours / cuDNN (a DRAM-bound one is judged at 1.0x). ")
 
 
-def goals_markdown(d, classes, batches, path=""):
+def goals_markdown(d, classes, batches, path="", pytorch=None):
     """Per class and N: each side's best single-layout total weighted by count, ours (the
     auto-<class> rows of `path`) over cuDNN, the goal's total (DRAM-bound layers at cuDNN's time)
     and the layers at most 1.0x (DRAM-bound ones count); then per layer the bound and both sides'
-    share of it. `d`: a convplots.io.Data."""
-    body, per_layer = _totals(d, classes, batches, path)
+    share of it, and with `pytorch` (io.read_pytorch rows) PyTorch's eager time in ours' layout and
+    ours over it. `d`: a convplots.io.Data."""
+    body, per_layer = _totals(d, classes, batches, path, pytorch)
+    torch_head = ["PyTorch ms", "ours / PyTorch"] if pytorch else []
     return (md_table(TOTALS_HEAD, body) + "\n\n"
             + md_table(["class", "N", "layer", "count", "ours ms", "cuDNN ms", "ours / cuDNN", "bound", "bound ms",
-                        "ours' share", "cuDNN's share"], per_layer) + "\n\n"
-            + f"Table {', '.join(table_names(d))}; ours: " + ours_caption(path))
+                        "ours' share", "cuDNN's share"] + torch_head, per_layer) + "\n\n"
+            + f"Table {', '.join(table_names(d))}; ours: " + ours_caption(path)
+            + ("PyTorch: F.conv2d on cuDNN in benchmark mode (scripts/pytorch_anchors.py), another process." if pytorch
+               else ""))
 
 
 def totals_markdown(ds, classes, path=""):
@@ -309,6 +328,15 @@ def self_test():
     assert body[0].endswith("| b 1 |"), body[0]
     assert worst_layer([("x", 1, 0, 0, 2.0, "DRAM"), ("y", 1, 0, 0, 1.2, "compute")]) == "y 1.2"
     assert worst_layer([("x", 1, 0, 0, 2.0, "DRAM")]) == "—"
+    # PyTorch's eager time per layer in ours' layout (nhwc here), of this table only
+    torch_rows = [{"layer": "a", "N": 8, "precision": "fp16", "layout": "nhwc", "impl": "eager", "ms": 0.5, "table": "t1"},
+                  {"layer": "a", "N": 8, "precision": "fp16", "layout": "nchw", "impl": "eager", "ms": 0.1, "table": "t1"},
+                  {"layer": "b", "N": 8, "precision": "fp16", "layout": "nhwc", "impl": "eager", "ms": 0.2, "table": "t2"}]
+    gm = goals_markdown(d, ["fp16"], [8], "", torch_rows)
+    per_a = [ln for ln in gm.splitlines() if ln.startswith("| fp16 | 8 | a |")]
+    per_b = [ln for ln in gm.splitlines() if ln.startswith("| fp16 | 8 | b |")]
+    assert "| PyTorch ms | ours / PyTorch |" in gm and per_a[0].endswith("| 0.5 | 2 |") and per_b[0].endswith("| — | — |"), gm
+    assert "PyTorch" not in goals_markdown(d, ["fp16"], [8])
     # the oracle: per layer the fastest of our rungs in auto's layout; auto within 3% or named
     rows.append(row("a", "hopper-ws-fp16", "nhwc", 0.9, 2, family="hopper"))
     rows.append(row("a", "hopper-mc-fp16", "nchw", 0.1, 2, family="hopper"))  # another layout: not the oracle
