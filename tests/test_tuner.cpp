@@ -421,6 +421,18 @@ TEST_CASE("tune and tune merge on the command line: bad input exit 2, merge join
     CHECK(m.code == 0);
     const TuningCard joined = read_tuning(out.string()).cards.front();
     CHECK(joined.choices.size() == 2);
+    // --later-wins: the later file's choice of a key though slower (a re-tune replacing an old one)
+    TuningCard slower = card_with_choice();
+    slower.choices[0].kernel_ms = 0.19, slower.choices[0].p10_ms = 0.189, slower.choices[0].p90_ms = 0.191;
+    cs::test::spit(tmp.path / "slower.json", tuning_json(slower));
+    const auto later = tmp.path / "later.json";
+    const auto lw = cs::test::cli("tune merge " + (tmp.path / "a.json").string() + " " +
+                                  (tmp.path / "slower.json").string() + " --later-wins -o " + later.string());
+    CHECK(lw.code == 0);
+    CHECK(lw.out.find("kept the later") != std::string::npos);
+    const TuningCard replaced = read_tuning(later.string()).cards.front();
+    REQUIRE(replaced.choices.size() == 1);
+    CHECK(replaced.choices[0].kernel_ms == Approx(0.19));
     TuningCard h100 = card_with_choice();
     h100.device = "NVIDIA H100 80GB HBM3";
     cs::test::spit(tmp.path / "h100.json", tuning_json(h100));
