@@ -107,7 +107,9 @@ AutoDecision auto_decide(Precision cls, const Problem& p, const cudaDeviceProp& 
             Problem q = p;
             q.axes = ch->axes;
             AutoPick pick{ch->variant, ch->axes, AutoPath::tuned, ch->kernel_ms,
-                          "tuned at N=" + std::to_string(ch->N) + ": " + ms_text(ch->kernel_ms) + " over " +
+                          "tuned at N=" + std::to_string(ch->N) +
+                              (ch->git_rev.empty() ? std::string() : " by " + ch->git_rev) + ": " +
+                              ms_text(ch->kernel_ms) + " over " +
                               std::to_string(ch->tried) + " configurations" + (ch->complete ? "" : " (search cut short)")};
             if (const auto why = ch->variant ? ch->variant->supports(q, prop) : std::optional<std::string>("no row"))
                 d.notes.push_back("the tuned choice " + pick_label(pick) + " does not run here (" + *why +

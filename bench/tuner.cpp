@@ -171,6 +171,7 @@ int tune_all(const std::vector<TuneTask>& tasks, TuningCard& card, double budget
         ch.variant = r.best.variant, ch.axes = r.best.axes;
         ch.kernel_ms = r.time.med, ch.p10_ms = r.time.lo(), ch.p90_ms = r.time.hi();
         ch.tried = r.tried, ch.complete = r.complete;
+        ch.git_rev = h.git_rev;
         card.choices.push_back(ch);
         h.save(card);
         const std::string set = axis_config(*ch.variant, ch.axes).str();

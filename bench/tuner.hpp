@@ -110,6 +110,7 @@ struct TuneHooks {
     TuneClock clock;
     std::function<void(const TuningCard&)> save;
     std::function<void(const std::string&)> say;
+    std::string git_rev;  // the build's revision, recorded with each choice
 };
 int tune_all(const std::vector<TuneTask>& tasks, TuningCard& card, double budget_s, const TuneHooks& hooks);
 

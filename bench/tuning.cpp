@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <fstream>
 #include <set>
@@ -120,7 +121,8 @@ public:
     }
 
     TunedChoice choice(const json& e, const std::string& where) const {
-        only(e, {"class", "layer", "N", "layout", "variant", "axes", "kernel_ms", "p10_ms", "p90_ms", "tried", "complete"},
+        only(e, {"class", "layer", "N", "layout", "variant", "axes", "kernel_ms", "p10_ms", "p90_ms", "tried", "complete",
+                 "git_rev"},
              where);
         TunedChoice c;
         const std::string cls = text(e, "class", where);
@@ -153,6 +155,15 @@ public:
         const json& done = field(e, "complete", where);
         if (!done.is_boolean()) fail(where, "field 'complete' must be true or false, got " + done.dump());
         c.complete = done.get<bool>();
+        if (e.contains("git_rev")) {
+            c.git_rev = text(e, "git_rev", where);
+            const bool ok = !c.git_rev.empty() && c.git_rev.size() <= 64 &&
+                            std::all_of(c.git_rev.begin(), c.git_rev.end(), [](char ch) {
+                                return std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '.';
+                            });
+            if (!ok) fail(where, "field 'git_rev' must be a revision (letters, digits, '-' or '.'; at most 64), got '" +
+                                     c.git_rev + "'");
+        }
         return c;
     }
 
@@ -359,6 +370,7 @@ std::string tuning_json(const TuningCard& c) {
             j["p90_ms"] = ch.p90_ms;
             j["tried"] = ch.tried;
             j["complete"] = ch.complete;
+            if (!ch.git_rev.empty()) j["git_rev"] = ch.git_rev;
             s += std::string(i ? ",\n" : "\n") + "    " + j.dump();
         }
         s += "\n  ]";

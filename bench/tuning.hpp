@@ -25,10 +25,13 @@
 // layout) over the rungs of the class and their axes, which the auto-<class> rungs run:
 //    "choices": [{"class": "fp16", "layer": {...}, "N": 128, "layout": "nhwc",
 //                 "variant": "hopper-ws-fp16", "axes": {"tile": "m128n256k64B-s8"},
-//                 "kernel_ms": 0.1839, "p10_ms": 0.1830, "p90_ms": 0.1851, "tried": 41, "complete": true}]
+//                 "kernel_ms": 0.1839, "p10_ms": 0.1830, "p90_ms": 0.1851, "tried": 41, "complete": true,
+//                 "git_rev": "5dbf66ee2a84"}]
 // (axes: the values the search set, the rest the variant's own rule; tried: configurations
-// measured; complete: false when the budget ended the search early). A version 1 file reads as
-// one without choices.
+// measured; complete: false when the budget ended the search early; git_rev, optional: the
+// revision of the build that measured it, which `tune` records, so that a choice older than the
+// kernels or the heuristic it competes with shows as such). A version 1 file reads as one without
+// choices.
 // The CUDA and driver versions are recorded, not matched.
 #pragma once
 
@@ -76,6 +79,7 @@ struct TunedChoice {
     double kernel_ms = 0, p10_ms = 0, p90_ms = 0;
     int tried = 0;                     // configurations measured for this key
     bool complete = true;              // false: the budget ended the search first
+    std::string git_rev;               // the build that measured it (empty: not recorded)
     bool same_key(const TunedChoice& o) const {
         return cls == o.cls && shape == o.shape && N == o.N && layout == o.layout;
     }

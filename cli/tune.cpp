@@ -152,6 +152,7 @@ int cmd_tune(const TuneArgs& a) {
     hooks.measure = gpu::harness_measure(*ctx, host, opt);
     hooks.clock = clock;
     hooks.save = [&](const gpu::TuningCard& c) { write_file_atomic(a.output, gpu::tuning_json(c)); };
+    hooks.git_rev = meta.git_rev;
     hooks.say = [](const std::string& line) {
         std::printf("%s\n", line.c_str());
         std::fflush(stdout);

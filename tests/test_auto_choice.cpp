@@ -267,9 +267,14 @@ TEST_CASE("auto: the tuned path takes this card's choice, warns on other cards a
         REQUIRE(d.picks.size() > 1);
         CHECK(d.picks.front().path == AutoPath::tuned);
         CHECK(d.picks.front().variant->name == "hopper-pp-fp16");
-        CHECK_HAS(d.picks.front().how, "tuned at N=32");
+        CHECK_HAS(d.picks.front().how, "tuned at N=32: ");  // no revision recorded: none said
         CHECK(d.picks[1].path == AutoPath::heuristic);
         CHECK(d.notes.empty());
+        // a choice that records the build that measured it names it
+        TuningCard with_rev = card_with("NVIDIA H200", 132, "hopper-pp-fp16", l, 32);
+        with_rev.choices[0].git_rev = "5dbf66ee2a84";
+        const AutoDecision r = auto_decide(Precision::fp16, p, prop, Tuning{{with_rev}}, std::nullopt, here);
+        CHECK_HAS(r.picks.front().how, "tuned at N=32 by 5dbf66ee2a84: ");
         // path=heuristic ignores the file; path=tuned takes only the choice
         const AutoDecision h = auto_decide(Precision::fp16, p, prop, t, AutoPath::heuristic, here);
         CHECK(h.picks.front().path == AutoPath::heuristic);

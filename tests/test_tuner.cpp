@@ -277,6 +277,19 @@ TEST_CASE("tuning file: choices are written, read back and checked, version 1 fi
     const Axis& ax = c.choices[0].variant->axes.front();
     CHECK(refused("\"" + ax.values[1] + "\"", "\"no-such-value\"").find("choice 0: ") != std::string::npos);
     CHECK(refused("\"p10_ms\":0.179", "\"p10_ms\":0.2").find("p10_ms <= kernel_ms <= p90_ms") != std::string::npos);
+    // the measuring build's revision: optional, written where known, read back, checked
+    CHECK(text.find("git_rev") == std::string::npos);
+    CHECK(back.choices[0].git_rev.empty());
+    TuningCard rev = c;
+    rev.choices[0].git_rev = "5dbf66ee2a84-dirty";
+    const std::string rev_text = tuning_json(rev);
+    CHECK(rev_text.find("\"git_rev\":\"5dbf66ee2a84-dirty\"") != std::string::npos);
+    CHECK(parse_tuning_card(rev_text, "t.json").choices[0].git_rev == "5dbf66ee2a84-dirty");
+    CHECK(error_message([&] {
+              std::string t = rev_text;
+              t.replace(t.find("5dbf66ee2a84-dirty"), 18, "a b");
+              parse_tuning_card(t, "t.json");
+          }).find("field 'git_rev' must be a revision") != std::string::npos);
 }
 
 TEST_CASE("tune merge: one card's files joined, the faster of two choices kept (or the later), another card refused",
@@ -347,9 +360,11 @@ TEST_CASE("tune: every task answered and saved as it finishes, a killed tune res
         if (saved.size() == 2) throw Error("killed");  // the process dies after the second task's save
     };
     h.say = [&](const std::string& line) { said.push_back(line); };
+    h.git_rev = "abc1234";
     TuningCard card;
     CHECK_THROWS_AS(tune_all(tasks, card, 1000, h), Error);
     REQUIRE(card.choices.size() == 2);  // what the file held when it died
+    CHECK(card.choices[0].git_rev == "abc1234");  // each choice names the build that measured it
     CHECK(card.choices[0].N == 1);
     CHECK(card.choices[0].shape == tuned_shape(conv(3)));
     CHECK(card.choices[1].shape == tuned_shape(conv(4)));
