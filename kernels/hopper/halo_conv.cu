@@ -52,6 +52,10 @@
 // barrier each), which makes room for the second run buffer. NHWC input, the ping-pong
 // schedule, a run of at most 16384 elements (supports() in plan_t says which). Registers: 512
 // threads at 128, rebalanced to 56 (loader and storers), 56 (gatherers), 200 (consumers).
+// s2d=loader-ring3: the same with one run buffer, whose shared memory holds a third ring stage:
+// a run's load and its gather in series, the gathered halos up to two tiles ahead of the
+// consumers instead of one (the loader form's two stages against the copy form's three is the
+// suspect in its lower tensor share: results/h200/chain/kernels_conv1_loader.csv).
 // Measured (H200, results/h200/chain/conv1_loader.csv.gz): ahead of the copy form at N=128,
 // level at N=32, behind at N=1; the tuning file takes it where `tune` found it faster.
 // History: the first form (one run buffer, an element-by-element gather through shared
@@ -118,22 +122,23 @@ __device__ __forceinline__ std::int64_t out_offset(const HaloArgs<T>& a, int q) 
 }
 
 // tmA: the transformed input's map (unused by the loader form, kRaw); tmB: the weights' map.
-template <class T, int CK, bool kPP, bool kRaw>
+// kRB: s2d=loader's raw-run buffers (2, or 1 with a third ring stage: HaloShape).
+template <class T, int CK, bool kPP, bool kRaw, int kRB = 2>
 __global__ void __launch_bounds__(kRaw ? 512 : 384, 1)
     halo_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB, const HaloArgs<T> a) {
 #ifdef CS_HOPPER_DEVICE
-    using H = HaloShape<kPP, kRaw>;
+    using H = HaloShape<kPP, kRaw, kRB>;
     constexpr int kBM = H::kBM, kStages = H::kStages;
     constexpr int kThreads = kRaw ? 512 : 384;
     extern __shared__ unsigned char smem_raw[];
     const std::uint32_t raw = smem_u32(smem_raw);
     const std::uint32_t sbase = (raw + 127u) & ~127u;
     unsigned char* const gbase = smem_raw + (sbase - raw);
-    const std::uint32_t sB = sbase, sA = sB + kHB, sR = sA + H::kRing, sT = sR + (kRaw ? kHRawBufs * kHRaw : 0),
+    const std::uint32_t sB = sbase, sA = sB + kHB, sR = sA + H::kRing, sT = sR + (kRaw ? kRB * kHRaw : 0),
                         sE = sT + (kRaw ? kHTable : 0), bars = sE + H::kEpiBufs * kHEpi;
     const std::uint32_t bfull = bars, full0 = bars + 8, empty0 = full0 + 8 * kStages, efull0 = empty0 + 8 * kStages,
-                        eempty0 = efull0 + 16, order0 = eempty0 + 16, rfull0 = order0 + 16, rempty0 = rfull0 + 16;
-    static_assert(8 + 16 * kStages + 48 + (kRaw ? 32 : 0) <= 16 * 8, "the barriers' 128 bytes");
+                        eempty0 = efull0 + 16, order0 = eempty0 + 16, rfull0 = order0 + 16, rempty0 = rfull0 + 8 * kRB;
+    static_assert(8 + 16 * kStages + 48 + (kRaw ? 16 * kRB : 0) <= 16 * 8, "the barriers' 128 bytes");
     const int tid = int(threadIdx.x), wg = tid >> 7, warp = tid >> 5, lane = tid & 31;
     const int taps = a.R * a.S;
     constexpr int kE8 = 16 / int(sizeof(T));  // elements of a plane's 16 bytes
@@ -152,7 +157,7 @@ __global__ void __launch_bounds__(kRaw ? 512 : 384, 1)
         }
         if constexpr (kRaw) {
 #pragma unroll
-            for (int s = 0; s < kHRawBufs; ++s) {
+            for (int s = 0; s < kRB; ++s) {
                 mbar_init(rfull0 + 8 * s, 1);   // the loader's expect_tx; the raw run's bytes
                 mbar_init(rempty0 + 8 * s, 1);  // the gatherers' leader: the run is read
             }
@@ -181,8 +186,9 @@ __global__ void __launch_bounds__(kRaw ? 512 : 384, 1)
             setmaxnreg_dec<72>();
         if (kRaw && warp == 0) {
             // ---- loader, s2d=loader (the warp's 32 lanes): the weights once (lane 0); tile k's
-            // raw run into raw buffer k % 2 once the gatherers have read tile k-2's from it, so
-            // that a run lands while the last one is gathered.
+            // raw run into raw buffer k % kRB once the gatherers have read tile k-kRB's from it:
+            // with two buffers a run lands while the last one is gathered; with one (loader-ring3)
+            // the load waits for the gather, and the third ring stage keeps the consumers fed.
             // launch=pdl: launched as the programmatic dependent of the kernel before it (the
             // weights' transform where the run has one), the kernel got here under that kernel's
             // tail; the weights and the raw input are read only once it has completed (a no-op
@@ -195,8 +201,8 @@ __global__ void __launch_bounds__(kRaw ? 512 : 384, 1)
             Work w;
             int k = 0;
             while (a.sched.template next<false>(int(blockIdx.x), cur, w)) {
-                const int rb = k % kHRawBufs;
-                if (k >= kHRawBufs) mbar_wait(rempty0 + 8 * rb, std::uint32_t((k / kHRawBufs - 1) & 1));
+                const int rb = k % kRB;
+                if (k >= kRB) mbar_wait(rempty0 + 8 * rb, std::uint32_t((k / kRB - 1) & 1));
                 // The run's elements [e0, end) in the tensor: its 16-byte-aligned part by bulk
                 // copies of up to 8 KiB (a few copies, not one tensor box per 256 elements), the
                 // last few elements by lane 0 before its arrive (the arrive releases them). Past
@@ -342,8 +348,8 @@ __global__ void __launch_bounds__(kRaw ? 512 : 384, 1)
             Work w;
             int k = 0;
             while (a.sched.template next<false>(int(blockIdx.x), cur, w)) {
-                const int rb = k % kHRawBufs;
-                mbar_wait(rfull0 + 8 * rb, std::uint32_t((k / kHRawBufs) & 1));
+                const int rb = k % kRB;
+                mbar_wait(rfull0 + 8 * rb, std::uint32_t((k / kRB) & 1));
                 if (!first_round) mbar_wait(empty0 + 8 * r.stage, r.phase ^ 1u);
                 const int q0 = w.tile * kBM;
                 const RawRun rr = raw_run(rg, q0, H::kBox);
@@ -486,6 +492,7 @@ struct HaloGemm {
     bool pp = false;  // the `schedule` axis: ping-pong, else cooperative
     HaloLaunch how = HaloLaunch::pdl;  // the `launch` axis
     bool raw = false;  // the `s2d` axis: loader (the halo gathered from the raw NHWC input), else copy
+    bool ring3 = false;  // s2d=loader-ring3: one raw-run buffer and three ring stages
     int C0 = 0, H0 = 0, W0 = 0, b = 1, pad = 0;  // raw: the input's shape, the block factor, padding
     std::string info;
     // Cached maps and what they were encoded for.
@@ -494,9 +501,11 @@ struct HaloGemm {
     const void* key_w = nullptr;
     int key_n = -1;
     int bm() const { return pp ? HaloShape<true>::kBM : HaloShape<false>::kBM; }
-    template <bool kPP, bool kRaw = false>
+    template <bool kPP, bool kRaw = false, int kRB = 2>
     static auto kernel(int ck) {
-        return ck == 2 ? halo_kernel<T, 2, kPP, kRaw> : ck == 4 ? halo_kernel<T, 4, kPP, kRaw> : halo_kernel<T, 6, kPP, kRaw>;
+        return ck == 2   ? halo_kernel<T, 2, kPP, kRaw, kRB>
+               : ck == 4 ? halo_kernel<T, 4, kPP, kRaw, kRB>
+                         : halo_kernel<T, 6, kPP, kRaw, kRB>;
     }
     void prepare() const {
         for (int ck : {2, 4, 6}) {
@@ -504,6 +513,8 @@ struct HaloGemm {
                 CS_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, kHSmem));
             CS_CUDA_CHECK(cudaFuncSetAttribute(kernel<true, true>(ck), cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                HaloShape<true, true>::kSmem));
+            CS_CUDA_CHECK(cudaFuncSetAttribute(kernel<true, true, 1>(ck), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                               HaloShape<true, true, 1>::kSmem));
         }
     }
     // The chain's fused bias (M values of T) and ReLU for the next launch (HopperPlan sets them
@@ -534,14 +545,14 @@ struct HaloGemm {
         // one kernel per plane count (the k-steps of a tap unrolled: C' = 16, 32, 48), schedule
         // and loader
         const int ck = g.C * int(sizeof(T)) / 16;
-        auto* k = raw ? kernel<true, true>(ck) : pp ? kernel<true>(ck) : kernel<false>(ck);
+        auto* k = raw ? (ring3 ? kernel<true, true, 1>(ck) : kernel<true, true>(ck)) : pp ? kernel<true>(ck) : kernel<false>(ck);
         cudaLaunchAttribute at{};
         at.id = cudaLaunchAttributeProgrammaticStreamSerialization;
         at.val.programmaticStreamSerializationAllowed = 1;
         cudaLaunchConfig_t cfg{};
         cfg.gridDim = dim3(unsigned(a.sched.grid));
         cfg.blockDim = dim3(raw ? 512 : 384);
-        cfg.dynamicSmemBytes = raw ? HaloShape<true, true>::kSmem : kHSmem;
+        cfg.dynamicSmemBytes = raw ? (ring3 ? HaloShape<true, true, 1>::kSmem : HaloShape<true, true>::kSmem) : kHSmem;
         cfg.stream = stream;
         cfg.attrs = &at;
         cfg.numAttrs = how == HaloLaunch::pdl ? 1 : 0;
@@ -551,7 +562,9 @@ struct HaloGemm {
     std::string config() const {
         return std::string("schedule=") + (pp ? "pingpong" : "cooperative") +
                ";launch=" + std::string(name_of(kHaloLaunchNames, how)) +
-               ";s2d=" + std::string(name_of(kHaloS2dNames, raw ? HaloS2d::loader : HaloS2d::copy));
+               ";s2d=" + std::string(name_of(kHaloS2dNames, !raw ? HaloS2d::copy
+                                                            : ring3 ? HaloS2d::loader_ring3
+                                                                    : HaloS2d::loader));
     }
     std::size_t workspace_bytes() const { return 0; }
 };
@@ -576,7 +589,8 @@ std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx) {
     }
     const auto launch = p.axes.as<HaloLaunch>("launch");
     gemm.how = launch.value_or(HaloLaunch::pdl);
-    if (p.axes.as<HaloS2d>("s2d") == HaloS2d::loader) {
+    const auto s2d = p.axes.as<HaloS2d>("s2d");
+    if (s2d == HaloS2d::loader || s2d == HaloS2d::loader_ring3) {
         // The halo gathered from the raw NHWC input by the kernel (no transform pass): NHWC
         // input, the ping-pong schedule's 256-row halos, whose raw run must fit kHRaw.
         const auto n = [](long long v) { return std::to_string(v); };
@@ -594,6 +608,7 @@ std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx) {
             throw Skip("hopper-halo: s2d=loader indexes the raw input in 32 bits; N*H*W*C = " +
                        n(std::int64_t(p.N) * u.s.H * u.s.W * u.s.C));
         gemm.raw = true;
+        gemm.ring3 = s2d == HaloS2d::loader_ring3;
         gemm.pp = true;
         // no input transform to follow: plain unless asked (pdl: the dependent of the kernel before
         // it, the weights' transform in a run that has one)
@@ -615,9 +630,12 @@ std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx) {
                   (long long)((rows + bm - 1) / bm),
                   gemm.pp ? "ping-pong (each consumer warpgroup alternate 128-row tiles)"
                           : "cooperative (both consumer warpgroups on each 256-row tile)",
-                  gemm.raw ? "space-to-depth in the loader (each halo's raw NHWC run by bulk copies into two "
-                             "buffers in turn, gathered into the planes by a fourth warpgroup; no transform pass)"
-                           : "TMA loads of the transformed input by one thread",
+                  !gemm.raw ? "TMA loads of the transformed input by one thread"
+                  : gemm.ring3
+                      ? "space-to-depth in the loader (each halo's raw NHWC run by bulk copies into one buffer, "
+                        "gathered into a ring of three stages by a fourth warpgroup; no transform pass)"
+                      : "space-to-depth in the loader (each halo's raw NHWC run by bulk copies into two buffers in "
+                        "turn, gathered into a ring of two stages by a fourth warpgroup; no transform pass)",
                   gemm.raw ? (gemm.how == HaloLaunch::pdl ? "launched as the programmatic dependent of the kernel "
                                                             "before it (the weights' transform)"
                                                           : "launched after the weights' transform")

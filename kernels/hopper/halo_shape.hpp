@@ -25,8 +25,9 @@ static_assert(kHSmem <= 227 * 1024, "the halo kernel's shared memory");
 // the next tile's run lands while this one's is gathered), gathered into the planes (2 stages)
 // by a fourth warpgroup; the gather's channel table beside them. One staging buffer for both
 // consumer warpgroups (they stage alternate tiles) makes room for the second run buffer.
+// s2d=loader-ring3: one run buffer (a run's load and its gather in series) and the third ring
+// stage its shared memory frees (the gathered halos up to two tiles ahead of the consumers).
 constexpr int kHRaw = kHRawBox * kHRawBoxes * 2;  // 32 KiB of 2-byte elements
-constexpr int kHRawBufs = 2;
 constexpr int kHTable = 640;  // the channels' TabEntry, 32 bytes of zeros, 128-byte padded
 constexpr int kHZeros = kHChunks * 8 * int(sizeof(TabEntry));  // the zero words: where a run outside the image reads
 static_assert(kHZeros + 32 <= kHTable, "the table and its zero words");
@@ -35,17 +36,18 @@ static_assert(kHZeros + 32 <= kHTable, "the table and its zero words");
 // (128 rows apiece), a stage per tile (384 halo rows: two 192-row boxes per plane), 2 stages.
 // Ping-pong: tiles of 128 rows, the warpgroups on alternate tiles (one stages its tile while
 // the other multiplies), 256 halo rows (one box per plane), 3 stages.
-template <bool kPP, bool kRaw = false>
+template <bool kPP, bool kRaw = false, int kRawBufs = 2>
 struct HaloShape {
     static constexpr int kBM = kPP ? 128 : 256;       // GEMM rows (grid positions) per tile
     static constexpr int kBox = kPP ? 256 : 192;      // halo rows per TMA box
     static constexpr int kBoxes = kPP ? 1 : 2;        // boxes per plane
     static constexpr int kPlane = kBox * kBoxes * 16;  // one plane of a stage's halo
     static constexpr int kStage = kHChunks * kPlane;
-    static constexpr int kStages = kRaw ? 2 : kHRing / kStage;
+    static constexpr int kStages = !kRaw ? kHRing / kStage : kRawBufs == 2 ? 2 : 3;
     static constexpr int kRing = kStages * kStage;
     static constexpr int kEpiBufs = kRaw ? 1 : 2;  // staging buffers: one a consumer warpgroup, or one shared
-    static constexpr int kSmem = 128 + kHB + kRing + (kRaw ? kHRawBufs * kHRaw + kHTable : 0) + kEpiBufs * kHEpi + 16 * 8;
+    static constexpr int kSmem = 128 + kHB + kRing + (kRaw ? kRawBufs * kHRaw + kHTable : 0) + kEpiBufs * kHEpi + 16 * 8;
+    static_assert(!kRaw || kRawBufs == 1 || kRawBufs == 2, "one or two raw-run buffers");
     static_assert(!kRaw || kPP, "the raw loader runs the ping-pong schedule (a 256-row halo's run fits kHRaw)");
     static_assert(kSmem <= 227 * 1024, "the halo kernel's shared memory");
     static_assert(kBox * kBoxes >= kBM + kHExtra, "the halo holds a tile and its extra rows");
@@ -63,8 +65,10 @@ inline constexpr NameTable<HaloSchedule, 3> kHaloScheduleNames{{{HaloSchedule::a
 // launch: the GEMM as the input transform's programmatic dependent, or after it.
 enum class HaloLaunch { pdl, plain };
 inline constexpr NameTable<HaloLaunch, 2> kHaloLaunchNames{{{HaloLaunch::pdl, "pdl"}, {HaloLaunch::plain, "plain"}}};
-// s2d: the space-to-depth rewrite as a copy before the GEMM, or in the GEMM's loader.
-enum class HaloS2d { copy, loader };
-inline constexpr NameTable<HaloS2d, 2> kHaloS2dNames{{{HaloS2d::copy, "copy"}, {HaloS2d::loader, "loader"}}};
+// s2d: the space-to-depth rewrite as a copy before the GEMM, or in the GEMM's loader (two raw-run
+// buffers and two ring stages, or one and three).
+enum class HaloS2d { copy, loader, loader_ring3 };
+inline constexpr NameTable<HaloS2d, 3> kHaloS2dNames{
+    {{HaloS2d::copy, "copy"}, {HaloS2d::loader, "loader"}, {HaloS2d::loader_ring3, "loader-ring3"}}};
 
 }  // namespace cs::gpu::variants::hopper
