@@ -491,8 +491,9 @@ struct HaloGemm {
     int sms = 0;
     bool pp = false;  // the `schedule` axis: ping-pong, else cooperative
     HaloLaunch how = HaloLaunch::pdl;  // the `launch` axis
-    bool raw = false;  // the `s2d` axis: loader (the halo gathered from the raw NHWC input), else copy
-    bool ring3 = false;  // s2d=loader-ring3: one raw-run buffer and three ring stages
+    HaloS2d s2d = HaloS2d::copy;  // the `s2d` axis: copy, else the halo gathered from the raw NHWC input
+    bool raw() const { return s2d != HaloS2d::copy; }
+    bool ring3() const { return s2d == HaloS2d::loader_ring3; }  // one raw-run buffer, three ring stages
     int C0 = 0, H0 = 0, W0 = 0, b = 1, pad = 0;  // raw: the input's shape, the block factor, padding
     std::string info;
     // Cached maps and what they were encoded for.
@@ -521,7 +522,7 @@ struct HaloGemm {
     // from DeviceIO each run), else none.
     const void* bias = nullptr;
     bool relu = false;
-    bool raw_input() const { return raw; }  // HopperPlan: no transform before the kernel
+    bool raw_input() const { return raw(); }  // HopperPlan: no transform before the kernel
     void launch(const T* in, const T* w, T* out, const ConvGeom& g, bool nchw, cudaStream_t stream) {
         if (g.P == 0) return;
         HaloArgs<T> a{};
@@ -532,12 +533,12 @@ struct HaloGemm {
         a.ops = OutOps<T>{nullptr, static_cast<const T*>(bias), g.M, relu ? 1 : 0};
         a.rg = RawGeom{a.rows, a.HWp, a.Wp, C0, H0, W0, b, pad};
         a.raw_in = in;
-        a.raw_total = raw ? g.N * H0 * W0 * C0 : 0;
+        a.raw_total = raw() ? g.N * H0 * W0 * C0 : 0;
         a.sched = TileSched::data_parallel((a.rows + bm() - 1) / bm(), 1, 1, sms);
         if (in != key_in || w != key_w || g.N != key_n) {
             const int box = pp ? HaloShape<true>::kBox : HaloShape<false>::kBox;
             const std::string err =
-                raw ? encode_halo_raw_weights<T>(mb, g, in, w, kHBN)  // ma: unused by the loader form
+                raw() ? encode_halo_raw_weights<T>(mb, g, in, w, kHBN)  // ma: unused by the loader form
                     : encode_halo_maps<T>(ma, mb, g, in, w, a.rows, box, kHBN);
             if (!err.empty()) throw cs::Error("hopper-halo: " + err);
             key_in = in, key_w = w, key_n = g.N;
@@ -545,14 +546,14 @@ struct HaloGemm {
         // one kernel per plane count (the k-steps of a tap unrolled: C' = 16, 32, 48), schedule
         // and loader
         const int ck = g.C * int(sizeof(T)) / 16;
-        auto* k = raw ? (ring3 ? kernel<true, true, 1>(ck) : kernel<true, true>(ck)) : pp ? kernel<true>(ck) : kernel<false>(ck);
+        auto* k = raw() ? (ring3() ? kernel<true, true, 1>(ck) : kernel<true, true>(ck)) : pp ? kernel<true>(ck) : kernel<false>(ck);
         cudaLaunchAttribute at{};
         at.id = cudaLaunchAttributeProgrammaticStreamSerialization;
         at.val.programmaticStreamSerializationAllowed = 1;
         cudaLaunchConfig_t cfg{};
         cfg.gridDim = dim3(unsigned(a.sched.grid));
-        cfg.blockDim = dim3(raw ? 512 : 384);
-        cfg.dynamicSmemBytes = raw ? (ring3 ? HaloShape<true, true, 1>::kSmem : HaloShape<true, true>::kSmem) : kHSmem;
+        cfg.blockDim = dim3(raw() ? 512 : 384);
+        cfg.dynamicSmemBytes = raw() ? (ring3() ? HaloShape<true, true, 1>::kSmem : HaloShape<true, true>::kSmem) : kHSmem;
         cfg.stream = stream;
         cfg.attrs = &at;
         cfg.numAttrs = how == HaloLaunch::pdl ? 1 : 0;
@@ -562,9 +563,7 @@ struct HaloGemm {
     std::string config() const {
         return std::string("schedule=") + (pp ? "pingpong" : "cooperative") +
                ";launch=" + std::string(name_of(kHaloLaunchNames, how)) +
-               ";s2d=" + std::string(name_of(kHaloS2dNames, !raw ? HaloS2d::copy
-                                                            : ring3 ? HaloS2d::loader_ring3
-                                                                    : HaloS2d::loader));
+               ";s2d=" + std::string(name_of(kHaloS2dNames, s2d));
     }
     std::size_t workspace_bytes() const { return 0; }
 };
@@ -607,8 +606,7 @@ std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx) {
         if (std::int64_t(p.N) * u.s.H * u.s.W * u.s.C > std::int64_t(INT_MAX) - kHRawBox * kHRawBoxes)
             throw Skip("hopper-halo: s2d=loader indexes the raw input in 32 bits; N*H*W*C = " +
                        n(std::int64_t(p.N) * u.s.H * u.s.W * u.s.C));
-        gemm.raw = true;
-        gemm.ring3 = s2d == HaloS2d::loader_ring3;
+        gemm.s2d = *s2d;
         gemm.pp = true;
         // no input transform to follow: plain unless asked (pdl: the dependent of the kernel before
         // it, the weights' transform in a run that has one)
@@ -630,13 +628,13 @@ std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx) {
                   (long long)((rows + bm - 1) / bm),
                   gemm.pp ? "ping-pong (each consumer warpgroup alternate 128-row tiles)"
                           : "cooperative (both consumer warpgroups on each 256-row tile)",
-                  !gemm.raw ? "TMA loads of the transformed input by one thread"
-                  : gemm.ring3
+                  !gemm.raw() ? "TMA loads of the transformed input by one thread"
+                  : gemm.ring3()
                       ? "space-to-depth in the loader (each halo's raw NHWC run by bulk copies into one buffer, "
                         "gathered into a ring of three stages by a fourth warpgroup; no transform pass)"
                       : "space-to-depth in the loader (each halo's raw NHWC run by bulk copies into two buffers in "
                         "turn, gathered into a ring of two stages by a fourth warpgroup; no transform pass)",
-                  gemm.raw ? (gemm.how == HaloLaunch::pdl ? "launched as the programmatic dependent of the kernel "
+                  gemm.raw() ? (gemm.how == HaloLaunch::pdl ? "launched as the programmatic dependent of the kernel "
                                                             "before it (the weights' transform)"
                                                           : "launched after the weights' transform")
                   : gemm.how == HaloLaunch::pdl ? "launched as the input transform's programmatic dependent"
