@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <set>
 
 namespace cs::gpu {
 
@@ -49,6 +50,18 @@ std::vector<const Variant*> tune_rows(const TuneTask& t, const cudaDeviceProp& p
     return out;
 }
 
+std::vector<const Variant*> rank_rows(const std::vector<const Variant*>& rows,
+                                      const std::vector<const Variant*>& ranked) {
+    std::vector<const Variant*> out;
+    for (const Variant* v : ranked)
+        if (std::find(rows.begin(), rows.end(), v) != rows.end() &&
+            std::find(out.begin(), out.end(), v) == out.end())
+            out.push_back(v);
+    for (const Variant* v : rows)
+        if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+    return out;
+}
+
 namespace {
 
 AxisValues with_axis(AxisValues a, const std::string& axis, int id) {
@@ -73,8 +86,11 @@ TuneResult tune_task(const TuneTask& t, const std::vector<const Variant*>& rows,
                      double budget_s) {
     TuneResult r;
     const double deadline = clock() + budget_s;
-    // Measures one candidate; true when it PASSed (then `out` holds it).
+    // Measures one candidate; true when it PASSed (then `out` holds it). A configuration measured
+    // already (a seed at a row's own rules) is not measured again: false.
+    std::set<std::string> measured;
     auto try_one = [&](const TuneCandidate& c, Measured& out) {
+        if (!measured.insert(c.variant->name + ";" + axis_config(*c.variant, c.axes).str()).second) return false;
         const TuneMeasurement m = measure(t, c);
         ++r.tried;
         if (!m.pass || !std::isfinite(m.kernel.med)) {
@@ -101,12 +117,15 @@ TuneResult tune_task(const TuneTask& t, const std::vector<const Variant*>& rows,
             }
         row_best.push_back(m);
     };
-    // 1. the seeds of candidate rows, then every row at its own rules
+    // 1. the seeds of candidate rows (always), then the rows at their own rules
     for (const TuneCandidate& s : seeds) {
         Measured m;
         if (std::find(rows.begin(), rows.end(), s.variant) != rows.end() && try_one(s, m)) keep(m);
     }
+    // the rows in the caller's order (cli/tune.cpp: the heuristic's cheapest first) until the
+    // budget is spent, once something PASSed
     for (const Variant* v : rows) {
+        if (r.found && clock() >= deadline) return r;
         Measured m;
         if (try_one({v, {}}, m)) keep(m);
     }
@@ -157,10 +176,11 @@ int tune_all(const std::vector<TuneTask>& tasks, TuningCard& card, double budget
             h.say(head + "tuned already");
             continue;
         }
+        // the task's budget counts its data's making (rows) as well as its measurements
         const double t0 = h.clock();
         const auto rows = h.rows(t);
-        const TuneResult r = tune_task(t, rows, h.seeds ? h.seeds(t) : std::vector<TuneCandidate>{}, h.measure,
-                                       h.clock, budget);
+        const auto seeds = h.seeds ? h.seeds(t) : std::vector<TuneCandidate>{};
+        const TuneResult r = tune_task(t, rows, seeds, h.measure, h.clock, budget - (h.clock() - t0));
         if (!r.found) {
             ++nothing;
             h.say(head + "nothing PASSed of " + std::to_string(r.tried) + " tried (" +

@@ -7,9 +7,10 @@
 // (a registry row of the class and its axis values) that PASSed the sampled check there, kept in
 // the tuning file's "choices" (tuning.hpp). The search:
 //   1. the seeds (the caller's: cli/tune.cpp gives the heuristic's cheapest configurations, what
-//      auto-<class> would run without a tuning file), then every candidate row at its own rules
-//      (no axis set), in registry order: a task always ends with an answer when any row PASSes,
-//      and the answer is never slower beyond noise than the seeds;
+//      auto-<class> would run without a tuning file), always, then the candidate rows at their own
+//      rules (no axis set) in the caller's order (cli/tune.cpp: rank_rows, the heuristic's cheapest
+//      first) until the budget is spent once something PASSed: a task always ends with an answer
+//      when any row PASSes, and the answer is never slower beyond noise than the seeds;
 //   2. then, fastest row first, each axis of the row one value at a time around the row's best so
 //      far, a seed where it beat the row's rules (coordinate descent: a value that beats it
 //      becomes the row's best), until the task's budget is spent.
@@ -19,7 +20,8 @@
 //
 // The budget (seconds of search) is split over the tasks in proportion to their FLOPs x count, as
 // they run: each task gets the remaining budget times its share of the remaining weight, so that
-// a task that overran (step 1 always completes) takes its excess from the later ones.
+// a task that overran (its data's making and its seeds always run, and so do rows until one
+// PASSes) takes its excess from the later ones.
 #pragma once
 
 #include "harness.hpp"
@@ -56,6 +58,11 @@ double task_budget(double remaining_s, double weight, double remaining_weight);
 // another's), of the class, declaring the layout, supported on this problem and device; in
 // registry order.
 std::vector<const Variant*> tune_rows(const TuneTask& t, const cudaDeviceProp& prop);
+// `rows` reordered: those in `ranked` first, in its order (each once), then the rest in their
+// order. cli/tune.cpp ranks by the heuristic's picks, so that a small budget measures the rows
+// the cost model prices cheapest.
+std::vector<const Variant*> rank_rows(const std::vector<const Variant*>& rows,
+                                      const std::vector<const Variant*>& ranked);
 
 struct TuneCandidate {
     const Variant* variant = nullptr;
@@ -80,8 +87,8 @@ struct TuneResult {
     std::vector<std::string> failures;  // "<variant> [axes]: reason" of the candidates that did not PASS
 };
 
-// The search of one task within `budget_s` (step 1 always runs whole). A seed whose row is not
-// among `rows` is not measured.
+// The search of one task within `budget_s` (the seeds always run, the rows until one PASSes). A
+// seed whose row is not among `rows` is not measured.
 TuneResult tune_task(const TuneTask& t, const std::vector<const Variant*>& rows,
                      const std::vector<TuneCandidate>& seeds, const TuneMeasure& measure, const TuneClock& clock,
                      double budget_s);

@@ -30,8 +30,8 @@ CLI::App* add_tune_command(CLI::App& app, TuneArgs& a) {
     t->add_option("--classes", a.classes, "precision classes, comma separated")->delimiter(',')->expected(1, -1);
     t->add_option("--layout", a.layouts, "layouts, comma separated (nhwc, nchw)")->delimiter(',')->expected(1, -1);
     t->add_option("--budget", a.budget_s,
-                  "seconds of search over all the tasks, split by FLOPs x count (each task measures every row at "
-                  "its rules first, whatever its share)")
+                  "seconds of search over all the tasks, split by FLOPs x count (each task measures the "
+                  "heuristic's three cheapest configurations, whatever its share)")
         ->check(CLI::PositiveNumber);
     t->add_option("-o,--output", a.output, "the tuning file (JSON; an existing one of this card is resumed)");
     t->add_option("--shard", a.shard, "K/N: tune every N-th task from the K-th (join the files with tune merge)");
@@ -134,16 +134,22 @@ int cmd_tune(const TuneArgs& a) {
     ProblemData d;       // the current task's inputs and sampled reference
     gpu::HostData host;  // d as the harness reads it
     gpu::TuneHooks hooks;
+    std::vector<gpu::AutoPick> picks;  // the current task's, cheapest first
+    // The rows in the order of the heuristic's price, so that a budget spent before every row ran
+    // has measured the likeliest ones.
     hooks.rows = [&](const gpu::TuneTask& t) {
         d = make_sampled(t.layer, t.N, a.seed, a.samples, false);
         host = d.host();
-        return gpu::tune_rows(t, ctx->prop());
+        picks = gpu::heuristic_picks(t.cls, gpu::Problem{t.layer, t.N, t.layout, {}}, ctx->prop());
+        std::vector<const gpu::Variant*> ranked;
+        for (const gpu::AutoPick& p : picks) ranked.push_back(p.variant);
+        return gpu::rank_rows(gpu::tune_rows(t, ctx->prop()), ranked);
     };
     // The heuristic's cheapest configurations first: an answer is then never slower beyond noise
     // than what auto-<class> runs without a tuning file, and the descent starts from them.
-    hooks.seeds = [&](const gpu::TuneTask& t) {
+    hooks.seeds = [&](const gpu::TuneTask&) {
         std::vector<gpu::TuneCandidate> seeds;
-        for (const gpu::AutoPick& p : gpu::heuristic_picks(t.cls, gpu::Problem{t.layer, t.N, t.layout, {}}, ctx->prop())) {
+        for (const gpu::AutoPick& p : picks) {
             if (seeds.size() == kTuneSeeds) break;
             seeds.push_back({p.variant, p.axes});
         }

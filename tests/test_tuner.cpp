@@ -186,30 +186,73 @@ TEST_CASE("tune: the seeds run first, a seed faster than its row's rules starts 
     CHECK(s.time.med == Approx(0.20));
 }
 
-TEST_CASE("tune: the budget ends the axis search, never the rows at their rules", "[tune]") {
+TEST_CASE("tune: the budget ends the search once something PASSed: the seeds always run, the rows until a PASS",
+          "[tune]") {
     const TuneTask t{conv(3), 32, Precision::fp16, Layout::nhwc};
-    const std::vector<const Variant*> rows{&variant("hopper-pp-fp16"), &variant("hopper-ws-fp16")};
+    const Variant& pp = variant("hopper-pp-fp16");
+    const Variant& ws = variant("hopper-ws-fp16");
+    const Variant& tm = variant("hopper-tmastore-fp16");
+    const std::vector<const Variant*> rows{&pp, &ws, &tm};
     FakeGpu gpu;
     double now = 0;
     auto measure = [&](const TuneTask& task, const TuneCandidate& c) {
         now += 1;  // each measurement takes a second
         return gpu(task, c);
     };
-    const TuneResult none = tune_task(t, rows, {}, measure, [&] { return now; }, 0);
-    CHECK(none.tried == 2);  // both rows at their rules, nothing more
+    auto clock = [&] { return now; };
+    // no budget: the first row PASSes, nothing more
+    const TuneResult none = tune_task(t, rows, {}, measure, clock, 0);
+    CHECK(none.tried == 1);
     CHECK(none.found);
+    CHECK(none.best.variant == &pp);
     CHECK_FALSE(none.complete);
+    // no budget, two seeds: both run (the answer is never slower than the heuristic's), no row
     now = 0;
     gpu.asked.clear();
-    const TuneResult some = tune_task(t, rows, {}, measure, [&] { return now; }, 5);
+    gpu.ms = {{"hopper-ws-fp16", 0.5}, {"hopper-tmastore-fp16", 0.4}};
+    const TuneResult seeded = tune_task(t, rows, {{&ws, {}}, {&tm, {}}}, measure, clock, 0);
+    CHECK(seeded.tried == 2);
+    CHECK(gpu.asked == std::vector<std::string>{"hopper-ws-fp16", "hopper-tmastore-fp16"});
+    CHECK(seeded.best.variant == &tm);
+    // a budget of five measurements: the rows in the given order, then the fastest row's axes
+    now = 0;
+    gpu.asked.clear();
+    const TuneResult some = tune_task(t, rows, {}, measure, clock, 5);
     CHECK(some.tried == 5);
+    REQUIRE(gpu.asked.size() == 5);
+    CHECK(gpu.asked[0] == "hopper-pp-fp16");
+    CHECK(gpu.asked[1] == "hopper-ws-fp16");
+    CHECK(gpu.asked[2] == "hopper-tmastore-fp16");
+    CHECK(gpu.asked[3].rfind("hopper-tmastore-fp16;", 0) == 0);  // the fastest row's descent
     CHECK_FALSE(some.complete);
-    // nothing PASSes: no answer, every failure named
+    // the seed and the first rows FAIL: the rows go on past the budget until one PASSes, then stop
+    now = 0;
+    gpu.asked.clear();
     gpu.fails = {"hopper-pp-fp16", "hopper-ws-fp16"};
-    const TuneResult failed = tune_task(t, rows, {}, measure, [&] { return now; }, 100);
+    const TuneResult late = tune_task(t, rows, {{&ws, {}}}, measure, clock, 0);
+    CHECK(late.found);
+    CHECK(late.best.variant == &tm);
+    CHECK(late.tried == 3);  // the seed, pp, tm: ws at its rules is the seed, measured once
+    CHECK(late.failures.size() == 2);
+    // nothing PASSes: no answer, every failure named, every row tried
+    gpu.fails = {"hopper-pp-fp16", "hopper-ws-fp16", "hopper-tmastore-fp16"};
+    const TuneResult failed = tune_task(t, rows, {}, measure, clock, 100);
     CHECK_FALSE(failed.found);
-    CHECK(failed.failures.size() == 2);
+    CHECK(failed.failures.size() == 3);
     CHECK(failed.complete);
+}
+
+TEST_CASE("tune: rank_rows puts the ranked rows first in their order, once each, then the rest in theirs", "[tune]") {
+    const Variant& pp = variant("hopper-pp-fp16");
+    const Variant& ws = variant("hopper-ws-fp16");
+    const Variant& tm = variant("hopper-tmastore-fp16");
+    const Variant& other = variant("hopper-ws-bf16");
+    const std::vector<const Variant*> rows{&pp, &ws, &tm};
+    // a ranked variant that is not a row (another class) is left out; a repeated one counts once
+    const auto r = rank_rows(rows, {&tm, &other, &tm, &ws});
+    CHECK(r == std::vector<const Variant*>{&tm, &ws, &pp});
+    CHECK(rank_rows(rows, {}) == rows);
+    CHECK(rank_rows({}, {&tm}).empty());
 }
 
 namespace {
