@@ -115,11 +115,12 @@ struct HostRun {
     TabEntry tab(int cp) const { return t.at(std::size_t(cp)); }
 };
 
-// Every halo of `halo` rows over 128-row tiles, gathered as the kernel's gatherers do (a thread
-// a row, rows 128 apart by GridWalk; kRows: RowGather<b, C>'s runs, else the table), against
-// the space-to-depth map: every piece equals the elements it stands for, zeros where they are.
-// Returns how many rows crossed the image's border (the row path's masks).
-template <int kB, int kC, bool kRows>
+// Every halo of `halo` rows over 128-row tiles, gathered as the kernel's kG gatherers do (a
+// thread a row, rows kG apart by GridWalk: 128, or 256 for s2d=loader-wide; kRows:
+// RowGather<b, C>'s runs, else the table), against the space-to-depth map: every row gathered
+// once, every piece equal to the elements it stands for, zeros where they are. Returns how many
+// rows crossed the image's border (the row path's masks).
+template <int kB, int kC, bool kRows, int kG = 128>
 int check_gather(const Layer& l, int N, int halo) {
     const RawGeom g = geom_of(l, N);
     REQUIRE((!kRows || (g.b == kB && g.C0 == kC)));
@@ -139,10 +140,12 @@ int check_gather(const Layer& l, int N, int halo) {
         std::fill(run.h.end() - 16, run.h.end(), std::uint16_t(0));
         for (std::int64_t i = 0; i < std::int64_t(kHRawBox) * rr.nbox && rr.e0 + i < total; ++i)
             run.h[std::size_t(i + 2 * kGuard)] = raw_value(rr.e0 + i);
-        for (int gt = 0; gt < 128; ++gt) {
+        std::vector<int> times(std::size_t(halo), 0);
+        for (int gt = 0; gt < kG; ++gt) {
             GridWalk wk(g, q0 + gt);
-            for (int i = gt; i < halo; i += 128, wk.step(g, 128)) {
+            for (int i = gt; i < halo; i += kG, wk.step(g, kG)) {
                 const int q = q0 + i;
+                ++times[std::size_t(i)];
                 const RowOrigin o = row_origin(g, wk.n, wk.Y, wk.X, q < g.rows, rr.e0);
                 std::vector<std::uint32_t> got(std::size_t(planes) * 4, 0xdeadbeefu);
                 if constexpr (kRows) {
@@ -167,6 +170,7 @@ int check_gather(const Layer& l, int N, int halo) {
                 }
             }
         }
+        REQUIRE(std::count(times.begin(), times.end(), 1) == halo);
     }
     return cut;
 }
@@ -183,4 +187,9 @@ TEST_CASE("halo s2d=loader: the gatherers' pieces are the space-to-depth rewrite
     check_gather<4, 3, false>(make_layer("s4_p2_c3", 3, 30, 27, 8, 11, 11, 4, 2), 2, 256);
     check_gather<2, 3, false>(make_layer("odd_c3_s2", 3, 19, 23, 5, 5, 3, 2, 1), 3, 256);  // padding, zero channels
     check_gather<3, 1, false>(make_layer("c1_s3", 1, 29, 31, 4, 6, 6, 3, 0), 2, 256);
+    // s2d=loader-wide: two warpgroups of gatherers, rows 256 apart (a walk's step past a whole
+    // grid row and an image)
+    CHECK(check_gather<4, 3, true, 256>(conv1(), 2, 244) > 0);
+    check_gather<4, 3, true, 256>(make_layer("odd_s4_c3", 3, 35, 31, 7, 11, 11, 4, 0), 3, 256);
+    check_gather<2, 3, false, 256>(make_layer("odd_c3_s2", 3, 19, 23, 5, 5, 3, 2, 1), 3, 256);
 }

@@ -177,7 +177,8 @@ Family hopper_family() {
                    {"s2d", names_of(hopper::kHaloS2dNames),
                     "the space-to-depth rewrite as a copy before the GEMM, or in the GEMM's loader (each halo's raw "
                     "NHWC run gathered into the planes by a fourth warpgroup: NHWC input, ping-pong; loader: two run "
-                    "buffers and two ring stages, loader-ring3: one and three)",
+                    "buffers and two ring stages, loader-ring3: one and three, loader-wide: two and two with a "
+                    "fifth warpgroup gathering too)",
                     ids_of(hopper::kHaloS2dNames)}}),
         rowhalo,
     };

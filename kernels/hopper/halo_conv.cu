@@ -55,7 +55,10 @@
 // s2d=loader-ring3: the same with one run buffer, whose shared memory holds a third ring stage:
 // a run's load and its gather in series, the gathered halos up to two tiles ahead of the
 // consumers instead of one (the loader form's two stages against the copy form's three is the
-// suspect in its lower tensor share: results/h200/chain/kernels_conv1_loader.csv).
+// suspect in its lower tensor share: results/h200/chain/kernels_conv1_loader.csv); measured slower
+// (results/h200/chain/conv1_ring3.csv.gz). s2d=loader-wide: the loader form with a second
+// gatherer warpgroup (640 threads; consumers at 168 registers): the gatherers set the loader
+// form's pace under Nsight Compute (results/h200/chain/conv1_loader_profile.csv).
 // Measured (H200, results/h200/chain/conv1_loader.csv.gz): ahead of the copy form at N=128,
 // level at N=32, behind at N=1; the tuning file takes it where `tune` found it faster.
 // History: the first form (one run buffer, an element-by-element gather through shared
@@ -122,14 +125,16 @@ __device__ __forceinline__ std::int64_t out_offset(const HaloArgs<T>& a, int q) 
 }
 
 // tmA: the transformed input's map (unused by the loader form, kRaw); tmB: the weights' map.
-// kRB: s2d=loader's raw-run buffers (2, or 1 with a third ring stage: HaloShape).
-template <class T, int CK, bool kPP, bool kRaw, int kRB = 2>
-__global__ void __launch_bounds__(kRaw ? 512 : 384, 1)
+// kRB: s2d=loader's raw-run buffers (2, or 1 with a third ring stage: HaloShape). kGW: its
+// gatherer warpgroups (1, or 2: loader-wide).
+template <class T, int CK, bool kPP, bool kRaw, int kRB = 2, int kGW = 1>
+__global__ void __launch_bounds__(kRaw ? 384 + 128 * kGW : 384, 1)
     halo_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB, const HaloArgs<T> a) {
 #ifdef CS_HOPPER_DEVICE
     using H = HaloShape<kPP, kRaw, kRB>;
     constexpr int kBM = H::kBM, kStages = H::kStages;
-    constexpr int kThreads = kRaw ? 512 : 384;
+    constexpr int kThreads = kRaw ? 384 + 128 * kGW : 384;
+    static_assert(kGW == 1 || (kRaw && kGW == 2), "one gatherer warpgroup, or two for the loader form");
     extern __shared__ unsigned char smem_raw[];
     const std::uint32_t raw = smem_u32(smem_raw);
     const std::uint32_t sbase = (raw + 127u) & ~127u;
@@ -179,7 +184,8 @@ __global__ void __launch_bounds__(kRaw ? 512 : 384, 1)
                 tma_load_3d(sB + std::uint32_t((c * kHTaps + t) * kHBTap), &tmB, bfull, c * kE8, t, 0);
     };
     if (wg == 0) {
-        // 128 x 72 + 256 x 216 registers <= 64 Ki; s2d=loader: 2 x 128 x 56 + 256 x 200
+        // 128 x 72 + 256 x 216 registers <= 64 Ki; s2d=loader: 2 x 128 x 56 + 256 x 200;
+        // loader-wide: 3 x 128 x 56 + 256 x 168
         if constexpr (kRaw)
             setmaxnreg_dec<56>();
         else
@@ -318,19 +324,21 @@ __global__ void __launch_bounds__(kRaw ? 512 : 384, 1)
         return;
     }
     if constexpr (kRaw) {
-        if (wg == 3) {
-            // ---- gatherers, s2d=loader (warpgroup 3): each tile's halo from its raw run into
-            // the planes of a ring stage, the space-to-depth map (halo_raw.hpp): a thread takes
-            // a grid row at a time (rows 128 apart, GridWalk), every plane of it, and a warp's
-            // stores are consecutive rows of one plane. conv1's blocks (b = 4, C = 3: 48
-            // channels, 6 planes) by RowGather's runs of words; any other layer by the table.
+        if (wg >= 3) {
+            // ---- gatherers, s2d=loader (warpgroup 3; loader-wide: 3 and 4): each tile's halo
+            // from its raw run into the planes of a ring stage, the space-to-depth map
+            // (halo_raw.hpp): a thread takes a grid row at a time (rows kG apart, GridWalk), every
+            // plane of it, and a warp's stores are consecutive rows of one plane. conv1's blocks
+            // (b = 4, C = 3: 48 channels, 6 planes) by RowGather's runs of words; any other layer
+            // by the table.
             setmaxnreg_dec<56>();
+            constexpr int kG = 128 * kGW;  // gatherer threads
             const int gt = tid - 384;
             const RawGeom& rg = a.rg;
             TabEntry* const tab = reinterpret_cast<TabEntry*>(gbase + (sT - sbase));
-            for (int c = gt; c < CK * 8; c += 128) tab[c] = tab_entry(rg, c);
+            for (int c = gt; c < CK * 8; c += kG) tab[c] = tab_entry(rg, c);
             if (gt < 8) reinterpret_cast<std::uint32_t*>(gbase + (sT - sbase) + kHZeros)[gt] = 0u;
-            named_sync(4, 128);
+            named_sync(4, kG);
             const int hrows = kBM + (a.R - 1) * a.Wp + a.S - 1;  // the rows the taps read (<= kBox)
             const bool by_rows = rg.b == 4 && rg.C0 == 3;  // conv1's blocks (so CK == 6)
             struct Src {
@@ -357,7 +365,7 @@ __global__ void __launch_bounds__(kRaw ? 512 : 384, 1)
                               int(sT + kHZeros - sR - std::uint32_t(rb * kHRaw)) / 4};
                 unsigned char* const st = gbase + (sA - sbase) + r.stage * H::kStage;
                 GridWalk wk(rg, q0 + gt);
-                for (int i = gt; i < hrows; i += 128) {
+                for (int i = gt; i < hrows; i += kG) {
                     const RowOrigin o = row_origin(rg, wk.n, wk.Y, wk.X, q0 + i < a.rows, rr.e0);
                     const auto put = [&](int p, std::uint32_t w0, std::uint32_t w1, std::uint32_t w2, std::uint32_t w3) {
                         *reinterpret_cast<uint4*>(st + p * H::kPlane + i * 16) = make_uint4(w0, w1, w2, w3);
@@ -376,11 +384,11 @@ __global__ void __launch_bounds__(kRaw ? 512 : 384, 1)
                             put(p, pc.w[0], pc.w[1], pc.w[2], pc.w[3]);
                         }
                     }
-                    wk.step(rg, 128);
+                    wk.step(rg, kG);
                 }
                 // the planes for the consumers' wgmma (the async proxy), the run free for the next
                 fence_proxy_async_smem();
-                named_sync(4, 128);
+                named_sync(4, kG);
                 if (gt == 0) {
                     mbar_arrive(rempty0 + 8 * rb);
                     mbar_arrive(full0 + 8 * r.stage);
@@ -396,7 +404,7 @@ __global__ void __launch_bounds__(kRaw ? 512 : 384, 1)
     // ping-pong: the whole 128 rows of every other tile (the CTA's tiles k with k % 2 == cw).
     // Either way it stages into buffer cw.
     if constexpr (kRaw)
-        setmaxnreg_inc<200>();
+        setmaxnreg_inc<kGW == 2 ? 168 : 200>();
     else
         setmaxnreg_inc<216>();
     const int ct = tid - 128, t = ct & 127;
@@ -494,6 +502,7 @@ struct HaloGemm {
     HaloS2d s2d = HaloS2d::copy;  // the `s2d` axis: copy, else the halo gathered from the raw NHWC input
     bool raw() const { return s2d != HaloS2d::copy; }
     bool ring3() const { return s2d == HaloS2d::loader_ring3; }  // one raw-run buffer, three ring stages
+    bool wide() const { return s2d == HaloS2d::loader_wide; }    // two gatherer warpgroups
     int C0 = 0, H0 = 0, W0 = 0, b = 1, pad = 0;  // raw: the input's shape, the block factor, padding
     std::string info;
     // Cached maps and what they were encoded for.
@@ -502,18 +511,23 @@ struct HaloGemm {
     const void* key_w = nullptr;
     int key_n = -1;
     int bm() const { return pp ? HaloShape<true>::kBM : HaloShape<false>::kBM; }
-    template <bool kPP, bool kRaw = false, int kRB = 2>
+    template <bool kPP, bool kRaw = false, int kRB = 2, int kGW = 1>
     static auto kernel(int ck) {
-        return ck == 2   ? halo_kernel<T, 2, kPP, kRaw, kRB>
-               : ck == 4 ? halo_kernel<T, 4, kPP, kRaw, kRB>
-                         : halo_kernel<T, 6, kPP, kRaw, kRB>;
+        return ck == 2   ? halo_kernel<T, 2, kPP, kRaw, kRB, kGW>
+               : ck == 4 ? halo_kernel<T, 4, kPP, kRaw, kRB, kGW>
+                         : halo_kernel<T, 6, kPP, kRaw, kRB, kGW>;
+    }
+    // the loader forms' kernel for the plane count
+    auto raw_kernel(int ck) const {
+        return ring3() ? kernel<true, true, 1>(ck) : wide() ? kernel<true, true, 2, 2>(ck) : kernel<true, true>(ck);
     }
     void prepare() const {
         for (int ck : {2, 4, 6}) {
             for (auto* k : {kernel<false>(ck), kernel<true>(ck)})
                 CS_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, kHSmem));
-            CS_CUDA_CHECK(cudaFuncSetAttribute(kernel<true, true>(ck), cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                               HaloShape<true, true>::kSmem));
+            for (auto* k : {kernel<true, true>(ck), kernel<true, true, 2, 2>(ck)})
+                CS_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                   HaloShape<true, true>::kSmem));
             CS_CUDA_CHECK(cudaFuncSetAttribute(kernel<true, true, 1>(ck), cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                HaloShape<true, true, 1>::kSmem));
         }
@@ -546,13 +560,13 @@ struct HaloGemm {
         // one kernel per plane count (the k-steps of a tap unrolled: C' = 16, 32, 48), schedule
         // and loader
         const int ck = g.C * int(sizeof(T)) / 16;
-        auto* k = raw() ? (ring3() ? kernel<true, true, 1>(ck) : kernel<true, true>(ck)) : pp ? kernel<true>(ck) : kernel<false>(ck);
+        auto* k = raw() ? raw_kernel(ck) : pp ? kernel<true>(ck) : kernel<false>(ck);
         cudaLaunchAttribute at{};
         at.id = cudaLaunchAttributeProgrammaticStreamSerialization;
         at.val.programmaticStreamSerializationAllowed = 1;
         cudaLaunchConfig_t cfg{};
         cfg.gridDim = dim3(unsigned(a.sched.grid));
-        cfg.blockDim = dim3(raw() ? 512 : 384);
+        cfg.blockDim = dim3(raw() ? (wide() ? 640 : 512) : 384);
         cfg.dynamicSmemBytes = raw() ? (ring3() ? HaloShape<true, true, 1>::kSmem : HaloShape<true, true>::kSmem) : kHSmem;
         cfg.stream = stream;
         cfg.attrs = &at;
@@ -589,7 +603,7 @@ std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx) {
     const auto launch = p.axes.as<HaloLaunch>("launch");
     gemm.how = launch.value_or(HaloLaunch::pdl);
     const auto s2d = p.axes.as<HaloS2d>("s2d");
-    if (s2d == HaloS2d::loader || s2d == HaloS2d::loader_ring3) {
+    if (s2d && *s2d != HaloS2d::copy) {
         // The halo gathered from the raw NHWC input by the kernel (no transform pass): NHWC
         // input, the ping-pong schedule's 256-row halos, whose raw run must fit kHRaw.
         const auto n = [](long long v) { return std::to_string(v); };
@@ -632,6 +646,9 @@ std::unique_ptr<Plan> plan_t(const Problem& p, const PlanContext& ctx) {
                   : gemm.ring3()
                       ? "space-to-depth in the loader (each halo's raw NHWC run by bulk copies into one buffer, "
                         "gathered into a ring of three stages by a fourth warpgroup; no transform pass)"
+                  : gemm.wide()
+                      ? "space-to-depth in the loader (each halo's raw NHWC run by bulk copies into two buffers in "
+                        "turn, gathered into a ring of two stages by a fourth and a fifth warpgroup; no transform pass)"
                       : "space-to-depth in the loader (each halo's raw NHWC run by bulk copies into two buffers in "
                         "turn, gathered into a ring of two stages by a fourth warpgroup; no transform pass)",
                   gemm.raw() ? (gemm.how == HaloLaunch::pdl ? "launched as the programmatic dependent of the kernel "

@@ -66,9 +66,11 @@ inline constexpr NameTable<HaloSchedule, 3> kHaloScheduleNames{{{HaloSchedule::a
 enum class HaloLaunch { pdl, plain };
 inline constexpr NameTable<HaloLaunch, 2> kHaloLaunchNames{{{HaloLaunch::pdl, "pdl"}, {HaloLaunch::plain, "plain"}}};
 // s2d: the space-to-depth rewrite as a copy before the GEMM, or in the GEMM's loader (two raw-run
-// buffers and two ring stages, or one and three).
-enum class HaloS2d { copy, loader, loader_ring3 };
-inline constexpr NameTable<HaloS2d, 3> kHaloS2dNames{
-    {{HaloS2d::copy, "copy"}, {HaloS2d::loader, "loader"}, {HaloS2d::loader_ring3, "loader-ring3"}}};
+// buffers and two ring stages, or one and three, or two and two with two gatherer warpgroups).
+enum class HaloS2d { copy, loader, loader_ring3, loader_wide };
+inline constexpr NameTable<HaloS2d, 4> kHaloS2dNames{{{HaloS2d::copy, "copy"},
+                                                      {HaloS2d::loader, "loader"},
+                                                      {HaloS2d::loader_ring3, "loader-ring3"},
+                                                      {HaloS2d::loader_wide, "loader-wide"}}};
 
 }  // namespace cs::gpu::variants::hopper
