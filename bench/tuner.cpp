@@ -180,7 +180,8 @@ int tune_all(const std::vector<TuneTask>& tasks, TuningCard& card, double budget
         const double t0 = h.clock();
         const auto rows = h.rows(t);
         const auto seeds = h.seeds ? h.seeds(t) : std::vector<TuneCandidate>{};
-        const TuneResult r = tune_task(t, rows, seeds, h.measure, h.clock, budget - (h.clock() - t0));
+        const double data_s = h.clock() - t0;
+        const TuneResult r = tune_task(t, rows, seeds, h.measure, h.clock, budget - data_s);
         if (!r.found) {
             ++nothing;
             h.say(head + "nothing PASSed of " + std::to_string(r.tried) + " tried (" +
@@ -195,9 +196,12 @@ int tune_all(const std::vector<TuneTask>& tasks, TuningCard& card, double budget
         card.choices.push_back(ch);
         h.save(card);
         const std::string set = axis_config(*ch.variant, ch.axes).str();
-        char times[96];
-        std::snprintf(times, sizeof times, " %.4f ms (%d tried%s, %.1f s of %.1f)", ch.kernel_ms, r.tried,
-                      r.complete ? "" : ", budget spent", h.clock() - t0, budget);
+        // the task's wall time against its share; its data's making and a configuration's mean
+        const double spent = h.clock() - t0;
+        char times[160];
+        std::snprintf(times, sizeof times, " %.4f ms (%d tried%s, %.1f s of %.1f: data %.1f s, %.2f s a configuration)",
+                      ch.kernel_ms, r.tried, r.complete ? "" : ", budget spent", spent, budget, data_s,
+                      (spent - data_s) / std::max(1, r.tried));
         h.say(head + ch.variant->name + (set.empty() ? "" : " [" + set + "]") + times);
     }
     return nothing;

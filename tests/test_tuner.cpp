@@ -422,6 +422,8 @@ TEST_CASE("tune: every task answered and saved as it finishes, a killed tune res
     CHECK(said[0] == "[1/4] conv3 N=1 fp16 nhwc: tuned already");
     CHECK(said[1] == "[2/4] conv4 N=1 fp16 nhwc: tuned already");
     CHECK(said[2].rfind("[3/4] conv3 N=32 fp16 nhwc: hopper-ws-fp16", 0) == 0);
+    // the line says where the task's time went: its data (none here) and a second a configuration
+    CHECK(said[2].find(": data 0.0 s, 1.00 s a configuration)") != std::string::npos);
     const std::size_t asked_for_two = gpu.asked.size();
     // once more: nothing left to do, nothing measured
     gpu.asked.clear();
