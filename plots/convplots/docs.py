@@ -19,7 +19,7 @@ import statistics
 import subprocess
 import sys
 
-from . import chain_totals, network_totals, summary
+from . import chain_totals, network_totals, summary, timeline_table
 from .io import Data, date_range, fnum, is_pytorch_csv, load, log_line, ok, open_text, read_pytorch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -354,8 +354,8 @@ def steps(log="main_job.log.gz", csv=None):
 
 
 GENERATORS = {"sweep": sweep, "headline": headline, "since": since, "ladder": ladder, "profile": profile, "winners": winners,
-              "misses": misses, "gemmref": gemmref, "range": range_safety, "checks": checks, "spread": spread, "tf32": tf32,
-              "recheck": recheck, "steps": steps, "network": network_totals.generator(data, revs), "chain": chain_totals.generator(data, revs)}
+              "misses": misses, "gemmref": gemmref, "range": range_safety, "checks": checks, "spread": spread, "tf32": tf32, "recheck": recheck,
+              "steps": steps, "network": network_totals.generator(data, revs), "chain": chain_totals.generator(data, revs), "timeline": timeline_table.generator(DocError)}
 
 
 def parse_args(text):
