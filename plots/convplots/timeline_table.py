@@ -9,6 +9,7 @@ The docs' `timeline` block (docs.py's GENERATORS). `python3 -m convplots.timelin
 --self-test` checks the table on made-up rows (ctest).
 """
 
+import collections
 import csv
 import os
 import statistics
@@ -67,7 +68,7 @@ def generator(error=ValueError):
         if missing:
             raise error(f"{', '.join(missing)}: no such committed file")
         rows = read(paths)
-        n = min(sum(1 for r in rows if r["row"] == label) for label in {r["row"] for r in rows})
+        n = min(collections.Counter(r["row"] for r in rows).values())
         return (table(rows) + f"\n\nMedians over at least {n} timed intervals a row (`run --timeline`, CUPTI): span, the "
                 f"first kernel's start to the last kernel's end; pre, the start event to the first kernel. Source: "
                 + ", ".join(f"`{p}`" for p in paths) + ".\n")
